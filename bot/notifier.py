@@ -1,0 +1,61 @@
+"""Fan-out of outbound messages to audiences' channels on every configured platform."""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from pathlib import Path
+from typing import Protocol
+
+from bot.messages import Outbound
+
+log = logging.getLogger(__name__)
+
+
+class Sink(Protocol):
+    """A platform adapter's delivery side."""
+
+    platform: str
+
+    async def deliver(self, out: Outbound, chats: list[str]) -> None:
+        """Send (or edit in place, when out.ref names a live message) to these chats."""
+
+
+def load_channels(path: Path) -> dict[str, dict[str, list[str]]]:
+    """audience -> platform -> chat ids, from channels.toml."""
+    if not path.exists():
+        return {}
+    data = tomllib.loads(path.read_text())
+    return {aud: {plat: [str(c) for c in chats] for plat, chats in plats.items()}
+            for aud, plats in data.get("audiences", {}).items()}
+
+
+class Notifier:
+    """Routes each Outbound to every sink that has chats for its audience."""
+
+    def __init__(self, channels: dict[str, dict[str, list[str]]]) -> None:
+        self.channels = channels
+        self.sinks: dict[str, Sink] = {}
+
+    def add_sink(self, sink: Sink) -> None:
+        """Register an adapter; one per platform."""
+        self.sinks[sink.platform] = sink
+
+    def targets(self, audience: str) -> dict[str, list[str]]:
+        """platform -> chats for an audience ('user:<platform>:<id>' is one person)."""
+        if audience.startswith("user:"):
+            _, platform, user = audience.split(":", 2)
+            return {platform: [user]}
+        return self.channels.get(audience, {})
+
+    async def send(self, outs: list[Outbound]) -> None:
+        """Deliver everything; one failing platform never stops the others."""
+        for out in outs:
+            for platform, chats in self.targets(out.audience).items():
+                sink = self.sinks.get(platform)
+                if sink is None or not chats:
+                    continue
+                try:
+                    await sink.deliver(out, chats)
+                except Exception:  # a platform outage must not lose the others' messages
+                    log.exception("delivery to %s failed for %s", platform, out.audience)

@@ -1,0 +1,48 @@
+"""The sample fixture a newcomer finds ready in the console."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from bot.clock import iso
+from bot.core import Core
+from bot.ledger import Event
+from bot.models import Fixture
+
+
+async def ensure_sample_fixture(core: Core) -> Fixture:
+    """Create tonight's West Ham v Chelsea (C-IRD, London Stadium) unless a fixture is active."""
+    from handlers.fixtures import create_fixture, fixture_id
+
+    active = await core.active_fixture()
+    if active is not None:
+        return active
+    tz = core.settings.zone
+    local_now = core.clock.now().astimezone(tz)
+    ko = local_now.replace(hour=19, minute=45, second=0, microsecond=0)
+    if ko < local_now:
+        ko += timedelta(days=1)
+    fx = Fixture(
+        id=fixture_id("West Ham", "Chelsea", ko), home="West Ham United", away="Chelsea",
+        kickoff=ko, ground="london_stadium", category="C-IRD",
+        category_why="history of disorder between the clubs; midweek evening cup tie",
+        competition="EFL Cup", attendance=62500, away_allocation=3000,
+        notes={
+            "segregation": "Away fans north-east corner upper tier; sterile zone and netting "
+                           "along the NE segregation line; walkway at the top of the STB split.",
+            "gates": "Away turnstiles (Gate B) open 17:45; home gates A, C, E, F at 17:45.",
+            "alcohol": "No alcohol in view of the pitch; away concourse bars closed.",
+            "pyro": "Search regime at all turnstiles; pyro dogs at Gate B.",
+            "travel": "Away fans via Stratford; held dispersal at full time, coaches first.",
+            "risk_groups": "2 home risk groups (approx. 60), 1 away risk group (approx. 40)",
+            "contacts": "Safety Officer ch.1; Police Silver via control; DFOs ch.4",
+        },
+    )
+    ev = Event(kind="fixture.created", at=iso(core.clock.now()), by="system:sample",
+               role="admin", data={"id": fx.id, **fx.to_hash()}, phase="pre")
+    await create_fixture(core, fx, ev, f"sample:{fx.id}")
+    await core.store.set_active_fixture(fx.id)
+    core.cache.drop("active")
+    return (await core.active_fixture()) or fx
+
+

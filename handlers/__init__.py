@@ -1,0 +1,12 @@
+"""Platform-neutral command handlers, one module per area; register() adds them all."""
+
+from __future__ import annotations
+
+from bot.core import Registry
+from handlers import admin, fixtures, forms, incidents, police, status
+
+
+def register(registry: Registry) -> None:
+    """Add every module's commands to the registry."""
+    for module in (admin, incidents, forms, police, status, fixtures):
+        module.register(registry)

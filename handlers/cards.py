@@ -1,0 +1,76 @@
+"""How incidents look in chat: the live card, one-line summaries, ages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.clock import parse_iso
+from bot.grounds import Ground
+from bot.messages import Button, Reply
+from bot.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
+
+SEV_MARK = {1: "⚪", 2: "🟢", 3: "🟡", 4: "🟠", 5: "🔴"}
+
+
+def age(since_iso: str, now: datetime) -> str:
+    """'4m', '1h05' — how long ago, short enough for a phone line."""
+    secs = max(0, int((now - parse_iso(since_iso)).total_seconds()))
+    if secs < 60:
+        return f"{secs}s"
+    mins = secs // 60
+    return f"{mins}m" if mins < 60 else f"{mins // 60}h{mins % 60:02d}"
+
+
+def clock_time(at_iso: str, ground_tz: object) -> str:
+    """HH:MM local time of an ISO instant."""
+    return parse_iso(at_iso).astimezone(ground_tz).strftime("%H:%M")  # type: ignore[arg-type]
+
+
+def one_line(inc: dict[str, str], ground: Ground, now: datetime) -> str:
+    """INC-7 🟠4 Throwing missiles · STB walkway · 3m · acknowledged (owner)."""
+    sev = int(inc.get("severity", 1))
+    owner = inc.get("owner_name") or ""
+    status = STATUSES.label(inc.get("status", "reported")).lower()
+    tail = f"{status}, {owner}" if owner else status
+    return (f"{inc['id']} {SEV_MARK.get(sev, '')}{sev} {INCIDENT_TYPES.label(inc['type'])} · "
+            f"{ground.label(inc['location'])} · {age(inc['reported_at'], now)} · {tail}")
+
+
+def card(inc: dict[str, str], ground: Ground, tz: object) -> Reply:
+    """The live incident message for control rooms, edited in place as it changes."""
+    sev = int(inc.get("severity", 1))
+    status = inc.get("status", "reported")
+    lines = [
+        f"Severity {SEVERITIES.get(sev, sev)}",
+        f"Where: {ground.label(inc['location'])}",
+        f"Reported {clock_time(inc['reported_at'], tz)} by {inc.get('reporter_name') or 'steward'}"
+        f" ({inc.get('phase', '').replace('_', ' ')})",
+        f"Status: {STATUSES.label(status)}"
+        + (f" by {inc['owner_name']}" if inc.get("owner_name") else ""),
+    ]
+    aff = inc.get("affiliation", "unknown")
+    people = inc.get("people", "")
+    if aff != "unknown" or people:
+        lines.append(f"Fans: {AFFILIATIONS.label(aff)}" + (f", about {people}" if people else ""))
+    if inc.get("description"):
+        lines.append(f"“{inc['description']}”")
+    extras = []
+    for fld, word in (("updates", "update"), ("evidence", "evidence item"),
+                      ("arrests", "arrest"), ("merged", "merged report")):
+        n = int(inc.get(fld, 0) or 0)
+        if n:
+            extras.append(f"{n} {word}{'s' if n != 1 else ''}")
+    if extras:
+        lines.append(" · ".join(extras))
+    n = inc["n"]
+    buttons: list[list[Button]] = []
+    if status == "reported":
+        buttons = [[Button("Acknowledge", f"/ack {n}", "primary"),
+                    Button("Dispatch", f"/dispatch {n}"), Button("Resolve", f"/resolve {n}")]]
+    elif status != "closed":
+        buttons = [[Button("Dispatch", f"/dispatch {n}"), Button("On scene", f"/onscene {n}"),
+                    Button("Resolve", f"/resolve {n}", "danger")]]
+    title = f"{SEV_MARK.get(sev, '')} {inc['id']} {INCIDENT_TYPES.label(inc['type'])}"
+    if status == "closed":
+        title += " (closed)"
+    return Reply(text="\n".join(lines), title=title, buttons=buttons)

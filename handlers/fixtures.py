@@ -1,0 +1,185 @@
+"""Fixtures and phases: add, choose, re-categorise, re-time, cancel; declare the phase."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from bot.clock import iso
+from bot.core import Core, Ctx, Registry, Spec, UsageError
+from bot.ledger import Event
+from bot.messages import Reply, Result
+from bot.models import Fixture, slug
+from bot.vocab import PHASES, RISK_CATEGORIES
+
+FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-IRD>] "
+                 "[ground=<id>] [comp=<competition>] [att=<n>] [away=<n>]  |  "
+                 "/fixture use <id>  |  /fixture category <cat> [why]  |  "
+                 "/fixture kickoff <YYYY-MM-DD HH:MM>  |  /fixture cancel  |  /fixture list")
+ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2})"
+                    r"(.*)$", re.IGNORECASE)
+
+
+def fixture_id(home: str, away: str, kickoff_local: datetime) -> str:
+    """A readable, stable id: westham-chelsea-20261125."""
+    return f"{slug(home)}-{slug(away)}-{kickoff_local:%Y%m%d}"
+
+
+def local_time(core: Core, date: str, hhmm: str) -> datetime:
+    """A local wall-clock time in the configured zone, or a UsageError."""
+    try:
+        naive = datetime.strptime(f"{date} {hhmm}", "%Y-%m-%d %H:%M")
+    except ValueError:
+        raise UsageError(f"'{date} {hhmm}' is not a date and time (YYYY-MM-DD HH:MM).") from None
+    return naive.replace(tzinfo=core.settings.zone)
+
+
+def _category(word: str) -> str:
+    cat = RISK_CATEGORIES.resolve(word)
+    if cat is None:
+        raise UsageError(f"Unknown risk category '{word}' (A, B, C, C-IRD or police_free).")
+    return cat
+
+
+async def create_fixture(core: Core, fx: Fixture, ev: Event, dedupe: str) -> bool:
+    """Store a new fixture; False if one with that id exists already."""
+    from bot.store import Refused
+
+    try:
+        applied = await core.store.create_fixture(fx, ev, dedupe)
+    except Refused:
+        return False
+    if not applied.duplicate:
+        await core.changed("fixture", fx.id)
+    return True
+
+
+async def fixture_cmd(ctx: Ctx) -> Result:
+    """/fixture add|use|category|kickoff|cancel|list."""
+    if not ctx.args:
+        raise UsageError("Which fixture action?")
+    action = ctx.args[0].lower()
+    rest = ctx.rest.split(None, 1)[1] if len(ctx.rest.split(None, 1)) > 1 else ""
+    if action == "add":
+        return await _add(ctx, rest)
+    if action in ("list", "ls"):
+        return await fixtures_cmd(ctx)
+    if action == "use":
+        if len(ctx.args) != 2:
+            raise UsageError("Which fixture? /fixtures lists their ids.")
+        fx = await ctx.store.fixture(ctx.args[1])
+        if fx is None:
+            raise UsageError(f"No fixture '{ctx.args[1]}'. /fixtures lists their ids.")
+        await ctx.store.set_active_fixture(fx.id)
+        await ctx.core.changed("active", fx.id)
+        return Result(Reply(f"Now running {fx.title} ({fx.id})."))
+    fx = await ctx.fixture()
+    if action in ("category", "cat"):
+        if len(ctx.args) < 2:
+            raise UsageError("Which category?")
+        cat, why = _category(ctx.args[1]), " ".join(ctx.args[2:])
+        return await _change(ctx, fx, {"category": cat, "category_why": why},
+                             f"Category now {RISK_CATEGORIES.label(cat)}"
+                             + (f": {why}" if why else ""))
+    if action in ("kickoff", "ko"):
+        if len(ctx.args) != 3:
+            raise UsageError("Give the new kick-off as YYYY-MM-DD HH:MM.")
+        ko = local_time(ctx.core, ctx.args[1], ctx.args[2])
+        return await _change(ctx, fx, {"kickoff": iso(ko)},
+                             f"Kick-off moved to {ko:%a %d %b %H:%M}")
+    if action == "cancel":
+        return await _change(ctx, fx, {"status": "cancelled"}, "Fixture cancelled")
+    raise UsageError(f"Unknown fixture action '{action}'.")
+
+
+async def _add(ctx: Ctx, text: str) -> Result:
+    m = ADD_RE.match(text.strip())
+    if not m:
+        raise UsageError("Couldn't read that fixture.")
+    home, away, date, hhmm, tail = m.groups()
+    ko = local_time(ctx.core, date, hhmm)
+    opts: dict[str, str] = {}
+    for word in tail.split():
+        if "=" not in word:
+            raise UsageError(f"'{word}' isn't an option (cat=, ground=, comp=, att=, away=).")
+        k, v = word.split("=", 1)
+        opts[k.lower()] = v
+    ground = opts.get("ground") or next(iter(ctx.core.grounds))
+    if ground not in ctx.core.grounds:
+        raise UsageError(f"Unknown ground '{ground}' (known: {', '.join(ctx.core.grounds)}).")
+    try:
+        att, away_n = int(opts.get("att", 0)), int(opts.get("away", 0))
+    except ValueError:
+        raise UsageError("att= and away= take whole numbers.") from None
+    fx = Fixture(id=fixture_id(home, away, ko), home=home.strip(), away=away.strip(),
+                 kickoff=ko, ground=ground, category=_category(opts.get("cat", "B")),
+                 competition=opts.get("comp", "").replace("_", " "), attendance=att,
+                 away_allocation=away_n)
+    ev = ctx.event("fixture.created", {"id": fx.id, **fx.to_hash()})
+    ev.phase = "pre"
+    if not await create_fixture(ctx.core, fx, ev, ctx.cmd.dedupe_key):
+        raise UsageError(f"Fixture {fx.id} already exists.")
+    if await ctx.store.active_fixture_id() is None:
+        await ctx.store.set_active_fixture(fx.id)
+    return Result(Reply(f"{fx.title}, {ko:%a %d %b %Y %H:%M}, category {fx.category}, "
+                        f"at {ctx.core.grounds[ground].name}.\nId: {fx.id} "
+                        f"(/fixture use {fx.id} to run it).", title="Fixture added"))
+
+
+async def _change(ctx: Ctx, fx: Fixture, fields: dict[str, str], line: str) -> Result:
+    ev = ctx.event("fixture.changed", {"id": fx.id, **fields})
+    applied = await ctx.store.update_fixture(fx.id, fields, ev, ctx.cmd.dedupe_key)
+    if not applied.duplicate:
+        await ctx.core.changed("fixture", fx.id)
+        ctx.notify("command", Reply(line, title=fx.title), fixture=fx.id)
+    return Result(Reply(f"{line}.", title=fx.title))
+
+
+async def fixtures_cmd(ctx: Ctx) -> Result:
+    """/fixtures: every fixture with its id."""
+    rows = await ctx.store.fixtures()
+    if not rows:
+        return Result(Reply("No fixtures yet. /fixture add Home v Away YYYY-MM-DD HH:MM"))
+    active = await ctx.store.active_fixture_id()
+    tz = ctx.core.settings.zone
+    lines = [f"{'▶ ' if f.id == active else ''}{f.id}: {f.title}, "
+             f"{f.kickoff.astimezone(tz):%d %b %H:%M}, cat {f.category}"
+             + (" (cancelled)" if f.status == "cancelled" else "") for f in rows]
+    return Result(Reply("\n".join(lines), title="Fixtures"))
+
+
+async def phase_cmd(ctx: Ctx) -> Result:
+    """/phase <phase>: declare the match phase; every later event is tagged with it."""
+    if len(ctx.args) != 1:
+        raise UsageError("Which phase?")
+    phase = PHASES.resolve(ctx.args[0])
+    if phase is None:
+        hints = PHASES.suggest(ctx.args[0])
+        raise UsageError(f"Unknown phase '{ctx.args[0]}'."
+                         + (f" Did you mean {hints[0]}?" if hints else ""))
+    fx = await ctx.fixture()
+    ev = ctx.event("fixture.phase", {"id": fx.id, "phase": phase, "from": fx.phase})
+    ev.phase = phase
+    applied = await ctx.store.update_fixture(fx.id, {"phase": phase}, ev, ctx.cmd.dedupe_key)
+    if not applied.duplicate:
+        await ctx.core.changed("phase", fx.id)
+        for audience in ("control", "command"):
+            ctx.notify(audience, Reply(f"Phase: {PHASES.label(phase)}", title=fx.title),
+                       fixture=fx.id)
+    return Result(Reply(f"Phase is now {PHASES.label(phase)}."))
+
+
+def fixture_summary_fields(fx: Fixture) -> dict[str, Any]:
+    """The fixture as plain data for JSON outputs."""
+    return {"id": fx.id, "home": fx.home, "away": fx.away, "kickoff": iso(fx.kickoff),
+            "ground": fx.ground, "category": fx.category, "phase": fx.phase,
+            "status": fx.status, "season": fx.season}
+
+
+def register(registry: Registry) -> None:
+    """Add fixture and phase commands."""
+    registry.add(Spec("fixture", FIXTURE_USAGE, "Add, choose or change a fixture", fixture_cmd))
+    registry.add(Spec("fixtures", "/fixtures", "List fixtures and their ids", fixtures_cmd))
+    registry.add(Spec("phase", "/phase <" + "|".join(PHASES.keys()) + ">",
+                      "Declare the match phase", phase_cmd))

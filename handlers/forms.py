@@ -1,0 +1,160 @@
+"""The guided incident report: type -> location -> severity, three taps, state in Redis."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from bot.core import Ctx, Registry, Spec, UsageError
+from bot.messages import Button, Reply, Result
+from bot.models import Fixture
+from bot.vocab import INCIDENT_TYPES, SEVERITIES
+from handlers.incidents import log_incident, parse_severity
+
+EXPIRED = "This form has expired. Send /incident to start a new report."
+FAVOURITES = ["disorder", "missile", "pyro", "medical", "crowd_density", "antisocial",
+              "segregation_breach", "discriminatory"]
+
+
+async def _save(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> None:
+    await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+
+
+def _rows(buttons: list[Button], per_row: int) -> list[list[Button]]:
+    return [buttons[i:i + per_row] for i in range(0, len(buttons), per_row)]
+
+
+async def likely_types(ctx: Ctx, fx: Fixture) -> list[str]:
+    """Types this steward most likely needs: tonight's commonest first, then favourites."""
+    counts = await ctx.store.counts(fx.id)
+    tonight = sorted(((v, k[9:]) for k, v in counts.items() if k.startswith("inc:type:")),
+                     reverse=True)
+    out = [t for _, t in tonight if t in INCIDENT_TYPES.labels]
+    for t in FAVOURITES:
+        if t not in out:
+            out.append(t)
+    return out[:6]
+
+
+async def start_form(ctx: Ctx, fx: Fixture) -> Result:
+    """Tap 1 of 3: what is it?"""
+    fid = secrets.token_hex(3)
+    await _save(ctx, fx, {"fid": fid, "step": "type"})
+    return _type_step(fid, await likely_types(ctx, fx))
+
+
+def _type_step(fid: str, types: list[str]) -> Result:
+    buttons = [Button(INCIDENT_TYPES.label(t), f"/form {fid} type {t}") for t in types]
+    rows = _rows(buttons, 2)
+    rows.append([Button("More…", f"/form {fid} more"), Button("Cancel", f"/form {fid} cancel")])
+    return Result(Reply("What is happening? Tap one, or type it.", title="New report",
+                        buttons=rows))
+
+
+def _location_step(ctx: Ctx, fx: Fixture, fid: str, type_key: str, zones: list[str] | None = None,
+                   note: str = "") -> Result:
+    ground = ctx.ground(fx)
+    if zones is None:
+        home = ctx.member.zone if ctx.member else ""
+        zones = []
+        if home in ground.zones:
+            zones = [home, *[z for z in ground.zones[home].adjacent if z in ground.zones]]
+        if not zones:
+            zones = list(ground.zones)[:6]
+    buttons = [Button(ground.label(z)[:40], f"/form {fid} loc {z}") for z in zones[:6]]
+    rows = _rows(buttons, 1)
+    rows.append([Button("Cancel", f"/form {fid} cancel")])
+    text = (f"{INCIDENT_TYPES.label(type_key)}. Where? Tap a place, share your location, "
+            "or type a stand, block or gate.")
+    return Result(Reply((note + "\n" if note else "") + text, title="New report",
+                        buttons=rows, request_location=True))
+
+
+def _severity_step(ctx: Ctx, fx: Fixture, fid: str, state: dict[str, Any]) -> Result:
+    ground = ctx.ground(fx)
+    rows = [[Button(SEVERITIES[s], f"/form {fid} sev {s}")] for s in range(5, 0, -1)]
+    place = ground.label(state["location"]) if state["location"] != "gps" else "your location"
+    return Result(Reply(f"{INCIDENT_TYPES.label(state['type'])} at {place}. How serious?",
+                        title="New report", buttons=rows))
+
+
+async def form_cmd(ctx: Ctx) -> Result:
+    """A button press inside the guided form: /form <fid> <field> [value]."""
+    if len(ctx.args) < 2:
+        raise UsageError("Form buttons only; send /incident to report.")
+    fid, field_name, value = ctx.args[0], ctx.args[1], " ".join(ctx.args[2:])
+    fx = await ctx.fixture()
+    state = await ctx.store.form(fx.id, ctx.who)
+    if state is None or state.get("fid") != fid:
+        return Result(Reply(EXPIRED, ok=False))
+    return await _advance(ctx, fx, state, field_name, value)
+
+
+async def _advance(ctx: Ctx, fx: Fixture, state: dict[str, Any], field_name: str,
+                   value: str) -> Result:
+    fid = state["fid"]
+    if field_name == "cancel":
+        await ctx.store.drop_form(fx.id, ctx.who)
+        return Result(Reply("Report cancelled; nothing was logged."))
+    if field_name == "more":
+        buttons = [Button(INCIDENT_TYPES.label(t), f"/form {fid} type {t}")
+                   for t in INCIDENT_TYPES.keys()]
+        return Result(Reply("All incident types:", title="New report",
+                            buttons=_rows(buttons, 2)))
+    if field_name == "type":
+        key = INCIDENT_TYPES.resolve(value)
+        if key is None:
+            hints = INCIDENT_TYPES.suggest(value)
+            if not hints:
+                return _type_step(fid, await likely_types(ctx, fx))
+            return _type_step(fid, hints)
+        state.update(type=key, step="location")
+        await _save(ctx, fx, state)
+        return _location_step(ctx, fx, fid, key)
+    if field_name == "loc" and state.get("type"):
+        ground = ctx.ground(fx)
+        if value not in ground.zones and value != "gps":
+            hits = ground.search(value)
+            if len(hits) != 1:
+                note = (f"No place matches '{value}'." if not hits
+                        else f"Several places match '{value}':")
+                return _location_step(ctx, fx, fid, state["type"], hits or None, note)
+            value = hits[0]
+        state.update(location=value, step="severity")
+        await _save(ctx, fx, state)
+        return _severity_step(ctx, fx, fid, state)
+    if field_name == "sev" and state.get("location"):
+        sev = parse_severity("s" + value.strip())
+        if sev is None:
+            return _severity_step(ctx, fx, fid, state)
+        fields = {"type": state["type"], "location": state["location"], "severity": sev,
+                  "affiliation": "unknown", "people": "", "description": ""}
+        return await log_incident(ctx, fx, fields, drop_form=True,
+                                  extra_evidence=state.get("evidence", []))
+    return Result(Reply(EXPIRED, ok=False))
+
+
+async def continue_with_text(ctx: Ctx, fx: Fixture) -> Result | None:
+    """Typed text or a shared location while a form waits; None when no form is open."""
+    state = await ctx.store.form(fx.id, ctx.who)
+    if state is None:
+        return None
+    step = state.get("step")
+    loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
+    if step == "location" and loc is not None:
+        state["evidence"] = [{"kind": "location", "lat": loc.lat, "lon": loc.lon}]
+        zone = ctx.member.zone if ctx.member and ctx.member.zone else "gps"
+        return await _advance(ctx, fx, state, "loc", zone)
+    text = ctx.rest.strip()
+    if not text:
+        return None
+    field_name = {"type": "type", "location": "loc", "severity": "sev"}.get(step or "")
+    if field_name is None:
+        return None
+    return await _advance(ctx, fx, state, field_name, text)
+
+
+def register(registry: Registry) -> None:
+    """Add the hidden form command."""
+    registry.add(Spec("form", "/form <id> <field> <value>", "Guided report step", form_cmd,
+                      hidden=True))
