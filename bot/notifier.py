@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import tomllib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -36,6 +37,8 @@ class Notifier:
     def __init__(self, channels: dict[str, dict[str, list[str]]]) -> None:
         self.channels = channels
         self.sinks: dict[str, Sink] = {}
+        # Observers that see every outbound once, by audience (console, replay, tests).
+        self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
 
     def add_sink(self, sink: Sink) -> None:
         """Register an adapter; one per platform."""
@@ -51,6 +54,8 @@ class Notifier:
     async def send(self, outs: list[Outbound]) -> None:
         """Deliver everything; one failing platform never stops the others."""
         for out in outs:
+            for tap in self.taps:
+                await tap(out)
             for platform, chats in self.targets(out.audience).items():
                 sink = self.sinks.get(platform)
                 if sink is None or not chats:
