@@ -46,7 +46,8 @@ def card(inc: dict[str, str], ground: Ground, tz: object) -> Reply:
         f"Reported {clock_time(inc['reported_at'], tz)} by {inc.get('reporter_name') or 'steward'}"
         f" ({inc.get('phase', '').replace('_', ' ')})",
         f"Status: {STATUSES.label(status)}"
-        + (f" by {inc['owner_name']}" if inc.get("owner_name") else ""),
+        + (f" by {inc['status_by_name']}" if inc.get("status_by_name") else "")
+        + (f" · owner {inc['owner_name']}" if inc.get("owner_name") else ""),
     ]
     aff = inc.get("affiliation", "unknown")
     people = inc.get("people", "")

@@ -21,9 +21,19 @@ ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s
                     r"(.*)$", re.IGNORECASE)
 
 
+CLUB_SUFFIXES = {"united", "city", "fc", "afc", "town", "rovers", "albion", "hotspur",
+                 "wanderers", "athletic", "county"}
+
+
+def club_slug(name: str) -> str:
+    """West Ham United -> westham (common suffixes dropped)."""
+    words = [w for w in name.split() if w.lower() not in CLUB_SUFFIXES] or name.split()
+    return slug("".join(words), 12)
+
+
 def fixture_id(home: str, away: str, kickoff_local: datetime) -> str:
     """A readable, stable id: westham-chelsea-20261125."""
-    return f"{slug(home)}-{slug(away)}-{kickoff_local:%Y%m%d}"
+    return f"{club_slug(home)}-{club_slug(away)}-{kickoff_local:%Y%m%d}"
 
 
 def local_time(core: Core, date: str, hhmm: str) -> datetime:
@@ -80,7 +90,7 @@ async def fixture_cmd(ctx: Ctx) -> Result:
             raise UsageError("Which category?")
         cat, why = _category(ctx.args[1]), " ".join(ctx.args[2:])
         return await _change(ctx, fx, {"category": cat, "category_why": why},
-                             f"Category now {RISK_CATEGORIES.label(cat)}"
+                             f"Risk category now {RISK_CATEGORIES.label(cat)}"
                              + (f": {why}" if why else ""))
     if action in ("kickoff", "ko"):
         if len(ctx.args) != 3:

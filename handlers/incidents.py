@@ -183,6 +183,7 @@ async def transition(ctx: Ctx) -> Result:
     ev = ctx.event("incident.status", {"id": incident_id(n), "from": "\x01from\x01", "to": to,
                                        "cls": cls, "note": note})
     extra = {"owner": ctx.who, "owner_name": name} if to in OWNER_STATUSES else {}
+    extra["status_by_name"] = name
     if note:
         extra["last_note"] = note
     applied = await ctx.store.change_status(

@@ -62,7 +62,11 @@ def mmss(seconds: float | int | None) -> str:
     if seconds is None:
         return "–"
     s = int(round(seconds))
-    return f"{s}s" if s < 60 else f"{s // 60}m{s % 60:02d}"
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}"
+    return f"{s // 3600}h{s % 3600 // 60:02d}"
 
 
 def _top(d: dict[str, int], label: Any, n: int = 6) -> str:

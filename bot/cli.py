@@ -1,0 +1,188 @@
+"""The `matchday` command: run the bot, replay a drill, the demo, summaries and lists."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from bot.app import App, StartupError
+from bot.clock import VirtualClock
+from bot.settings import Settings, SettingsError, load_settings
+
+log = logging.getLogger("matchday")
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"matchday: {message}", file=sys.stderr)
+    return code
+
+
+async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
+                    clock: Any = None) -> int:
+    app = App(settings, clock)
+    try:
+        await app.start()
+        return await body(app)
+    finally:
+        await app.stop()
+
+
+# ---------------------------------------------------------------- run
+async def _run(app: App, args: argparse.Namespace) -> int:
+    from bot.runtime import run_bot
+
+    return await run_bot(app, as_role=args.as_role, webhook=args.webhook, http=args.http,
+                         console=args.console)
+
+
+# ---------------------------------------------------------------- replay / demo
+async def _replay(app: App, path: Path, as_json: bool) -> int:
+    from bot.replay import printer, read_script, replay, script_id
+    from bot.runtime import make_scheduler
+
+    lines = read_script(path)
+    assert isinstance(app.clock, VirtualClock)
+    app.clock.set(lines[0].at)
+    assert app.core is not None
+    scheduler = make_scheduler(app, live=False)
+    await scheduler.start()
+    try:
+        await replay(app.core, scheduler, app.clock, lines, script_id(path), printer(as_json))
+    finally:
+        await scheduler.stop()
+    return 0
+
+
+def demo_script() -> Path:
+    """The bundled West Ham v Chelsea scenario."""
+    return Path(str(resources.files("bot").joinpath("scenarios/west_ham_chelsea.jsonl")))
+
+
+async def _demo(app: App, as_json: bool) -> int:
+    from handlers.summary import summary_figures, summary_text
+
+    code = await _replay(app, demo_script(), as_json)
+    assert app.core is not None
+    fx = await app.core.active_fixture()
+    if fx is not None and not as_json:
+        fig = await summary_figures(app.core.store, fx)
+        ground = app.core.grounds[fx.ground]
+        print(f"\n=== Final summary: {fx.title} ({fx.id}) ===")
+        print(summary_text(fig, ground))
+    return code
+
+
+# ---------------------------------------------------------------- read-only views
+async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
+    from handlers.summary import summary_figures, summary_text
+
+    assert app.core is not None
+    fx = await app.core.store.fixture(fixture_id)
+    if fx is None:
+        return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
+    fig = await summary_figures(app.core.store, fx)
+    if as_json:
+        print(json.dumps(fig, indent=2))
+    else:
+        print(f"{fx.title} ({fx.id})")
+        print(summary_text(fig, app.core.grounds.get(fx.ground)
+                           or next(iter(app.core.grounds.values()))))
+    return 0
+
+
+async def _fixtures(app: App, as_json: bool) -> int:
+    from handlers.fixtures import fixture_summary_fields
+
+    assert app.core is not None
+    rows = [fixture_summary_fields(f) for f in await app.core.store.fixtures()]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print("No fixtures.")
+    else:
+        for r in rows:
+            print(f"{r['id']}  {r['home']} v {r['away']}  {r['kickoff']}  cat {r['category']}"
+                  f"  {r['phase']}" + ("  cancelled" if r["status"] == "cancelled" else ""))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = argparse.ArgumentParser(prog="matchday", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="start the bot (console chat when no tokens are set)")
+    run.add_argument("--as", dest="as_role", default="control",
+                     help="console: who you are (a role: steward, control, ...)")
+    run.add_argument("--webhook", action="store_true", help="Telegram webhook mode")
+    run.add_argument("--http", action="store_true", help="Slack HTTP mode (no Socket Mode)")
+    run.add_argument("--console", action="store_true",
+                     help="also open the console chat when platform tokens are set")
+    rp = sub.add_parser("replay", help="feed a scripted matchday (JSON lines) on a virtual clock")
+    rp.add_argument("file", type=Path)
+    rp.add_argument("--json", action="store_true", help="one JSON line per outgoing message")
+    dm = sub.add_parser("demo", help="replay the West Ham v Chelsea night into a throwaway store")
+    dm.add_argument("--json", action="store_true")
+    sm = sub.add_parser("summary", help="post-match figures of a fixture")
+    sm.add_argument("--fixture", required=True)
+    sm.add_argument("--json", action="store_true")
+    fx = sub.add_parser("fixtures", help="fixtures in the store, with their ids")
+    fx.add_argument("--json", action="store_true")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `matchday` console script."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    overrides: dict[str, Any] = {}
+    tmp = None
+    if args.cmd == "demo":
+        tmp = tempfile.TemporaryDirectory(prefix="matchday-demo-")
+        overrides = {"REDIS_URL": None, "MATCHDAY_DATA_DIR": tmp.name,
+                     "MATCHDAY_APPENDFSYNC": "no"}
+    try:
+        settings = load_settings(**overrides)
+    except SettingsError as exc:
+        return _fail(str(exc))
+    clock = None
+    if args.cmd in ("replay", "demo"):
+        from datetime import UTC, datetime
+
+        clock = VirtualClock(datetime(2000, 1, 1, tzinfo=UTC))
+    bodies: dict[str, Callable[[App], Awaitable[int]]] = {
+        "run": lambda app: _run(app, args),
+        "replay": lambda app: _replay(app, args.file, args.json),
+        "demo": lambda app: _demo(app, args.json),
+        "summary": lambda app: _summary(app, args.fixture, args.json),
+        "fixtures": lambda app: _fixtures(app, args.json),
+    }
+    try:
+        return asyncio.run(_with_app(settings, bodies[args.cmd], clock))
+    except StartupError as exc:
+        return _fail(str(exc), 1)
+    except FileNotFoundError as exc:
+        return _fail(f"no such file: {exc.filename}", 1)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a last line of defence: one line, details in the log
+        from bot.replay import ScriptError
+
+        if isinstance(exc, ScriptError):
+            return _fail(str(exc), 1)
+        log.exception("matchday %s failed", args.cmd)
+        return _fail(f"{args.cmd} failed: {exc.__class__.__name__}: {exc}", 1)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
