@@ -1,0 +1,155 @@
+"""Write-path benchmark: incident reports through core + store vs a raw XADD loop.
+
+Prints `name: value` lines. Ratios compare runs in the same process on the same server,
+so machine noise mostly cancels. Usage: python bench/write_path.py [--reports N] [--big N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.app import build_core  # noqa: E402
+from bot.clock import VirtualClock  # noqa: E402
+from bot.embedded_redis import EmbeddedRedis  # noqa: E402
+from bot.messages import Command  # noqa: E402
+from bot.sample import ensure_sample_fixture  # noqa: E402
+from bot.settings import load_settings  # noqa: E402
+from bot.store import Store  # noqa: E402
+from handlers.summary import summary_figures  # noqa: E402
+
+TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
+
+
+def cmd(i: int, text: str = TEXT, user: str = "steward") -> Command:
+    return Command(platform="console", chat=user, user=user, text=text, dedupe_key=f"bench:{i}")
+
+
+async def raw_xadd(store: Store, n: int) -> float:
+    """Baseline: the same number of awaited XADDs of a similar event, one at a time."""
+    fields = {"kind": "incident.reported", "at": "2026-12-02T21:05:00+00:00",
+              "by": "console:steward", "role": "steward", "phase": "second_half",
+              "data": '{"id":"INC-1","type":"missile","severity":3,"location":"stb_walkway"}'}
+    t = time.perf_counter()
+    for _ in range(n):
+        await store.r.xadd("bench:raw", fields)
+    return n / (time.perf_counter() - t)
+
+
+async def reports(core, n: int, start: int) -> float:
+    t = time.perf_counter()
+    for i in range(start, start + n):
+        r = await core.handle(cmd(i))
+        assert r is not None and r.reply.ok, r.reply.text if r else None
+    return n / (time.perf_counter() - t)
+
+
+async def round_trips(core, store: Store, n: int, start: int) -> tuple[float, float]:
+    """Client-issued commands per report, seen by the server (MONITOR), and EVALSHA calls
+    per report from INFO commandstats."""
+    seen: list[str] = []
+    mon_store = Store.from_url(store.r.connection_pool.connection_kwargs.get("url", "")
+                               or _url(store))
+
+    async def watch(ready: asyncio.Event, done: asyncio.Event) -> None:
+        async with mon_store.r.monitor() as m:
+            ready.set()
+            async for ev in m.listen():
+                if ev.get("client_type") != "lua" and "bench-stop" not in ev["command"]:
+                    seen.append(ev["command"])
+                if "bench-stop" in ev["command"]:
+                    done.set()
+                    return
+
+    before = (await store.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
+    ready, done = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(watch(ready, done))
+    await ready.wait()
+    for i in range(start, start + n):
+        await core.handle(cmd(i))
+    await store.r.get("bench-stop")
+    await asyncio.wait_for(done.wait(), 10)
+    await task
+    after = (await store.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
+    await mon_store.close()
+    return len(seen) / n, (after - before) / n
+
+
+def _url(store: Store) -> str:
+    kw = store.r.connection_pool.connection_kwargs
+    return f"redis://{kw['host']}:{kw['port']}/{kw.get('db', 0)}"
+
+
+async def read_latency(core, say_as: str = "police_commander", reps: int = 40) -> float:
+    fx = await core.active_fixture()
+    times = []
+    for i in range(reps):
+        t = time.perf_counter()
+        await core.handle(cmd(10**9 + i, "/status", say_as))
+        await summary_figures(core.store, fx)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+async def fill(core, upto: int, have: int, batch: int = 64) -> None:
+    """Log incidents until `upto` exist, many in flight at once (setup, not measured)."""
+    i = have
+    while i < upto:
+        k = min(batch, upto - i)
+        await asyncio.gather(*(core.handle(cmd(5 * 10**8 + j)) for j in range(i, i + k)))
+        i += k
+
+
+async def main(n_reports: int, big: int) -> None:
+    url = os.environ.get("REDIS_URL")
+    server = None
+    tmp = tempfile.TemporaryDirectory()
+    if not url:
+        server = EmbeddedRedis(Path(tmp.name) / "redis", persistent=False)
+        url = server.start()
+    try:
+        store = Store.from_url(url)
+        await store.r.flushdb()
+        settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name)
+        core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
+        await ensure_sample_fixture(core)
+        await reports(core, 200, 0)  # warm up (script load, caches)
+        await raw_xadd(store, 200)
+        raw = await raw_xadd(store, n_reports)
+        core_rate = await reports(core, n_reports, 1000)
+        print(f"raw_xadd_per_s: {raw:.0f}")
+        print(f"reports_per_s: {core_rate:.0f}")
+        print(f"ratio_vs_raw_xadd: {core_rate / raw:.2f}")
+        rt, evalsha = await round_trips(core, store, 200, 10**7)
+        print(f"round_trips_per_report: {rt:.2f}")
+        print(f"evalsha_per_report: {evalsha:.2f}")
+        await fill(core, 1000, 200 + n_reports + 200)
+        small = await read_latency(core)
+        await fill(core, big, 1000)
+        large = await read_latency(core)
+        print(f"status_summary_ms_at_1k: {small * 1000:.2f}")
+        print(f"status_summary_ms_at_{big // 1000}k: {large * 1000:.2f}")
+        print(f"ratio_status_{big // 1000}k_vs_1k: {large / small:.2f}")
+        await store.r.flushdb()
+        await store.close()
+    finally:
+        if server:
+            server.stop()
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--reports", type=int, default=3000)
+    ap.add_argument("--big", type=int, default=100_000)
+    a = ap.parse_args()
+    asyncio.run(main(a.reports, a.big))

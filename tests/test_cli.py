@@ -1,0 +1,116 @@
+"""The `matchday` command as a user runs it: console chat, replay, demo, summaries, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
+
+
+def matchday(*args: str, env: dict[str, str], stdin: str = "", timeout: float = 60):
+    full_env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | env
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, env=full_env,
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture
+def env(store, redis_url, tmp_path):  # `store` empties the database first
+    return {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path)}
+
+
+def test_console_chat_report_then_status(env):
+    lines = ["/incident missile @stb_walkway s4 coins from the away end",
+             ":as police_commander", "/status", "/quit"]
+    p = matchday("run", "--as", "steward", env=env, stdin="\n".join(lines) + "\n")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "Fixture: West Ham United v Chelsea" in out
+    assert "Logged INC-1" in out
+    assert "→ control: 🟠 INC-1 Throwing missiles" in out  # what the control room sees
+    assert "Open: 1 (unacknowledged 1)" in out
+    assert "Traceback" not in out + p.stderr
+
+
+def test_console_buttons_are_pressed_by_number(env):
+    lines = ["/incident", "2", "1", "1"]  # type, place (own zone first), severity 5
+    p = matchday("run", "--as", "steward", env=env, stdin="\n".join(lines) + "\n")
+    assert p.returncode == 0, p.stderr
+    assert "Logged INC-1" in p.stdout
+    assert "severity 5 major incident" in p.stdout
+
+
+def test_embedded_default_keeps_data_between_starts(tmp_path):
+    env = {"MATCHDAY_DATA_DIR": str(tmp_path)}
+    p = matchday("run", "--as", "steward", env=env, stdin="/incident pyro @away_upper s3\n")
+    assert p.returncode == 0, p.stderr
+    assert "Logged INC-1" in p.stdout
+    p = matchday("run", "--as", "control", env=env, stdin="/status\n")
+    assert "Open: 1" in p.stdout, p.stdout + p.stderr
+    assert (tmp_path / "redis" / "appendonlydir").exists() or any(
+        f.name.startswith("appendonly") for f in (tmp_path / "redis").rglob("*"))
+
+
+def test_replay_json_then_summary_and_fixtures(env):
+    p = matchday("replay", str(SCENARIO), "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    assert records and all(set(r) == {"at", "to", "text"} for r in records)
+    assert any(r["to"] == "control" and "INC-7" in r["text"] for r in records)
+    fixtures = json.loads(matchday("fixtures", "--json", env=env).stdout)
+    assert [f["id"] for f in fixtures] == ["westham-chelsea-20261202"]
+    s = matchday("summary", "--fixture", "westham-chelsea-20261202", "--json", env=env)
+    fig = json.loads(s.stdout)
+    assert fig["arrests"]["total"] == 7
+    assert fig["arrests"]["by_offence"] == {"violent_disorder": 4, "throwing_missiles": 2,
+                                            "possession_pyrotechnics": 1}
+    assert fig["arrests"]["inside_outside"] == {"inside": 7}
+    assert fig["bans"]["total"] == 9 and fig["incidents"]["total"] == 7
+    assert fig["incidents"]["by_location"]["stb_walkway"] == 3
+    # replaying the same drill again logs nothing twice
+    matchday("replay", str(SCENARIO), "--json", env=env)
+    again = json.loads(matchday("summary", "--fixture", "westham-chelsea-20261202", "--json",
+                                env=env).stdout)
+    assert again["arrests"] == fig["arrests"] and again["incidents"] == fig["incidents"]
+
+
+def test_demo_prints_the_conversation_and_final_summary(tmp_path):
+    p = matchday("demo", env={"MATCHDAY_DATA_DIR": str(tmp_path / "unused")}, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "/incident disorder @stb_walkway s5" in p.stdout
+    tail = p.stdout.split("=== Final summary")[1]
+    assert "Arrests: 7 (inside 7, outside 0; home 1, away 6)" in tail
+    assert not (tmp_path / "unused").exists()  # a throwaway store
+
+
+def test_unreachable_redis_is_one_line(tmp_path):
+    p = matchday("fixtures", env={"REDIS_URL": "redis://127.0.0.1:1/0",
+                                  "MATCHDAY_DATA_DIR": str(tmp_path)})
+    assert p.returncode == 1
+    assert p.stderr.strip().count("\n") == 0 and "not answering" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize(("var", "value", "expect"), [
+    ("MATCHDAY_TZ", "Mars/Olympus", "unknown time zone"),
+    ("REDIS_URL", "http://x", "must start with redis://"),
+    ("MATCHDAY_APPENDFSYNC", "sometimes", "always, everysec or no"),
+])
+def test_bad_settings_are_one_line(tmp_path, var, value, expect):
+    p = matchday("fixtures", env={var: value, "MATCHDAY_DATA_DIR": str(tmp_path)})
+    assert p.returncode == 2 and expect in p.stderr
+    assert p.stderr.strip().count("\n") == 0
+
+
+def test_bad_replay_file_names_the_line(env, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"at": "2026-12-02T19:00:00+00:00", "user": "a", "role": "steward", '
+                   '"text": "/help"}\n{"at": "nope"}\n')
+    p = matchday("replay", str(bad), env=env)
+    assert p.returncode == 1 and "bad.jsonl:2" in p.stderr
