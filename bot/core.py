@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 NOT_LOGGED = ("NOT logged: the log store is not answering. Try again in a moment, "
               "or radio control.")
+NOT_ANSWERING = "The log store is not answering. Try again in a moment."
 MAX_TEXT = 3000
 
 
@@ -45,6 +46,7 @@ class Spec:
     handler: Handler
     aliases: tuple[str, ...] = ()
     hidden: bool = False
+    reads_only: bool = False  # an outage then says "try again", not "NOT logged"
 
 
 class Registry:
@@ -268,7 +270,7 @@ class Core:
             return Result(Reply(str(exc), ok=False))
         except StoreUnavailable:
             log.warning("store unavailable during /%s", spec.name)
-            return Result(Reply(NOT_LOGGED, ok=False))
+            return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))
         except Exception:
             log.exception("handler /%s failed", spec.name)
             return Result(Reply(f"Sorry, /{spec.name} failed and was NOT logged. "

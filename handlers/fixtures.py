@@ -190,6 +190,7 @@ def fixture_summary_fields(fx: Fixture) -> dict[str, Any]:
 def register(registry: Registry) -> None:
     """Add fixture and phase commands."""
     registry.add(Spec("fixture", FIXTURE_USAGE, "Add, choose or change a fixture", fixture_cmd))
-    registry.add(Spec("fixtures", "/fixtures", "List fixtures and their ids", fixtures_cmd))
+    registry.add(Spec("fixtures", "/fixtures", "List fixtures and their ids", fixtures_cmd,
+                      reads_only=True))
     registry.add(Spec("phase", "/phase <" + "|".join(PHASES.keys()) + ">",
                       "Declare the match phase", phase_cmd))

@@ -60,6 +60,6 @@ async def summary_cmd(ctx: Ctx) -> Result:
 def register(registry: Registry) -> None:
     """Add status and summary."""
     registry.add(Spec("status", "/status", "The commander's status screen", status_cmd,
-                      aliases=("sitrep", "st", "status?")))
+                      aliases=("sitrep", "st", "status?"), reads_only=True))
     registry.add(Spec("summary", "/summary", "Post-match figures so far", summary_cmd,
-                      aliases=("sum", "report_summary")))
+                      aliases=("sum", "report_summary"), reads_only=True))
