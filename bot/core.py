@@ -214,7 +214,8 @@ class Core:
     async def changed(self, what: str, fixture_id: str) -> None:
         """Something others depend on changed (fixture, phase, incident): drop caches, tell
         the scheduler and adapters' live views."""
-        self.cache.drop("active")
+        if what in ("fixture", "phase", "active"):
+            self.cache.drop("active")
         for hook in self.hooks:
             try:
                 await hook(what, fixture_id)
