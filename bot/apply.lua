@@ -12,7 +12,8 @@ if ARGV[1] ~= '' then
   if seen then return {'dup', seen} end
 end
 local function sub(s)
-  if type(s) ~= 'string' then return s end
+  -- plain find first: most strings hold no variable, and gsub with a callback is slow
+  if type(s) ~= 'string' or not string.find(s, '\1', 1, true) then return s end
   return (string.gsub(s, '\1(%w+)\1', function(v) return vars[v] or '' end))
 end
 local function k(s) return p .. sub(s) end
@@ -66,6 +67,12 @@ for _, op in ipairs(ops) do
     local since = tonumber(redis.call('HGET', k(op[3]), op[4]) or '')
     if since then
       redis.call('ZADD', k(op[2]), 'NX', op[5] - since, sub(op[6]))
+    end
+  elseif o == 'hsetnx_since' then
+    -- hash field = seconds since a timestamp field of the same hash, once (first time wins)
+    local since = tonumber(redis.call('HGET', k(op[2]), op[4]) or '')
+    if since then
+      redis.call('HSETNX', k(op[2]), op[3], tostring(op[5] - since))
     end
   elseif o == 'sadd' then
     redis.call('SADD', k(op[2]), sub(op[3]))
