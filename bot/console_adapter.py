@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -90,15 +91,23 @@ class ConsoleAdapter:
         self._print(render_text(result.reply))
         self._images(result.reply)
 
+    def _reader(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
+        for line in iter(self.stdin.readline, ""):
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+        loop.call_soon_threadsafe(queue.put_nowait, "")
+
     async def run(self) -> None:
         """Read until end of input or /quit."""
         loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        # A daemon thread, so a blocked read never holds up shutdown (Ctrl-C, SIGTERM).
+        threading.Thread(target=self._reader, args=(loop, queue), daemon=True).start()
         self._print(self.become(self.user) + " Type /help, or :as <role> to switch. "
                     "Ctrl-D or /quit to leave.")
         while True:
             self.stdout.write(f"{self.user}> ")
             self.stdout.flush()
-            line = await loop.run_in_executor(None, self.stdin.readline)
+            line = await queue.get()
             if not line or line.strip() in ("/quit", "/exit"):
                 break
             await self.say(line)

@@ -19,7 +19,8 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
     return scheduler
 
 
-async def _until_stopped() -> None:
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT/SIGTERM (installed before anything is announced)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -27,7 +28,7 @@ async def _until_stopped() -> None:
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):  # not on this platform/thread
             pass
-    await stop.wait()
+    return stop
 
 
 async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
@@ -38,6 +39,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
 
     core = app.core
     assert core is not None
+    stop = _stop_on_signals()
     scheduler = make_scheduler(app, live=True)
     await scheduler.start()
     try:
@@ -48,10 +50,14 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
                   f"{'' if app.settings.redis_url else app.settings.data_dir / 'redis'}. "
                   f"Fixture: {fx.title} ({fx.id}).")
             adapter = ConsoleAdapter(core, as_role, save_image=_image_saver(app))
-            await adapter.run()
+            chat = asyncio.create_task(adapter.run())
+            stopped = asyncio.create_task(stop.wait())
+            await asyncio.wait({chat, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (chat, stopped):
+                task.cancel()
         else:
             log.warning("running: %s", ", ".join(platforms))
-            await _until_stopped()
+            await stop.wait()
     finally:
         await scheduler.stop()
     return 0

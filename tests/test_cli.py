@@ -114,3 +114,25 @@ def test_bad_replay_file_names_the_line(env, tmp_path):
                    '"text": "/help"}\n{"at": "nope"}\n')
     p = matchday("replay", str(bad), env=env)
     assert p.returncode == 1 and "bad.jsonl:2" in p.stderr
+
+
+def test_sigterm_stops_the_bot_and_its_embedded_server(tmp_path):
+    import json as _json
+    import signal
+
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["MATCHDAY_DATA_DIR"] = str(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=ROOT)
+    try:
+        first = proc.stdout.readline()  # printed once the store and fixture are ready
+        assert "Fixture:" in first, first + proc.stderr.read()
+        pid = _json.loads((tmp_path / "redis" / "server.json").read_text())["pid"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    assert not (tmp_path / "redis" / "server.json").exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
