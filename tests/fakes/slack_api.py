@@ -1,0 +1,365 @@
+"""A small fake of the Slack Web API and Socket Mode server for adapter tests.
+
+An aiohttp server on 127.0.0.1 (random port). It records every call with its decoded
+parameters (form or JSON), answers like Slack does for the methods the bot uses, accepts
+file uploads at the URL it hands out, serves `response_url`s, and acts as a Socket Mode
+websocket server that can push an envelope and records the client's ack.
+Tests wait with `wait_for` (an asyncio.Condition and a timeout), never with fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from aiohttp import WSMsgType, web
+
+JSON_PARAMS = {"blocks", "view", "files", "attachments", "channels"}
+
+
+@dataclass
+class Call:
+    """One recorded request."""
+
+    method: str  # Web API method, "upload", "respond" or "ws.ack"
+    params: dict[str, Any]
+    token: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeSlack:
+    """Start with `await fake.start()`; point `AsyncWebClient(base_url=fake.api_url)` at it."""
+
+    def __init__(self, team_id: str = "T0TEAM", bot_user: str = "U0BOT") -> None:
+        self.team_id = team_id
+        self.bot_user = bot_user
+        self.calls: list[Call] = []
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) -> params
+        self.uploads: dict[str, bytes] = {}
+        self.acks: dict[str, dict[str, Any]] = {}  # envelope_id -> ack message
+        self.failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any]]]] = {}
+        self._ts = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._cond = asyncio.Condition()
+        self._ws: web.WebSocketResponse | None = None
+        self._runner: web.AppRunner | None = None
+        self.base = ""
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> str:
+        """Serve on a random local port; returns the Web API base URL."""
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_post("/respond/{key}", self._respond)
+        app.router.add_get("/socket", self._socket)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base = f"http://127.0.0.1:{port}"
+        return self.api_url
+
+    async def stop(self) -> None:
+        """Close the websocket and the server."""
+        if self._ws is not None and not self._ws.closed:
+            await self._ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def api_url(self) -> str:
+        """Base URL for AsyncWebClient (with the trailing slash slack-sdk expects)."""
+        return f"{self.base}/api/"
+
+    def response_url(self, key: str) -> str:
+        """A response_url to put in slash command and block action payloads."""
+        return f"{self.base}/respond/{key}"
+
+    # ------------------------------------------------------------------ queries
+    def of(self, method: str) -> list[Call]:
+        """Recorded calls of one method, oldest first."""
+        return [c for c in self.calls if c.method == method]
+
+    def fail_next(self, method: str, status: int = 429, headers: dict[str, str] | None = None,
+                  body: dict[str, Any] | None = None) -> None:
+        """Make the next call of a method fail (e.g. 429 with Retry-After)."""
+        body = body or {"ok": False, "error": "ratelimited"}
+        self.failures.setdefault(method, []).append((status, headers or {"Retry-After": "0"}, body))
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
+        """Wait until predicate() is truthy (re-checked on every recorded call); return it."""
+        async def _wait() -> Any:
+            async with self._cond:
+                while True:
+                    value = predicate()
+                    if value:
+                        return value
+                    await self._cond.wait()
+
+        return await asyncio.wait_for(_wait(), timeout)
+
+    async def wait_call(self, method: str, where: Callable[[Call], bool] = lambda c: True,
+                        count: int = 1, timeout: float = 5.0) -> list[Call]:
+        """Wait until `count` calls of a method match; return the matching calls."""
+        def enough() -> list[Call] | None:
+            hits = [c for c in self.of(method) if where(c)]
+            return hits if len(hits) >= count else None
+
+        return await self.wait_for(enough, timeout)
+
+    async def _record(self, call: Call) -> None:
+        async with self._cond:
+            self.calls.append(call)
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------------ Web API
+    @staticmethod
+    async def _params(request: web.Request) -> dict[str, Any]:
+        params: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            raw = await request.read()
+            if raw:
+                params.update(json.loads(raw))
+            return params
+        if request.can_read_body:
+            form = await request.post()
+            for k, v in form.items():
+                text = v if isinstance(v, str) else v.file.read().decode()  # type: ignore[union-attr]
+                if k in JSON_PARAMS and text[:1] in "[{":
+                    params[k] = json.loads(text)
+                else:
+                    params[k] = text
+        return params
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params = await self._params(request)
+        auth = request.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
+        await self._record(Call(method, params, token, dict(request.headers)))
+        pending = self.failures.get(method)
+        if pending:
+            status, headers, body = pending.pop(0)
+            return web.json_response(body, status=status, headers=headers)
+        handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        return web.json_response(handler(params))
+
+    def _m_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "matchday",
+                "team_id": self.team_id, "user_id": self.bot_user, "bot_id": "B0BOT",
+                "is_enterprise_install": False}
+
+    def _new_ts(self) -> str:
+        return f"1700000000.{next(self._ts):06d}"
+
+    def _m_chat_postMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = str(p.get("channel", ""))
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        if channel.startswith("U"):  # a user id: Slack posts in the app's DM with them
+            channel = "D" + channel[1:]
+        ts = self._new_ts()
+        self.messages[(channel, ts)] = dict(p)
+        return {"ok": True, "channel": channel, "ts": ts,
+                "message": {"text": p.get("text", ""), "ts": ts, "bot_id": "B0BOT"}}
+
+    def _m_chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
+        key = (str(p.get("channel", "")), str(p.get("ts", "")))
+        if key not in self.messages:
+            return {"ok": False, "error": "message_not_found"}
+        self.messages[key] = {**self.messages[key], **p}
+        return {"ok": True, "channel": key[0], "ts": key[1], "text": p.get("text", "")}
+
+    def _m_chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "message_ts": self._new_ts()}
+
+    def _view(self, p: dict[str, Any]) -> dict[str, Any]:
+        view = p.get("view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        n = next(self._ids)
+        return {"ok": True, "view": {**(view or {}), "id": f"V{n:08d}", "hash": f"h{n}"}}
+
+    def _m_views_open(self, p: dict[str, Any]) -> dict[str, Any]:
+        if not p.get("trigger_id"):
+            return {"ok": False, "error": "invalid_trigger_id"}
+        return self._view(p)
+
+    def _m_views_publish(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._view(p)
+
+    def _m_views_update(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._view(p)
+
+    def _m_conversations_open(self, p: dict[str, Any]) -> dict[str, Any]:
+        users = str(p.get("users", ""))
+        return {"ok": True, "channel": {"id": "D" + users.lstrip("U")}}
+
+    def _m_users_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "user": {"id": p.get("user"), "name": "someone",
+                                     "real_name": "Some One"}}
+
+    def _m_files_getUploadURLExternal(self, p: dict[str, Any]) -> dict[str, Any]:
+        file_id = f"F{next(self._ids):08d}"
+        return {"ok": True, "upload_url": f"{self.base}/upload/{file_id}", "file_id": file_id}
+
+    def _m_files_completeUploadExternal(self, p: dict[str, Any]) -> dict[str, Any]:
+        files = p.get("files") or []
+        return {"ok": True, "files": [{"id": f.get("id"), "title": f.get("title", "")}
+                                      for f in files]}
+
+    def _m_apps_connections_open(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": f"{self.base.replace('http', 'ws', 1)}/socket"}
+
+    # ------------------------------------------------------------------ uploads, response_url
+    async def _upload(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        data = await request.read()
+        self.uploads[file_id] = data
+        await self._record(Call("upload", {"file_id": file_id, "size": len(data)}))
+        return web.Response(text="OK - " + str(len(data)))
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        params = await self._params(request)
+        params["key"] = request.match_info["key"]
+        await self._record(Call("respond", params))
+        return web.Response(text="ok")
+
+    # ------------------------------------------------------------------ Socket Mode
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self._ws = ws
+        await self._record(Call("ws.connect", {}))
+        await ws.send_json({"type": "hello", "num_connections": 1,
+                            "debug_info": {"host": "fake"}, "connection_info": {"app_id": "A0"}})
+        async for msg in ws:
+            if msg.type == WSMsgType.TEXT:
+                data = json.loads(msg.data)
+                if "envelope_id" in data:
+                    self.acks[data["envelope_id"]] = data
+                await self._record(Call("ws.ack", data))
+            elif msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+                break
+        return ws
+
+    async def connected(self, timeout: float = 5.0) -> None:
+        """Wait until a Socket Mode client has connected."""
+        await self.wait_call("ws.connect", timeout=timeout)
+
+    async def send_envelope(self, type_: str, payload: dict[str, Any],
+                            accepts_response_payload: bool = False) -> str:
+        """Push an envelope (events_api, slash_commands, interactive) to the client."""
+        if self._ws is None:
+            raise RuntimeError("no Socket Mode client connected")
+        envelope_id = f"env-{next(self._ids)}"
+        await self._ws.send_json({"envelope_id": envelope_id, "type": type_, "payload": payload,
+                                  "accepts_response_payload": accepts_response_payload,
+                                  "retry_attempt": 0, "retry_reason": ""})
+        return envelope_id
+
+    async def ack_of(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+        """Wait for the client's ack of an envelope."""
+        return await self.wait_for(lambda: self.acks.get(envelope_id), timeout)
+
+
+# ---------------------------------------------------------------------- signed requests
+SIGNING_SECRET = "test-signing-secret"
+TEAM = "T0TEAM"
+
+
+def signed_headers(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = None,
+                   content_type: str = "application/x-www-form-urlencoded",
+                   retry_num: int | None = None) -> dict[str, str]:
+    """Headers Slack would send: timestamp and v0 signature (slack-sdk's SignatureVerifier)."""
+    from slack_sdk.signature import SignatureVerifier
+
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    sig = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
+    headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts,
+               "X-Slack-Signature": sig}
+    if retry_num is not None:
+        headers["X-Slack-Retry-Num"] = str(retry_num)
+        headers["X-Slack-Retry-Reason"] = "http_timeout"
+    return headers
+
+
+def bolt_request(body: str, **kw: Any) -> Any:
+    """A signed AsyncBoltRequest for AsyncApp.async_dispatch."""
+    from slack_bolt.request.async_request import AsyncBoltRequest
+
+    content_type = kw.get("content_type", "application/x-www-form-urlencoded")
+    headers = signed_headers(body, **kw)
+    headers["Content-Type"] = content_type
+    return AsyncBoltRequest(body=body, headers={k.lower(): [v] for k, v in headers.items()})
+
+
+def slash_body(command: str, text: str, *, user: str, channel: str, trigger: str,
+               response_url: str, channel_name: str = "control") -> str:
+    """A slash command's form body."""
+    return urlencode({"token": "legacy", "team_id": TEAM, "team_domain": "fake",
+                      "channel_id": channel, "channel_name": channel_name, "user_id": user,
+                      "user_name": user.lower(), "command": command, "text": text,
+                      "api_app_id": "A0APP", "response_url": response_url,
+                      "trigger_id": trigger})
+
+
+def slash_payload(command: str, text: str, **kw: str) -> dict[str, str]:
+    """The same slash command as a Socket Mode payload (a dict)."""
+    return dict(parse_qsl(slash_body(command, text, **kw), keep_blank_values=True))
+
+
+def interactive_body(payload: dict[str, Any]) -> str:
+    """An interactivity request's form body: payload=<json>."""
+    return urlencode({"payload": json.dumps(payload)})
+
+
+def button_payload(*, user: str, channel: str, message_ts: str, value: str, trigger: str,
+                   response_url: str, action_id: str = "cmd_0") -> dict[str, Any]:
+    """block_actions for a button press on a bot message in a channel."""
+    return {"type": "block_actions", "team": {"id": TEAM}, "api_app_id": "A0APP",
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "trigger_id": trigger, "response_url": response_url,
+            "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
+                          "is_ephemeral": False},
+            "channel": {"id": channel, "name": "control"},
+            "message": {"ts": message_ts, "type": "message"},
+            "actions": [{"type": "button", "action_id": action_id, "block_id": "b",
+                         "value": value, "action_ts": f"{time.time():.6f}",
+                         "text": {"type": "plain_text", "text": "x"}}]}
+
+
+def submission_payload(view: dict[str, Any], state: dict[str, Any], *, user: str) -> dict[str, Any]:
+    """view_submission of a modal the bot opened, with the given field values.
+
+    state: block_id -> str (text/number) or ("select", value)."""
+    values: dict[str, Any] = {}
+    for block_id, v in state.items():
+        if isinstance(v, tuple):
+            values[block_id] = {"v": {"type": "static_select",
+                                      "selected_option": {"value": v[1]}}}
+        else:
+            values[block_id] = {"v": {"type": "plain_text_input", "value": v}}
+    return {"type": "view_submission", "team": {"id": TEAM}, "api_app_id": "A0APP",
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "trigger_id": "trig-view",
+            "view": {**view, "state": {"values": values}, "team_id": TEAM}}
+
+
+def event_body(event: dict[str, Any], event_id: str) -> str:
+    """An Events API callback (JSON body)."""
+    return json.dumps({"token": "legacy", "team_id": TEAM, "api_app_id": "A0APP",
+                       "type": "event_callback", "event_id": event_id,
+                       "event_time": int(time.time()), "event": event,
+                       "authorizations": [{"team_id": TEAM, "user_id": "U0BOT",
+                                           "is_bot": True}]})
