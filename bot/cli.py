@@ -98,6 +98,27 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
     return 0
 
 
+async def _export(app: App, args: argparse.Namespace) -> int:
+    from bot.export import export_fixture
+
+    assert app.core is not None
+    if await app.core.store.fixture(args.fixture) is None:
+        return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
+    out = await export_fixture(app.core.store, args.fixture, args.out, args.restricted,
+                               by="cli:export")
+    print(f"Exported {args.fixture} to {out}" + (" (restricted: custody refs included)"
+                                                 if args.restricted else ""))
+    return 0
+
+
+def _verify(directory: Path) -> int:
+    from bot.verify import verify_dir
+
+    result = verify_dir(directory)
+    print(result)
+    return 0 if result.ok else 1
+
+
 async def _fixtures(app: App, as_json: bool) -> int:
     from handlers.fixtures import fixture_summary_fields
 
@@ -111,6 +132,20 @@ async def _fixtures(app: App, as_json: bool) -> int:
         for r in rows:
             print(f"{r['id']}  {r['home']} v {r['away']}  {r['kickoff']}  cat {r['category']}"
                   f"  {r['phase']}" + ("  cancelled" if r["status"] == "cancelled" else ""))
+    return 0
+
+
+async def _season(app: App, club: str, season: str | None, as_json: bool) -> int:
+    from bot.models import season_of
+    from bot.season import season_table, season_text
+
+    assert app.core is not None
+    table = await season_table(app.core.store, club, season or season_of(app.clock.now()))
+    if as_json:
+        print(json.dumps(table, indent=2))
+    else:
+        print(f"Season {table['season']} · {table['club']}")
+        print(season_text(table))
     return 0
 
 
@@ -135,6 +170,17 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--json", action="store_true")
     fx = sub.add_parser("fixtures", help="fixtures in the store, with their ids")
     fx.add_argument("--json", action="store_true")
+    ex = sub.add_parser("export", help="hash-chained evidence export of a fixture's log")
+    ex.add_argument("--fixture", required=True)
+    ex.add_argument("--out", required=True, type=Path)
+    ex.add_argument("--restricted", action="store_true",
+                    help="include custody/occurrence refs (police and admin only; audited)")
+    se = sub.add_parser("season", help="season-to-date arrests and banning orders of a club")
+    se.add_argument("--club", required=True)
+    se.add_argument("--season", help="e.g. 2026-27 (default: the current season)")
+    se.add_argument("--json", action="store_true")
+    vf = sub.add_parser("verify", help="recompute an export's hash chain")
+    vf.add_argument("dir", type=Path)
     return p
 
 
@@ -142,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `matchday` console script."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.cmd == "verify":  # files only: no store needed
+        return _verify(args.dir)
     overrides: dict[str, Any] = {}
     tmp = None
     if args.cmd == "demo":
@@ -163,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         "demo": lambda app: _demo(app, args.json),
         "summary": lambda app: _summary(app, args.fixture, args.json),
         "fixtures": lambda app: _fixtures(app, args.json),
+        "export": lambda app: _export(app, args),
+        "season": lambda app: _season(app, args.club, args.season, args.json),
     }
     try:
         return asyncio.run(_with_app(settings, bodies[args.cmd], clock))

@@ -1,0 +1,127 @@
+"""Outbound rate limits per platform and chat (sliding windows), with an injectable clock.
+
+A reservation is planned synchronously (so concurrent senders queue fairly, in call order),
+the caller sleeps until its slot, then is admitted against the log of real send times (which
+absorbs late starts). Limits are exact sliding windows: at most `count`
+messages in any `per` seconds, per chat, per group chat, or per platform.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+Sleeper = Callable[[float], Awaitable[object]]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most `count` messages in any `per` seconds within a scope."""
+
+    count: int
+    per: float
+    scope: str  # "chat" (every chat), "group" (group chats only) or "platform" (the bot)
+
+
+# Telegram: ~1 msg/s per chat, 20/min per group, ~30/s per bot. Slack: ~1/s per channel.
+DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
+    "telegram": (Limit(1, 1.0, "chat"), Limit(20, 60.0, "group"), Limit(30, 1.0, "platform")),
+    "slack": (Limit(1, 1.0, "chat"),),
+}
+
+
+def is_group(platform: str, chat: str) -> bool:
+    """Telegram groups and channels have negative ids (or @names)."""
+    return platform == "telegram" and chat.startswith(("-", "@"))
+
+
+class RateLimiter:
+    """Sliding-window limits per (platform, chat); unknown platforms are unlimited."""
+
+    def __init__(self, limits: dict[str, tuple[Limit, ...]] | None = None, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Sleeper = asyncio.sleep) -> None:
+        self.limits = DEFAULT_LIMITS if limits is None else limits
+        self.clock = clock
+        self.sleep = sleep
+        self._planned: dict[tuple[str, str, int], list[float]] = {}
+        self._sent: dict[tuple[str, str, int], list[float]] = {}
+
+    def _windows(self, log: dict[tuple[str, str, int], list[float]], platform: str,
+                 chat: str) -> list[tuple[Limit, list[float]]]:
+        out = []
+        for i, lim in enumerate(self.limits.get(platform, ())):
+            if lim.scope == "group" and not is_group(platform, chat):
+                continue
+            key = (platform, "" if lim.scope == "platform" else chat, i)
+            out.append((lim, log.setdefault(key, [])))
+        return out
+
+    @staticmethod
+    def _fits(lim: Limit, sent: list[float], t: float) -> bool:
+        """Would a send at t keep every window [x, x+per) at or under the limit?"""
+        lo = bisect.bisect_right(sent, t - lim.per)
+        starts = [x for x in sent[lo:bisect.bisect_right(sent, t)]] + [t]
+        for a in starts:
+            n = bisect.bisect_left(sent, a + lim.per) - bisect.bisect_left(sent, a)
+            if n + 1 > lim.count:
+                return False
+        return True
+
+    def _earliest(self, windows: list[tuple[Limit, list[float]]], t0: float) -> float:
+        cands = sorted({t0} | {x + lim.per for lim, sent in windows for x in sent
+                               if x + lim.per > t0})
+        for t in cands:
+            if all(self._fits(lim, sent, t) for lim, sent in windows):
+                return t
+        return cands[-1]  # unreachable: after the last send every window is empty
+
+    def _book(self, log: dict[tuple[str, str, int], list[float]], platform: str, chat: str,
+              cost: int) -> float:
+        windows = self._windows(log, platform, chat)
+        now = self.clock()
+        for lim, sent in windows:  # forget sends no window can see any more
+            del sent[:bisect.bisect_right(sent, now - lim.per)]
+        t = first = now
+        for n in range(max(1, cost)):
+            t = self._earliest(windows, t)
+            for _, sent in windows:
+                bisect.insort(sent, t)
+            if n == 0:
+                first = t
+        return first
+
+    def reserve(self, platform: str, chat: str, cost: int = 1) -> float:
+        """Plan `cost` messages to a chat (in call order): the clock time the first may go."""
+        return self._book(self._planned, platform, chat, cost)
+
+    async def admit(self, platform: str, chat: str, cost: int = 1) -> None:
+        """Just before sending: check against the real send times (waking late elsewhere can
+        bunch sends), wait if needed, and record the send at the moment it is let through."""
+        while True:
+            windows = self._windows(self._sent, platform, chat)
+            now = self.clock()
+            t = self._earliest(windows, now)
+            if t <= now:
+                self._book(self._sent, platform, chat, cost)
+                return
+            await self.sleep(t - now)
+
+    async def wait_until(self, at: float) -> None:
+        """Sleep (through the injected sleeper) until clock time `at`."""
+        delay = at - self.clock()
+        if delay > 0:
+            await self.sleep(delay)
+
+    async def acquire(self, platform: str, chat: str, cost: int = 1) -> None:
+        """Plan, wait for the slot, and admit."""
+        await self.wait_until(self.reserve(platform, chat, cost))
+        await self.admit(platform, chat, cost)
+
+
+def unlimited() -> RateLimiter:
+    """A limiter that never waits (tests of other parts, console-only runs)."""
+    return RateLimiter({})

@@ -1,0 +1,141 @@
+"""Briefing content from stored history, the steward version, and the summary's figures."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.briefings import briefing_outbounds, briefing_replies, summary_reply
+from bot.ledger import Event, median, recount
+from bot.models import Fixture
+from handlers.fixtures import create_fixture, fixture_id
+from handlers.summary import figures_from_counts, summary_figures
+
+PAST = fixture_id("Chelsea", "West Ham United", datetime(2026, 9, 20))  # West Ham away
+OTHER = fixture_id("West Ham United", "Arsenal", datetime(2026, 10, 10))  # same ground
+LAST_SEASON = fixture_id("West Ham United", "Chelsea", datetime(2026, 3, 1))
+
+
+async def run(say, *lines: str, as_: str = "control") -> None:
+    for line in lines:
+        r = await say(line, as_=as_)
+        assert r.reply.ok, (line, r.reply.text)
+
+
+async def history(say, core) -> str:
+    """Three earlier fixtures with incidents, arrests and bans; returns the tonight's id."""
+    tonight = (await core.active_fixture()).id
+    away_game = Fixture(PAST, "Chelsea", "West Ham United", datetime(2026, 9, 20, 14, tzinfo=UTC),
+                        "stamford_bridge", category="C")
+    ev = Event("fixture.created", "2026-09-01T00:00:00+00:00", "system:test", "admin",
+               {"id": PAST, **away_game.to_hash()}, phase="pre")
+    assert await create_fixture(core, away_game, ev, "test:away-game")
+    await run(say, "/fixture add West Ham United v Arsenal 2026-10-10 15:00 cat=B",
+              "/fixture add West Ham United v Chelsea 2026-03-01 15:00 cat=C-IRD", as_="admin")
+    await run(say, f"/fixture use {PAST}", as_="admin")
+    await run(say, "/incident missile @stb_walkway s4", "/incident alcohol @stb_lower s2",
+              "/incident pyro @stb_upper s3", as_="steward")
+    await run(say, "/arrest missiles x2 inside away", "/arrest disorder outside home",
+              as_="police_liaison")
+    await run(say, "/ban club_lifetime x3 status=active", "/ban fbo_s14a", as_="police_liaison")
+    await run(say, f"/fixture use {OTHER}", as_="admin")
+    await run(say, "/incident pyro @stb_upper s2", as_="steward")
+    await run(say, "/arrest pyro home", as_="police_liaison")
+    await run(say, f"/fixture use {LAST_SEASON}", as_="admin")
+    await run(say, "/incident disorder @stb_walkway s4", as_="steward")
+    await run(say, "/arrest violent x5 outside away", as_="police_liaison")
+    await run(say, f"/fixture use {tonight}", as_="admin")
+    return tonight
+
+
+async def test_full_briefing_from_stored_history(core, say):
+    await history(say, core)
+    fx = await core.active_fixture()
+    full, _ = await briefing_replies(core, fx, "T-3h")
+    text = full.text
+    assert "Briefing T-3h · West Ham United v Chelsea" == full.title
+    assert "Kick-off Wed 25 Nov 19:45 (GMT)" in text
+    assert "history of disorder between the clubs" in text  # category and why
+    assert "Attendance 62500 · away allocation 3000" in text
+    assert "Segregation: Away fans north-east corner" in text
+    assert "Alcohol: No alcohol in view" in text and "Pyrotechnics: Search regime" in text
+    assert "Risk groups: 2 home risk groups (approx. 60)" in text
+    # history between the clubs (both meetings, both seasons), oldest first
+    assert text.index("01 Mar 2026 West Ham United v Chelsea") \
+        < text.index("20 Sep 2026 Chelsea v West Ham United")
+    assert "20 Sep 2026 Chelsea v West Ham United (cat C): 3 incidents (alcohol 1, " \
+           "throwing missiles 1, pyrotechnics 1), 3 arrests, 4 bans" in text
+    # recent fixtures at this ground: not the away game at Chelsea
+    ground = text[text.index("Recent fixtures at this ground"):text.index("Season 2026-27")]
+    assert "West Ham United v Arsenal: 1 incident (pyrotechnics 1), 1 arrest" in ground
+    assert "Chelsea v West Ham United" not in ground
+    # season to date, by Home Office category, for both clubs (last season excluded)
+    season = text[text.index("Season 2026-27"):]
+    assert "West Ham United (2 fixtures): arrests 3 (throwing missiles 2, possession of " \
+           "pyrotechnics 1); banning orders 4 new, 3 in force" in season
+    assert "Chelsea (1 fixtures): arrests 1 (public disorder 1)" in season
+    assert "Key contacts: Safety Officer ch.1" in text
+
+
+async def test_steward_version_has_no_intelligence(core, say):
+    await history(say, core)
+    fx = await core.active_fixture()
+    fx.notes["intel"] = "away group plans to meet at Stratford"
+    full, stewards = await briefing_replies(core, fx)
+    assert "away group plans" in full.text
+    for secret in ("Risk groups", "risk group", "RISK ASSESSMENT", "History", "arrests",
+                   "history of disorder", "away group plans", "banning"):
+        assert secret not in stewards.text, secret
+    assert "Segregation:" in stewards.text and "Kick-off" in stewards.text
+    assert stewards.title.endswith("stewards")
+    outs = await briefing_outbounds(core, fx, "T-3h")
+    by = {o.audience: o.reply for o in outs}
+    assert by["command"] is by["police"] and "Risk groups" in by["command"].text
+    assert "Risk groups" not in by["stewards"].text
+
+
+async def test_briefing_command_by_role(core, say):
+    r = await say("/briefing", as_="steward")
+    assert r.reply.ok and "Risk groups" not in r.reply.text and "Segregation" in r.reply.text
+    r = await say("/briefing", as_="police_commander")
+    assert "Risk groups" in r.reply.text
+    r = await say("/briefing send", as_="steward")
+    assert not r.reply.ok
+    sent = []
+    core.notifier.taps.append(lambda out: _append(sent, out))
+    r = await say("/briefing send", as_="safety_officer")
+    assert r.reply.ok, r.reply.text
+    assert {o.audience for o in sent} == {"command", "police", "stewards"}
+
+
+async def _append(sent: list, out) -> None:
+    sent.append(out)
+
+
+async def test_summary_figures_equal_recount(core, say, clock):
+    fx = await core.active_fixture()
+    await run(say, "/incident missile @stb_walkway s4", "/incident pyro @stb_upper s3",
+              "/incident medical @stb_lower s2", "/incident ejection @stb_upper s1",
+              as_="steward")
+    clock.advance(__import__("datetime").timedelta(seconds=75))
+    await run(say, "/ack 1", "/ack 2", "/resolve 2 out", "/resolve 4")
+    await run(say, "/arrest missiles x2 inside away", "/arrest pyro outside home",
+              "/ban club_season status=active", as_="police_liaison")
+    fig = await summary_figures(core.store, fx)
+    tally = recount(await core.store.events(fx.id))
+    assert {k: v for k, v in fig.items() if k in ("incidents", "arrests", "bans", "ejections")} \
+        == figures_from_counts(dict(tally.counts))
+    rt = fig["response_times"]
+    assert rt["median_ack_s"] == median(list(tally.ack_seconds.values()))
+    assert rt["worst_close_s"] == max(tally.close_seconds.values())
+    reply = await summary_reply(core, fx)
+    assert "Arrests: 3 (inside 2, outside 1; home 1, away 2)" in reply.text
+    assert reply.images and reply.images[0].startswith(b"\x89PNG")
+    r = await say("/summary", as_="police_commander")
+    assert r.reply.images and r.reply.text == reply.text
+
+
+async def test_summary_late_title(core):
+    fx = await core.active_fixture()
+    reply = await summary_reply(core, fx, late_due=datetime(2026, 11, 25, 21, 50, tzinfo=UTC))
+    assert reply.title.endswith("LATE (was due 21:50)")
+    assert reply.images == []  # nothing happened: no chart

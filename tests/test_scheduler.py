@@ -1,0 +1,309 @@
+"""Briefing plans: cadence, re-timing, clock changes, exactly-once across replicas, restarts."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.app import build_core
+from bot.cadence import BriefingConfig, briefing_times, config_for, parse_offset
+from bot.clock import VirtualClock
+from bot.core import Core
+from bot.messages import Outbound
+from bot.models import Fixture
+from bot.plans_store import load_plan, slot_claim
+from bot.ratelimit import unlimited
+from bot.scheduler import Scheduler
+from bot.store import Store
+
+LONDON = ZoneInfo("Europe/London")
+FX = "arsenal-spurs-20261128"  # Sat 28 Nov 2026 15:00 GMT
+
+
+class Recorder:
+    """A console sink that remembers what went where, and when (virtual time)."""
+
+    platform = "console"
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.sent: list[tuple[datetime, str, Outbound]] = []
+        core.notifier.limiter = unlimited()
+        core.notifier.add_sink(self)
+
+    async def deliver(self, out: Outbound, chats: list[str]) -> None:
+        for chat in chats:
+            self.sent.append((self.core.clock.now(), chat, out))
+
+    def titles(self, fixture: str = FX, chat: str = "command") -> list[str]:
+        return [o.reply.title for _, c, o in self.sent if o.fixture == fixture and c == chat]
+
+
+async def add(say, text: str = "Arsenal v Spurs 2026-11-28 15:00 cat=B") -> None:
+    r = await say(f"/fixture add {text}", as_="admin")
+    assert r.reply.ok, r.reply.text
+
+
+async def started(core: Core, clock, live: bool = False) -> Scheduler:
+    s = Scheduler(core, clock=clock, live=live)
+    await s.start()
+    return s
+
+
+def utc(*a: int) -> datetime:
+    return datetime(*a, tzinfo=UTC)
+
+
+def cfg() -> BriefingConfig:
+    return BriefingConfig({"C-IRD": tuple(map(parse_offset, ("T-48h", "T-3h", "T-60m"))),
+                           "B": (parse_offset("T-3h"),), "X": (parse_offset("T-2d"),)}, LONDON)
+
+
+def fixture(ko: datetime, cat: str = "C-IRD") -> Fixture:
+    return Fixture("f", "Home", "Away", ko, "london_stadium", category=cat)
+
+
+# ---------------------------------------------------------------- cadence (pure)
+def test_config_cadence_per_category(settings):
+    c = config_for(settings)
+    assert [o.label for o in c.cadence["C-IRD"]] == ["T-48h", "T-3h", "T-60m"]
+    assert [o.label for o in c.cadence["C"]] == ["T-24h", "T-2h"]
+    assert [o.label for o in c.cadence["B"]] == ["T-3h"]
+    assert c.cadence["A"] == () and c.cadence["police_free"] == ()
+    assert c.summary_delay == timedelta(minutes=10)
+    ko = utc(2026, 11, 28, 15)
+    assert briefing_times(fixture(ko, "A"), c) == []
+    assert [d for _, d in briefing_times(fixture(ko, "C"), c)] == [utc(2026, 11, 27, 15),
+                                                                    utc(2026, 11, 28, 13)]
+    with pytest.raises(ValueError):
+        parse_offset("3 hours before")
+
+
+def test_spring_clock_change():
+    # Clocks go forward 01:00 GMT Sun 29 Mar 2026. Kick-off 15:00 BST = 14:00 UTC.
+    ko = datetime(2026, 3, 29, 15, 0, tzinfo=LONDON)
+    assert ko.astimezone(UTC) == utc(2026, 3, 29, 14)
+    times = dict(briefing_times(fixture(ko), cfg()))
+    assert times["T-3h"] == utc(2026, 3, 29, 11)  # 12:00 BST
+    assert times["T-60m"] == utc(2026, 3, 29, 13)
+    assert times["T-48h"] == utc(2026, 3, 27, 14)  # 48 real hours: Fri 14:00 GMT
+    assert f"{times['T-48h'].astimezone(LONDON):%a %H:%M %Z}" == "Fri 14:00 GMT"
+    # calendar days keep the wall-clock time across the change
+    two_days = dict(briefing_times(fixture(ko, "X"), cfg()))["T-2d"]
+    assert f"{two_days.astimezone(LONDON):%a %H:%M %Z}" == "Fri 15:00 GMT"
+
+
+def test_autumn_clock_change():
+    # Clocks go back 01:00 UTC Sun 25 Oct 2026. Kick-off 13:30 GMT = 13:30 UTC.
+    ko = datetime(2026, 10, 25, 13, 30, tzinfo=LONDON)
+    assert ko.astimezone(UTC) == utc(2026, 10, 25, 13, 30)
+    times = dict(briefing_times(fixture(ko), cfg()))
+    assert times["T-3h"] == utc(2026, 10, 25, 10, 30)  # 10:30 GMT
+    assert f"{times['T-48h'].astimezone(LONDON):%a %H:%M %Z}" == "Fri 14:30 BST"
+    two_days = dict(briefing_times(fixture(ko, "X"), cfg()))["T-2d"]
+    assert f"{two_days.astimezone(LONDON):%a %H:%M %Z}" == "Fri 13:30 BST"
+    # an early kick-off in the repeated hour: 01:30 happens twice; fold=0 is the BST one
+    early = datetime(2026, 10, 25, 1, 30, tzinfo=LONDON)
+    assert dict(briefing_times(fixture(early, "B"), cfg()))["T-3h"] == utc(2026, 10, 24, 21, 30)
+
+
+# ---------------------------------------------------------------- plans in Redis
+async def test_plan_from_fixture_and_retiming(core, say, clock):
+    s = await started(core, clock)
+    await add(say, "Arsenal v Spurs 2026-11-28 15:00 cat=C-IRD")
+    plan = await load_plan(core.store, FX)
+    assert [(p.label, p.due) for p in plan] == [
+        ("T-48h", utc(2026, 11, 26, 15)), ("T-3h", utc(2026, 11, 28, 12)),
+        ("T-60m", utc(2026, 11, 28, 14))]
+    assert {k for k in s.jobs if k.startswith(FX)} == {p.key for p in plan}
+    await say(f"/fixture use {FX}", as_="admin")
+    await say("/fixture kickoff 2026-11-28 17:30", as_="admin")
+    plan = await load_plan(core.store, FX)
+    assert [p.due for p in plan] == [utc(2026, 11, 26, 17, 30), utc(2026, 11, 28, 14, 30),
+                                     utc(2026, 11, 28, 16, 30)]
+    assert {k for k in s.jobs if k.startswith(FX)} == {p.key for p in plan}
+    await say("/fixture category B intelligence downgraded", as_="admin")
+    assert [p.label for p in await load_plan(core.store, FX)] == ["T-3h"]
+    await say("/fixture category A", as_="admin")
+    assert await load_plan(core.store, FX) == []
+    await say("/fixture category C", as_="admin")
+    assert [p.label for p in await load_plan(core.store, FX)] == ["T-24h", "T-2h"]
+    await say("/fixture cancel", as_="admin")
+    assert await load_plan(core.store, FX) == [] and not any(k.startswith(FX) for k in s.jobs)
+    await s.stop()
+
+
+async def test_dst_end_to_end(core, say, clock):
+    s = await started(core, clock)
+    await add(say, "Arsenal v Spurs 2027-03-28 15:00 cat=C-IRD")  # spring change 2027
+    plan = await load_plan(core.store, "arsenal-spurs-20270328")
+    assert [p.due for p in plan] == [utc(2027, 3, 26, 14), utc(2027, 3, 28, 11),
+                                     utc(2027, 3, 28, 13)]
+    await add(say, "Arsenal v Spurs 2027-10-31 13:30 cat=B")  # autumn change 2027
+    plan = await load_plan(core.store, "arsenal-spurs-20271031")
+    assert [p.due for p in plan] == [utc(2027, 10, 31, 10, 30)]
+    await s.stop()
+
+
+async def test_run_due_fires_in_time_order_at_due_virtual_time(core, say, clock):
+    rec = Recorder(core)
+    s = await started(core, clock)
+    await add(say, "Arsenal v Spurs 2026-11-28 15:00 cat=C-IRD")
+    await s.run_due(utc(2026, 11, 28, 16))
+    mine = [(t, o.reply.title) for t, c, o in rec.sent if o.fixture == FX and c == "command"]
+    assert [t for t, _ in mine] == [utc(2026, 11, 26, 15), utc(2026, 11, 28, 12),
+                                    utc(2026, 11, 28, 14)]
+    assert ["T-48h" in m and "LATE" not in m for _, m in mine] == [True, False, False]
+    assert clock.now() == utc(2026, 11, 28, 16)
+    for p in await load_plan(core.store, FX):
+        assert (await slot_claim(core.store, p))["state"] == "sent"
+    await s.run_due(utc(2026, 11, 28, 18))  # nothing fires twice
+    assert len(rec.titles()) == 3
+    await s.stop()
+
+
+async def test_fixture_added_late_skips_past_slots(core, say, clock):
+    rec = Recorder(core)
+    s = await started(core, clock)
+    clock.set(utc(2026, 11, 28, 12, 30))  # after T-48h and T-3h
+    await add(say, "Arsenal v Spurs 2026-11-28 15:00 cat=C-IRD")
+    assert [p.label for p in await load_plan(core.store, FX)] == ["T-60m"]
+    await s.run_due(utc(2026, 11, 28, 16))
+    assert len(rec.titles()) == 1
+    await s.stop()
+
+
+async def test_two_replicas_send_each_briefing_once(core, say, clock, redis_url, settings):
+    await add(say)
+    store2 = Store.from_url(redis_url)
+    core2 = build_core(store2, settings, clock, cache_ttl=0)
+    rec1, rec2 = Recorder(core), Recorder(core2)
+    s1, s2 = await started(core, clock), await started(core2, clock)
+    await asyncio.gather(s1.run_due(utc(2026, 11, 28, 12)), s2.run_due(utc(2026, 11, 28, 12)))
+    assert len(rec1.titles()) + len(rec2.titles()) == 1
+    assert len(rec1.titles("", "stewards") + rec1.titles(FX, "stewards")
+               + rec2.titles(FX, "stewards")) == 1
+    await s1.stop()
+    await s2.stop()
+    await store2.close()
+
+
+async def test_two_live_replicas_apscheduler_jobs_fire_once(core, say, clock, redis_url,
+                                                            settings):
+    await add(say)
+    store2 = Store.from_url(redis_url)
+    core2 = build_core(store2, settings, clock, cache_ttl=0)
+    rec1, rec2 = Recorder(core), Recorder(core2)
+    # wall-clock time is past these virtual due times: pause before the loop runs the jobs
+    s1 = await started(core, clock, live=True)
+    s1.aps.pause()
+    s2 = await started(core2, clock, live=True)
+    s2.aps.pause()
+    key = f"{FX}/briefing@20261128T120000Z"
+    assert s1.aps.get_job(key).next_run_time == utc(2026, 11, 28, 12)
+    assert s2.aps.get_job(key).next_run_time == utc(2026, 11, 28, 12)
+    clock.set(utc(2026, 11, 28, 12))
+    await asyncio.gather(s1._fire_live(key), s2._fire_live(key))
+    assert len(rec1.titles()) + len(rec2.titles()) == 1
+    # a re-time on one replica reaches the other through the plan in Redis
+    await say(f"/fixture use {FX}", as_="admin")
+    await say("/fixture kickoff 2026-11-28 17:30", as_="admin")
+    assert s1.aps.get_job(f"{FX}/briefing@20261128T143000Z") is not None
+    await s2.resync()
+    assert s2.aps.get_job(f"{FX}/briefing@20261128T143000Z") is not None
+    await s1.stop()
+    await s2.stop()
+    await store2.close()
+
+
+async def test_restart_before_due(core, say, clock):
+    rec = Recorder(core)
+    s1 = await started(core, clock)
+    await add(say)
+    await s1.stop()
+    clock.set(utc(2026, 11, 28, 11))
+    s2 = await started(core, clock)
+    assert rec.titles() == []
+    await s2.run_due(utc(2026, 11, 28, 12, 1))
+    assert len(rec.titles()) == 1 and "LATE" not in rec.titles()[0]
+    await s2.stop()
+
+
+async def test_restart_during_outage_sends_late_once(core, say, clock, redis_url, settings):
+    rec = Recorder(core)
+    s1 = await started(core, clock)
+    await add(say)
+    await s1.stop()
+    clock.set(utc(2026, 11, 28, 12, 40))  # down over the T-3h slot, back before kick-off
+    store2 = Store.from_url(redis_url)
+    core2 = build_core(store2, settings, clock, cache_ttl=0)
+    rec2 = Recorder(core2)
+    s2, s3 = await started(core2, clock), await started(core, clock)  # two replicas restart
+    titles = rec.titles() + rec2.titles()
+    assert len(titles) == 1 and "LATE (was due 12:00)" in titles[0]
+    plan = await load_plan(core.store, FX)
+    assert (await slot_claim(core.store, plan[0]))["state"] == "late"
+    await s2.stop()
+    await s3.stop()
+    await store2.close()
+
+
+async def test_restart_after_kickoff_records_missed_in_status(core, say, clock):
+    rec = Recorder(core)
+    s1 = await started(core, clock)
+    await add(say)
+    await s1.stop()
+    clock.set(utc(2026, 11, 28, 15, 5))
+    s2 = await started(core, clock)
+    assert rec.titles() == []
+    await say(f"/fixture use {FX}", as_="admin")
+    r = await say("/status", as_="police_commander")
+    assert "Missed briefing: T-3h (12:00)" in r.reply.text, r.reply.text
+    await s2.stop()
+
+
+async def test_summary_after_full_time_once(core, say, clock, redis_url, settings):
+    rec = Recorder(core)
+    store2 = Store.from_url(redis_url)
+    clock2 = VirtualClock(clock.now())  # each process has its own clock
+    core2 = build_core(store2, settings, clock2, cache_ttl=0)
+    rec2 = Recorder(core2)
+    s1, s2 = await started(core, clock), await started(core2, clock2)
+    fx = await core.active_fixture()
+    await say("/incident missile @stb_walkway s4 coins", as_="steward")
+    await say("/arrest missiles x2 inside away", as_="police_liaison")
+    clock.set(utc(2026, 11, 25, 21, 40))
+    await say("/phase full_time", as_="control")
+    plan = await load_plan(core.store, fx.id)
+    summary = [p for p in plan if p.kind == "summary"]
+    assert [p.due for p in summary] == [utc(2026, 11, 25, 21, 50)]
+    await s2.resync()  # the other replica learns of it from Redis
+    await asyncio.gather(s1.run_due(utc(2026, 11, 25, 22)), s2.run_due(utc(2026, 11, 25, 22)))
+    got = [(t, o) for t, c, o in rec.sent + rec2.sent if c == "summary"]
+    assert len(got) == 1
+    t, out = got[0]
+    assert t == utc(2026, 11, 25, 21, 50) and out.reply.images[0][:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Arrests: 2" in out.reply.text
+    await say("/phase egress", as_="control")  # a later phase does not plan a second one
+    assert len([p for p in await load_plan(core.store, fx.id) if p.kind == "summary"]) == 1
+    await s1.stop()
+    await s2.stop()
+    await store2.close()
+
+
+async def test_tickers_run_at_due_times(core, say, clock):
+    s = Scheduler(core, clock=clock, live=False)
+    seen: list[datetime] = []
+
+    async def sweep(now: datetime) -> None:
+        seen.append(now)
+
+    s.add_ticker(sweep, 1.0)
+    await s.start()
+    await add(say)
+    await s.run_due(utc(2026, 11, 28, 13))
+    assert seen[-1] == utc(2026, 11, 28, 13) and utc(2026, 11, 28, 12) in seen
+    await s.stop()
