@@ -42,6 +42,10 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "methane": frozenset({"safety_officer", "control", "police_commander", "supervisor", "admin"}),
     "invite": frozenset({"admin", "control", "safety_officer"}),
     "export": frozenset({"admin", "police_commander", "safety_officer"}),
+    "amend": HANDLERS,
+    "reopen": HANDLERS,
+    "merge": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
+    "hot": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
 }
 # What unknown people may do: nothing but join and read help.
 STRANGER_COMMANDS = frozenset({"join", "help"})

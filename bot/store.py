@@ -157,8 +157,10 @@ class Store:
     # ---------------------------------------------------------------- incidents
     async def report_incident(self, fx_id: str, fields: dict[str, str], ev: Event,
                               reported_ts: int, dedupe: str, drop_form: str = "",
-                              last_ttl: int = 900) -> Applied:
-        """Log a new incident: number, hash, event, counters, open index; one round trip."""
+                              last_ttl: int = 900,
+                              deadlines: dict[str, int] | None = None) -> Applied:
+        """Log a new incident: number, hash, event, counters, open index, escalation
+        deadlines (tag -> due epoch seconds, see bot.escalation); one round trip."""
         sev = int(fields["severity"])
         ops: list[list[Any]] = [
             ["require_exists", "meta", f"No fixture {fx_id}."],
@@ -174,6 +176,8 @@ class Store:
             ["zadd", "unacked", reported_ts, "\x01n\x01"],
             # the reporter's latest incident: where their next text or photo goes
             ["set", f"last:{fields['reporter']}", "\x01n\x01", last_ttl],
+            ["hset", "inc:\x01n\x01", "esc_next", "0", "remind_n", "0"],
+            *[["zadd", "esc", due, f"\x01n\x01:{tag}"] for tag, due in (deadlines or {}).items()],
             ["return_hash", "inc:\x01n\x01"],
         ]
         if drop_form:
@@ -182,8 +186,10 @@ class Store:
 
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
                             ev: Event, now_ts: int, dedupe: str, refusal: str,
-                            fields: dict[str, str] | None = None) -> Applied:
-        """Move an incident to a new status if its current one allows it."""
+                            fields: dict[str, str] | None = None,
+                            deadlines: dict[str, int] | None = None) -> Applied:
+        """Move an incident to a new status if its current one allows it; an acknowledgement
+        stops its escalation deadlines and a close its reminders, in the same round trip."""
         key = f"inc:{n}"
         cls = ev.data.get("cls", "")
         ops: list[list[Any]] = [
@@ -197,13 +203,16 @@ class Store:
         ]
         if to != "reported":
             ops += [["zadd_since", "tta", key, "reported_ts", now_ts, str(n)],
-                    ["zrem", "unacked", str(n)]]
+                    ["hsetnx_since", key, "tta_s", "reported_ts", now_ts],
+                    ["zrem", "unacked", str(n)], ["zrem", "esc", f"{n}:ack"]]
         if cls == "close":
             ops += [["zadd_since", "ttc", key, "reported_ts", now_ts, str(n)],
-                    ["zrem", "open", str(n)]]
+                    ["hsetnx_since", key, "ttc_s", "reported_ts", now_ts],
+                    ["zrem", "open", str(n)], ["zrem", "esc", f"{n}:open"]]
         elif cls == "reopen":
             ops.append(["zadd_score_from", "open", key, "reported_ts",
                         (5 - int(ev.data.get("severity", 3))) * SEV_BAND, str(n)])
+        ops += [["zadd", "esc", due, f"{n}:{tag}"] for tag, due in (deadlines or {}).items()]
         ops.append(["return_hash", key])
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 

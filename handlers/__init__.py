@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 from bot.core import Registry
-from handlers import admin, fixtures, forms, incidents, police, status
+from handlers import (
+    admin,
+    amend,
+    briefings,
+    fixtures,
+    forms,
+    hot,
+    incidents,
+    merge,
+    methane,
+    police,
+    status,
+)
 
 
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
-    for module in (admin, incidents, forms, police, status, fixtures):
+    for module in (admin, incidents, forms, police, status, fixtures, briefings,
+                   amend, merge, methane, hot):
         module.register(registry)

@@ -36,6 +36,29 @@ def one_line(inc: dict[str, str], ground: Ground, now: datetime) -> str:
             f"{ground.label(inc['location'])} · {age(inc['reported_at'], now)} · {tail}")
 
 
+def _secs(value: str) -> str:
+    s = int(value)
+    return f"{s}s" if s < 60 else f"{s // 60}m{s % 60:02d}" if s < 3600 else \
+        f"{s // 3600}h{s % 3600 // 60:02d}"
+
+
+def lifecycle_lines(inc: dict[str, str]) -> list[str]:
+    """Response times, escalation and corrections of an incident, for its card."""
+    times = []
+    if inc.get("tta_s"):
+        times.append(f"acknowledged in {_secs(inc['tta_s'])}")
+    if inc.get("ttc_s"):
+        times.append(f"closed in {_secs(inc['ttc_s'])}")
+    if inc.get("escalated_tier"):
+        times.append(f"escalated (tier {inc['escalated_tier']})")
+    out = ["Response: " + ", ".join(times)] if times else []
+    was = [f"{f} {inc['orig_' + f]}" for f in ("type", "severity", "location")
+           if inc.get("orig_" + f) and inc.get("orig_" + f) != inc.get(f)]
+    if was:
+        out.append("Amended; originally " + ", ".join(was))
+    return out
+
+
 def card(inc: dict[str, str], ground: Ground, tz: object) -> Reply:
     """The live incident message for control rooms, edited in place as it changes."""
     sev = int(inc.get("severity", 1))
@@ -55,6 +78,7 @@ def card(inc: dict[str, str], ground: Ground, tz: object) -> Reply:
         lines.append(f"Fans: {AFFILIATIONS.label(aff)}" + (f", about {people}" if people else ""))
     if inc.get("description"):
         lines.append(f"“{inc['description']}”")
+    lines += lifecycle_lines(inc)
     extras = []
     for fld, word in (("updates", "update"), ("evidence", "evidence item"),
                       ("arrests", "arrest"), ("merged", "merged report")):

@@ -139,6 +139,10 @@ async def continue_with_text(ctx: Ctx, fx: Fixture) -> Result | None:
     state = await ctx.store.form(fx.id, ctx.who)
     if state is None:
         return None
+    if state.get("kind") == "methane":
+        from handlers.methane import continue_methane
+
+        return await continue_methane(ctx, fx, state)
     step = state.get("step")
     loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
     if step == "location" and loc is not None:

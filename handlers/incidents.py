@@ -102,6 +102,12 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     if fields["location"] not in ground.zones and fields["location"] != "gps":
         raise UsageError(f"Unknown location '{fields['location']}'.")
     evidence = [_evidence(a) for a in ctx.cmd.attachments] + list(extra_evidence or [])
+    if not fields.get("new"):  # "looks like INC-7: add to it, or new?"
+        from handlers.merge import offer_merge
+
+        offer = await offer_merge(ctx, fx, fields, evidence, drop_form)
+        if offer is not None:
+            return offer
     record = {
         "type": fields["type"], "severity": str(fields["severity"]),
         "location": fields["location"], "status": "reported", "reported_at": iso(ctx.now),
@@ -117,10 +123,15 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     data["severity"] = int(fields["severity"])
     if evidence:
         data["evidence"] = evidence
+    if fields.get("methane"):
+        data["methane"], record["methane"] = fields["methane"], "1"
     ev = ctx.event("incident.reported", data)
+    from bot.escalation import policy
+
+    ts = int(ctx.now.timestamp())
     applied = await ctx.store.report_incident(
-        fx.id, record, ev, int(ctx.now.timestamp()), ctx.cmd.dedupe_key,
-        drop_form=ctx.who if drop_form else "",
+        fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
+        deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
     )
     n = applied.vars["n"]
     if applied.duplicate:
@@ -132,12 +143,17 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
     sev = int(inc["severity"])
-    return Result(Reply(
+    result = Result(Reply(
         f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
         f"severity {SEVERITIES[sev]}.\nControl has it; you'll be told when it's acknowledged.\n"
         f"Send text or a photo now to add to {inc['id']}.",
         title=f"Logged {inc['id']}",
     ))
+    if inc["type"] == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
+        from handlers.hot import hot_prompt
+
+        hot_prompt(result.reply, inc["n"])
+    return result
 
 
 def _evidence(a: Any) -> dict[str, Any]:

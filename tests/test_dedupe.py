@@ -29,6 +29,7 @@ async def test_same_ack_and_arrest_twice_apply_once(say, core):
 
 async def test_different_keys_are_different_reports(say, core):
     await say("/incident missile @seg_ne", as_="steward", dedupe="telegram:1")
-    await say("/incident missile @seg_ne", as_="steward", dedupe="telegram:2")
+    # (far from seg_ne: a nearby one would be offered as "add to INC-1, or new?")
+    await say("/incident missile @bms_lower", as_="steward", dedupe="telegram:2")
     fx = await core.active_fixture()
     assert (await core.store.counts(fx.id))["inc:total"] == 2
