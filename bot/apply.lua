@@ -18,7 +18,10 @@ local function sub(s)
 end
 local function k(s) return p .. sub(s) end
 local ops = cjson.decode(ARGV[3])
-for _, op in ipairs(ops) do
+local i = 0
+while i < #ops do
+  i = i + 1
+  local op = ops[i]
   local o = op[1]
   if o == 'require_exists' then
     if redis.call('EXISTS', k(op[2])) == 0 then return {'refused', sub(op[3])} end
@@ -60,6 +63,10 @@ for _, op in ipairs(ops) do
     -- score = op[5] + field value (e.g. a severity band plus reported time)
     local v = tonumber(redis.call('HGET', k(op[3]), op[4]) or '0')
     redis.call('ZADD', k(op[2]), op[5] + v, sub(op[6]))
+  elseif o == 'zrem_by_field' then
+    -- ZREM from the key named by a prefix plus a hash field (e.g. the incident's type index)
+    local v = redis.call('HGET', k(op[3]), op[4])
+    if v then redis.call('ZREM', k(op[2] .. v), sub(op[5])) end
   elseif o == 'zrem' then
     redis.call('ZREM', k(op[2]), sub(op[3]))
   elseif o == 'zadd_since' then
@@ -82,6 +89,28 @@ for _, op in ipairs(ops) do
     local args = {}
     for i = 3, #op do args[#args + 1] = sub(op[i]) end
     vars['event'] = redis.call('XADD', k(op[2]), '*', unpack(args))
+  elseif o == 'skip_if' then
+    -- skip the next op[3] ops when variable op[2] is set (branching without a round trip)
+    if (vars[op[2]] or '') ~= '' then i = i + op[3] end
+  elseif o == 'skip_unless' then
+    if (vars[op[2]] or '') == '' then i = i + op[3] end
+  elseif o == 'find_similar' then
+    -- {index, since, type, near zones, affiliation, own zone, var}: the open incident of
+    -- this type in a near zone reported since `since`, same zone first, newest 50 only
+    local ids = redis.call('ZREVRANGEBYSCORE', k(op[2]), '+inf', op[3], 'LIMIT', 0, 50)
+    local near = {}
+    for _, z in ipairs(op[5]) do near[z] = true end
+    local best, same = '', ''
+    for _, n in ipairs(ids) do
+      local f = redis.call('HMGET', k('inc:' .. n), 'type', 'location', 'status', 'affiliation')
+      local aff = f[4] or 'unknown'
+      if f[1] == op[4] and f[3] and f[3] ~= 'closed' and near[f[2]]
+         and (aff == op[6] or aff == 'unknown' or op[6] == 'unknown') then
+        best = n  -- ids run newest first, so the last match is the oldest
+        if f[2] == op[7] then same = n end
+      end
+    end
+    vars[op[8]] = (same ~= '' and same) or best
   elseif o == 'return_hash' then
     hashes[#hashes + 1] = redis.call('HGETALL', k(op[2]))
   else

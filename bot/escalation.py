@@ -61,7 +61,6 @@ class Policy:
 
     severities: dict[int, SeverityPolicy]
     merge_window_s: int = 600
-    merge_offer_s: int = 120
 
     def for_severity(self, sev: int) -> SeverityPolicy:
         """The policy of a severity (an empty one if not configured)."""
@@ -99,7 +98,7 @@ def load_policy(path: Path) -> Policy:
                                         int(row.get("remind_every_s", 0)),
                                         tuple(row.get("remind_to", ["control"])))
     merge = data.get("merge", {})
-    return Policy(sevs, int(merge.get("window_s", 600)), int(merge.get("offer_s", 120)))
+    return Policy(sevs, int(merge.get("window_s", 600)))
 
 
 _policies: dict[Path, Policy] = {}
@@ -127,11 +126,6 @@ async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
     for member, due in await due_deadlines(core.store, fx.id, int(now.timestamp())):
         n_text, _, tag = member.partition(":")
         try:
-            if n_text == "offer":  # an unanswered "add to INC-7, or new?" falls due
-                from handlers.merge import expire_offer
-
-                outs += await expire_offer(core, fx, tag, now)
-                continue
             outs += await _fire(core, fx, int(n_text), tag, member, due, now)
         except Exception:
             log.exception("escalation %s of %s failed", member, fx.id)

@@ -120,37 +120,6 @@ async def amend_incident(store: Store, fx_id: str, n: int, old: dict[str, str],
     return await store.apply(fx_prefix(fx_id), ops, dedupe)
 
 
-async def recent_incidents(store: Store, fx_id: str, since_ts: int) -> list[dict[str, str]]:
-    """Incidents reported since a time, oldest first (merge candidates)."""
-    p = fx_prefix(fx_id)
-    ids = await store._call(store.r.zrangebyscore(p + "all", since_ts, "+inf"))
-    if not ids:
-        return []
-    pipe = store.r.pipeline(transaction=False)
-    for n in ids:
-        pipe.hgetall(f"{p}inc:{n}")
-    return [h for h in await store._call(pipe.execute()) if h]
-
-
-async def merge_report(store: Store, fx_id: str, n: int, ev: Event, dedupe: str,
-                       token: str) -> Applied:
-    """Add a duplicate report to INC-n as evidence (no new incident, no counters) and drop
-    the pending offer (claimed once); one round trip."""
-    key = f"inc:{n}"
-    ops: list[list[Any]] = [
-        ["require_exists", key, f"No incident INC-{n} in this fixture."],
-        ["require_exists", f"offer:{token}", "This report was already added or logged."],
-        ["hget", "meta", "phase", "phase", "pre"],
-        ["hincrby", key, "merged", 1],
-        ["hset", key, "updated_at", ev.at],
-        ["xadd", "log", *ev.fields()],
-        ["del", f"offer:{token}"],
-        ["zrem", "esc", f"offer:{token}"],
-        ["return_hash", key],
-    ]
-    return await store.apply(fx_prefix(fx_id), ops, dedupe)
-
-
 async def police_records(store: Store, fx_id: str, kind: str) -> list[dict[str, str]]:
     """Every arrest ('arr') or ban ('ban') record of a fixture, in number order."""
     p = fx_prefix(fx_id)
@@ -174,34 +143,25 @@ async def expire_refs(store: Store, fx_id: str, records: list[str], ev: Event,
     return await store.apply(fx_prefix(fx_id), ops)
 
 
-async def already_applied(store: Store, fx_id: str, dedupe: str) -> bool:
-    """Has a command with this dedupe key already been written (a redelivery)?"""
-    if not dedupe:
-        return False
-    return bool(await store._call(store.r.exists(f"{fx_prefix(fx_id)}dedupe:{dedupe}")))
+async def take_merge(store: Store, fx_id: str, token: str, who: str) -> dict[str, Any] | None:
+    """Claim a merged report once so its reporter can split it out (None if not theirs,
+    already split, or expired)."""
+    key = f"{fx_prefix(fx_id)}mrg:{token}"
+    raw = await store._call(store.r.get(key))
+    if not raw or json.loads(raw).get("who") != who:
+        return None
+    if not await store._call(store.r.delete(key)):
+        return None  # another press got there first
+    return json.loads(raw)
 
 
-async def save_offer(store: Store, fx_id: str, token: str, offer: dict[str, Any], due: int,
-                     ttl: int) -> None:
-    """Keep a pending merge offer (any replica can answer it) and its auto-merge deadline."""
-    p = fx_prefix(fx_id)
-    pipe = store.r.pipeline(transaction=True)
-    pipe.set(f"{p}offer:{token}", json.dumps(offer), ex=ttl)
-    pipe.zadd(p + "esc", {f"offer:{token}": due})
-    await store._call(pipe.execute())
-
-
-async def load_offer(store: Store, fx_id: str, token: str) -> dict[str, Any] | None:
-    """A pending merge offer, or None once answered or expired."""
-    raw = await store._call(store.r.get(f"{fx_prefix(fx_id)}offer:{token}"))
-    return json.loads(raw) if raw else None
-
-
-async def take_offer(store: Store, fx_id: str, token: str) -> dict[str, Any] | None:
-    """Claim a pending offer once (GETDEL) and drop its deadline; None if already taken."""
-    p = fx_prefix(fx_id)
-    pipe = store.r.pipeline(transaction=True)
-    pipe.getdel(f"{p}offer:{token}")
-    pipe.zrem(p + "esc", f"offer:{token}")
-    raw = (await store._call(pipe.execute()))[0]
-    return json.loads(raw) if raw else None
+async def unmerge(store: Store, fx_id: str, n: int, ev: Event) -> Applied:
+    """Record on INC-n that one merged report became its own incident; one round trip."""
+    key = f"inc:{n}"
+    ops: list[list[Any]] = [
+        ["require_exists", key, f"No incident INC-{n} in this fixture."],
+        ["hget", "meta", "phase", "phase", "pre"],
+        ["hincrby", key, "merged", -1],
+        ["xadd", "log", *ev.fields()],
+    ]
+    return await store.apply(fx_prefix(fx_id), ops)

@@ -13,6 +13,7 @@ from typing import Any
 from bot.clock import VirtualClock, iso
 from bot.console_adapter import render_text
 from bot.core import Core
+from bot.escalation import next_due
 from bot.messages import Command, Outbound
 from bot.roles import Member
 from bot.scheduler import Scheduler
@@ -73,10 +74,18 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
         emit({"at": iso(clock.now()), "to": out.audience, "text": render_text(out.reply, False),
               "kind": "broadcast", "thread": out.thread})
 
+    async def advance(to: datetime) -> None:
+        # Step to each escalation deadline on the way, so it fires at its own time.
+        last = None
+        while (due := await next_due(core)) is not None and due <= to and due != last:
+            await scheduler.run_due(max(due, clock.now()))
+            last = due
+        await scheduler.run_due(to)
+
     core.notifier.taps.append(tap)
     try:
         for no, line in enumerate(lines, 1):
-            await scheduler.run_due(line.at)
+            await advance(line.at)
             clock.set(line.at)
             who = f"replay:{line.user}"
             core.roster[who] = Member("replay", line.user, line.role, line.user)
@@ -89,7 +98,7 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
                 emit({"at": iso(clock.now()), "to": line.user,
                       "text": render_text(result.reply), "kind": "reply"})
         end = lines[-1].at + TAIL
-        await scheduler.run_due(end)
+        await advance(end)
         clock.set(end)
     finally:
         core.notifier.taps.remove(tap)

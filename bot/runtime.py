@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from datetime import datetime
 
 from bot.app import App
 from bot.scheduler import Scheduler
@@ -14,8 +15,21 @@ log = logging.getLogger(__name__)
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
     """The app's one scheduler with every periodic sweep registered."""
-    assert app.core is not None
-    scheduler = Scheduler(app.core, clock=app.clock, live=live)
+    from bot.escalation import sweep_escalations
+    from bot.retention import sweep_retention
+
+    core = app.core
+    assert core is not None
+    scheduler = Scheduler(core, clock=app.clock, live=live)
+
+    async def escalations(now: datetime) -> None:
+        await sweep_escalations(core, now)
+
+    async def retention(now: datetime) -> None:
+        await sweep_retention(core, now)
+
+    scheduler.add_ticker(escalations, 1.0)
+    scheduler.add_ticker(retention, 3600.0)
     return scheduler
 
 

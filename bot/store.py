@@ -52,6 +52,29 @@ def _hash(flat: list[str]) -> dict[str, str]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
+@dataclass
+class Similar:
+    """How to spot 'the same incident' inside the report script, and the merge to write."""
+
+    since: int  # epoch seconds: only incidents reported since then
+    near: list[str]  # zones that count as the same place (same or adjacent)
+    event: Event  # the incident.merged event (its data's id is "INC-\x01similar\x01")
+    token: str  # names the merge, so the reporter can split it out again
+    record: str  # what a split needs to log the report on its own (JSON)
+
+
+def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[list[Any]]:
+    key = "inc:\x01similar\x01"
+    return [
+        ["hincrby", key, "merged", 1],
+        ["hset", key, "updated_at", sim.event.at],
+        ["xadd", "log", *sim.event.fields()],
+        ["set", f"mrg:{sim.token}", sim.record, 3600],
+        ["set", f"last:{reporter}", "\x01similar\x01", last_ttl],
+        ["return_hash", key],
+    ]
+
+
 def counter_ops(ev: Event) -> list[list[Any]]:
     """HINCRBY ops for an event's counter deltas."""
     return [["hincrby", "counts", k, v] for k, v in deltas(ev).items()]
@@ -158,13 +181,26 @@ class Store:
     async def report_incident(self, fx_id: str, fields: dict[str, str], ev: Event,
                               reported_ts: int, dedupe: str, drop_form: str = "",
                               last_ttl: int = 900,
-                              deadlines: dict[str, int] | None = None) -> Applied:
+                              deadlines: dict[str, int] | None = None,
+                              similar: Similar | None = None) -> Applied:
         """Log a new incident: number, hash, event, counters, open index, escalation
-        deadlines (tag -> due epoch seconds, see bot.escalation); one round trip."""
+        deadlines (tag -> due epoch seconds, see bot.escalation); one round trip.
+
+        With `similar`, the same script first looks for an open incident of the same type
+        nearby; if there is one the report is added to it instead (var `similar` is set) and
+        nothing new is counted."""
         sev = int(fields["severity"])
-        ops: list[list[Any]] = [
+        head: list[list[Any]] = [
             ["require_exists", "meta", f"No fixture {fx_id}."],
             ["hget", "meta", "phase", "phase", "pre"],
+        ]
+        if similar is not None:
+            merge = _merge_ops(similar, fields["reporter"], last_ttl)
+            head += [["find_similar", f"open:t:{fields['type']}", similar.since,
+                      fields["type"], similar.near, fields.get("affiliation", "unknown"),
+                      fields["location"], "similar"],
+                     ["skip_unless", "similar", len(merge)], *merge]
+        ops: list[list[Any]] = [
             ["incr", "seq", "n"],
             ["hset", "inc:\x01n\x01", "n", "\x01n\x01", "id", "INC-\x01n\x01",
              "phase", "\x01phase\x01", "reported_ts", str(reported_ts),
@@ -178,11 +214,15 @@ class Store:
             ["set", f"last:{fields['reporter']}", "\x01n\x01", last_ttl],
             ["hset", "inc:\x01n\x01", "esc_next", "0", "remind_n", "0"],
             *[["zadd", "esc", due, f"\x01n\x01:{tag}"] for tag, due in (deadlines or {}).items()],
+            ["zadd", f"open:t:{fields['type']}", reported_ts, "\x01n\x01"],
             ["return_hash", "inc:\x01n\x01"],
         ]
         if drop_form:
             ops.append(["del", f"form:{drop_form}"])
-        return await self.apply(fx_prefix(fx_id), ops, dedupe)
+            head.append(["del", f"form:{drop_form}"])
+        if similar is not None:
+            head.append(["skip_if", "similar", len(ops)])
+        return await self.apply(fx_prefix(fx_id), head + ops, dedupe)
 
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
                             ev: Event, now_ts: int, dedupe: str, refusal: str,
@@ -208,7 +248,8 @@ class Store:
         if cls == "close":
             ops += [["zadd_since", "ttc", key, "reported_ts", now_ts, str(n)],
                     ["hsetnx_since", key, "ttc_s", "reported_ts", now_ts],
-                    ["zrem", "open", str(n)], ["zrem", "esc", f"{n}:open"]]
+                    ["zrem", "open", str(n)], ["zrem", "esc", f"{n}:open"],
+                    ["zrem_by_field", "open:t:", key, "type", str(n)]]
         elif cls == "reopen":
             ops.append(["zadd_score_from", "open", key, "reported_ts",
                         (5 - int(ev.data.get("severity", 3))) * SEV_BAND, str(n)])

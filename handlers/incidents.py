@@ -13,6 +13,7 @@ from bot.models import Fixture, incident_id, parse_incident_id
 from bot.store import Refused
 from bot.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUS_ORDER, STATUSES
 from handlers.cards import card
+from handlers.merge import merged_reply, similar_query
 
 REPORT_USAGE = "/incident <type> @<location> [s<1-5>] [aff=home|away] [xN people] [text]"
 
@@ -102,12 +103,6 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     if fields["location"] not in ground.zones and fields["location"] != "gps":
         raise UsageError(f"Unknown location '{fields['location']}'.")
     evidence = [_evidence(a) for a in ctx.cmd.attachments] + list(extra_evidence or [])
-    if not fields.get("new"):  # "looks like INC-7: add to it, or new?"
-        from handlers.merge import offer_merge
-
-        offer = await offer_merge(ctx, fx, fields, evidence, drop_form)
-        if offer is not None:
-            return offer
     record = {
         "type": fields["type"], "severity": str(fields["severity"]),
         "location": fields["location"], "status": "reported", "reported_at": iso(ctx.now),
@@ -129,14 +124,20 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     from bot.escalation import policy
 
     ts = int(ctx.now.timestamp())
+    sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
+        similar=sim,
     )
-    n = applied.vars["n"]
+    merged_into = applied.vars.get("similar", "")
+    n = merged_into or applied.vars["n"]
     if applied.duplicate:
         return Result(Reply(f"Already logged as {incident_id(n)}."))
     inc = applied.hashes[0]
+    if merged_into and sim is not None:
+        await ctx.core.changed("incident", fx.id)
+        return merged_reply(ctx, fx, inc, sim)
     live = card(inc, ground, ctx.core.settings.zone)
     ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
     if int(inc["severity"]) >= 3:
