@@ -76,8 +76,9 @@ def deltas(ev: Event) -> dict[str, int]:
                 f"arr:x:{o}:{io}:{sd}": n}
     if ev.kind == "ban.recorded":
         n = int(d.get("count", 1))
+        side = d.get("side", "home")
         return {"ban:total": n, f"ban:type:{d['type']}": n, f"ban:status:{d['status']}": n,
-                f"ban:x:{d['type']}:{d['status']}": n}
+                f"ban:sd:{side}": n, f"ban:x:{d['type']}:{d['status']}:{side}": n}
     return {}
 
 

@@ -55,7 +55,7 @@ def tally_club(rows: list[tuple[Fixture, dict[str, int]]], club: str) -> dict[st
                 by_offence.setdefault(offence, Counter())[side] += n
                 io[place] += n
                 ha[side] += n
-            elif parts[:2] == ["ban", "x"] and len(parts) == 4:
+            elif parts[:2] == ["ban", "x"] and len(parts) == 5 and parts[4] == side:
                 btype, status = parts[2], parts[3]
                 bans_new[btype] += n
                 bans_status[status] += n

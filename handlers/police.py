@@ -13,8 +13,8 @@ from bot.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, OUTCOMES, PLACES, SUPPO
 
 ARREST_USAGE = ("/arrest <offence> [xN] [inside|outside] [home|away|neutral] [ref=<custody ref>] "
                 "[inc=<id>] [outcome=<nfa|rui|bailed|charged|caution>] [zone=<place>]")
-BAN_USAGE = ("/ban <type> [xN] [years=<n>] [status=<proposed|pending_court|active>] "
-             "[ref=<ref>] [inc=<id>] [club=<club>]")
+BAN_USAGE = ("/ban <type> [xN] [home|away|neutral] [years=<n>] "
+             "[status=<proposed|pending_court|active>] [ref=<ref>] [inc=<id>]")
 NO_FREE_TEXT = ("Free text isn't stored for arrests or bans, so no names end up in the log. "
                 "Use ref= for the custody/occurrence reference and inc= to link an incident.")
 
@@ -108,8 +108,11 @@ async def ban_cmd(ctx: Ctx) -> Result:
         raise UsageError("Which type of ban?")
     btype = _vocab_word(ctx.args[0], BAN_TYPES, "ban type")
     opts, rest = _options(ctx.args[1:], {"ref", "inc", "years", "status", "club"})
-    if rest:
-        raise UsageError(NO_FREE_TEXT)
+    side = "home"  # whose supporters: club bans are mostly the home club's own fans
+    for w in rest:
+        if SUPPORTER_SIDES.resolve(w) is None:
+            raise UsageError(NO_FREE_TEXT)
+        side = SUPPORTER_SIDES.resolve(w) or side
     status = _vocab_word(opts["status"], BAN_STATUSES, "ban status") if "status" in opts \
         else "proposed"
     years = opts.get("years", "")
@@ -117,8 +120,9 @@ async def ban_cmd(ctx: Ctx) -> Result:
         raise UsageError(f"years= takes a whole number, not '{years}'.")
     n, link = _count(opts), _link(opts)
     fx = await ctx.fixture()
-    data = {"count": n, "type": btype, "status": status, "years": years,
-            "club": opts.get("club", ""), "incident": f"INC-{link}" if link else "",
+    club = opts.get("club") or (fx.home if side == "home" else fx.away if side == "away" else "")
+    data = {"count": n, "type": btype, "status": status, "years": years, "side": side,
+            "club": club, "incident": f"INC-{link}" if link else "",
             "ref_recorded": "ref" in opts}
     fields = {k: str(v) for k, v in data.items()}
     fields.update(by=ctx.who, ref=opts.get("ref", ""))
@@ -126,7 +130,8 @@ async def ban_cmd(ctx: Ctx) -> Result:
                                             ctx.cmd.dedupe_key, link)
     if applied.duplicate:
         return Result(Reply("Already recorded."))
-    line = (f"{n} × {BAN_TYPES.label(btype)} ({BAN_STATUSES.label(status).lower()})"
+    line = (f"{n} × {BAN_TYPES.label(btype)} ({BAN_STATUSES.label(status).lower()}), "
+            f"{side} supporter{'s' if n > 1 else ''}"
             + (f", {years} years" if years else "") + (f", linked to INC-{link}" if link else ""))
     ctx.notify("command", Reply(line, title="Banning order recorded"), fixture=fx.id)
     await ctx.core.changed("ban", fx.id)

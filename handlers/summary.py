@@ -40,6 +40,7 @@ def figures_from_counts(counts: dict[str, int]) -> dict[str, Any]:
             "total": counts.get("ban:total", 0),
             "by_type": _group(counts, "ban:type:"),
             "by_status": _group(counts, "ban:status:"),
+            "home_away": _group(counts, "ban:sd:"),
         },
     }
 

@@ -36,7 +36,8 @@ async def history(say, core) -> str:
               "/incident pyro @stb_upper s3", as_="steward")
     await run(say, "/arrest missiles x2 inside away", "/arrest disorder outside home",
               as_="police_liaison")
-    await run(say, "/ban club_lifetime x3 status=active", "/ban fbo_s14a", as_="police_liaison")
+    await run(say, "/ban club_lifetime x3 away status=active", "/ban fbo_s14a away",
+              as_="police_liaison")  # West Ham supporters, banned after the away game
     await run(say, f"/fixture use {OTHER}", as_="admin")
     await run(say, "/incident pyro @stb_upper s2", as_="steward")
     await run(say, "/arrest pyro home", as_="police_liaison")
@@ -72,7 +73,8 @@ async def test_full_briefing_from_stored_history(core, say):
     season = text[text.index("Season 2026-27"):]
     assert "West Ham United (2 fixtures): arrests 3 (throwing missiles 2, possession of " \
            "pyrotechnics 1); banning orders 4 new, 3 in force" in season
-    assert "Chelsea (1 fixtures): arrests 1 (public disorder 1)" in season
+    # bans count for the club whose supporters were banned, not for both clubs
+    assert "Chelsea (1 fixtures): arrests 1 (public disorder 1); banning orders 0 new" in season
     assert "Key contacts: Safety Officer ch.1" in text
 
 
