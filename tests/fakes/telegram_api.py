@@ -1,0 +1,474 @@
+"""A fake Telegram Bot API server (aiohttp on 127.0.0.1, random port) that records every call.
+
+Serves what the adapter uses: getMe, getUpdates (long-poll on a queue the test pushes to),
+setWebhook/deleteWebhook, sendMessage, editMessageText, answerCallbackQuery, setMyCommands,
+sendPhoto/sendDocument (multipart), getFile and file downloads. Any method can be made to fail
+for its next N calls (e.g. 429 with retry_after). Tests wait with `await fake.wait_for(...)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+TOKEN = "123456789:TEST-fake-token_for-tests"
+BOT_ID = 123456789
+BOT_USERNAME = "matchday_test_bot"
+_INT_KEYS = {"offset", "limit", "timeout", "retry_after", "cache_time", "max_connections"}
+
+
+@dataclass
+class Call:
+    """One request the bot made: method name (as Telegram spells it) and decoded params."""
+
+    method: str
+    params: dict[str, Any]
+    files: dict[str, bytes] = field(default_factory=dict)
+    ok: bool = True
+
+
+@dataclass
+class Failure:
+    """An injected error for the next `times` calls of a method."""
+
+    times: int
+    code: int
+    description: str
+    retry_after: int | None = None
+
+
+def _decode(key: str, value: str) -> Any:
+    """Telegram clients send JSON-encoded values for non-strings; decode what clearly is."""
+    v = value.strip()
+    if v[:1] in "[{":
+        try:
+            return json.loads(v)
+        except ValueError:
+            return value
+    if (key in _INT_KEYS or key.endswith("_id")) and v.lstrip("-").isdigit():
+        return int(v)
+    if v in ("true", "false") and key not in ("text", "caption", "data"):
+        return v == "true"
+    return value
+
+
+class FakeTelegram:
+    """The fake server. `await start()` returns its base URL (no /bot suffix)."""
+
+    def __init__(self, token: str = TOKEN, poll_wait: float = 0.2, latency: float = 0.0,
+                 record: bool = True) -> None:
+        self.token = token
+        self.poll_wait = poll_wait  # longest an empty getUpdates waits for a push
+        self.latency = latency  # simulated network time per call (benchmarks only)
+        self.record = record  # keep every call (off for long benchmark runs)
+        self.calls: list[Call] = []
+        self.failures: dict[str, Failure] = {}
+        self.messages: dict[tuple[int, int], dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}
+        self.webhook: dict[str, Any] = {}
+        self._pending: list[tuple[dict[str, Any], bool]] = []  # (update, ignore_offset)
+        self._update_ids = itertools.count(1000)
+        self._message_ids = itertools.count(1)
+        self._cond: asyncio.Condition | None = None
+        self._updates_cond: asyncio.Condition | None = None
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    # ---------------------------------------------------------------- lifecycle
+    async def start(self) -> str:
+        """Listen on a random local port."""
+        return await self.start_on(0)
+
+    async def start_on(self, port: int) -> str:
+        """Listen on a local port (0: any free one)."""
+        self._cond = asyncio.Condition()
+        self._updates_cond = asyncio.Condition()
+        app = web.Application(client_max_size=50 * 1024 * 1024)
+        app.router.add_route("*", "/bot{token}/{method}", self._api)
+        app.router.add_get("/file/bot{token}/{path:.*}", self._file)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base_url = f"http://127.0.0.1:{port}"
+        return self.base_url
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # ---------------------------------------------------------------- test controls
+    def next_update_id(self) -> int:
+        """A fresh update id."""
+        return next(self._update_ids)
+
+    async def push(self, update: dict[str, Any], *, redeliver: bool = False) -> dict[str, Any]:
+        """Queue an update for getUpdates. `redeliver` serves it even if its id was confirmed
+        (what Telegram does when a bot died before confirming)."""
+        update.setdefault("update_id", self.next_update_id())
+        assert self._updates_cond is not None
+        async with self._updates_cond:
+            self._pending.append((update, redeliver))
+            self._updates_cond.notify_all()
+        return update
+
+    def fail(self, method: str, times: int = 1, *, code: int = 429,
+             description: str = "Too Many Requests: retry after 1",
+             retry_after: int | None = 1) -> None:
+        """Make the next `times` calls of `method` fail with this error."""
+        self.failures[method.lower()] = Failure(times, code, description, retry_after)
+
+    def calls_of(self, method: str, ok_only: bool = True) -> list[Call]:
+        """Recorded calls of one method (successful ones unless ok_only=False)."""
+        m = method.lower()
+        return [c for c in self.calls if c.method.lower() == m and (c.ok or not ok_only)]
+
+    def sent_to(self, chat_id: int | str) -> list[Call]:
+        """Successful sendMessage calls to one chat."""
+        return [c for c in self.calls_of("sendMessage") if str(c.params.get("chat_id")) ==
+                str(chat_id)]
+
+    async def wait_for(self, predicate: Callable[[list[Call]], Any], timeout: float = 5) -> Any:
+        """Wait until predicate(calls) is truthy; return its value (TimeoutError otherwise)."""
+        assert self._cond is not None
+        async with self._cond:
+            result: Any = None
+
+            def check() -> bool:
+                nonlocal result
+                result = predicate(self.calls)
+                return bool(result)
+
+            try:
+                await asyncio.wait_for(self._cond.wait_for(check), timeout)
+            except TimeoutError:
+                raise AssertionError(f"condition not met within {timeout}s; calls:\n"
+                                     f"{self.describe()}") from None
+            return result
+
+    def describe(self, last: int = 30) -> str:
+        """The last calls, one line each (for failure messages)."""
+        return "\n".join(
+            f"{'ok ' if c.ok else 'ERR'} {c.method} {c.params.get('chat_id', '')} "
+            f"{c.params.get('message_id', '')} {str(c.params.get('text', ''))[:120]!r}"
+            for c in self.calls[-last:])
+
+    # ---------------------------------------------------------------- builders
+    @staticmethod
+    def user(user_id: int, first_name: str = "Test", username: str = "") -> dict[str, Any]:
+        """A Telegram User object."""
+        u: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
+        if username:
+            u["username"] = username
+        return u
+
+    @staticmethod
+    def chat(chat_id: int, title: str = "Control room") -> dict[str, Any]:
+        """A private chat for positive ids, a supergroup for negative ones."""
+        if chat_id > 0:
+            return {"id": chat_id, "type": "private", "first_name": "Test"}
+        return {"id": chat_id, "type": "supergroup", "title": title}
+
+    def message_update(self, user_id: int, text: str = "", *, chat_id: int | None = None,
+                       photo: str = "", caption: str = "", location: tuple[float, float] |
+                       None = None, reply_to: dict[str, Any] | None = None,
+                       first_name: str = "Test") -> dict[str, Any]:
+        """An update carrying a message (text, photo or location) from a user."""
+        chat_id = user_id if chat_id is None else chat_id
+        msg: dict[str, Any] = {
+            "message_id": next(self._message_ids), "date": int(time.time()),
+            "chat": self.chat(chat_id), "from": self.user(user_id, first_name),
+        }
+        if text:
+            msg["text"] = text
+            if text.startswith("/"):
+                msg["entities"] = [{"type": "bot_command", "offset": 0,
+                                    "length": len(text.split(" ", 1)[0])}]
+        if photo:
+            msg["photo"] = [
+                {"file_id": photo + "-s", "file_unique_id": photo + "s", "width": 90,
+                 "height": 90},
+                {"file_id": photo, "file_unique_id": photo + "l", "width": 1280, "height": 960},
+            ]
+        if caption:
+            msg["caption"] = caption
+        if location:
+            msg["location"] = {"latitude": location[0], "longitude": location[1]}
+        if reply_to:
+            msg["reply_to_message"] = reply_to
+        return {"update_id": self.next_update_id(), "message": msg}
+
+    def callback_update(self, user_id: int, message: dict[str, Any], data: str,
+                        first_name: str = "Test") -> dict[str, Any]:
+        """An update for a press of an inline button on a message the bot sent."""
+        return {"update_id": self.next_update_id(), "callback_query": {
+            "id": str(self.next_update_id()), "from": self.user(user_id, first_name),
+            "chat_instance": "ci-1", "message": message, "data": data}}
+
+    def message(self, chat_id: int, message_id: int) -> dict[str, Any]:
+        """The current state of a message the bot sent (edits applied)."""
+        return self.messages[(int(chat_id), int(message_id))]
+
+    # ---------------------------------------------------------------- server side
+    async def _record(self, call: Call) -> None:
+        if not self.record:
+            return
+        assert self._cond is not None
+        async with self._cond:
+            self.calls.append(call)
+            self._cond.notify_all()
+
+    async def _params(self, request: web.Request) -> tuple[dict[str, Any], dict[str, bytes]]:
+        params: dict[str, Any] = dict(request.query)
+        files: dict[str, bytes] = {}
+        ctype = request.content_type
+        if ctype == "application/json":
+            body = await request.read()
+            if body:
+                params.update(json.loads(body))
+            return params, files
+        if ctype.startswith("multipart/"):
+            reader = await request.multipart()
+            async for part in reader:
+                if part.filename is not None:  # type: ignore[union-attr]
+                    files[part.name or ""] = await part.read()  # type: ignore[union-attr]
+                else:
+                    params[part.name or ""] = await part.text()  # type: ignore[union-attr]
+        elif request.can_read_body:
+            params.update(await request.post())
+        return {k: _decode(k, v) if isinstance(v, str) else v for k, v in params.items()}, files
+
+    async def _api(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return web.json_response({"ok": False, "error_code": 401,
+                                      "description": "Unauthorized"}, status=401)
+        method = request.match_info["method"]
+        params, files = await self._params(request)
+        if self.latency and method.lower() != "getupdates":
+            await asyncio.sleep(self.latency)
+        call = Call(method, params, files)
+        fail = self.failures.get(method.lower())
+        if fail and fail.times > 0:
+            fail.times -= 1
+            call.ok = False
+            await self._record(call)
+            body: dict[str, Any] = {"ok": False, "error_code": fail.code,
+                                    "description": fail.description}
+            if fail.retry_after is not None:
+                body["parameters"] = {"retry_after": fail.retry_after}
+            return web.json_response(body, status=fail.code)
+        handler = getattr(self, "_m_" + method.lower(), None)
+        if handler is None:
+            await self._record(call)
+            return web.json_response({"ok": True, "result": True})
+        try:
+            result = await handler(params, files)
+        except _ApiError as exc:
+            call.ok = False
+            await self._record(call)
+            return web.json_response({"ok": False, "error_code": exc.code,
+                                      "description": exc.description}, status=exc.code)
+        if method.lower() != "getupdates" or result:
+            await self._record(call)
+        return web.json_response({"ok": True, "result": result})
+
+    async def _file(self, request: web.Request) -> web.Response:
+        data = self.files.get(request.match_info["path"])
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data)
+
+    # ---------------------------------------------------------------- methods
+    async def _m_getme(self, p: dict, f: dict) -> dict[str, Any]:
+        return {"id": BOT_ID, "is_bot": True, "first_name": "Matchday",
+                "username": BOT_USERNAME, "can_join_groups": True,
+                "can_read_all_group_messages": False, "supports_inline_queries": False}
+
+    async def _m_getupdates(self, p: dict, f: dict) -> list[dict[str, Any]]:
+        offset = int(p.get("offset") or 0)
+        limit = int(p.get("limit") or 100)
+        wait = min(float(p.get("timeout") or 0), self.poll_wait)
+        assert self._updates_cond is not None
+
+        def ready() -> list[dict[str, Any]]:
+            # Confirmed updates (id < offset) are forgotten unless forced to redeliver.
+            self._pending = [(u, r) for u, r in self._pending if r or u["update_id"] >= offset]
+            return [u for u, _ in self._pending][:limit]
+
+        async with self._updates_cond:
+            if not ready() and wait > 0:
+                try:
+                    await asyncio.wait_for(self._updates_cond.wait_for(lambda: bool(ready())),
+                                           wait)
+                except TimeoutError:
+                    pass
+            out = ready()
+            # a forced redelivery is served once, then behaves like any update
+            self._pending = [(u, False) for u, _ in self._pending]
+            return out
+
+    async def _m_setwebhook(self, p: dict, f: dict) -> bool:
+        self.webhook = dict(p)
+        return True
+
+    async def _m_deletewebhook(self, p: dict, f: dict) -> bool:
+        self.webhook = {}
+        return True
+
+    async def _m_getwebhookinfo(self, p: dict, f: dict) -> dict[str, Any]:
+        return {"url": self.webhook.get("url", ""), "has_custom_certificate": False,
+                "pending_update_count": 0}
+
+    async def _m_setmycommands(self, p: dict, f: dict) -> bool:
+        for c in p.get("commands", []):
+            if not (1 <= len(c["command"]) <= 32 and 1 <= len(c["description"]) <= 256):
+                raise _ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+        return True
+
+    async def _m_answercallbackquery(self, p: dict, f: dict) -> bool:
+        if len(str(p.get("text", ""))) > 200:
+            raise _ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        return True
+
+    def _new_message(self, p: dict[str, Any], **content: Any) -> dict[str, Any]:
+        chat_id = int(p["chat_id"])
+        msg: dict[str, Any] = {
+            "message_id": next(self._message_ids), "date": int(time.time()),
+            "chat": self.chat(chat_id),
+            "from": {"id": BOT_ID, "is_bot": True, "first_name": "Matchday",
+                     "username": BOT_USERNAME},
+            **content,
+        }
+        if isinstance(p.get("reply_markup"), dict) and "inline_keyboard" in p["reply_markup"]:
+            msg["reply_markup"] = p["reply_markup"]
+        self.messages[(chat_id, msg["message_id"])] = msg
+        return msg
+
+    @staticmethod
+    def _check_text(text: str, parse_mode: str | None, limit: int = 4096) -> None:
+        if not text:
+            raise _ApiError(400, "Bad Request: message text is empty")
+        if len(text) > limit:
+            raise _ApiError(400, "Bad Request: message is too long")
+        if parse_mode == "HTML":
+            _check_html(text)
+
+    async def _m_sendmessage(self, p: dict, f: dict) -> dict[str, Any]:
+        text = str(p.get("text", ""))
+        self._check_text(text, p.get("parse_mode"))
+        return self._new_message(p, text=text)
+
+    async def _m_editmessagetext(self, p: dict, f: dict) -> dict[str, Any]:
+        key = (int(p["chat_id"]), int(p["message_id"]))
+        msg = self.messages.get(key)
+        if msg is None:
+            raise _ApiError(400, "Bad Request: message to edit not found")
+        text = str(p.get("text", ""))
+        self._check_text(text, p.get("parse_mode"))
+        markup = p.get("reply_markup") if isinstance(p.get("reply_markup"), dict) else None
+        if msg.get("text") == text and msg.get("reply_markup") == markup:
+            raise _ApiError(400, "Bad Request: message is not modified: specified new message "
+                                 "content and reply markup are exactly the same as a current "
+                                 "content and reply markup of the message")
+        msg["text"] = text
+        msg["edit_date"] = int(time.time())
+        if markup:
+            msg["reply_markup"] = markup
+        else:
+            msg.pop("reply_markup", None)
+        return msg
+
+    async def _m_sendphoto(self, p: dict, f: dict) -> dict[str, Any]:
+        data = next(iter(f.values()), b"")
+        fid = f"photo-{len(self.files) + 1}"
+        self.files[f"photos/{fid}.png"] = data
+        caption = str(p.get("caption", ""))
+        if caption:
+            self._check_text(caption, p.get("parse_mode"), 1024)
+        photo = [{"file_id": fid, "file_unique_id": fid + "u", "width": 800, "height": 600,
+                  "file_size": len(data)}]
+        return self._new_message(p, photo=photo, **({"caption": caption} if caption else {}))
+
+    async def _m_senddocument(self, p: dict, f: dict) -> dict[str, Any]:
+        data = next(iter(f.values()), b"")
+        fid = f"doc-{len(self.files) + 1}"
+        self.files[f"documents/{fid}"] = data
+        return self._new_message(p, document={"file_id": fid, "file_unique_id": fid + "u",
+                                              "file_size": len(data)})
+
+    async def _m_getfile(self, p: dict, f: dict) -> dict[str, Any]:
+        fid = str(p.get("file_id", ""))
+        path = next((k for k in self.files if k.split("/")[-1].split(".")[0] == fid),
+                    f"photos/{fid}.jpg")
+        return {"file_id": fid, "file_unique_id": fid + "u", "file_path": path,
+                "file_size": len(self.files.get(path, b""))}
+
+
+class _ApiError(Exception):
+    def __init__(self, code: int, description: str) -> None:
+        super().__init__(description)
+        self.code = code
+        self.description = description
+
+
+_ALLOWED_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code",
+                 "pre", "tg-spoiler", "span", "blockquote", "tg-emoji"}
+
+
+def _check_html(text: str) -> None:
+    """Reject what Telegram's HTML parser rejects: unknown tags, bare '<' or '&'."""
+    import re
+
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "<":
+            m = re.match(r"</?([a-zA-Z-]+)(\s[^<>]*)?>", text[i:])
+            if not m or m.group(1).lower() not in _ALLOWED_TAGS:
+                raise _ApiError(400, f"Bad Request: can't parse entities: unsupported start "
+                                     f"tag at byte offset {i}")
+            i += m.end()
+            continue
+        if ch == "&":
+            m = re.match(r"&(#\d+|#x[0-9a-fA-F]+|lt|gt|amp|quot);", text[i:])
+            if not m:
+                raise _ApiError(400, f"Bad Request: can't parse entities: character '&' at "
+                                     f"byte offset {i}")
+            i += m.end()
+            continue
+        i += 1
+
+
+async def _serve(port: int, latency_ms: float) -> None:
+    fake = FakeTelegram(latency=latency_ms / 1000, record=False)
+    await fake.start_on(port)
+    print(fake.base_url, flush=True)
+    await asyncio.Event().wait()
+
+
+def main() -> None:
+    """Serve the fake standalone (benchmarks run it in its own process, like a real server):
+    python -m tests.fakes.telegram_api [--port N] [--latency-ms MS]; prints its base URL."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency-ms", type=float, default=0.0)
+    args = ap.parse_args()
+    try:
+        asyncio.run(_serve(args.port, args.latency_ms))
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,377 @@
+"""The Telegram adapter through real python-telegram-bot over real HTTP against a fake Bot API."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest_asyncio
+from aiohttp.test_utils import TestClient, TestServer
+from pydantic import SecretStr
+
+from bot.app import build_core
+from bot.core import Core
+from bot.settings import Settings
+from bot.telegram_adapter import SECRET_HEADER, TelegramAdapter
+from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
+
+STEWARD = 100000001  # roster: Telegram steward, zone gate_away
+CONTROL = -1001000000001  # channels.toml: control audience
+SUPERVISOR = 200000002  # joins by invite in the tests that need one
+STRANGER = 999000999
+SECRET = "s3cret-token_for-tests"
+
+
+def tg_settings(settings: Settings, fake: FakeTelegram) -> Settings:
+    return settings.model_copy(update={
+        "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url,
+        "telegram_webhook_secret": SecretStr(SECRET),
+        "telegram_webhook_url": "https://bot.example.test/telegram"})
+
+
+@pytest_asyncio.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    f = FakeTelegram()
+    await f.start()
+    yield f
+    await f.stop()
+
+
+@pytest_asyncio.fixture
+async def polling(core: Core, settings: Settings, fake: FakeTelegram
+                  ) -> AsyncIterator[TelegramAdapter]:
+    a = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    await a.start()
+    yield a
+    await a.stop()
+
+
+@pytest_asyncio.fixture
+async def hook(core: Core, settings: Settings, fake: FakeTelegram
+               ) -> AsyncIterator[tuple[TelegramAdapter, TestClient]]:
+    a = TelegramAdapter(core, tg_settings(settings, fake), webhook=True)
+    await a.start()
+    client = TestClient(TestServer(a.web_app()))
+    await client.start_server()
+    yield a, client
+    await client.close()
+    await a.stop()
+
+
+# ---------------------------------------------------------------- helpers
+def markup(call: Call) -> dict[str, Any]:
+    rm = call.params.get("reply_markup")
+    return rm if isinstance(rm, dict) else {}
+
+
+def buttons(call: Call) -> list[str]:
+    """callback_data of every inline button of a sendMessage/editMessageText call."""
+    return [b["callback_data"] for row in markup(call).get("inline_keyboard", []) for b in row]
+
+
+def sends_to(chat: int, needle: str = "") -> Any:
+    """Predicate: successful sendMessage calls to a chat whose text contains needle."""
+    def pred(calls: list[Call]) -> list[Call]:
+        return [c for c in calls if c.ok and c.method == "sendMessage"
+                and c.params.get("chat_id") == chat and needle in str(c.params.get("text"))]
+    return pred
+
+
+def edits_of(chat: int, message_id: int, needle: str = "") -> Any:
+    def pred(calls: list[Call]) -> list[Call]:
+        return [c for c in calls if c.ok and c.method == "editMessageText"
+                and c.params.get("chat_id") == chat and c.params.get("message_id") == message_id
+                and needle in str(c.params.get("text"))]
+    return pred
+
+
+def sent_message(fake: FakeTelegram, chat: int, needle: str) -> dict[str, Any]:
+    """The Message the bot sent to a chat whose text contains needle (latest)."""
+    hits = [m for (c, _), m in fake.messages.items() if c == chat and needle in m.get("text", "")]
+    assert hits, f"no message with {needle!r} in {chat}"
+    return hits[-1]
+
+
+async def incidents(core: Core) -> list[dict[str, Any]]:
+    fx = await core.active_fixture()
+    assert fx is not None
+    return [e.data for e in await core.store.events(fx.id) if e.kind == "incident.reported"]
+
+
+class Feed:
+    """Deliver updates by polling (push to the fake) or by webhook POSTs."""
+
+    def __init__(self, fake: FakeTelegram, client: TestClient | None = None) -> None:
+        self.fake = fake
+        self.client = client
+
+    async def __call__(self, update: dict[str, Any]) -> None:
+        if self.client is None:
+            await self.fake.push(update)
+            return
+        resp = await self.client.post("/telegram", json=update, headers={SECRET_HEADER: SECRET})
+        assert resp.status == 200, await resp.text()
+
+
+async def three_tap_report(fake: FakeTelegram, feed: Feed) -> dict[str, Any]:
+    """/incident, then tap type, location and severity; returns the final form message."""
+    await feed(fake.message_update(STEWARD, "/incident"))
+    first = (await fake.wait_for(lambda c: [x for x in sends_to(STEWARD)(c) if buttons(x)]))[0]
+    types = buttons(first)
+    assert any(b.endswith(" type missile") for b in types), types
+    prompt = sent_message(fake, STEWARD, "What is happening?")
+    mid = prompt["message_id"]
+    tap = next(b for b in types if b.endswith(" type missile"))
+
+    await feed(fake.callback_update(STEWARD, prompt, tap))
+    step2 = (await fake.wait_for(edits_of(STEWARD, mid, "Where?")))[-1]
+    locs = buttons(step2)
+    assert locs[0].endswith(" loc gate_away"), locs  # the steward's own zone first
+    # the one-tap "share my location" key is offered too
+    share = await fake.wait_for(lambda c: [x for x in sends_to(STEWARD)(c)
+                                           if markup(x).get("keyboard")])
+    assert share[0].params["reply_markup"]["keyboard"][0][0]["request_location"] is True
+
+    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), locs[0]))
+    step3 = (await fake.wait_for(edits_of(STEWARD, mid, "How serious?")))[-1]
+    sev3 = next(b for b in buttons(step3) if b.endswith(" sev 3"))
+
+    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), sev3))
+    await fake.wait_for(edits_of(STEWARD, mid, "Logged INC-1"))
+    return fake.message(STEWARD, mid)
+
+
+async def join_supervisor(core: Core, fake: FakeTelegram, feed: Feed) -> None:
+    await core.store.create_invite("sup123", "supervisor", "console:admin", 3600)
+    await feed(fake.message_update(SUPERVISOR, "/start sup123", first_name="Sam"))
+    await fake.wait_for(sends_to(SUPERVISOR, "registered as"))
+
+
+# ---------------------------------------------------------------- tests
+async def test_menus_per_role(polling: TelegramAdapter, fake: FakeTelegram) -> None:
+    calls = fake.calls_of("setMyCommands")
+    default = next(c for c in calls if c.params.get("scope", {}).get("type") == "default")
+    assert {c["command"] for c in default.params["commands"]} == {"help", "join"}
+    mine = next(c for c in calls if c.params.get("scope", {}).get("chat_id") == STEWARD)
+    names = {c["command"] for c in mine.params["commands"]}
+    assert "incident" in names and "arrest" not in names and "form" not in names
+
+
+async def test_three_tap_report_by_polling(polling: TelegramAdapter, fake: FakeTelegram,
+                                           core: Core) -> None:
+    final = await three_tap_report(fake, Feed(fake))
+    assert "reply_markup" not in final  # the form's buttons are gone once logged
+    card = (await fake.wait_for(sends_to(CONTROL, "INC-1")))[0]
+    assert "Acknowledge" in json.dumps(card.params["reply_markup"])
+    assert card.params["parse_mode"] == "HTML"
+    [inc] = await incidents(core)
+    assert (inc["type"], inc["location"], inc["severity"]) == ("missile", "gate_away", 3)
+    answered = fake.calls_of("answerCallbackQuery")
+    assert len(answered) == 3
+
+
+async def test_three_tap_report_by_webhook(hook: tuple[TelegramAdapter, TestClient],
+                                           fake: FakeTelegram, core: Core) -> None:
+    _, client = hook
+    assert fake.webhook["url"] == "https://bot.example.test/telegram"
+    assert fake.webhook["secret_token"] == SECRET
+    await three_tap_report(fake, Feed(fake, client))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    assert len(await incidents(core)) == 1
+
+
+async def test_webhook_refuses_wrong_or_missing_secret(
+        hook: tuple[TelegramAdapter, TestClient], fake: FakeTelegram, core: Core) -> None:
+    _, client = hook
+    update = fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles")
+    for headers in ({SECRET_HEADER: "wrong"}, {}):
+        resp = await client.post("/telegram", json=update, headers=headers)
+        assert resp.status == 403
+    assert await incidents(core) == []
+    assert fake.calls_of("sendMessage") == []
+
+
+async def test_photo_reply_attaches_evidence(polling: TelegramAdapter, fake: FakeTelegram,
+                                             core: Core) -> None:
+    feed = Feed(fake)
+    await feed(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles"))
+    await fake.wait_for(sends_to(STEWARD, "Logged INC-1"))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    card = sent_message(fake, CONTROL, "INC-1")
+    confirmation = sent_message(fake, STEWARD, "Logged INC-1")
+    await feed(fake.message_update(STEWARD, photo="AgACphoto1", caption="thrower, red coat",
+                                   reply_to=confirmation))
+    await fake.wait_for(sends_to(STEWARD, "Added to INC-1"))
+    fx = await core.active_fixture()
+    ev = [e for e in await core.store.events(fx.id) if e.kind == "incident.evidence"]
+    assert ev and ev[0].data["evidence"][0]["file_id"] == "AgACphoto1"
+    # the control card is edited in place to count the evidence; the note goes under it
+    await fake.wait_for(edits_of(CONTROL, card["message_id"], "1 evidence item"))
+    note = (await fake.wait_for(sends_to(CONTROL, "Evidence on INC-1")))[0]
+    assert note.params["reply_parameters"]["message_id"] == card["message_id"]
+
+
+async def test_group_photo_reply_to_card(polling: TelegramAdapter, fake: FakeTelegram,
+                                         core: Core) -> None:
+    feed = Feed(fake)
+    await join_supervisor(core, fake, feed)
+    await feed(fake.message_update(STEWARD, "/incident pyro @stb_walkway s2 flare"))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    card = sent_message(fake, CONTROL, "INC-1")
+    # chatter in the group is ignored; a photo replying to the card is evidence
+    await feed(fake.message_update(SUPERVISOR, "nice weather", chat_id=CONTROL))
+    await feed(fake.message_update(SUPERVISOR, photo="AgACgroup", chat_id=CONTROL,
+                                   reply_to=card))
+    await fake.wait_for(sends_to(CONTROL, "Added to INC-1"))
+    assert not sends_to(CONTROL, "register")(fake.calls)
+
+
+async def test_control_card_edited_on_ack_and_resolve(polling: TelegramAdapter,
+                                                      fake: FakeTelegram, core: Core) -> None:
+    feed = Feed(fake)
+    await join_supervisor(core, fake, feed)
+    await feed(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles"))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    card = sent_message(fake, CONTROL, "INC-1")
+    mid = card["message_id"]
+
+    await feed(fake.callback_update(SUPERVISOR, card, "/ack 1"))
+    await fake.wait_for(edits_of(CONTROL, mid, "Acknowledged"))
+    await fake.wait_for(sends_to(STEWARD, "acknowledged"))
+    toast = (await fake.wait_for(lambda c: [x for x in c if x.method == "answerCallbackQuery"
+                                            and x.params.get("text")]))[0]
+    assert "INC-1" in toast.params["text"]
+
+    await feed(fake.callback_update(SUPERVISOR, fake.message(CONTROL, mid), "/resolve 1"))
+    await fake.wait_for(edits_of(CONTROL, mid, "(closed)"))
+    await fake.wait_for(sends_to(STEWARD, "closed"))
+    assert len(sends_to(CONTROL, "INC-1")(fake.calls)) == 1  # never a new card per change
+    assert "reply_markup" not in fake.message(CONTROL, mid)  # no buttons on a closed card
+
+
+async def test_stranger_refused(polling: TelegramAdapter, fake: FakeTelegram,
+                                core: Core) -> None:
+    feed = Feed(fake)
+    await feed(fake.message_update(STRANGER, "/incident missile @stb_walkway s3"))
+    await fake.wait_for(sends_to(STRANGER, "not registered"))
+    await feed(fake.message_update(STRANGER, "/start"))  # first contact: help, with /join
+    replies = await fake.wait_for(lambda c: len(sends_to(STRANGER)(c)) == 2
+                                  and sends_to(STRANGER)(c))
+    assert "/join" in replies[1].params["text"]
+    assert await incidents(core) == []
+    assert sends_to(CONTROL)(fake.calls) == []
+
+
+async def test_same_update_twice_logged_once(polling: TelegramAdapter, fake: FakeTelegram,
+                                             core: Core) -> None:
+    update = fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles")
+    await fake.push(update)
+    await fake.wait_for(sends_to(STEWARD, "Logged INC-1"))
+    await fake.push(update, redeliver=True)  # Telegram redelivers after a lost confirmation
+    await fake.push(fake.message_update(STEWARD, "/whoami"))  # processed after the duplicate
+    await fake.wait_for(sends_to(STEWARD, "Steward"))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    assert len(await incidents(core)) == 1
+    assert len(sends_to(STEWARD, "INC-1")(fake.calls)) == 1
+    assert len(sends_to(CONTROL, "INC-1")(fake.calls)) == 1
+
+
+async def test_two_replicas_same_webhook_update_logged_once(
+        hook: tuple[TelegramAdapter, TestClient], fake: FakeTelegram, core: Core,
+        settings: Settings) -> None:
+    _, client = hook
+    other_core = build_core(core.store, settings, core.clock, cache_ttl=0)
+    other = TelegramAdapter(other_core, tg_settings(settings, fake), webhook=True)
+    await other.start()
+    other_client = TestClient(TestServer(other.web_app()))
+    await other_client.start_server()
+    try:
+        update = fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles")
+        await Feed(fake, client)(update)
+        await Feed(fake, other_client)(update)
+        await fake.wait_for(sends_to(STEWARD, "Already logged as INC-1"))
+        await fake.wait_for(sends_to(CONTROL, "INC-1"))
+        await other.drain()
+        assert len(await incidents(core)) == 1
+        assert len(sends_to(CONTROL, "INC-1")(fake.calls)) == 1
+    finally:
+        await other_client.close()
+        await other.stop()
+
+
+async def test_429_mid_send_no_duplicate(polling: TelegramAdapter, fake: FakeTelegram,
+                                         core: Core) -> None:
+    await fake.push(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles"))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    card = sent_message(fake, CONTROL, "INC-1")
+    fake.fail("sendMessage", times=1, retry_after=1)
+    await fake.push(fake.message_update(STEWARD, "/incident pyro @stb_walkway s2 flare"))
+    await fake.wait_for(sends_to(STEWARD, "Logged INC-2"))
+    await fake.wait_for(sends_to(CONTROL, "INC-2"))
+    await polling.drain()
+    failed = [c for c in fake.calls if not c.ok]
+    assert [c.method for c in failed] == ["sendMessage"]
+    assert len(sends_to(STEWARD, "Logged INC-2")(fake.calls)) == 1
+    assert len(sends_to(CONTROL, "INC-2")(fake.calls)) == 1
+    assert len(await incidents(core)) == 2
+    assert fake.message(CONTROL, card["message_id"])["text"].count("INC-1") == 1
+
+
+async def test_expired_form_button(polling: TelegramAdapter, fake: FakeTelegram,
+                                   core: Core) -> None:
+    feed = Feed(fake)
+    await feed(fake.message_update(STEWARD, "/incident"))
+    await fake.wait_for(sends_to(STEWARD, "What is happening?"))
+    old = sent_message(fake, STEWARD, "What is happening?")
+    old_tap = buttons(fake.calls_of("sendMessage")[-1])[0]
+    fx = await core.active_fixture()
+    await core.store.drop_form(fx.id, f"telegram:{STEWARD}")  # as if the TTL ran out
+    await feed(fake.callback_update(STEWARD, old, old_tap))
+    await fake.wait_for(edits_of(STEWARD, old["message_id"], "expired"))
+    answer = (await fake.wait_for(lambda c: [x for x in c if x.method == "answerCallbackQuery"
+                                             and "expired" in str(x.params.get("text"))]))[0]
+    assert answer.params["text"].startswith("This form has expired")
+    assert await incidents(core) == []
+
+
+async def test_free_text_escaped(polling: TelegramAdapter, fake: FakeTelegram,
+                                 core: Core) -> None:
+    feed = Feed(fake)
+    await feed(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 <b>& co"))
+    card = (await fake.wait_for(sends_to(CONTROL, "INC-1")))[0]
+    assert "&lt;b&gt;&amp; co" in card.params["text"]
+    assert "<b>&" not in card.params["text"]
+    await feed(fake.message_update(STEWARD, "more: <i>x</i> & <script>"))  # a /note
+    await fake.wait_for(sends_to(STEWARD, "Added to INC-1"))
+    line = (await fake.wait_for(sends_to(CONTROL, "&lt;script&gt;")))[0]
+    assert "<i>" not in line.params["text"]
+
+
+async def test_group_chatter_and_unknown_commands_ignored(
+        polling: TelegramAdapter, fake: FakeTelegram, core: Core) -> None:
+    feed = Feed(fake)
+    await feed(fake.message_update(STRANGER, "anyone seen the coach?", chat_id=CONTROL))
+    await feed(fake.message_update(STRANGER, "/weather", chat_id=CONTROL))
+    await feed(fake.message_update(STEWARD, "/whoami"))
+    await fake.wait_for(sends_to(STEWARD, "Steward"))
+    assert sends_to(CONTROL)(fake.calls) == []
+
+
+async def test_shared_location_answers_the_where_step(polling: TelegramAdapter,
+                                                      fake: FakeTelegram, core: Core) -> None:
+    feed = Feed(fake)
+    await feed(fake.message_update(STEWARD, "/incident"))
+    await fake.wait_for(sends_to(STEWARD, "What is happening?"))
+    prompt = sent_message(fake, STEWARD, "What is happening?")
+    tap = next(b for b in buttons(fake.sent_to(STEWARD)[0]) if b.endswith(" type medical"))
+    await feed(fake.callback_update(STEWARD, prompt, tap))
+    await fake.wait_for(edits_of(STEWARD, prompt["message_id"], "Where?"))
+    await feed(fake.message_update(STEWARD, location=(51.5383, -0.0166)))  # the 📍 key
+    step3 = (await fake.wait_for(sends_to(STEWARD, "How serious?")))[-1]
+    sev = next(b for b in buttons(step3) if b.endswith(" sev 2"))
+    await feed(fake.callback_update(STEWARD, sent_message(fake, STEWARD, "How serious?"), sev))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    fx = await core.active_fixture()
+    [ev] = [e for e in await core.store.events(fx.id) if e.kind == "incident.reported"]
+    assert ev.data["evidence"][0]["lat"] == 51.5383
