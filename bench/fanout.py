@@ -136,6 +136,7 @@ async def run(chats: int, latency: float, burst: int) -> dict[str, float | int]:
             fake.calls.clear()
             start = time.monotonic()
             await notifier.send([Outbound("summary", reply)] * n)
+            await notifier.drain()
             elapsed = time.monotonic() - start
             minimum = platform_minimum(n, chats, rtt)
             arrivals = [t for t, _ in fake.calls]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Protocol
@@ -91,7 +92,13 @@ class App:
         return self.core
 
     async def stop(self) -> None:
-        """Stop adapters, close Redis, stop the embedded server last (it holds the log)."""
+        """Deliver what is queued, stop adapters, close Redis, stop the embedded server last
+        (it holds the log)."""
+        if self.core is not None:
+            try:
+                await asyncio.wait_for(self.core.notifier.close(), 10)
+            except TimeoutError:
+                log.warning("stopping with undelivered messages")
         for adapter in reversed(self.adapters):
             try:
                 await adapter.stop()

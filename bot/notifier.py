@@ -43,6 +43,8 @@ class Notifier:
         self.sinks: dict[str, Sink] = {}
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
+        self._queues: dict[tuple[str, str], asyncio.Queue[tuple[float, int, Outbound]]] = {}
+        self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     def add_sink(self, sink: Sink) -> None:
         """Register an adapter; one per platform."""
@@ -56,10 +58,10 @@ class Notifier:
         return self.channels.get(audience, {})
 
     async def send(self, outs: list[Outbound]) -> None:
-        """Deliver everything: chats in parallel, each chat in order and within its platform's
-        rate limits (slots are booked now, in call order); one failing platform never stops
-        the others."""
-        queues: dict[tuple[str, str], list[tuple[float, int, Outbound]]] = {}
+        """Queue everything for delivery and return at once: chats in parallel, each chat in
+        order and within its platform's rate limits (slots are booked now, in call order).
+        The sender's own reply never waits for a busy control group; one failing platform
+        never stops the others. `drain()` waits until the queues are empty."""
         for out in outs:
             for tap in self.taps:
                 await tap(out)
@@ -70,17 +72,38 @@ class Notifier:
                 cost = sink.cost(out) if hasattr(sink, "cost") else 1
                 for chat in chats:
                     at = self.limiter.reserve(platform, chat, cost)
-                    queues.setdefault((platform, chat), []).append((at, cost, out))
-        if queues:
-            await asyncio.gather(*(self._deliver(p, c, q) for (p, c), q in queues.items()))
+                    self._queue(platform, chat).put_nowait((at, cost, out))
 
-    async def _deliver(self, platform: str, chat: str,
-                       queue: list[tuple[float, int, Outbound]]) -> None:
+    def _queue(self, platform: str, chat: str) -> asyncio.Queue[tuple[float, int, Outbound]]:
+        key = (platform, chat)
+        if key not in self._queues:
+            self._queues[key] = asyncio.Queue()
+            self._workers[key] = asyncio.create_task(self._worker(platform, chat))
+        return self._queues[key]
+
+    async def _worker(self, platform: str, chat: str) -> None:
+        queue = self._queues[(platform, chat)]
         sink = self.sinks[platform]
-        for at, cost, out in queue:
-            await self.limiter.wait_until(at)
-            await self.limiter.admit(platform, chat, cost)
+        while True:
+            at, cost, out = await queue.get()
             try:
+                await self.limiter.wait_until(at)
+                await self.limiter.admit(platform, chat, cost)
                 await sink.deliver(out, [chat])
             except Exception:  # a platform outage must not lose the others' messages
                 log.exception("delivery to %s:%s failed for %s", platform, chat, out.audience)
+            finally:
+                queue.task_done()
+
+    async def drain(self) -> None:
+        """Wait until every queued message has been handed to its platform."""
+        for queue in list(self._queues.values()):
+            await queue.join()
+
+    async def close(self) -> None:
+        """Deliver what is queued, then stop the workers."""
+        await self.drain()
+        for task in self._workers.values():
+            task.cancel()
+        self._workers.clear()
+        self._queues.clear()

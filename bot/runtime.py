@@ -7,7 +7,9 @@ import logging
 import signal
 from datetime import datetime
 
-from bot.app import App
+from aiohttp import web
+
+from bot.app import App, StartupError
 from bot.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -92,6 +94,59 @@ def _image_saver(app: App):  # type: ignore[no-untyped-def]
     return save
 
 
+class WebServer:
+    """The one HTTP server for Telegram webhooks and Slack's HTTP mode."""
+
+    platform = "http"
+
+    def __init__(self, app: web.Application, port: int) -> None:
+        self.app, self.port = app, port
+        self.runner = web.AppRunner(app)
+
+    async def start(self) -> None:
+        """Listen on the port."""
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "0.0.0.0", self.port).start()
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        await self.runner.cleanup()
+
+
 async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
-    """Start Telegram and/or Slack when their tokens are set; names of what started."""
-    return []
+    """Start Telegram and/or Slack when their tokens are set; names of what started.
+
+    Raises StartupError with one line when a platform is misconfigured or unreachable."""
+    from bot.slack_adapter import SlackAdapter
+    from bot.telegram_adapter import TelegramStartError, telegram_adapter
+
+    core, settings = app.core, app.settings
+    started: list[str] = []
+    site = web.Application()
+    routes = 0
+    try:
+        tg = telegram_adapter(core, settings, webhook=webhook)
+        if tg is not None:
+            if webhook:
+                tg.add_routes(site)
+                routes += 1
+            await tg.start()
+            app.adapters.append(tg)
+            started.append("telegram webhook /telegram" if webhook else "telegram polling")
+        if settings.slack_bot_token is not None:
+            slack = SlackAdapter(core, settings)
+            if http or settings.slack_app_token is None:
+                site.add_routes(slack.routes())
+                routes += 1
+            await slack.start()
+            app.adapters.append(slack)
+            started.append("slack socket mode" if settings.slack_app_token and not http
+                           else "slack http /slack/events")
+    except (TelegramStartError, ValueError) as exc:
+        raise StartupError(str(exc)) from None
+    if routes:
+        server = WebServer(site, settings.port)
+        await server.start()
+        app.adapters.append(server)
+        started.append(f"http :{settings.port}")
+    return started

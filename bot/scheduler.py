@@ -175,9 +175,11 @@ class Scheduler:
                 set_clock(slot.due)
             await self._tick(slot.due)
             await self.fire(slot, slot.due)
+            await self.core.notifier.drain()  # delivered at its virtual time, not later
         if set_clock is not None:
             set_clock(now)
         await self._tick(now)
+        await self.core.notifier.drain()
 
     async def _tick(self, now: datetime) -> None:
         for fn, _ in self.tickers:

@@ -40,6 +40,12 @@ class FakeTime:
         await task
 
 
+async def delivered(n: Notifier, outs: list[Outbound]) -> None:
+    """Send, then wait until every chat's queue has been handed to its sink."""
+    await n.send(outs)
+    await n.drain()
+
+
 class Sink:
     def __init__(self, platform: str, time: FakeTime) -> None:
         self.platform = platform
@@ -71,7 +77,7 @@ async def test_fanout_to_many_chats_respects_limits_and_order():
     channels = [f"C{i}" for i in range(5)]
     n, time, tg, sl = setup(groups, channels)
     outs = [Outbound("summary", Reply(f"msg {k}")) for k in range(3)]
-    await time.run(n.send(outs))
+    await time.run(delivered(n, outs))
     assert len(tg.calls) == 120 and len(sl.calls) == 15
     per_chat: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for t, chat, text in tg.calls + sl.calls:
@@ -87,7 +93,7 @@ async def test_fanout_to_many_chats_respects_limits_and_order():
 
 async def test_group_limit_twenty_per_minute():
     n, time, tg, _ = setup(["-1001"], [])
-    await time.run(n.send([Outbound("summary", Reply(f"m{k}")) for k in range(25)]))
+    await time.run(delivered(n, [Outbound("summary", Reply(f"m{k}")) for k in range(25)]))
     times = [t for t, _, _ in tg.calls]
     assert times[:20] == [float(k) for k in range(20)]
     assert times[20] == 60.0  # the 21st waits for the minute window
@@ -105,7 +111,7 @@ async def test_console_is_not_limited_and_failures_are_isolated():
 
     n.add_sink(Broken())
     n.channels["summary"]["slack"] = ["C1"]
-    await time.run(n.send([Outbound("summary", Reply("x"))] * 3))
+    await time.run(delivered(n, [Outbound("summary", Reply("x"))] * 3))
     assert len(tg.calls) == 3
     con = n.sinks["console"]
     assert [t for t, _, _ in con.calls] == [0.0, 0.0, 0.0]  # type: ignore[attr-defined]
