@@ -101,11 +101,20 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
 async def _export(app: App, args: argparse.Namespace) -> int:
     from bot.export import export_fixture
 
-    assert app.core is not None
-    if await app.core.store.fixture(args.fixture) is None:
+    from bot.roles import POLICE
+
+    core = app.core
+    assert core is not None
+    if await core.store.fixture(args.fixture) is None:
         return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
-    out = await export_fixture(app.core.store, args.fixture, args.out, args.restricted,
-                               by="cli:export")
+    by = "cli:export"
+    if args.restricted:  # custody references: police and admin only, and on the audit trail
+        member = await core.member(args.by) if args.by and ":" in args.by else None
+        if member is None or member.role not in POLICE:
+            return _fail("--restricted needs --by <platform:user> of a police or admin member "
+                         "(e.g. --by console:police_commander)", 1)
+        by = member.who
+    out = await export_fixture(core.store, args.fixture, args.out, args.restricted, by=by)
     print(f"Exported {args.fixture} to {out}" + (" (restricted: custody refs included)"
                                                  if args.restricted else ""))
     return 0
@@ -173,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="hash-chained evidence export of a fixture's log")
     ex.add_argument("--fixture", required=True)
     ex.add_argument("--out", required=True, type=Path)
+    ex.add_argument("--by", help="who is exporting (platform:user), required with --restricted")
     ex.add_argument("--restricted", action="store_true",
                     help="include custody/occurrence refs (police and admin only; audited)")
     se = sub.add_parser("season", help="season-to-date arrests and banning orders of a club")
@@ -227,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if isinstance(exc, ScriptError):
             return _fail(str(exc), 1)
-        log.exception("matchday %s failed", args.cmd)
+        log.debug("matchday %s failed", args.cmd, exc_info=True)  # shown with -v only
         return _fail(f"{args.cmd} failed: {exc.__class__.__name__}: {exc}", 1)
     finally:
         if tmp is not None:

@@ -136,3 +136,27 @@ def test_sigterm_stops_the_bot_and_its_embedded_server(tmp_path):
     assert not (tmp_path / "redis" / "server.json").exists()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_export_verify_and_restricted_refs(env, tmp_path):
+    assert matchday("replay", str(SCENARIO), "--json", env=env).returncode == 0
+    fx = "westham-chelsea-20261202"
+    out = tmp_path / "export"
+    p = matchday("export", "--fixture", fx, "--out", str(out), env=env)
+    assert p.returncode == 0, p.stderr
+    assert "MPS/CU" not in "".join(f.read_text() for f in out.iterdir())  # no custody refs
+    assert matchday("verify", str(out), env=env).returncode == 0
+    lines = (out / "events.jsonl").read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if "coins and bottles" in line)
+    lines[k] = lines[k].replace("coins and bottles", "a coin")  # someone softens the record
+    (out / "events.jsonl").write_text("\n".join(lines) + "\n")
+    p = matchday("verify", str(out), env=env)
+    assert p.returncode == 1 and "altered" in p.stdout, p.stdout
+    p = matchday("export", "--fixture", fx, "--out", str(tmp_path / "r"), "--restricted",
+                 env=env)
+    assert p.returncode == 1 and "police or admin" in p.stderr
+    assert "Traceback" not in p.stderr
+    p = matchday("export", "--fixture", fx, "--out", str(tmp_path / "r"), "--restricted",
+                 "--by", "console:police_commander", env=env)
+    assert p.returncode == 0
+    assert "MPS/CU/1101" in "".join(f.read_text() for f in (tmp_path / "r").iterdir())
