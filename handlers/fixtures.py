@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Any
@@ -11,12 +12,16 @@ from bot.core import Core, Ctx, Registry, Spec, UsageError
 from bot.ledger import Event
 from bot.messages import Reply, Result
 from bot.models import Fixture, slug
-from bot.vocab import PHASES, RISK_CATEGORIES
+from bot.vocab import PHASES, RISK_CATEGORIES, norm
 
 FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-IRD>] "
                  "[ground=<id>] [comp=<competition>] [att=<n>] [away=<n>]  |  "
                  "/fixture use <id>  |  /fixture category <cat> [why]  |  "
-                 "/fixture kickoff <YYYY-MM-DD HH:MM>  |  /fixture cancel  |  /fixture list")
+                 "/fixture kickoff <YYYY-MM-DD HH:MM>  |  /fixture note <key> <text>  |  "
+                 "/fixture cancel  |  /fixture list")
+# Briefing notes (risk_groups and intel are intelligence: command briefing only).
+NOTE_KEYS = ("segregation", "gates", "alcohol", "pyro", "travel", "dispersal", "risk_groups",
+             "intel", "contacts")
 ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2})"
                     r"(.*)$", re.IGNORECASE)
 
@@ -100,6 +105,15 @@ async def fixture_cmd(ctx: Ctx) -> Result:
                              f"Kick-off moved to {ko:%a %d %b %H:%M}")
     if action == "cancel":
         return await _change(ctx, fx, {"status": "cancelled"}, "Fixture cancelled")
+    if action in ("note", "notes"):
+        if len(ctx.args) < 2 or norm(ctx.args[1]) not in NOTE_KEYS:
+            raise UsageError(f"Which note? One of: {', '.join(NOTE_KEYS)}.")
+        key, text = norm(ctx.args[1]), " ".join(ctx.args[2:])
+        notes = {**fx.notes, key: text} if text else {k: v for k, v in fx.notes.items()
+                                                       if k != key}
+        word = key.replace("_", " ")
+        return await _change(ctx, fx, {"notes": json.dumps(notes, separators=(",", ":"))},
+                             f"{word.capitalize()} note {'set' if text else 'cleared'}")
     raise UsageError(f"Unknown fixture action '{action}'.")
 
 

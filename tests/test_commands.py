@@ -214,3 +214,19 @@ async def test_summary_and_status_agree_with_the_log(say, core):
     assert "Open: 2 (unacknowledged 1)" in r.reply.text
     first = r.reply.text.splitlines()[2]
     assert first.startswith("INC-3"), r.reply.text  # most severe first
+
+
+async def test_fixture_notes_feed_the_briefing_and_intel_stays_with_command(say, core):
+    r = await say("/fixture note gates Gate B opens 17:30 for away fans", as_="safety_officer")
+    assert r.reply.ok, r.reply.text
+    await say("/fixture note intel away group planning to meet at Stratford", as_="admin")
+    fx = await core.active_fixture()
+    assert fx.notes["gates"] == "Gate B opens 17:30 for away fans"
+    command = await say("/briefing", as_="police_commander")
+    assert "Gate B opens 17:30" in command.reply.text
+    assert "away group planning" in command.reply.text
+    steward = await say("/briefing", as_="steward")
+    assert "Gate B opens 17:30" in steward.reply.text
+    assert "away group planning" not in steward.reply.text
+    r = await say("/fixture note weather rain", as_="admin")
+    assert not r.reply.ok and "Which note?" in r.reply.text
