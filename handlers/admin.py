@@ -9,6 +9,7 @@ from bot.core import Ctx, Registry, Spec, UsageError
 from bot.messages import Reply, Result
 from bot.roles import STRANGER_COMMANDS, allowed
 from bot.vocab import INCIDENT_TYPES, ROLES
+from handlers.words import resolve_word
 
 INVITE_TTL = 24 * 3600
 
@@ -47,11 +48,7 @@ async def invite_cmd(ctx: Ctx) -> Result:
     """/invite <role>: a one-time code, valid 24 hours, for someone to /join with."""
     if len(ctx.args) != 1:
         raise UsageError("Which role?")
-    role = ROLES.resolve(ctx.args[0])
-    if role is None:
-        hints = ROLES.suggest(ctx.args[0])
-        raise UsageError(f"Unknown role '{ctx.args[0]}'."
-                         + (f" Did you mean {hints[0]}?" if hints else ""))
+    role = resolve_word(ROLES, ctx.args[0], "role")
     if role == "admin" and ctx.role != "admin":
         raise UsageError("Only an admin can invite an admin.")
     code = secrets.token_hex(4)

@@ -13,6 +13,7 @@ from bot.ledger import Event
 from bot.messages import Reply, Result
 from bot.models import Fixture, slug
 from bot.vocab import PHASES, RISK_CATEGORIES, norm
+from handlers.words import resolve_word
 
 FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-IRD>] "
                  "[ground=<id>] [comp=<competition>] [att=<n>] [away=<n>]  |  "
@@ -51,10 +52,8 @@ def local_time(core: Core, date: str, hhmm: str) -> datetime:
 
 
 def _category(word: str) -> str:
-    cat = RISK_CATEGORIES.resolve(word)
-    if cat is None:
-        raise UsageError(f"Unknown risk category '{word}' (A, B, C, C-IRD or police_free).")
-    return cat
+    return resolve_word(RISK_CATEGORIES, word, "risk category",
+                        "Use A, B, C, C-IRD or police_free.")
 
 
 async def create_fixture(core: Core, fx: Fixture, ev: Event, dedupe: str) -> bool:
@@ -177,11 +176,7 @@ async def phase_cmd(ctx: Ctx) -> Result:
     """/phase <phase>: declare the match phase; every later event is tagged with it."""
     if len(ctx.args) != 1:
         raise UsageError("Which phase?")
-    phase = PHASES.resolve(ctx.args[0])
-    if phase is None:
-        hints = PHASES.suggest(ctx.args[0])
-        raise UsageError(f"Unknown phase '{ctx.args[0]}'."
-                         + (f" Did you mean {hints[0]}?" if hints else ""))
+    phase = resolve_word(PHASES, ctx.args[0], "phase")
     fx = await ctx.fixture()
     ev = ctx.event("fixture.phase", {"id": fx.id, "phase": phase, "from": fx.phase})
     ev.phase = phase

@@ -14,6 +14,7 @@ from bot.store import Refused
 from bot.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUS_ORDER, STATUSES
 from handlers.cards import card
 from handlers.merge import merged_reply, similar_query
+from handlers.words import resolve_word
 
 REPORT_USAGE = "/incident <type> @<location> [s<1-5>] [aff=home|away] [xN people] [text]"
 
@@ -45,12 +46,7 @@ def parse_severity(word: str) -> int | None:
 
 def resolve_type(word: str) -> str:
     """An incident type key, or a UsageError with suggestions."""
-    key = INCIDENT_TYPES.resolve(word)
-    if key:
-        return key
-    hints = INCIDENT_TYPES.suggest(word)
-    hint = f" Did you mean {hints[0]}?" if hints else " Send /help incident for the list."
-    raise UsageError(f"Unknown incident type '{word}'.{hint}")
+    return resolve_word(INCIDENT_TYPES, word, "incident type", "Send /help incident for the list.")
 
 
 def resolve_location(word: str, ground: Ground) -> str:

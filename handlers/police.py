@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from bot.clock import iso
 from bot.core import Ctx, Registry, Spec, UsageError
 from bot.messages import Reply, Result
 from bot.models import parse_incident_id
 from bot.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, OUTCOMES, PLACES, SUPPORTER_SIDES, norm
+from handlers.words import resolve_word
 
 ARREST_USAGE = ("/arrest <offence> [xN] [inside|outside] [home|away|neutral] [ref=<custody ref>] "
                 "[inc=<id>] [outcome=<nfa|rui|bailed|charged|caution>] [zone=<place>]")
@@ -17,14 +17,6 @@ BAN_USAGE = ("/ban <type> [xN] [home|away|neutral] [years=<n>] "
              "[status=<proposed|pending_court|active>] [ref=<ref>] [inc=<id>]")
 NO_FREE_TEXT = ("Free text isn't stored for arrests or bans, so no names end up in the log. "
                 "Use ref= for the custody/occurrence reference and inc= to link an incident.")
-
-
-def _vocab_word(word: str, vocab: Any, what: str) -> str:
-    key = vocab.resolve(word)
-    if key:
-        return key
-    hints = vocab.suggest(word)
-    raise UsageError(f"Unknown {what} '{word}'." + (f" Did you mean {hints[0]}?" if hints else ""))
 
 
 def _options(words: list[str], known: set[str]) -> tuple[dict[str, str], list[str]]:
@@ -61,7 +53,7 @@ async def arrest_cmd(ctx: Ctx) -> Result:
     """/arrest: record arrests in Home Office categories."""
     if not ctx.args:
         raise UsageError("Which offence?")
-    offence = _vocab_word(ctx.args[0], OFFENCES, "offence")
+    offence = resolve_word(OFFENCES, ctx.args[0], "offence")
     opts, rest = _options(ctx.args[1:], {"ref", "inc", "outcome", "zone", "club"})
     place, side = "inside", "home"
     for w in rest:
@@ -71,7 +63,7 @@ async def arrest_cmd(ctx: Ctx) -> Result:
             side = SUPPORTER_SIDES.resolve(w) or side
         else:
             raise UsageError(NO_FREE_TEXT)
-    outcome = _vocab_word(opts["outcome"], OUTCOMES, "outcome") if "outcome" in opts else ""
+    outcome = resolve_word(OUTCOMES, opts["outcome"], "outcome") if "outcome" in opts else ""
     n, link = _count(opts), _link(opts)
     fx = await ctx.fixture()
     zone = ""
@@ -106,14 +98,14 @@ async def ban_cmd(ctx: Ctx) -> Result:
     """/ban: record a banning order (proposed by default)."""
     if not ctx.args:
         raise UsageError("Which type of ban?")
-    btype = _vocab_word(ctx.args[0], BAN_TYPES, "ban type")
+    btype = resolve_word(BAN_TYPES, ctx.args[0], "ban type")
     opts, rest = _options(ctx.args[1:], {"ref", "inc", "years", "status", "club"})
     side = "home"  # whose supporters: club bans are mostly the home club's own fans
     for w in rest:
         if SUPPORTER_SIDES.resolve(w) is None:
             raise UsageError(NO_FREE_TEXT)
         side = SUPPORTER_SIDES.resolve(w) or side
-    status = _vocab_word(opts["status"], BAN_STATUSES, "ban status") if "status" in opts \
+    status = resolve_word(BAN_STATUSES, opts["status"], "ban status") if "status" in opts \
         else "proposed"
     years = opts.get("years", "")
     if years and not re.fullmatch(r"\d{1,2}", years):

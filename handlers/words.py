@@ -1,0 +1,16 @@
+"""Resolving a typed word against a vocabulary, with "did you mean …?" on a near miss."""
+
+from __future__ import annotations
+
+from bot.core import UsageError
+from bot.vocab import Vocabulary
+
+
+def resolve_word(vocab: Vocabulary, word: str, what: str, otherwise: str = "") -> str:
+    """The key a word names, or a one-line UsageError suggesting the closest key."""
+    key = vocab.resolve(word)
+    if key:
+        return key
+    hints = vocab.suggest(word)
+    hint = f" Did you mean {hints[0]}?" if hints else (f" {otherwise}" if otherwise else "")
+    raise UsageError(f"Unknown {what} '{word}'.{hint}")
