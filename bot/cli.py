@@ -100,7 +100,6 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
 
 async def _export(app: App, args: argparse.Namespace) -> int:
     from bot.export import export_fixture
-
     from bot.roles import POLICE
 
     core = app.core

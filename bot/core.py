@@ -135,10 +135,6 @@ class Ctx:
         """platform:user of the sender."""
         return self.cmd.who
 
-    def usage(self, reason: str) -> UsageError:
-        """A UsageError for this command."""
-        return UsageError(reason)
-
     async def fixture(self) -> Fixture:
         """The active fixture, or a one-line refusal if none is set."""
         fx = await self.core.active_fixture()

@@ -93,11 +93,6 @@ async def merge_cmd(ctx: Ctx) -> Result:
     return result
 
 
-def merge_event_kinds() -> tuple[str, ...]:
-    """Event kinds this module writes (for timelines and exports)."""
-    return ("incident.merged", "incident.unmerged")
-
-
 
 
 def register(registry: Registry) -> None:

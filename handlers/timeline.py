@@ -11,6 +11,7 @@ KIND_WORDS = {
     "incident.reported": "reported", "incident.status": "status", "incident.update": "update",
     "incident.evidence": "evidence", "incident.escalated": "escalated",
     "incident.amended": "amended", "incident.merged": "merged report",
+    "incident.unmerged": "report split out",
     "incident.reminder": "reminder", "arrest.recorded": "arrest", "ban.recorded": "ban",
 }
 
