@@ -55,6 +55,7 @@ def deltas(ev: Event) -> dict[str, int]:
             f"inc:loc:{d['location']}": 1,
             f"inc:phase:{ev.phase}": 1,
             f"inc:aff:{d.get('affiliation', 'unknown')}": 1,
+            f"inc:lt:{d['location']}:{d['type']}": 1,  # by place and type: the form's order
         }
     if ev.kind == "incident.status":
         if d.get("cls") == "close":
@@ -68,7 +69,12 @@ def deltas(ev: Event) -> dict[str, int]:
             if fld in d.get("new", {}):
                 out[f"inc:{prefix}:{d['old'][fld]}"] -= 1
                 out[f"inc:{prefix}:{d['new'][fld]}"] += 1
-        return dict(out)
+        was = d.get("was")
+        if was and ({"type", "location"} & set(d.get("new", {}))):
+            now = {**was, **{k: v for k, v in d["new"].items() if k in was}}
+            out[f"inc:lt:{was['location']}:{was['type']}"] -= 1
+            out[f"inc:lt:{now['location']}:{now['type']}"] += 1
+        return dict({k: v for k, v in out.items() if v})
     if ev.kind == "arrest.recorded":
         n = int(d.get("count", 1))
         o, io, sd = d["offence"], d["place"], d["side"]

@@ -78,7 +78,9 @@ async def amend_cmd(ctx: Ctx) -> Result:
     old = {k: inc[k] for k in new}
     text = "; ".join(f"{k} {old[k]} → {new[k]}" for k in new) + (f" ({why})" if why else "")
     ev = ctx.event("incident.amended", {"id": incident_id(n), "old": old, "new": new,
-                                        "why": why, "status": inc["status"], "text": text})
+                                        "why": why, "status": inc["status"], "text": text,
+                                        "was": {"type": inc["type"],
+                                                "location": inc["location"]}})
     ack_due = None
     if "severity" in new:
         tiers = policy(ctx.core).for_severity(int(new["severity"])).tiers

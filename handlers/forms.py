@@ -25,11 +25,23 @@ def _rows(buttons: list[Button], per_row: int) -> list[list[Button]]:
 
 
 async def likely_types(ctx: Ctx, fx: Fixture) -> list[str]:
-    """Types this steward most likely needs: tonight's commonest first, then favourites."""
+    """Types this steward most likely needs: tonight's commonest in their area (their zone and
+    its neighbours), then tonight's commonest anywhere, then the usual ones."""
     counts = await ctx.store.counts(fx.id)
-    tonight = sorted(((v, k[9:]) for k, v in counts.items() if k.startswith("inc:type:")),
-                     reverse=True)
-    out = [t for _, t in tonight if t in INCIDENT_TYPES.labels]
+    ground = ctx.ground(fx)
+    zone = ctx.member.zone if ctx.member else ""
+    area: dict[str, int] = {}
+    for k, v in counts.items():
+        if k.startswith("inc:lt:"):
+            loc, _, typ = k[7:].partition(":")
+            if zone and ground.near(zone, loc):
+                area[typ] = area.get(typ, 0) + v
+    tonight = {k[9:]: v for k, v in counts.items() if k.startswith("inc:type:")}
+    out: list[str] = []
+    for ranked in (area, tonight):
+        for t in sorted(ranked, key=lambda t: -ranked[t]):
+            if t in INCIDENT_TYPES.labels and t not in out:
+                out.append(t)
     for t in FAVOURITES:
         if t not in out:
             out.append(t)

@@ -108,3 +108,14 @@ async def test_abandoned_form_expires_quietly(say, core, store):
     await store.r.delete(f"md:{{{fx.id}}}:form:console:steward")  # what the TTL does
     r = await say(press(r, "Disorder"), as_="steward")
     assert "expired" in r.reply.text
+
+
+async def test_types_common_in_the_stewards_area_come_first(say):
+    for _ in range(2):  # two pyro reports near the steward's zone (stb_upper), far apart in time
+        await say("/incident pyro @stb_walkway s3 new", as_="control")
+        await say("/resolve 1", as_="control")
+    for place in ("pudding_mill", "bms_upper", "ws_concourse"):  # commoner, but far away
+        await say(f"/incident medical @{place} s2", as_="control")
+    r = await say("/incident", as_="steward")
+    first = [b.label for b in r.reply.buttons[0]]
+    assert first[0] == "Pyrotechnics" and first[1] == "Medical"
