@@ -352,10 +352,25 @@ class Store:
         rows = await self._call(self.r.xrange(fx_prefix(fx_id) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
-    async def recent_events(self, fx_id: str, count: int = 50) -> list[Event]:
-        """The newest events, oldest first."""
-        rows = await self._call(self.r.xrevrange(fx_prefix(fx_id) + "log", "+", "-", count=count))
-        return [Event.from_stream(sid, f) for sid, f in reversed(rows)]
+    async def events_since(self, fx_id: str, since: str, limit: int = 2000) -> list[Event]:
+        """Events logged at or after an ISO UTC time, oldest first; reads back from the end
+        of the stream in pages and stops at the first older event (cost ~ the window)."""
+        key, end, out = fx_prefix(fx_id) + "log", "+", []
+        while len(out) < limit:
+            rows = await self._call(self.r.xrevrange(key, end, "-", count=100))
+            for sid, f in rows:
+                if f["at"] < since:  # ISO UTC strings order like the times they name
+                    return [Event.from_stream(s, g) for s, g in reversed(out)]
+                out.append((sid, f))
+            if len(rows) < 100:
+                break
+            end = "(" + rows[-1][0]
+        return [Event.from_stream(s, g) for s, g in reversed(out)]
+
+    async def open_ids(self, fx_id: str, limit: int = 50) -> list[str]:
+        """Ids of open incidents, most severe then oldest first."""
+        ns = await self._call(self.r.zrange(fx_prefix(fx_id) + "open", 0, limit - 1))
+        return [f"INC-{n}" for n in ns]
 
     # ---------------------------------------------------------------- people
     async def member(self, who: str) -> dict[str, str] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from bot.clock import parse_iso
+from bot.clock import iso, parse_iso
 from bot.core import Ctx
 from bot.grounds import Ground
 from bot.ledger import Event
@@ -61,7 +61,7 @@ async def board(ctx: Ctx, fx: Fixture, extras: list[str]) -> list[str]:
     open_list, by_sev = await ctx.store.open_incidents(fx.id, limit=max(budget + 1, 1))
     counts = await ctx.store.counts(fx.id)
     rt = await ctx.store.response_times(fx.id)
-    recent = await ctx.store.recent_events(fx.id, 300)
+    recent = await ctx.store.events_since(fx.id, iso(ctx.now - timedelta(minutes=15)))
     tz = ctx.core.settings.zone
     total = sum(by_sev[s] for s in range(1, 6))
     if total == budget + 1:

@@ -49,11 +49,11 @@ async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
     """Everything the post-match summary says, as plain data (the --json output)."""
     counts = await store.counts(fx.id)
     figures = figures_from_counts(counts)
-    open_list, _ = await store.open_incidents(fx.id, limit=50)
+
     figures["fixture"] = {"id": fx.id, "home": fx.home, "away": fx.away,
                           "kickoff": fx.kickoff.isoformat(), "category": fx.category,
                           "ground": fx.ground, "phase": fx.phase, "season": fx.season}
-    figures["open_incidents"] = [i["id"] for i in open_list]
+    figures["open_incidents"] = await store.open_ids(fx.id, 50)
     figures["response_times"] = await store.response_times(fx.id)
     return figures
 
