@@ -101,15 +101,15 @@ def load_policy(path: Path) -> Policy:
     return Policy(sevs, int(merge.get("window_s", 600)))
 
 
-_policies: dict[Path, Policy] = {}
+_policies: dict[str, Policy] = {}
 
 
 def policy(core: Core) -> Policy:
     """The escalation policy of a core's config folder (read once per process)."""
-    path = Path(core.settings.config_dir) / "escalation.toml"
-    if path not in _policies:
-        _policies[path] = load_policy(path)
-    return _policies[path]
+    key = str(core.settings.config_dir)
+    if key not in _policies:
+        _policies[key] = load_policy(Path(key) / "escalation.toml")
+    return _policies[key]
 
 
 def _system_event(kind: str, now: datetime, data: dict[str, Any]) -> Event:

@@ -29,6 +29,7 @@ class Ground:
     name: str
     zones: dict[str, Zone]
     _index: dict[str, str] = field(default_factory=dict, repr=False)
+    _nearby: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for z in self.zones.values():
@@ -65,6 +66,12 @@ class Ground:
         """A zone's display name."""
         z = self.zones.get(zone_id)
         return z.name if z else zone_id
+
+    def nearby(self, zone_id: str) -> list[str]:
+        """The zone and every zone adjacent to it (either way), computed once per zone."""
+        if zone_id not in self._nearby:
+            self._nearby[zone_id] = [z for z in self.zones if self.near(z, zone_id)] or [zone_id]
+        return self._nearby[zone_id]
 
     def near(self, a: str, b: str) -> bool:
         """Same zone or adjacent in the layout."""

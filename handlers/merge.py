@@ -31,7 +31,7 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
         return None
     ground = ctx.ground(fx)
     loc = fields["location"]
-    near = [z for z in ground.zones if ground.near(z, loc)] or [loc]
+    near = ground.nearby(loc)
     key = ctx.cmd.dedupe_key
     token = hashlib.sha256(f"{fx.id}|{key}".encode()).hexdigest()[:8] if key \
         else secrets.token_hex(4)
