@@ -96,7 +96,7 @@ def _url(store: Store) -> str:
     return f"redis://{kw['host']}:{kw['port']}/{kw.get('db', 0)}"
 
 
-async def read_latency(core, say_as: str = "police_commander", reps: int = 40) -> float:
+async def read_latency(core, say_as: str = "police_commander", reps: int = 100) -> float:
     fx = await core.active_fixture()
     times = []
     for i in range(reps):
