@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from bot.grounds import Ground
@@ -47,14 +48,15 @@ def figures_from_counts(counts: dict[str, int]) -> dict[str, Any]:
 
 async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
     """Everything the post-match summary says, as plain data (the --json output)."""
-    counts = await store.counts(fx.id)
+    counts, open_ids, rt = await asyncio.gather(store.counts(fx.id), store.open_ids(fx.id, 50),
+                                                store.response_times(fx.id))
     figures = figures_from_counts(counts)
 
     figures["fixture"] = {"id": fx.id, "home": fx.home, "away": fx.away,
                           "kickoff": fx.kickoff.isoformat(), "category": fx.category,
                           "ground": fx.ground, "phase": fx.phase, "season": fx.season}
-    figures["open_incidents"] = await store.open_ids(fx.id, 50)
-    figures["response_times"] = await store.response_times(fx.id)
+    figures["open_incidents"] = open_ids
+    figures["response_times"] = rt
     return figures
 
 
