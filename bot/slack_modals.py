@@ -247,6 +247,7 @@ def _ban_blocks(ground: Ground) -> list[Block]:
         _number("years", "Years (when fixed)", minimum=1, maximum=99),
         _select("status", "Status", _vocab_options(BAN_STATUSES), optional=True,
                 placeholder="Proposed"),
+        _radio("side", "Whose supporters (default home)", _vocab_options(SUPPORTER_SIDES)),
         _text("ref", "Reference (no names)", max_length=60),
         _text("inc", "Linked incident (e.g. INC-7)", max_length=12),
         _text("club", "Club (when not obvious)", max_length=60),
@@ -265,6 +266,8 @@ def _ban_command(v: dict[str, str]) -> str:
     parts = [f"/ban {v['type']}"]
     if v.get("count") and v["count"] != "1":
         parts.append(f"x{v['count']}")
+    if v.get("side"):
+        parts.append(v["side"])
     parts += [f"{k}={x}" for k, x in (("years", v.get("years", "")),
                                      ("status", v.get("status", "")), ("ref", ref),
                                      ("inc", inc), ("club", club)) if x]

@@ -33,3 +33,11 @@ def test_manifest_scopes_events_and_modes() -> None:
     assert "socket_mode_enabled: true" in MANIFEST
     assert "home_tab_enabled: true" in MANIFEST
     assert set(re.findall(r"url: (\S+)", MANIFEST)) == {"https://bot.example.org/slack/events"}
+
+
+def test_ban_modal_records_whose_supporters():
+    from bot.slack_modals import BAN
+
+    cmd = BAN.to_command({"type": "club_lifetime", "count": "4", "side": "away", "inc": "INC-7"})
+    assert cmd.startswith("/ban club_lifetime x4 away")
+    assert "inc=7" in cmd or "inc=INC-7" in cmd
