@@ -26,16 +26,6 @@ def clock_time(at_iso: str, ground_tz: object) -> str:
     return parse_iso(at_iso).astimezone(ground_tz).strftime("%H:%M")  # type: ignore[arg-type]
 
 
-def one_line(inc: dict[str, str], ground: Ground, now: datetime) -> str:
-    """INC-7 🟠4 Throwing missiles · STB walkway · 3m · acknowledged (owner)."""
-    sev = int(inc.get("severity", 1))
-    owner = inc.get("owner_name") or ""
-    status = STATUSES.label(inc.get("status", "reported")).lower()
-    tail = f"{status}, {owner}" if owner else status
-    return (f"{inc['id']} {SEV_MARK.get(sev, '')}{sev} {INCIDENT_TYPES.label(inc['type'])} · "
-            f"{ground.label(inc['location'])} · {age(inc['reported_at'], now)} · {tail}")
-
-
 def _secs(value: str) -> str:
     s = int(value)
     return f"{s}s" if s < 60 else f"{s // 60}m{s % 60:02d}" if s < 3600 else \
