@@ -146,9 +146,10 @@ async def _advance(ctx: Ctx, fx: Fixture, state: dict[str, Any], field_name: str
     return Result(Reply(EXPIRED, ok=False))
 
 
-async def continue_with_text(ctx: Ctx, fx: Fixture) -> Result | None:
-    """Typed text or a shared location while a form waits; None when no form is open."""
-    state = await ctx.store.form(fx.id, ctx.who)
+async def continue_with_text(ctx: Ctx, fx: Fixture,
+                             state: dict[str, Any] | None) -> Result | None:
+    """Typed text or a shared location while the form `state` waits; None when no form is
+    open."""
     if state is None:
         return None
     if state.get("kind") == "methane":

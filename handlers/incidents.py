@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -262,12 +263,15 @@ async def note_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     from handlers.forms import continue_with_text
 
-    handled = await continue_with_text(ctx, fx)
+    # The open form and the latest report are read together: one round trip of latency.
+    state, last = await asyncio.gather(ctx.store.form(fx.id, ctx.who),
+                                       ctx.store.last_incident_of(fx.id, ctx.who))
+    handled = await continue_with_text(ctx, fx, state)
     if handled is not None:
         return handled
     n = parse_incident_id(ctx.cmd.reply_to) if ctx.cmd.reply_to else None
     if n is None:
-        n = await ctx.store.last_incident_of(fx.id, ctx.who)
+        n = last
     if n is None:
         if ctx.cmd.attachments:
             return Result(Reply("Which incident is this for? Reply to the incident message, "
