@@ -243,9 +243,14 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
     what = "Evidence" if evidence else "Update"
     line = f"{what} on {inc['id']} from {name}: {text}".rstrip(": ")
     ctx.notify("control", Reply(line), fixture=fx.id, thread=inc["id"])
-    ctx.notify("control", card(inc, ctx.ground(fx), ctx.core.settings.zone), ref=inc["id"],
-               fixture=fx.id)
+    live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
+    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
+    if kind == "incident.escalated":
+        ctx.notify("command", Reply(live.text, title="⚠ Escalated: " + live.title,
+                                    buttons=live.buttons), fixture=fx.id)
+        return Result(Reply(f"{inc['id']} escalated to the safety officer and police "
+                            "commander."))
     return Result(Reply(f"Added to {inc['id']}."))
 
 
@@ -283,17 +288,9 @@ async def note_cmd(ctx: Ctx) -> Result:
 async def escalate_cmd(ctx: Ctx) -> Result:
     """/escalate <id> [why]: put an incident in front of the command team now."""
     n = _target(ctx)
-    fx = await ctx.fixture()
-    inc = await ctx.store.incident(fx.id, n)
-    if inc is None:
-        raise UsageError(f"No incident INC-{n} in this fixture.")
     why = " ".join(ctx.args[1:])
-    result = await add_text(ctx, fx, n, f"ESCALATED {why}".strip(), "incident.escalated")
-    live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
-    live.title = "⚠ Escalated: " + live.title
-    ctx.notify("command", live, fixture=fx.id)
-    result.reply.text = f"INC-{n} escalated to the safety officer and police commander."
-    return result
+    return await add_text(ctx, await ctx.fixture(), n, f"ESCALATED {why}".strip(),
+                          "incident.escalated")
 
 
 def register(registry: Registry) -> None:

@@ -230,3 +230,16 @@ async def test_fixture_notes_feed_the_briefing_and_intel_stays_with_command(say,
     assert "away group planning" not in steward.reply.text
     r = await say("/fixture note weather rain", as_="admin")
     assert not r.reply.ok and "Which note?" in r.reply.text
+
+
+async def test_escalate_puts_the_incident_in_front_of_command(say, core):
+    sent = []
+    core.notifier.taps.append(lambda out: _append(sent, out))
+    await say("/incident crowd_density @gate_a s3", as_="steward")
+    r = await say("/escalate 1 queue crushing at the turnstiles", as_="steward")
+    assert r.reply.ok and "escalated to the safety officer" in r.reply.text
+    command = [o for o in sent if o.audience == "command"]
+    assert command[-1].reply.title.startswith("⚠ Escalated: ")
+    assert any(o.thread == "INC-1" and "queue crushing" in o.reply.text for o in sent)
+    r = await say("/escalate 9", as_="steward")
+    assert not r.reply.ok and "No incident INC-9" in r.reply.text
