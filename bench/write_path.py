@@ -19,13 +19,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.app import build_core  # noqa: E402
-from bot.clock import VirtualClock  # noqa: E402
-from bot.embedded_redis import EmbeddedRedis  # noqa: E402
-from bot.messages import Command  # noqa: E402
+from bot.core.messages import Command  # noqa: E402
+from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.evidence.summary import summary_figures  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from handlers.summary import summary_figures  # noqa: E402
+from bot.store.embedded import EmbeddedRedis  # noqa: E402
 
 TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
 

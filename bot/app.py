@@ -7,11 +7,11 @@ import logging
 from pathlib import Path
 from typing import Protocol
 
-from bot.clock import Clock, SystemClock
-from bot.core import Core, Registry
-from bot.grounds import load_grounds
-from bot.notifier import Notifier, load_channels
-from bot.roles import load_roster
+from bot.core.dispatch import Core, Registry
+from bot.core.roles import load_roster
+from bot.delivery.notifier import Notifier, load_channels
+from bot.domain.clock import Clock, SystemClock
+from bot.domain.grounds import load_grounds
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
 
@@ -68,7 +68,7 @@ class App:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
         url = self.settings.redis_url
         if url is None:
-            from bot.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+            from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError
 
             self.embedded = EmbeddedRedis(self.settings.data_dir / "redis",
                                           appendfsync=self.settings.appendfsync)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, StartupError
-from bot.clock import VirtualClock
+from bot.domain.clock import VirtualClock
 from bot.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger("matchday")
@@ -67,7 +67,7 @@ def demo_script() -> Path:
 
 
 async def _demo(app: App, as_json: bool) -> int:
-    from handlers.summary import summary_figures, summary_text
+    from bot.evidence.summary import summary_figures, summary_text
 
     code = await _replay(app, demo_script(), as_json)
     assert app.core is not None
@@ -82,7 +82,7 @@ async def _demo(app: App, as_json: bool) -> int:
 
 # ---------------------------------------------------------------- read-only views
 async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
-    from handlers.summary import summary_figures, summary_text
+    from bot.evidence.summary import summary_figures, summary_text
 
     assert app.core is not None
     fx = await app.core.store.fixture(fixture_id)
@@ -99,8 +99,8 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
 
 
 async def _export(app: App, args: argparse.Namespace) -> int:
-    from bot.export import export_fixture
-    from bot.roles import POLICE
+    from bot.core.roles import POLICE
+    from bot.evidence.export import export_fixture
 
     core = app.core
     assert core is not None
@@ -120,7 +120,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
 
 def _verify(directory: Path) -> int:
-    from bot.verify import verify_dir
+    from bot.evidence.verify import verify_dir
 
     result = verify_dir(directory)
     print(result)
@@ -144,8 +144,8 @@ async def _fixtures(app: App, as_json: bool) -> int:
 
 
 async def _season(app: App, club: str, season: str | None, as_json: bool) -> int:
-    from bot.models import season_of
-    from bot.season import season_table, season_text
+    from bot.domain.models import season_of
+    from bot.evidence.season import season_table, season_text
 
     assert app.core is not None
     table = await season_table(app.core.store, club, season or season_of(app.clock.now()))

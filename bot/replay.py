@@ -10,14 +10,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.clock import VirtualClock, iso
-from bot.console_adapter import render_text
-from bot.core import Core
-from bot.escalation import next_due
-from bot.messages import Command, Outbound
-from bot.roles import Member
-from bot.scheduler import Scheduler
-from bot.vocab import ROLES
+from bot.adapters.console import render_text
+from bot.core.dispatch import Core
+from bot.core.messages import Command, Outbound
+from bot.core.roles import Member
+from bot.domain.clock import VirtualClock, iso
+from bot.domain.vocab import ROLES
+from bot.schedule.escalation import next_due
+from bot.schedule.scheduler import Scheduler
 
 Emit = Callable[[dict[str, Any]], None]
 TAIL = timedelta(minutes=30)  # after the last line, let due briefings/summaries fire

@@ -10,15 +10,15 @@ from datetime import datetime
 from aiohttp import web
 
 from bot.app import App, StartupError
-from bot.scheduler import Scheduler
+from bot.schedule.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
     """The app's one scheduler with every periodic sweep registered."""
-    from bot.escalation import sweep_escalations
-    from bot.retention import sweep_retention
+    from bot.schedule.escalation import sweep_escalations
+    from bot.schedule.retention import sweep_retention
 
     core = app.core
     assert core is not None
@@ -50,7 +50,7 @@ def _stop_on_signals() -> asyncio.Event:
 async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
                   http: bool = False, console: bool = False) -> int:
     """Start the scheduler and every configured adapter; the console when no tokens are set."""
-    from bot.console_adapter import ConsoleAdapter
+    from bot.adapters.console import ConsoleAdapter
     from bot.sample import ensure_sample_fixture
 
     core = app.core
@@ -117,8 +117,8 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
     """Start Telegram and/or Slack when their tokens are set; names of what started.
 
     Raises StartupError with one line when a platform is misconfigured or unreachable."""
-    from bot.slack_adapter import SlackAdapter
-    from bot.telegram_adapter import TelegramStartError, telegram_adapter
+    from bot.adapters.slack.adapter import SlackAdapter
+    from bot.adapters.telegram.adapter import TelegramStartError, telegram_adapter
 
     core, settings = app.core, app.settings
     started: list[str] = []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.clock import iso
-from bot.core import Core
-from bot.ledger import Event
-from bot.models import Fixture
+from bot.core.dispatch import Core
+from bot.domain.clock import iso
+from bot.domain.ledger import Event
+from bot.domain.models import Fixture
 
 
 async def ensure_sample_fixture(core: Core) -> Fixture:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core import Registry
+from bot.core.dispatch import Registry
 from handlers import (
     admin,
     amend,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import secrets
 
-from bot.clock import iso
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.messages import Reply, Result
-from bot.roles import STRANGER_COMMANDS, allowed
-from bot.vocab import INCIDENT_TYPES, ROLES
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Reply, Result
+from bot.core.roles import STRANGER_COMMANDS, allowed
+from bot.domain.clock import iso
+from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from handlers.words import resolve_word
 
 INVITE_TTL = 24 * 3600

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.escalation import policy
-from bot.lifecycle_store import amend_incident
-from bot.messages import Reply, Result
-from bot.models import Fixture, incident_id, parse_incident_id
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Reply, Result
+from bot.domain.models import Fixture, incident_id, parse_incident_id
+from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
+from bot.schedule.escalation import policy
 from bot.store import Refused
-from bot.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
+from bot.store.lifecycle import amend_incident
 from handlers.cards import card
 from handlers.incidents import parse_severity, resolve_location, resolve_type
 

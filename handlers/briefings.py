@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from bot.briefings import briefing_outbounds, briefing_replies
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.messages import Reply, Result
-from bot.models import season_of
-from bot.roles import COMMANDERS
-from bot.season import resolve_club, season_table, season_text
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Reply, Result
+from bot.core.roles import COMMANDERS
+from bot.domain.models import season_of
+from bot.evidence.season import resolve_club, season_table, season_text
+from bot.schedule.briefings import briefing_outbounds, briefing_replies
 
 INTEL_ROLES = COMMANDERS | {"police_liaison", "viewer", "supervisor"}
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.clock import parse_iso
-from bot.grounds import Ground
-from bot.messages import Button, Reply
-from bot.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
+from bot.core.messages import Button, Reply
+from bot.domain.clock import parse_iso
+from bot.domain.grounds import Ground
+from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 
 SEV_MARK = {1: "⚪", 2: "🟢", 3: "🟡", 4: "🟠", 5: "🔴"}
 

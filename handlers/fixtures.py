@@ -7,12 +7,12 @@ import re
 from datetime import datetime
 from typing import Any
 
-from bot.clock import iso
-from bot.core import Core, Ctx, Registry, Spec, UsageError
-from bot.ledger import Event
-from bot.messages import Reply, Result
-from bot.models import Fixture, slug
-from bot.vocab import PHASES, RISK_CATEGORIES, norm
+from bot.core.dispatch import Core, Ctx, Registry, Spec, UsageError
+from bot.core.messages import Reply, Result
+from bot.domain.clock import iso
+from bot.domain.ledger import Event
+from bot.domain.models import Fixture, slug
+from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
 from handlers.words import resolve_word
 
 FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-IRD>] "

@@ -5,10 +5,10 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.messages import Button, Reply, Result
-from bot.models import Fixture
-from bot.vocab import INCIDENT_TYPES, SEVERITIES
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Button, Reply, Result
+from bot.domain.models import Fixture
+from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.incidents import log_incident, parse_severity
 
 EXPIRED = "This form has expired. Send /incident to start a new report."

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.messages import Button, Reply, Result
-from bot.models import parse_incident_id
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Button, Reply, Result
+from bot.domain.models import parse_incident_id
 from handlers.incidents import add_text
 
 HOT = (("h", "Hidden?", "Has it been deliberately hidden or concealed?"),

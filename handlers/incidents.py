@@ -6,13 +6,13 @@ import asyncio
 import re
 from typing import Any
 
-from bot.clock import iso
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.grounds import Ground
-from bot.messages import Reply, Result
-from bot.models import Fixture, incident_id, parse_incident_id
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Reply, Result
+from bot.domain.clock import iso
+from bot.domain.grounds import Ground
+from bot.domain.models import Fixture, incident_id, parse_incident_id
+from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUS_ORDER, STATUSES
 from bot.store import Refused
-from bot.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUS_ORDER, STATUSES
 from handlers.cards import card
 from handlers.merge import merged_reply, similar_query
 from handlers.words import resolve_word
@@ -118,7 +118,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     if fields.get("methane"):
         data["methane"], record["methane"] = fields["methane"], "1"
     ev = ctx.event("incident.reported", data)
-    from bot.escalation import policy
+    from bot.schedule.escalation import policy
 
     ts = int(ctx.now.timestamp())
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write

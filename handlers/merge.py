@@ -8,13 +8,13 @@ import json
 import secrets
 from typing import Any
 
-from bot.clock import iso
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.lifecycle_store import take_merge, unmerge
-from bot.messages import Button, Reply, Result
-from bot.models import Fixture
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Button, Reply, Result
+from bot.domain.clock import iso
+from bot.domain.models import Fixture
+from bot.domain.vocab import INCIDENT_TYPES, STATUSES
 from bot.store import Similar
-from bot.vocab import INCIDENT_TYPES, STATUSES
+from bot.store.lifecycle import take_merge, unmerge
 from handlers.cards import age, card
 
 MERGE_USAGE = "/merge <token> new"
@@ -24,7 +24,7 @@ SIMILAR = "\x01similar\x01"  # the store fills in the matched incident's number
 def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
                   evidence: list[dict[str, Any]]) -> Similar | None:
     """What the report script needs to spot and merge 'the same incident', or None."""
-    from bot.escalation import policy
+    from bot.schedule.escalation import policy
 
     window = policy(ctx.core).merge_window_s
     if window <= 0 or fields.get("new"):

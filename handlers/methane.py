@@ -7,11 +7,11 @@ import re
 import secrets
 from typing import Any
 
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.grounds import Ground
-from bot.messages import Button, Reply, Result
-from bot.models import Fixture
-from bot.vocab import INCIDENT_TYPES
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Button, Reply, Result
+from bot.domain.grounds import Ground
+from bot.domain.models import Fixture
+from bot.domain.vocab import INCIDENT_TYPES
 from handlers.incidents import log_incident
 
 # key, letter, question

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import re
 
-from bot.clock import iso
-from bot.core import Ctx, Registry, Spec, UsageError
-from bot.messages import Reply, Result
-from bot.models import parse_incident_id
-from bot.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, OUTCOMES, PLACES, SUPPORTER_SIDES, norm
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.messages import Reply, Result
+from bot.domain.clock import iso
+from bot.domain.models import parse_incident_id
+from bot.domain.vocab import (
+    BAN_STATUSES,
+    BAN_TYPES,
+    OFFENCES,
+    OUTCOMES,
+    PLACES,
+    SUPPORTER_SIDES,
+    norm,
+)
 from handlers.words import resolve_word
 
 ARREST_USAGE = ("/arrest <offence> [xN] [inside|outside] [home|away|neutral] [ref=<custody ref>] "

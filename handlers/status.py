@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.core import Ctx, Registry, Spec
-from bot.messages import Reply, Result
+from bot.core.dispatch import Ctx, Registry, Spec
+from bot.core.messages import Reply, Result
 from handlers.status_board import board
 
 
@@ -20,7 +20,7 @@ async def status_cmd(ctx: Ctx) -> Result:
 async def summary_cmd(ctx: Ctx) -> Result:
     """/summary: the post-match figures so far."""
     fx = await ctx.fixture()
-    from bot.briefings import summary_reply  # figures + the chart (bot/charts.py)
+    from bot.schedule.briefings import summary_reply  # figures + the chart (bot/charts.py)
 
     return Result(await summary_reply(ctx.core, fx))
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
-from bot.clock import iso, parse_iso
-from bot.core import Ctx
-from bot.grounds import Ground
-from bot.ledger import Event
-from bot.models import Fixture
-from bot.vocab import INCIDENT_TYPES, PHASES
+from bot.core.dispatch import Ctx
+from bot.domain.clock import iso, parse_iso
+from bot.domain.grounds import Ground
+from bot.domain.ledger import Event
+from bot.domain.models import Fixture
+from bot.domain.vocab import INCIDENT_TYPES, PHASES
+from bot.evidence.summary import mmss
 from handlers.cards import SEV_MARK, age
-from handlers.summary import mmss
 
 MAX_LINES = 15  # including the title line
 FIXED = 6  # title, phase, open, last 15 minutes, arrests and bans, median ack

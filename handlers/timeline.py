@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.core import Ctx, UsageError
-from bot.messages import Result
-from bot.models import Fixture, incident_id
+from bot.core.dispatch import Ctx, UsageError
+from bot.core.messages import Result
+from bot.domain.models import Fixture, incident_id
 from handlers.cards import card, clock_time
 
 KIND_WORDS = {

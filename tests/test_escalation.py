@@ -5,8 +5,8 @@ import asyncio
 from datetime import timedelta
 
 from bot.app import build_core
-from bot.escalation import next_due, sweep_escalations
-from bot.lifecycle_store import deadlines
+from bot.schedule.escalation import next_due, sweep_escalations
+from bot.store.lifecycle import deadlines
 from tests.conftest import START
 from tests.lifecycle_support import log_of, record
 

@@ -3,8 +3,8 @@ removed or inserted event; custody refs only in the restricted export."""
 
 import json
 
-from bot.export import export_fixture
-from bot.verify import verify_dir
+from bot.evidence.export import export_fixture
+from bot.evidence.verify import verify_dir
 
 
 async def _matchday(say) -> None:

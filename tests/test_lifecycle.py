@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.ledger import recount
+from bot.domain.ledger import recount
 from tests.lifecycle_support import log_of
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.messages import Outbound
-from bot.ratelimit import RateLimiter
+from bot.core.messages import Outbound
+from bot.delivery.ratelimit import RateLimiter
 
 
 class Held:

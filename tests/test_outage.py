@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_core
-from bot.embedded_redis import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
+from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 
 

@@ -7,7 +7,7 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.vocab import INCIDENT_TYPES, OFFENCES, PHASES
+from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES
 from handlers.incidents import parse_severity
 
 words = st.sampled_from(["/incident", "/ack", "/resolve", "/arrest", "/ban", "/fixture",

@@ -2,8 +2,8 @@
 
 from datetime import timedelta
 
-from bot.export import custody_refs
-from bot.retention import sweep_retention
+from bot.evidence.export import custody_refs
+from bot.schedule.retention import sweep_retention
 from tests.lifecycle_support import log_of
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.roles import PERMISSIONS, allowed
-from bot.vocab import ROLES
+from bot.core.roles import PERMISSIONS, allowed
+from bot.domain.vocab import ROLES
 
 # A representative, valid invocation of each command.
 PROBES = {

@@ -9,15 +9,15 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.app import build_core
-from bot.cadence import BriefingConfig, briefing_times, config_for, parse_offset
-from bot.clock import VirtualClock
-from bot.core import Core
-from bot.messages import Outbound
-from bot.models import Fixture
-from bot.plans_store import load_plan, slot_claim
-from bot.ratelimit import unlimited
-from bot.scheduler import Scheduler
+from bot.core.dispatch import Core
+from bot.core.messages import Outbound
+from bot.delivery.ratelimit import unlimited
+from bot.domain.cadence import BriefingConfig, briefing_times, config_for, parse_offset
+from bot.domain.clock import VirtualClock
+from bot.domain.models import Fixture
+from bot.schedule.scheduler import Scheduler
 from bot.store import Store
+from bot.store.plans import load_plan, slot_claim
 
 LONDON = ZoneInfo("Europe/London")
 FX = "arsenal-spurs-20261128"  # Sat 28 Nov 2026 15:00 GMT

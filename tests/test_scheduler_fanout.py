@@ -7,9 +7,9 @@ import heapq
 import itertools
 from collections import defaultdict
 
-from bot.messages import Outbound, Reply
-from bot.notifier import Notifier
-from bot.ratelimit import RateLimiter
+from bot.core.messages import Outbound, Reply
+from bot.delivery.notifier import Notifier
+from bot.delivery.ratelimit import RateLimiter
 
 
 class FakeTime:

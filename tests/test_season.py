@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.season import season_table
+from bot.evidence.season import season_table
 from tests.test_briefings import history
 
 

@@ -11,9 +11,9 @@ import aiohttp
 import pytest_asyncio
 from pydantic import SecretStr
 
-from bot.core import Core
+from bot.adapters.slack.adapter import SlackAdapter
+from bot.core.dispatch import Core
 from bot.settings import Settings
-from bot.slack_adapter import SlackAdapter
 from tests.fakes.slack_api import (
     SIGNING_SECRET,
     FakeSlack,
@@ -288,7 +288,7 @@ async def test_app_home_board_refreshes_on_change(slack, fake, core, say):
 
 
 async def test_thread_images_pacing_and_rate_limit(core, settings, fake):
-    from bot.messages import Outbound, Reply
+    from bot.core.messages import Outbound, Reply
 
     slept: list[float] = []
     now = [100.0]

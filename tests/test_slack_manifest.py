@@ -36,7 +36,7 @@ def test_manifest_scopes_events_and_modes() -> None:
 
 
 def test_ban_modal_records_whose_supporters():
-    from bot.slack_modals import BAN
+    from bot.adapters.slack.modals import BAN
 
     cmd = BAN.to_command({"type": "club_lifetime", "count": "4", "side": "away", "inc": "INC-7"})
     assert cmd.startswith("/ban club_lifetime x4 away")

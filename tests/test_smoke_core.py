@@ -1,7 +1,7 @@
 """First end-to-end checks of the core on a real Redis."""
 
-from bot.ledger import recount
-from handlers.summary import figures_from_counts
+from bot.domain.ledger import recount
+from bot.evidence.summary import figures_from_counts
 
 
 async def test_report_ack_resolve(say, core):

@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from bot.vocab import INCIDENT_TYPES
+from bot.domain.vocab import INCIDENT_TYPES
 
 
 async def test_status_fits_one_screen_with_30_open_incidents(say, core, clock):

@@ -10,10 +10,10 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
+from bot.adapters.telegram.adapter import SECRET_HEADER, TelegramAdapter
 from bot.app import build_core
-from bot.core import Core
+from bot.core.dispatch import Core
 from bot.settings import Settings
-from bot.telegram_adapter import SECRET_HEADER, TelegramAdapter
 from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
 
 STEWARD = 100000001  # roster: Telegram steward, zone gate_away

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.messages import Button, Reply
-from bot.telegram_render import MAX_TEXT, render, split_html, toast
+from bot.adapters.telegram.render import MAX_TEXT, render, split_html, toast
+from bot.core.messages import Button, Reply
 
 
 def test_user_strings_escaped_title_bold() -> None:

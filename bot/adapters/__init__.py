@@ -1,0 +1,1 @@
+"""Platform adapters: turn platform events into Commands and render Replies natively."""

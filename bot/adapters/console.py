@@ -1,0 +1,122 @@
+"""A terminal chat for the control-room PC and for drills: type commands, press buttons by
+number, see what every audience is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from bot.core.dispatch import Core
+from bot.core.messages import Button, Command, Outbound, Reply
+from bot.core.roles import Member
+from bot.domain.vocab import ROLES
+
+
+def render_text(reply: Reply, numbered: bool = True) -> str:
+    """A reply as plain text; buttons as [n] label lines when numbered."""
+    lines = reply.lines()
+    buttons = [b for row in reply.buttons for b in row]
+    if buttons and numbered:
+        lines.append("  " + "  ".join(f"[{i}] {b.label}" for i, b in enumerate(buttons, 1)))
+    return "\n".join(lines)
+
+
+class ConsoleAdapter:
+    """Reads commands from a text stream and writes answers to another, on the app's loop."""
+
+    platform = "console"
+
+    def __init__(self, core: Core, as_role: str, *, stdin: IO[str] | None = None,
+                 stdout: IO[str] | None = None, save_image: Callable[[bytes], Path] | None = None,
+                 ) -> None:
+        self.core = core
+        self.stdin = stdin or sys.stdin
+        self.stdout = stdout or sys.stdout
+        self.user = as_role
+        self.buttons: list[Button] = []
+        self.save_image = save_image
+        self._ids = itertools.count(1)
+        self._session = f"{id(self):x}"
+        core.notifier.taps.append(self._tap)
+
+    def _print(self, text: str) -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def _images(self, reply: Reply) -> None:
+        for png in reply.images:
+            if self.save_image:
+                self._print(f"  (chart saved to {self.save_image(png)})")
+
+    async def _tap(self, out: Outbound) -> None:
+        if out.audience == f"user:console:{self.user}":
+            self._print("  ✉ " + render_text(out.reply, numbered=False).replace("\n", "\n    "))
+            return
+        text = render_text(out.reply, numbered=False).replace("\n", "\n    ")
+        prefix = f"→ {out.audience}" + (f" (re {out.thread})" if out.thread else "")
+        self._print(f"  {prefix}: {text}")
+        self._images(out.reply)
+
+    def become(self, role: str) -> str:
+        """Switch who you are (drills): any console roster member or role name."""
+        key = ROLES.resolve(role)
+        if key is None:
+            return f"Unknown role '{role}'. Roles: {', '.join(ROLES.keys())}"
+        self.user = key
+        if f"console:{key}" not in self.core.roster:
+            self.core.roster[f"console:{key}"] = Member("console", key, key, ROLES.label(key))
+        return f"You are now {self.core.roster[f'console:{key}'].name} ({ROLES.label(key)})."
+
+    async def say(self, line: str) -> None:
+        """Handle one typed line, as if sent in a private chat."""
+        line = line.strip()
+        if not line:
+            return
+        if line.startswith(":as "):
+            self._print(self.become(line[4:].strip()))
+            return
+        if line.isdigit() and self.buttons and 1 <= int(line) <= len(self.buttons):
+            line = self.buttons[int(line) - 1].command
+        cmd = Command(platform="console", chat=self.user, user=self.user, text=line,
+                      dedupe_key=f"console:{self._session}:{next(self._ids)}")
+        result = await self.core.handle(cmd)
+        if result is None:
+            return
+        self.buttons = [b for row in result.reply.buttons for b in row]
+        self._print(render_text(result.reply))
+        self._images(result.reply)
+
+    def _reader(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
+        for line in iter(self.stdin.readline, ""):
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+        loop.call_soon_threadsafe(queue.put_nowait, "")
+
+    async def run(self) -> None:
+        """Read until end of input or /quit."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        # A daemon thread, so a blocked read never holds up shutdown (Ctrl-C, SIGTERM).
+        threading.Thread(target=self._reader, args=(loop, queue), daemon=True).start()
+        self._print(self.become(self.user) + " Type /help, or :as <role> to switch. "
+                    "Ctrl-D or /quit to leave.")
+        while True:
+            self.stdout.write(f"{self.user}> ")
+            self.stdout.flush()
+            line = await queue.get()
+            if not line or line.strip() in ("/quit", "/exit"):
+                break
+            await self.say(line)
+
+    async def deliver(self, out: Outbound, chats: list[str]) -> None:
+        """Console output is shown by the tap; nothing to route per chat."""
+
+    async def start(self) -> None:
+        """Nothing to start: run() drives it."""
+
+    async def stop(self) -> None:
+        """Nothing to stop."""

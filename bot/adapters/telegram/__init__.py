@@ -1,0 +1,1 @@
+"""Telegram adapter (python-telegram-bot): the only package that imports telegram."""

@@ -1,0 +1,1 @@
+"""The command core: Command and Reply, the registry, roles, dispatch to handlers."""

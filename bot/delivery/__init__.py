@@ -1,0 +1,1 @@
+"""Delivery: getting what the bot says to every chat, inside each platform's limits."""

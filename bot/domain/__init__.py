@@ -1,0 +1,1 @@
+"""The domain: records, vocabularies, grounds, clock, ledger rules, cadence. No I/O."""

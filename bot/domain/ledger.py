@@ -1,0 +1,122 @@
+"""Events (the truth) and the counters derived from them, as pure functions.
+
+The store writes counters with the same `deltas()` the recount uses, so a summary
+built from counters always equals a recount of the event stream.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bot.domain.clock import parse_iso
+
+PHASE_VAR = "\x01phase\x01"  # filled in by the store with the fixture's current phase
+
+
+@dataclass
+class Event:
+    """One entry of a fixture's append-only log."""
+
+    kind: str
+    at: str
+    by: str
+    role: str
+    data: dict
+    phase: str = PHASE_VAR
+    id: str = ""  # the stream id, once stored
+
+    def fields(self) -> list[str]:
+        """Flat field/value list for XADD."""
+        # Store placeholders (\x01var\x01) must survive JSON encoding as raw bytes.
+        data = json.dumps(self.data, separators=(",", ":")).replace("\\u0001", "\x01")
+        return ["kind", self.kind, "at", self.at, "by", self.by, "role", self.role,
+                "phase", self.phase, "data", data]
+
+    @classmethod
+    def from_stream(cls, sid: str, f: dict[str, str]) -> Event:
+        """Rebuild an event read back from the stream."""
+        return cls(kind=f["kind"], at=f["at"], by=f["by"], role=f.get("role", ""),
+                   data=json.loads(f.get("data", "{}")), phase=f.get("phase", ""), id=sid)
+
+
+def deltas(ev: Event) -> dict[str, int]:
+    """Counter increments an event causes (fields of the fixture's counts hash)."""
+    d = ev.data
+    if ev.kind == "incident.reported":
+        return {
+            "inc:total": 1,
+            "inc:open": 1,
+            f"inc:type:{d['type']}": 1,
+            f"inc:sev:{d['severity']}": 1,
+            f"inc:loc:{d['location']}": 1,
+            f"inc:phase:{ev.phase}": 1,
+            f"inc:aff:{d.get('affiliation', 'unknown')}": 1,
+            f"inc:lt:{d['location']}:{d['type']}": 1,  # by place and type: the form's order
+        }
+    if ev.kind == "incident.status":
+        if d.get("cls") == "close":
+            return {"inc:open": -1, "inc:closed": 1}
+        if d.get("cls") == "reopen":
+            return {"inc:open": 1, "inc:closed": -1}
+        return {}
+    if ev.kind == "incident.amended":
+        out: Counter[str] = Counter()
+        for fld, prefix in (("type", "type"), ("severity", "sev"), ("location", "loc")):
+            if fld in d.get("new", {}):
+                out[f"inc:{prefix}:{d['old'][fld]}"] -= 1
+                out[f"inc:{prefix}:{d['new'][fld]}"] += 1
+        was = d.get("was")
+        if was and ({"type", "location"} & set(d.get("new", {}))):
+            now = {**was, **{k: v for k, v in d["new"].items() if k in was}}
+            out[f"inc:lt:{was['location']}:{was['type']}"] -= 1
+            out[f"inc:lt:{now['location']}:{now['type']}"] += 1
+        return dict({k: v for k, v in out.items() if v})
+    if ev.kind == "arrest.recorded":
+        n = int(d.get("count", 1))
+        o, io, sd = d["offence"], d["place"], d["side"]
+        return {"arr:total": n, f"arr:o:{o}": n, f"arr:io:{io}": n, f"arr:sd:{sd}": n,
+                f"arr:x:{o}:{io}:{sd}": n}
+    if ev.kind == "ban.recorded":
+        n = int(d.get("count", 1))
+        side = d.get("side", "home")
+        return {"ban:total": n, f"ban:type:{d['type']}": n, f"ban:status:{d['status']}": n,
+                f"ban:sd:{side}": n, f"ban:x:{d['type']}:{d['status']}:{side}": n}
+    return {}
+
+
+@dataclass
+class Tally:
+    """Counters and response times recomputed from scratch from an event list."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    ack_seconds: dict[str, float] = field(default_factory=dict)
+    close_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def recount(events: list[Event]) -> Tally:
+    """Replay the log into counters: the reference the derived views must equal."""
+    t = Tally()
+    reported: dict[str, datetime] = {}
+    for ev in events:
+        for k, v in deltas(ev).items():
+            t.counts[k] += v
+        if ev.kind == "incident.reported":
+            reported[ev.data["id"]] = parse_iso(ev.data.get("reported_at", ev.at))
+        elif ev.kind == "incident.status" and ev.data["id"] in reported:
+            iid = ev.data["id"]
+            elapsed = (parse_iso(ev.at) - reported[iid]).total_seconds()
+            if ev.data.get("to") != "reported":
+                t.ack_seconds.setdefault(iid, elapsed)
+            if ev.data.get("cls") == "close":
+                t.close_seconds.setdefault(iid, elapsed)
+    t.counts = Counter({k: v for k, v in t.counts.items() if v})
+    return t
+
+
+def median(values: list[float]) -> float | None:
+    """Median, or None for no values."""
+    return statistics.median(values) if values else None

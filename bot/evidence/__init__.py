@@ -1,0 +1,1 @@
+"""Evidence and reports: summary figures, season tables, charts, export and verify."""

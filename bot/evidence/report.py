@@ -1,0 +1,57 @@
+"""The human-readable Markdown report of an evidence export."""
+
+from __future__ import annotations
+
+from bot.domain.ledger import Event
+from bot.domain.models import Fixture
+from bot.domain.vocab import INCIDENT_TYPES
+from bot.store import Store
+
+
+def _secs(v: str | float | None) -> str:
+    if v in (None, ""):
+        return "–"
+    s = int(float(v))  # type: ignore[arg-type]
+    return f"{s // 60}m{s % 60:02d}s"
+
+
+async def report_markdown(store: Store, fx: Fixture, events: list[Event], head: str) -> str:
+    """Fixture, figures, every incident with its response times and timeline, chain head."""
+    from bot.evidence.summary import summary_figures, summary_text
+
+    fig = await summary_figures(store, fx)
+    lines = [f"# Matchday evidence export: {fx.title}", "",
+             f"- Fixture: `{fx.id}` · {fx.competition} · kick-off {fx.kickoff.isoformat()}",
+             f"- Ground: {fx.ground} · category {fx.category}",
+             f"- Events: {len(events)} · chain head SHA-256 `{head}`",
+             "- Verify with `matchday verify <this folder>`.", "", "## Figures", "", "```",
+             summary_text(fig, _NoGround()), "```", "", "## Incidents", ""]
+    by_inc: dict[str, list[Event]] = {}
+    for ev in events:
+        key = ev.data.get("id") or ev.data.get("incident") or ""
+        if isinstance(key, str) and key.startswith("INC-"):
+            by_inc.setdefault(key, []).append(ev)
+    for iid in sorted(by_inc, key=lambda k: int(k[4:])):
+        inc = await store.incident(fx.id, int(iid[4:])) or {}
+        lines.append(f"### {iid} {INCIDENT_TYPES.label(inc.get('type', 'other'))}, severity "
+                     f"{inc.get('severity', '?')}, {inc.get('location', '?')} — "
+                     f"{inc.get('status', '?')}")
+        lines.append(f"Time to acknowledge {_secs(inc.get('tta_s'))}, to close "
+                     f"{_secs(inc.get('ttc_s'))}.")
+        lines.append("")
+        for ev in by_inc[iid]:
+            detail = ev.data.get("text") or ev.data.get("note") or ev.data.get("description") \
+                or ""
+            if ev.kind == "incident.status":
+                detail = f"{ev.data.get('from', '')} → {ev.data.get('to', '')} {detail}".strip()
+            lines.append(f"- {ev.at} `{ev.kind}` by {ev.by} ({ev.role}): {detail}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+class _NoGround:
+    """Location labels as zone ids (the export names places by their stable keys)."""
+
+    def label(self, zone_id: str) -> str:
+        """The zone id itself."""
+        return zone_id

@@ -1,0 +1,102 @@
+"""Post-match figures: from the derived counters, in the Home Office shape."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from bot.domain.grounds import Ground
+from bot.domain.models import Fixture
+from bot.domain.vocab import BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES
+from bot.store import Store
+
+
+def _group(counts: dict[str, int], prefix: str) -> dict[str, int]:
+    n = len(prefix)
+    return dict(sorted(((k[n:], v) for k, v in counts.items() if k.startswith(prefix) and v),
+                       key=lambda kv: (-kv[1], kv[0])))
+
+
+def figures_from_counts(counts: dict[str, int]) -> dict[str, Any]:
+    """Summary figures from a counts mapping (the store's, or a recount's)."""
+    return {
+        "incidents": {
+            "total": counts.get("inc:total", 0),
+            "open": counts.get("inc:open", 0),
+            "closed": counts.get("inc:closed", 0),
+            "by_type": _group(counts, "inc:type:"),
+            "by_severity": _group(counts, "inc:sev:"),
+            "by_location": _group(counts, "inc:loc:"),
+            "by_phase": _group(counts, "inc:phase:"),
+            "by_affiliation": _group(counts, "inc:aff:"),
+        },
+        "ejections": counts.get("inc:type:ejection", 0),
+        "arrests": {
+            "total": counts.get("arr:total", 0),
+            "by_offence": _group(counts, "arr:o:"),
+            "inside_outside": _group(counts, "arr:io:"),
+            "home_away": _group(counts, "arr:sd:"),
+        },
+        "bans": {
+            "total": counts.get("ban:total", 0),
+            "by_type": _group(counts, "ban:type:"),
+            "by_status": _group(counts, "ban:status:"),
+            "home_away": _group(counts, "ban:sd:"),
+        },
+    }
+
+
+async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
+    """Everything the post-match summary says, as plain data (the --json output)."""
+    counts, open_ids, rt = await asyncio.gather(store.counts(fx.id), store.open_ids(fx.id, 50),
+                                                store.response_times(fx.id))
+    figures = figures_from_counts(counts)
+
+    figures["fixture"] = {"id": fx.id, "home": fx.home, "away": fx.away,
+                          "kickoff": fx.kickoff.isoformat(), "category": fx.category,
+                          "ground": fx.ground, "phase": fx.phase, "season": fx.season}
+    figures["open_incidents"] = open_ids
+    figures["response_times"] = rt
+    return figures
+
+
+def mmss(seconds: float | int | None) -> str:
+    """90 -> '1m30', None -> '–'."""
+    if seconds is None:
+        return "–"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}"
+    return f"{s // 3600}h{s % 3600 // 60:02d}"
+
+
+def _top(d: dict[str, int], label: Any, n: int = 6) -> str:
+    items = list(d.items())
+    text = ", ".join(f"{label(k)} {v}" for k, v in items[:n])
+    return text + (f", +{len(items) - n} more" if len(items) > n else "") if items else "none"
+
+
+def summary_text(fig: dict[str, Any], ground: Ground) -> str:
+    """The summary as a few dense lines for chat."""
+    inc, arr, ban, rt = fig["incidents"], fig["arrests"], fig["bans"], fig["response_times"]
+    io, ha = arr["inside_outside"], arr["home_away"]
+    lines = [
+        f"Arrests: {arr['total']} (inside {io.get('inside', 0)}, outside {io.get('outside', 0)};"
+        f" home {ha.get('home', 0)}, away {ha.get('away', 0)}"
+        + (f", neutral {ha['neutral']}" if ha.get("neutral") else "") + ")",
+        "  by offence: " + _top(arr["by_offence"], OFFENCES.label, 13),
+        f"Banning orders: {ban['total']} · " + _top(ban["by_type"], BAN_TYPES.label)
+        + " · " + _top(ban["by_status"], lambda k: k.replace("_", " ")),
+        f"Incidents: {inc['total']} ({inc['open']} open) · ejections {fig['ejections']}",
+        "  by type: " + _top(inc["by_type"], INCIDENT_TYPES.label),
+        "  by severity: " + _top(inc["by_severity"], lambda k: f"S{k}", 5),
+        "  by location: " + _top(inc["by_location"], ground.label, 4),
+        "  by phase: " + _top(inc["by_phase"], PHASES.label, 8),
+        f"Time to acknowledge: median {mmss(rt['median_ack_s'])}, worst {mmss(rt['worst_ack_s'])}"
+        f" · to close: median {mmss(rt['median_close_s'])}, worst {mmss(rt['worst_close_s'])}",
+    ]
+    if fig["open_incidents"]:
+        lines.append("Still open: " + ", ".join(fig["open_incidents"][:10]))
+    return "\n".join(lines)

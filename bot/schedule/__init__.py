@@ -1,0 +1,1 @@
+"""Scheduled work: briefings, post-match summaries, escalations and retention sweeps."""

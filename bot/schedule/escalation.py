@@ -1,0 +1,217 @@
+"""Escalation timers per severity: deadlines in a Redis sorted set, swept every second.
+
+Each incident has at most two deadlines in the fixture's `esc` sorted set: `<n>:ack` (the
+next escalation tier while unacknowledged) and `<n>:open` (the next open-too-long reminder).
+They are written in the report's round trip and removed in the acknowledgement's (or the
+close's). A sweep fires what is due; the incident hash's tier counter guards each firing, so
+a tier fires once even with several replicas sweeping at the same second.
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bot.core.dispatch import Core
+from bot.core.messages import Button, Outbound, Reply
+from bot.domain.clock import iso
+from bot.domain.ledger import Event
+from bot.domain.models import Fixture
+from bot.domain.vocab import INCIDENT_TYPES, ROLES
+from bot.store.lifecycle import (
+    claim_reminder,
+    claim_tier,
+    drop_deadline,
+    due_deadlines,
+    first_deadline,
+)
+
+log = logging.getLogger(__name__)
+SYSTEM = "system:escalation"
+AUDIENCE_WORDS = {"command": "safety officer and police commander", "police": "police",
+                  "control": "control room"}
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One escalation step: after this long unacknowledged, tell these audiences."""
+
+    after_s: int
+    to: tuple[str, ...]
+    methane: bool = False
+
+
+@dataclass(frozen=True)
+class SeverityPolicy:
+    """Tiers and open-too-long reminders for one severity."""
+
+    tiers: tuple[Tier, ...] = ()
+    remind_after_s: int = 0
+    remind_every_s: int = 0
+    remind_to: tuple[str, ...] = ("control",)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The whole escalation config (plus the merge window, which shares the file)."""
+
+    severities: dict[int, SeverityPolicy]
+    merge_window_s: int = 600
+
+    def for_severity(self, sev: int) -> SeverityPolicy:
+        """The policy of a severity (an empty one if not configured)."""
+        return self.severities.get(int(sev), SeverityPolicy())
+
+    def report_deadlines(self, sev: int, reported_ts: int) -> dict[str, int]:
+        """Deadlines a new report starts: tag -> due epoch seconds."""
+        sp = self.for_severity(sev)
+        out: dict[str, int] = {}
+        if sp.tiers:
+            out["ack"] = reported_ts + sp.tiers[0].after_s
+        if sp.remind_after_s:
+            out["open"] = reported_ts + sp.remind_after_s
+        return out
+
+    def reopen_deadlines(self, sev: int, now_ts: int) -> dict[str, int]:
+        """Deadlines a reopened incident restarts (reminders only: it was acknowledged)."""
+        sp = self.for_severity(sev)
+        return {"open": now_ts + sp.remind_after_s} if sp.remind_after_s else {}
+
+
+def load_policy(path: Path) -> Policy:
+    """Read config/escalation.toml; a missing file means no escalation at all."""
+    if not path.exists():
+        log.warning("no escalation config at %s: incidents will not escalate", path)
+        return Policy({})
+    data = tomllib.loads(path.read_text())
+    sevs: dict[int, SeverityPolicy] = {}
+    for key, row in data.get("severity", {}).items():
+        tiers = tuple(Tier(int(t["after_s"]), tuple(t.get("to", ["command"])),
+                           bool(t.get("methane", False))) for t in row.get("tiers", []))
+        if list(tiers) != sorted(tiers, key=lambda t: t.after_s):
+            raise ValueError(f"{path.name}: severity {key} tiers must be in time order")
+        sevs[int(key)] = SeverityPolicy(tiers, int(row.get("remind_after_s", 0)),
+                                        int(row.get("remind_every_s", 0)),
+                                        tuple(row.get("remind_to", ["control"])))
+    merge = data.get("merge", {})
+    return Policy(sevs, int(merge.get("window_s", 600)))
+
+
+_policies: dict[str, Policy] = {}
+
+
+def policy(core: Core) -> Policy:
+    """The escalation policy of a core's config folder (read once per process)."""
+    key = str(core.settings.config_dir)
+    if key not in _policies:
+        _policies[key] = load_policy(Path(key) / "escalation.toml")
+    return _policies[key]
+
+
+def _system_event(kind: str, now: datetime, data: dict[str, Any]) -> Event:
+    return Event(kind=kind, at=iso(now), by=SYSTEM, role="system", data=data)
+
+
+async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
+    """Fire every escalation tier and reminder due by `now` (active fixture); send and
+    return the messages. Safe to run on every replica at once."""
+    fx = await core.active_fixture()
+    if fx is None:
+        return []
+    outs: list[Outbound] = []
+    for member, due in await due_deadlines(core.store, fx.id, int(now.timestamp())):
+        n_text, _, tag = member.partition(":")
+        try:
+            outs += await _fire(core, fx, int(n_text), tag, member, due, now)
+        except Exception:
+            log.exception("escalation %s of %s failed", member, fx.id)
+    if outs:
+        await core.notifier.send(outs)
+    return outs
+
+
+async def next_due(core: Core) -> datetime | None:
+    """When the next deadline of the active fixture falls due (replay steps to it)."""
+    fx = await core.active_fixture()
+    ts = await first_deadline(core.store, fx.id) if fx else None
+    return datetime.fromtimestamp(ts, UTC) if ts is not None else None
+
+
+async def _fire(core: Core, fx: Fixture, n: int, tag: str, member: str, due: int,
+                now: datetime) -> list[Outbound]:
+    inc = await core.store.incident(fx.id, n)
+    if inc is None or tag not in ("ack", "open"):
+        await drop_deadline(core.store, fx.id, member)
+        return []
+    sp = policy(core).for_severity(int(inc["severity"]))
+    if tag == "ack":
+        return await _fire_tier(core, fx, inc, sp, member, now)
+    return await _fire_reminder(core, fx, inc, sp, member, now)
+
+
+async def _fire_tier(core: Core, fx: Fixture, inc: dict[str, str], sp: SeverityPolicy,
+                     member: str, now: datetime) -> list[Outbound]:
+    i = int(inc.get("esc_next") or 0)
+    if inc.get("status") != "reported" or i >= len(sp.tiers):
+        await drop_deadline(core.store, fx.id, member)
+        return []
+    tier = sp.tiers[i]
+    waited = int(now.timestamp()) - int(inc["reported_ts"])
+    who = ", ".join(AUDIENCE_WORDS.get(a, a) for a in tier.to)
+    text = f"auto: unacknowledged {_dur(waited)}, tier {i + 1} → {who}"
+    ev = _system_event("incident.escalated", now, {"id": inc["id"], "auto": True, "tier": i + 1,
+                                                   "to": list(tier.to), "text": text})
+    nxt = int(inc["reported_ts"]) + sp.tiers[i + 1].after_s if i + 1 < len(sp.tiers) else None
+    claimed = await claim_tier(core.store, fx.id, int(inc["n"]), i, ev, nxt)
+    if claimed is None:
+        return []
+    reply = _alert(core, fx, claimed, f"⚠ {inc['id']} unacknowledged {_dur(waited)}",
+                   f"Escalated to {who} (tier {i + 1} of {len(sp.tiers)}).")
+    if tier.methane and claimed.get("methane") != "1":
+        reply.text += "\nMajor incident? Send a METHANE report now: /methane"
+        reply.buttons[0].append(Button("METHANE report", "/methane", "danger"))
+    return [Outbound(a, reply, fixture=fx.id) for a in tier.to]
+
+
+async def _fire_reminder(core: Core, fx: Fixture, inc: dict[str, str], sp: SeverityPolicy,
+                         member: str, now: datetime) -> list[Outbound]:
+    k = int(inc.get("remind_n") or 0)
+    if inc.get("status") == "closed" or not sp.remind_after_s:
+        await drop_deadline(core.store, fx.id, member)
+        return []
+    opened = int(now.timestamp()) - int(inc["reported_ts"])
+    text = f"auto: still open after {_dur(opened)} ({inc.get('status', '').replace('_', ' ')})"
+    ev = _system_event("incident.reminder", now, {"id": inc["id"], "n": k + 1, "text": text})
+    every = sp.remind_every_s or sp.remind_after_s
+    claimed = await claim_reminder(core.store, fx.id, int(inc["n"]), k, ev,
+                                   int(now.timestamp()) + every)
+    if claimed is None:
+        return []
+    owner = claimed.get("owner_name") or "no owner"
+    reply = _alert(core, fx, claimed, f"⏰ {inc['id']} still open after {_dur(opened)}",
+                   f"Owner: {owner}. Update it, or resolve it if it is over.")
+    return [Outbound(a, reply, fixture=fx.id) for a in sp.remind_to]
+
+
+def _alert(core: Core, fx: Fixture, inc: dict[str, str], title: str, tail: str) -> Reply:
+    ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
+    reporter = inc.get("reporter_name") or ROLES.label(inc.get("reporter_role") or "steward")
+    n = inc["n"]
+    text = (f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
+            f"severity {inc['severity']}, reported by {reporter}.\n{tail}")
+    buttons = [Button("Acknowledge", f"/ack {n}", "primary"), Button("Show", f"/incident {n}")]
+    if inc.get("status") != "reported":
+        buttons = [Button("Show", f"/incident {n}"), Button("Resolve", f"/resolve {n}")]
+    return Reply(text=text, title=title, buttons=[buttons])
+
+
+def _dur(seconds: int) -> str:
+    seconds = max(0, seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    m = seconds // 60
+    return f"{m}m" if m < 60 else f"{m // 60}h{m % 60:02d}"

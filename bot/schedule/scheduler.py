@@ -1,0 +1,237 @@
+"""One scheduler for every platform (APScheduler AsyncIOScheduler, memory job store).
+
+Plans are data in Redis (bot/plans_store.py), derived from each fixture and
+config/briefings.toml; the in-process jobs are rebuilt from them at start and on every
+fixture change. Every firing is claimed with SET NX on its slot id before anything is sent,
+so several replicas send it once. Live mode uses APScheduler's timers; replay and tests call
+`run_due(now)` on a virtual clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot.core.dispatch import Core
+from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
+from bot.domain.clock import Clock
+from bot.domain.models import Fixture
+from bot.store.plans import (
+    add_summary_slot,
+    claim_slot,
+    load_plan,
+    missed_slots,
+    record_missed,
+    save_briefing_plan,
+)
+
+log = logging.getLogger(__name__)
+Ticker = Callable[[datetime], Awaitable[None]]
+RESYNC_S = 60.0  # live replicas re-read plans this often (changes made by another replica)
+HORIZON = timedelta(days=3)  # fixtures whose kick-off is older than this are left alone
+
+
+class Scheduler:
+    """Rebuilt from plans in Redis; every firing claimed once across replicas."""
+
+    def __init__(self, core: Core, *, clock: Clock, live: bool = True) -> None:
+        self.core = core
+        self.clock = clock
+        self.live = live
+        self.tickers: list[tuple[Ticker, float]] = []
+        self.cfg: BriefingConfig = config_for(core.settings)
+        self.instance = uuid.uuid4().hex[:10]
+        self.jobs: dict[str, Slot] = {}  # slot.key -> slot, everything planned and not fired
+        self.fired: set[str] = set()
+        self.aps: AsyncIOScheduler | None = None
+        self._hooked = False
+
+    def add_ticker(self, fn: Ticker, every_s: float = 1.0) -> None:
+        """Run fn(now) every `every_s` seconds (escalation sweeps)."""
+        self.tickers.append((fn, every_s))
+        if self.aps is not None:
+            self._add_ticker_job(fn, every_s, len(self.tickers) - 1)
+
+    # ---------------------------------------------------------------- lifecycle
+    async def start(self) -> None:
+        """Rebuild plans from Redis, catch up on what was due while down, then start firing."""
+        if not self._hooked:
+            self.core.hooks.append(self.on_change)
+            self.core.status_lines.append(self.status_lines)
+            self._hooked = True
+        await self.resync()
+        await self.catch_up(self.clock.now())
+        if self.live:
+            self.aps = AsyncIOScheduler(timezone=UTC, job_defaults={
+                "misfire_grace_time": None, "coalesce": True, "max_instances": 1})
+            for i, (fn, every) in enumerate(self.tickers):
+                self._add_ticker_job(fn, every, i)
+            self.aps.add_job(self._resync_live, IntervalTrigger(seconds=RESYNC_S),
+                             id="resync", replace_existing=True)
+            for slot in self.jobs.values():
+                self._add_aps_job(slot)
+            self.aps.start()
+
+    async def stop(self) -> None:
+        """Stop firing (plans stay in Redis for the next start)."""
+        if self.aps is not None:
+            self.aps.shutdown(wait=False)
+            self.aps = None
+        if self._hooked:
+            self.core.hooks.remove(self.on_change)
+            self.core.status_lines.remove(self.status_lines)
+            self._hooked = False
+
+    # ---------------------------------------------------------------- plans
+    async def resync(self) -> None:
+        """Re-derive every recent fixture's plan and rebuild the in-process jobs from Redis."""
+        cutoff = self.clock.now() - HORIZON
+        for fx in await self.core.store.fixtures():
+            if fx.kickoff >= cutoff:
+                await self.replan(fx.id, fx)
+
+    async def replan(self, fx_id: str, fx: Fixture | None = None) -> list[Slot]:
+        """Derive a fixture's plan, save it to Redis, and reschedule its jobs from it."""
+        store = self.core.store
+        fx = fx or await store.fixture(fx_id)
+        if fx is None:
+            return []
+        now = self.clock.now()
+        old = await load_plan(store, fx_id)
+        briefings = merge_plan(fx, self.cfg, old, now)
+        if [s.to_json() for s in briefings] != [s.to_json() for s in old
+                                                 if s.kind == "briefing"]:
+            await save_briefing_plan(store, fx_id, briefings)
+        slots = briefings + [s for s in old if s.kind == "summary"]
+        if fx.phase in POST_MATCH and not any(s.kind == "summary" for s in slots):
+            summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
+            await add_summary_slot(store, summary)
+            slots = await load_plan(store, fx_id)  # another replica may have planned it first
+        self._schedule(fx_id, slots)
+        return slots
+
+    def _schedule(self, fx_id: str, slots: list[Slot]) -> None:
+        for key in [k for k, s in self.jobs.items() if s.fixture == fx_id]:
+            del self.jobs[key]
+            if self.aps is not None and self.aps.get_job(key):
+                self.aps.remove_job(key)
+        for slot in slots:
+            if slot.key not in self.fired:
+                self.jobs[slot.key] = slot
+                self._add_aps_job(slot)
+
+    def _add_aps_job(self, slot: Slot) -> None:
+        if self.aps is not None and slot.due > self.clock.now():
+            self.aps.add_job(self._fire_live, DateTrigger(run_date=slot.due), args=[slot.key],
+                             id=slot.key, replace_existing=True)
+
+    def _add_ticker_job(self, fn: Ticker, every: float, i: int) -> None:
+        assert self.aps is not None
+
+        async def tick() -> None:
+            try:
+                await fn(self.clock.now())
+            except Exception:
+                log.exception("ticker %s failed", getattr(fn, "__name__", fn))
+
+        self.aps.add_job(tick, IntervalTrigger(seconds=every), id=f"ticker:{i}",
+                         replace_existing=True)
+
+    async def on_change(self, what: str, fixture_id: str) -> None:
+        """core.hooks: a fixture was added, re-timed, re-categorised, cancelled or phased."""
+        if what in ("fixture", "phase"):
+            await self.replan(fixture_id)
+
+    async def _resync_live(self) -> None:
+        try:
+            await self.resync()
+            await self.catch_up(self.clock.now())
+        except Exception:
+            log.exception("scheduler resync failed")
+
+    # ---------------------------------------------------------------- firing
+    def due(self, now: datetime) -> list[Slot]:
+        """Planned slots due at or before `now`, in time order."""
+        return sorted((s for s in self.jobs.values() if s.due <= now),
+                      key=lambda s: (s.due, s.fixture, s.kind))
+
+    async def catch_up(self, now: datetime) -> None:
+        """Everything that fell due while no replica ran: late if still useful, else missed."""
+        for slot in self.due(now):
+            await self.fire(slot, now)
+
+    async def run_due(self, now: datetime) -> None:
+        """Virtual time: fire everything due up to `now`, in time order (replay, tests)."""
+        set_clock = getattr(self.clock, "set", None)
+        while slots := self.due(now):
+            slot = slots[0]
+            if set_clock is not None:
+                set_clock(slot.due)
+            await self._tick(slot.due)
+            await self.fire(slot, slot.due)
+            await self.core.notifier.drain()  # delivered at its virtual time, not later
+        if set_clock is not None:
+            set_clock(now)
+        await self._tick(now)
+        await self.core.notifier.drain()
+
+    async def _tick(self, now: datetime) -> None:
+        for fn, _ in self.tickers:
+            await fn(now)
+
+    async def _fire_live(self, key: str) -> None:
+        slot = self.jobs.get(key)
+        if slot is None:
+            return
+        try:
+            await self.fire(slot, self.clock.now())
+        except Exception:
+            log.exception("firing %s failed", key)
+
+    def _state(self, slot: Slot, fx: Fixture, now: datetime) -> str:
+        if slot.kind == "briefing" and now >= fx.kickoff - self.cfg.late_cutoff:
+            return "missed"
+        if slot.kind == "summary" and now - slot.due > self.cfg.summary_grace:
+            return "missed"
+        return "late" if now - slot.due > self.cfg.on_time_tolerance else "sent"
+
+    async def fire(self, slot: Slot, now: datetime) -> str:
+        """Claim a slot and send it (or record it missed): 'sent', 'late', 'missed' or 'skip'."""
+        self.jobs.pop(slot.key, None)
+        if slot.key in self.fired:
+            return "skip"
+        self.fired.add(slot.key)
+        store = self.core.store
+        fx = await store.fixture(slot.fixture)
+        if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
+            return "skip"
+        if slot.id not in {s.id for s in await load_plan(store, slot.fixture)}:
+            return "skip"  # re-timed or cancelled by another replica since we planned it
+        state = self._state(slot, fx, now)
+        if not await claim_slot(store, slot, state, self.instance, now):
+            return "skip"  # another replica has it
+        if state == "missed":
+            await record_missed(store, slot)
+            log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
+            return state
+        late = slot.due if state == "late" else None
+        from bot.schedule.briefings import briefing_outbounds, summary_outbounds
+
+        outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
+                else await briefing_outbounds(self.core, fx, slot.label, late))
+        await self.core.notifier.send(outs)
+        return state
+
+    # ---------------------------------------------------------------- status
+    async def status_lines(self, fx: Fixture) -> list[str]:
+        """core.status_lines: briefings and summaries that were missed, e.g. 'Missed briefing:
+        T-3h (16:45)'."""
+        tz = self.cfg.tz
+        return [f"Missed {s.kind}: {s.label} ({s.due.astimezone(tz):%H:%M})"
+                for s in await missed_slots(self.core.store, fx.id)]

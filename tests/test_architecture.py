@@ -1,0 +1,153 @@
+"""The shape of the code: adapters at the edge, the store closed, no import cycles."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("bot", "handlers")
+# Each external library is imported from one package only.
+LIBRARY_HOME = {
+    "telegram": "bot/adapters/telegram",
+    "slack_bolt": "bot/adapters/slack",
+    "slack_sdk": "bot/adapters/slack",
+    "redis": "bot/store",
+}
+
+
+def modules() -> dict[str, Path]:
+    """Every module of bot/ and handlers/ by dotted name."""
+    out: dict[str, Path] = {}
+    for top in SOURCES:
+        for path in (ROOT / top).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    return out
+
+
+def imported_names(path: Path, package: str) -> set[str]:
+    """Dotted names a module imports, at module level or inside functions."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names}
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (submodule names resolve to their module)."""
+    mods = modules()
+    edges: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for target in imported_names(path, package):
+            while target and target not in mods:
+                target = target.rpartition(".")[0]
+            # a package's own __init__ is not an edge from its submodules
+            if target and target != name and not name.startswith(target + "."):
+                found.add(target)
+        edges[name] = found
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def external(path: Path) -> set[str]:
+    """Top-level names of the libraries a file imports."""
+    return {n.split(".")[0] for n in imported_names(path, "")}
+
+
+def test_no_import_cycles_counting_function_level_imports():
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_each_external_library_is_imported_from_its_own_package_only():
+    for path in modules().values():
+        rel = path.relative_to(ROOT).as_posix()
+        for lib in external(path) & set(LIBRARY_HOME):
+            assert rel.startswith(LIBRARY_HOME[lib] + "/"), f"{rel} imports {lib}"
+
+
+def test_handlers_import_no_platform_or_storage_library():
+    for path in sorted((ROOT / "handlers").rglob("*.py")):
+        bad = external(path) & set(LIBRARY_HOME)
+        assert not bad, f"{path.name} imports {bad}"
+
+
+def test_only_the_wiring_at_the_top_of_bot_imports_handlers():
+    for name, targets in graph().items():
+        if name.startswith("bot.") and name.count(".") > 1:
+            assert not any(t.startswith("handlers") for t in targets), name
+
+
+def test_bot_has_few_top_level_modules_and_packages_by_role():
+    top = [p for p in (ROOT / "bot").glob("*.py") if p.name != "__init__.py"]
+    assert len(top) <= 8, sorted(p.name for p in top)
+    for package in ("core", "domain", "store", "schedule", "evidence", "delivery", "adapters"):
+        assert (ROOT / "bot" / package / "__init__.py").exists(), package
+
+
+def test_the_domain_package_does_no_io():
+    for path in (ROOT / "bot" / "domain").rglob("*.py"):
+        libs = external(path)
+        assert not libs & {"redis", "aiohttp", "httpx", "telegram", "slack_bolt", "socket"}, path
+
+
+def test_lua_placeholders_stay_inside_the_store():
+    for name, path in modules().items():
+        if not name.startswith("bot.store"):
+            assert "\\x01" not in path.read_text() and "\x01" not in path.read_text(), name
+
+
+def test_nothing_but_settings_reads_the_environment():
+    for path in modules().values():
+        if path.name == "settings.py":
+            continue
+        assert "os.environ" not in path.read_text(), path.name
