@@ -13,6 +13,7 @@ from handlers import (
     incidents,
     merge,
     methane,
+    note,
     police,
     status,
 )
@@ -21,5 +22,5 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot):
+                   amend, merge, methane, hot, note):
         module.register(registry)

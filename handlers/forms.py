@@ -9,7 +9,8 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Button, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
-from handlers.incidents import log_incident, parse_severity
+from handlers.methane import continue_methane
+from handlers.reporting import log_incident, parse_severity
 
 EXPIRED = "This form has expired. Send /incident to start a new report."
 FAVOURITES = ["disorder", "missile", "pyro", "medical", "crowd_density", "antisocial",
@@ -153,8 +154,6 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
     if state is None:
         return None
     if state.get("kind") == "methane":
-        from handlers.methane import continue_methane
-
         return await continue_methane(ctx, fx, state)
     step = state.get("step")
     loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)

@@ -3,39 +3,12 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Button, Reply, Result
+from bot.core.messages import Reply, Result
 from bot.domain.models import parse_incident_id
-from handlers.incidents import add_text
+from handlers.reporting import add_text
+from handlers.views import FOUR_CS, hot_question, verdict
 
-HOT = (("h", "Hidden?", "Has it been deliberately hidden or concealed?"),
-       ("o", "Obviously suspicious?", "Wires, batteries, liquids, a smell, a threat made?"),
-       ("t", "Typical?", "Is it what you'd expect here (e.g. a bag left under a seat)?"))
-FOUR_CS = ("4 Cs: Confirm (from a distance, never touch) · Clear (move people 100 m+ away) · "
-           "Communicate (radio control from outside the cordon) · Control (hold the cordon, "
-           "no one back in)")
 HOT_USAGE = "/hot <id> h=yes|no o=yes|no t=yes|no"
-
-
-def _question(n: str, answers: dict[str, str]) -> tuple[str, list[list[Button]]] | None:
-    done = " ".join(f"{k}={v}" for k, v in answers.items())
-    for key, label, hint in HOT:
-        if key not in answers:
-            base = f"/hot {n} {done}".rstrip()
-            return (f"HOT test for INC-{n}: {label} {hint}",
-                    [[Button("Yes", f"{base} {key}=yes"), Button("No", f"{base} {key}=no")]])
-    return None
-
-
-def hot_prompt(reply: Reply, n: str) -> None:
-    """Add the first HOT question and the 4 Cs to a suspicious-item report's reply."""
-    text, buttons = _question(n, {}) or ("", [])
-    reply.text += f"\n\n{text}\n{FOUR_CS}"
-    reply.buttons = buttons
-
-
-def verdict(answers: dict[str, str]) -> bool:
-    """Suspicious when hidden, obviously suspicious, or not typical."""
-    return answers["h"] == "yes" or answers["o"] == "yes" or answers["t"] == "no"
 
 
 async def hot_cmd(ctx: Ctx) -> Result:
@@ -49,7 +22,7 @@ async def hot_cmd(ctx: Ctx) -> Result:
         if key not in {"h", "o", "t"} or value not in {"yes", "no", "y", "n"}:
             raise UsageError(f"'{word}' is not a HOT answer.")
         answers[key] = "yes" if value.startswith("y") else "no"
-    nxt = _question(str(n), answers)
+    nxt = hot_question(str(n), answers)
     if nxt is not None:
         return Result(Reply(nxt[0] + "\n" + FOUR_CS, title="Suspicious item", buttons=nxt[1]))
     suspicious = verdict(answers)

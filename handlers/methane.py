@@ -12,7 +12,7 @@ from bot.core.messages import Button, Reply, Result
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES
-from handlers.incidents import log_incident
+from handlers.reporting import log_incident
 
 # key, letter, question
 FIELDS = (("m", "M", "Major incident declared?"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.core.messages import Reply, Result
-from handlers.status_board import board
+from handlers.views import board
 
 
 async def status_cmd(ctx: Ctx) -> Result:

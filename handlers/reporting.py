@@ -1,0 +1,232 @@
+"""The shared steps of reporting: parse a report, log it (or join it to the same incident),
+add updates and evidence, and tell control. Every report path (one line, guided form, METHANE,
+split-out) goes through here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from typing import Any
+
+from bot.core.dispatch import Ctx, UsageError
+from bot.core.messages import Button, Reply, Result
+from bot.domain.clock import iso
+from bot.domain.grounds import Ground
+from bot.domain.models import Fixture, incident_id
+from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
+from bot.schedule.escalation import policy
+from bot.store import Refused, Similar
+from handlers.views import age, card, hot_prompt
+from handlers.words import resolve_word
+
+DEFAULT_SEVERITY = {
+    "missile": 3, "pyro": 3, "pitch_incursion": 3, "segregation_breach": 4, "disorder": 4,
+    "antisocial": 2, "discriminatory": 3, "alcohol": 2, "drugs": 2, "criminal_damage": 2,
+    "assault_staff": 4, "crowd_density": 4, "persistent_standing": 1, "suspicious_item": 4,
+    "medical": 3, "safeguarding": 3, "fire": 4, "structural": 4, "entry": 2, "drone": 3,
+    "ejection": 1, "other": 2,
+}
+
+
+SIMILAR = "\x01similar\x01"  # the store fills in the matched incident's number
+
+
+def parse_severity(word: str) -> int | None:
+    """s4, sev4, sev=4, severity=4 -> 4."""
+    m = re.fullmatch(r"(?:s|sev|severity)=?([1-5])", word.lower())
+    return int(m.group(1)) if m else None
+
+
+def resolve_type(word: str) -> str:
+    """An incident type key, or a UsageError with suggestions."""
+    return resolve_word(INCIDENT_TYPES, word, "incident type", "Send /help incident for the list.")
+
+
+def resolve_location(word: str, ground: Ground) -> str:
+    """A zone id in the ground, or a UsageError with suggestions."""
+    zone = ground.resolve(word)
+    if zone:
+        return zone
+    hints = ground.suggest(word)
+    hint = f" Did you mean @{hints[0]} ({ground.label(hints[0])})?" if hints else ""
+    raise UsageError(f"Unknown location '@{word}' at {ground.name}.{hint}")
+
+
+def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str, Any]:
+    """The fields of a one-line report."""
+    if not args:
+        raise UsageError("Say what is happening.")
+    fields: dict[str, Any] = {"type": resolve_type(args[0])}
+    text: list[str] = []
+    location = severity = None
+    affiliation, people = "unknown", ""
+    for word in args[1:]:
+        low = word.lower()
+        if word.startswith("@") and location is None:
+            location = resolve_location(word[1:], ground)
+        elif severity is None and parse_severity(word):
+            severity = parse_severity(word)
+        elif low.startswith(("aff=", "fans=")):
+            aff = AFFILIATIONS.resolve(low.split("=", 1)[1])
+            if aff is None:
+                raise UsageError(f"aff= takes home, away or unknown, not '{word}'.")
+            affiliation = aff
+        elif re.fullmatch(r"(?:x|people=|n=)\d{1,6}", low):
+            people = re.sub(r"\D", "", low)
+        else:
+            text.append(word)
+    if location is None:
+        if not default_zone:
+            raise UsageError("Where? Add @<location>, e.g. @stb_walkway.")
+        location = default_zone
+    fields.update(location=location, severity=severity or DEFAULT_SEVERITY[fields["type"]],
+                  affiliation=affiliation, people=people, description=" ".join(text))
+    return fields
+
+
+async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
+                       drop_form: bool = False,
+                       extra_evidence: list[dict[str, Any]] | None = None) -> Result:
+    """Write a new incident (one round trip) and alert control; shared by all report paths."""
+    ground = ctx.ground(fx)
+    if fields["location"] not in ground.zones and fields["location"] != "gps":
+        raise UsageError(f"Unknown location '{fields['location']}'.")
+    evidence = [evidence_of(a) for a in ctx.cmd.attachments] + list(extra_evidence or [])
+    record = {
+        "type": fields["type"], "severity": str(fields["severity"]),
+        "location": fields["location"], "status": "reported", "reported_at": iso(ctx.now),
+        "occurred_at": fields.get("occurred_at") or iso(ctx.now), "reporter": ctx.who,
+        "reporter_role": ctx.role or "", "reporter_name": ctx.member.name if ctx.member else "",
+        "description": fields.get("description", ""), "affiliation": fields["affiliation"],
+        "people": str(fields.get("people", "")), "fixture": fx.id,
+        "evidence": str(len(evidence)),
+    }
+    data = {"id": "INC-\x01n\x01", **{k: record[k] for k in (
+        "type", "severity", "location", "description", "affiliation", "people",
+        "reported_at", "occurred_at")}}
+    data["severity"] = int(fields["severity"])
+    if evidence:
+        data["evidence"] = evidence
+    if fields.get("methane"):
+        data["methane"], record["methane"] = fields["methane"], "1"
+    ev = ctx.event("incident.reported", data)
+    ts = int(ctx.now.timestamp())
+    sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
+    applied = await ctx.store.report_incident(
+        fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
+        deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
+        similar=sim,
+    )
+    merged_into = applied.vars.get("similar", "")
+    n = merged_into or applied.vars["n"]
+    if applied.duplicate:
+        return Result(Reply(f"Already logged as {incident_id(n)}."))
+    inc = applied.hashes[0]
+    if merged_into and sim is not None:
+        await ctx.core.changed("incident", fx.id)
+        return merged_reply(ctx, fx, inc, sim)
+    live = card(inc, ground, ctx.core.settings.zone)
+    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
+    if int(inc["severity"]) >= 3:
+        ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
+    await ctx.core.changed("incident", fx.id)
+    sev = int(inc["severity"])
+    result = Result(Reply(
+        f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
+        f"severity {SEVERITIES[sev]}.\nControl has it; you'll be told when it's acknowledged.\n"
+        f"Send text or a photo now to add to {inc['id']}.",
+        title=f"Logged {inc['id']}",
+    ))
+    if inc["type"] == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
+        hot_prompt(result.reply, inc["n"])
+    return result
+
+
+def evidence_of(a: Any) -> dict[str, Any]:
+    """An attachment as an evidence record."""
+    if a.kind == "location":
+        return {"kind": "location", "lat": a.lat, "lon": a.lon}
+    return {"kind": a.kind, "file_id": a.file_id, "caption": a.caption}
+
+
+async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incident.update") \
+        -> Result:
+    """Add an update or evidence to an incident's timeline and its thread."""
+    evidence = [evidence_of(a) for a in ctx.cmd.attachments]
+    if kind == "incident.update" and evidence:
+        kind = "incident.evidence"
+    data: dict[str, Any] = {"id": incident_id(n), "text": text}
+    if evidence:
+        data["evidence"] = evidence
+    ev = ctx.event(kind, data)
+    counter = "evidence" if kind == "incident.evidence" else "updates"
+    try:
+        applied = await ctx.store.add_to_incident(fx.id, n, ev, ctx.cmd.dedupe_key, counter)
+    except Refused as exc:
+        raise UsageError(str(exc)) from None
+    if applied.duplicate:
+        return Result(Reply(f"Already added to INC-{n}."))
+    inc = applied.hashes[0]
+    name = ctx.member.name if ctx.member else ctx.who
+    what = "Evidence" if evidence else "Update"
+    line = f"{what} on {inc['id']} from {name}: {text}".rstrip(": ")
+    ctx.notify("control", Reply(line), fixture=fx.id, thread=inc["id"])
+    live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
+    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
+    await ctx.core.changed("incident", fx.id)
+    if kind == "incident.escalated":
+        ctx.notify("command", Reply(live.text, title="⚠ Escalated: " + live.title,
+                                    buttons=live.buttons), fixture=fx.id)
+        return Result(Reply(f"{inc['id']} escalated to the safety officer and police "
+                            "commander."))
+    return Result(Reply(f"Added to {inc['id']}."))
+
+
+def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
+                  evidence: list[dict[str, Any]]) -> Similar | None:
+    """What the report script needs to spot and merge 'the same incident', or None."""
+    window = policy(ctx.core).merge_window_s
+    if window <= 0 or fields.get("new"):
+        return None
+    ground = ctx.ground(fx)
+    loc = fields["location"]
+    near = ground.nearby(loc)
+    key = ctx.cmd.dedupe_key
+    token = hashlib.sha256(f"{fx.id}|{key}".encode()).hexdigest()[:8] if key \
+        else secrets.token_hex(4)
+    name = ctx.member.name if ctx.member else ctx.who
+    report = {k: fields.get(k) for k in ("type", "location", "severity", "description",
+                                         "affiliation", "people")}
+    text = (f"report from {name}: {INCIDENT_TYPES.label(fields['type'])} at "
+            f"{ground.label(loc)}, severity {fields['severity']}"
+            + (f": {fields['description']}" if fields.get("description") else ""))
+    data: dict[str, Any] = {"id": f"INC-{SIMILAR}", "reporter": ctx.who, "token": token,
+                            "report": report | {"at": iso(ctx.now)}, "text": text}
+    if evidence:
+        data["evidence"] = evidence
+    ev = ctx.event("incident.merged", data)
+    # The split record names the first incident through the store's variable: keep the
+    # placeholder as raw bytes (json.dumps would escape them).
+    record = json.dumps({"who": ctx.who, "fields": fields, "evidence": evidence,
+                         "at": ev.at, "first": SIMILAR}).replace("\\u0001", "\x01")
+    return Similar(since=int(ctx.now.timestamp()) - window, near=near, event=ev,
+                   token=token, record=record)
+
+
+def merged_reply(ctx: Ctx, fx: Fixture, inc: dict[str, str], sim: Similar) -> Result:
+    """Tell the reporter and control that the report joined an existing incident."""
+    ground = ctx.ground(fx)
+    text = sim.event.data["text"]
+    ctx.notify("control", Reply(f"Same incident, another {text}"), fixture=fx.id,
+               thread=inc["id"])
+    ctx.notify("control", card(inc, ground, ctx.core.settings.zone), ref=inc["id"],
+               fixture=fx.id)
+    line = (f"Looks like {inc['id']}: {INCIDENT_TYPES.label(inc['type'])} at "
+            f"{ground.label(inc['location'])}, {age(inc['reported_at'], ctx.now)} ago, "
+            f"{STATUSES.label(inc['status']).lower()}. Your report was added to it, so "
+            "control has it now (not counted twice).")
+    buttons = [[Button(f"Keep with {inc['id']}", f"/incident {inc['n']}"),
+                Button("No, it's a new incident", f"/merge {sim.token} new", "danger")]]
+    return Result(Reply(line, title=f"Added to {inc['id']}", buttons=buttons))
