@@ -6,11 +6,13 @@ import asyncio
 import logging
 import signal
 from datetime import datetime
-
-from aiohttp import web
+from typing import TYPE_CHECKING
 
 from bot.app import App, StartupError
 from bot.schedule.scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 log = logging.getLogger(__name__)
 
@@ -100,11 +102,15 @@ class WebServer:
     platform = "http"
 
     def __init__(self, app: web.Application, port: int) -> None:
+        from aiohttp import web  # only HTTP modes pay for aiohttp's import
+
         self.app, self.port = app, port
         self.runner = web.AppRunner(app)
 
     async def start(self) -> None:
         """Listen on the port."""
+        from aiohttp import web
+
         await self.runner.setup()
         await web.TCPSite(self.runner, "0.0.0.0", self.port).start()
 
@@ -117,10 +123,14 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
     """Start Telegram and/or Slack when their tokens are set; names of what started.
 
     Raises StartupError with one line when a platform is misconfigured or unreachable."""
+    core, settings = app.core, app.settings
+    if settings.telegram_bot_token is None and settings.slack_bot_token is None:
+        return []  # the platform SDKs are imported only when a token asks for them
+    from aiohttp import web
+
     from bot.adapters.slack.adapter import SlackAdapter
     from bot.adapters.telegram.adapter import TelegramStartError, telegram_adapter
 
-    core, settings = app.core, app.settings
     started: list[str] = []
     site = web.Application()
     routes = 0
