@@ -29,6 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import BUTTON_PREFIX, home_view, message_payload, result_view
 from bot.adapters.slack.modals import BY_CALLBACK, MODALS, FormError, values
+from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Attachment, Command, Outbound, Reply, Result
 from bot.core.roles import allowed
 from bot.store import StoreUnavailable
@@ -77,9 +78,12 @@ class SlackAdapter:
         self.client = AsyncWebClient(
             token=token, base_url=base_url,
             retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=max_retries)])
+        # Our own verification middleware in Bolt's slot for it (before authorize).
         self.bolt_app = AsyncApp(
             client=self.client, signing_secret=signing_secret,
-            request_verification_enabled=bool(signing_secret),
+            request_verification_enabled=False,
+            before_authorize=StrictRequestVerification(signing_secret) if signing_secret
+            else None,
             raise_error_for_unhandled_request=False)
         self.pace_seconds = pace_seconds
         self.view_deadline = view_deadline
