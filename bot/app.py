@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from bot.core.dispatch import Core, Registry
-from bot.core.roles import load_roster
+from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.notifier import Notifier, load_channels
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.grounds import load_grounds
@@ -49,8 +49,14 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     if not grounds:
         raise StartupError(f"no ground layouts in {cfg / 'grounds'}")
     notifier = Notifier(load_channels(cfg / "channels.toml"))
-    return Core(store, build_registry(), clock, grounds, load_roster(cfg / "roster.toml"),
-                notifier, settings, cache_ttl=cache_ttl)
+    registry = build_registry()
+    roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
+    try:
+        roles = load_role_matrix(roles_file, registry.commands())
+    except RolesError as exc:
+        raise StartupError(str(exc)) from None
+    return Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
+                notifier, settings, cache_ttl=cache_ttl, roles=roles)
 
 
 class App:

@@ -31,7 +31,6 @@ from bot.adapters.slack.blocks import BUTTON_PREFIX, home_view, message_payload,
 from bot.adapters.slack.modals import BY_CALLBACK, MODALS, FormError, values
 from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Attachment, Command, Outbound, Reply, Result
-from bot.core.roles import allowed
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -197,7 +196,7 @@ class SlackAdapter:
             member = await self.core.member(f"slack:{user}")
         except StoreUnavailable:
             return False
-        return member is not None and allowed(member.role, spec.name)
+        return member is not None and self.core.roles.allowed(member.role, spec.name)
 
     async def _on_command(self, ack: Any, body: dict[str, Any], respond: Any,
                           client: AsyncWebClient) -> None:
