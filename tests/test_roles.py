@@ -198,3 +198,31 @@ async def test_without_roles_toml_the_shipped_matrix_applies(store, settings, cl
     core = build_core(store, settings, clock, config_dir=cfg)
     assert core.roles.allowed("admin", "fixture", "use")
     assert not core.roles.allowed("control", "fixture", "use")
+
+
+# ------------------------------------------------------------------ issue 10, item 22
+@pytest.mark.parametrize("role", ROLES.keys())
+async def test_help_offers_only_what_your_role_can_use(say, core, role):
+    r = await say("/help", as_=role)
+    listed = [line.split()[0][1:] for line in r.reply.lines() if line.startswith("/")]
+    assert listed and all(core.roles.allowed(role, c) for c in listed), listed
+    visible = [n for n, s in core.registry.specs.items() if not s.hidden]
+    for name in visible:
+        answer = (await say(f"/help {name}", as_=role)).reply.text
+        if name in listed:
+            assert f"Usage: /{name}" in answer or "Usage: (" in answer, (name, answer)
+        else:
+            assert not core.roles.allowed(role, name)
+            assert answer == f"/{name} is not for your role ({ROLES.label(role)}).", answer
+
+
+async def test_the_commanders_help(say):
+    text = (await say("/help", as_="police_commander")).reply.text
+    for name in ("/fixture ", "/phase", "/invite", "/ack", "/arrest", "/resolve"):
+        assert name not in text, name
+    for name in ("/status", "/briefing", "/summary"):
+        assert name in text, name
+    r = await say("/help phase", as_="police_commander")
+    assert "not for your role" in r.reply.text and "Usage" not in r.reply.text
+    r = await say("/help status", as_="U404", platform="slack")
+    assert "/join" in r.reply.text and "Usage" not in r.reply.text
