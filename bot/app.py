@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Protocol
 
 from bot.core.dispatch import Core, Registry
-from bot.core.roles import load_roster
-from bot.delivery.notifier import Notifier, load_channels
+from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
+from bot.delivery.notifier import Notifier, load_channels, load_readers
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.grounds import load_grounds
 from bot.settings import Settings
@@ -48,9 +48,19 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     grounds = load_grounds(cfg)
     if not grounds:
         raise StartupError(f"no ground layouts in {cfg / 'grounds'}")
-    notifier = Notifier(load_channels(cfg / "channels.toml"))
-    return Core(store, build_registry(), clock, grounds, load_roster(cfg / "roster.toml"),
-                notifier, settings, cache_ttl=cache_ttl)
+    try:
+        readers = load_readers(cfg / "channels.toml")
+    except ValueError as exc:
+        raise StartupError(str(exc)) from None
+    notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers)
+    registry = build_registry()
+    roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
+    try:
+        roles = load_role_matrix(roles_file, registry.commands())
+    except RolesError as exc:
+        raise StartupError(str(exc)) from None
+    return Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
+                notifier, settings, cache_ttl=cache_ttl, roles=roles)
 
 
 class App:

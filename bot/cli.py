@@ -99,7 +99,6 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
 
 
 async def _export(app: App, args: argparse.Namespace) -> int:
-    from bot.core.roles import POLICE
     from bot.evidence.export import export_fixture
 
     core = app.core
@@ -109,7 +108,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
     by = "cli:export"
     if args.restricted:  # custody references: police and admin only, and on the audit trail
         member = await core.member(args.by) if args.by and ":" in args.by else None
-        if member is None or member.role not in POLICE:
+        if member is None or not core.roles.allowed(member.role, "export"):
             return _fail("--restricted needs --by <platform:user> of a police or admin member "
                          "(e.g. --by console:police_commander)", 1)
         by = member.who

@@ -6,7 +6,7 @@ import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
-from bot.core.roles import STRANGER_COMMANDS, allowed
+from bot.core.roles import STRANGER_COMMANDS
 from bot.domain.clock import iso
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from handlers.words import resolve_word
@@ -21,12 +21,18 @@ async def help_cmd(ctx: Ctx) -> Result:
         spec = registry.lookup(ctx.args[0].lstrip("/"))
         if spec is None or spec.hidden:
             raise UsageError(f"No command /{ctx.args[0].lstrip('/')}.")
+        if not ctx.core.roles.allowed(ctx.role, spec.name):
+            if ctx.role is None:
+                return Result(Reply(f"/{spec.name} is for registered people: ask control for "
+                                    "an invite code, then send /join <code>."))
+            return Result(Reply(f"/{spec.name} is not for your role ({ROLES.label(ctx.role)})."))
         text = f"{spec.summary}\nUsage: {spec.usage}"
         if spec.name == "incident":
             text += "\nTypes: " + ", ".join(INCIDENT_TYPES.keys())
         return Result(Reply(text, title=f"/{spec.name}"))
     role = ctx.role
-    names = [s for s in registry.specs.values() if not s.hidden and allowed(role, s.name)]
+    names = [registry.specs[n] for n in ctx.core.roles.commands_for(role)
+             if not registry.specs[n].hidden]
     lines = [f"/{s.name} – {s.summary}" for s in names]
     if role is None:
         lines.append("You are not registered yet: ask control for an invite code.")
@@ -49,8 +55,9 @@ async def invite_cmd(ctx: Ctx) -> Result:
     if len(ctx.args) != 1:
         raise UsageError("Which role?")
     role = resolve_word(ROLES, ctx.args[0], "role")
-    if role == "admin" and ctx.role != "admin":
-        raise UsageError("Only an admin can invite an admin.")
+    if ctx.role is None or not ctx.core.roles.may_invite(ctx.role, role):
+        return Result(Reply(f"You can't invite a {ROLES.label(role)}: that role is above yours "
+                            "or can do things yours cannot.", ok=False))
     code = secrets.token_hex(4)
     await ctx.store.create_invite(code, role, ctx.who, INVITE_TTL)
     await ctx.store.audit(ctx.who, "invite", role, iso(ctx.now))
@@ -65,8 +72,7 @@ async def join_cmd(ctx: Ctx) -> Result:
         raise UsageError("Send the code you were given.")
     role = await ctx.store.redeem_invite(ctx.args[0].strip().lower(), ctx.who,
                                          ctx.cmd.user_name, iso(ctx.now))
-    if role is None:
-        await ctx.store.audit(ctx.who, "refused", "/join with a bad code", iso(ctx.now))
+    if role is None:  # the core audits the refusal
         return Result(Reply("That code is unknown, used or expired. Ask control for a new one.",
                             ok=False))
     ctx.core.cache.drop("member:" + ctx.who)
@@ -80,7 +86,8 @@ def register(registry: Registry) -> None:
                       aliases=("start", "h", "?")))
     registry.add(Spec("whoami", "/whoami", "Who the bot thinks you are", whoami_cmd,
                       aliases=("me",)))
-    registry.add(Spec("invite", "/invite <role>", "Invite someone (one-time code)", invite_cmd))
+    registry.add(Spec("invite", "/invite <role>", "Invite someone (one-time code)", invite_cmd,
+                      subcommands={**{r: r for r in ROLES.keys()}, **ROLES.aliases}))
     registry.add(Spec("join", "/join <code>", "Register with an invite code", join_cmd))
 
 

@@ -6,28 +6,24 @@ import re
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
-from bot.core.roles import COMMANDERS
 from bot.domain.models import season_of
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefings import briefing_outbounds, briefing_replies
 
-INTEL_ROLES = COMMANDERS | {"police_liaison", "viewer", "supervisor"}
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
 
 
 async def briefing_cmd(ctx: Ctx) -> Result:
     """/briefing [send]: the briefing for the active fixture; 'send' posts it to the channels."""
     fx = await ctx.fixture()
-    if ctx.args and ctx.args[0].lower() in ("send", "post"):
-        if ctx.role not in COMMANDERS:
-            raise UsageError("Only control, the safety officer or a commander can post it.")
+    if ctx.spec.subcommand(ctx.rest) == "send":  # who may: roles.toml "briefing send"
         ctx.outbound.extend(await briefing_outbounds(ctx.core, fx, "on demand"))
         return Result(Reply(f"Briefing for {fx.title} posted to the command and steward "
                             "channels."))
     if ctx.args:
         raise UsageError(f"Unknown option '{ctx.args[0]}'.")
     full, stewards = await briefing_replies(ctx.core, fx)
-    return Result(full if ctx.role in INTEL_ROLES else stewards)
+    return Result(full if ctx.core.roles.allowed(ctx.role, "intel") else stewards)
 
 
 async def season_cmd(ctx: Ctx) -> Result:
@@ -50,7 +46,8 @@ async def season_cmd(ctx: Ctx) -> Result:
 def register(registry: Registry) -> None:
     """Add /briefing and /season."""
     registry.add(Spec("briefing", "/briefing [send]", "The pre-match briefing", briefing_cmd,
-                      aliases=("brief",), reads_only=True))
+                      aliases=("brief",), reads_only=True,
+                      subcommands={"send": "send", "post": "send"}))
     registry.add(Spec("season", "/season [club] [YYYY-YY]",
                       "Season-to-date arrests and bans for a club", season_cmd,
                       reads_only=True))

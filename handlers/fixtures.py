@@ -23,6 +23,10 @@ FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-
 # Briefing notes (risk_groups and intel are intelligence: command briefing only).
 NOTE_KEYS = ("segregation", "gates", "alcohol", "pyro", "travel", "dispersal", "risk_groups",
              "intel", "contacts")
+# Typed word -> sub-command (roles.toml grants some on their own, e.g. "fixture list").
+FIXTURE_ACTIONS = {"add": "add", "use": "use", "list": "list", "ls": "list",
+                   "category": "category", "cat": "category", "kickoff": "kickoff",
+                   "ko": "kickoff", "cancel": "cancel", "note": "note", "notes": "note"}
 ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2})"
                     r"(.*)$", re.IGNORECASE)
 
@@ -86,6 +90,7 @@ async def fixture_cmd(ctx: Ctx) -> Result:
         if fx is None:
             raise UsageError(f"No fixture '{ctx.args[1]}'. /fixtures lists their ids.")
         await ctx.store.set_active_fixture(fx.id)
+        await ctx.store.audit(ctx.who, "fixture.use", fx.id, iso(ctx.now))
         await ctx.core.changed("active", fx.id)
         return Result(Reply(f"Now running {fx.title} ({fx.id})."))
     fx = await ctx.fixture()
@@ -198,7 +203,8 @@ def fixture_summary_fields(fx: Fixture) -> dict[str, Any]:
 
 def register(registry: Registry) -> None:
     """Add fixture and phase commands."""
-    registry.add(Spec("fixture", FIXTURE_USAGE, "Add, choose or change a fixture", fixture_cmd))
+    registry.add(Spec("fixture", FIXTURE_USAGE, "Add, choose or change a fixture", fixture_cmd,
+                      subcommands=FIXTURE_ACTIONS))
     registry.add(Spec("fixtures", "/fixtures", "List fixtures and their ids", fixtures_cmd,
                       reads_only=True))
     registry.add(Spec("phase", "/phase <" + "|".join(PHASES.keys()) + ">",

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
+
+from bot.app import StartupError, build_core
+from bot.core.roles import DEFAULT_ROLES
 from bot.domain.ledger import Event, median, recount
 from bot.domain.models import Fixture
+from bot.domain.vocab import ROLES
 from bot.evidence.summary import figures_from_counts, summary_figures
+from bot.sample import ensure_sample_fixture
 from bot.schedule.briefings import briefing_outbounds, briefing_replies, summary_reply
 from handlers.fixtures import create_fixture, fixture_id
 
@@ -141,3 +149,64 @@ async def test_summary_late_title(core):
     reply = await summary_reply(core, fx, late_due=datetime(2026, 11, 25, 21, 50, tzinfo=UTC))
     assert reply.title.endswith("LATE (was due 21:50)")
     assert reply.images == []  # nothing happened: no chart
+
+
+# ------------------------------------------------------------------ issue 10, item 22
+INTEL_READERS = {"control", "safety_officer", "police_commander", "police_liaison", "admin"}
+
+
+@pytest.mark.parametrize("role", ROLES.keys())
+async def test_only_command_police_and_safety_roles_read_the_restricted_part(core, say, role):
+    await say("/fixture note intel away group plans to meet at Stratford", as_="admin")
+    r = await say("/briefing", as_=role)
+    assert r.reply.ok and "Kick-off" in r.reply.text
+    restricted = "RISK ASSESSMENT" in r.reply.text or "away group plans" in r.reply.text
+    assert restricted == (role in INTEL_READERS), (role, r.reply.text)
+
+
+def channels_with(tmp_path: Path, edit) -> Path:
+    cfg = tmp_path / "config"
+    shutil.copytree(DEFAULT_ROLES.parent, cfg)
+    path = cfg / "channels.toml"
+    path.write_text(edit(path.read_text()))
+    return cfg
+
+
+async def scheduled(store, settings, clock, cfg: Path) -> dict[str, str]:
+    """audience -> briefing text, as the scheduler would send it, under a config folder."""
+    core = build_core(store, settings, clock, config_dir=cfg, cache_ttl=0)
+    await ensure_sample_fixture(core)
+    fx = await core.active_fixture()
+    return {o.audience: o.reply.text for o in await briefing_outbounds(core, fx, "T-3h")}
+
+
+async def test_scheduled_briefings_keep_intelligence_from_chats_a_viewer_reads(
+        store, settings, clock, tmp_path):
+    sent = await scheduled(store, settings, clock, channels_with(tmp_path / "a", str))
+    assert "RISK ASSESSMENT" in sent["command"] and "RISK ASSESSMENT" in sent["police"]
+    assert "RISK ASSESSMENT" not in sent["stewards"]
+    # SAG viewers sit in the command channel: it gets the version without intelligence.
+    viewers = channels_with(tmp_path / "b", lambda t: t.replace(
+        'readers = ["safety_officer", "police_commander", "control"]\ntelegram',
+        'readers = ["safety_officer", "police_commander", "control", "viewer"]\ntelegram', 1))
+    sent = await scheduled(store, settings, clock, viewers)
+    assert "RISK ASSESSMENT" not in sent["command"] and "Kick-off" in sent["command"]
+    assert "RISK ASSESSMENT" in sent["police"]
+    # A viewer in the summary audience shares the command group chat on Telegram.
+    shared = channels_with(tmp_path / "c", lambda t: t.replace(
+        '[audiences.summary]\nreaders = ["safety_officer", "police_commander", "control"]',
+        '[audiences.summary]\nreaders = ["safety_officer", "police_commander", "viewer"]'))
+    sent = await scheduled(store, settings, clock, shared)
+    assert "RISK ASSESSMENT" not in sent["command"]
+    # Readers not declared: nobody is known to be cleared for it.
+    undeclared = channels_with(tmp_path / "d", lambda t: t.replace(
+        'readers = ["police_liaison", "police_commander"]\n', ''))
+    sent = await scheduled(store, settings, clock, undeclared)
+    assert "RISK ASSESSMENT" not in sent["police"] and "RISK ASSESSMENT" in sent["command"]
+
+
+async def test_an_unknown_reader_role_stops_the_start(store, settings, clock, tmp_path):
+    cfg = channels_with(tmp_path, lambda t: t.replace('"viewer"', '"viewr"').replace(
+        'readers = ["steward", "supervisor"]', 'readers = ["steward", "supervisr"]'))
+    with pytest.raises(StartupError, match="unknown reader role 'supervisr'"):
+        build_core(store, settings, clock, config_dir=cfg)

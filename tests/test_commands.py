@@ -141,7 +141,7 @@ async def test_fixture_admin(say, core):
     assert r.reply.ok
     fx = await core.active_fixture()
     assert fx.kickoff.hour == 11 and fx.kickoff.minute == 30
-    assert (await say("/fixture category C-IRD new intelligence", as_="safety_officer")).reply.ok
+    assert (await say("/fixture category C-IRD new intelligence", as_="admin")).reply.ok
     assert (await core.active_fixture()).category == "C-IRD"
     r = await say("/fixture category Z", as_="admin")
     assert not r.reply.ok and "Unknown risk category" in r.reply.text
@@ -165,6 +165,8 @@ async def test_invite_and_join(core):
     r = await say("/incident fire @ws_concourse", as_="newbie", platform="telegram")
     assert not r.reply.ok and "not registered" in r.reply.text
     r = await say("/invite steward", as_="control")
+    assert not r.reply.ok and "not for your role" in r.reply.text  # invites are admin's
+    r = await say("/invite steward", as_="admin")
     code = r.reply.text.split("/join ")[1].split()[0]
     r = await say(f"/join {code}", as_="newbie", platform="telegram")
     assert r.reply.ok and "Steward" in r.reply.text
@@ -176,6 +178,8 @@ async def test_invite_and_join(core):
     assert "Steward" in r.reply.text
     r = await say("/invite admin", as_="control")
     assert not r.reply.ok
+    r = await say("/invite admin", as_="admin")
+    assert r.reply.ok and "/join " in r.reply.text
 
 
 async def test_help_fits_a_phone_and_lists_only_your_commands(say):
@@ -185,6 +189,8 @@ async def test_help_fits_a_phone_and_lists_only_your_commands(say):
     assert any(line.startswith("/incident") for line in lines)
     assert not any(line.startswith("/arrest") for line in lines)
     r = await say("/help arrest", as_="steward")
+    assert "not for your role" in r.reply.text and "Usage" not in r.reply.text
+    r = await say("/help arrest", as_="police_liaison")
     assert "Usage: /arrest" in r.reply.text
 
 
@@ -217,7 +223,7 @@ async def test_summary_and_status_agree_with_the_log(say, core):
 
 
 async def test_fixture_notes_feed_the_briefing_and_intel_stays_with_command(say, core):
-    r = await say("/fixture note gates Gate B opens 17:30 for away fans", as_="safety_officer")
+    r = await say("/fixture note gates Gate B opens 17:30 for away fans", as_="admin")
     assert r.reply.ok, r.reply.text
     await say("/fixture note intel away group planning to meet at Stratford", as_="admin")
     fx = await core.active_fixture()

@@ -329,3 +329,24 @@ async def test_join_links_a_slack_user_and_matchday_catch_all(slack, fake, core)
     assert "Supervisor" in texts[2] or "supervisor" in texts[2], texts
     member = await core.member("slack:U0NEWSUP")
     assert member is not None and member.role == "supervisor"
+
+
+async def test_non_numeric_timestamp_is_401_not_500(slack, fake, core, caplog):
+    port = await slack.serve_http("127.0.0.1", 0)
+    url = f"http://127.0.0.1:{port}/slack/events"
+    body = slash_body("/incident", "missile @stb_walkway s4", user=CONTROL, channel=CHANNEL,
+                      trigger="trig-badts", response_url=fake.response_url("badts"))
+    async with aiohttp.ClientSession() as http:
+        for ts in ("abc", "", "1e9", " 12 ", "9" * 400, "9" * 5000, "1.5"):
+            headers = {**signed_headers(body), "X-Slack-Request-Timestamp": ts}
+            async with http.post(url, data=body, headers=headers) as resp:
+                assert resp.status == 401, (ts, resp.status)
+        headers = signed_headers(body)
+        del headers["X-Slack-Request-Timestamp"]
+        async with http.post(url, data=body, headers=headers) as resp:
+            assert resp.status == 401
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    assert fake.of("respond") == [] and await open_incidents(core) == []
+    # Bolt's own dispatch path (Socket-less, no aiohttp) refuses it the same way.
+    resp = await slack.bolt_app.async_dispatch(bolt_request(body, timestamp="abc"))
+    assert resp.status == 401

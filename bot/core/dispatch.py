@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.messages import Command, Outbound, Reply, Result, refuse
-from bot.core.roles import Member, allowed
+from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
 from bot.domain.grounds import Ground
@@ -47,6 +47,12 @@ class Spec:
     aliases: tuple[str, ...] = ()
     hidden: bool = False
     reads_only: bool = False  # an outage then says "try again", not "NOT logged"
+    subcommands: dict[str, str] = field(default_factory=dict)  # typed word -> sub-command
+
+    def subcommand(self, rest: str) -> str | None:
+        """The sub-command the first word after the name means (roles.toml rights), if any."""
+        first = rest.split(None, 1)[0] if self.subcommands and rest.strip() else ""
+        return self.subcommands.get(norm(first)) if first else None
 
 
 class Registry:
@@ -66,6 +72,10 @@ class Registry:
         """The spec a typed command name means, or None."""
         name = self.names.get(norm(word))
         return self.specs.get(name) if name else None
+
+    def commands(self) -> dict[str, frozenset[str]]:
+        """Command names (registration order) with their sub-commands, for roles.toml."""
+        return {n: frozenset(s.subcommands.values()) for n, s in self.specs.items()}
 
     def suggest(self, word: str) -> list[str]:
         """Visible command names close to a typo."""
@@ -171,9 +181,10 @@ class Core:
 
     def __init__(self, store: Store, registry: Registry, clock: Clock,
                  grounds: dict[str, Ground], roster: dict[str, Member], notifier: Notifier,
-                 settings: Any, cache_ttl: float = 5.0) -> None:
+                 settings: Any, cache_ttl: float = 5.0, roles: RoleMatrix | None = None) -> None:
         self.store = store
         self.registry = registry
+        self.roles = roles or default_roles(registry)
         self.clock = clock
         self.grounds = grounds
         self.roster = roster
@@ -248,24 +259,29 @@ class Core:
         if spec is None:
             if not cmd.private and member is None:
                 return None
+            await self._audit_refusal(cmd, "?", member.role if member else None, "unknown command")
             hints = self.registry.suggest(word)
             hint = f" Did you mean /{hints[0]}?" if hints else ""
             return Result(Reply(f"Unknown command /{word}.{hint} Send /help for the list.",
                                 ok=False))
         role = member.role if member else None
-        if not allowed(role, spec.name):
-            await self._audit_refusal(cmd, spec.name, role)
+        sub = spec.subcommand(rest)
+        name = f"{spec.name} {sub}" if sub else spec.name
+        if not self.roles.allowed(role, spec.name, sub):
+            await self._audit_refusal(cmd, name, role, "role")
             if role is None:
                 return Result(Reply("You are not registered. Ask control for an invite code, "
                                     "then send /join <code>.", ok=False))
-            return Result(Reply(f"/{spec.name} is not for your role ({ROLES.label(role)}).",
+            return Result(Reply(f"/{name} is not for your role ({ROLES.label(role)}).",
                                 ok=False))
         ctx = Ctx(self, cmd, member, spec, split_args(rest), rest.strip(), now)
         try:
             result = await spec.handler(ctx)
         except UsageError as exc:
+            await self._audit_refusal(cmd, name, role, "usage")
             return refuse(str(exc), spec.usage)
         except Refused as exc:
+            await self._audit_refusal(cmd, name, role, "refused")
             return Result(Reply(str(exc), ok=False))
         except StoreUnavailable:
             log.warning("store unavailable during /%s", spec.name)
@@ -274,12 +290,20 @@ class Core:
             log.exception("handler /%s failed", spec.name)
             return Result(Reply(f"Sorry, /{spec.name} failed and was NOT logged. "
                                 "Try again or radio control.", ok=False))
+        if not result.reply.ok:
+            await self._audit_refusal(cmd, name, role, "refused")
         result.outbound = ctx.outbound + result.outbound
         return result
 
-    async def _audit_refusal(self, cmd: Command, name: str, role: str | None) -> None:
+    async def _audit_refusal(self, cmd: Command, name: str, role: str | None, why: str) -> None:
+        # Never the user's words: they could name an arrested person.
         try:
-            await self.store.audit(cmd.who, "refused", f"/{name} as {role or 'stranger'}",
+            await self.store.audit(cmd.who, "refused", f"/{name} as {role or 'stranger'}: {why}",
                                    iso(self.clock.now()))
         except StoreUnavailable:
             log.warning("audit trail unavailable; refusal of %s not recorded", cmd.who)
+
+
+def default_roles(registry: Registry) -> RoleMatrix:
+    """The shipped config/roles.toml checked against a registry's commands."""
+    return load_role_matrix(DEFAULT_ROLES, registry.commands())

@@ -2,65 +2,113 @@
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.domain.vocab import ROLES
 
-ALL = frozenset(ROLES.keys())
-HANDLERS = frozenset({"supervisor", "control", "safety_officer", "admin"})
-COMMANDERS = frozenset({"safety_officer", "police_commander", "control", "admin"})
-POLICE = frozenset({"police_liaison", "police_commander", "admin"})
-READERS = ALL - {"steward"} | {"steward"}  # everyone known may read status
-
-# Command name -> roles allowed. Commands missing here are refused for everyone.
-PERMISSIONS: dict[str, frozenset[str]] = {
-    "help": ALL,
-    "join": ALL,
-    "whoami": ALL,
-    "incident": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
-    "form": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
-    "note": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
-    "ack": HANDLERS,
-    "dispatch": HANDLERS,
-    "onscene": HANDLERS | {"steward"},
-    "contain": HANDLERS,
-    "handover": HANDLERS | {"police_liaison", "police_commander"},
-    "update": HANDLERS | {"steward", "police_liaison", "police_commander"},
-    "resolve": HANDLERS,
-    "escalate": HANDLERS | {"steward", "police_commander"},
-    "arrest": frozenset({"police_liaison", "admin"}),
-    "ban": frozenset({"police_liaison", "safety_officer", "admin"}),
-    "status": ALL - {"steward"},
-    "summary": ALL - {"steward"},
-    "season": ALL - {"steward"},
-    "briefing": ALL,
-    "fixture": frozenset({"admin", "control", "safety_officer"}),
-    "fixtures": ALL - {"steward"},
-    "phase": frozenset({"control", "safety_officer", "admin"}),
-    "methane": frozenset({"safety_officer", "control", "police_commander", "supervisor", "admin"}),
-    "invite": frozenset({"admin", "control", "safety_officer"}),
-    "export": frozenset({"admin", "police_commander", "safety_officer"}),
-    "amend": HANDLERS,
-    "reopen": HANDLERS,
-    "merge": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
-    "hot": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
-}
-# What unknown people may do: nothing but join and read help.
+DEFAULT_ROLES = Path(__file__).resolve().parents[2] / "config" / "roles.toml"
+# What unknown people may do: nothing but join and read help (not configurable).
 STRANGER_COMMANDS = frozenset({"join", "help"})
+# Rights that are not chat commands but are granted in roles.toml like them.
+EXTRA_RIGHTS = {
+    "intel": "the restricted part of briefings (risk assessment, intelligence)",
+    "export": "matchday export --restricted (custody references)",
+}
+EVERYTHING = "*"
 
 
-def allowed(role: str | None, command: str) -> bool:
-    """May someone with this role (None = unknown person) run this command?"""
-    if role is None:
-        return command in STRANGER_COMMANDS
-    return role in PERMISSIONS.get(command, frozenset())
+class RolesError(ValueError):
+    """roles.toml is wrong; the message is one line for the operator."""
 
 
-def commands_for(role: str) -> list[str]:
-    """Commands a role may use, in menu order."""
-    return [c for c, roles in PERMISSIONS.items() if role in roles]
+@dataclass(frozen=True)
+class RoleMatrix:
+    """Who may do what (config/roles.toml): rights per role and the rank order for invites.
+
+    A right is a command name (`status`), a sub-command (`fixture list`), an extra right
+    (`intel`, `export`) or `*` (everything). A sub-command that appears anywhere in the file
+    is granted separately; one that appears nowhere follows its command.
+    """
+
+    rights: dict[str, frozenset[str]]
+    rank: tuple[str, ...]  # highest first
+    commands: tuple[str, ...] = ()  # command names in menu order
+
+    @property
+    def controlled(self) -> frozenset[str]:
+        """Sub-commands granted on their own ("fixture list", "briefing send")."""
+        return frozenset(r for rs in self.rights.values() for r in rs if " " in r)
+
+    def allowed(self, role: str | None, command: str, sub: str | None = None) -> bool:
+        """May someone with this role (None = unknown person) run this (sub-)command?"""
+        if role is None:
+            return command in STRANGER_COMMANDS
+        have = self.rights.get(role, frozenset())
+        if EVERYTHING in have:
+            return True
+        key = f"{command} {sub}" if sub and f"{command} {sub}" in self.controlled else command
+        return key in have
+
+    def commands_for(self, role: str | None) -> list[str]:
+        """Commands a role may use, in menu order (a command counts when its bare form does)."""
+        return [c for c in self.commands if self.allowed(role, c)]
+
+    def may_invite(self, inviter: str, role: str) -> bool:
+        """Nobody invites a role ranked above their own, nor one with a right they lack."""
+        if EVERYTHING in self.rights.get(inviter, frozenset()):
+            return True
+        if self.rank.index(role) < self.rank.index(inviter):
+            return False
+        mine = self.rights.get(inviter, frozenset())
+        return EVERYTHING not in self.rights.get(role, frozenset()) \
+            and self.rights.get(role, frozenset()) <= mine
+
+
+def load_role_matrix(path: Path, commands: dict[str, frozenset[str]]) -> RoleMatrix:
+    """Read roles.toml against the registered commands (name -> its sub-commands).
+
+    RolesError names the first unknown role, command or sub-command, or a bad rank list.
+    """
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RolesError(f"{path.name}: {exc}") from None
+    known = ROLES.keys()
+    rank = data.get("rank")
+    if not isinstance(rank, list) or sorted(map(str, rank)) != sorted(known):
+        raise RolesError(f"{path.name}: rank must list every role once, highest first "
+                         f"({', '.join(known)})")
+    table = data.get("roles")
+    if not isinstance(table, dict):
+        raise RolesError(f"{path.name}: no [roles.<role>] tables")
+    rights: dict[str, frozenset[str]] = {role: frozenset() for role in known}
+    for role, row in table.items():
+        if role not in known:
+            raise RolesError(f"{path.name}: unknown role {role!r} (roles: {', '.join(known)})")
+        can = row.get("can") if isinstance(row, dict) else None
+        if not isinstance(can, list) or not all(isinstance(r, str) for r in can):
+            raise RolesError(f"{path.name}: [roles.{role}] needs can = [\"command\", ...]")
+        for right in can:
+            _check_right(path.name, role, right, commands)
+        rights[role] = frozenset(" ".join(r.split()) for r in can)
+    return RoleMatrix(rights, tuple(rank), tuple(commands))
+
+
+def _check_right(file: str, role: str, right: str, commands: dict[str, frozenset[str]]) -> None:
+    name, _, sub = " ".join(right.split()).partition(" ")
+    if right == EVERYTHING or (name in EXTRA_RIGHTS and not sub):
+        return
+    if name not in commands:
+        near = difflib.get_close_matches(name, [*commands, *EXTRA_RIGHTS], n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise RolesError(f"{file}: unknown command {name!r} for {role}{hint}")
+    if sub and sub not in commands[name]:
+        subs = ", ".join(sorted(commands[name])) or "none"
+        raise RolesError(f"{file}: /{name} has no sub-command {sub!r} for {role} "
+                         f"(sub-commands: {subs})")
 
 
 @dataclass(frozen=True)

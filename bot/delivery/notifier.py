@@ -11,8 +11,10 @@ from typing import Protocol
 
 from bot.core.messages import Outbound
 from bot.delivery.ratelimit import RateLimiter
+from bot.domain.vocab import ROLES
 
 log = logging.getLogger(__name__)
+READERS = "readers"
 
 
 class Sink(Protocol):
@@ -29,16 +31,35 @@ def load_channels(path: Path) -> dict[str, dict[str, list[str]]]:
     if not path.exists():
         return {}
     data = tomllib.loads(path.read_text())
-    return {aud: {plat: [str(c) for c in chats] for plat, chats in plats.items()}
+    return {aud: {plat: [str(c) for c in chats] for plat, chats in plats.items()
+                  if plat != READERS}
             for aud, plats in data.get("audiences", {}).items()}
+
+
+def load_readers(path: Path) -> dict[str, frozenset[str]]:
+    """audience -> the roles of the people in its chats (`readers = [...]` in channels.toml)."""
+    if not path.exists():
+        return {}
+    data = tomllib.loads(path.read_text())
+    out = {}
+    for aud, row in data.get("audiences", {}).items():
+        if READERS in row:
+            unknown = [r for r in row[READERS] if r not in ROLES.keys()]
+            if unknown:
+                raise ValueError(f"{path.name}: audience {aud!r} has unknown reader role "
+                                 f"{unknown[0]!r} (roles: {', '.join(ROLES.keys())})")
+            out[aud] = frozenset(row[READERS])
+    return out
 
 
 class Notifier:
     """Routes each Outbound to every sink that has chats for its audience."""
 
     def __init__(self, channels: dict[str, dict[str, list[str]]],
-                 limiter: RateLimiter | None = None) -> None:
+                 limiter: RateLimiter | None = None,
+                 readers: dict[str, frozenset[str]] | None = None) -> None:
         self.channels = channels
+        self.readers = readers or {}  # audience -> roles reading it (who may see what)
         self.limiter = limiter or RateLimiter()  # per-chat/platform limits (bot/ratelimit.py)
         self.sinks: dict[str, Sink] = {}
         # Observers that see every outbound once, by audience (console, replay, tests).
@@ -49,6 +70,20 @@ class Notifier:
     def add_sink(self, sink: Sink) -> None:
         """Register an adapter; one per platform."""
         self.sinks[sink.platform] = sink
+
+    def readers_of(self, audience: str) -> frozenset[str] | None:
+        """Every role that reads an audience's chats, counting other audiences sharing a
+        chat; None when some audience involved does not declare its readers."""
+        chats = {(p, c) for p, cs in self.channels.get(audience, {}).items() for c in cs}
+        roles: set[str] = set(self.readers.get(audience, ()))
+        if audience not in self.readers:
+            return None
+        for other, plats in self.channels.items():
+            if any((p, c) in chats for p, cs in plats.items() for c in cs):
+                if other not in self.readers:
+                    return None
+                roles |= self.readers[other]
+        return frozenset(roles)
 
     def targets(self, audience: str) -> dict[str, list[str]]:
         """platform -> chats for an audience ('user:<platform>:<id>' is one person)."""

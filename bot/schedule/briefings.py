@@ -3,6 +3,7 @@ post-match summary with its chart, as Replies and Outbounds for the notifier."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from bot.evidence.charts import incident_chart
 from bot.evidence.season import same_club, tally_club
 from bot.store.plans import counts_many
 
+log = logging.getLogger(__name__)
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
               ("alcohol", "Alcohol"), ("pyro", "Pyrotechnics"), ("dispersal", "Dispersal"))
 
@@ -121,13 +123,26 @@ async def briefing_replies(core: Core, fx: Fixture, label: str = "",
             Reply(briefing_text(fx, data, cfg, gname, intel=False), title=title + " · stewards"))
 
 
+def reads_intel(core: Core, audience: str) -> bool:
+    """Does every role reading this audience's chats (channels.toml `readers`) have the
+    `intel` right? A chat whose readers are not all declared does not."""
+    readers = core.notifier.readers_of(audience)
+    return bool(readers) and all(core.roles.allowed(r, "intel") for r in readers)
+
+
 async def briefing_outbounds(core: Core, fx: Fixture, label: str = "",
                              late_due: datetime | None = None) -> list[Outbound]:
-    """The briefing for every configured audience: full to command, redacted to stewards."""
+    """The briefing for every configured audience: full to command (where everyone reading
+    may see intelligence), redacted to stewards and anyone else."""
     cfg = config_for(core.settings)
     full, stewards = await briefing_replies(core, fx, label, late_due)
-    return ([Outbound(a, full, fixture=fx.id) for a in cfg.full_audiences]
-            + [Outbound(a, stewards, fixture=fx.id) for a in cfg.steward_audiences])
+    outs = []
+    for a in cfg.full_audiences:
+        if not reads_intel(core, a):
+            log.warning("briefing: audience %s gets the version without intelligence "
+                        "(its readers in channels.toml may not all read it)", a)
+        outs.append(Outbound(a, full if reads_intel(core, a) else stewards, fixture=fx.id))
+    return outs + [Outbound(a, stewards, fixture=fx.id) for a in cfg.steward_audiences]
 
 
 async def summary_chart(core: Core, fx: Fixture) -> bytes | None:

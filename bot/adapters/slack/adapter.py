@@ -29,8 +29,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import BUTTON_PREFIX, home_view, message_payload, result_view
 from bot.adapters.slack.modals import BY_CALLBACK, MODALS, FormError, values
+from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Attachment, Command, Outbound, Reply, Result
-from bot.core.roles import allowed
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -77,9 +77,12 @@ class SlackAdapter:
         self.client = AsyncWebClient(
             token=token, base_url=base_url,
             retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=max_retries)])
+        # Our own verification middleware in Bolt's slot for it (before authorize).
         self.bolt_app = AsyncApp(
             client=self.client, signing_secret=signing_secret,
-            request_verification_enabled=bool(signing_secret),
+            request_verification_enabled=False,
+            before_authorize=StrictRequestVerification(signing_secret) if signing_secret
+            else None,
             raise_error_for_unhandled_request=False)
         self.pace_seconds = pace_seconds
         self.view_deadline = view_deadline
@@ -193,7 +196,7 @@ class SlackAdapter:
             member = await self.core.member(f"slack:{user}")
         except StoreUnavailable:
             return False
-        return member is not None and allowed(member.role, spec.name)
+        return member is not None and self.core.roles.allowed(member.role, spec.name)
 
     async def _on_command(self, ack: Any, body: dict[str, Any], respond: Any,
                           client: AsyncWebClient) -> None:

@@ -44,7 +44,7 @@ from telegram.ext import (
 
 from bot.adapters.telegram.render import Rendered, render, split_html, toast
 from bot.core.messages import Attachment, Command, Outbound
-from bot.core.roles import STRANGER_COMMANDS, commands_for
+from bot.core.roles import STRANGER_COMMANDS
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +203,8 @@ class TelegramAdapter:
         """One person's command menu (their private chat with the bot)."""
         try:
             await self.application.bot.set_my_commands(
-                self.bot_commands(commands_for(role)), scope=BotCommandScopeChat(int(user)))
+                self.bot_commands(self.core.roles.commands_for(role)),
+                scope=BotCommandScopeChat(int(user)))
         except (TelegramError, ValueError) as exc:  # e.g. they never opened the bot
             log.info("telegram: menu for %s not set: %s", user, exc)
 
