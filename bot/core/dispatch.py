@@ -68,7 +68,9 @@ class Registry:
         return self.specs.get(name) if name else None
 
     def suggest(self, word: str) -> list[str]:
-        """Visible command names close to a typo."""
+        """Visible command names close to a typo (none for an enormous word)."""
+        if len(word) > 60:
+            return []
         visible = [n for n, s in self.names.items() if not self.specs[s].hidden]
         out: list[str] = []
         for m in difflib.get_close_matches(norm(word), visible, n=5, cutoff=0.5):
