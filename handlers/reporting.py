@@ -135,7 +135,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
-        similar=sim,
+        similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
     )
     merged_into = applied.vars.get("similar", "")
     n = merged_into or applied.vars["n"]
@@ -154,12 +154,20 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     result = Result(Reply(
         f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
         f"severity {SEVERITIES[sev]}.\nControl has it; you'll be told when it's acknowledged.\n"
-        f"Send text or a photo now to add to {inc['id']}.",
+        f"Send text or a photo in the next {window_words(ctx)} to add to {inc['id']}.",
         title=f"Logged {inc['id']}",
     ))
     if inc["type"] == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
         hot_prompt(result.reply, inc["n"])
     return result
+
+
+def window_words(ctx: Ctx) -> str:
+    """The free-text window in words: '5 minutes'."""
+    secs = ctx.core.settings.note_window_seconds
+    if secs % 60:
+        return f"{secs} seconds"
+    return f"{secs // 60} minute{'s' if secs != 60 else ''}"
 
 
 def evidence_of(a: Any) -> dict[str, Any]:
@@ -199,7 +207,9 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
                                     buttons=live.buttons), fixture=fx.id)
         return Result(Reply(f"{inc['id']} escalated to the safety officer and police "
                             "commander."))
-    return Result(Reply(f"Added to {inc['id']}."))
+    place = ctx.ground(fx).short_label(inc["location"], 40)
+    return Result(Reply(f"Added to {inc['id']} ({INCIDENT_TYPES.label(inc['type'])} at "
+                        f"{place})."))
 
 
 def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],

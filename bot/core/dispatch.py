@@ -231,8 +231,14 @@ class Core:
         return result
 
     async def _handle(self, cmd: Command) -> Result | None:
-        text = cmd.text.replace("\x01", "").strip()[:MAX_TEXT]
+        text = cmd.text.replace("\x01", "").strip()
         now = self.clock.now()  # the log's time is when the bot received it
+        if len(text) > MAX_TEXT:  # refused, never cut: a cut report says something else
+            if not text.startswith("/") and not cmd.private and not cmd.attachments:
+                return None
+            return Result(Reply(f"Too long: {len(text):,} characters (the limit is "
+                                f"{MAX_TEXT:,}). Nothing was logged; send it in shorter "
+                                "parts.", ok=False))
         try:
             member = await self.member(cmd.who)
         except StoreUnavailable:
