@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, alias="PORT")
     form_ttl_seconds: int = Field(default=600, alias="MATCHDAY_FORM_TTL")
     dedupe_ttl_seconds: int = Field(default=86400, alias="MATCHDAY_DEDUPE_TTL")
+    # Plain text joins the sender's latest report only this long after it (then /update <id>).
+    note_window_seconds: int = Field(default=300, ge=1, le=86400, alias="MATCHDAY_NOTE_WINDOW")
 
     @field_validator("appendfsync")
     @classmethod

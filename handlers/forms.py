@@ -15,6 +15,13 @@ from handlers.reporting import log_incident, parse_severity
 EXPIRED = "This form has expired. Send /incident to start a new report."
 FAVOURITES = ["disorder", "missile", "pyro", "medical", "crowd_density", "antisocial",
               "segregation_breach", "discriminatory"]
+TYPE_BUTTONS = 6
+PIN_TTL = 2 * 86400  # a fixture's evening and then some: type positions stay put that long
+BUTTON_WIDTH = 40  # a place's full name on a button up to this long, else its short name
+CANCEL_WORDS = {"cancel", "stop", "abort", "quit"}
+BACK_WORDS = {"back", "previous", "prev"}
+CONFIRM_WORDS = {"yes", "y", "confirm", "confirmed", "declare"}
+MAJOR = 5  # the severity that needs a confirm step
 
 
 async def _save(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> None:
@@ -25,9 +32,19 @@ def _rows(buttons: list[Button], per_row: int) -> list[list[Button]]:
     return [buttons[i:i + per_row] for i in range(0, len(buttons), per_row)]
 
 
+def _nav(fid: str, back: bool = True) -> list[Button]:
+    return ([Button("Back", f"/form {fid} back")] if back else []) + \
+        [Button("Cancel", f"/form {fid} cancel")]
+
+
 async def likely_types(ctx: Ctx, fx: Fixture) -> list[str]:
     """Types this steward most likely needs: tonight's commonest in their area (their zone and
-    its neighbours), then tonight's commonest anywhere, then the usual ones."""
+    its neighbours), then tonight's commonest anywhere, then the usual ones. Worked out on
+    the steward's first report of a fixture and then kept, so learned positions never move."""
+    pin_key = ctx.who + "#types"  # a per-steward, per-fixture record beside the form
+    pinned = await ctx.store.form(fx.id, pin_key)
+    if pinned and isinstance(pinned.get("types"), list):
+        return [t for t in pinned["types"] if t in INCIDENT_TYPES.labels][:TYPE_BUTTONS]
     counts = await ctx.store.counts(fx.id)
     ground = ctx.ground(fx)
     zone = ctx.member.zone if ctx.member else ""
@@ -46,7 +63,9 @@ async def likely_types(ctx: Ctx, fx: Fixture) -> list[str]:
     for t in FAVOURITES:
         if t not in out:
             out.append(t)
-    return out[:6]
+    out = out[:TYPE_BUTTONS]
+    await ctx.store.save_form(fx.id, pin_key, {"types": out}, PIN_TTL)
+    return out
 
 
 async def start_form(ctx: Ctx, fx: Fixture) -> Result:
@@ -56,16 +75,23 @@ async def start_form(ctx: Ctx, fx: Fixture) -> Result:
     return _type_step(fid, await likely_types(ctx, fx))
 
 
-def _type_step(fid: str, types: list[str]) -> Result:
+def _type_step(fid: str, types: list[str], note: str = "", ok: bool = True) -> Result:
     buttons = [Button(INCIDENT_TYPES.label(t), f"/form {fid} type {t}") for t in types]
     rows = _rows(buttons, 2)
-    rows.append([Button("More…", f"/form {fid} more"), Button("Cancel", f"/form {fid} cancel")])
-    return Result(Reply("What is happening? Tap one, or type it.", title="New report",
-                        buttons=rows))
+    rows.append([Button("More…", f"/form {fid} more"), *_nav(fid, back=False)])
+    text = (note + "\n" if note else "") + "What is happening? Tap one, or type it."
+    return Result(Reply(text, title="New report", buttons=rows, ok=ok))
+
+
+def _more_step(fid: str) -> Result:
+    buttons = [Button(INCIDENT_TYPES.label(t), f"/form {fid} type {t}")
+               for t in INCIDENT_TYPES.keys()]
+    return Result(Reply("All incident types:", title="New report",
+                        buttons=[*_rows(buttons, 2), _nav(fid)]))
 
 
 def _location_step(ctx: Ctx, fx: Fixture, fid: str, type_key: str, zones: list[str] | None = None,
-                   note: str = "") -> Result:
+                   note: str = "", ok: bool = True) -> Result:
     ground = ctx.ground(fx)
     if zones is None:
         home = ctx.member.zone if ctx.member else ""
@@ -74,21 +100,37 @@ def _location_step(ctx: Ctx, fx: Fixture, fid: str, type_key: str, zones: list[s
             zones = [home, *[z for z in ground.zones[home].adjacent if z in ground.zones]]
         if not zones:
             zones = list(ground.zones)[:6]
-    buttons = [Button(ground.label(z)[:40], f"/form {fid} loc {z}") for z in zones[:6]]
+    buttons = [Button(ground.short_label(z, BUTTON_WIDTH), f"/form {fid} loc {z}")
+               for z in zones[:6]]
     rows = _rows(buttons, 1)
-    rows.append([Button("Cancel", f"/form {fid} cancel")])
+    rows.append(_nav(fid))
     text = (f"{INCIDENT_TYPES.label(type_key)}. Where? Tap a place, share your location, "
             "or type a stand, block or gate.")
     return Result(Reply((note + "\n" if note else "") + text, title="New report",
-                        buttons=rows, request_location=True))
+                        buttons=rows, request_location=True, ok=ok))
 
 
-def _severity_step(ctx: Ctx, fx: Fixture, fid: str, state: dict[str, Any]) -> Result:
+def _severity_step(ctx: Ctx, fx: Fixture, fid: str, state: dict[str, Any], note: str = "",
+                   ok: bool = True) -> Result:
     ground = ctx.ground(fx)
-    rows = [[Button(SEVERITIES[s], f"/form {fid} sev {s}")] for s in range(5, 0, -1)]
+    # Button n is severity n: the console numbers buttons in order, and people learn them.
+    rows = [[Button(SEVERITIES[s], f"/form {fid} sev {s}")] for s in range(1, 6)]
+    rows.append(_nav(fid))
     place = ground.label(state["location"]) if state["location"] != "gps" else "your location"
-    return Result(Reply(f"{INCIDENT_TYPES.label(state['type'])} at {place}. How serious?",
-                        title="New report", buttons=rows))
+    text = f"{INCIDENT_TYPES.label(state['type'])} at {place}. How serious?"
+    return Result(Reply((note + "\n" if note else "") + text, title="New report",
+                        buttons=rows, ok=ok))
+
+
+def _confirm_step(ctx: Ctx, fx: Fixture, fid: str, state: dict[str, Any]) -> Result:
+    ground = ctx.ground(fx)
+    place = ground.label(state["location"]) if state["location"] != "gps" else "your location"
+    text = (f"Confirm: declare {INCIDENT_TYPES.label(state['type'])} at {place} a "
+            f"MAJOR INCIDENT (severity {MAJOR})? Command, control and police are alerted at "
+            "once and you will be asked for METHANE. Go back to choose a lower severity.")
+    rows = [[Button(f"Yes, severity {MAJOR}: major incident", f"/form {fid} confirm",
+                    "danger")], _nav(fid)]
+    return Result(Reply(text, title="Major incident?", buttons=rows))
 
 
 async def form_cmd(ctx: Ctx) -> Result:
@@ -98,9 +140,73 @@ async def form_cmd(ctx: Ctx) -> Result:
     fid, field_name, value = ctx.args[0], ctx.args[1], " ".join(ctx.args[2:])
     fx = await ctx.fixture()
     state = await ctx.store.form(fx.id, ctx.who)
-    if state is None or state.get("fid") != fid:
+    if state is None or state.get("fid") != fid or state.get("kind") == "methane":
         return Result(Reply(EXPIRED, ok=False))
     return await _advance(ctx, fx, state, field_name, value)
+
+
+async def _back(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result:
+    fid, step = state["fid"], state.get("step")
+    if step == "confirm":
+        state.update(step="severity")
+        state.pop("severity", None)
+        await _save(ctx, fx, state)
+        return _severity_step(ctx, fx, fid, state)
+    if step == "severity":
+        state.update(step="location")
+        state.pop("location", None)
+        await _save(ctx, fx, state)
+        return _location_step(ctx, fx, fid, state["type"])
+    state = {k: v for k, v in state.items() if k in ("fid", "evidence")} | {"step": "type"}
+    await _save(ctx, fx, state)
+    return _type_step(fid, await likely_types(ctx, fx))
+
+
+async def _log(ctx: Ctx, fx: Fixture, state: dict[str, Any], sev: int) -> Result:
+    fields = {"type": state["type"], "location": state["location"], "severity": sev,
+              "affiliation": "unknown", "people": "", "description": ""}
+    return await log_incident(ctx, fx, fields, drop_form=True,
+                              extra_evidence=state.get("evidence", []))
+
+
+async def _place(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> Result:
+    fid = state["fid"]
+    ground = ctx.ground(fx)
+    if value not in ground.zones and value != "gps":
+        zone = ground.resolve(value)  # exact names, aliases and block numbers first
+        if zone is None:
+            block = ground.block_number(value)
+            if block is not None:
+                what = (f"No button {block}" if value.strip().isdigit() and block <= 9
+                        else f"No block {block} at {ground.name} "
+                             f"(blocks {ground.block_ranges()})")
+                return _location_step(ctx, fx, fid, state["type"], None,
+                                      f"{what}. Tap a place or type a stand, block or gate.",
+                                      ok=False)
+            hits = ground.search(value)
+            if len(hits) != 1:
+                note = (f"No place matches '{value}'." if not hits
+                        else f"Several places match '{value}':")
+                return _location_step(ctx, fx, fid, state["type"], hits or None, note,
+                                      ok=bool(hits))
+            zone = hits[0]
+        value = zone
+    state.update(location=value, step="severity")
+    await _save(ctx, fx, state)
+    return _severity_step(ctx, fx, fid, state)
+
+
+async def _severity(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> Result:
+    word = value.strip()
+    sev = parse_severity(word if not word.isdigit() else "s" + word)
+    if sev is None:
+        return _severity_step(ctx, fx, state["fid"], state,
+                              f"Severity is 1 to 5, not '{word[:20]}'. Tap one.", ok=False)
+    if sev == MAJOR:
+        state.update(step="confirm", severity=sev)
+        await _save(ctx, fx, state)
+        return _confirm_step(ctx, fx, state["fid"], state)
+    return await _log(ctx, fx, state, sev)
 
 
 async def _advance(ctx: Ctx, fx: Fixture, state: dict[str, Any], field_name: str,
@@ -109,41 +215,32 @@ async def _advance(ctx: Ctx, fx: Fixture, state: dict[str, Any], field_name: str
     if field_name == "cancel":
         await ctx.store.drop_form(fx.id, ctx.who)
         return Result(Reply("Report cancelled; nothing was logged."))
+    if field_name == "back":
+        return await _back(ctx, fx, state)
     if field_name == "more":
-        buttons = [Button(INCIDENT_TYPES.label(t), f"/form {fid} type {t}")
-                   for t in INCIDENT_TYPES.keys()]
-        return Result(Reply("All incident types:", title="New report",
-                            buttons=_rows(buttons, 2)))
+        return _more_step(fid)
     if field_name == "type":
+        if value.strip().isdigit():
+            return _type_step(fid, await likely_types(ctx, fx),
+                              f"No button {value.strip()[:12]}: tap a type or type its name.",
+                              ok=False)
         key = INCIDENT_TYPES.resolve(value)
         if key is None:
             hints = INCIDENT_TYPES.suggest(value)
             if not hints:
-                return _type_step(fid, await likely_types(ctx, fx))
-            return _type_step(fid, hints)
+                return _type_step(fid, await likely_types(ctx, fx),
+                                  f"No incident type '{value[:40]}'.", ok=False)
+            return _type_step(fid, hints, "Did you mean:")
         state.update(type=key, step="location")
+        state.pop("location", None)
         await _save(ctx, fx, state)
         return _location_step(ctx, fx, fid, key)
     if field_name == "loc" and state.get("type"):
-        ground = ctx.ground(fx)
-        if value not in ground.zones and value != "gps":
-            hits = ground.search(value)
-            if len(hits) != 1:
-                note = (f"No place matches '{value}'." if not hits
-                        else f"Several places match '{value}':")
-                return _location_step(ctx, fx, fid, state["type"], hits or None, note)
-            value = hits[0]
-        state.update(location=value, step="severity")
-        await _save(ctx, fx, state)
-        return _severity_step(ctx, fx, fid, state)
+        return await _place(ctx, fx, state, value)
     if field_name == "sev" and state.get("location"):
-        sev = parse_severity("s" + value.strip())
-        if sev is None:
-            return _severity_step(ctx, fx, fid, state)
-        fields = {"type": state["type"], "location": state["location"], "severity": sev,
-                  "affiliation": "unknown", "people": "", "description": ""}
-        return await log_incident(ctx, fx, fields, drop_form=True,
-                                  extra_evidence=state.get("evidence", []))
+        return await _severity(ctx, fx, state, value)
+    if field_name == "confirm" and state.get("step") == "confirm":
+        return await _log(ctx, fx, state, MAJOR)
     return Result(Reply(EXPIRED, ok=False))
 
 
@@ -164,6 +261,15 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
     text = ctx.rest.strip()
     if not text:
         return None
+    word = text.lower().strip(" .!")
+    if word in CANCEL_WORDS:
+        return await _advance(ctx, fx, state, "cancel", "")
+    if word in BACK_WORDS:
+        return await _advance(ctx, fx, state, "back", "")
+    if step == "confirm":
+        if word in CONFIRM_WORDS:
+            return await _advance(ctx, fx, state, "confirm", "")
+        return await _advance(ctx, fx, state, "back", "")  # anything else: choose again
     field_name = {"type": "type", "location": "loc", "severity": "sev"}.get(step or "")
     if field_name is None:
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
+from bot.core.roles import HANDLERS
 from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.forms import start_form
@@ -22,6 +23,10 @@ TRANSITIONS = {
     "resolve": ("closed", "Close an incident"),
 }
 OWNER_STATUSES = {"acknowledged", "dispatched"}
+# Only roles that handle incidents move them off "reported": anyone else's /onscene on an
+# unacknowledged incident is a note, so it neither stops escalation nor counts as the time to
+# acknowledge (after an acknowledgement a steward may mark on scene).
+ACKNOWLEDGERS = HANDLERS
 
 
 async def incident_cmd(ctx: Ctx) -> Result:
@@ -66,6 +71,11 @@ async def transition(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     note = " ".join(ctx.args[1:])
     before = STATUS_ORDER[: STATUS_ORDER.index(to)]
+    if to == "on_scene" and ctx.role not in ACKNOWLEDGERS:
+        inc = await ctx.store.incident(fx.id, n)
+        if inc is not None and inc.get("status") == "reported":
+            return await _on_scene_note(ctx, fx, n, note)
+        before = before[1:]  # never from "reported": that would be an acknowledgement
     cls = "close" if to == "closed" else "progress"
     name = ctx.member.name if ctx.member else ctx.who
     ev = ctx.event("incident.status", {"id": incident_id(n), "from": "\x01from\x01", "to": to,
@@ -93,6 +103,17 @@ async def transition(ctx: Ctx) -> Result:
             f"by {name}." + (f" “{note}”" if note else "")), fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
     return Result(Reply(f"{inc['id']} {STATUSES.label(to).lower()}.", title=""))
+
+
+async def _on_scene_note(ctx: Ctx, fx: Fixture, n: int, note: str) -> Result:
+    """A steward at the scene: recorded on the timeline and in control's thread, status and
+    escalation untouched."""
+    result = await add_text(ctx, fx, n, f"On scene: {note}" if note else "On scene")
+    if result.reply.text.startswith("Added to "):
+        result.reply.text = (f"Noted on INC-{n}: you are on scene. That is not an "
+                             "acknowledgement: control or a supervisor acknowledges it, and it "
+                             "keeps escalating until then.")
+    return result
 
 
 async def update_cmd(ctx: Ctx) -> Result:

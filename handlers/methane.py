@@ -43,6 +43,13 @@ def parse_line(rest: str) -> dict[str, str]:
     return out
 
 
+def _clip(text: str, width: int = 60) -> str:
+    """A user's text quoted back in an error, shortened at a word boundary."""
+    if len(text) <= width:
+        return text
+    return text[:width].rsplit(" ", 1)[0] + "…"
+
+
 def _yes_no(text: str) -> str | None:
     t = text.strip().lower()
     return "yes" if t in {"yes", "y", "declared", "true"} else \
@@ -50,9 +57,15 @@ def _yes_no(text: str) -> str | None:
 
 
 def zone_in(ground: Ground, text: str) -> str | None:
-    """The ground zone a free-text exact location names (whole text, then word runs)."""
+    """The ground zone a free-text exact location names (whole text, then word runs).
+
+    Runs are no longer than the ground's longest name or alias, so the work is linear in
+    the text's length (a 3,000-character field once stalled the bot for seconds)."""
+    zone = ground.resolve(text)
+    if zone:
+        return zone
     words = text.split()
-    for size in range(len(words), 0, -1):
+    for size in range(min(len(words), ground.max_words), 0, -1):
         for i in range(len(words) - size + 1):
             zone = ground.resolve(" ".join(words[i:i + size]))
             if zone:
@@ -75,7 +88,7 @@ def problems(answers: dict[str, str], ground: Ground) -> list[str]:
     if answers.get("m") and _yes_no(answers["m"]) is None:
         out.append("M must be yes or no")
     if answers.get("e") and zone_in(ground, answers["e"]) is None:
-        out.append(f"E '{answers['e']}' is not a place at {ground.name}")
+        out.append(f"E '{_clip(answers['e'])}' is not a place at {ground.name}")
     return out
 
 
@@ -135,7 +148,8 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
     elif step == "m" and _yes_no(value) is None:
         note = "Yes or no?"
     elif step == "e" and zone_in(ctx.ground(fx), value) is None:
-        note = f"'{value}' is not a place at {ctx.ground(fx).name}: name a stand, block or gate."
+        note = (f"'{_clip(value)}' is not a place at {ctx.ground(fx).name}: "
+                "name a stand, block or gate.")
     if note:
         return _ask(fid, step, note)
     state["answers"][step] = value

@@ -9,7 +9,7 @@ from bot.core.dispatch import Ctx, Registry, Spec
 from bot.core.messages import Reply, Result
 from bot.domain.models import parse_incident_id
 from handlers.forms import continue_with_text
-from handlers.reporting import add_text
+from handlers.reporting import add_text, window_words
 
 
 async def note_cmd(ctx: Ctx) -> Result:
@@ -17,18 +17,23 @@ async def note_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     # The open form and the latest report are read together: one round trip of latency.
     state, last = await asyncio.gather(ctx.store.form(fx.id, ctx.who),
-                                       ctx.store.last_incident_of(fx.id, ctx.who))
+                                       ctx.store.last_report_of(fx.id, ctx.who))
     handled = await continue_with_text(ctx, fx, state)
     if handled is not None:
         return handled
     n = parse_incident_id(ctx.cmd.reply_to) if ctx.cmd.reply_to else None
-    if n is None:
-        n = last
+    window = ctx.core.settings.note_window_seconds
+    if n is None and last is not None:
+        # the store's TTL runs on the server's clock; drills and replays run a virtual one
+        if last[1] is None or 0 <= ctx.now.timestamp() - last[1] <= window:
+            n = last[0]
     if n is None:
         if ctx.cmd.attachments:
             return Result(Reply("Which incident is this for? Reply to the incident message, "
                                 "or send /incident first.", ok=False))
-        return Result(Reply("To report, send /incident. Send /help for commands.", ok=False))
+        return Result(Reply(f"Not added to any report: plain text joins your latest report "
+                            f"only within {window_words(ctx)} of it. To add to an older one, "
+                            "send /update <id> <text>; to report, send /incident.", ok=False))
     return await add_text(ctx, fx, n, ctx.rest)
 
 

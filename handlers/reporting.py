@@ -30,6 +30,10 @@ DEFAULT_SEVERITY = {
 }
 
 
+MAX_PEOPLE = 100_000  # more than any ground holds: a bigger count is a typo
+SEVERITY_WORD = re.compile(r"(?:s|sev|severity)=?(\d{1,6})")
+PEOPLE_WORD = re.compile(r"(?:x|people=|n=)(\d{1,12})")
+
 SIMILAR = "\x01similar\x01"  # the store fills in the matched incident's number
 
 
@@ -49,6 +53,9 @@ def resolve_location(word: str, ground: Ground) -> str:
     zone = ground.resolve(word)
     if zone:
         return zone
+    block = ground.block_number(word)
+    if block is not None:
+        raise UsageError(f"No block {block} at {ground.name} (blocks {ground.block_ranges()}).")
     hints = ground.suggest(word)
     hint = f" Did you mean @{hints[0]} ({ground.label(hints[0])})?" if hints else ""
     raise UsageError(f"Unknown location '@{word}' at {ground.name}.{hint}")
@@ -64,17 +71,28 @@ def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str
     affiliation, people = "unknown", ""
     for word in args[1:]:
         low = word.lower()
-        if word.startswith("@") and location is None:
+        if word.startswith("@"):
+            if location is not None:
+                raise UsageError(f"One place per report: {word} as well as @{location}.")
             location = resolve_location(word[1:], ground)
-        elif severity is None and parse_severity(word):
+        elif m := SEVERITY_WORD.fullmatch(low):
+            if severity is not None:
+                raise UsageError(f"One severity per report: {word} as well as s{severity}.")
             severity = parse_severity(word)
+            if severity is None:
+                raise UsageError(f"Severity is 1 to 5, not {m.group(1)}.")
         elif low.startswith(("aff=", "fans=")):
             aff = AFFILIATIONS.resolve(low.split("=", 1)[1])
             if aff is None:
-                raise UsageError(f"aff= takes home, away or unknown, not '{word}'.")
+                raise UsageError(f"aff= takes home, away or unknown, not '{word[:40]}'.")
             affiliation = aff
-        elif re.fullmatch(r"(?:x|people=|n=)\d{1,6}", low):
-            people = re.sub(r"\D", "", low)
+        elif m := PEOPLE_WORD.fullmatch(low):
+            count = int(m.group(1))
+            if not 1 <= count <= MAX_PEOPLE:
+                raise UsageError(f"About how many people? 1 to {MAX_PEOPLE:,}, not {count:,}.")
+            if people:
+                raise UsageError(f"One people count per report: {word} as well as x{people}.")
+            people = str(count)
         else:
             text.append(word)
     if location is None:
@@ -117,7 +135,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
-        similar=sim,
+        similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
     )
     merged_into = applied.vars.get("similar", "")
     n = merged_into or applied.vars["n"]
@@ -136,12 +154,20 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     result = Result(Reply(
         f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
         f"severity {SEVERITIES[sev]}.\nControl has it; you'll be told when it's acknowledged.\n"
-        f"Send text or a photo now to add to {inc['id']}.",
+        f"Send text or a photo in the next {window_words(ctx)} to add to {inc['id']}.",
         title=f"Logged {inc['id']}",
     ))
     if inc["type"] == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
         hot_prompt(result.reply, inc["n"])
     return result
+
+
+def window_words(ctx: Ctx) -> str:
+    """The free-text window in words: '5 minutes'."""
+    secs = ctx.core.settings.note_window_seconds
+    if secs % 60:
+        return f"{secs} seconds"
+    return f"{secs // 60} minute{'s' if secs != 60 else ''}"
 
 
 def evidence_of(a: Any) -> dict[str, Any]:
@@ -181,7 +207,9 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
                                     buttons=live.buttons), fixture=fx.id)
         return Result(Reply(f"{inc['id']} escalated to the safety officer and police "
                             "commander."))
-    return Result(Reply(f"Added to {inc['id']}."))
+    place = ctx.ground(fx).short_label(inc["location"], 40)
+    return Result(Reply(f"Added to {inc['id']} ({INCIDENT_TYPES.label(inc['type'])} at "
+                        f"{place})."))
 
 
 def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],

@@ -98,6 +98,7 @@ def card(inc: dict[str, str], ground: Ground, tz: object) -> Reply:
 
 # ---------------------------------------------------------------- the status board
 MAX_LINES = 15  # including the title line
+PLACE_WIDTH = 26  # a place's full name on a status line up to this long, else its short name
 FIXED = 6  # title, phase, open, last 15 minutes, arrests and bans, median ack
 
 
@@ -106,8 +107,7 @@ def incident_line(inc: dict[str, str], ground: Ground, now: datetime) -> str:
     sev = int(inc.get("severity", 1))
     owner = inc.get("owner_name") or ("UNACKED" if inc.get("status") == "reported"
                                       else inc.get("status", "").replace("_", " "))
-    place = ground.label(inc["location"])
-    place = place if len(place) <= 26 else place[:25] + "…"
+    place = ground.short_label(inc["location"], PLACE_WIDTH)
     return (f"{inc['id']} {SEV_MARK.get(sev, '')}{sev} {INCIDENT_TYPES.label(inc['type'])} · "
             f"{place} · {age(inc['reported_at'], now)} · {owner}")
 

@@ -78,7 +78,9 @@ class Registry:
         return {n: frozenset(s.subcommands.values()) for n, s in self.specs.items()}
 
     def suggest(self, word: str) -> list[str]:
-        """Visible command names close to a typo."""
+        """Visible command names close to a typo (none for an enormous word)."""
+        if len(word) > 60:
+            return []
         visible = [n for n, s in self.names.items() if not self.specs[s].hidden]
         out: list[str] = []
         for m in difflib.get_close_matches(norm(word), visible, n=5, cutoff=0.5):
@@ -240,8 +242,14 @@ class Core:
         return result
 
     async def _handle(self, cmd: Command) -> Result | None:
-        text = cmd.text.replace("\x01", "").strip()[:MAX_TEXT]
+        text = cmd.text.replace("\x01", "").strip()
         now = self.clock.now()  # the log's time is when the bot received it
+        if len(text) > MAX_TEXT:  # refused, never cut: a cut report says something else
+            if not text.startswith("/") and not cmd.private and not cmd.attachments:
+                return None
+            return Result(Reply(f"Too long: {len(text):,} characters (the limit is "
+                                f"{MAX_TEXT:,}). Nothing was logged; send it in shorter "
+                                "parts.", ok=False))
         try:
             member = await self.member(cmd.who)
         except StoreUnavailable:

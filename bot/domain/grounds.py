@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,12 @@ class Zone:
     kind: str
     aliases: tuple[str, ...] = ()
     adjacent: tuple[str, ...] = ()
+    short: str = ""  # for tight spaces (status lines, buttons); the name when empty
+    blocks: tuple[tuple[int, int], ...] = ()  # block number ranges, inclusive
+
+
+BLOCK = re.compile(r"(?:blocks?|blk|b)?_?(\d{1,4})")
+SUGGEST_MAX = 60  # longer words get no "did you mean" (difflib is quadratic in length)
 
 
 @dataclass
@@ -30,6 +37,7 @@ class Ground:
     zones: dict[str, Zone]
     _index: dict[str, str] = field(default_factory=dict, repr=False)
     _nearby: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    max_words: int = 1  # words in the longest id, name or alias (bounds free-text search)
 
     def __post_init__(self) -> None:
         for z in self.zones.values():
@@ -37,13 +45,40 @@ class Ground:
             self._index[norm(z.name)] = z.id
             for a in z.aliases:
                 self._index.setdefault(norm(a), z.id)
+        self.max_words = max((len(k.split("_")) for k in self._index), default=1)
 
     def resolve(self, word: str) -> str | None:
-        """The zone id a word names, or None."""
-        return self._index.get(norm(word))
+        """The zone id a word names (id, name, alias, or a block number in a declared
+        range), or None."""
+        w = norm(word)
+        hit = self._index.get(w)
+        if hit is not None:
+            return hit
+        n = self.block_number(word)
+        return self.zone_of_block(n) if n is not None else None
+
+    @staticmethod
+    def block_number(word: str) -> int | None:
+        """112 for 'block 112', 'b112' or '112'; None when the word is not a block."""
+        m = BLOCK.fullmatch(norm(word)) if len(word) <= 12 else None
+        return int(m.group(1)) if m else None
+
+    def zone_of_block(self, n: int) -> str | None:
+        """The zone whose declared block ranges hold block n, or None."""
+        for z in self.zones.values():
+            if any(lo <= n <= hi for lo, hi in z.blocks):
+                return z.id
+        return None
+
+    def block_ranges(self) -> str:
+        """'101-112, 113-125, …': every declared block range, for error messages."""
+        ranges = sorted(r for z in self.zones.values() for r in z.blocks)
+        return ", ".join(f"{lo}-{hi}" for lo, hi in ranges)
 
     def suggest(self, word: str) -> list[str]:
         """Zone ids close to a mistyped location."""
+        if len(word) > SUGGEST_MAX:
+            return []
         out: list[str] = []
         for m in difflib.get_close_matches(norm(word), list(self._index), n=6, cutoff=0.55):
             if self._index[m] not in out:
@@ -51,7 +86,11 @@ class Ground:
         return out[:3]
 
     def search(self, text: str, limit: int = 6) -> list[str]:
-        """Zones whose id, name or alias contains the typed text, then fuzzy matches."""
+        """The zone the text names exactly, else zones whose id, name or alias contains the
+        typed text, then fuzzy matches."""
+        exact = self.resolve(text)
+        if exact is not None:
+            return [exact]
         w = norm(text)
         hits: list[str] = []
         for key, zid in self._index.items():
@@ -66,6 +105,16 @@ class Ground:
         """A zone's display name."""
         z = self.zones.get(zone_id)
         return z.name if z else zone_id
+
+    def short_label(self, zone_id: str, width: int = 0) -> str:
+        """A zone's name where it fits in `width` characters, else its short name (never a
+        name cut mid-word)."""
+        z = self.zones.get(zone_id)
+        if z is None:
+            return zone_id
+        if width and len(z.name) <= width:
+            return z.name
+        return z.short or z.name
 
     def nearby(self, zone_id: str) -> list[str]:
         """The zone and every zone adjacent to it (either way), computed once per zone."""
@@ -91,10 +140,19 @@ def load_ground(path: Path) -> Ground:
             kind=z.get("kind", "zone"),
             aliases=tuple(z.get("aliases", ())),
             adjacent=tuple(z.get("adjacent", ())),
+            short=z.get("short", ""),
+            blocks=tuple(_block_range(r, path) for r in z.get("blocks", ())),
         )
         for z in data.get("zone", [])
     }
     return Ground(id=data["id"], name=data["name"], zones=zones)
+
+
+def _block_range(text: str, path: Path) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d{1,4})\s*-\s*(\d{1,4})\s*", str(text))
+    if not m or int(m.group(1)) > int(m.group(2)):
+        raise ValueError(f"{path.name}: block range {text!r} must look like '101-112'")
+    return int(m.group(1)), int(m.group(2))
 
 
 def load_grounds(config_dir: Path) -> dict[str, Ground]:

@@ -32,7 +32,10 @@ class Vocabulary:
         return None
 
     def suggest(self, word: str) -> list[str]:
-        """Keys close to a mistyped word, best first."""
+        """Keys close to a mistyped word, best first (none for an enormous word: difflib is
+        quadratic in its length)."""
+        if len(word) > 60:
+            return []
         w = norm(word)
         pool = {**{k: k for k in self.labels}, **self.aliases}
         pool.update({norm(label): k for k, label in self.labels.items()})

@@ -19,6 +19,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from bot.domain.clock import parse_iso
 from bot.domain.ledger import Event, deltas
 from bot.domain.models import Fixture
 
@@ -70,7 +71,8 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[list[Any]]:
         ["hset", key, "updated_at", sim.event.at],
         ["xadd", "log", *sim.event.fields()],
         ["set", f"mrg:{sim.token}", sim.record, 3600],
-        ["set", f"last:{reporter}", "\x01similar\x01", last_ttl],
+        ["set", f"last:{reporter}", f"\x01similar\x01 {int(parse_iso(sim.event.at).timestamp())}",
+         last_ttl],
         ["return_hash", key],
     ]
 
@@ -211,7 +213,7 @@ class Store:
             ["zadd", "all", reported_ts, "\x01n\x01"],
             ["zadd", "unacked", reported_ts, "\x01n\x01"],
             # the reporter's latest incident: where their next text or photo goes
-            ["set", f"last:{fields['reporter']}", "\x01n\x01", last_ttl],
+            ["set", f"last:{fields['reporter']}", f"\x01n\x01 {reported_ts}", last_ttl],
             ["hset", "inc:\x01n\x01", "esc_next", "0", "remind_n", "0"],
             *[["zadd", "esc", due, f"\x01n\x01:{tag}"] for tag, due in (deadlines or {}).items()],
             ["zadd", f"open:t:{fields['type']}", reported_ts, "\x01n\x01"],
@@ -273,8 +275,17 @@ class Store:
 
     async def last_incident_of(self, fx_id: str, who: str) -> int | None:
         """The incident a reporter logged most recently (within its TTL), or None."""
+        last = await self.last_report_of(fx_id, who)
+        return last[0] if last else None
+
+    async def last_report_of(self, fx_id: str, who: str) -> tuple[int, int | None] | None:
+        """(incident number, epoch seconds of the report) of a reporter's latest report
+        (within its TTL), or None; the time is None for a record written before it was kept."""
         raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}last:{who}"))
-        return int(raw) if raw else None
+        if not raw:
+            return None
+        n, _, ts = raw.partition(" ")
+        return int(n), int(ts) if ts else None
 
     async def incident(self, fx_id: str, n: int) -> dict[str, str] | None:
         """One incident's current view, or None."""
