@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
-from bot.core.roles import HANDLERS
 from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.forms import start_form
@@ -26,7 +25,6 @@ OWNER_STATUSES = {"acknowledged", "dispatched"}
 # Only roles that handle incidents move them off "reported": anyone else's /onscene on an
 # unacknowledged incident is a note, so it neither stops escalation nor counts as the time to
 # acknowledge (after an acknowledgement a steward may mark on scene).
-ACKNOWLEDGERS = HANDLERS
 
 
 async def incident_cmd(ctx: Ctx) -> Result:
@@ -71,7 +69,7 @@ async def transition(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     note = " ".join(ctx.args[1:])
     before = STATUS_ORDER[: STATUS_ORDER.index(to)]
-    if to == "on_scene" and ctx.role not in ACKNOWLEDGERS:
+    if to == "on_scene" and not ctx.core.roles.allowed(ctx.role, "ack"):
         inc = await ctx.store.incident(fx.id, n)
         if inc is not None and inc.get("status") == "reported":
             return await _on_scene_note(ctx, fx, n, note)
