@@ -224,6 +224,10 @@ async def test_the_commanders_help(say):
         assert name in text, name
     r = await say("/help phase", as_="police_commander")
     assert "not for your role" in r.reply.text and "Usage" not in r.reply.text
+    r = await say("/help briefing", as_="police_commander")
+    assert "Usage: /briefing" in r.reply.text
+    assert r.reply.text.endswith("Not for your role: /briefing send.")
+    assert "Not for your role" not in (await say("/help briefing", as_="control")).reply.text
     r = await say("/help status", as_="U404", platform="slack")
     assert "/join" in r.reply.text and "Usage" not in r.reply.text
 
