@@ -27,6 +27,10 @@ async def help_cmd(ctx: Ctx) -> Result:
                                     "an invite code, then send /join <code>."))
             return Result(Reply(f"/{spec.name} is not for your role ({ROLES.label(ctx.role)})."))
         text = f"{spec.summary}\nUsage: {spec.usage}"
+        denied = sorted({f"/{spec.name} {sub}" for sub in spec.subcommands.values()
+                         if not ctx.core.roles.allowed(ctx.role, spec.name, sub)})
+        if denied:
+            text += f"\nNot for your role: {', '.join(denied)}."
         if spec.name == "incident":
             text += "\nTypes: " + ", ".join(INCIDENT_TYPES.keys())
         return Result(Reply(text, title=f"/{spec.name}"))

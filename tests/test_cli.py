@@ -86,6 +86,7 @@ def test_demo_prints_the_conversation_and_final_summary(tmp_path):
     assert "/incident disorder @stb_walkway s5" in p.stdout
     tail = p.stdout.split("=== Final summary")[1]
     assert "Arrests: 7 (inside 7, outside 0; home 1, away 6)" in tail
+    assert "not for your role" not in p.stdout  # the drill follows config/roles.toml
     assert not (tmp_path / "unused").exists()  # a throwaway store
 
 
@@ -106,6 +107,19 @@ def test_bad_settings_are_one_line(tmp_path, var, value, expect):
     p = matchday("fixtures", env={var: value, "MATCHDAY_DATA_DIR": str(tmp_path)})
     assert p.returncode == 2 and expect in p.stderr
     assert p.stderr.strip().count("\n") == 0
+
+
+def test_a_bad_role_matrix_is_one_line(env, tmp_path):
+    import shutil
+
+    cfg = tmp_path / "config"
+    shutil.copytree(ROOT / "config", cfg)
+    roles = cfg / "roles.toml"
+    roles.write_text(roles.read_text().replace('"arrest", "ban"', '"arest", "ban"'))
+    p = matchday("fixtures", env={**env, "MATCHDAY_CONFIG_DIR": str(cfg)})
+    assert p.returncode == 1 and p.stderr.strip().count("\n") == 0, p.stderr
+    assert "roles.toml: unknown command 'arest' for police_liaison" in p.stderr
+    assert "Traceback" not in p.stderr
 
 
 def test_bad_replay_file_names_the_line(env, tmp_path):

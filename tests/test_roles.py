@@ -224,5 +224,85 @@ async def test_the_commanders_help(say):
         assert name in text, name
     r = await say("/help phase", as_="police_commander")
     assert "not for your role" in r.reply.text and "Usage" not in r.reply.text
+    r = await say("/help briefing", as_="police_commander")
+    assert "Usage: /briefing" in r.reply.text
+    assert r.reply.text.endswith("Not for your role: /briefing send.")
+    assert "Not for your role" not in (await say("/help briefing", as_="control")).reply.text
     r = await say("/help status", as_="U404", platform="slack")
     assert "/join" in r.reply.text and "Usage" not in r.reply.text
+
+
+# ------------------------------------------------------------------ issue 10, item 23
+async def audit_details(core, n: int = 50) -> list[str]:
+    return [f"{a['who']} {a['action']} {a['detail']}" for a in await core.store.audit_log(n)]
+
+
+async def test_every_refusal_is_in_the_audit_trail(say, core):
+    await say("/incident medical @bms_lower s2", as_="steward")
+    await say("/resolve 1", as_="control")
+    cases = [
+        ("/incident missile @nowhere_at_all s9", "steward", "/incident as steward: usage"),
+        ("/ack 1", "supervisor", "/ack as supervisor: refused"),  # closed: the store refuses
+        ("/briefing send", "viewer", "/briefing send as viewer: role"),
+        ("/briefing post", "police_commander", "/briefing send as police_commander: role"),
+        ("/fixture use westham-chelsea-20261125", "control", "/fixture use as control: role"),
+        ("/fixture list", "steward", "/fixture list as steward: role"),
+        ("/invite admin", "control", "/invite admin as control: role"),
+        ("/invite admin", "safety_officer", "/invite admin as safety_officer: role"),
+        ("/frobnicate now", "steward", "/? as steward: unknown command"),
+        ("/join deadbeef", "admin", None),  # already registered: an answer, not a refusal
+    ]
+    for text, role, detail in cases:
+        before = len(await core.store.audit_log(1000))
+        r = await say(text, as_=role)
+        after = await audit_details(core, 1000)
+        if detail is None:
+            assert r.reply.ok and len(after) == before, (text, after[:1])
+            continue
+        assert not r.reply.ok, (text, r.reply.text)
+        assert len(after) == before + 1, (text, after[:2])  # once, not twice
+        assert after[0] == f"console:{role} refused {detail}", (text, after[0])
+
+
+async def test_strangers_refusals_are_audited_once(core):
+    say = Chat(core)
+    r = await say("/join 00000000", as_="U777", platform="slack")
+    assert not r.reply.ok
+    r = await say("/whatever", as_="U777", platform="slack")
+    assert not r.reply.ok
+    assert await say("/whatever", as_="U777", platform="slack", private=False) is None
+    mine = [d for d in await audit_details(core) if d.startswith("slack:U777 ")]
+    assert mine == ["slack:U777 refused /? as stranger: unknown command",
+                    "slack:U777 refused /join as stranger: refused"]
+
+
+async def test_the_audit_trail_never_holds_the_users_words(say, core):
+    for text, role in [("/arrest John Smith", "police_liaison"), ("/ban Jane Doe", "admin"),
+                       ("/JohnSmith", "steward"), ("/incident John Smith", "steward"),
+                       ("/invite John", "admin")]:
+        r = await say(text, as_=role)
+        assert not r.reply.ok, text
+    trail = " ".join(await audit_details(core))
+    for word in ("John", "Smith", "Jane", "Doe"):
+        assert word not in trail, trail
+
+
+async def test_changes_of_who_does_what_are_audited(say, core):
+    await say("/fixture add Arsenal v Spurs 2027-03-14 16:30", as_="admin")
+    r = await say("/fixture use arsenal-spurs-20270314", as_="admin")
+    assert r.reply.ok
+    r = await say("/invite supervisor", as_="admin")
+    code = r.reply.text.split("/join ")[1].split()[0]
+    await say(f"/join {code}", as_="newsup", platform="telegram")
+    trail = await audit_details(core)
+    assert trail[:3] == ["telegram:newsup joined supervisor", "console:admin invite supervisor",
+                         "console:admin fixture.use arsenal-spurs-20270314"]
+
+
+async def test_successful_commands_write_no_audit(say, core):
+    before = len(await core.store.audit_log(1000))
+    for text, role in [("/incident medical @bms_lower s2", "steward"), ("/ack 1", "control"),
+                       ("/update 1 paramedics here", "steward"), ("/status", "viewer"),
+                       ("/briefing", "viewer"), ("/briefing send", "control")]:
+        assert (await say(text, as_=role)).reply.ok, text
+    assert len(await core.store.audit_log(1000)) == before

@@ -47,7 +47,7 @@ class Spec:
     aliases: tuple[str, ...] = ()
     hidden: bool = False
     reads_only: bool = False  # an outage then says "try again", not "NOT logged"
-    subcommands: dict[str, str] = field(default_factory=dict)  # typed word -> sub-command
+    subcommands: dict[str, str] = field(default_factory=dict, compare=False)  # word -> sub
 
     def subcommand(self, rest: str) -> str | None:
         """The sub-command the first word after the name means (roles.toml rights), if any."""

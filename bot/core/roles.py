@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import tomllib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from bot.domain.vocab import ROLES
@@ -37,7 +38,7 @@ class RoleMatrix:
     rank: tuple[str, ...]  # highest first
     commands: tuple[str, ...] = ()  # command names in menu order
 
-    @property
+    @cached_property
     def controlled(self) -> frozenset[str]:
         """Sub-commands granted on their own ("fixture list", "briefing send")."""
         return frozenset(r for rs in self.rights.values() for r in rs if " " in r)
