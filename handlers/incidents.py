@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
+from bot.core.paging import page_of, split_page_args
 from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.forms import start_form
@@ -32,15 +33,17 @@ async def incident_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     if not ctx.args:
         return await start_form(ctx, fx)
-    if len(ctx.args) == 1 and parse_incident_id(ctx.args[0]) is not None:
-        return await timeline(ctx, fx, parse_incident_id(ctx.args[0]) or 0)
+    asked, page = split_page_args(ctx.rest)
+    if len(asked.split()) == 1 and parse_incident_id(asked) is not None:
+        return await timeline(ctx, fx, parse_incident_id(asked) or 0, page)
     zone = ctx.member.zone if ctx.member else ""
     fields = parse_report(ctx.args, ctx.ground(fx), zone)
     return await log_incident(ctx, fx, fields)
 
 
-async def timeline(ctx: Ctx, fx: Fixture, n: int) -> Result:
-    """/incident <id>: the card plus every event about it, oldest first."""
+async def timeline(ctx: Ctx, fx: Fixture, n: int, page: int = 1) -> Result:
+    """/incident <id> [page N]: the card plus every event about it, oldest first, in pages
+    that fit every platform."""
     inc = await ctx.store.incident(fx.id, n)
     if inc is None:
         raise UsageError(f"No incident INC-{n} in this fixture.")
@@ -50,7 +53,7 @@ async def timeline(ctx: Ctx, fx: Fixture, n: int) -> Result:
     lines = timeline_lines(await ctx.store.events(fx.id), iid, tz)
     view.text += "\n\nTimeline:\n" + "\n".join(lines)
     view.buttons = []
-    return Result(view)
+    return Result(page_of(view, page, lambda p: f"/incident {n} page {p}"))
 
 
 def _target(ctx: Ctx) -> int:

@@ -239,8 +239,11 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
     # placeholder as raw bytes (json.dumps would escape them).
     record = json.dumps({"who": ctx.who, "fields": fields, "evidence": evidence,
                          "at": ev.at, "first": SIMILAR}).replace("\\u0001", "\x01")
+    sev = int(fields["severity"])
+    tiers = policy(ctx.core).for_severity(sev).tiers
     return Similar(since=int(ctx.now.timestamp()) - window, near=near, event=ev,
-                   token=token, record=record)
+                   token=token, record=record, severity=sev,
+                   ack_after_s=tiers[0].after_s if tiers else None)
 
 
 def merged_reply(ctx: Ctx, fx: Fixture, inc: dict[str, str], sim: Similar) -> Result:
@@ -249,12 +252,18 @@ def merged_reply(ctx: Ctx, fx: Fixture, inc: dict[str, str], sim: Similar) -> Re
     text = sim.event.data["text"]
     ctx.notify("control", Reply(f"Same incident, another {text}"), fixture=fx.id,
                thread=inc["id"])
-    ctx.notify("control", card(inc, ground, ctx.core.settings.zone), ref=inc["id"],
-               fixture=fx.id)
+    live = card(inc, ground, ctx.core.settings.zone)
+    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
+    raised = inc.get("amended_at") == sim.event.at and inc.get("severity") == str(sim.severity)
+    if raised and sim.severity >= 3:
+        ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
     line = (f"Looks like {inc['id']}: {INCIDENT_TYPES.label(inc['type'])} at "
             f"{ground.label(inc['location'])}, {age(inc['reported_at'], ctx.now)} ago, "
             f"{STATUSES.label(inc['status']).lower()}. Your report was added to it, so "
             "control has it now (not counted twice).")
+    if raised:
+        line += (f"\nRaised to severity {SEVERITIES[sim.severity]}: the highest severity "
+                 "reported counts.")
     buttons = [[Button(f"Keep with {inc['id']}", f"/incident {inc['n']}"),
                 Button("No, it's a new incident", f"/merge {sim.token} new", "danger")]]
     return Result(Reply(line, title=f"Added to {inc['id']}", buttons=buttons))

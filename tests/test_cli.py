@@ -39,7 +39,8 @@ def test_console_chat_report_then_status(env):
 
 
 def test_console_buttons_are_pressed_by_number(env):
-    lines = ["/incident", "2", "1", "1"]  # type, place (own zone first), severity 5
+    # type, place (own zone first), severity 5 (button 5), then confirm it (button 1)
+    lines = ["/incident", "2", "1", "5", "1"]
     p = matchday("run", "--as", "steward", env=env, stdin="\n".join(lines) + "\n")
     assert p.returncode == 0, p.stderr
     assert "Logged INC-1" in p.stdout

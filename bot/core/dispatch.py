@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.messages import Command, Outbound, Reply, Result, refuse
+from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
@@ -282,6 +283,9 @@ class Core:
                                     "then send /join <code>.", ok=False))
             return Result(Reply(f"/{name} is not for your role ({ROLES.label(role)}).",
                                 ok=False))
+        page = 1
+        if spec.reads_only:  # a read can be asked for again: long answers come in pages
+            rest, page = split_page_args(rest)
         ctx = Ctx(self, cmd, member, spec, split_args(rest), rest.strip(), now)
         try:
             result = await spec.handler(ctx)
@@ -301,6 +305,13 @@ class Core:
         if not result.reply.ok:
             await self._audit_refusal(cmd, name, role, "refused")
         result.outbound = ctx.outbound + result.outbound
+        if spec.reads_only:
+            base = f"/{spec.name} {rest.strip()}".rstrip()
+            result.reply = page_of(result.reply, page, lambda n: f"{base} page {n}")
+        elif not fits(result.reply):  # a write's answer: the rest follows as messages
+            first, *more = overflow(result.reply)
+            result.reply = first
+            result.outbound += [Outbound(f"user:{cmd.who}", r) for r in more]
         return result
 
     async def _audit_refusal(self, cmd: Command, name: str, role: str | None, why: str) -> None:

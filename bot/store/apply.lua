@@ -94,6 +94,16 @@ while i < #ops do
     if (vars[op[2]] or '') ~= '' then i = i + op[3] end
   elseif o == 'skip_unless' then
     if (vars[op[2]] or '') == '' then i = i + op[3] end
+  elseif o == 'skip_unless_cmp' then
+    -- {var, '<' (as numbers) or '==' (as strings), value, n}: skip the next n ops unless
+    -- variable op[2] compares so with op[4] (e.g. raise a severity only when it is higher)
+    local v, holds = vars[op[2]] or '', false
+    if op[3] == '<' then
+      holds = (tonumber(v) or 0) < tonumber(op[4])
+    elseif op[3] == '==' then
+      holds = v == tostring(op[4])
+    end
+    if not holds then i = i + op[5] end
   elseif o == 'find_similar' then
     -- {index, since, type, near zones, affiliation, own zone, var}: the open incident of
     -- this type in a near zone reported since `since`, same zone first, newest 50 only

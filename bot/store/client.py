@@ -62,6 +62,39 @@ class Similar:
     event: Event  # the incident.merged event (its data's id is "INC-\x01similar\x01")
     token: str  # names the merge, so the reporter can split it out again
     record: str  # what a split needs to log the report on its own (JSON)
+    severity: int = 0  # the report's severity: a higher one raises the incident's
+    ack_after_s: int | None = None  # first escalation tier of that severity (None: no tiers)
+
+
+def _raise_ops(sim: Similar) -> list[list[Any]]:
+    """Inside the merge: when the report's severity is above the incident's, raise it (the
+    highest reported wins) as a recorded amendment, move the counters and the open order,
+    and re-plan escalation on the new severity's timers if still unacknowledged."""
+    key, n, new = "inc:\x01similar\x01", "\x01similar\x01", sim.severity
+    old = "\x01oldsev\x01"
+    ev = Event("incident.amended", sim.event.at, sim.event.by, sim.event.role, {
+        "id": f"INC-{n}", "old": {"severity": old}, "new": {"severity": str(new)},
+        "why": "a merged report", "merged": sim.token, "status": "\x01simstatus\x01",
+        "text": f"severity {old} → {new} (a merged report)"})
+    replan: list[list[Any]] = [
+        ["hset", key, "esc_next", "0"],
+        ["zadd_score_from", "esc", key, "reported_ts", sim.ack_after_s, f"{n}:ack"]
+        if sim.ack_after_s is not None else ["zrem", "esc", f"{n}:ack"],
+    ]
+    raise_ops: list[list[Any]] = [
+        ["hget", key, "status", "simstatus", ""],
+        ["hsetnx", key, "orig_severity", old],
+        ["hset", key, "severity", str(new), "amended_at", sim.event.at],
+        ["hincrby", key, "amendments", 1],
+        ["xadd", "log", *ev.fields()],
+        ["hincrby", "counts", f"inc:sev:{old}", -1],
+        ["hincrby", "counts", f"inc:sev:{new}", 1],
+        ["zadd_score_from", "open", key, "reported_ts", (5 - new) * SEV_BAND, n],
+        ["skip_unless_cmp", "simstatus", "==", "reported", len(replan)],
+        *replan,
+    ]
+    return [["hget", key, "severity", "oldsev", "0"],
+            ["skip_unless_cmp", "oldsev", "<", new, len(raise_ops)], *raise_ops]
 
 
 def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[list[Any]]:
@@ -70,6 +103,7 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[list[Any]]:
         ["hincrby", key, "merged", 1],
         ["hset", key, "updated_at", sim.event.at],
         ["xadd", "log", *sim.event.fields()],
+        *(_raise_ops(sim) if sim.severity else []),
         ["set", f"mrg:{sim.token}", sim.record, 3600],
         ["set", f"last:{reporter}", f"\x01similar\x01 {int(parse_iso(sim.event.at).timestamp())}",
          last_ttl],
