@@ -78,15 +78,15 @@ action = st.tuples(st.sampled_from(PEOPLE), st.one_of(line, st.integers(0, 12)),
 
 
 class Failures(logging.Handler):
-    """Every error the bot logs (a handler that failed logs 'handler /x failed'); asyncio's
-    notes about other tests' leftover tasks are not the bot's."""
+    """Errors the product logs ('handler /x failed', 'change hook failed') and any logged
+    traceback; not asyncio's notes about earlier tests' abandoned tasks."""
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
         self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.name.startswith(("bot", "handlers")):
+        if record.name.startswith(("bot", "handlers")) or record.exc_info:
             self.records.append(record)
 
 

@@ -42,12 +42,14 @@ def _pieces(line: str, limit: int) -> list[str]:
     """A line cut into pieces of at most `limit` escaped characters, at spaces if it can."""
     out: list[str] = []
     while weight(line) > limit:
-        cut, size = 0, 0
-        for i, ch in enumerate(line):
-            size += weight(ch)
-            if size > limit:
-                break
-            cut = i + 1
+        lo, hi = 1, min(len(line), limit)  # the longest prefix that fits: binary search
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if weight(line[:mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        cut = lo
         space = line.rfind(" ", 0, cut)
         if space > cut // 2:
             cut = space + 1
