@@ -41,7 +41,8 @@ def parse_severity(word: str) -> int | None:
 
 def resolve_type(word: str) -> str:
     """An incident type key, or a UsageError with suggestions."""
-    return resolve_word(INCIDENT_TYPES, word, "incident type", "Send /help incident for the list.")
+    return resolve_word(INCIDENT_TYPES, word, "incident type", "Send /help incident for the list.",
+                        field="type")
 
 
 def resolve_location(word: str, ground: Ground) -> str:
@@ -51,13 +52,13 @@ def resolve_location(word: str, ground: Ground) -> str:
         return zone
     hints = ground.suggest(word)
     hint = f" Did you mean @{hints[0]} ({ground.label(hints[0])})?" if hints else ""
-    raise UsageError(f"Unknown location '@{word}' at {ground.name}.{hint}")
+    raise UsageError(f"Unknown location '@{word}' at {ground.name}.{hint}", field="location")
 
 
 def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str, Any]:
     """The fields of a one-line report."""
     if not args:
-        raise UsageError("Say what is happening.")
+        raise UsageError("Say what is happening.", field="type")
     fields: dict[str, Any] = {"type": resolve_type(args[0])}
     text: list[str] = []
     location = severity = None
@@ -71,7 +72,8 @@ def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str
         elif low.startswith(("aff=", "fans=")):
             aff = AFFILIATIONS.resolve(low.split("=", 1)[1])
             if aff is None:
-                raise UsageError(f"aff= takes home, away or unknown, not '{word}'.")
+                raise UsageError(f"aff= takes home, away or unknown, not '{word}'.",
+                                 field="affiliation")
             affiliation = aff
         elif re.fullmatch(r"(?:x|people=|n=)\d{1,6}", low):
             people = re.sub(r"\D", "", low)
@@ -79,7 +81,7 @@ def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str
             text.append(word)
     if location is None:
         if not default_zone:
-            raise UsageError("Where? Add @<location>, e.g. @stb_walkway.")
+            raise UsageError("Where? Add @<location>, e.g. @stb_walkway.", field="location")
         location = default_zone
     fields.update(location=location, severity=severity or DEFAULT_SEVERITY[fields["type"]],
                   affiliation=affiliation, people=people, description=" ".join(text))
@@ -92,7 +94,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     """Write a new incident (one round trip) and alert control; shared by all report paths."""
     ground = ctx.ground(fx)
     if fields["location"] not in ground.zones and fields["location"] != "gps":
-        raise UsageError(f"Unknown location '{fields['location']}'.")
+        raise UsageError(f"Unknown location '{fields['location']}'.", field="location")
     evidence = [evidence_of(a) for a in ctx.cmd.attachments] + list(extra_evidence or [])
     record = {
         "type": fields["type"], "severity": str(fields["severity"]),

@@ -329,3 +329,35 @@ async def test_join_links_a_slack_user_and_matchday_catch_all(slack, fake, core)
     assert "Supervisor" in texts[2] or "supervisor" in texts[2], texts
     member = await core.member("slack:U0NEWSUP")
     assert member is not None and member.role == "supervisor"
+
+
+async def test_refusal_marks_the_field_the_core_names(core, settings, fake):
+    """Errors as data: the core's UsageError(field=...) travels as Reply.field and the modal
+    marks that block (Slack view_submission `response_action: errors`, keyed by block_id:
+    https://api.slack.com/surfaces/modals#displaying_errors), whatever the wording."""
+    from bot.core.messages import Command
+
+    core.roster["slack:U0DFO"] = core.roster["console:police_liaison"].__class__(
+        "slack", "U0DFO", "police_liaison", "DFO (Slack)")
+    for text, field in (("/arrest violent_disorder zone=nowhere", "zone"),
+                        ("/arrest violent_disorder outcome=zapped", "outcome"),
+                        ("/ban club_lifetime years=many", "years"),
+                        ("/incident missile @nowhere_at_all", "location"),
+                        ("/incident flying_saucer @stb_walkway", "type")):
+        result = await core.handle(Command("slack", "D0DFO", "U0DFO", text, f"k:{text}"))
+        assert result is not None and not result.reply.ok and result.reply.field == field, text
+    adapter = SlackAdapter(core, slack_settings(settings, fake), pace_seconds=0)
+    await adapter.start()
+    try:
+        await slash(adapter, fake, "/arrest", user="U0DFO", channel="C0POLICE")
+        [opened] = await fake.wait_call("views.open")
+        view = {**opened.params["view"], "id": "V9", "hash": "h9"}
+        # a stale view offering a zone the ground no longer has
+        bad = submission_payload(view, {"offence": ("select", "violent_disorder"),
+                                        "zone": ("select", "old_zone_gone")}, user="U0DFO")
+        body = json.loads((await adapter.bolt_app.async_dispatch(
+            bolt_request(interactive_body(bad)))).body)
+        assert body["response_action"] == "errors"
+        assert list(body["errors"]) == ["zone"], body
+    finally:
+        await adapter.stop()
