@@ -11,7 +11,7 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
-from bot.core.messages import Button, Reply, Result
+from bot.core.messages import Attachment, Button, Reply, Result
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture, incident_id
@@ -146,11 +146,17 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     return result
 
 
-def evidence_of(a: Any) -> dict[str, Any]:
-    """An attachment as an evidence record."""
+def evidence_of(a: Attachment) -> dict[str, Any]:
+    """An attachment as an evidence record: what it is, in one line, and how to fetch it."""
     if a.kind == "location":
         return {"kind": "location", "lat": a.lat, "lon": a.lon}
-    return {"kind": a.kind, "file_id": a.file_id, "caption": a.caption}
+    rec: dict[str, Any] = {"kind": a.kind, "what": a.describe()}
+    for key, value in (("file_id", a.file_id), ("caption", a.caption), ("lat", a.lat),
+                       ("lon", a.lon), ("duration", a.duration), ("mime_type", a.mime_type),
+                       ("detail", a.detail), ("platform", a.platform)):
+        if value or key in ("file_id", "caption"):
+            rec[key] = value
+    return rec
 
 
 async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incident.update") \
@@ -173,8 +179,11 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
     inc = applied.hashes[0]
     name = ctx.member.name if ctx.member else ctx.who
     what = "Evidence" if evidence else "Update"
-    line = f"{what} on {inc['id']} from {name}: {text}".rstrip(": ")
-    ctx.notify("control", Reply(line), fixture=fx.id, thread=inc["id"])
+    kept = "; ".join(a.describe() for a in ctx.cmd.attachments)
+    said = " — ".join(p for p in (kept, text) if p)
+    line = f"{what} on {inc['id']} from {name}: {said}".rstrip(": ")
+    ctx.notify("control", Reply(line, media=list(ctx.cmd.attachments)), fixture=fx.id,
+               thread=inc["id"])
     live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
     ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
@@ -183,7 +192,7 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
                                     buttons=live.buttons), fixture=fx.id)
         return Result(Reply(f"{inc['id']} escalated to the safety officer and police "
                             "commander."))
-    return Result(Reply(f"Added to {inc['id']}."))
+    return Result(Reply(f"Added to {inc['id']}: {kept}." if kept else f"Added to {inc['id']}."))
 
 
 def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
