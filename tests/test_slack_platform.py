@@ -1,0 +1,87 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_slack_adapter)
+"""Real-world Slack behaviour (issue #14 items 7, 8, 11): payloads shaped as in Slack's
+reference pages, signed and dispatched through real Bolt code to the fake Web API."""
+
+from __future__ import annotations
+
+import json
+
+from bot.adapters.slack.adapter import SlackAdapter
+from bot.core.dispatch import Core
+from tests.fakes.slack_api import (
+    FakeSlack,
+    bolt_request,
+    event_body,
+    interactive_body,
+    submission_payload,
+)
+from tests.test_slack_adapter import CHANNEL, CONTROL, fake, slack, slash  # noqa: F401
+
+
+# ---------------------------------------------------------------- 7: foreign private_metadata
+async def test_view_with_foreign_private_metadata_gets_an_error_not_a_500(
+        slack: SlackAdapter, fake: FakeSlack, core: Core) -> None:
+    """A view_submission payload (api.slack.com/reference/interaction-payloads/views) whose
+    view.private_metadata is not the JSON the bot wrote (a stale or foreign view): HTTP 200
+    with response_action "errors" on the view, nothing logged."""
+    await slash(slack, fake, "/incident")
+    [opened] = await fake.wait_call("views.open")
+    view = {**opened.params["view"], "id": "V7", "hash": "h7",
+            "private_metadata": "channel=C0CONTROL;private=0"}
+    payload = submission_payload(view, {"type": ("select", "missile"),
+                                        "location": ("select", "stb_walkway")}, user=CONTROL)
+    resp = await slack.bolt_app.async_dispatch(bolt_request(interactive_body(payload)))
+    assert resp.status == 200, resp.body
+    body = json.loads(resp.body)
+    assert body["response_action"] == "errors"
+    assert "out of date" in next(iter(body["errors"].values()))
+    fx = await core.active_fixture()
+    assert (await core.store.open_incidents(fx.id))[0] == []
+
+
+# ---------------------------------------------------------------- 8: @matchday status
+async def test_mention_without_a_slash_works_like_the_command(
+        slack: SlackAdapter, fake: FakeSlack) -> None:
+    """An app_mention event (api.slack.com/events/app_mention): "<@U0BOT> status" answers
+    like /status, in the thread of the mention."""
+    event = {"type": "app_mention", "user": CONTROL, "text": "<@U0BOT> status",
+             "ts": "1700000200.000100", "channel": CHANNEL, "event_ts": "1700000200.000100",
+             "client_msg_id": "c0ffee00-0000-4000-8000-000000000001"}
+    resp = await slack.bolt_app.async_dispatch(
+        bolt_request(event_body(event, "Ev0MENTION"), content_type="application/json"))
+    assert resp.status == 200
+    [posted] = await fake.wait_call("chat.postMessage",
+                                    lambda c: c.params["channel"] == CHANNEL)
+    assert "Status" in posted.params["text"]
+    assert posted.params["thread_ts"] == "1700000200.000100"
+
+
+# ---------------------------------------------------------------- 11: Home tab
+async def test_home_tab_only_for_members_and_only_when_it_changed(
+        slack: SlackAdapter, fake: FakeSlack, core: Core, say) -> None:
+    """app_home_opened events (api.slack.com/events/app_home_opened) from a member and a
+    stranger: the stranger is told how to join once and never gets the board; the member's
+    tab is republished when an incident changes it, not when nothing they see changed."""
+    for user, event_id in ((CONTROL, "Ev0HOME1"), ("U0STRANGER", "Ev0HOME2")):
+        event = {"type": "app_home_opened", "user": user, "channel": "D" + user[1:],
+                 "tab": "home", "event_ts": "1700000300.000100"}
+        resp = await slack.bolt_app.async_dispatch(
+            bolt_request(event_body(event, event_id), content_type="application/json"))
+        assert resp.status == 200
+    await fake.wait_call("views.publish", count=2)
+
+    def published(user: str) -> list:
+        return [c for c in fake.of("views.publish") if c.params["user_id"] == user]
+
+    assert "not registered" in json.dumps(published("U0STRANGER")[0].params["view"])
+    fx = await core.active_fixture()
+    await core.changed("fixture", fx.id)  # nothing anyone sees has changed
+    await say("/incident disorder @stb_walkway s4 fight", as_="steward")
+    await fake.wait_for(lambda: len(published(CONTROL)) == 2)
+    await core.changed("fixture", fx.id)
+    await slack.flush()
+    for task in list(slack._tasks):
+        await task
+    assert len(published(CONTROL)) == 2
+    assert "INC-1" in json.dumps(published(CONTROL)[-1].params["view"])
+    assert len(published("U0STRANGER")) == 1
