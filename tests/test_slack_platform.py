@@ -85,3 +85,16 @@ async def test_home_tab_only_for_members_and_only_when_it_changed(
     assert len(published(CONTROL)) == 2
     assert "INC-1" in json.dumps(published(CONTROL)[-1].params["view"])
     assert len(published("U0STRANGER")) == 1
+
+
+# ---------------------------------------------------------------- 10: new command names
+async def test_manifest_command_names_work_end_to_end(slack: SlackAdapter,
+                                                      fake: FakeSlack) -> None:
+    """Slash command payloads (api.slack.com/interactivity/slash-commands) for /md-status
+    and the newly declared /md-fixtures: the adapter runs them as /status and /fixtures."""
+    await slash(slack, fake, "/md-status")
+    await slash(slack, fake, "/md-fixtures")
+    answers = await fake.wait_call("respond", count=2)
+    texts = sorted(a.params["text"] for a in answers)
+    assert not any("Unknown command" in t for t in texts), texts
+    assert any("Status" in t for t in texts) and any("West Ham" in t for t in texts), texts
