@@ -98,3 +98,35 @@ async def test_manifest_command_names_work_end_to_end(slack: SlackAdapter,
     texts = sorted(a.params["text"] for a in answers)
     assert not any("Unknown command" in t for t in texts), texts
     assert any("Status" in t for t in texts) and any("West Ham" in t for t in texts), texts
+
+
+# ---------------------------------------------------------------- 2: Slack files as evidence
+async def test_slack_audio_clip_is_kept_as_a_voice_note(slack: SlackAdapter, fake: FakeSlack,
+                                                        core: Core) -> None:
+    """A message.im event with subtype file_share carrying a recorded clip (Slack "File"
+    object: api.slack.com/types/file, subtype slack_audio, mimetype, duration_ms): kept as
+    evidence with what it is, and control's thread gets a line saying so."""
+    dm = "D0CONTROL1"
+    report = {"type": "message", "channel_type": "im", "channel": dm, "user": CONTROL,
+              "text": "/incident disorder @stb_walkway s3 fight", "ts": "1700000400.000100"}
+    await slack.bolt_app.async_dispatch(
+        bolt_request(event_body(report, "Ev0REPORT"), content_type="application/json"))
+    await fake.wait_call("chat.postMessage", lambda c: "Logged INC-1" in c.params["text"])
+    clip = {"type": "message", "subtype": "file_share", "channel_type": "im", "channel": dm,
+            "user": CONTROL, "text": "", "ts": "1700000401.000100", "upload": False,
+            "files": [{"id": "F0AUDIO1", "created": 1700000401, "name": "audio_message.webm",
+                       "title": "Audio clip", "mimetype": "audio/webm", "filetype": "webm",
+                       "subtype": "slack_audio", "duration_ms": 12000, "user": CONTROL,
+                       "size": 48213, "mode": "hosted", "is_external": False}]}
+    await slack.bolt_app.async_dispatch(
+        bolt_request(event_body(clip, "Ev0CLIP"), content_type="application/json"))
+    [added] = await fake.wait_call("chat.postMessage",
+                                   lambda c: "Added to INC-1" in c.params["text"])
+    assert "🎤 voice note 0:12" in added.params["text"]
+    await fake.wait_call("chat.postMessage", lambda c: c.params["channel"] == CHANNEL
+                         and "🎤 voice note 0:12" in c.params["text"])
+    fx = await core.active_fixture()
+    [ev] = [e for e in await core.store.events(fx.id) if e.kind == "incident.evidence"]
+    kept = ev.data["evidence"][0]
+    assert (kept["kind"], kept["file_id"], kept["duration"], kept["mime_type"]) == \
+        ("voice", "F0AUDIO1", 12, "audio/webm")
