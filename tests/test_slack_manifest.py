@@ -65,6 +65,7 @@ def test_every_command_is_declared_and_reaches_its_handler() -> None:
             name, _ = command_text(slash, "")
             assert registry.lookup(name) is not None, slash
     assert command_text("/matchday", "status") == ("status", "")
+    assert command_text("/matchday", "") == ("help", "")
     assert command_text("/MD-Incident", "pyro @x") == ("incident", "pyro @x")
 
 

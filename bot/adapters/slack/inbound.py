@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 SEEN_MAX = 10_000
 VIEW_DEADLINE = 2.5  # seconds to wait for the core before acking a submission anyway
-Upload = Callable[[list[bytes], str, "str | None"], Awaitable[None]]
+Upload = Callable[[list[bytes], str, str | None], Awaitable[None]]
 
 
 class Inbound:

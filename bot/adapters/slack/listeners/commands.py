@@ -23,6 +23,8 @@ def command_text(slash: str, text: str) -> tuple[str, str]:
     name = slash.lstrip("/").lower()
     text = text.strip()
     if name == CATCH_ALL:
+        if not text:
+            return "help", ""  # a bare /matchday: what can I do here?
         text = text if text.startswith("/") else "/" + text
         name, _, text = text[1:].partition(" ")
         return name, text.strip()
