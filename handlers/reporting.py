@@ -149,7 +149,8 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
 def evidence_of(a: Attachment) -> dict[str, Any]:
     """An attachment as an evidence record: what it is, in one line, and how to fetch it."""
     if a.kind == "location":
-        return {"kind": "location", "lat": a.lat, "lon": a.lon}
+        point: dict[str, Any] = {"kind": "location", "lat": a.lat, "lon": a.lon}
+        return point | ({"what": a.describe(), "detail": a.detail} if a.detail else {})
     rec: dict[str, Any] = {"kind": a.kind, "what": a.describe()}
     for key, value in (("file_id", a.file_id), ("caption", a.caption), ("lat", a.lat),
                        ("lon", a.lon), ("duration", a.duration), ("mime_type", a.mime_type),

@@ -160,7 +160,8 @@ async def test_every_media_kind_is_kept_and_shown_to_control(
 async def test_animation_and_venue_are_kept_once(polling: TelegramAdapter, fake: FakeTelegram,
                                                  core: Core) -> None:
     """An animation arrives with a document too, a venue with a location too (Bot API
-    "Message".animation / .venue): each is one evidence item, described as itself."""
+    "Message".animation / .venue): each is one evidence item, described as itself (a venue
+    is a location with its name)."""
     feed = Feed(fake)
     await feed(fake.message_update(STEWARD, "/incident pyro @stb_walkway s2 flare"))
     await fake.wait_for(sends_to(STEWARD, "Logged INC-1"))
@@ -173,11 +174,12 @@ async def test_animation_and_venue_are_kept_once(polling: TelegramAdapter, fake:
     point = {"latitude": 51.5383, "longitude": -0.0166}
     await feed(with_content(fake, STEWARD, location=point, venue={
         "location": point, "title": "Gate F", "address": "Stratford, London"}))
-    await fake.wait_for(sends_to(STEWARD, "📍 venue Gate F"))
+    await fake.wait_for(sends_to(STEWARD, "📍 location Gate F, Stratford"))
     fx = await core.active_fixture()
     kept = [e.data["evidence"] for e in await core.store.events(fx.id)
             if e.kind == "incident.evidence"]
-    assert [[x["kind"] for x in ev] for ev in kept] == [["animation"], ["venue"]]
+    assert [[x["kind"] for x in ev] for ev in kept] == [["animation"], ["location"]]
+    assert kept[1][0]["detail"] == "Gate F, Stratford, London"
 
 
 @pytest.mark.parametrize("field,obj", [
@@ -326,3 +328,22 @@ async def test_unreadable_update_does_not_stall_polling(polling: TelegramAdapter
                             "can_pin_messages": True}}})
     await fake.push(fake.message_update(STEWARD, "/whoami"))
     await fake.wait_for(sends_to(STEWARD, "Steward"))
+
+
+async def test_shared_venue_answers_the_where_step(polling: TelegramAdapter,
+                                                   fake: FakeTelegram, core: Core) -> None:
+    """A Bot API "Venue" (a location with a title) sent at the guided form's Where? step
+    places the report, like a plain location."""
+    feed = Feed(fake)
+    await feed(fake.message_update(STEWARD, "/incident"))
+    await fake.wait_for(sends_to(STEWARD, "What is happening?"))
+    prompt = sent_message(fake, STEWARD, "What is happening?")
+    tap = next(b["callback_data"] for row in prompt["reply_markup"]["inline_keyboard"]
+               for b in row if b["callback_data"].endswith(" type medical"))
+    await feed(fake.callback_update(STEWARD, prompt, tap))
+    await fake.wait_for(lambda c: [x for x in c if x.method == "editMessageText"
+                                   and "Where?" in str(x.params.get("text"))])
+    point = {"latitude": 51.5383, "longitude": -0.0166}
+    await feed(with_content(fake, STEWARD, location=point, venue={
+        "location": point, "title": "Gate F", "address": "Stratford, London"}))
+    await fake.wait_for(sends_to(STEWARD, "How serious?"))

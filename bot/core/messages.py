@@ -9,7 +9,6 @@ MEDIA_ICONS = {
     "photo": "📷 photo", "document": "📄 document", "voice": "🎤 voice note", "audio": "🎵 audio",
     "video": "🎥 video", "video_note": "📹 video message", "animation": "🎞 animation",
     "sticker": "🏷 sticker", "contact": "👤 contact", "location": "📍 location",
-    "venue": "📍 venue",
 }
 
 

@@ -53,9 +53,9 @@ def attachments(msg: Message) -> tuple[Attachment, ...]:
         c = msg.contact
         out.append(Attachment("contact", detail=f"{c.phone_number}".strip(),
                               caption=cap, platform=PLATFORM))
-    if msg.venue:  # a venue also carries its location: keep it once, with the title
+    if msg.venue:  # a location with a name: one location (forms' "where?" takes it too)
         v = msg.venue
-        out.append(Attachment("venue", lat=v.location.latitude, lon=v.location.longitude,
+        out.append(Attachment("location", lat=v.location.latitude, lon=v.location.longitude,
                               detail=f"{v.title}, {v.address}", platform=PLATFORM))
     elif msg.location:
         out.append(Attachment("location", lat=msg.location.latitude,
@@ -75,7 +75,7 @@ async def show(bot: Bot, chat_id: int | str, media: list[Attachment],
     for a in media:
         if a.platform != PLATFORM:
             continue  # another platform's file id means nothing here: the line says what
-        if a.kind in ("location", "venue") and a.lat is not None and a.lon is not None:
+        if a.kind == "location" and a.lat is not None and a.lon is not None:
             sent.append(await bot.send_location(chat_id, a.lat, a.lon, reply_parameters=quote))
         elif a.kind in RESEND and a.file_id:
             method = getattr(bot, RESEND[a.kind])
