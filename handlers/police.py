@@ -44,7 +44,7 @@ def _options(words: list[str], known: set[str]) -> tuple[dict[str, str], list[st
 def _count(opts: dict[str, str]) -> int:
     n = int(opts.get("count", "1"))
     if not 1 <= n <= 200:
-        raise UsageError("xN must be between 1 and 200.")
+        raise UsageError("xN must be between 1 and 200.", field="count")
     return n
 
 
@@ -53,15 +53,16 @@ def _link(opts: dict[str, str]) -> int | None:
         return None
     n = parse_incident_id(opts["inc"])
     if n is None:
-        raise UsageError(f"inc= takes an incident id like INC-7, not '{opts['inc']}'.")
+        raise UsageError(f"inc= takes an incident id like INC-7, not '{opts['inc']}'.",
+                         field="inc")
     return n
 
 
 async def arrest_cmd(ctx: Ctx) -> Result:
     """/arrest: record arrests in Home Office categories."""
     if not ctx.args:
-        raise UsageError("Which offence?")
-    offence = resolve_word(OFFENCES, ctx.args[0], "offence")
+        raise UsageError("Which offence?", field="offence")
+    offence = resolve_word(OFFENCES, ctx.args[0], "offence", field="offence")
     opts, rest = _options(ctx.args[1:], {"ref", "inc", "outcome", "zone", "club"})
     place, side = "inside", "home"
     for w in rest:
@@ -70,8 +71,9 @@ async def arrest_cmd(ctx: Ctx) -> Result:
         elif SUPPORTER_SIDES.resolve(w):
             side = SUPPORTER_SIDES.resolve(w) or side
         else:
-            raise UsageError(NO_FREE_TEXT)
-    outcome = resolve_word(OUTCOMES, opts["outcome"], "outcome") if "outcome" in opts else ""
+            raise UsageError(NO_FREE_TEXT, field="ref")
+    outcome = resolve_word(OUTCOMES, opts["outcome"], "outcome", field="outcome") \
+        if "outcome" in opts else ""
     n, link = _count(opts), _link(opts)
     fx = await ctx.fixture()
     zone = ""
@@ -79,7 +81,7 @@ async def arrest_cmd(ctx: Ctx) -> Result:
         ground = ctx.ground(fx)
         zone = ground.resolve(opts["zone"]) or ""
         if not zone:
-            raise UsageError(f"Unknown zone '{opts['zone']}'.")
+            raise UsageError(f"Unknown zone '{opts['zone']}'.", field="zone")
     club = opts.get("club") or (fx.home if side == "home" else fx.away if side == "away" else "")
     data = {"count": n, "offence": offence, "place": place, "side": side, "club": club,
             "zone": zone, "outcome": outcome, "incident": f"INC-{link}" if link else "",
@@ -105,19 +107,19 @@ async def arrest_cmd(ctx: Ctx) -> Result:
 async def ban_cmd(ctx: Ctx) -> Result:
     """/ban: record a banning order (proposed by default)."""
     if not ctx.args:
-        raise UsageError("Which type of ban?")
-    btype = resolve_word(BAN_TYPES, ctx.args[0], "ban type")
+        raise UsageError("Which type of ban?", field="type")
+    btype = resolve_word(BAN_TYPES, ctx.args[0], "ban type", field="type")
     opts, rest = _options(ctx.args[1:], {"ref", "inc", "years", "status", "club"})
     side = "home"  # whose supporters: club bans are mostly the home club's own fans
     for w in rest:
         if SUPPORTER_SIDES.resolve(w) is None:
-            raise UsageError(NO_FREE_TEXT)
+            raise UsageError(NO_FREE_TEXT, field="ref")
         side = SUPPORTER_SIDES.resolve(w) or side
-    status = resolve_word(BAN_STATUSES, opts["status"], "ban status") if "status" in opts \
-        else "proposed"
+    status = resolve_word(BAN_STATUSES, opts["status"], "ban status", field="status") \
+        if "status" in opts else "proposed"
     years = opts.get("years", "")
     if years and not re.fullmatch(r"\d{1,2}", years):
-        raise UsageError(f"years= takes a whole number, not '{years}'.")
+        raise UsageError(f"years= takes a whole number, not '{years}'.", field="years")
     n, link = _count(opts), _link(opts)
     fx = await ctx.fixture()
     club = opts.get("club") or (fx.home if side == "home" else fx.away if side == "away" else "")

@@ -11,7 +11,7 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
-from bot.core.messages import Button, Reply, Result
+from bot.core.messages import Attachment, Button, Reply, Result
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture, incident_id
@@ -45,7 +45,8 @@ def parse_severity(word: str) -> int | None:
 
 def resolve_type(word: str) -> str:
     """An incident type key, or a UsageError with suggestions."""
-    return resolve_word(INCIDENT_TYPES, word, "incident type", "Send /help incident for the list.")
+    return resolve_word(INCIDENT_TYPES, word, "incident type", "Send /help incident for the list.",
+                        field="type")
 
 
 def resolve_location(word: str, ground: Ground) -> str:
@@ -58,13 +59,13 @@ def resolve_location(word: str, ground: Ground) -> str:
         raise UsageError(f"No block {block} at {ground.name} (blocks {ground.block_ranges()}).")
     hints = ground.suggest(word)
     hint = f" Did you mean @{hints[0]} ({ground.label(hints[0])})?" if hints else ""
-    raise UsageError(f"Unknown location '@{word}' at {ground.name}.{hint}")
+    raise UsageError(f"Unknown location '@{word}' at {ground.name}.{hint}", field="location")
 
 
 def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str, Any]:
     """The fields of a one-line report."""
     if not args:
-        raise UsageError("Say what is happening.")
+        raise UsageError("Say what is happening.", field="type")
     fields: dict[str, Any] = {"type": resolve_type(args[0])}
     text: list[str] = []
     location = severity = None
@@ -84,7 +85,8 @@ def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str
         elif low.startswith(("aff=", "fans=")):
             aff = AFFILIATIONS.resolve(low.split("=", 1)[1])
             if aff is None:
-                raise UsageError(f"aff= takes home, away or unknown, not '{word[:40]}'.")
+                raise UsageError(f"aff= takes home, away or unknown, not '{word[:40]}'.",
+                                 field="affiliation")
             affiliation = aff
         elif m := PEOPLE_WORD.fullmatch(low):
             count = int(m.group(1))
@@ -97,7 +99,7 @@ def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str
             text.append(word)
     if location is None:
         if not default_zone:
-            raise UsageError("Where? Add @<location>, e.g. @stb_walkway.")
+            raise UsageError("Where? Add @<location>, e.g. @stb_walkway.", field="location")
         location = default_zone
     fields.update(location=location, severity=severity or DEFAULT_SEVERITY[fields["type"]],
                   affiliation=affiliation, people=people, description=" ".join(text))
@@ -110,7 +112,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     """Write a new incident (one round trip) and alert control; shared by all report paths."""
     ground = ctx.ground(fx)
     if fields["location"] not in ground.zones and fields["location"] != "gps":
-        raise UsageError(f"Unknown location '{fields['location']}'.")
+        raise UsageError(f"Unknown location '{fields['location']}'.", field="location")
     evidence = [evidence_of(a) for a in ctx.cmd.attachments] + list(extra_evidence or [])
     record = {
         "type": fields["type"], "severity": str(fields["severity"]),
@@ -170,11 +172,18 @@ def window_words(ctx: Ctx) -> str:
     return f"{secs // 60} minute{'s' if secs != 60 else ''}"
 
 
-def evidence_of(a: Any) -> dict[str, Any]:
-    """An attachment as an evidence record."""
+def evidence_of(a: Attachment) -> dict[str, Any]:
+    """An attachment as an evidence record: what it is, in one line, and how to fetch it."""
     if a.kind == "location":
-        return {"kind": "location", "lat": a.lat, "lon": a.lon}
-    return {"kind": a.kind, "file_id": a.file_id, "caption": a.caption}
+        point: dict[str, Any] = {"kind": "location", "lat": a.lat, "lon": a.lon}
+        return point | ({"what": a.describe(), "detail": a.detail} if a.detail else {})
+    rec: dict[str, Any] = {"kind": a.kind, "what": a.describe()}
+    for key, value in (("file_id", a.file_id), ("caption", a.caption), ("lat", a.lat),
+                       ("lon", a.lon), ("duration", a.duration), ("mime_type", a.mime_type),
+                       ("detail", a.detail), ("platform", a.platform)):
+        if value or key in ("file_id", "caption"):
+            rec[key] = value
+    return rec
 
 
 async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incident.update") \
@@ -197,8 +206,11 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
     inc = applied.hashes[0]
     name = ctx.member.name if ctx.member else ctx.who
     what = "Evidence" if evidence else "Update"
-    line = f"{what} on {inc['id']} from {name}: {text}".rstrip(": ")
-    ctx.notify("control", Reply(line), fixture=fx.id, thread=inc["id"])
+    kept = "; ".join(a.describe() for a in ctx.cmd.attachments)
+    said = " — ".join(p for p in (kept, text) if p)
+    line = f"{what} on {inc['id']} from {name}: {said}".rstrip(": ")
+    ctx.notify("control", Reply(line, media=list(ctx.cmd.attachments)), fixture=fx.id,
+               thread=inc["id"])
     live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
     ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
@@ -208,8 +220,8 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
         return Result(Reply(f"{inc['id']} escalated to the safety officer and police "
                             "commander."))
     place = ctx.ground(fx).short_label(inc["location"], 40)
-    return Result(Reply(f"Added to {inc['id']} ({INCIDENT_TYPES.label(inc['type'])} at "
-                        f"{place})."))
+    what = f"{inc['id']} ({INCIDENT_TYPES.label(inc['type'])} at {place})"
+    return Result(Reply(f"Added to {what}: {kept}." if kept else f"Added to {what}."))
 
 
 def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],

@@ -350,3 +350,35 @@ async def test_non_numeric_timestamp_is_401_not_500(slack, fake, core, caplog):
     # Bolt's own dispatch path (Socket-less, no aiohttp) refuses it the same way.
     resp = await slack.bolt_app.async_dispatch(bolt_request(body, timestamp="abc"))
     assert resp.status == 401
+
+
+async def test_refusal_marks_the_field_the_core_names(core, settings, fake):
+    """Errors as data: the core's UsageError(field=...) travels as Reply.field and the modal
+    marks that block (Slack view_submission `response_action: errors`, keyed by block_id:
+    https://api.slack.com/surfaces/modals#displaying_errors), whatever the wording."""
+    from bot.core.messages import Command
+
+    core.roster["slack:U0DFO"] = core.roster["console:police_liaison"].__class__(
+        "slack", "U0DFO", "police_liaison", "DFO (Slack)")
+    for text, field in (("/arrest violent_disorder zone=nowhere", "zone"),
+                        ("/arrest violent_disorder outcome=zapped", "outcome"),
+                        ("/ban club_lifetime years=many", "years"),
+                        ("/incident missile @nowhere_at_all", "location"),
+                        ("/incident flying_saucer @stb_walkway", "type")):
+        result = await core.handle(Command("slack", "D0DFO", "U0DFO", text, f"k:{text}"))
+        assert result is not None and not result.reply.ok and result.reply.field == field, text
+    adapter = SlackAdapter(core, slack_settings(settings, fake), pace_seconds=0)
+    await adapter.start()
+    try:
+        await slash(adapter, fake, "/arrest", user="U0DFO", channel="C0POLICE")
+        [opened] = await fake.wait_call("views.open")
+        view = {**opened.params["view"], "id": "V9", "hash": "h9"}
+        # a stale view offering a zone the ground no longer has
+        bad = submission_payload(view, {"offence": ("select", "violent_disorder"),
+                                        "zone": ("select", "old_zone_gone")}, user="U0DFO")
+        body = json.loads((await adapter.bolt_app.async_dispatch(
+            bolt_request(interactive_body(bad)))).body)
+        assert body["response_action"] == "errors"
+        assert list(body["errors"]) == ["zone"], body
+    finally:
+        await adapter.stop()

@@ -86,6 +86,13 @@ def edits_of(chat: int, message_id: int, needle: str = "") -> Any:
     return pred
 
 
+def pressed(message: dict[str, Any], command: str) -> str:
+    """The callback data of the button on a bot message whose press means `command`."""
+    rows = message.get("reply_markup", {}).get("inline_keyboard", [])
+    return next(b["callback_data"] for row in rows for b in row
+                if b["callback_data"].endswith(command))
+
+
 def sent_message(fake: FakeTelegram, chat: int, needle: str) -> dict[str, Any]:
     """The Message the bot sent to a chat whose text contains needle (latest)."""
     hits = [m for (c, _), m in fake.messages.items() if c == chat and needle in m.get("text", "")]
@@ -236,14 +243,15 @@ async def test_control_card_edited_on_ack_and_resolve(polling: TelegramAdapter,
     card = sent_message(fake, CONTROL, "INC-1")
     mid = card["message_id"]
 
-    await feed(fake.callback_update(SUPERVISOR, card, "/ack 1"))
+    await feed(fake.callback_update(SUPERVISOR, card, pressed(card, "/ack 1")))
     await fake.wait_for(edits_of(CONTROL, mid, "Acknowledged"))
     await fake.wait_for(sends_to(STEWARD, "acknowledged"))
     toast = (await fake.wait_for(lambda c: [x for x in c if x.method == "answerCallbackQuery"
                                             and x.params.get("text")]))[0]
     assert "INC-1" in toast.params["text"]
 
-    await feed(fake.callback_update(SUPERVISOR, fake.message(CONTROL, mid), "/resolve 1"))
+    await feed(fake.callback_update(SUPERVISOR, fake.message(CONTROL, mid),
+                                    pressed(fake.message(CONTROL, mid), "/resolve 1")))
     await fake.wait_for(edits_of(CONTROL, mid, "(closed)"))
     await fake.wait_for(sends_to(STEWARD, "closed"))
     assert len(sends_to(CONTROL, "INC-1")(fake.calls)) == 1  # never a new card per change

@@ -31,7 +31,14 @@ MAX_TEXT = 3000
 
 
 class UsageError(Exception):
-    """The command was malformed: answer one line plus the usage, write nothing."""
+    """The command was malformed: answer one line plus the usage, write nothing.
+
+    `field` names the part of the command the refusal is about (e.g. "location", "inc"), so
+    a form can mark that field instead of guessing from the words."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 Handler = Callable[["Ctx"], Awaitable[Result]]
@@ -263,7 +270,6 @@ class Core:
                                     "then send /join <code>.", ok=False))
             text = "/note " + text
         word, _, rest = text[1:].partition(" ")
-        word = word.split("@", 1)[0]  # Telegram's /cmd@botname
         spec = self.registry.lookup(word)
         if spec is None:
             if not cmd.private and member is None:
@@ -291,7 +297,7 @@ class Core:
             result = await spec.handler(ctx)
         except UsageError as exc:
             await self._audit_refusal(cmd, name, role, "usage")
-            return refuse(str(exc), spec.usage)
+            return refuse(str(exc), spec.usage, field=exc.field)
         except Refused as exc:
             await self._audit_refusal(cmd, name, role, "refused")
             return Result(Reply(str(exc), ok=False))

@@ -5,16 +5,38 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+MEDIA_ICONS = {
+    "photo": "📷 photo", "document": "📄 document", "voice": "🎤 voice note", "audio": "🎵 audio",
+    "video": "🎥 video", "video_note": "📹 video message", "animation": "🎞 animation",
+    "sticker": "🏷 sticker", "contact": "👤 contact", "location": "📍 location",
+}
+
 
 @dataclass(frozen=True)
 class Attachment:
-    """Evidence that came with a message: a photo/file id, or a GPS point."""
+    """Evidence that came with a message: a platform file id (photo, voice note, video…),
+    a contact, or a GPS point / venue."""
 
-    kind: str  # "photo", "document", "location"
+    kind: str  # a MEDIA_ICONS key
     file_id: str = ""
     caption: str = ""
     lat: float | None = None
     lon: float | None = None
+    duration: int = 0  # seconds (voice, audio, video)
+    mime_type: str = ""
+    detail: str = ""  # file name, sticker emoji, venue title, contact phone
+    platform: str = ""  # where file_id is valid ("telegram", "slack")
+
+    def describe(self) -> str:
+        """One line saying what it is, e.g. '🎤 voice note 0:12'."""
+        parts = [MEDIA_ICONS.get(self.kind, self.kind)]
+        if self.duration:
+            parts.append(f"{self.duration // 60}:{self.duration % 60:02d}")
+        if self.detail:
+            parts.append(self.detail)
+        if self.lat is not None and self.lon is not None:
+            parts.append(f"{self.lat:.5f},{self.lon:.5f}")
+        return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,8 @@ class Reply:
     images: list[bytes] = field(default_factory=list)
     ok: bool = True
     request_location: bool = False  # offer a "share my location" key where the platform can
+    media: list[Attachment] = field(default_factory=list)  # evidence to show as itself
+    field: str = ""  # for a refusal: the part of the command it is about (forms mark it)
 
     def lines(self) -> list[str]:
         """Title and body as lines of plain text."""
@@ -91,7 +115,7 @@ def answer(text: str, *, title: str = "", ok: bool = True, **kw: object) -> Resu
     return Result(Reply(text=text, title=title, ok=ok, **kw))  # type: ignore[arg-type]
 
 
-def refuse(reason: str, usage: str = "") -> Result:
+def refuse(reason: str, usage: str = "", *, field: str = "") -> Result:
     """A one-line refusal with the usage line, for bad input; nothing was written."""
     text = reason if not usage else f"{reason}\nUsage: {usage}"
-    return Result(Reply(text=text, ok=False))
+    return Result(Reply(text=text, ok=False, field=field))

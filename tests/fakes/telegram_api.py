@@ -73,6 +73,7 @@ class FakeTelegram:
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}
         self.webhook: dict[str, Any] = {}
+        self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
         self._pending: list[tuple[dict[str, Any], bool]] = []  # (update, ignore_offset)
         self._update_ids = itertools.count(1000)
         self._message_ids = itertools.count(1)
@@ -127,6 +128,28 @@ class FakeTelegram:
         """Make the next `times` calls of `method` fail with this error."""
         self.failures[method.lower()] = Failure(times, code, description, retry_after)
 
+    def migrate(self, old: int, new: int) -> None:
+        """Upgrade a group to a supergroup, as Telegram does: the history moves (same message
+        ids) and every later call naming the old id answers 400 with
+        parameters.migrate_to_chat_id (Bot API "ResponseParameters")."""
+        self.migrated[int(old)] = int(new)
+        for (chat, mid), msg in list(self.messages.items()):
+            if chat == int(old):
+                self.messages[(int(new), mid)] = {**msg, "chat": self.chat(int(new))}
+
+    def migration_updates(self, old: int, new: int, by: int) -> list[dict[str, Any]]:
+        """The two service messages Telegram sends on an upgrade (Bot API "Message" fields
+        migrate_to_chat_id in the old group, migrate_from_chat_id in the new supergroup)."""
+        now = int(time.time())
+        return [
+            {"update_id": self.next_update_id(), "message": {
+                "message_id": next(self._message_ids), "date": now, "from": self.user(by),
+                "chat": self.chat(old, kind="group"), "migrate_to_chat_id": new}},
+            {"update_id": self.next_update_id(), "message": {
+                "message_id": 1, "date": now, "from": self.user(by),
+                "chat": self.chat(new), "migrate_from_chat_id": old}},
+        ]
+
     def calls_of(self, method: str, ok_only: bool = True) -> list[Call]:
         """Recorded calls of one method (successful ones unless ok_only=False)."""
         m = method.lower()
@@ -172,11 +195,11 @@ class FakeTelegram:
         return u
 
     @staticmethod
-    def chat(chat_id: int, title: str = "Control room") -> dict[str, Any]:
-        """A private chat for positive ids, a supergroup for negative ones."""
+    def chat(chat_id: int, title: str = "Control room", kind: str = "") -> dict[str, Any]:
+        """A private chat for positive ids, a supergroup (or `kind`) for negative ones."""
         if chat_id > 0:
             return {"id": chat_id, "type": "private", "first_name": "Test"}
-        return {"id": chat_id, "type": "supergroup", "title": title}
+        return {"id": chat_id, "type": kind or "supergroup", "title": title}
 
     def message_update(self, user_id: int, text: str = "", *, chat_id: int | None = None,
                        photo: str = "", caption: str = "", location: tuple[float, float] |
@@ -256,6 +279,15 @@ class FakeTelegram:
         if self.latency and method.lower() != "getupdates":
             await asyncio.sleep(self.latency)
         call = Call(method, params, files)
+        moved = self.migrated.get(int(params["chat_id"])) \
+            if str(params.get("chat_id", "")).lstrip("-").isdigit() else None
+        if moved is not None:
+            call.ok = False
+            await self._record(call)
+            return web.json_response({
+                "ok": False, "error_code": 400,
+                "description": "Bad Request: group chat was upgraded to a supergroup chat",
+                "parameters": {"migrate_to_chat_id": moved}}, status=400)
         fail = self.failures.get(method.lower())
         if fail and fail.times > 0:
             fail.times -= 1
@@ -404,6 +436,36 @@ class FakeTelegram:
         self.files[f"documents/{fid}"] = data
         return self._new_message(p, document={"file_id": fid, "file_unique_id": fid + "u",
                                               "file_size": len(data)})
+
+    def _by_file_id(self, p: dict[str, Any], f: dict[str, bytes], kind: str) -> dict[str, Any]:
+        """send<Kind> with a file_id the bot already knows (or an upload): the media again."""
+        fid = p.get(kind) if isinstance(p.get(kind), str) else f"{kind}-{len(self.files) + 1}"
+        return self._new_message(p, **{kind: {"file_id": fid, "file_unique_id": fid + "u"}})
+
+    async def _m_sendvoice(self, p: dict, f: dict) -> dict[str, Any]:
+        return self._by_file_id(p, f, "voice")
+
+    async def _m_sendaudio(self, p: dict, f: dict) -> dict[str, Any]:
+        return self._by_file_id(p, f, "audio")
+
+    async def _m_sendvideo(self, p: dict, f: dict) -> dict[str, Any]:
+        return self._by_file_id(p, f, "video")
+
+    async def _m_sendvideonote(self, p: dict, f: dict) -> dict[str, Any]:
+        return self._by_file_id(p, f, "video_note")
+
+    async def _m_sendanimation(self, p: dict, f: dict) -> dict[str, Any]:
+        return self._by_file_id(p, f, "animation")
+
+    async def _m_sendsticker(self, p: dict, f: dict) -> dict[str, Any]:
+        msg = self._by_file_id(p, f, "sticker")
+        msg["sticker"].update(type="regular", width=512, height=512, is_animated=False,
+                              is_video=False)
+        return msg
+
+    async def _m_sendlocation(self, p: dict, f: dict) -> dict[str, Any]:
+        return self._new_message(p, location={"latitude": float(p["latitude"]),
+                                              "longitude": float(p["longitude"])})
 
     async def _m_getfile(self, p: dict, f: dict) -> dict[str, Any]:
         fid = str(p.get("file_id", ""))

@@ -1,22 +1,19 @@
-"""Slack adapter: slash commands, modals, live incident messages and the App Home board.
+"""Slack adapter: the Bolt app, its HTTP / Socket Mode transports, and outbound delivery.
 
 Inbound, every Slack request becomes a platform-neutral Command for the core (ack first,
-then work). Outbound, the adapter is the notifier's "slack" sink: live messages (out.ref)
-are posted once and edited in place with chat.update; thread messages (out.thread) go under
-their live message. Sending is paced per channel (about one message a second) by one worker
-task per channel, so a burst never blocks the command that caused it; 429s are retried by
-slack-sdk's rate-limit retry handler.
+then work): the listeners, by kind, are in bot/adapters/slack/listeners/. Outbound, the
+adapter is the notifier's "slack" sink: live messages (out.ref) are posted once and edited in
+place with chat.update; thread messages (out.thread) go under their live message. Sending is
+paced per channel (about one message a second) by one worker task per channel, so a burst
+never blocks the command that caused it; 429s are retried by slack-sdk's rate-limit retry
+handler.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import re
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,18 +24,16 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.blocks import BUTTON_PREFIX, home_view, message_payload, result_view
-from bot.adapters.slack.modals import BY_CALLBACK, MODALS, FormError, values
+from bot.adapters.slack import listeners
+from bot.adapters.slack.blocks import message_payload
+from bot.adapters.slack.home import HomeTab
+from bot.adapters.slack.inbound import VIEW_DEADLINE, Inbound
 from bot.adapters.slack.verify import StrictRequestVerification
-from bot.core.messages import Attachment, Command, Outbound, Reply, Result
-from bot.store import StoreUnavailable
+from bot.core.messages import Outbound
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
-VIEW_DEADLINE = 2.5  # seconds to wait for the core before acking a submission anyway
-SEEN_MAX = 10_000
-MENTION = re.compile(r"^\s*<@[A-Z0-9]+>\s*")
 
 
 def _secret(value: Any) -> str:
@@ -85,21 +80,19 @@ class SlackAdapter:
             else None,
             raise_error_for_unhandled_request=False)
         self.pace_seconds = pace_seconds
-        self.view_deadline = view_deadline
         self._sleep = sleep
         self._monotonic = monotonic
-        self.home_users: set[str] = set()
         self._queues: dict[str, asyncio.Queue[Outbound]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._last_sent: dict[str, float] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._seen: OrderedDict[str, None] = OrderedDict()
-        self._home_busy = False
-        self._home_again = False
         self._socket: Any = None
         self._runner: web.AppRunner | None = None
         self._started = False
-        self._register()
+        self.home = HomeTab(core, settings, self.client, self._spawn)
+        self.inbound = Inbound(core, settings, self.client, upload=self._upload,
+                               spawn=self._spawn, home=self.home, view_deadline=view_deadline)
+        listeners.register(self.bolt_app, self.inbound)
 
     # ================================================================ lifecycle
     async def start(self) -> None:
@@ -107,7 +100,7 @@ class SlackAdapter:
         Socket Mode when SLACK_APP_TOKEN is set (HTTP mode needs web_app() served)."""
         if not self._started:
             self.core.notifier.add_sink(self)
-            self.core.hooks.append(self._on_change)
+            self.core.hooks.append(self.home.on_change)
             self._started = True
         if self.app_token and self._socket is None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -119,8 +112,8 @@ class SlackAdapter:
     async def stop(self, drain_seconds: float = 5.0) -> None:
         """Disconnect, send what is queued (briefly), stop workers and background tasks."""
         if self._started:
-            if self._on_change in self.core.hooks:
-                self.core.hooks.remove(self._on_change)
+            if self.home.on_change in self.core.hooks:
+                self.core.hooks.remove(self.home.on_change)
             self._started = False
         if self._socket is not None:
             await self._socket.close_async()
@@ -162,260 +155,11 @@ class SlackAdapter:
         bolt_resp = await self.bolt_app.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(bolt_resp)
 
-    # ================================================================ inbound
-    def _register(self) -> None:
-        app = self.bolt_app
-        app.command(re.compile(r"^/.+"))(self._on_command)
-        app.action(re.compile(rf"^{BUTTON_PREFIX}\d+$"))(self._on_button)
-        app.view(re.compile(r"^md_"))(self._on_submit)
-        app.event("app_home_opened")(self._on_home_opened)
-        app.event("message")(self._on_message)
-        app.event("app_mention")(self._on_mention)
-        app.error(self._on_error)
-
-    async def _on_error(self, error: Exception, body: dict[str, Any]) -> None:
-        log.error("slack: listener failed for %s: %r", body.get("type") or body.get("command"),
-                  error, exc_info=error)
-
-    def _first_time(self, key: str) -> bool:
-        """In-process memory of dedupe keys: a retry that reaches this replica again is
-        dropped before the core (the store's SET NX guards across replicas)."""
-        if key in self._seen:
-            return False
-        self._seen[key] = None
-        if len(self._seen) > SEEN_MAX:
-            self._seen.popitem(last=False)
-        return True
-
-    async def _may(self, user: str, name: str) -> bool:
-        """May this Slack user run this command (to decide whether to open a modal)?"""
-        spec = self.core.registry.lookup(name)
-        if spec is None:
-            return False
-        try:
-            member = await self.core.member(f"slack:{user}")
-        except StoreUnavailable:
-            return False
-        return member is not None and self.core.roles.allowed(member.role, spec.name)
-
-    async def _on_command(self, ack: Any, body: dict[str, Any], respond: Any,
-                          client: AsyncWebClient) -> None:
-        name = body.get("command", "/").lstrip("/")
-        text = (body.get("text") or "").strip()
-        if name == "matchday":  # /matchday <any command>: a catch-all for clashing names
-            text = text if text.startswith("/") else "/" + text
-            name, _, text = text[1:].partition(" ")
-            text = text.strip()
-        user, channel = body.get("user_id", ""), body.get("channel_id", "")
-        private = channel.startswith("D") or body.get("channel_name") == "directmessage"
-        trigger = body.get("trigger_id") or hashlib.sha1(
-            json.dumps(body, sort_keys=True).encode()).hexdigest()
-        key = f"slack:cmd:{trigger}"
-        await ack()  # within Slack's 3 seconds, always
-        if not self._first_time(key):
-            return
-        modal = MODALS.get(name) if not text else None
-        if modal is not None and body.get("trigger_id") and await self._may(user, name):
-            if await self._open_modal(modal, client, body["trigger_id"], channel, private):
-                return
-        cmd = Command(platform="slack", chat=channel or user, user=user,
-                      text=f"/{name} {text}".strip(), dedupe_key=key, private=private,
-                      user_name=body.get("user_name", ""))
-        result = await self.core.handle(cmd)
-        await self._answer(result, user=user, channel=channel, respond=respond)
-
-    async def _open_modal(self, modal: Any, client: AsyncWebClient, trigger_id: str,
-                          channel: str, private: bool) -> bool:
-        """Open a command's modal; False (so the core answers instead) when it can't."""
-        try:
-            fx = await self.core.active_fixture()
-        except StoreUnavailable:
-            return False
-        if fx is None:
-            return False  # the core says how to set a fixture
-        ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
-        try:
-            await client.views_open(trigger_id=trigger_id,
-                                    view=modal.view(ground, {"channel": channel,
-                                                             "private": private}))
-        except SlackApiError as exc:  # e.g. an expired trigger: fall back to the text form
-            log.warning("slack: views.open failed: %s", exc.response.get("error"))
-            return False
-        return True
-
-    async def _on_button(self, ack: Any, body: dict[str, Any], action: dict[str, Any],
-                         respond: Any) -> None:
-        await ack()
-        user = body.get("user", {}).get("id", "")
-        container = body.get("container") or {}
-        channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
-        key = f"slack:act:{body.get('trigger_id') or action.get('action_ts')}"
-        if not self._first_time(key):
-            return
-        reply_to = ""
-        msg_ts = container.get("message_ts") or (body.get("message") or {}).get("ts")
-        if channel and msg_ts:
-            try:
-                found = await self.core.store.ref_of_message("slack", channel, msg_ts)
-            except StoreUnavailable:
-                found = None
-            reply_to = found[1] if found else ""
-        cmd = Command(platform="slack", chat=channel or user, user=user,
-                      text=str(action.get("value", "")), dedupe_key=key, reply_to=reply_to,
-                      private=not channel or channel.startswith("D"),
-                      user_name=body.get("user", {}).get("username", ""))
-        result = await self.core.handle(cmd)
-        await self._answer(result, user=user, channel=channel,
-                           respond=respond if body.get("response_url") else None)
-
-    async def _on_submit(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
-        modal = BY_CALLBACK.get(view.get("callback_id", ""))
-        if modal is None:
-            await ack()
-            return
-        try:
-            text = modal.to_command(values(view))
-        except FormError as exc:
-            await ack(response_action="errors", errors=exc.errors)
-            return
-        meta = json.loads(view.get("private_metadata") or "{}")
-        user = body.get("user", {}).get("id", "")
-        channel = meta.get("channel") or user
-        digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-        key = f"slack:view:{view.get('id')}:{view.get('hash')}:{digest}"
-        if not self._first_time(key):
-            await ack()
-            return
-        cmd = Command(platform="slack", chat=channel, user=user, text=text, dedupe_key=key,
-                      private=bool(meta.get("private", True)),
-                      user_name=body.get("user", {}).get("username", ""))
-        task = asyncio.ensure_future(self.core.handle(cmd))
-        try:
-            result = await asyncio.wait_for(asyncio.shield(task), self.view_deadline)
-        except TimeoutError:  # slow store: close the modal now, answer by DM when done
-            await ack()
-            self._spawn(self._answer_later(task, user))
-            return
-        if result is not None and not result.reply.ok:
-            reason = (result.reply.text.splitlines() or ["Not logged."])[0]
-            await ack(response_action="errors", errors={modal.field_for(reason): reason[:300]})
-            return
-        if result is None:
-            await ack()
-            return
-        await ack(response_action="update", view=result_view(result.reply, modal.title))
-        if result.reply.images:
-            await self._upload(result.reply.images, user, None)
-
-    async def _answer_later(self, task: asyncio.Future[Result | None], user: str) -> None:
-        result = await task
-        await self._answer(result, user=user, channel="", respond=None)
-
-    async def _on_home_opened(self, event: dict[str, Any]) -> None:
-        if event.get("tab", "home") != "home":
-            return
-        user = event.get("user", "")
-        self.home_users.add(user)
-        await self.publish_home(user)
-
-    async def _on_message(self, body: dict[str, Any], event: dict[str, Any],
-                          client: AsyncWebClient) -> None:
-        if event.get("channel_type") != "im" or event.get("bot_id"):
-            return
-        if event.get("subtype") not in (None, "file_share"):
-            return
-        await self._event_command(body, event, client, event.get("text") or "", private=True)
-
-    async def _on_mention(self, body: dict[str, Any], event: dict[str, Any],
-                          client: AsyncWebClient) -> None:
-        text = MENTION.sub("", event.get("text") or "")
-        await self._event_command(body, event, client, text, private=False)
-
-    async def _event_command(self, body: dict[str, Any], event: dict[str, Any],
-                             client: AsyncWebClient, text: str, *, private: bool) -> None:
-        key = f"slack:evt:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}"
-        if not self._first_time(key):
-            return
-        channel, user = event.get("channel", ""), event.get("user", "")
-        reply_to = ""
-        if event.get("thread_ts"):
-            try:
-                found = await self.core.store.ref_of_message("slack", channel,
-                                                             event["thread_ts"])
-            except StoreUnavailable:
-                found = None
-            reply_to = found[1] if found else ""
-        files = tuple(
-            Attachment(kind="photo" if str(f.get("mimetype", "")).startswith("image/")
-                       else "document", file_id=str(f.get("id", "")), caption=text)
-            for f in event.get("files") or [])
-        cmd = Command(platform="slack", chat=channel, user=user, text=text.strip(),
-                      dedupe_key=key, attachments=files, reply_to=reply_to, private=private)
-        result = await self.core.handle(cmd)
-        if result is None:
-            return
-        thread = None if private else event.get("thread_ts") or event.get("ts")
-        await self._post(channel, result.reply, thread_ts=thread)
-
-    async def _answer(self, result: Result | None, *, user: str, channel: str,
-                      respond: Any) -> None:
-        """The reply to the person who asked: ephemeral where Slack allows, else a DM."""
-        if result is None:
-            return
-        reply = result.reply
-        if respond is not None:
-            await respond(response_type="ephemeral", replace_original=False,
-                          **message_payload(reply))
-            if reply.images:
-                await self._upload(reply.images, channel or user, None)
-            return
-        await self._post(user, reply)
-
-    async def _post(self, channel: str, reply: Reply, thread_ts: str | None = None) -> None:
-        resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                                  **message_payload(reply))
-        if reply.images:
-            await self._upload(reply.images, resp["channel"], thread_ts or resp["ts"])
-
     async def _upload(self, images: list[bytes], channel: str, thread_ts: str | None) -> None:
         for i, png in enumerate(images, 1):
             await self.client.files_upload_v2(file=png, filename=f"chart-{i}.png",
                                               title=f"Chart {i}", channel=channel,
                                               thread_ts=thread_ts)
-
-    # ================================================================ App Home
-    async def publish_home(self, user: str) -> None:
-        """Render the user's /status (asked of the core as that user) on their Home tab."""
-        cmd = Command(platform="slack", chat=user, user=user, text="/status",
-                      dedupe_key=f"slack:home:{user}:{time.time_ns()}", private=True)
-        result = await self.core.handle(cmd)
-        reply = result.reply if result is not None else Reply("Nothing to show yet.")
-        now = self.core.clock.now().astimezone(self.settings.zone).strftime("%H:%M:%S")
-        await self.client.views_publish(user_id=user, view=home_view(reply, now))
-
-    async def _on_change(self, what: str, fixture_id: str) -> None:
-        """Core hook: something changed, refresh open Home tabs (coalesced, in background)."""
-        if not self.home_users:
-            return
-        if self._home_busy:
-            self._home_again = True
-            return
-        self._spawn(self._refresh_homes())
-
-    async def _refresh_homes(self) -> None:
-        self._home_busy = True
-        try:
-            while True:
-                self._home_again = False
-                for user in list(self.home_users):
-                    try:
-                        await self.publish_home(user)
-                    except Exception:
-                        log.exception("slack: home refresh failed for %s", user)
-                if not self._home_again:
-                    break
-        finally:
-            self._home_busy = False
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

@@ -136,7 +136,7 @@ class Modal:
     submit: str
     blocks: Callable[[Ground], list[Block]]
     to_command: Callable[[dict[str, str]], str]
-    fields: tuple[tuple[str, tuple[str, ...]], ...]  # (block_id, words that point at it)
+    fields: tuple[str, ...]  # block ids, named as the command's fields (UsageError.field)
 
     def view(self, ground: Ground, metadata: dict[str, str]) -> dict[str, Any]:
         """The modal as a validated view dict for views.open."""
@@ -147,13 +147,14 @@ class Modal:
                     private_metadata=json.dumps(metadata)[:3000],
                     blocks=self.blocks(ground)).to_dict()
 
-    def field_for(self, message: str) -> str:
-        """The block a refusal is most about (the first field when nothing matches)."""
-        low = message.lower()
-        for block_id, words in self.fields:
-            if any(w in low for w in words):
-                return block_id
-        return self.fields[0][0]
+    @property
+    def first_field(self) -> str:
+        """The block an error belongs on when it is about no field in particular."""
+        return self.fields[0]
+
+    def block_for(self, field: str) -> str:
+        """The block showing a field the core refused (Reply.field); the first otherwise."""
+        return field if field in self.fields else self.first_field
 
 
 # ---------------------------------------------------------------- /incident
@@ -195,9 +196,7 @@ def _incident_command(v: dict[str, str]) -> str:
 INCIDENT = Modal(
     "md_incident", "incident", "Report an incident", "Log it", _incident_blocks,
     _incident_command,
-    (("type", ("incident type", "type")), ("location", ("location", "where", "@", "zone")),
-     ("severity", ("severity",)), ("affiliation", ("aff=", "affiliation", "fans")),
-     ("people", ("people", "xn")), ("description", ("text", "description", "say what"))),
+    ("type", "location", "severity", "affiliation", "people", "description"),
 )
 
 
@@ -234,8 +233,7 @@ def _arrest_command(v: dict[str, str]) -> str:
 
 ARREST = Modal(
     "md_arrest", "arrest", "Record an arrest", "Record", _arrest_blocks, _arrest_command,
-    (("offence", ("offence",)), ("count", ("xn", "between 1")), ("inc", ("inc=", "incident")),
-     ("zone", ("zone",)), ("outcome", ("outcome",)), ("ref", ("ref", "free text", "names"))),
+    ("offence", "count", "place", "side", "ref", "inc", "zone", "outcome"),
 )
 
 
@@ -276,9 +274,7 @@ def _ban_command(v: dict[str, str]) -> str:
 
 BAN = Modal(
     "md_ban", "ban", "Record a banning order", "Record", _ban_blocks, _ban_command,
-    (("type", ("ban type", "type of ban", "which type")), ("years", ("years",)),
-     ("status", ("status",)), ("count", ("xn", "between 1")), ("inc", ("inc=", "incident")),
-     ("club", ("club",)), ("ref", ("ref", "free text", "names"))),
+    ("type", "count", "years", "status", "side", "ref", "inc", "club"),
 )
 
 MODALS: dict[str, Modal] = {m.command: m for m in (INCIDENT, ARREST, BAN)}

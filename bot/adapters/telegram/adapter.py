@@ -30,7 +30,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatType, ParseMode
-from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -41,20 +41,33 @@ from telegram.ext import (
     MessageHandler,
     filters,
 )
+from telegram.request import HTTPXRequest
 
+from bot.adapters.telegram import media
+from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.render import Rendered, render, split_html, toast
-from bot.core.messages import Attachment, Command, Outbound
+from bot.adapters.telegram.updates import LenientBot, parse_update
+from bot.core.messages import Command, Outbound, Reply
 from bot.core.roles import STRANGER_COMMANDS
+from bot.domain.models import Fixture
+from bot.store import StoreUnavailable
+from bot.store.chat_moves import ChatMoves
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "telegram"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-ALLOWED_UPDATES = ["message", "callback_query"]
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 EDIT_IN_PLACE = ("/form",)  # buttons of a guided form: the prompt message becomes the answer
 INCIDENT_ID = re.compile(r"\bINC-\d+\b")
 COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+ANONYMOUS = ("I can't tell who is asking: turn off 'Remain anonymous' in your admin rights "
+             "for this group, or message me directly.")
+NOT_MY_BUTTON = "That button isn't one I can use (old or not mine). Send /help."
+EDITS_NOT_TAKEN = ("Edits aren't taken into the log: it keeps what you first sent. Send the "
+                   "correction as a new message (it is added to your latest report), or "
+                   "/update <id> <text>; control can /amend type, severity or place.")
 Job = Callable[[], Awaitable[Any]]
 
 
@@ -82,17 +95,24 @@ class TelegramAdapter:
         self.webhook = webhook
         self.serve_port = serve_port
         self.poll_timeout = poll_timeout
-        builder = (ApplicationBuilder().token(token.get_secret_value()).job_queue(None)
-                   .rate_limiter(rate_limiter or AIORateLimiter(max_retries=max_retries)))
-        if settings.telegram_base_url:
-            base = settings.telegram_base_url.rstrip("/")
-            builder = builder.base_url(base + "/bot").base_file_url(base + "/file/bot")
+        base = (settings.telegram_base_url or "https://api.telegram.org").rstrip("/")
+        bot = LenientBot(token.get_secret_value(), base_url=base + "/bot",
+                         base_file_url=base + "/file/bot",
+                         request=HTTPXRequest(connection_pool_size=256),
+                         get_updates_request=HTTPXRequest(connection_pool_size=1),
+                         rate_limiter=rate_limiter or AIORateLimiter(max_retries=max_retries))
+        builder = ApplicationBuilder().bot(bot).job_queue(None)
         if webhook:
             builder = builder.updater(None)
         self.application: Application = builder.build()
         self.application.add_handler(CallbackQueryHandler(self._on_callback))
         self.application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
+        self.application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE,
+                                                    self._on_edit))
         self.application.add_error_handler(self._on_error)
+        self.signer = CallbackSigner(token.get_secret_value())
+        self.moves = ChatMoves(core.store)
+        self.username = ""  # the bot's own @username, from getMe at start
         self._seen: OrderedDict[int, None] = OrderedDict()
         self._queues: dict[str, asyncio.Queue[Job]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
@@ -108,6 +128,9 @@ class TelegramAdapter:
         except TelegramError as exc:
             raise TelegramStartError(f"Telegram refused the bot token or is unreachable: "
                                      f"{exc}") from None
+        self.username = self.application.bot.username or ""
+        if self.status_lines not in self.core.status_lines:
+            self.core.status_lines.append(self.status_lines)
         await self.set_menus()
         await self.application.start()
         if self.webhook:
@@ -129,6 +152,8 @@ class TelegramAdapter:
 
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""
+        if self.status_lines in self.core.status_lines:
+            self.core.status_lines.remove(self.status_lines)
         updater = self.application.updater
         if updater is not None and updater.running:
             await updater.stop()
@@ -171,10 +196,14 @@ class TelegramAdapter:
         if not self.application.running:  # Telegram retries later
             return web.Response(status=503, text="starting")
         try:
-            update = Update.de_json(await request.json(), self.application.bot)
-        except Exception:  # malformed JSON or not an Update
-            return web.Response(status=400, text="bad update")
-        await self.application.process_update(update)
+            data = await request.json()
+        except ValueError:
+            data = None
+        # Not JSON, or fields this library version cannot read: logged once and answered
+        # 200, since a 4xx makes Telegram redeliver the same update again and again.
+        update = parse_update(data, self.application.bot)
+        if update is not None:
+            await self.application.process_update(update)
         return web.Response(text="ok")
 
     # ---------------------------------------------------------------- menus
@@ -227,43 +256,76 @@ class TelegramAdapter:
         m = INCIDENT_ID.search(replied.text or replied.caption or "")
         return m.group(0) if m else ""
 
-    @staticmethod
-    def _attachments(msg: Message) -> tuple[Attachment, ...]:
-        out = []
-        if msg.photo:
-            out.append(Attachment("photo", file_id=msg.photo[-1].file_id,
-                                  caption=msg.caption or ""))
-        if msg.document:
-            out.append(Attachment("document", file_id=msg.document.file_id,
-                                  caption=msg.caption or ""))
-        if msg.location:
-            out.append(Attachment("location", lat=msg.location.latitude,
-                                  lon=msg.location.longitude))
-        return tuple(out)
+    def _for_me(self, text: str) -> str | None:
+        """The text with this bot's /cmd@botname suffix removed; None when the command is
+        addressed to another bot (shared groups: /status@other_bot is not ours)."""
+        if not text.startswith("/"):
+            return text
+        word, sep, rest = text.partition(" ")
+        name, at, bot = word.partition("@")
+        if not at:
+            return text
+        if bot.lower() != self.username.lower():
+            return None
+        return name + sep + rest
 
     @staticmethod
     def _start_alias(text: str) -> str:
         """/start (first contact) is /help; /start <code> (an invite deep link) is /join."""
         word, _, rest = text.partition(" ")
-        if word.split("@", 1)[0].lower() != "/start":
+        if word.lower() != "/start":
             return text
         return f"/join {rest.strip()}" if rest.strip() else "/help"
 
+    def _say(self, msg: Message, text: str) -> None:
+        """A short plain answer to a message (quoted in groups)."""
+        private = msg.chat.type == ChatType.PRIVATE
+        quote = None if private else ReplyParameters(msg.message_id,
+                                                     allow_sending_without_reply=True)
+        self.enqueue(str(msg.chat_id), partial(
+            self._send, msg.chat_id, self._render(Reply(text), private), [], quote))
+
+    def _render(self, reply: Reply, private: bool) -> Rendered:
+        return render(reply, private=private, sign=self.signer.sign)
+
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         msg = update.message
-        if msg is None or msg.from_user is None or msg.from_user.is_bot:
+        if msg is None or not self._first_time(update.update_id):
             return
-        if not self._first_time(update.update_id):
+        if msg.migrate_to_chat_id or msg.migrate_from_chat_id:  # group -> supergroup
+            old, new = ((msg.chat_id, msg.migrate_to_chat_id) if msg.migrate_to_chat_id
+                        else (msg.migrate_from_chat_id, msg.chat_id))
+            await self.chat_moved(str(old), str(new))
             return
-        private = msg.chat.type == ChatType.PRIVATE
         text = msg.text or msg.caption or ""
-        attachments = self._attachments(msg)
+        if msg.sender_chat is not None and msg.sender_chat.id == msg.chat_id:
+            # An anonymous group admin: Telegram hides who it is (from = GroupAnonymousBot).
+            if text.startswith("/") and self._for_me(text) is not None:
+                self._say(msg, ANONYMOUS)
+            return
+        if msg.from_user is None or msg.from_user.is_bot:
+            return
+        addressed = self._for_me(text)
+        if addressed is None:
+            return  # a command for another bot in a shared group
+        text = addressed
+        private = msg.chat.type == ChatType.PRIVATE
+        attachments = media.attachments(msg)
         reply_to = ""
         replied = msg.reply_to_message
         if replied and replied.from_user and replied.from_user.id == context.bot.id:
             reply_to = await self._incident_of(msg.chat_id, replied)
-        if not private and not text.startswith("/") and not (attachments and reply_to):
-            return  # group chatter, or a photo not aimed at an incident message
+        if not private and not text.startswith("/") and not reply_to:
+            return  # group chatter, or media not aimed at an incident message
+        cannot = media.not_kept(msg)
+        if cannot:
+            self._say(msg, f"I can't keep {cannot} as evidence. Send a photo, video, voice "
+                           "note, file or text instead.")
+            return
+        if not text and not attachments:
+            return  # service messages (joins, pins…): nothing to log
+        if not private and not text.startswith("/") and not attachments:
+            return
         text = self._start_alias(text)
         cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
                       text=text, dedupe_key=f"telegram:{update.update_id}",
@@ -275,12 +337,30 @@ class TelegramAdapter:
         quote = None if private else ReplyParameters(msg.message_id,
                                                      allow_sending_without_reply=True)
         self.enqueue(str(msg.chat_id), partial(
-            self._send, msg.chat_id, render(result.reply, private=private),
+            self._send, msg.chat_id, self._render(result.reply, private),
             result.reply.images, quote))
         if text.startswith("/join") and result.reply.ok:
             member = await self.core.member(cmd.who)
             if member is not None:
                 await self.set_member_menu(cmd.user, member.role)
+
+    async def _on_edit(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """An edited message: the log keeps what was first sent; say how to correct it."""
+        msg = update.edited_message
+        if msg is None or msg.from_user is None or msg.from_user.is_bot:
+            return
+        if not self._first_time(update.update_id):
+            return
+        text = msg.text or msg.caption or ""
+        private = msg.chat.type == ChatType.PRIVATE
+        if not private and (not text.startswith("/") or self._for_me(text) is None):
+            return  # edited chatter in a group is not the bot's business
+        try:
+            member = await self.core.member(f"{PLATFORM}:{msg.from_user.id}")
+        except StoreUnavailable:
+            return
+        if member is not None:
+            self._say(msg, EDITS_NOT_TAKEN)
 
     async def _on_callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
@@ -289,11 +369,16 @@ class TelegramAdapter:
         if not self._first_time(update.update_id):
             await self._answer(query)
             return
+        data = self.signer.verify(query.data or "")
+        if data is None:  # not a button this bot issued: never run it as a command
+            log.info("telegram: callback data not issued by the bot, refused (update %s)",
+                     update.update_id)
+            await self._answer(query, NOT_MY_BUTTON)
+            return
         msg = query.message if isinstance(query.message, Message) else None
         chat = query.message.chat if query.message is not None else None
         chat_id = chat.id if chat is not None else query.from_user.id
         private = chat is None or chat.type == ChatType.PRIVATE
-        data = query.data or ""
         cmd = Command(platform=PLATFORM, chat=str(chat_id), user=str(query.from_user.id),
                       text=data, dedupe_key=f"telegram:{update.update_id}",
                       user_name=query.from_user.full_name, private=private)
@@ -302,7 +387,7 @@ class TelegramAdapter:
             await self._answer(query)
             return
         reply = result.reply
-        rendered = render(reply, private=private)
+        rendered = self._render(reply, private)
         if msg is not None and data.startswith(EDIT_IN_PLACE):
             await self._answer(query, None if reply.ok else toast(reply))
             self.enqueue(str(chat_id), partial(self._edit_or_send, chat_id, msg.message_id,
@@ -313,6 +398,38 @@ class TelegramAdapter:
         else:
             await self._answer(query)
             self.enqueue(str(chat_id), partial(self._send, chat_id, rendered, reply.images))
+
+    # ---------------------------------------------------------------- chat moves
+    async def chat_moved(self, old: str, new: str) -> str:
+        """A group became a supergroup (new id): persist the override, move live-message
+        references, and (the first time, on any replica) tell the control room. Returns
+        the chat to send to now."""
+        if await self.moves.record(PLATFORM, old, new):
+            names = self._audiences_of(old)
+            note = Reply(f"Telegram upgraded the {names or 'group'} chat to a supergroup: the "
+                         f"bot now posts to chat {new} (was {old}). Live incident messages "
+                         "continue there.", title="Chat moved")
+            outs = [Outbound("control", note)]
+            if "control" not in names.split(", "):
+                outs.append(Outbound(f"user:{PLATFORM}:{new}", note))
+            await self.core.notifier.send(outs)
+            log.warning("telegram: chat %s moved to %s (group upgraded to a supergroup)",
+                        old, new)
+        return new
+
+    def _audiences_of(self, chat: str) -> str:
+        """The audiences (control, command…) configured with this Telegram chat."""
+        chans = getattr(self.core.notifier, "channels", {})
+        return ", ".join(a for a, plats in chans.items() if chat in plats.get(PLATFORM, []))
+
+    async def status_lines(self, fx: Fixture) -> list[str]:
+        """core.status_lines: chats Telegram moved (and where the bot now sends)."""
+        try:
+            moved = await self.moves.moved_from(PLATFORM)
+        except StoreUnavailable:
+            return []
+        return [f"Telegram {self._audiences_of(old) or 'chat'} {old} moved to {new} "
+                "(group upgraded to a supergroup)" for old, new in moved.items()]
 
     @staticmethod
     async def _answer(query: Any, text: str | None = None, alert: bool = False) -> None:
@@ -362,10 +479,18 @@ class TelegramAdapter:
                 queue.task_done()
 
     async def deliver_now(self, out: Outbound, chat: str) -> None:
-        """Send to one chat, or edit the live message `out.ref` names in place."""
+        """Send to one chat (at its current id: ChatMoves.resolve), or edit the live message
+        `out.ref` names in place; a chat Telegram moved is retried once at its new id."""
+        chat = await self.moves.resolve(PLATFORM, chat)
+        try:
+            await self._deliver_to(out, chat)
+        except ChatMigrated as exc:
+            await self._deliver_to(out, await self.chat_moved(chat, str(exc.new_chat_id)))
+
+    async def _deliver_to(self, out: Outbound, chat: str) -> None:
         store = self.core.store
         chat_id: int | str = int(chat) if chat.lstrip("-").isdigit() else chat
-        rendered = render(out.reply, private=not chat.startswith(("-", "@")))
+        rendered = self._render(out.reply, not chat.startswith(("-", "@")))
         if out.ref:
             mid = await store.message_ref(out.fixture, PLATFORM, chat, out.ref)
             if mid and await self._edit(chat_id, int(mid), rendered):
@@ -377,6 +502,10 @@ class TelegramAdapter:
             if tmid:
                 quote = ReplyParameters(int(tmid), allow_sending_without_reply=True)
         sent = await self._send(chat_id, rendered, out.reply.images, quote)
+        if out.reply.media and sent:  # the evidence itself, under its line
+            await media.show(self.application.bot, chat_id, out.reply.media,
+                             ReplyParameters(sent[0].message_id,
+                                             allow_sending_without_reply=True))
         if out.ref and sent:
             await store.set_message_ref(out.fixture, PLATFORM, chat, out.ref,
                                         str(sent[0].message_id))

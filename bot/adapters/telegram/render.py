@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from telegram import (
@@ -80,17 +81,23 @@ def split_html(title: str, text: str, limit: int = MAX_TEXT) -> list[str]:
     return chunks or ["…"]
 
 
-def inline_keyboard(rows: list[list[Button]]) -> InlineKeyboardMarkup | None:
-    """Inline buttons whose callback_data is the command text; over-long ones are dropped."""
+def _plain(command: str) -> str:
+    return command
+
+
+def inline_keyboard(rows: list[list[Button]], sign: Callable[[str], str] = _plain
+                    ) -> InlineKeyboardMarkup | None:
+    """Inline buttons whose callback_data is the (signed) command; over-long ones dropped."""
     out: list[list[InlineKeyboardButton]] = []
     for row in rows:
         keys = []
         for b in row:
-            if len(b.command.encode()) > MAX_CALLBACK:
+            data = sign(b.command)
+            if len(data.encode()) > MAX_CALLBACK:
                 log.warning("button %r dropped: command over 64 bytes", b.label)
                 continue
             keys.append(InlineKeyboardButton(b.label[:MAX_BUTTON_LABEL] or "·",
-                                             callback_data=b.command))
+                                             callback_data=data))
         if keys:
             out.append(keys)
     return InlineKeyboardMarkup(out) if out else None
@@ -102,11 +109,12 @@ def location_keyboard() -> ReplyKeyboardMarkup:
                                resize_keyboard=True, one_time_keyboard=True)
 
 
-def render(reply: Reply, *, private: bool = True) -> Rendered:
-    """A Reply as Telegram messages."""
+def render(reply: Reply, *, private: bool = True, sign: Callable[[str], str] = _plain
+           ) -> Rendered:
+    """A Reply as Telegram messages (button commands signed by `sign`)."""
     return Rendered(
         chunks=split_html(reply.title, reply.text),
-        keyboard=inline_keyboard(reply.buttons),
+        keyboard=inline_keyboard(reply.buttons, sign),
         location_keyboard=location_keyboard() if reply.request_location and private else None,
     )
 

@@ -1,0 +1,97 @@
+"""The App Home tab: a member's live /status board, republished only when it changed.
+
+Only members get the board (a stranger who opens the tab is told how to join, once), and a
+change anywhere republishes a member's tab only if what that member can see is different.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapters.slack.blocks import home_view
+from bot.core.messages import Command, Reply
+from bot.store import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+NOT_A_MEMBER = Reply("You are not registered. Ask control for an invite code, then send "
+                     "/matchday join <code>.", title="Matchday Ops")
+
+
+class HomeTab:
+    """Publishes members' Home tabs (views.publish) from their /status."""
+
+    def __init__(self, core: Any, settings: Any, client: AsyncWebClient,
+                 spawn: Callable[[Awaitable[Any]], None]) -> None:
+        self.core = core
+        self.settings = settings
+        self.client = client
+        self.spawn = spawn
+        self.users: set[str] = set()  # members who opened the tab
+        self._shown: dict[str, str] = {}  # user -> digest of what their tab shows
+        self._busy = False
+        self._again = False
+
+    async def opened(self, user: str) -> None:
+        """app_home_opened: a member gets their board; a stranger the way in, once."""
+        try:
+            member = await self.core.member(f"slack:{user}")
+        except StoreUnavailable:
+            return
+        if member is None:
+            self.users.discard(user)
+            await self._publish(user, NOT_A_MEMBER)
+            return
+        self.users.add(user)
+        await self.publish(user)
+
+    async def publish(self, user: str) -> None:
+        """Render the member's /status (asked of the core as them) on their Home tab."""
+        cmd = Command(platform="slack", chat=user, user=user, text="/status",
+                      dedupe_key=f"slack:home:{user}:{time.time_ns()}", private=True)
+        result = await self.core.handle(cmd)
+        await self._publish(user, result.reply if result is not None
+                            else Reply("Nothing to show yet."))
+
+    async def _publish(self, user: str, reply: Reply) -> None:
+        digest = hashlib.sha1(json.dumps(home_view(reply, ""), sort_keys=True)
+                              .encode()).hexdigest()
+        if self._shown.get(user) == digest:
+            return  # what they see has not changed
+        now = self.core.clock.now().astimezone(self.settings.zone).strftime("%H:%M:%S")
+        await self.client.views_publish(user_id=user, view=home_view(reply, now))
+        self._shown[user] = digest
+
+    async def on_change(self, what: str, fixture_id: str) -> None:
+        """Core hook: something changed, refresh members' tabs (coalesced, in background)."""
+        if not self.users:
+            return
+        if self._busy:
+            self._again = True
+            return
+        self._busy = True
+        self.spawn(self._refresh())
+
+    async def _refresh(self) -> None:
+        try:
+            while True:
+                self._again = False
+                for user in list(self.users):
+                    try:
+                        if await self.core.member(f"slack:{user}") is None:
+                            self.users.discard(user)  # no longer a member: no more boards
+                            continue
+                        await self.publish(user)
+                    except Exception:
+                        log.exception("slack: home refresh failed for %s", user)
+                if not self._again:
+                    break
+        finally:
+            self._busy = False

@@ -1,0 +1,111 @@
+"""What every Slack listener shares: the core, dedupe of redeliveries, who may open a modal,
+and how to answer the person who asked (ephemeral where Slack allows, else a DM)."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapters.slack.blocks import message_payload
+from bot.adapters.slack.home import HomeTab
+from bot.adapters.slack.modals import Modal
+from bot.core.messages import Reply, Result
+from bot.store import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+SEEN_MAX = 10_000
+VIEW_DEADLINE = 2.5  # seconds to wait for the core before acking a submission anyway
+Upload = Callable[[list[bytes], str, str | None], Awaitable[None]]
+
+
+class Inbound:
+    """The state and steps the listeners (commands, actions, views, events) share."""
+
+    def __init__(self, core: Any, settings: Any, client: AsyncWebClient, *, upload: Upload,
+                 spawn: Callable[[Awaitable[Any]], None], home: HomeTab,
+                 view_deadline: float = VIEW_DEADLINE) -> None:
+        self.core = core
+        self.settings = settings
+        self.client = client
+        self.upload = upload
+        self.spawn = spawn
+        self.home = home
+        self.view_deadline = view_deadline
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def first_time(self, key: str) -> bool:
+        """In-process memory of dedupe keys: a retry that reaches this replica again is
+        dropped before the core (the store's SET NX guards across replicas)."""
+        if key in self._seen:
+            return False
+        self._seen[key] = None
+        if len(self._seen) > SEEN_MAX:
+            self._seen.popitem(last=False)
+        return True
+
+    async def may(self, user: str, name: str) -> bool:
+        """May this Slack user run this command (to decide whether to open a modal)?"""
+        spec = self.core.registry.lookup(name)
+        if spec is None:
+            return False
+        try:
+            member = await self.core.member(f"slack:{user}")
+        except StoreUnavailable:
+            return False
+        return member is not None and self.core.roles.allowed(member.role, spec.name)
+
+    async def open_modal(self, modal: Modal, trigger_id: str, channel: str,
+                         private: bool) -> bool:
+        """Open a command's modal; False (so the core answers instead) when it can't."""
+        try:
+            fx = await self.core.active_fixture()
+        except StoreUnavailable:
+            return False
+        if fx is None:
+            return False  # the core says how to set a fixture
+        ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
+        try:
+            await self.client.views_open(trigger_id=trigger_id,
+                                         view=modal.view(ground, {"channel": channel,
+                                                                  "private": private}))
+        except SlackApiError as exc:  # e.g. an expired trigger: fall back to the text form
+            log.warning("slack: views.open failed: %s", exc.response.get("error"))
+            return False
+        return True
+
+    async def incident_of(self, channel: str, ts: str) -> str:
+        """The incident a bot message in a channel is the live message of ('' if none)."""
+        if not (channel and ts):
+            return ""
+        try:
+            found = await self.core.store.ref_of_message("slack", channel, ts)
+        except StoreUnavailable:
+            return ""
+        return found[1] if found else ""
+
+    async def answer(self, result: Result | None, *, user: str, channel: str,
+                     respond: Any) -> None:
+        """The reply to the person who asked: ephemeral where Slack allows, else a DM."""
+        if result is None:
+            return
+        reply = result.reply
+        if respond is not None:
+            await respond(response_type="ephemeral", replace_original=False,
+                          **message_payload(reply))
+            if reply.images:
+                await self.upload(reply.images, channel or user, None)
+            return
+        await self.post(user, reply)
+
+    async def post(self, channel: str, reply: Reply, thread_ts: str | None = None) -> None:
+        """Post a reply in a channel (or a thread), charts after it."""
+        resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                                  **message_payload(reply))
+        if reply.images:
+            await self.upload(reply.images, resp["channel"], thread_ts or resp["ts"])

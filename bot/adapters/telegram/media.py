@@ -1,0 +1,83 @@
+"""Every kind of Telegram message content as evidence (Bot API "Message" fields voice, audio,
+video, video_note, animation, sticker, document, photo, contact, venue, location), what cannot
+be kept (polls, dice, games…), and showing kept media to control again by file id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telegram import Bot, Message, ReplyParameters
+
+from bot.core.messages import Attachment
+
+PLATFORM = "telegram"
+# Content the log cannot keep as evidence: named in the polite refusal.
+NOT_KEPT = {"poll": "polls", "dice": "dice", "game": "games", "story": "stories",
+            "invoice": "invoices", "giveaway": "giveaways", "paid_media": "paid media",
+            "checklist": "checklists"}
+# Media sent to control again by file id: Attachment kind -> Bot method and its file argument.
+RESEND = {"photo": "send_photo", "document": "send_document", "voice": "send_voice",
+          "audio": "send_audio", "video": "send_video", "video_note": "send_video_note",
+          "animation": "send_animation", "sticker": "send_sticker"}
+
+
+def _raw(obj: Any) -> dict[str, Any]:
+    """The object as the Bot API sent it (durations as plain seconds)."""
+    return obj.to_dict() if obj is not None else {}
+
+
+def _file(kind: str, obj: Any, caption: str, detail: str = "") -> Attachment:
+    raw = _raw(obj)
+    return Attachment(kind, file_id=str(raw.get("file_id", "")), caption=caption,
+                      duration=int(raw.get("duration") or 0),
+                      mime_type=str(raw.get("mime_type", "")),
+                      detail=detail or str(raw.get("file_name", "")), platform=PLATFORM)
+
+
+def attachments(msg: Message) -> tuple[Attachment, ...]:
+    """A message's content as evidence records (empty for plain text)."""
+    cap = msg.caption or ""
+    out: list[Attachment] = []
+    if msg.photo:
+        out.append(_file("photo", msg.photo[-1], cap))
+    if msg.animation:  # an animation also arrives as a document: keep it once
+        out.append(_file("animation", msg.animation, cap))
+    elif msg.document:
+        out.append(_file("document", msg.document, cap))
+    for kind in ("voice", "audio", "video", "video_note"):
+        if getattr(msg, kind):
+            out.append(_file(kind, getattr(msg, kind), cap))
+    if msg.sticker:
+        out.append(_file("sticker", msg.sticker, cap, detail=msg.sticker.emoji or ""))
+    if msg.contact:
+        c = msg.contact
+        out.append(Attachment("contact", detail=f"{c.phone_number}".strip(),
+                              caption=cap, platform=PLATFORM))
+    if msg.venue:  # a location with a name: one location (forms' "where?" takes it too)
+        v = msg.venue
+        out.append(Attachment("location", lat=v.location.latitude, lon=v.location.longitude,
+                              detail=f"{v.title}, {v.address}", platform=PLATFORM))
+    elif msg.location:
+        out.append(Attachment("location", lat=msg.location.latitude,
+                              lon=msg.location.longitude, platform=PLATFORM))
+    return tuple(out)
+
+
+def not_kept(msg: Message) -> str:
+    """What the message is when the log cannot keep it ('' when it can)."""
+    return next((word for field, word in NOT_KEPT.items() if getattr(msg, field, None)), "")
+
+
+async def show(bot: Bot, chat_id: int | str, media: list[Attachment],
+               quote: ReplyParameters | None) -> list[Message]:
+    """Send Telegram media to a chat again by file id (under the incident's message)."""
+    sent: list[Message] = []
+    for a in media:
+        if a.platform != PLATFORM:
+            continue  # another platform's file id means nothing here: the line says what
+        if a.kind == "location" and a.lat is not None and a.lon is not None:
+            sent.append(await bot.send_location(chat_id, a.lat, a.lon, reply_parameters=quote))
+        elif a.kind in RESEND and a.file_id:
+            method = getattr(bot, RESEND[a.kind])
+            sent.append(await method(chat_id, a.file_id, reply_parameters=quote))
+    return sent
