@@ -54,5 +54,5 @@ async def test_acknowledged_report_survives_a_server_restart(server, settings, c
     server.start()
     store = Store.from_url(server.url)
     fx_id = await store.active_fixture_id()
-    assert (await store.incident(fx_id, 1))["type"] == "pyro"
+    assert (await store.incident(fx_id, 1)).type == "pyro"
     await store.close()

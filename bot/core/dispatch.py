@@ -229,7 +229,7 @@ class Core:
         return result
 
     async def _handle(self, cmd: Command) -> Result | None:
-        text = cmd.text.replace("\x01", "").strip()[:MAX_TEXT]
+        text = cmd.text.strip()[:MAX_TEXT]
         now = self.clock.now()  # the log's time is when the bot received it
         try:
             member = await self.member(cmd.who)

@@ -14,7 +14,43 @@ from datetime import datetime
 
 from bot.domain.clock import parse_iso
 
-PHASE_VAR = "\x01phase\x01"  # filled in by the store with the fixture's current phase
+
+@dataclass(frozen=True)
+class Var:
+    """A value the store fills in while it writes (e.g. the new incident's number `n`, the
+    fixture's `phase`, the refused incident's `current` status). Join it to text with `+`."""
+
+    name: str
+
+    def __add__(self, other: str | Var | Tpl) -> Tpl:
+        return Tpl((self,)) + other
+
+    def __radd__(self, other: str) -> Tpl:
+        return Tpl((other, self))
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("a store Var cannot be formatted into a string; join it with +")
+
+
+@dataclass(frozen=True)
+class Tpl:
+    """Text made of literal parts and Vars, e.g. "INC-" + Var("n")."""
+
+    parts: tuple[str | Var, ...]
+
+    def __add__(self, other: str | Var | Tpl) -> Tpl:
+        more = other.parts if isinstance(other, Tpl) else (other,)
+        return Tpl(self.parts + more)
+
+    def __radd__(self, other: str) -> Tpl:
+        return Tpl((other, *self.parts))
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("a store Tpl cannot be formatted into a string; join it with +")
+
+
+Text = str | Var | Tpl  # what a write may carry where the store fills something in
+PHASE = Var("phase")  # the fixture's current phase, read in the same write
 
 
 @dataclass
@@ -25,16 +61,9 @@ class Event:
     at: str
     by: str
     role: str
-    data: dict
-    phase: str = PHASE_VAR
+    data: dict  # values may be Vars or Tpls until stored
+    phase: str | Var = PHASE
     id: str = ""  # the stream id, once stored
-
-    def fields(self) -> list[str]:
-        """Flat field/value list for XADD."""
-        # Store placeholders (\x01var\x01) must survive JSON encoding as raw bytes.
-        data = json.dumps(self.data, separators=(",", ":")).replace("\\u0001", "\x01")
-        return ["kind", self.kind, "at", self.at, "by", self.by, "role", self.role,
-                "phase", self.phase, "data", data]
 
     @classmethod
     def from_stream(cls, sid: str, f: dict[str, str]) -> Event:
@@ -43,8 +72,9 @@ class Event:
                    data=json.loads(f.get("data", "{}")), phase=f.get("phase", ""), id=sid)
 
 
-def deltas(ev: Event) -> dict[str, int]:
-    """Counter increments an event causes (fields of the fixture's counts hash)."""
+def deltas(ev: Event) -> dict[str | Tpl, int]:
+    """Counter increments an event causes (fields of the fixture's counts hash); before the
+    event is stored its phase is the store's Var, so that key is a Tpl."""
     d = ev.data
     if ev.kind == "incident.reported":
         return {
@@ -53,7 +83,7 @@ def deltas(ev: Event) -> dict[str, int]:
             f"inc:type:{d['type']}": 1,
             f"inc:sev:{d['severity']}": 1,
             f"inc:loc:{d['location']}": 1,
-            f"inc:phase:{ev.phase}": 1,
+            "inc:phase:" + ev.phase: 1,
             f"inc:aff:{d.get('affiliation', 'unknown')}": 1,
             f"inc:lt:{d['location']}:{d['type']}": 1,  # by place and type: the form's order
         }

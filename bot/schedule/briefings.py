@@ -13,7 +13,6 @@ from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.charts import incident_chart
 from bot.evidence.season import same_club, tally_club
-from bot.store.plans import counts_many
 
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
               ("alcohol", "Alcohol"), ("pyro", "Pyrotechnics"), ("dispersal", "Dispersal"))
@@ -41,7 +40,7 @@ async def briefing_data(core: Core, fx: Fixture, cfg: BriefingConfig) -> dict[st
     season = {c: [f for f in rows if f.season == fx.season
                   and (same_club(f.home, c) or same_club(f.away, c))] for c in (fx.home, fx.away)}
     ids = sorted({f.id for f in history + ground + season[fx.home] + season[fx.away]})
-    counts = await counts_many(core.store, ids)
+    counts = await core.store.counts_many(ids)
     return {
         "history": [_meeting(f, counts[f.id]) for f in history],
         "ground": [_meeting(f, counts[f.id]) for f in ground],
