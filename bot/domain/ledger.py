@@ -7,12 +7,21 @@ built from counters always equals a recount of the event stream.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.domain.clock import parse_iso
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """What a user typed, as text the log can hold: lone surrogates (not characters, and
+    impossible in UTF-8) become U+FFFD; everything else is kept exactly."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,11 @@ def check_chain(records: list[dict[str, Any]], start: str, file: str,
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]] | VerifyResult:
     out = []
-    for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    # split on "\n" only: str.splitlines() would also cut at U+2028, U+0085, \x1c… inside text
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for i, text in enumerate(lines, 1):
         try:
             out.append(json.loads(text))
         except ValueError:

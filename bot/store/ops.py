@@ -12,19 +12,12 @@ a branch in apply.lua.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from bot.domain.ledger import Event, Tpl, Var
+from bot.domain.ledger import Event, Tpl, Var, clean_text
 
 Value = str | int | Var | Tpl
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """Text as valid Unicode: lone surrogates (which UTF-8 cannot carry) become U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
 
 
 def enc(value: Any) -> Any:
@@ -370,6 +363,7 @@ def flatten(ops: list[Op]) -> list[list[Any]]:
 
 
 def encode(ops: list[Op]) -> str:
-    """The script's ARGV: ops as JSON, lone surrogates replaced so it encodes as UTF-8."""
+    """The script's ARGV: ops as JSON. The core cleans what users type at the edge; this is
+    the net for anything else (lone surrogates cannot be sent as UTF-8)."""
     text = json.dumps(flatten(ops), ensure_ascii=False, separators=(",", ":"))
     return clean_text(text)
