@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.messages import Command, Outbound, Reply, Result, refuse
+from bot.core.resend import NOT_CONFIRMED, UnsureWrites
 from bot.core.roles import Member, allowed
 from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
@@ -19,7 +20,7 @@ from bot.domain.grounds import Ground
 from bot.domain.ledger import Event, clean_text
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
-from bot.store import Refused, Store, StoreUnavailable
+from bot.store import Refused, Store, StoreUnavailable, WriteAttempts
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +192,7 @@ class Core:
         self.notifier = notifier
         self.settings = settings
         self.cache = TTLCache(cache_ttl)
+        self.unsure = UnsureWrites()  # resends after an outage reuse the first dedupe key
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
@@ -240,9 +242,19 @@ class Core:
         return result
 
     async def _handle(self, cmd: Command) -> Result | None:
-        cmd = as_valid_text(cmd)
-        text = cmd.text.strip()[:MAX_TEXT]
         now = self.clock.now()  # the log's time is when the bot received it
+        cmd = self.unsure.resend(as_valid_text(cmd), now)
+        writes = self.store.track_writes()
+        result = await self._answer(cmd, now, writes)
+        if writes.unconfirmed:
+            self.unsure.remember(cmd, now)
+        elif not writes.outage:
+            self.unsure.settle(cmd)  # answered with the store up: the outcome is known
+        return result
+
+    async def _answer(self, cmd: Command, now: datetime,
+                      writes: WriteAttempts) -> Result | None:
+        text = cmd.text.strip()[:MAX_TEXT]
         try:
             member = await self.member(cmd.who)
         except StoreUnavailable:
@@ -281,6 +293,9 @@ class Core:
             return Result(Reply(str(exc), ok=False))
         except StoreUnavailable:
             log.warning("store unavailable during /%s", spec.name)
+            if writes.attempted:  # the write may have run before the reply was lost
+                writes.unconfirmed = True
+                return Result(Reply(NOT_CONFIRMED, ok=False))
             return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))
         except Exception:
             log.exception("handler /%s failed", spec.name)

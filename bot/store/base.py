@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +20,42 @@ SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoc
 
 
 class StoreUnavailable(Exception):
-    """Redis did not answer: nothing was written, or (for a write) it is not known whether it
-    ran; `unsure` tells which."""
+    """Redis did not answer. Whether a write sent before it stopped ran is not known: see
+    `WriteAttempts`."""
 
-    def __init__(self, msg: str = "", unsure: bool = False) -> None:
-        super().__init__(msg)
-        self.unsure = unsure
+
+@dataclass
+class WriteAttempts:
+    """Whether the current command has sent a write to Redis (then an outage leaves its
+    outcome unknown: the script may have run before the reply was lost)."""
+
+    attempted: bool = False
+    outage: bool = False  # the store stopped answering during the command
+    unconfirmed: bool = False  # the sender was told the outcome is unknown
+
+
+_attempts: ContextVar[WriteAttempts | None] = ContextVar("matchday_writes", default=None)
+
+
+def track_writes() -> WriteAttempts:
+    """Start recording write attempts for the current command (and tasks it starts)."""
+    attempts = WriteAttempts()
+    _attempts.set(attempts)
+    return attempts
+
+
+def note_outage() -> None:
+    """The store stopped answering during the current command."""
+    attempts = _attempts.get()
+    if attempts is not None:
+        attempts.outage = True
+
+
+def note_write() -> None:
+    """A write is about to be sent."""
+    attempts = _attempts.get()
+    if attempts is not None:
+        attempts.attempted = True
 
 
 class Refused(Exception):

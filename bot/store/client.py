@@ -27,9 +27,13 @@ from bot.store.base import (
     Applied,
     Refused,
     StoreUnavailable,
+    WriteAttempts,
     as_hash,
     fx_prefix,
+    note_outage,
+    note_write,
     result_vars,
+    track_writes,
 )
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
 from bot.store.ops import (
@@ -114,27 +118,34 @@ class Store(Lifecycle, Plans):
         """Raise StoreUnavailable unless Redis answers."""
         await self._call(self.r.ping())
 
+    @staticmethod
+    def track_writes() -> WriteAttempts:
+        """Record whether the current command sends a write (see WriteAttempts)."""
+        return track_writes()
+
     async def reset_for_tests(self) -> None:
         """Empty the database (tests and benches only)."""
         await self._call(self.r.flushdb())
 
-    async def _call(self, awaitable: Any, unsure: bool = False) -> Any:
+    async def _call(self, awaitable: Any) -> Any:
         try:
             return await awaitable
         except (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError) as exc:
-            raise StoreUnavailable(str(exc), unsure=unsure) from None
+            note_outage()
+            raise StoreUnavailable(str(exc)) from None
         except RedisError as exc:
             if "LOADING" in str(exc) or "MASTERDOWN" in str(exc):
+                note_outage()
                 raise StoreUnavailable(str(exc)) from None
             raise
 
     async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
         """Run one command's ops atomically in one round trip; raise Refused on a guard.
-        An outage during the call raises StoreUnavailable(unsure=True): it may have run."""
-        res = await self._call(
-            self._apply(keys=[prefix], args=[dedupe, self.dedupe_ttl, encode(ops)]),
-            unsure=True,
-        )
+        An outage during the call leaves it unknown whether it ran (see WriteAttempts)."""
+        payload = encode(ops)
+        note_write()
+        res = await self._call(self._apply(keys=[prefix], args=[dedupe, self.dedupe_ttl,
+                                                                payload]))
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
@@ -186,6 +197,7 @@ class Store(Lifecycle, Plans):
 
     async def set_active_fixture(self, fx_id: str) -> None:
         """Make a fixture the one commands apply to."""
+        note_write()
         await self._call(self.r.set(OPS + "active", fx_id))
 
     # ---------------------------------------------------------------- incidents
@@ -388,6 +400,7 @@ class Store(Lifecycle, Plans):
 
     async def create_invite(self, code: str, role: str, by: str, ttl: int) -> None:
         """Store a one-time invite code for a role, expiring after ttl seconds."""
+        note_write()
         pipe = self._pipe(transaction=True)
         pipe.hset(OPS + f"invite:{code}", mapping={"role": role, "by": by})
         pipe.expire(OPS + f"invite:{code}", ttl)
@@ -455,6 +468,7 @@ class Store(Lifecycle, Plans):
 
     async def save_form(self, fx_id: str, who: str, state: dict[str, Any], ttl: int) -> None:
         """Keep a form's state for ttl seconds (any replica can continue it)."""
+        note_write()
         await self._call(self.r.set(f"{fx_prefix(fx_id)}form:{who}", json.dumps(state), ex=ttl))
 
     async def form_ttl(self, fx_id: str, who: str) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.domain.ledger import Event, deltas
 from bot.domain.models import Incident
-from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix
+from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix, note_write
 from bot.store.ops import (
     Hget,
     Hincrby,
@@ -163,6 +163,7 @@ class Lifecycle(StoreBase):
         raw = await self._call(self.r.get(key))
         if not raw or json.loads(raw).get("who") != who:
             return None
+        note_write()
         if not await self._call(self.r.delete(key)):
             return None  # another press got there first
         return json.loads(raw)
