@@ -45,7 +45,7 @@ async def timeline(ctx: Ctx, fx: Fixture, n: int) -> Result:
     tz = ctx.core.settings.zone
     view = card(inc, ctx.ground(fx), tz)
     iid = incident_id(n)
-    lines = timeline_lines(await ctx.store.events(fx.id), iid, tz)
+    lines = timeline_lines(await ctx.store.incident_events(fx.id, n), iid, tz)
     view.text += "\n\nTimeline:\n" + "\n".join(lines)
     view.buttons = []
     return Result(view)

@@ -127,6 +127,36 @@ def deltas(ev: Event) -> dict[str | Tpl, int]:
     return {}
 
 
+CHART_BIN_S = 15 * 60  # the post-match chart counts per 15 minutes
+
+
+def chart_bin(at_iso: str) -> int:
+    """Epoch seconds of the start of the 15-minute bin an ISO time falls in."""
+    ts = int(parse_iso(at_iso).timestamp())
+    return ts - ts % CHART_BIN_S
+
+
+def chart_deltas(ev: Event) -> dict[str | Tpl, int]:
+    """Chart counters an event moves: incidents per bin and phase ('i:<bin>:<phase>', by
+    when it happened) and arrests per bin ('a:<bin>')."""
+    if ev.kind == "incident.reported":
+        at = ev.data.get("occurred_at") or ev.data.get("reported_at") or ev.at
+        return {f"i:{chart_bin(at)}:" + (ev.phase or "pre"): 1}
+    if ev.kind == "arrest.recorded":
+        return {f"a:{chart_bin(ev.at)}": int(ev.data.get("count", 1))}
+    return {}
+
+
+def incident_of(ev: Event) -> str | Tpl | None:
+    """The incident an event belongs to ('7', or a Tpl before the store fills it in)."""
+    ref = ev.data.get("id") or ev.data.get("incident")
+    if isinstance(ref, str) and ref.startswith("INC-"):
+        return ref[4:]
+    if isinstance(ref, Tpl) and ref.parts[0] == "INC-":
+        return Tpl(ref.parts[1:])
+    return None
+
+
 @dataclass
 class Tally:
     """Counters and response times recomputed from scratch from an event list."""

@@ -86,6 +86,8 @@ while i < #ops do
     if since then
       redis.call('HSETNX', k(op[2]), op[3], tostring(op[5] - since))
     end
+  elseif o == 'rpush' then
+    redis.call('RPUSH', k(op[2]), sub(op[3]))
   elseif o == 'sadd' then
     redis.call('SADD', k(op[2]), sub(op[3]))
   elseif o == 'srem' then

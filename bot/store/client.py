@@ -59,7 +59,7 @@ from bot.store.ops import (
     ZremByField,
     encode,
     json_value,
-    log,
+    log_event,
 )
 from bot.store.plans import Plans
 
@@ -83,7 +83,7 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
     return [
         Hincrby(key, "merged", 1),
         Hset(key, {"updated_at": sim.event.at}),
-        log(sim.event),
+        *log_event(sim.event),
         Set(f"mrg:{sim.token}", json_value(sim.record), 3600),  # type: ignore[arg-type]
         Set(f"last:{reporter}", SIMILAR, last_ttl),
         ReturnHash(key),
@@ -159,7 +159,7 @@ class Store(Lifecycle, Plans):
         ops: list[Op] = [
             RequireMissing("meta", f"Fixture {fx.id} already exists."),
             Hset("meta", fx.to_hash()),
-            log(ev),
+            *log_event(ev),
         ]
         applied = await self.apply(fx_prefix(fx.id), ops, dedupe)
         # The directory is an idempotent index in another slot; re-adding is harmless.
@@ -172,7 +172,7 @@ class Store(Lifecycle, Plans):
         ops: list[Op] = [
             RequireExists("meta", f"No fixture {fx_id}."),
             Hset("meta", fields),
-            log(ev),
+            *log_event(ev),
             ReturnHash("meta"),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
@@ -225,7 +225,7 @@ class Store(Lifecycle, Plans):
             Hset(key, {"n": N, "id": "INC-" + N, "phase": PHASE,
                        "reported_ts": str(reported_ts), **fields,
                        "esc_next": "0", "remind_n": "0"}),
-            log(ev),
+            *log_event(ev),
             *counter_ops(ev),
             Zadd("open", (5 - sev) * SEV_BAND + reported_ts, N),
             Zadd("all", reported_ts, N),
@@ -258,7 +258,7 @@ class Store(Lifecycle, Plans):
             Hget(key, "status", "from"),
             Hset(key, {"status": to, f"{to}_at": ev.at, f"{to}_by": ev.by,
                        "updated_at": ev.at, **(fields or {})}),
-            log(ev),
+            *log_event(ev),
             *counter_ops(ev),
         ]
         if to != "reported":
@@ -286,7 +286,7 @@ class Store(Lifecycle, Plans):
             phase_op(),
             Hincrby(key, counter_field, 1),
             Hset(key, {"updated_at": ev.at}),
-            log(ev),
+            *log_event(ev),
             ReturnHash(key),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
@@ -333,7 +333,7 @@ class Store(Lifecycle, Plans):
             phase_op(),
             Incr(f"{kind}seq", "n"),
             Hset(f"{kind}:" + N, {"n": N, "phase": PHASE, **fields}),
-            log(ev),
+            *log_event(ev),
             *counter_ops(ev),
         ]
         if link is not None:
@@ -371,6 +371,28 @@ class Store(Lifecycle, Plans):
         """The fixture's log in order (all of it unless count is given)."""
         rows = await self._call(self.r.xrange(fx_prefix(fx_id) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
+
+    async def incident_events(self, fx_id: str, n: int) -> list[Event]:
+        """The events about one incident, in order, from its timeline index (cost ~ its own
+        events, not the fixture's). An incident logged before the index existed is found by
+        reading the whole log."""
+        p = fx_prefix(fx_id)
+        ids = await self._call(self.r.lrange(f"{p}tl:{n}", 0, -1))
+        if not ids:
+            iid = f"INC-{n}"
+            return [e for e in await self.events(fx_id)
+                    if e.data.get("id") == iid or e.data.get("incident") == iid]
+        pipe = self._pipe()
+        for sid in ids:
+            pipe.xrange(p + "log", sid, sid, count=1)
+        rows = await self._call(pipe.execute())
+        return [Event.from_stream(sid, f) for row in rows for sid, f in row]
+
+    async def chart_counts(self, fx_id: str) -> dict[str, int]:
+        """The chart's counters: 'i:<bin>:<phase>' incidents and 'a:<bin>' arrests per
+        15-minute bin (see ledger.chart_deltas); cost ~ the number of bins."""
+        h = await self._call(self.r.hgetall(fx_prefix(fx_id) + "chart"))
+        return {k: int(v) for k, v in h.items() if int(v)}
 
     async def events_since(self, fx_id: str, since: str, limit: int = 2000) -> list[Event]:
         """Events logged at or after an ISO UTC time, oldest first; reads back from the end

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.domain.ledger import Event, deltas
+from bot.domain.ledger import Event, chart_deltas, deltas
 from bot.domain.models import Incident
 from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix, note_write
 from bot.store.ops import (
@@ -21,7 +21,7 @@ from bot.store.ops import (
     Zadd,
     ZaddScoreFrom,
     Zrem,
-    log,
+    log_event,
 )
 
 STALE = "stale"  # refusal text: the deadline no longer applies (acknowledged or closed)
@@ -31,8 +31,9 @@ OPEN_STATUSES = ["reported", "acknowledged", "dispatched", "on_scene", "containe
 
 
 def counter_ops(ev: Event) -> list[Op]:
-    """HINCRBY ops for an event's counter deltas."""
-    return [Hincrby("counts", k, v) for k, v in deltas(ev).items()]
+    """HINCRBY ops for an event's counter deltas and its chart counters."""
+    return [*(Hincrby("counts", k, v) for k, v in deltas(ev).items()),
+            *(Hincrby("chart", k, v) for k, v in chart_deltas(ev).items())]
 
 
 def phase_op() -> Hget:
@@ -74,7 +75,7 @@ class Lifecycle(StoreBase):
         key = f"inc:{n}"
         ops: list[Op] = [
             RequireExists(key, STALE), *guard, phase_op(), *writes,
-            Hset(key, {"updated_at": ev.at}), log(ev), ReturnHash(key),
+            Hset(key, {"updated_at": ev.at}), *log_event(ev), ReturnHash(key),
         ]
         try:
             applied = await self.apply(fx_prefix(fx_id), ops)
@@ -122,7 +123,7 @@ class Lifecycle(StoreBase):
         ops += [
             Hset(key, {**new, "updated_at": ev.at, "amended_at": ev.at}),
             Hincrby(key, "amendments", 1),
-            log(ev),
+            *log_event(ev),
             *counter_ops(ev),
         ]
         if "severity" in new:
@@ -153,7 +154,7 @@ class Lifecycle(StoreBase):
         """Blank the custody/occurrence refs of these records ('arr:3') and log it."""
         ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
         ops += [Hset(rec, {"ref": "", "ref_expired_at": at}) for rec in records]
-        ops.append(log(ev))
+        ops += log_event(ev)
         return await self.apply(fx_prefix(fx_id), ops)
 
     async def take_merge(self, fx_id: str, token: str, who: str) -> dict[str, Any] | None:
@@ -172,6 +173,6 @@ class Lifecycle(StoreBase):
         """Record on INC-n that one merged report became its own incident."""
         key = f"inc:{n}"
         ops: list[Op] = [RequireExists(key, missing_incident(n)), phase_op(),
-                         Hincrby(key, "merged", -1), log(ev)]
+                         Hincrby(key, "merged", -1), *log_event(ev)]
         return await self.apply(fx_prefix(fx_id), ops)
 

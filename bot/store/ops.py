@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from bot.domain.ledger import Event, Tpl, Var, clean_text
+from bot.domain.ledger import Event, Tpl, Var, clean_text, incident_of
 
 Value = str | int | Var | Tpl
 
@@ -300,10 +300,25 @@ class Xadd(Op):
         return [self.op, _arg(self.key), *_flat(self.values)]
 
 
-def log(ev: Event, key: str = "log") -> Xadd:
-    """Append an event to the fixture's stream; Vars in its data are filled in by the script."""
-    return Xadd(key, {"kind": ev.kind, "at": ev.at, "by": ev.by, "role": ev.role,
-                      "phase": ev.phase, "data": json_value(ev.data)})
+def log_event(ev: Event) -> list[Op]:
+    """Append an event to the fixture's stream (Vars in its data are filled in by the
+    script) and, when it is about an incident, its stream id to that incident's timeline
+    index ('tl:<n>'), so a timeline reads only its own events."""
+    ops: list[Op] = [Xadd("log", {"kind": ev.kind, "at": ev.at, "by": ev.by, "role": ev.role,
+                                  "phase": ev.phase, "data": json_value(ev.data)})]
+    n = incident_of(ev)
+    if n is not None:
+        ops.append(Rpush("tl:" + n, Var("event")))
+    return ops
+
+
+@dataclass
+class Rpush(Op):
+    """RPUSH one value."""
+
+    op: ClassVar[str] = "rpush"
+    key: Value
+    value: Value
 
 
 @dataclass
