@@ -24,12 +24,14 @@ def clean_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
-@dataclass(frozen=True)
 class Var:
     """A value the store fills in while it writes (e.g. the new incident's number `n`, the
     fixture's `phase`, the refused incident's `current` status). Join it to text with `+`."""
 
-    name: str
+    __slots__ = ("name",)  # a plain class, not a dataclass: built on every write, keep it cheap
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __add__(self, other: str | Var | Tpl) -> Tpl:
         return Tpl((self,)) + other
@@ -37,15 +39,26 @@ class Var:
     def __radd__(self, other: str) -> Tpl:
         return Tpl((other, self))
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Var and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("Var", self.name))
+
+    def __repr__(self) -> str:
+        return f"Var({self.name!r})"
+
     def __format__(self, spec: str) -> str:
         raise TypeError("a store Var cannot be formatted into a string; join it with +")
 
 
-@dataclass(frozen=True)
 class Tpl:
     """Text made of literal parts and Vars, e.g. "INC-" + Var("n")."""
 
-    parts: tuple[str | Var, ...]
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[str | Var, ...]) -> None:
+        self.parts = parts
 
     def __add__(self, other: str | Var | Tpl) -> Tpl:
         more = other.parts if isinstance(other, Tpl) else (other,)
@@ -53,6 +66,15 @@ class Tpl:
 
     def __radd__(self, other: str) -> Tpl:
         return Tpl((other, *self.parts))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Tpl and other.parts == self.parts
+
+    def __hash__(self) -> int:
+        return hash(("Tpl", self.parts))
+
+    def __repr__(self) -> str:
+        return f"Tpl({self.parts!r})"
 
     def __format__(self, spec: str) -> str:
         raise TypeError("a store Tpl cannot be formatted into a string; join it with +")

@@ -65,6 +65,7 @@ from bot.store.plans import Plans
 
 N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
+INC_N, ID_N = "inc:" + N, "INC-" + N
 
 
 @dataclass
@@ -213,7 +214,7 @@ class Store(Lifecycle, Plans):
         nearby; if there is one the report is added to it instead (var `similar` is set) and
         nothing new is counted."""
         sev = int(fields["severity"])
-        key = "inc:" + N
+        key = INC_N
         head: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
         if similar is not None:
             head += [FindSimilar(f"open:t:{fields['type']}", similar.since, fields["type"],
@@ -222,7 +223,7 @@ class Store(Lifecycle, Plans):
                      When("similar", _merge_ops(similar, fields["reporter"], last_ttl))]
         ops: list[Op] = [
             Incr("seq", "n"),
-            Hset(key, {"n": N, "id": "INC-" + N, "phase": PHASE,
+            Hset(key, {"n": N, "id": ID_N, "phase": PHASE,
                        "reported_ts": str(reported_ts), **fields,
                        "esc_next": "0", "remind_n": "0"}),
             *log_event(ev),

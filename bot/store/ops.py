@@ -5,27 +5,37 @@ JSON. This module is the only place that knows how a `Var` travels to the script
 object (`{"v": name}`, `{"t": [parts]}`, `{"q": value}` for a JSON-quoted value), never as
 bytes inside a string, so nothing a user types can be read as a placeholder.
 
-Adding an op: a dataclass here with `op` and its fields in the script's argument order, and
-a branch in apply.lua.
+Adding an op: a NamedTuple here with `op` and its fields in the script's argument order, added
+to `Op`, and a branch in apply.lua.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from bot.domain.ledger import Event, Tpl, Var, clean_text, incident_of
 
 Value = str | int | Var | Tpl
 
 
+_ENCODED: dict[Var | Tpl, dict[str, Any]] = {}  # the same few templates, every write
+
+
 def enc(value: Any) -> Any:
     """The script's form of one argument."""
-    if isinstance(value, Var):
-        return {"v": value.name}
-    if isinstance(value, Tpl):
-        return {"t": [enc(p) for p in value.parts]}
+    if type(value) is str or type(value) is int:  # the common case, first
+        return value
+    if isinstance(value, Var | Tpl):
+        hit = _ENCODED.get(value)
+        if hit is None:
+            if len(_ENCODED) > 4096:
+                _ENCODED.clear()
+            hit = {"v": value.name} if isinstance(value, Var) else \
+                {"t": [enc(p) for p in value.parts]}
+            _ENCODED[value] = hit
+        return hit
     return value
 
 
@@ -49,9 +59,33 @@ def _json_parts(obj: Any, out: list[Any]) -> None:
         out.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
 
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
 def json_value(obj: Any) -> Value:
     """obj as JSON text, with any Vars in it filled in (JSON-quoted) by the script."""
-    parts: list[Any] = []
+    if isinstance(obj, dict):  # fast path: Vars sit at the top level of event data
+        plain = {k: v for k, v in obj.items() if not isinstance(v, Var | Tpl)}
+        if len(plain) == len(obj):
+            try:
+                return _dumps(obj)
+            except TypeError:
+                pass  # a Var deeper down: walk it
+        else:
+            try:
+                head = _dumps(plain)[:-1]
+            except TypeError:
+                head = ""
+            if head:
+                parts: list[Any] = [head]
+                for k, v in obj.items():
+                    if k not in plain:
+                        sep = "," if len(parts) > 1 or head != "{" else ""
+                        parts += [f"{sep}{_dumps(str(k))}:", {"q": enc(v)}]
+                parts.append("}")
+                return _Raw({"t": parts})
+    parts = []
     _json_parts(obj, parts)
     merged: list[Any] = []
     for p in parts:
@@ -71,154 +105,114 @@ class _Raw:
     wire: dict[str, Any]
 
 
-class Op:
-    """One step of a write; `wire()` is its list form for apply.lua."""
-
-    op: ClassVar[str]
-
-    def wire(self) -> list[Any]:
-        """[op name, *arguments] as the script reads them."""
-        return [self.op, *(_arg(getattr(self, f.name)) for f in fields(self))]  # type: ignore[arg-type]
-
-
-def _arg(value: Any) -> Any:
-    if isinstance(value, _Raw):
-        return value.wire
-    return enc(value)
-
-
-def _flat(values: dict[Any, Any]) -> list[Any]:
-    out: list[Any] = []
-    for k, v in values.items():
-        out += [_arg(k), _arg(v if not isinstance(v, int) else str(v))]
-    return out
-
-
-@dataclass
-class RequireExists(Op):
+class RequireExists(NamedTuple):
     """Refuse the whole write unless the key exists."""
 
-    op: ClassVar[str] = "require_exists"
+    op = "require_exists"
     key: Value
     refusal: Value
 
 
-@dataclass
-class RequireMissing(Op):
+class RequireMissing(NamedTuple):
     """Refuse the whole write if the key exists."""
 
-    op: ClassVar[str] = "require_missing"
+    op = "require_missing"
     key: Value
     refusal: Value
 
 
-@dataclass
-class RequireIn(Op):
+class RequireIn(NamedTuple):
     """Refuse unless a hash field is one of `allowed` (the refusal may use Var("current"))."""
 
-    op: ClassVar[str] = "require_in"
+    op = "require_in"
     key: Value
     field: str
     allowed: list[str]
     refusal: Value
 
 
-@dataclass
-class Hget(Op):
+class Hget(NamedTuple):
     """Read a hash field into a Var (default when missing)."""
 
-    op: ClassVar[str] = "hget"
+    op = "hget"
     key: Value
     field: str
     var: str
     default: str = ""
 
 
-@dataclass
-class Get(Op):
+class Get(NamedTuple):
     """Read a string key into a Var."""
 
-    op: ClassVar[str] = "get"
+    op = "get"
     key: Value
     var: str
     default: str = ""
 
 
-@dataclass
-class Incr(Op):
+class Incr(NamedTuple):
     """INCR a counter key and keep the new value in a Var."""
 
-    op: ClassVar[str] = "incr"
+    op = "incr"
     key: Value
     var: str
 
 
-@dataclass
-class Hset(Op):
+class Hset(NamedTuple):
     """HSET several fields."""
 
-    op: ClassVar[str] = "hset"
+    op = "hset"
     key: Value
     values: dict[Any, Any]
 
-    def wire(self) -> list[Any]:
-        """[hset, key, field, value, ...]."""
-        return [self.op, _arg(self.key), *_flat(self.values)]
 
-
-@dataclass
-class Hsetnx(Op):
+class Hsetnx(NamedTuple):
     """HSETNX one field."""
 
-    op: ClassVar[str] = "hsetnx"
+    op = "hsetnx"
     key: Value
     field: Value
     value: Value
 
 
-@dataclass
-class Hincrby(Op):
+class Hincrby(NamedTuple):
     """HINCRBY one field."""
 
-    op: ClassVar[str] = "hincrby"
+    op = "hincrby"
     key: Value
     field: Value
     by: int
 
 
-@dataclass
-class Set(Op):
+class Set(NamedTuple):
     """SET a string key, with a TTL in seconds when ttl > 0."""
 
-    op: ClassVar[str] = "set"
+    op = "set"
     key: Value
     value: Value
     ttl: int = 0
 
 
-@dataclass
-class Del(Op):
+class Del(NamedTuple):
     """DEL a key."""
 
-    op: ClassVar[str] = "del"
+    op = "del"
     key: Value
 
 
-@dataclass
-class Zadd(Op):
+class Zadd(NamedTuple):
     """ZADD one member."""
 
-    op: ClassVar[str] = "zadd"
+    op = "zadd"
     key: Value
     score: int
     member: Value
 
 
-@dataclass
-class ZaddScoreFrom(Op):
+class ZaddScoreFrom(NamedTuple):
     """ZADD with score = base + a hash field's value (a severity band plus reported time)."""
 
-    op: ClassVar[str] = "zadd_score_from"
+    op = "zadd_score_from"
     key: Value
     source: Value
     field: str
@@ -226,31 +220,28 @@ class ZaddScoreFrom(Op):
     member: Value
 
 
-@dataclass
-class ZremByField(Op):
+class ZremByField(NamedTuple):
     """ZREM from the key named by a prefix plus a hash field (the incident's type index)."""
 
-    op: ClassVar[str] = "zrem_by_field"
+    op = "zrem_by_field"
     prefix: str
     source: Value
     field: str
     member: Value
 
 
-@dataclass
-class Zrem(Op):
+class Zrem(NamedTuple):
     """ZREM one member."""
 
-    op: ClassVar[str] = "zrem"
+    op = "zrem"
     key: Value
     member: Value
 
 
-@dataclass
-class ZaddSince(Op):
+class ZaddSince(NamedTuple):
     """ZADD NX member with score = now - a timestamp field (first time wins)."""
 
-    op: ClassVar[str] = "zadd_since"
+    op = "zadd_since"
     key: Value
     source: Value
     field: str
@@ -258,46 +249,38 @@ class ZaddSince(Op):
     member: Value
 
 
-@dataclass
-class HsetnxSince(Op):
+class HsetnxSince(NamedTuple):
     """Hash field = seconds since another timestamp field of the same hash (first wins)."""
 
-    op: ClassVar[str] = "hsetnx_since"
+    op = "hsetnx_since"
     key: Value
     field: str
     since_field: str
     now: int
 
 
-@dataclass
-class Sadd(Op):
+class Sadd(NamedTuple):
     """SADD one member."""
 
-    op: ClassVar[str] = "sadd"
+    op = "sadd"
     key: Value
     member: Value
 
 
-@dataclass
-class Srem(Op):
+class Srem(NamedTuple):
     """SREM one member."""
 
-    op: ClassVar[str] = "srem"
+    op = "srem"
     key: Value
     member: Value
 
 
-@dataclass
-class Xadd(Op):
+class Xadd(NamedTuple):
     """XADD an entry of field/values (the new stream id goes to Var("event"))."""
 
-    op: ClassVar[str] = "xadd"
+    op = "xadd"
     key: Value
     values: dict[str, Any]
-
-    def wire(self) -> list[Any]:
-        """[xadd, key, field, value, ...]."""
-        return [self.op, _arg(self.key), *_flat(self.values)]
 
 
 def log_event(ev: Event) -> list[Op]:
@@ -312,21 +295,19 @@ def log_event(ev: Event) -> list[Op]:
     return ops
 
 
-@dataclass
-class Rpush(Op):
+class Rpush(NamedTuple):
     """RPUSH one value."""
 
-    op: ClassVar[str] = "rpush"
+    op = "rpush"
     key: Value
     value: Value
 
 
-@dataclass
-class FindSimilar(Op):
+class FindSimilar(NamedTuple):
     """The open incident of this type in a `near` zone reported since `since`, same zone
     first, newest 50 only; its number goes to Var(var) ('' when none)."""
 
-    op: ClassVar[str] = "find_similar"
+    op = "find_similar"
     index: str
     since: int
     type: str
@@ -336,49 +317,74 @@ class FindSimilar(Op):
     var: str
 
 
-@dataclass
-class ReturnHash(Op):
+class ReturnHash(NamedTuple):
     """Return a hash's fields (after the writes) with the result."""
 
-    op: ClassVar[str] = "return_hash"
+    op = "return_hash"
     key: Value
 
 
-@dataclass
-class When(Op):
+class When(NamedTuple):
     """Run `ops` only when Var(var) is set."""
 
-    op: ClassVar[str] = "skip_unless"
     var: str
-    ops: list[Op] = field(default_factory=list)
-
-    def wire(self) -> list[Any]:  # flattened by encode()
-        """Not used: encode() flattens branches."""
-        raise NotImplementedError
+    ops: list[Op]
+    op = "skip_unless"
 
 
-@dataclass
-class Unless(When):
+class Unless(NamedTuple):
     """Run `ops` only when Var(var) is not set."""
 
-    op: ClassVar[str] = "skip_if"
+    var: str
+    ops: list[Op]
+    op = "skip_if"
+
+
+Op = (RequireExists | RequireMissing | RequireIn | Hget | Get | Incr | Hset | Hsetnx | Hincrby
+      | Set | Del | Zadd | ZaddScoreFrom | ZremByField | Zrem | ZaddSince | HsetnxSince | Sadd
+      | Srem | Xadd | Rpush | FindSimilar | ReturnHash | When | Unless)
+_FIELD_VALUES = (Hset, Xadd)  # (key, {field: value}) flattened to key, field, value, ...
+_BRANCHES = (When, Unless)
 
 
 def flatten(ops: list[Op]) -> list[list[Any]]:
-    """Wire lists of ops, branches turned into the script's skip counts."""
+    """Wire lists of ops ([op name, *arguments]), branches turned into the script's skip
+    counts. Vars stay objects here; encode() writes them (see _wire_default)."""
     out: list[list[Any]] = []
     for o in ops:
-        if isinstance(o, When):
-            inner = flatten(o.ops)
-            out.append([o.op, o.var, len(inner)])
+        kind = type(o)
+        if kind in _BRANCHES:
+            inner = flatten(o.ops)  # type: ignore[union-attr]
+            out.append([o.op, o.var, len(inner)])  # type: ignore[union-attr]
             out += inner
+        elif kind in _FIELD_VALUES:
+            out.append([o.op, o.key, *[x for kv in o.values.items()  # type: ignore[union-attr]
+                                       for x in kv]])
         else:
-            out.append(o.wire())
+            out.append([o.op, *o])
     return out
+
+
+def _wire_default(value: Any) -> Any:
+    """How json.dumps writes what is not plain JSON: Vars, Tpls, prepared JSON templates."""
+    if type(value) is _Raw:
+        return value.wire
+    if isinstance(value, Var | Tpl):
+        return enc(value)
+    raise TypeError(f"cannot send {type(value).__name__} to the write script")
+
+
+_WIRE = json.JSONEncoder(separators=(",", ":"), default=_wire_default)  # ASCII out
+_WIRE_UTF8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
+                              default=_wire_default)
 
 
 def encode(ops: list[Op]) -> str:
     """The script's ARGV: ops as JSON. The core cleans what users type at the edge; this is
     the net for anything else (lone surrogates cannot be sent as UTF-8)."""
-    text = json.dumps(flatten(ops), ensure_ascii=False, separators=(",", ":"))
-    return clean_text(text)
+    flat = flatten(ops)
+    text = _WIRE.encode(flat)
+    if "\\ud" not in text:  # no UTF-16 surrogates escaped: plain ASCII the script reads
+        return text
+    # astral characters (valid pairs) or lone surrogates: send UTF-8, lone ones as U+FFFD
+    return clean_text(_WIRE_UTF8.encode(flat))
