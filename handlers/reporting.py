@@ -122,7 +122,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     if applied.duplicate:
         return Result(Reply(f"Already logged as {incident_id(applied.n)}."))
     inc = applied.incident
-    if applied.vars.get("similar") and sim is not None:
+    if applied.joined and sim is not None:
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
     live = card(inc, ground, ctx.core.settings.zone)

@@ -86,6 +86,11 @@ class Applied:
         return Incident.from_hash(self.hashes[0])
 
     @property
+    def joined(self) -> bool:
+        """The report joined an open incident (the same one) instead of opening one."""
+        return bool(self.vars.get("similar"))
+
+    @property
     def n(self) -> int:
         """The incident (or record) number the write set or matched."""
         return int(self.vars.get("similar") or self.vars["n"])
