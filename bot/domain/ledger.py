@@ -28,10 +28,13 @@ class Var:
     """A value the store fills in while it writes (e.g. the new incident's number `n`, the
     fixture's `phase`, the refused incident's `current` status). Join it to text with `+`."""
 
-    __slots__ = ("name",)  # a plain class, not a dataclass: built on every write, keep it cheap
+    # A plain class, not a dataclass: built on every write, so kept cheap. `wire` is where
+    # the store caches how it sends this value (opaque here).
+    __slots__ = ("name", "wire")
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.wire: object = None
 
     def __add__(self, other: str | Var | Tpl) -> Tpl:
         return Tpl((self,)) + other
@@ -55,10 +58,12 @@ class Var:
 class Tpl:
     """Text made of literal parts and Vars, e.g. "INC-" + Var("n")."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "wire", "_hash")
 
     def __init__(self, parts: tuple[str | Var, ...]) -> None:
         self.parts = parts
+        self.wire: object = None
+        self._hash = 0
 
     def __add__(self, other: str | Var | Tpl) -> Tpl:
         more = other.parts if isinstance(other, Tpl) else (other,)
@@ -71,7 +76,9 @@ class Tpl:
         return type(other) is Tpl and other.parts == self.parts
 
     def __hash__(self) -> int:
-        return hash(("Tpl", self.parts))
+        if not self._hash:
+            self._hash = hash(("Tpl", self.parts))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"Tpl({self.parts!r})"

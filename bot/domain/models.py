@@ -153,21 +153,33 @@ class Incident:
     @classmethod
     def from_hash(cls, h: dict[str, str]) -> Incident:
         """From the store's hash fields."""
-        ints = ("evidence", "updates", "merged", "arrests", "bans", "esc_next", "remind_n",
-                "escalated_tier", "amendments")
-        strs = ("status", "reported_at", "occurred_at", "updated_at", "phase", "fixture",
-                "reporter", "reporter_role", "reporter_name", "description", "affiliation",
-                "people", "owner", "owner_name", "status_by_name", "last_note")
-        known = {"n", "id", "type", "severity", "location", "reported_ts", "methane", "tta_s",
-                 "ttc_s", *ints, *strs}
+        kw: dict[str, object] = {}
+        orig: dict[str, str] = {}
+        marks: dict[str, str] = {}
+        for k, v in h.items():
+            if k in _INC_STRS:
+                kw[k] = v
+            elif k in _INC_INTS:
+                kw[k] = _int(v)
+            elif k.startswith("orig_"):
+                orig[k[5:]] = v
+            elif k not in _INC_OTHER:
+                marks[k] = v
+        tta, ttc = h.get("tta_s"), h.get("ttc_s")
         return cls(
             n=_int(h.get("n")), type=h.get("type", ""), severity=_int(h.get("severity"), 1),
             location=h.get("location", ""), reported_ts=_int(h.get("reported_ts")),
-            methane=h.get("methane") == "1",
-            tta_s=_int(h["tta_s"]) if h.get("tta_s") else None,
-            ttc_s=_int(h["ttc_s"]) if h.get("ttc_s") else None,
-            **{k: _int(h.get(k)) for k in ints},
-            **{k: h[k] for k in strs if k in h},
-            orig={k[5:]: v for k, v in h.items() if k.startswith("orig_")},
-            marks={k: v for k, v in h.items() if k not in known and not k.startswith("orig_")},
+            methane=h.get("methane") == "1", tta_s=_int(tta) if tta else None,
+            ttc_s=_int(ttc) if ttc else None, orig=orig, marks=marks,
+            **kw,  # type: ignore[arg-type]
         )
+
+
+_INC_INTS = frozenset({"evidence", "updates", "merged", "arrests", "bans", "esc_next",
+                       "remind_n", "escalated_tier", "amendments"})
+_INC_STRS = frozenset({"status", "reported_at", "occurred_at", "updated_at", "phase", "fixture",
+                       "reporter", "reporter_role", "reporter_name", "description",
+                       "affiliation", "people", "owner", "owner_name", "status_by_name",
+                       "last_note"})
+_INC_OTHER = frozenset({"n", "id", "type", "severity", "location", "reported_ts", "methane",
+                        "tta_s", "ttc_s"})

@@ -20,22 +20,17 @@ from bot.domain.ledger import Event, Tpl, Var, clean_text, incident_of
 Value = str | int | Var | Tpl
 
 
-_ENCODED: dict[Var | Tpl, dict[str, Any]] = {}  # the same few templates, every write
-
-
 def enc(value: Any) -> Any:
-    """The script's form of one argument."""
-    if type(value) is str or type(value) is int:  # the common case, first
-        return value
-    if isinstance(value, Var | Tpl):
-        hit = _ENCODED.get(value)
-        if hit is None:
-            if len(_ENCODED) > 4096:
-                _ENCODED.clear()
-            hit = {"v": value.name} if isinstance(value, Var) else \
-                {"t": [enc(p) for p in value.parts]}
-            _ENCODED[value] = hit
-        return hit
+    """The script's form of one argument (a Var's or Tpl's is cached on it)."""
+    kind = type(value)
+    if kind is Var:
+        if value.wire is None:
+            value.wire = {"v": value.name}
+        return value.wire
+    if kind is Tpl:
+        if value.wire is None:
+            value.wire = {"t": [p if type(p) is str else enc(p) for p in value.parts]}
+        return value.wire
     return value
 
 
@@ -367,10 +362,11 @@ def flatten(ops: list[Op]) -> list[list[Any]]:
 
 def _wire_default(value: Any) -> Any:
     """How json.dumps writes what is not plain JSON: Vars, Tpls, prepared JSON templates."""
-    if type(value) is _Raw:
-        return value.wire
-    if isinstance(value, Var | Tpl):
+    kind = type(value)
+    if kind is Var or kind is Tpl:
         return enc(value)
+    if kind is _Raw:
+        return value.wire
     raise TypeError(f"cannot send {type(value).__name__} to the write script")
 
 
