@@ -37,7 +37,7 @@ class UnsureWrites:
 
     def resend(self, cmd: Command, now: datetime) -> Command:
         """The command with its first attempt's dedupe key, if this is a resend of one."""
-        hit = self._keys.get(content_key(cmd))
+        hit = self._keys.get(content_key(cmd)) if self._keys else None
         if hit is None or (now - hit[1]).total_seconds() > self.window_s:
             return cmd
         return replace(cmd, dedupe_key=hit[0])

@@ -11,7 +11,7 @@ from bot.core.messages import Outbound, Reply
 from bot.domain.cadence import BriefingConfig, config_for
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
-from bot.evidence.charts import chart_from_counts, render_chart
+from bot.evidence.charts import chart_data, chart_from_counts, render_chart
 from bot.evidence.season import same_club, tally_club
 
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
@@ -132,6 +132,8 @@ async def briefing_outbounds(core: Core, fx: Fixture, label: str = "",
 async def summary_chart(core: Core, fx: Fixture) -> bytes | None:
     """The incidents-per-15-minutes chart of a fixture, or None when nothing happened."""
     data = chart_from_counts(await core.store.chart_counts(fx.id))
+    if data is None:  # nothing counted: a quiet fixture, or one logged before the counters
+        data = chart_data(await core.store.events(fx.id))
     if data is None:
         return None
     return render_chart(data, f"{fx.title}: incidents per 15 min",

@@ -54,14 +54,17 @@ def _json_parts(obj: Any, out: list[Any]) -> None:
         out.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _JSON.encode(obj)
 
 
 def json_value(obj: Any) -> Value:
     """obj as JSON text, with any Vars in it filled in (JSON-quoted) by the script."""
-    if isinstance(obj, dict):  # fast path: Vars sit at the top level of event data
-        plain = {k: v for k, v in obj.items() if not isinstance(v, Var | Tpl)}
+    if type(obj) is dict:  # fast path: Vars sit at the top level of event data
+        plain = {k: v for k, v in obj.items() if type(v) is not Var and type(v) is not Tpl}
         if len(plain) == len(obj):
             try:
                 return _dumps(obj)
