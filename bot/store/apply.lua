@@ -54,6 +54,9 @@ while i < #ops do
     redis.call('HSETNX', k(op[2]), sub(op[3]), sub(op[4]))
   elseif o == 'hincrby' then
     redis.call('HINCRBY', k(op[2]), sub(op[3]), op[4])
+  elseif o == 'hincrby_many' then
+    local key = k(op[2])
+    for j = 3, #op, 2 do redis.call('HINCRBY', key, sub(op[j]), op[j + 1]) end
   elseif o == 'set' then
     if op[4] and op[4] > 0 then
       redis.call('SET', k(op[2]), sub(op[3]), 'EX', op[4])

@@ -12,6 +12,7 @@ from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix, not
 from bot.store.ops import (
     Hget,
     Hincrby,
+    HincrbyMany,
     Hset,
     Hsetnx,
     Op,
@@ -32,8 +33,13 @@ OPEN_STATUSES = ["reported", "acknowledged", "dispatched", "on_scene", "containe
 
 def counter_ops(ev: Event) -> list[Op]:
     """HINCRBY ops for an event's counter deltas and its chart counters."""
-    return [*(Hincrby("counts", k, v) for k, v in deltas(ev).items()),
-            *(Hincrby("chart", k, v) for k, v in chart_deltas(ev).items())]
+    ops: list[Op] = []
+    counts, chart = deltas(ev), chart_deltas(ev)
+    if counts:
+        ops.append(HincrbyMany("counts", counts))
+    if chart:
+        ops.append(HincrbyMany("chart", chart))
+    return ops
 
 
 def phase_op() -> Hget:

@@ -182,6 +182,14 @@ class Hincrby(NamedTuple):
     by: int
 
 
+class HincrbyMany(NamedTuple):
+    """HINCRBY several fields of one hash ({field: by}); one op for a write's counters."""
+
+    op = "hincrby_many"
+    key: Value
+    values: dict[Any, int]
+
+
 class Set(NamedTuple):
     """SET a string key, with a TTL in seconds when ttl > 0."""
 
@@ -339,9 +347,9 @@ class Unless(NamedTuple):
 
 
 Op = (RequireExists | RequireMissing | RequireIn | Hget | Get | Incr | Hset | Hsetnx | Hincrby
-      | Set | Del | Zadd | ZaddScoreFrom | ZremByField | Zrem | ZaddSince | HsetnxSince | Sadd
-      | Srem | Xadd | Rpush | FindSimilar | ReturnHash | When | Unless)
-_FIELD_VALUES = (Hset, Xadd)  # (key, {field: value}) flattened to key, field, value, ...
+      | HincrbyMany | Set | Del | Zadd | ZaddScoreFrom | ZremByField | Zrem | ZaddSince
+      | HsetnxSince | Sadd | Srem | Xadd | Rpush | FindSimilar | ReturnHash | When | Unless)
+_FIELD_VALUES = (Hset, Xadd, HincrbyMany)  # (key, {field: value}): key, field, value, ...
 _BRANCHES = (When, Unless)
 
 
