@@ -5,8 +5,10 @@ JSON. This module is the only place that knows how a `Var` travels to the script
 object (`{"v": name}`, `{"t": [parts]}`, `{"q": value}` for a JSON-quoted value), never as
 bytes inside a string, so nothing a user types can be read as a placeholder.
 
-Adding an op: a NamedTuple here with `op` and its fields in the script's argument order, added
-to `Op`, and a branch in apply.lua.
+Adding an op: a class here whose constructor takes the op's arguments in the script's order
+and builds (op name, *arguments) with Vars encoded, added to `Op`, and a branch in
+apply.lua. (Ops are tuples so json writes them without a per-op conversion: one report is
+some thirty ops, and this is the hot path.)
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def enc(value: Any) -> Any:
     if kind is Tpl:
         if value.wire is None:
             value.wire = {"t": [p if type(p) is str else enc(p) for p in value.parts]}
+        return value.wire
+    if kind is _Raw:
         return value.wire
     return value
 
@@ -103,190 +107,240 @@ class _Raw:
     wire: dict[str, Any]
 
 
-class RequireExists(NamedTuple):
+class _Wire(tuple):
+    """An op in the script's form: (op name, *arguments), Vars already encoded; json writes
+    it as a list as it is."""
+
+    __slots__ = ()
+
+
+def _pairs(values: dict[Any, Any]) -> list[Any]:
+    out: list[Any] = []
+    for k, v in values.items():
+        out.append(k if type(k) is str else enc(k))
+        out.append(v if type(v) is str or type(v) is int else enc(v))
+    return out
+
+
+class RequireExists(_Wire):
     """Refuse the whole write unless the key exists."""
 
-    op = "require_exists"
-    key: Value
-    refusal: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, refusal: Value) -> RequireExists:
+        return tuple.__new__(cls, ("require_exists", enc(key), enc(refusal)))
 
 
-class RequireMissing(NamedTuple):
+class RequireMissing(_Wire):
     """Refuse the whole write if the key exists."""
 
-    op = "require_missing"
-    key: Value
-    refusal: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, refusal: Value) -> RequireMissing:
+        return tuple.__new__(cls, ("require_missing", enc(key), enc(refusal)))
 
 
-class RequireIn(NamedTuple):
+class RequireIn(_Wire):
     """Refuse unless a hash field is one of `allowed` (the refusal may use Var("current"))."""
 
-    op = "require_in"
-    key: Value
-    field: str
-    allowed: list[str]
-    refusal: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, field: str, allowed: list[str], refusal: Value) -> RequireIn:
+        return tuple.__new__(cls, ("require_in", enc(key), field, allowed, enc(refusal)))
 
 
-class Hget(NamedTuple):
+class Hget(_Wire):
     """Read a hash field into a Var (default when missing)."""
 
-    op = "hget"
-    key: Value
-    field: str
-    var: str
-    default: str = ""
+    __slots__ = ()
+
+    def __new__(cls, key: Value, field: str, var: str, default: str = "") -> Hget:
+        return tuple.__new__(cls, ("hget", enc(key), field, var, default))
 
 
-class Get(NamedTuple):
+class Get(_Wire):
     """Read a string key into a Var."""
 
-    op = "get"
-    key: Value
-    var: str
-    default: str = ""
+    __slots__ = ()
+
+    def __new__(cls, key: Value, var: str, default: str = "") -> Get:
+        return tuple.__new__(cls, ("get", enc(key), var, default))
 
 
-class Incr(NamedTuple):
+class Incr(_Wire):
     """INCR a counter key and keep the new value in a Var."""
 
-    op = "incr"
-    key: Value
-    var: str
+    __slots__ = ()
+
+    def __new__(cls, key: Value, var: str) -> Incr:
+        return tuple.__new__(cls, ("incr", enc(key), var))
 
 
-class Hset(NamedTuple):
+class Hset(_Wire):
     """HSET several fields."""
 
-    op = "hset"
-    key: Value
-    values: dict[Any, Any]
+    __slots__ = ()
+
+    def __new__(cls, key: Value, values: dict[Any, Any]) -> Hset:
+        return tuple.__new__(cls, ("hset", enc(key), *_pairs(values)))
 
 
-class Hsetnx(NamedTuple):
+class Hsetnx(_Wire):
     """HSETNX one field."""
 
-    op = "hsetnx"
-    key: Value
-    field: Value
-    value: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, field: Value, value: Value) -> Hsetnx:
+        return tuple.__new__(cls, ("hsetnx", enc(key), enc(field), enc(value)))
 
 
-class Hincrby(NamedTuple):
+class Hincrby(_Wire):
     """HINCRBY one field."""
 
-    op = "hincrby"
-    key: Value
-    field: Value
-    by: int
+    __slots__ = ()
+
+    def __new__(cls, key: Value, field: Value, by: int) -> Hincrby:
+        return tuple.__new__(cls, ("hincrby", enc(key), enc(field), by))
 
 
-class HincrbyMany(NamedTuple):
+class HincrbyMany(_Wire):
     """HINCRBY several fields of one hash ({field: by}); one op for a write's counters."""
 
-    op = "hincrby_many"
-    key: Value
-    values: dict[Any, int]
+    __slots__ = ()
+
+    def __new__(cls, key: Value, values: dict[Any, int]) -> HincrbyMany:
+        return tuple.__new__(cls, ("hincrby_many", enc(key), *_pairs(values)))
 
 
-class Set(NamedTuple):
+class Set(_Wire):
     """SET a string key, with a TTL in seconds when ttl > 0."""
 
-    op = "set"
-    key: Value
-    value: Value
-    ttl: int = 0
+    __slots__ = ()
+
+    def __new__(cls, key: Value, value: Value, ttl: int = 0) -> Set:
+        return tuple.__new__(cls, ("set", enc(key), enc(value), ttl))
 
 
-class Del(NamedTuple):
+class Del(_Wire):
     """DEL a key."""
 
-    op = "del"
-    key: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value) -> Del:
+        return tuple.__new__(cls, ("del", enc(key)))
 
 
-class Zadd(NamedTuple):
+class Zadd(_Wire):
     """ZADD one member."""
 
-    op = "zadd"
-    key: Value
-    score: int
-    member: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, score: int, member: Value) -> Zadd:
+        return tuple.__new__(cls, ("zadd", enc(key), score, enc(member)))
 
 
-class ZaddScoreFrom(NamedTuple):
+class ZaddScoreFrom(_Wire):
     """ZADD with score = base + a hash field's value (a severity band plus reported time)."""
 
-    op = "zadd_score_from"
-    key: Value
-    source: Value
-    field: str
-    base: int
-    member: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, source: Value, field: str, base: int,
+                member: Value) -> ZaddScoreFrom:
+        return tuple.__new__(cls, ("zadd_score_from", enc(key), enc(source), field, base,
+                                   enc(member)))
 
 
-class ZremByField(NamedTuple):
+class ZremByField(_Wire):
     """ZREM from the key named by a prefix plus a hash field (the incident's type index)."""
 
-    op = "zrem_by_field"
-    prefix: str
-    source: Value
-    field: str
-    member: Value
+    __slots__ = ()
+
+    def __new__(cls, prefix: str, source: Value, field: str, member: Value) -> ZremByField:
+        return tuple.__new__(cls, ("zrem_by_field", prefix, enc(source), field, enc(member)))
 
 
-class Zrem(NamedTuple):
+class Zrem(_Wire):
     """ZREM one member."""
 
-    op = "zrem"
-    key: Value
-    member: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, member: Value) -> Zrem:
+        return tuple.__new__(cls, ("zrem", enc(key), enc(member)))
 
 
-class ZaddSince(NamedTuple):
+class ZaddSince(_Wire):
     """ZADD NX member with score = now - a timestamp field (first time wins)."""
 
-    op = "zadd_since"
-    key: Value
-    source: Value
-    field: str
-    now: int
-    member: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, source: Value, field: str, now: int, member: Value) -> ZaddSince:
+        return tuple.__new__(cls, ("zadd_since", enc(key), enc(source), field, now, enc(member)))
 
 
-class HsetnxSince(NamedTuple):
+class HsetnxSince(_Wire):
     """Hash field = seconds since another timestamp field of the same hash (first wins)."""
 
-    op = "hsetnx_since"
-    key: Value
-    field: str
-    since_field: str
-    now: int
+    __slots__ = ()
+
+    def __new__(cls, key: Value, field: str, since_field: str, now: int) -> HsetnxSince:
+        return tuple.__new__(cls, ("hsetnx_since", enc(key), field, since_field, now))
 
 
-class Sadd(NamedTuple):
+class Sadd(_Wire):
     """SADD one member."""
 
-    op = "sadd"
-    key: Value
-    member: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, member: Value) -> Sadd:
+        return tuple.__new__(cls, ("sadd", enc(key), enc(member)))
 
 
-class Srem(NamedTuple):
+class Srem(_Wire):
     """SREM one member."""
 
-    op = "srem"
-    key: Value
-    member: Value
+    __slots__ = ()
+
+    def __new__(cls, key: Value, member: Value) -> Srem:
+        return tuple.__new__(cls, ("srem", enc(key), enc(member)))
 
 
-class Xadd(NamedTuple):
+class Xadd(_Wire):
     """XADD an entry of field/values (the new stream id goes to Var("event"))."""
 
-    op = "xadd"
-    key: Value
-    values: dict[str, Any]
+    __slots__ = ()
+
+    def __new__(cls, key: Value, values: dict[str, Any]) -> Xadd:
+        return tuple.__new__(cls, ("xadd", enc(key), *_pairs(values)))
+
+
+class Rpush(_Wire):
+    """RPUSH one value."""
+
+    __slots__ = ()
+
+    def __new__(cls, key: Value, value: Value) -> Rpush:
+        return tuple.__new__(cls, ("rpush", enc(key), enc(value)))
+
+
+class FindSimilar(_Wire):
+    """The open incident of this type in a `near` zone reported since `since`, same zone
+    first, newest 50 only; its number goes to Var(var) ('' when none)."""
+
+    __slots__ = ()
+
+    def __new__(cls, index: str, since: int, type: str, near: list[str], affiliation: str,
+                zone: str, var: str) -> FindSimilar:
+        return tuple.__new__(cls, ("find_similar", index, since, type, near, affiliation,
+                                   zone, var))
+
+
+class ReturnHash(_Wire):
+    """Return a hash's fields (after the writes) with the result."""
+
+    __slots__ = ()
+
+    def __new__(cls, key: Value) -> ReturnHash:
+        return tuple.__new__(cls, ("return_hash", enc(key)))
 
 
 def log_event(ev: Event) -> list[Op]:
@@ -299,35 +353,6 @@ def log_event(ev: Event) -> list[Op]:
     if n is not None:
         ops.append(Rpush("tl:" + n, Var("event")))
     return ops
-
-
-class Rpush(NamedTuple):
-    """RPUSH one value."""
-
-    op = "rpush"
-    key: Value
-    value: Value
-
-
-class FindSimilar(NamedTuple):
-    """The open incident of this type in a `near` zone reported since `since`, same zone
-    first, newest 50 only; its number goes to Var(var) ('' when none)."""
-
-    op = "find_similar"
-    index: str
-    since: int
-    type: str
-    near: list[str]
-    affiliation: str
-    zone: str
-    var: str
-
-
-class ReturnHash(NamedTuple):
-    """Return a hash's fields (after the writes) with the result."""
-
-    op = "return_hash"
-    key: Value
 
 
 class When(NamedTuple):
@@ -349,41 +374,23 @@ class Unless(NamedTuple):
 Op = (RequireExists | RequireMissing | RequireIn | Hget | Get | Incr | Hset | Hsetnx | Hincrby
       | HincrbyMany | Set | Del | Zadd | ZaddScoreFrom | ZremByField | Zrem | ZaddSince
       | HsetnxSince | Sadd | Srem | Xadd | Rpush | FindSimilar | ReturnHash | When | Unless)
-_FIELD_VALUES = (Hset, Xadd, HincrbyMany)  # (key, {field: value}): key, field, value, ...
-_BRANCHES = (When, Unless)
 
 
-def flatten(ops: list[Op]) -> list[list[Any]]:
-    """Wire lists of ops ([op name, *arguments]), branches turned into the script's skip
-    counts. Vars stay objects here; encode() writes them (see _wire_default)."""
-    out: list[list[Any]] = []
+def flatten(ops: list[Op]) -> list[Any]:
+    """The ops in the script's form, branches turned into its skip counts."""
+    out: list[Any] = []
     for o in ops:
-        kind = type(o)
-        if kind in _BRANCHES:
+        if type(o) is When or type(o) is Unless:
             inner = flatten(o.ops)  # type: ignore[union-attr]
-            out.append([o.op, o.var, len(inner)])  # type: ignore[union-attr]
+            out.append((o.op, o.var, len(inner)))  # type: ignore[union-attr]
             out += inner
-        elif kind in _FIELD_VALUES:
-            out.append([o.op, o.key, *[x for kv in o.values.items()  # type: ignore[union-attr]
-                                       for x in kv]])
         else:
-            out.append([o.op, *o])
+            out.append(o)
     return out
 
 
-def _wire_default(value: Any) -> Any:
-    """How json.dumps writes what is not plain JSON: Vars, Tpls, prepared JSON templates."""
-    kind = type(value)
-    if kind is Var or kind is Tpl:
-        return enc(value)
-    if kind is _Raw:
-        return value.wire
-    raise TypeError(f"cannot send {type(value).__name__} to the write script")
-
-
-_WIRE = json.JSONEncoder(separators=(",", ":"), default=_wire_default)  # ASCII out
-_WIRE_UTF8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
-                              default=_wire_default)
+_WIRE = json.JSONEncoder(separators=(",", ":"))  # ASCII out
+_WIRE_UTF8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def encode(ops: list[Op]) -> str:
