@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+import handlers.reporting
 from bot.app import build_core
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
@@ -91,3 +92,19 @@ async def test_a_write_whose_reply_is_lost_is_not_confirmed_and_a_resend_logs_it
     await store.close()
     await link.stop()
 
+
+
+async def test_a_handler_that_fails_after_writing_does_not_claim_nothing_was_logged(
+        say, core, monkeypatch):
+    real_card = handlers.reporting.card
+
+    def broken_card(*args, **kwargs):
+        monkeypatch.setattr(handlers.reporting, "card", real_card)  # fails once
+        raise RuntimeError("card rendering failed")
+
+    monkeypatch.setattr(handlers.reporting, "card", broken_card)
+    r = await say("/incident pyro @away_upper s3", as_="steward")
+    assert not r.reply.ok and "may or may not have been logged" in r.reply.text
+    assert "NOT logged" not in r.reply.text
+    r = await say("/incident pyro @away_upper s3", as_="steward")  # the resend
+    assert r.reply.text == "Already logged as INC-1.", r.reply.text

@@ -299,6 +299,11 @@ class Core:
             return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))
         except Exception:
             log.exception("handler /%s failed", spec.name)
+            if writes.attempted:  # it failed after sending a write, which may have run
+                writes.unconfirmed = True
+                return Result(Reply(f"Sorry, /{spec.name} failed after writing; it may or may "
+                                    "not have been logged. Send it again: a repeat will not "
+                                    "be logged twice.", ok=False))
             return Result(Reply(f"Sorry, /{spec.name} failed and was NOT logged. "
                                 "Try again or radio control.", ok=False))
         result.outbound = ctx.outbound + result.outbound
