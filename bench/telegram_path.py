@@ -64,7 +64,7 @@ async def run(n: int, redis_url: str, data_dir: str, api_url: str | None) -> dic
                              TELEGRAM_BOT_TOKEN=TOKEN, TELEGRAM_BASE_URL=api_url,
                              TELEGRAM_WEBHOOK_SECRET="bench")
     store = Store.from_url(redis_url)
-    await store.r.flushdb()
+    await store.reset_for_tests()
     clock = VirtualClock(datetime(2026, 11, 25, 18, 0, tzinfo=UTC))
     core = build_core(store, settings, clock)
     core.notifier.limiter = unlimited()  # the notifier's per-chat Telegram limits: off too

@@ -1,7 +1,11 @@
-"""Write-path benchmark: incident reports through core + store vs a raw XADD loop.
+"""Write-path benchmark: incident reports through core + store vs a raw XADD loop, and how
+the read answers (/status, /summary with its chart, /incident <id>) scale from 1k to --big
+incidents.
 
 Prints `name: value` lines. Ratios compare runs in the same process on the same server,
 so machine noise mostly cancels. Usage: python bench/write_path.py [--reports N] [--big N]
+(The raw XADD baseline and MONITOR talk to Redis directly through the store's client: they
+measure the server, not the bot.)
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -107,13 +113,45 @@ async def read_latency(core, say_as: str = "police_commander", reps: int = 100) 
     return statistics.median(times)
 
 
-async def fill(core, upto: int, have: int, batch: int = 64) -> None:
+async def answer_latency(core, texts: list[str], as_: str) -> float:
+    """Median seconds for the core to answer each command (the full answer, as sent)."""
+    times = []
+    for i, text in enumerate(texts):
+        t = time.perf_counter()
+        r = await core.handle(cmd(2 * 10**9 + i, text, as_))
+        times.append(time.perf_counter() - t)
+        assert r is not None and r.reply.ok, (text, r.reply.text if r else None)
+    return statistics.median(times)
+
+
+async def read_answers(core, n_incidents: int, reps: int) -> tuple[float, float]:
+    """Median /summary (figures + chart) and /incident <id> (random incidents) latency."""
+    summary = await answer_latency(core, ["/summary"] * reps, "police_commander")
+    rng = random.Random(n_incidents)
+    ids = [f"/incident {rng.randint(1, n_incidents)}" for _ in range(reps * 10)]
+    timeline = await answer_latency(core, ids, "control")
+    return summary, timeline
+
+
+def no_merge_config(tmp: str) -> Path:
+    """The project's config with merging off, so a dense fill gives one incident per report
+    (every report the same type and place, 150 ms apart: 100k fit in one matchday)."""
+    src = Path(__file__).resolve().parent.parent / "config"
+    dst = Path(tmp) / "config-no-merge"
+    shutil.copytree(src, dst)
+    esc = dst / "escalation.toml"
+    esc.write_text(esc.read_text().replace("window_s = 600", "window_s = 0"))
+    return dst
+
+
+async def fill(core, upto: int, have: int, batch: int = 64,
+               step: timedelta = STEP) -> None:
     """Log incidents until `upto` exist, many in flight at once (setup, not measured)."""
     i = have
     while i < upto:
         tasks = []
         for j in range(i, min(i + batch, upto)):
-            core.clock.advance(STEP)
+            core.clock.advance(step)
             tasks.append(asyncio.create_task(core.handle(cmd(5 * 10**8 + j))))
             await asyncio.sleep(0)  # let it read the clock before the next step
         await asyncio.gather(*tasks)
@@ -129,7 +167,7 @@ async def main(n_reports: int, big: int) -> None:
         url = server.start()
     try:
         store = Store.from_url(url)
-        await store.r.flushdb()
+        await store.reset_for_tests()
         settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name)
         core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
         await ensure_sample_fixture(core)
@@ -150,7 +188,28 @@ async def main(n_reports: int, big: int) -> None:
         print(f"status_summary_ms_at_1k: {small * 1000:.2f}")
         print(f"status_summary_ms_at_{big // 1000}k: {large * 1000:.2f}")
         print(f"ratio_status_{big // 1000}k_vs_1k: {large / small:.2f}")
-        await store.r.flushdb()
+
+        # /summary and /incident <id> on a dense matchday (one fixture, ~4 h at 100k)
+        await store.reset_for_tests()
+        dense = build_core(store, load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
+                                                MATCHDAY_CONFIG_DIR=str(no_merge_config(
+                                                    tmp.name))),
+                           VirtualClock(datetime(2026, 12, 2, 17, tzinfo=UTC)))
+        await ensure_sample_fixture(dense)
+        step = timedelta(milliseconds=150)
+        await fill(dense, 1000, 0, step=step)
+        await read_answers(dense, 1000, 3)  # warm up (matplotlib import, caches)
+        s_small, t_small = await read_answers(dense, 1000, 15)
+        await fill(dense, big, 1000, step=step)
+        s_large, t_large = await read_answers(dense, big, 15)
+        k = big // 1000
+        print(f"summary_ms_at_1k: {s_small * 1000:.1f}")
+        print(f"summary_ms_at_{k}k: {s_large * 1000:.1f}")
+        print(f"ratio_summary_{k}k_vs_1k: {s_large / s_small:.2f}")
+        print(f"timeline_ms_at_1k: {t_small * 1000:.2f}")
+        print(f"timeline_ms_at_{k}k: {t_large * 1000:.2f}")
+        print(f"ratio_timeline_{k}k_vs_1k: {t_large / t_small:.2f}")
+        await store.reset_for_tests()
         await store.close()
     finally:
         if server:

@@ -7,11 +7,11 @@ from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
-from bot.domain.models import Fixture, incident_id, parse_incident_id
+from bot.domain.ledger import Var
+from bot.domain.models import Fixture, Incident, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from bot.schedule.escalation import policy
 from bot.store import Refused
-from bot.store.lifecycle import amend_incident
 from handlers.reporting import parse_severity, resolve_location, resolve_type
 from handlers.views import card
 
@@ -53,7 +53,7 @@ def _who(ctx: Ctx) -> str:
     return ctx.member.name if ctx.member and ctx.member.name else ctx.who
 
 
-async def _target(ctx: Ctx, fx: Fixture) -> tuple[int, dict[str, str]]:
+async def _target(ctx: Ctx, fx: Fixture) -> tuple[int, Incident]:
     n = parse_incident_id(ctx.args[0]) if ctx.args else None
     if n is None:
         raise UsageError("Which incident? Give its number, e.g. 7 or INC-7.")
@@ -72,33 +72,34 @@ async def amend_cmd(ctx: Ctx) -> Result:
         if len(changes) > 1:
             raise UsageError("Correct the status on its own, then the other fields.")
         return await correct_status(ctx, fx, n, inc, changes["status"], why)
-    new = {k: v for k, v in changes.items() if inc.get(k) != v}
+    now = {"type": inc.type, "severity": str(inc.severity), "location": inc.location}
+    new = {k: v for k, v in changes.items() if now.get(k) != v}
     if not new:
         raise UsageError("Nothing to change: give type=, severity=, location= or status=.")
-    old = {k: inc[k] for k in new}
+    old = {k: now[k] for k in new}
     text = "; ".join(f"{k} {old[k]} → {new[k]}" for k in new) + (f" ({why})" if why else "")
     ev = ctx.event("incident.amended", {"id": incident_id(n), "old": old, "new": new,
-                                        "why": why, "status": inc["status"], "text": text,
-                                        "was": {"type": inc["type"],
-                                                "location": inc["location"]}})
+                                        "why": why, "status": inc.status, "text": text,
+                                        "was": {"type": inc.type,
+                                                "location": inc.location}})
     ack_due = None
     if "severity" in new:
         tiers = policy(ctx.core).for_severity(int(new["severity"])).tiers
-        ack_due = int(inc["reported_ts"]) + tiers[0].after_s if tiers else None
+        ack_due = inc.reported_ts + tiers[0].after_s if tiers else None
     try:
-        applied = await amend_incident(ctx.store, fx.id, n, old, new, ev, ctx.cmd.dedupe_key,
-                                       ack_due)
+        applied = await ctx.store.amend_incident(fx.id, n, old, new, ev,
+                                                 ctx.cmd.dedupe_key, ack_due)
     except Refused as exc:
         return Result(Reply(str(exc), ok=False))
     if applied.duplicate:
         return Result(Reply(f"Already amended INC-{n}."))
-    return await _announce(ctx, fx, applied.hashes[0], f"{incident_id(n)} amended: {text}")
+    return await _announce(ctx, fx, applied.incident, f"{incident_id(n)} amended: {text}")
 
 
-async def correct_status(ctx: Ctx, fx: Fixture, n: int, inc: dict[str, str], to: str,
+async def correct_status(ctx: Ctx, fx: Fixture, n: int, inc: Incident, to: str,
                          why: str) -> Result:
     """Move an incident back to an earlier status (reopen when closed), recorded as such."""
-    cur = inc["status"]
+    cur = inc.status
     if to == "reported":
         raise UsageError("An acknowledged incident can't be un-acknowledged; "
                          "use status=acknowledged.")
@@ -109,41 +110,41 @@ async def correct_status(ctx: Ctx, fx: Fixture, n: int, inc: dict[str, str], to:
     text = f"correction: {STATUSES.label(cur).lower()} → {STATUSES.label(to).lower()}" + \
         (f" ({why})" if why else "")
     data: dict[str, Any] = {"id": incident_id(n), "from": cur, "to": to, "cls": cls,
-                            "note": why, "amended": True, "severity": int(inc["severity"]),
+                            "note": why, "amended": True, "severity": inc.severity,
                             "text": text}
-    deadlines = policy(ctx.core).reopen_deadlines(int(inc["severity"]),
+    deadlines = policy(ctx.core).reopen_deadlines(inc.severity,
                                                   int(ctx.now.timestamp())) \
         if cls == "reopen" else None
     try:
         applied = await ctx.store.change_status(
             fx.id, n, to, [cur], ctx.event("incident.status", data), int(ctx.now.timestamp()),
-            ctx.cmd.dedupe_key, refusal=f"INC-{n} changed meanwhile (now \x01current\x01).",
+            ctx.cmd.dedupe_key, refusal=f"INC-{n} changed meanwhile (now " + Var("current") + ").",
             fields={"last_note": text}, deadlines=deadlines)
     except Refused as exc:
         return Result(Reply(str(exc), ok=False))
     if applied.duplicate:
         return Result(Reply(f"Already corrected INC-{n}."))
     word = "reopened" if cls == "reopen" else "corrected"
-    return await _announce(ctx, fx, applied.hashes[0], f"{incident_id(n)} {word}: {text}")
+    return await _announce(ctx, fx, applied.incident, f"{incident_id(n)} {word}: {text}")
 
 
-async def _announce(ctx: Ctx, fx: Fixture, inc: dict[str, str], line: str) -> Result:
+async def _announce(ctx: Ctx, fx: Fixture, inc: Incident, line: str) -> Result:
     ground = ctx.ground(fx)
     live = card(inc, ground, ctx.core.settings.zone)
-    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
-    if int(inc["severity"]) >= 3:
-        ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
-    ctx.notify("control", Reply(f"{line} — by {_who(ctx)}"), fixture=fx.id, thread=inc["id"])
+    ctx.notify("control", live, ref=inc.id, fixture=fx.id)
+    if inc.severity >= 3:
+        ctx.notify("command", live, ref=inc.id, fixture=fx.id)
+    ctx.notify("control", Reply(f"{line} — by {_who(ctx)}"), fixture=fx.id, thread=inc.id)
     await ctx.core.changed("incident", fx.id)
-    return Result(Reply(f"{line}.\nThe original stays in the log (/incident {inc['n']}).",
-                        title=f"{inc['id']} {INCIDENT_TYPES.label(inc['type'])}"))
+    return Result(Reply(f"{line}.\nThe original stays in the log (/incident {inc.n}).",
+                        title=f"{inc.id} {INCIDENT_TYPES.label(inc.type)}"))
 
 
 async def reopen_cmd(ctx: Ctx) -> Result:
     """/reopen <id> [why]: a closed incident back to acknowledged, recorded."""
     fx = await ctx.fixture()
     n, inc = await _target(ctx, fx)
-    if inc["status"] != "closed":
+    if inc.status != "closed":
         raise UsageError(f"INC-{n} is not closed.")
     return await correct_status(ctx, fx, n, inc, "acknowledged", " ".join(ctx.args[1:]))
 

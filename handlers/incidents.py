@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
 from bot.core.paging import page_of, split_page_args
+from bot.domain.ledger import Var
 from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.forms import start_form
@@ -50,7 +51,7 @@ async def timeline(ctx: Ctx, fx: Fixture, n: int, page: int = 1) -> Result:
     tz = ctx.core.settings.zone
     view = card(inc, ctx.ground(fx), tz)
     iid = incident_id(n)
-    lines = timeline_lines(await ctx.store.events(fx.id), iid, tz)
+    lines = timeline_lines(await ctx.store.incident_events(fx.id, n), iid, tz)
     view.text += "\n\nTimeline:\n" + "\n".join(lines)
     view.buttons = []
     return Result(page_of(view, page, lambda p: f"/incident {n} page {p}"))
@@ -74,12 +75,12 @@ async def transition(ctx: Ctx) -> Result:
     before = STATUS_ORDER[: STATUS_ORDER.index(to)]
     if to == "on_scene" and not ctx.core.roles.allowed(ctx.role, "ack"):
         inc = await ctx.store.incident(fx.id, n)
-        if inc is not None and inc.get("status") == "reported":
+        if inc is not None and inc.status == "reported":
             return await _on_scene_note(ctx, fx, n, note)
         before = before[1:]  # never from "reported": that would be an acknowledgement
     cls = "close" if to == "closed" else "progress"
     name = ctx.member.name if ctx.member else ctx.who
-    ev = ctx.event("incident.status", {"id": incident_id(n), "from": "\x01from\x01", "to": to,
+    ev = ctx.event("incident.status", {"id": incident_id(n), "from": Var("from"), "to": to,
                                        "cls": cls, "note": note})
     extra = {"owner": ctx.who, "owner_name": name} if to in OWNER_STATUSES else {}
     extra["status_by_name"] = name
@@ -87,23 +88,23 @@ async def transition(ctx: Ctx) -> Result:
         extra["last_note"] = note
     applied = await ctx.store.change_status(
         fx.id, n, to, before, ev, int(ctx.now.timestamp()), ctx.cmd.dedupe_key,
-        refusal=f"INC-{n} is already \x01current\x01; nothing changed.", fields=extra,
+        refusal=f"INC-{n} is already " + Var("current") + "; nothing changed.", fields=extra,
     )
     if applied.duplicate:
         return Result(Reply(f"Already done: INC-{n} {STATUSES.label(to).lower()}."))
-    inc = applied.hashes[0]
+    inc = applied.incident
     ground = ctx.ground(fx)
     live = card(inc, ground, ctx.core.settings.zone)
-    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
-    if int(inc["severity"]) >= 3:
-        ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
-    if to in ("acknowledged", "closed") and inc.get("reporter") != ctx.who:
+    ctx.notify("control", live, ref=inc.id, fixture=fx.id)
+    if inc.severity >= 3:
+        ctx.notify("command", live, ref=inc.id, fixture=fx.id)
+    if to in ("acknowledged", "closed") and inc.reporter != ctx.who:
         word = "acknowledged" if to == "acknowledged" else "closed"
-        ctx.notify("user:" + inc["reporter"], Reply(
-            f"Your report {inc['id']} ({INCIDENT_TYPES.label(inc['type'])}) was {word} "
+        ctx.notify("user:" + inc.reporter, Reply(
+            f"Your report {inc.id} ({INCIDENT_TYPES.label(inc.type)}) was {word} "
             f"by {name}." + (f" “{note}”" if note else "")), fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
-    return Result(Reply(f"{inc['id']} {STATUSES.label(to).lower()}.", title=""))
+    return Result(Reply(f"{inc.id} {STATUSES.label(to).lower()}.", title=""))
 
 
 async def _on_scene_note(ctx: Ctx, fx: Fixture, n: int, note: str) -> Result:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
-from bot.store.lifecycle import take_merge, unmerge
 from handlers.reporting import log_incident
 
 MERGE_USAGE = "/merge <token> new"
@@ -15,7 +14,7 @@ async def merge_cmd(ctx: Ctx) -> Result:
     if len(ctx.args) != 2 or ctx.args[1].lower() != "new":
         raise UsageError("Merge buttons only.")
     fx = await ctx.fixture()
-    taken = await take_merge(ctx.store, fx.id, ctx.args[0], ctx.who)
+    taken = await ctx.store.take_merge(fx.id, ctx.args[0], ctx.who)
     if taken is None:
         return Result(Reply("Already handled: that report was split out or has expired.",
                             ok=False))
@@ -25,7 +24,7 @@ async def merge_cmd(ctx: Ctx) -> Result:
     ev = ctx.event("incident.unmerged", {"id": f"INC-{first}", "token": ctx.args[0],
                                          "reporter": taken["who"],
                                          "now": result.reply.title.removeprefix("Logged ")})
-    await unmerge(ctx.store, fx.id, first, ev)
+    await ctx.store.unmerge(fx.id, first, ev)
     await ctx.core.changed("incident", fx.id)
     return result
 

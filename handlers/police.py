@@ -101,7 +101,7 @@ async def arrest_cmd(ctx: Ctx) -> Result:
         ctx.notify("control", Reply(line), fixture=fx.id, thread=f"INC-{link}")
     await ctx.core.changed("arrest", fx.id)
     ref_note = " Custody reference kept (restricted)." if "ref" in opts else ""
-    return Result(Reply(f"Recorded {line}.{ref_note}", title=f"Arrest A-{applied.vars['n']}"))
+    return Result(Reply(f"Recorded {line}.{ref_note}", title=f"Arrest A-{applied.n}"))
 
 
 async def ban_cmd(ctx: Ctx) -> Result:
@@ -137,7 +137,7 @@ async def ban_cmd(ctx: Ctx) -> Result:
             + (f", {years} years" if years else "") + (f", linked to INC-{link}" if link else ""))
     ctx.notify("command", Reply(line, title="Banning order recorded"), fixture=fx.id)
     await ctx.core.changed("ban", fx.id)
-    return Result(Reply(f"Recorded {line}.", title=f"Ban B-{applied.vars['n']}"))
+    return Result(Reply(f"Recorded {line}.", title=f"Ban B-{applied.n}"))
 
 
 def register(registry: Registry) -> None:

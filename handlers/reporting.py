@@ -5,7 +5,6 @@ split-out) goes through here."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import secrets
 from typing import Any
@@ -14,7 +13,8 @@ from bot.core.dispatch import Ctx, UsageError
 from bot.core.messages import Attachment, Button, Reply, Result
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
-from bot.domain.models import Fixture, incident_id
+from bot.domain.ledger import Var
+from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy
 from bot.store import Refused, Similar
@@ -34,7 +34,7 @@ MAX_PEOPLE = 100_000  # more than any ground holds: a bigger count is a typo
 SEVERITY_WORD = re.compile(r"(?:s|sev|severity)=?(\d{1,6})")
 PEOPLE_WORD = re.compile(r"(?:x|people=|n=)(\d{1,12})")
 
-SIMILAR = "\x01similar\x01"  # the store fills in the matched incident's number
+SIMILAR = Var("similar")  # the store fills in the matched incident's number
 
 
 def parse_severity(word: str) -> int | None:
@@ -123,7 +123,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         "people": str(fields.get("people", "")), "fixture": fx.id,
         "evidence": str(len(evidence)),
     }
-    data = {"id": "INC-\x01n\x01", **{k: record[k] for k in (
+    data: dict[str, Any] = {"id": "INC-" + Var("n"), **{k: record[k] for k in (
         "type", "severity", "location", "description", "affiliation", "people",
         "reported_at", "occurred_at")}}
     data["severity"] = int(fields["severity"])
@@ -139,28 +139,25 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
     )
-    merged_into = applied.vars.get("similar", "")
-    n = merged_into or applied.vars["n"]
     if applied.duplicate:
-        return Result(Reply(f"Already logged as {incident_id(n)}."))
-    inc = applied.hashes[0]
-    if merged_into and sim is not None:
+        return Result(Reply(f"Already logged as {incident_id(applied.n)}."))
+    inc = applied.incident
+    if applied.joined and sim is not None:
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
     live = card(inc, ground, ctx.core.settings.zone)
-    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
-    if int(inc["severity"]) >= 3:
-        ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
+    ctx.notify("control", live, ref=inc.id, fixture=fx.id)
+    if inc.severity >= 3:
+        ctx.notify("command", live, ref=inc.id, fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
-    sev = int(inc["severity"])
     result = Result(Reply(
-        f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
-        f"severity {SEVERITIES[sev]}.\nControl has it; you'll be told when it's acknowledged.\n"
-        f"Send text or a photo in the next {window_words(ctx)} to add to {inc['id']}.",
-        title=f"Logged {inc['id']}",
+        f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
+        f"severity {SEVERITIES[inc.severity]}.\nControl has it; you'll be told when it's "
+        f"acknowledged.\nSend text or a photo in the next {window_words(ctx)} to add to {inc.id}.",
+        title=f"Logged {inc.id}",
     ))
-    if inc["type"] == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
-        hot_prompt(result.reply, inc["n"])
+    if inc.type == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
+        hot_prompt(result.reply, inc.n)
     return result
 
 
@@ -203,24 +200,24 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
         raise UsageError(str(exc)) from None
     if applied.duplicate:
         return Result(Reply(f"Already added to INC-{n}."))
-    inc = applied.hashes[0]
+    inc = applied.incident
     name = ctx.member.name if ctx.member else ctx.who
     what = "Evidence" if evidence else "Update"
     kept = "; ".join(a.describe() for a in ctx.cmd.attachments)
     said = " — ".join(p for p in (kept, text) if p)
-    line = f"{what} on {inc['id']} from {name}: {said}".rstrip(": ")
+    line = f"{what} on {inc.id} from {name}: {said}".rstrip(": ")
     ctx.notify("control", Reply(line, media=list(ctx.cmd.attachments)), fixture=fx.id,
-               thread=inc["id"])
+               thread=inc.id)
     live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
-    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
+    ctx.notify("control", live, ref=inc.id, fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
     if kind == "incident.escalated":
         ctx.notify("command", Reply(live.text, title="⚠ Escalated: " + live.title,
                                     buttons=live.buttons), fixture=fx.id)
-        return Result(Reply(f"{inc['id']} escalated to the safety officer and police "
+        return Result(Reply(f"{inc.id} escalated to the safety officer and police "
                             "commander."))
-    place = ctx.ground(fx).short_label(inc["location"], 40)
-    what = f"{inc['id']} ({INCIDENT_TYPES.label(inc['type'])} at {place})"
+    place = ctx.ground(fx).short_label(inc.location, 40)
+    what = f"{inc.id} ({INCIDENT_TYPES.label(inc.type)} at {place})"
     return Result(Reply(f"Added to {what}: {kept}." if kept else f"Added to {what}."))
 
 
@@ -242,15 +239,14 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
     text = (f"report from {name}: {INCIDENT_TYPES.label(fields['type'])} at "
             f"{ground.label(loc)}, severity {fields['severity']}"
             + (f": {fields['description']}" if fields.get("description") else ""))
-    data: dict[str, Any] = {"id": f"INC-{SIMILAR}", "reporter": ctx.who, "token": token,
+    data: dict[str, Any] = {"id": "INC-" + SIMILAR, "reporter": ctx.who, "token": token,
                             "report": report | {"at": iso(ctx.now)}, "text": text}
     if evidence:
         data["evidence"] = evidence
     ev = ctx.event("incident.merged", data)
-    # The split record names the first incident through the store's variable: keep the
-    # placeholder as raw bytes (json.dumps would escape them).
-    record = json.dumps({"who": ctx.who, "fields": fields, "evidence": evidence,
-                         "at": ev.at, "first": SIMILAR}).replace("\\u0001", "\x01")
+    # The split record names the first incident through the store's variable.
+    record = {"who": ctx.who, "fields": fields, "evidence": evidence, "at": ev.at,
+              "first": SIMILAR}
     sev = int(fields["severity"])
     tiers = policy(ctx.core).for_severity(sev).tiers
     return Similar(since=int(ctx.now.timestamp()) - window, near=near, event=ev,
@@ -258,24 +254,24 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
                    ack_after_s=tiers[0].after_s if tiers else None)
 
 
-def merged_reply(ctx: Ctx, fx: Fixture, inc: dict[str, str], sim: Similar) -> Result:
+def merged_reply(ctx: Ctx, fx: Fixture, inc: Incident, sim: Similar) -> Result:
     """Tell the reporter and control that the report joined an existing incident."""
     ground = ctx.ground(fx)
     text = sim.event.data["text"]
     ctx.notify("control", Reply(f"Same incident, another {text}"), fixture=fx.id,
-               thread=inc["id"])
+               thread=inc.id)
     live = card(inc, ground, ctx.core.settings.zone)
-    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
-    raised = inc.get("amended_at") == sim.event.at and inc.get("severity") == str(sim.severity)
+    ctx.notify("control", live, ref=inc.id, fixture=fx.id)
+    raised = inc.marks.get("amended_at") == sim.event.at and inc.severity == sim.severity
     if raised and sim.severity >= 3:
-        ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
-    line = (f"Looks like {inc['id']}: {INCIDENT_TYPES.label(inc['type'])} at "
-            f"{ground.label(inc['location'])}, {age(inc['reported_at'], ctx.now)} ago, "
-            f"{STATUSES.label(inc['status']).lower()}. Your report was added to it, so "
+        ctx.notify("command", live, ref=inc.id, fixture=fx.id)
+    line = (f"Looks like {inc.id}: {INCIDENT_TYPES.label(inc.type)} at "
+            f"{ground.label(inc.location)}, {age(inc.reported_at, ctx.now)} ago, "
+            f"{STATUSES.label(inc.status).lower()}. Your report was added to it, so "
             "control has it now (not counted twice).")
     if raised:
         line += (f"\nRaised to severity {SEVERITIES[sim.severity]}: the highest severity "
                  "reported counts.")
-    buttons = [[Button(f"Keep with {inc['id']}", f"/incident {inc['n']}"),
+    buttons = [[Button(f"Keep with {inc.id}", f"/incident {inc.n}"),
                 Button("No, it's a new incident", f"/merge {sim.token} new", "danger")]]
-    return Result(Reply(line, title=f"Added to {inc['id']}", buttons=buttons))
+    return Result(Reply(line, title=f"Added to {inc.id}", buttons=buttons))

@@ -10,7 +10,7 @@ from bot.core.messages import Button, Reply
 from bot.domain.clock import iso, parse_iso
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
+from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, PHASES, SEVERITIES, STATUSES
 from bot.evidence.summary import mmss
 
@@ -31,58 +31,57 @@ def clock_time(at_iso: str, ground_tz: object) -> str:
     return parse_iso(at_iso).astimezone(ground_tz).strftime("%H:%M")  # type: ignore[arg-type]
 
 
-def _secs(value: str) -> str:
-    s = int(value)
+def _secs(s: int) -> str:
     return f"{s}s" if s < 60 else f"{s // 60}m{s % 60:02d}" if s < 3600 else \
         f"{s // 3600}h{s % 3600 // 60:02d}"
 
 
-def lifecycle_lines(inc: dict[str, str]) -> list[str]:
+def lifecycle_lines(inc: Incident) -> list[str]:
     """Response times, escalation and corrections of an incident, for its card."""
     times = []
-    if inc.get("tta_s"):
-        times.append(f"acknowledged in {_secs(inc['tta_s'])}")
-    if inc.get("ttc_s"):
-        times.append(f"closed in {_secs(inc['ttc_s'])}")
-    if inc.get("escalated_tier"):
-        times.append(f"escalated (tier {inc['escalated_tier']})")
+    if inc.tta_s is not None:
+        times.append(f"acknowledged in {_secs(inc.tta_s)}")
+    if inc.ttc_s is not None:
+        times.append(f"closed in {_secs(inc.ttc_s)}")
+    if inc.escalated_tier:
+        times.append(f"escalated (tier {inc.escalated_tier})")
     out = ["Response: " + ", ".join(times)] if times else []
-    was = [f"{f} {inc['orig_' + f]}" for f in ("type", "severity", "location")
-           if inc.get("orig_" + f) and inc.get("orig_" + f) != inc.get(f)]
+    now = {"type": inc.type, "severity": str(inc.severity), "location": inc.location}
+    was = [f"{f} {inc.orig[f]}" for f in ("type", "severity", "location")
+           if inc.orig.get(f) and inc.orig[f] != now[f]]
     if was:
         out.append("Amended; originally " + ", ".join(was))
     return out
 
 
-def card(inc: dict[str, str], ground: Ground, tz: object) -> Reply:
+def card(inc: Incident, ground: Ground, tz: object) -> Reply:
     """The live incident message for control rooms, edited in place as it changes."""
-    sev = int(inc.get("severity", 1))
-    status = inc.get("status", "reported")
+    sev = inc.severity
+    status = inc.status
     lines = [
         f"Severity {SEVERITIES.get(sev, sev)}",
-        f"Where: {ground.label(inc['location'])}",
-        f"Reported {clock_time(inc['reported_at'], tz)} by {inc.get('reporter_name') or 'steward'}"
-        f" ({inc.get('phase', '').replace('_', ' ')})",
+        f"Where: {ground.label(inc.location)}",
+        f"Reported {clock_time(inc.reported_at, tz)} by {inc.reporter_name or 'steward'}"
+        f" ({inc.phase.replace('_', ' ')})",
         f"Status: {STATUSES.label(status)}"
-        + (f" by {inc['status_by_name']}" if inc.get("status_by_name") else "")
-        + (f" · owner {inc['owner_name']}" if inc.get("owner_name") else ""),
+        + (f" by {inc.status_by_name}" if inc.status_by_name else "")
+        + (f" · owner {inc.owner_name}" if inc.owner_name else ""),
     ]
-    aff = inc.get("affiliation", "unknown")
-    people = inc.get("people", "")
+    aff = inc.affiliation
+    people = inc.people
     if aff != "unknown" or people:
         lines.append(f"Fans: {AFFILIATIONS.label(aff)}" + (f", about {people}" if people else ""))
-    if inc.get("description"):
-        lines.append(f"“{inc['description']}”")
+    if inc.description:
+        lines.append(f"“{inc.description}”")
     lines += lifecycle_lines(inc)
     extras = []
-    for fld, word in (("updates", "update"), ("evidence", "evidence item"),
-                      ("arrests", "arrest"), ("merged", "merged report")):
-        n = int(inc.get(fld, 0) or 0)
-        if n:
-            extras.append(f"{n} {word}{'s' if n != 1 else ''}")
+    for count, word in ((inc.updates, "update"), (inc.evidence, "evidence item"),
+                        (inc.arrests, "arrest"), (inc.merged, "merged report")):
+        if count:
+            extras.append(f"{count} {word}{'s' if count != 1 else ''}")
     if extras:
         lines.append(" · ".join(extras))
-    n = inc["n"]
+    n = inc.n
     buttons: list[list[Button]] = []
     if status == "reported":
         buttons = [[Button("Acknowledge", f"/ack {n}", "primary"),
@@ -90,7 +89,7 @@ def card(inc: dict[str, str], ground: Ground, tz: object) -> Reply:
     elif status != "closed":
         buttons = [[Button("Dispatch", f"/dispatch {n}"), Button("On scene", f"/onscene {n}"),
                     Button("Resolve", f"/resolve {n}", "danger")]]
-    title = f"{SEV_MARK.get(sev, '')} {inc['id']} {INCIDENT_TYPES.label(inc['type'])}"
+    title = f"{SEV_MARK.get(sev, '')} {inc.id} {INCIDENT_TYPES.label(inc.type)}"
     if status == "closed":
         title += " (closed)"
     return Reply(text="\n".join(lines), title=title, buttons=buttons)
@@ -102,14 +101,14 @@ PLACE_WIDTH = 26  # a place's full name on a status line up to this long, else i
 FIXED = 6  # title, phase, open, last 15 minutes, arrests and bans, median ack
 
 
-def incident_line(inc: dict[str, str], ground: Ground, now: datetime) -> str:
+def incident_line(inc: Incident, ground: Ground, now: datetime) -> str:
     """'INC-7 🟠4 Throwing missiles · STB walkway · 4m · Supervisor North'."""
-    sev = int(inc.get("severity", 1))
-    owner = inc.get("owner_name") or ("UNACKED" if inc.get("status") == "reported"
-                                      else inc.get("status", "").replace("_", " "))
-    place = ground.short_label(inc["location"], PLACE_WIDTH)
-    return (f"{inc['id']} {SEV_MARK.get(sev, '')}{sev} {INCIDENT_TYPES.label(inc['type'])} · "
-            f"{place} · {age(inc['reported_at'], now)} · {owner}")
+    sev = inc.severity
+    owner = inc.owner_name or ("UNACKED" if inc.status == "reported"
+                               else inc.status.replace("_", " "))
+    place = ground.short_label(inc.location, PLACE_WIDTH)
+    return (f"{inc.id} {SEV_MARK.get(sev, '')}{sev} {INCIDENT_TYPES.label(inc.type)} · "
+            f"{place} · {age(inc.reported_at, now)} · {owner}")
 
 
 def changes_line(events: list[Event], now: datetime) -> str:
@@ -161,7 +160,7 @@ async def board(ctx: Ctx, fx: Fixture, extras: list[str]) -> list[str]:
     if total > len(shown):
         hidden = dict(by_sev)
         for i in shown:
-            hidden[int(i["severity"])] -= 1
+            hidden[i.severity] -= 1
         rest = " ".join(f"{SEV_MARK[s]}{s}×{hidden[s]}" for s in range(5, 0, -1) if hidden[s])
         lines.append(f"+{total - len(shown)} more open: {rest}")
     lines.append(changes_line(recent, ctx.now))
@@ -209,7 +208,7 @@ FOUR_CS = ("4 Cs: Confirm (from a distance, never touch) · Clear (move people 1
            "no one back in)")
 
 
-def hot_question(n: str, answers: dict[str, str]) -> tuple[str, list[list[Button]]] | None:
+def hot_question(n: int | str, answers: dict[str, str]) -> tuple[str, list[list[Button]]] | None:
     done = " ".join(f"{k}={v}" for k, v in answers.items())
     for key, label, hint in HOT:
         if key not in answers:
@@ -219,7 +218,7 @@ def hot_question(n: str, answers: dict[str, str]) -> tuple[str, list[list[Button
     return None
 
 
-def hot_prompt(reply: Reply, n: str) -> None:
+def hot_prompt(reply: Reply, n: int | str) -> None:
     """Add the first HOT question and the 4 Cs to a suspicious-item report's reply."""
     text, buttons = hot_question(n, {}) or ("", [])
     reply.text += f"\n\n{text}\n{FOUR_CS}"

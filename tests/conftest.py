@@ -46,7 +46,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def store(redis_url: str) -> AsyncIterator[Store]:
     """A store over an empty database."""
     s = Store.from_url(redis_url)
-    await s.r.flushdb()
+    await s.reset_for_tests()
     yield s
     await s.close()
 

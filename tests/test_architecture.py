@@ -146,6 +146,15 @@ def test_lua_placeholders_stay_inside_the_store():
             assert "\\x01" not in path.read_text() and "\x01" not in path.read_text(), name
 
 
+def test_nothing_outside_the_store_touches_its_client_or_its_variables():
+    for name, path in modules().items():
+        if not name.startswith("bot.store"):
+            text = path.read_text()
+            for inside in ("store.r.", "store._call(", "._call(store", ".vars[", ".vars.get(",
+                           "redis.call", "EVALSHA"):
+                assert inside not in text, (name, inside)
+
+
 def test_nothing_but_settings_reads_the_environment():
     for path in modules().values():
         if path.name == "settings.py":

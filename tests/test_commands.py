@@ -76,7 +76,7 @@ async def test_lifecycle_with_skips_and_refusals(say, core):
     assert not r.reply.ok and "already closed" in r.reply.text
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert inc["status"] == "closed" and inc["dispatched_by"] == "console:supervisor"
+    assert inc.status == "closed" and inc.marks["dispatched_by"] == "console:supervisor"
     rt = await core.store.response_times(fx.id)
     assert rt["acknowledged"] == 1 and rt["closed"] == 1
 
@@ -100,7 +100,7 @@ async def test_update_and_plain_text_go_to_the_latest_report(say, core):
     r = await say("/update 1 gates held", as_="control")
     assert r.reply.ok
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["updates"] == "2"
+    assert (await core.store.incident(fx.id, 1)).updates == 2
     r = await say("/update 1", as_="control")
     assert not r.reply.ok
 
@@ -122,7 +122,7 @@ async def test_arrest_and_ban_counts_and_no_free_text(say, core):
     counts = await core.store.counts(fx.id)
     assert counts["arr:total"] == 3 and counts["arr:x:violent_disorder:inside:away"] == 3
     assert counts["ban:type:club_lifetime"] == 2
-    assert (await core.store.incident(fx.id, 1))["arrests"] == "3"
+    assert (await core.store.incident(fx.id, 1)).arrests == 3
 
 
 async def test_fixture_admin(say, core):

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 from bot.app import build_core
 from bot.schedule.escalation import next_due, sweep_escalations
-from bot.store.lifecycle import deadlines
 from tests.conftest import START
 from tests.lifecycle_support import log_of, record
 
@@ -31,15 +30,15 @@ async def test_severity_3_tiers_fire_once_each_at_their_deadline(say, core):
     assert tiers == [1, 2]
     assert len(sent) >= 3
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["escalated_tier"] == "2"
+    assert (await core.store.incident(fx.id, 1)).escalated_tier == 2
 
 
 async def test_an_acknowledgement_stops_escalation_in_the_same_write(say, core):
     await say("/incident disorder @stb_walkway s4", as_="steward")
     fx = await core.active_fixture()
-    assert "1:ack" in await deadlines(core.store, fx.id)
+    assert "1:ack" in await core.store.deadlines(fx.id)
     await say("/ack 1", as_="control")
-    assert "1:ack" not in await deadlines(core.store, fx.id)
+    assert "1:ack" not in await core.store.deadlines(fx.id)
     assert await sweep_escalations(core, at(61)) == []
     assert await sweep_escalations(core, at(600)) == []
     assert await log_of(core, "incident.escalated") == []

@@ -36,7 +36,7 @@ async def test_console_button_numbers_equal_severities(core):
     await console.say("1")
     assert "Logged INC-1" in out.getvalue()
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["severity"] == "1"
+    assert (await core.store.incident(fx.id, 1)).severity == 1
 
 
 async def test_severity_five_asks_for_confirmation_and_can_go_back(say, core):
@@ -50,7 +50,7 @@ async def test_severity_five_asks_for_confirmation_and_can_go_back(say, core):
     r = await say(press(r, "Yes"), as_="steward")
     assert r.reply.title == "Logged INC-1"
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["severity"] == "5"
+    assert (await core.store.incident(fx.id, 1)).severity == 5
 
 
 async def test_typed_5_at_the_severity_step_also_needs_confirmation(say, core):

@@ -93,7 +93,7 @@ class Failures(logging.Handler):
 def test_fuzzed_commands_from_every_role(redis_url: str, tmp_path: Path) -> None:
     loop = asyncio.new_event_loop()
     store = Store.from_url(redis_url)
-    loop.run_until_complete(store.r.flushdb())
+    loop.run_until_complete(store.reset_for_tests())
     clock = VirtualClock(START)
     core = build_core(store, load_settings(REDIS_URL=redis_url, MATCHDAY_DATA_DIR=str(tmp_path)),
                       clock, cache_ttl=0)

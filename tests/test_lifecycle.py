@@ -26,8 +26,8 @@ async def test_each_transition_in_order_is_an_event_with_who_when_and_note(say, 
         assert r.reply.ok, r.reply.text
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert inc["status"] == "closed"
-    assert inc["tta_s"] == "30" and inc["ttc_s"] == "180"
+    assert inc.status == "closed"
+    assert inc.tta_s == 30 and inc.ttc_s == 180
     moves = await log_of(core, "incident.status")
     assert [e.data["to"] for e in moves] == [s for _, _, s in steps]
     assert [e.by for e in moves] == [f"console:{w}" for _, w, _ in steps]
@@ -43,7 +43,7 @@ async def test_steps_may_be_skipped_but_never_repeated_or_reversed(say, core, cl
     clock.advance(timedelta(seconds=45))
     assert (await say("/onscene 1", as_="supervisor")).reply.ok  # skips ack and dispatch
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["tta_s"] == "45"  # first response counts
+    assert (await core.store.incident(fx.id, 1)).tta_s == 45  # first response counts
     for cmd in ("ack", "dispatch", "onscene"):
         r = await say(f"/{cmd} 1", as_="control")
         assert not r.reply.ok and "already on_scene" in r.reply.text, r.reply.text
@@ -64,7 +64,7 @@ async def test_roles_that_may_not_move_an_incident_are_refused(say, core, cmd, r
     assert not r.reply.ok and "not for your role" in r.reply.text
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert inc["status"] == "reported" and inc["severity"] == "3"
+    assert inc.status == "reported" and inc.severity == 3
 
 
 async def test_amendment_keeps_the_original_visible_and_moves_counters(say, core):
@@ -74,8 +74,8 @@ async def test_amendment_keeps_the_original_visible_and_moves_counters(say, core
     assert r.reply.ok, r.reply.text
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert (inc["type"], inc["severity"], inc["location"]) == ("discriminatory", "4", "seg_ne")
-    assert (inc["orig_type"], inc["orig_severity"], inc["orig_location"]) == \
+    assert (inc.type, inc.severity, inc.location) == ("discriminatory", 4, "seg_ne")
+    assert (inc.orig["type"], inc.orig["severity"], inc.orig["location"]) == \
         ("antisocial", "2", "stb_upper")
     reported, amended = (await log_of(core, "incident.reported"))[0], \
         (await log_of(core, "incident.amended"))[0]
@@ -104,12 +104,12 @@ async def test_reopen_and_backward_correction_are_recorded_not_overwritten(say, 
     assert r.reply.ok and "reopened" in r.reply.text
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert inc["status"] == "acknowledged" and inc["ttc_s"]  # the first close stays measured
+    assert inc.status == "acknowledged" and inc.ttc_s is not None  # the first close stays measured
     moves = [(e.data["to"], e.data["cls"]) for e in await log_of(core, "incident.status")]
     assert moves == [("on_scene", "progress"), ("dispatched", "amend"), ("closed", "close"),
                      ("acknowledged", "reopen")]
     open_list, _ = await core.store.open_incidents(fx.id)
-    assert [i["id"] for i in open_list] == ["INC-1"]
+    assert [i.id for i in open_list] == ["INC-1"]
     await _counts_agree(core)
 
 

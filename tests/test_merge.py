@@ -31,7 +31,7 @@ async def test_same_type_in_an_adjacent_zone_joins_the_incident_and_counts_once(
     counts = await core.store.counts(fx.id)
     assert counts["inc:total"] == 1 and counts["inc:type:disorder"] == 1
     assert counts == dict(recount(await core.store.events(fx.id)).counts)
-    assert (await core.store.incident(fx.id, 1))["merged"] == "1"
+    assert (await core.store.incident(fx.id, 1)).merged == 1
     merged = (await log_of(core, "incident.merged"))[0]
     assert merged.data["id"] == "INC-1"
     assert merged.data["report"]["description"] == "fans fighting by the stairs"
@@ -54,7 +54,7 @@ async def test_the_reporter_can_split_it_out_as_a_new_incident(say, core):
     fx = await core.active_fixture()
     counts = await core.store.counts(fx.id)
     assert counts["inc:total"] == 2
-    assert (await core.store.incident(fx.id, 1))["merged"] == "0"
+    assert (await core.store.incident(fx.id, 1)).merged == 0
     assert counts == dict(recount(await core.store.events(fx.id)).counts)
 
 
@@ -85,4 +85,4 @@ async def test_a_merge_is_one_round_trip_and_a_redelivery_is_not_merged_twice(sa
     b = await say("/incident medical @bbs s3 fainted", dedupe="telegram:77", **TG)
     assert a.reply.title == "Added to INC-1" and "Already logged as INC-1" in b.reply.text
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["merged"] == "1"
+    assert (await core.store.incident(fx.id, 1)).merged == 1

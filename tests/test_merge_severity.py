@@ -8,7 +8,6 @@ from datetime import timedelta
 
 from bot.domain.ledger import recount
 from bot.schedule.escalation import sweep_escalations
-from bot.store.lifecycle import deadlines
 from tests.conftest import START
 from tests.lifecycle_support import log_of
 
@@ -25,25 +24,25 @@ async def _agree(core) -> dict[str, int]:
 async def test_a_higher_severity_merged_report_raises_the_incident(say, core, clock):
     await say("/incident missile @stb_walkway s3 coins", as_="steward")
     fx = await core.active_fixture()
-    assert (await deadlines(core.store, fx.id))["1:ack"] == int(START.timestamp()) + 120
+    assert (await core.store.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 120
     clock.advance(timedelta(seconds=30))
     r = await say("/incident missile @stb_upper s4 bottles now", **TG)
     assert r.reply.title == "Added to INC-1"
     assert "severity 4" in r.reply.text.lower()
     inc = await core.store.incident(fx.id, 1)
-    assert (inc["severity"], inc["orig_severity"]) == ("4", "3")
+    assert (inc.severity, inc.orig["severity"]) == (4, "3")
     (amend,) = await log_of(core, "incident.amended")
     assert amend.data["old"] == {"severity": "3"} and amend.data["new"] == {"severity": "4"}
     assert amend.data["id"] == "INC-1"
     counts = await _agree(core)
     assert counts.get("inc:sev:4") == 1 and "inc:sev:3" not in counts
     # escalation re-planned on severity 4's timers: a minute from the report, not two
-    assert (await deadlines(core.store, fx.id))["1:ack"] == int(START.timestamp()) + 60
+    assert (await core.store.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 60
     outs = await sweep_escalations(core, START + timedelta(seconds=60))
     assert sorted(o.audience for o in outs) == ["command", "police"]
     # the open list orders it with the severity-4 incidents
     (first,), by_sev = await core.store.open_incidents(fx.id, limit=1)
-    assert first["n"] == "1" and by_sev[4] == 1 and by_sev[3] == 0
+    assert first.n == 1 and by_sev[4] == 1 and by_sev[3] == 0
     assert "Amended; originally severity 3" in (await say("/incident 1", as_="control")).reply.text
 
 
@@ -53,7 +52,7 @@ async def test_a_lower_or_equal_severity_changes_nothing(say, core):
     await say("/incident missile @stb_upper s4 more coins", as_="supervisor")
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert inc["severity"] == "4" and "orig_severity" not in inc and inc["merged"] == "2"
+    assert inc.severity == 4 and "severity" not in inc.orig and inc.merged == 2
     assert await log_of(core, "incident.amended") == []
     await _agree(core)
 
@@ -64,6 +63,6 @@ async def test_an_acknowledged_incident_is_raised_without_restarting_escalation(
     await say("/incident missile @stb_upper s5 seats ripped out and thrown", **TG)
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert (inc["severity"], inc["status"]) == ("5", "acknowledged")
-    assert "1:ack" not in await deadlines(core.store, fx.id)
+    assert (inc.severity, inc.status) == (5, "acknowledged")
+    assert "1:ack" not in await core.store.deadlines(fx.id)
     await _agree(core)

@@ -27,7 +27,7 @@ async def test_methane_goes_to_every_command_channel_as_a_severity_5_incident(sa
     assert "N – Number and severity of casualties: 12 casualties, 3 serious" in heads[0].reply.text
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert inc["severity"] == "5" and inc["location"] == "stb_walkway" and inc["methane"] == "1"
+    assert inc.severity == 5 and inc.location == "stb_walkway" and inc.methane
     ev = (await log_of(core, "incident.reported"))[0]
     assert ev.data["methane"]["s"].startswith("police and LAS")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.schedule.escalation import sweep_escalations
-from bot.store.lifecycle import deadlines
 from tests.conftest import START
 from tests.lifecycle_support import log_of
 
@@ -18,8 +17,8 @@ async def test_steward_on_scene_is_recorded_without_stopping_escalation(say, cor
     r = await say("/onscene 1 two of us at the top of the stairs", as_="steward")
     assert r.reply.ok and "INC-1" in r.reply.text and "acknowledge" in r.reply.text.lower()
     inc = await core.store.incident(fx.id, 1)
-    assert inc["status"] == "reported"
-    assert "1:ack" in await deadlines(core.store, fx.id)
+    assert inc.status == "reported"
+    assert "1:ack" in await core.store.deadlines(fx.id)
     outs = await sweep_escalations(core, START + timedelta(seconds=60))
     assert sorted(o.audience for o in outs) == ["command", "police"]  # still escalates
     (note,) = await log_of(core, "incident.update")
@@ -32,7 +31,7 @@ async def test_steward_on_scene_is_recorded_without_stopping_escalation(say, cor
     r = await say("/ack 1", as_="control")
     assert r.reply.ok and "acknowledged" in r.reply.text
     inc = await core.store.incident(fx.id, 1)
-    assert inc["status"] == "acknowledged" and inc["tta_s"] == "60"
+    assert inc.status == "acknowledged" and inc.tta_s == 60
 
 
 async def test_handlers_on_scene_still_moves_the_status(say, core):
@@ -40,7 +39,7 @@ async def test_handlers_on_scene_still_moves_the_status(say, core):
     r = await say("/onscene 1", as_="supervisor")
     assert r.reply.ok
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["status"] == "on_scene"
+    assert (await core.store.incident(fx.id, 1)).status == "on_scene"
 
 
 async def test_steward_may_mark_on_scene_once_acknowledged(say, core):
@@ -49,4 +48,4 @@ async def test_steward_may_mark_on_scene_once_acknowledged(say, core):
     r = await say("/onscene 1", as_="steward")
     assert r.reply.ok
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["status"] == "on_scene"
+    assert (await core.store.incident(fx.id, 1)).status == "on_scene"

@@ -38,7 +38,7 @@ async def test_a_place_at_the_end_of_a_long_location_is_still_found(say, core, m
                   as_="safety_officer")
     assert r.reply.ok, r.reply.text
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["location"] == "stb_walkway"
+    assert (await core.store.incident(fx.id, 1)).location == "stb_walkway"
     assert calls[0] < 20 * 252
 
 

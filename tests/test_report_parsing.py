@@ -39,7 +39,7 @@ async def test_a_plausible_crowd_count_is_kept(say, core):
     assert r.reply.ok
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
-    assert (inc["people"], inc["description"]) == ("40", "fighting")
+    assert (inc.people, inc.description) == ("40", "fighting")
 
 
 @pytest.mark.parametrize("word, zone", [
@@ -63,6 +63,6 @@ async def test_block_number_in_a_one_line_report(say, core):
     r = await say("/incident pyro @block_112 s3", as_="steward")
     assert r.reply.ok
     fx = await core.active_fixture()
-    assert (await core.store.incident(fx.id, 1))["location"] == "stb_lower"
+    assert (await core.store.incident(fx.id, 1)).location == "stb_lower"
     r = await say("/incident pyro @block_999 s3", as_="steward")
     assert "No block 999" in r.reply.text and "101-112" in r.reply.text

@@ -67,7 +67,7 @@ async def test_both_platforms_in_one_process(core, redis_url, tmp_path):  # core
                                          c.params.get("chat_id") == CONTROL_CHAT and
                                          "Acknowledged" in str(c.params.get("text"))], 15)
         fx = await core.active_fixture()
-        assert (await core.store.incident(fx.id, 1))["status"] == "acknowledged"
+        assert (await core.store.incident(fx.id, 1)).status == "acknowledged"
         proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 30
         while proc.returncode is None and time.monotonic() < deadline:

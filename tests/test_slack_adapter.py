@@ -13,6 +13,7 @@ from pydantic import SecretStr
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
+from bot.domain.models import Incident
 from bot.settings import Settings
 from tests.fakes.slack_api import (
     SIGNING_SECRET,
@@ -69,7 +70,7 @@ async def slash(slack: SlackAdapter, fake: FakeSlack, command: str, text: str = 
     return await slack.bolt_app.async_dispatch(bolt_request(body, **kw))
 
 
-async def open_incidents(core: Core) -> list[dict]:
+async def open_incidents(core: Core) -> list[Incident]:
     fx = await core.active_fixture()
     assert fx is not None
     rows, _ = await core.store.open_incidents(fx.id)
@@ -116,8 +117,8 @@ async def test_modal_report_posts_live_message_and_ack_edits_it(slack, fake, cor
     assert "<bottles>" not in json.dumps(posted.params)
     ts = (await fake.wait_for(lambda: [k for k in fake.messages if k[0] == CHANNEL]))[0][1]
     [inc] = await open_incidents(core)
-    assert (inc["type"], inc["location"], inc["severity"]) == ("missile", "stb_walkway", "4")
-    assert (inc["affiliation"], inc["people"]) == ("away", "30")
+    assert (inc.type, inc.location, inc.severity) == ("missile", "stb_walkway", 4)
+    assert (inc.affiliation, inc.people) == ("away", "30")
 
     ack_cmd = buttons_of(posted.params["blocks"])["Acknowledge"]
     press = button_payload(user=CONTROL, channel=CHANNEL, message_ts=ts, value=ack_cmd,
@@ -132,7 +133,7 @@ async def test_modal_report_posts_live_message_and_ack_edits_it(slack, fake, cor
     assert answer.params["response_type"] == "ephemeral"
     assert "acknowledged" in answer.params["text"]
     [inc] = await open_incidents(core)
-    assert inc["status"] == "acknowledged"
+    assert inc.status == "acknowledged"
 
 
 async def test_modal_errors_stay_on_the_field(slack, fake, core):
@@ -233,7 +234,7 @@ async def test_retries_are_logged_once(slack, fake, core, settings):
         bolt_request(raw, content_type="application/json", retry_num=2))
     await fake.wait_call("chat.postMessage", lambda c: c.params["channel"] == "D0CONTROL1",
                          count=2)
-    assert [i["type"] for i in await open_incidents(core)].count("drone") == 1
+    assert [i.type for i in await open_incidents(core)].count("drone") == 1
 
 
 # ------------------------------------------------------------------------------ transports

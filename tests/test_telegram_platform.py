@@ -273,7 +273,7 @@ async def test_callback_data_the_bot_did_not_issue_is_refused(
     fx = await core.active_fixture()
     assert [e.kind for e in await core.store.events(fx.id)] .count("incident.closed") == 0
     inc = await core.store.incident(fx.id, 1)
-    assert inc["status"] == "reported"
+    assert inc.status == "reported"
 
 
 # ---------------------------------------------------------------- 6: anonymous admins

@@ -7,20 +7,21 @@ import logging
 import shlex
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from bot.core.messages import Command, Outbound, Reply, Result, refuse
 from bot.core.paging import fits, overflow, page_of, split_page_args
+from bot.core.resend import NOT_CONFIRMED, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
 from bot.domain.grounds import Ground
-from bot.domain.ledger import Event
+from bot.domain.ledger import Event, clean_text
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
-from bot.store import Refused, Store, StoreUnavailable
+from bot.store import Refused, Store, StoreUnavailable, WriteAttempts
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +187,17 @@ def split_args(text: str) -> list[str]:
         return text.split()
 
 
+def as_valid_text(cmd: Command) -> Command:
+    """The command with every user string as valid Unicode (see ledger.clean_text): the
+    one change the bot makes to what people type before it is logged."""
+    texts = [cmd.text, cmd.user_name, *(a.caption for a in cmd.attachments)]
+    if all(clean_text(t) is t for t in texts):
+        return cmd
+    return replace(cmd, text=clean_text(cmd.text), user_name=clean_text(cmd.user_name),
+                   attachments=tuple(replace(a, caption=clean_text(a.caption))
+                                     for a in cmd.attachments))
+
+
 class Core:
     """Turns Commands into Results, for every platform, through one registry."""
 
@@ -201,6 +213,7 @@ class Core:
         self.notifier = notifier
         self.settings = settings
         self.cache = TTLCache(cache_ttl)
+        self.unsure = UnsureWrites()  # resends after an outage reuse the first dedupe key
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
@@ -250,8 +263,19 @@ class Core:
         return result
 
     async def _handle(self, cmd: Command) -> Result | None:
-        text = cmd.text.replace("\x01", "").strip()
         now = self.clock.now()  # the log's time is when the bot received it
+        cmd = self.unsure.resend(as_valid_text(cmd), now)
+        writes = self.store.track_writes()
+        result = await self._answer(cmd, now, writes)
+        if writes.unconfirmed:
+            self.unsure.remember(cmd, now)
+        elif not writes.outage:
+            self.unsure.settle(cmd)  # answered with the store up: the outcome is known
+        return result
+
+    async def _answer(self, cmd: Command, now: datetime,
+                      writes: WriteAttempts) -> Result | None:
+        text = cmd.text.strip()
         if len(text) > MAX_TEXT:  # refused, never cut: a cut report says something else
             if not text.startswith("/") and not cmd.private and not cmd.attachments:
                 return None
@@ -303,9 +327,17 @@ class Core:
             return Result(Reply(str(exc), ok=False))
         except StoreUnavailable:
             log.warning("store unavailable during /%s", spec.name)
+            if writes.attempted:  # the write may have run before the reply was lost
+                writes.unconfirmed = True
+                return Result(Reply(NOT_CONFIRMED, ok=False))
             return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))
         except Exception:
             log.exception("handler /%s failed", spec.name)
+            if writes.attempted:  # it failed after sending a write, which may have run
+                writes.unconfirmed = True
+                return Result(Reply(f"Sorry, /{spec.name} failed after writing; it may or may "
+                                    "not have been logged. Send it again: a repeat will not "
+                                    "be logged twice.", ok=False))
             return Result(Reply(f"Sorry, /{spec.name} failed and was NOT logged. "
                                 "Try again or radio control.", ok=False))
         if not result.reply.ok:

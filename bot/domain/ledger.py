@@ -7,6 +7,7 @@ built from counters always equals a recount of the event stream.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,7 +15,80 @@ from datetime import datetime
 
 from bot.domain.clock import parse_iso
 
-PHASE_VAR = "\x01phase\x01"  # filled in by the store with the fixture's current phase
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """What a user typed, as text the log can hold: lone surrogates (not characters, and
+    impossible in UTF-8) become U+FFFD; everything else is kept exactly."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+class Var:
+    """A value the store fills in while it writes (e.g. the new incident's number `n`, the
+    fixture's `phase`, the refused incident's `current` status). Join it to text with `+`."""
+
+    # A plain class, not a dataclass: built on every write, so kept cheap. `wire` is where
+    # the store caches how it sends this value (opaque here).
+    __slots__ = ("name", "wire")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.wire: object = None
+
+    def __add__(self, other: str | Var | Tpl) -> Tpl:
+        return Tpl((self,)) + other
+
+    def __radd__(self, other: str) -> Tpl:
+        return Tpl((other, self))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Var and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("Var", self.name))
+
+    def __repr__(self) -> str:
+        return f"Var({self.name!r})"
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("a store Var cannot be formatted into a string; join it with +")
+
+
+class Tpl:
+    """Text made of literal parts and Vars, e.g. "INC-" + Var("n")."""
+
+    __slots__ = ("parts", "wire", "_hash")
+
+    def __init__(self, parts: tuple[str | Var, ...]) -> None:
+        self.parts = parts
+        self.wire: object = None
+        self._hash = 0
+
+    def __add__(self, other: str | Var | Tpl) -> Tpl:
+        more = other.parts if isinstance(other, Tpl) else (other,)
+        return Tpl(self.parts + more)
+
+    def __radd__(self, other: str) -> Tpl:
+        return Tpl((other, *self.parts))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Tpl and other.parts == self.parts
+
+    def __hash__(self) -> int:
+        if not self._hash:
+            self._hash = hash(("Tpl", self.parts))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Tpl({self.parts!r})"
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("a store Tpl cannot be formatted into a string; join it with +")
+
+
+Text = str | Var | Tpl  # what a write may carry where the store fills something in
+PHASE = Var("phase")  # the fixture's current phase, read in the same write
 
 
 @dataclass
@@ -25,16 +99,9 @@ class Event:
     at: str
     by: str
     role: str
-    data: dict
-    phase: str = PHASE_VAR
+    data: dict  # values may be Vars or Tpls until stored
+    phase: str | Var = PHASE
     id: str = ""  # the stream id, once stored
-
-    def fields(self) -> list[str]:
-        """Flat field/value list for XADD."""
-        # Store placeholders (\x01var\x01) must survive JSON encoding as raw bytes.
-        data = json.dumps(self.data, separators=(",", ":")).replace("\\u0001", "\x01")
-        return ["kind", self.kind, "at", self.at, "by", self.by, "role", self.role,
-                "phase", self.phase, "data", data]
 
     @classmethod
     def from_stream(cls, sid: str, f: dict[str, str]) -> Event:
@@ -43,8 +110,9 @@ class Event:
                    data=json.loads(f.get("data", "{}")), phase=f.get("phase", ""), id=sid)
 
 
-def deltas(ev: Event) -> dict[str, int]:
-    """Counter increments an event causes (fields of the fixture's counts hash)."""
+def deltas(ev: Event) -> dict[str | Tpl, int]:
+    """Counter increments an event causes (fields of the fixture's counts hash); before the
+    event is stored its phase is the store's Var, so that key is a Tpl."""
     d = ev.data
     if ev.kind == "incident.reported":
         return {
@@ -53,7 +121,7 @@ def deltas(ev: Event) -> dict[str, int]:
             f"inc:type:{d['type']}": 1,
             f"inc:sev:{d['severity']}": 1,
             f"inc:loc:{d['location']}": 1,
-            f"inc:phase:{ev.phase}": 1,
+            "inc:phase:" + ev.phase: 1,
             f"inc:aff:{d.get('affiliation', 'unknown')}": 1,
             f"inc:lt:{d['location']}:{d['type']}": 1,  # by place and type: the form's order
         }
@@ -86,6 +154,36 @@ def deltas(ev: Event) -> dict[str, int]:
         return {"ban:total": n, f"ban:type:{d['type']}": n, f"ban:status:{d['status']}": n,
                 f"ban:sd:{side}": n, f"ban:x:{d['type']}:{d['status']}:{side}": n}
     return {}
+
+
+CHART_BIN_S = 15 * 60  # the post-match chart counts per 15 minutes
+
+
+def chart_bin(at_iso: str) -> int:
+    """Epoch seconds of the start of the 15-minute bin an ISO time falls in."""
+    ts = int(parse_iso(at_iso).timestamp())
+    return ts - ts % CHART_BIN_S
+
+
+def chart_deltas(ev: Event) -> dict[str | Tpl, int]:
+    """Chart counters an event moves: incidents per bin and phase ('i:<bin>:<phase>', by
+    when it happened) and arrests per bin ('a:<bin>')."""
+    if ev.kind == "incident.reported":
+        at = ev.data.get("occurred_at") or ev.data.get("reported_at") or ev.at
+        return {f"i:{chart_bin(at)}:" + (ev.phase or "pre"): 1}
+    if ev.kind == "arrest.recorded":
+        return {f"a:{chart_bin(ev.at)}": int(ev.data.get("count", 1))}
+    return {}
+
+
+def incident_of(ev: Event) -> str | Tpl | None:
+    """The incident an event belongs to ('7', or a Tpl before the store fills it in)."""
+    ref = ev.data.get("id") or ev.data.get("incident")
+    if isinstance(ref, str) and ref.startswith("INC-"):
+        return ref[4:]
+    if isinstance(ref, Tpl) and ref.parts[0] == "INC-":
+        return Tpl(ref.parts[1:])
+    return None
 
 
 @dataclass

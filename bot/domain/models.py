@@ -91,3 +91,95 @@ def _notes_from_text(text: str) -> dict[str, str]:
     except ValueError:
         return {}
     return v if isinstance(v, dict) else {}
+
+
+def _int(value: str | None, default: int = 0) -> int:
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError:
+        return default
+
+
+@dataclass
+class Incident:
+    """One incident's current view (the store's derived hash), typed."""
+
+    n: int
+    type: str
+    severity: int
+    location: str
+    status: str = "reported"
+    reported_at: str = ""
+    reported_ts: int = 0
+    occurred_at: str = ""
+    updated_at: str = ""
+    phase: str = ""
+    fixture: str = ""
+    reporter: str = ""
+    reporter_role: str = ""
+    reporter_name: str = ""
+    description: str = ""
+    affiliation: str = "unknown"
+    people: str = ""
+    methane: bool = False
+    evidence: int = 0
+    updates: int = 0
+    merged: int = 0
+    arrests: int = 0
+    bans: int = 0
+    esc_next: int = 0
+    remind_n: int = 0
+    escalated_tier: int = 0
+    amendments: int = 0
+    owner: str = ""
+    owner_name: str = ""
+    status_by_name: str = ""
+    last_note: str = ""
+    tta_s: int | None = None
+    ttc_s: int | None = None
+    orig: dict[str, str] = field(default_factory=dict)  # type/severity/location before /amend
+    marks: dict[str, str] = field(default_factory=dict)  # <status>_at / _by, escalated_at …
+
+    @property
+    def id(self) -> str:
+        """INC-n."""
+        return incident_id(self.n)
+
+    @property
+    def is_open(self) -> bool:
+        """Not closed."""
+        return self.status != "closed"
+
+    @classmethod
+    def from_hash(cls, h: dict[str, str]) -> Incident:
+        """From the store's hash fields."""
+        kw: dict[str, object] = {}
+        orig: dict[str, str] = {}
+        marks: dict[str, str] = {}
+        for k, v in h.items():
+            if k in _INC_STRS:
+                kw[k] = v
+            elif k in _INC_INTS:
+                kw[k] = _int(v)
+            elif k.startswith("orig_"):
+                orig[k[5:]] = v
+            elif k not in _INC_OTHER:
+                marks[k] = v
+        tta, ttc = h.get("tta_s"), h.get("ttc_s")
+        return cls(
+            n=_int(h.get("n")), type=h.get("type", ""), severity=_int(h.get("severity"), 1),
+            location=h.get("location", ""), reported_ts=_int(h.get("reported_ts")),
+            methane=h.get("methane") == "1", tta_s=_int(tta) if tta else None,
+            ttc_s=_int(ttc) if ttc else None, orig=orig, marks=marks,
+            **kw,  # type: ignore[arg-type]
+        )
+
+
+_INC_INTS = frozenset({"evidence", "updates", "merged", "arrests", "bans", "esc_next",
+                       "remind_n", "escalated_tier", "amendments"})
+_INC_STRS = frozenset({"status", "reported_at", "occurred_at", "updated_at", "phase", "fixture",
+                       "reporter", "reporter_role", "reporter_name", "description",
+                       "affiliation", "people", "owner", "owner_name", "status_by_name",
+                       "last_note"})
+_INC_OTHER = frozenset({"n", "id", "type", "severity", "location", "reported_ts", "methane",
+                        "tta_s", "ttc_s"})

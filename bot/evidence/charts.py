@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.domain.clock import parse_iso
-from bot.domain.ledger import Event
+from bot.domain.ledger import CHART_BIN_S, Event
 from bot.domain.vocab import PHASES
 
 BIN = timedelta(minutes=15)
@@ -52,6 +52,30 @@ def chart_data(events: list[Event]) -> ChartData | None:
         if phase:
             data.incidents.setdefault(phase, [0] * bins)[i] += 1
         data.arrests[i] += arrests
+    return data
+
+
+def chart_from_counts(counts: dict[str, int]) -> ChartData | None:
+    """The same bins as chart_data, from the counters the write script keeps."""
+    cells: list[tuple[int, str, int]] = []  # (bin start epoch, phase or "", count)
+    for key, n in counts.items():
+        kind, _, rest = key.partition(":")
+        if kind == "i":
+            at, _, phase = rest.partition(":")
+            cells.append((int(at), phase or "pre", n))
+        elif kind == "a":
+            cells.append((int(rest), "", n))
+    if not cells:
+        return None
+    first = min(c[0] for c in cells)
+    bins = (max(c[0] for c in cells) - first) // CHART_BIN_S + 1
+    data = ChartData(datetime.fromtimestamp(first, UTC), bins, {}, [0] * bins)
+    for at, phase, n in cells:
+        i = (at - first) // CHART_BIN_S
+        if phase:
+            data.incidents.setdefault(phase, [0] * bins)[i] += n
+        else:
+            data.arrests[i] += n
     return data
 
 

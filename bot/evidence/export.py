@@ -12,7 +12,6 @@ from typing import Any
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.store import Store
-from bot.store.lifecycle import police_records
 
 JSONL, CSV, REPORT, MANIFEST, RESTRICTED = ("events.jsonl", "events.csv", "report.md",
                                             "manifest.json", "custody_refs.jsonl")
@@ -99,7 +98,7 @@ async def custody_refs(store: Store, fixture_id: str) -> list[dict[str, str]]:
     """Custody/occurrence references of arrests and bans (restricted: police and admin)."""
     out = []
     for kind, word in (("arr", "arrest"), ("ban", "ban")):
-        for rec in await police_records(store, fixture_id, kind):
+        for rec in await store.police_records(fixture_id, kind):
             if rec.get("ref") or rec.get("ref_expired_at"):
                 out.append({"record": f"{'A' if kind == 'arr' else 'B'}-{rec['n']}",
                             "type": word, "incident": rec.get("incident", ""),

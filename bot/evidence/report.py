@@ -32,12 +32,14 @@ async def report_markdown(store: Store, fx: Fixture, events: list[Event], head: 
         if isinstance(key, str) and key.startswith("INC-"):
             by_inc.setdefault(key, []).append(ev)
     for iid in sorted(by_inc, key=lambda k: int(k[4:])):
-        inc = await store.incident(fx.id, int(iid[4:])) or {}
-        lines.append(f"### {iid} {INCIDENT_TYPES.label(inc.get('type', 'other'))}, severity "
-                     f"{inc.get('severity', '?')}, {inc.get('location', '?')} — "
-                     f"{inc.get('status', '?')}")
-        lines.append(f"Time to acknowledge {_secs(inc.get('tta_s'))}, to close "
-                     f"{_secs(inc.get('ttc_s'))}.")
+        inc = await store.incident(fx.id, int(iid[4:]))
+        if inc is None:
+            lines.append(f"### {iid} (no current view)")
+        else:
+            lines.append(f"### {iid} {INCIDENT_TYPES.label(inc.type)}, severity "
+                         f"{inc.severity}, {inc.location} — {inc.status}")
+            lines.append(f"Time to acknowledge {_secs(inc.tta_s)}, to close "
+                         f"{_secs(inc.ttc_s)}.")
         lines.append("")
         for ev in by_inc[iid]:
             detail = ev.data.get("text") or ev.data.get("note") or ev.data.get("description") \

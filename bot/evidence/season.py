@@ -9,7 +9,6 @@ from typing import Any
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, norm
 from bot.store import Store
-from bot.store.plans import counts_many
 
 IN_FORCE = "active"
 
@@ -83,7 +82,7 @@ async def season_table(store: Store, club: str, season: str,
     fixtures = await store.fixtures()
     name = resolve_club(club, fixtures) or club
     mine = club_fixtures(fixtures, name, season, before)
-    counts = await counts_many(store, [f.id for f in mine])
+    counts = await store.counts_many([f.id for f in mine])
     table = tally_club([(f, counts[f.id]) for f in mine], name)
     return {"club": name, "season": season, "fixtures": [f.id for f in mine], **table}
 

@@ -12,9 +12,8 @@ from bot.core.messages import Outbound, Reply
 from bot.domain.cadence import BriefingConfig, config_for
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
-from bot.evidence.charts import incident_chart
+from bot.evidence.charts import chart_data, chart_from_counts, render_chart
 from bot.evidence.season import same_club, tally_club
-from bot.store.plans import counts_many
 
 log = logging.getLogger(__name__)
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
@@ -43,7 +42,7 @@ async def briefing_data(core: Core, fx: Fixture, cfg: BriefingConfig) -> dict[st
     season = {c: [f for f in rows if f.season == fx.season
                   and (same_club(f.home, c) or same_club(f.away, c))] for c in (fx.home, fx.away)}
     ids = sorted({f.id for f in history + ground + season[fx.home] + season[fx.away]})
-    counts = await counts_many(core.store, ids)
+    counts = await core.store.counts_many(ids)
     return {
         "history": [_meeting(f, counts[f.id]) for f in history],
         "ground": [_meeting(f, counts[f.id]) for f in ground],
@@ -147,9 +146,13 @@ async def briefing_outbounds(core: Core, fx: Fixture, label: str = "",
 
 async def summary_chart(core: Core, fx: Fixture) -> bytes | None:
     """The incidents-per-15-minutes chart of a fixture, or None when nothing happened."""
-    events = await core.store.events(fx.id)
-    return incident_chart(events, f"{fx.title}: incidents per 15 min",
-                          config_for(core.settings).tz, fx.kickoff)
+    data = chart_from_counts(await core.store.chart_counts(fx.id))
+    if data is None:  # nothing counted: a quiet fixture, or one logged before the counters
+        data = chart_data(await core.store.events(fx.id))
+    if data is None:
+        return None
+    return render_chart(data, f"{fx.title}: incidents per 15 min",
+                        config_for(core.settings).tz, fx.kickoff)
 
 
 async def summary_reply(core: Core, fx: Fixture, late_due: datetime | None = None) -> Reply:

@@ -20,15 +20,8 @@ from bot.core.dispatch import Core
 from bot.core.messages import Button, Outbound, Reply
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
+from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
-from bot.store.lifecycle import (
-    claim_reminder,
-    claim_tier,
-    drop_deadline,
-    due_deadlines,
-    first_deadline,
-)
 
 log = logging.getLogger(__name__)
 SYSTEM = "system:escalation"
@@ -123,7 +116,7 @@ async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
     if fx is None:
         return []
     outs: list[Outbound] = []
-    for member, due in await due_deadlines(core.store, fx.id, int(now.timestamp())):
+    for member, due in await core.store.due_deadlines(fx.id, int(now.timestamp())):
         n_text, _, tag = member.partition(":")
         try:
             outs += await _fire(core, fx, int(n_text), tag, member, due, now)
@@ -137,7 +130,7 @@ async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
 async def next_due(core: Core) -> datetime | None:
     """When the next deadline of the active fixture falls due (replay steps to it)."""
     fx = await core.active_fixture()
-    ts = await first_deadline(core.store, fx.id) if fx else None
+    ts = await core.store.first_deadline(fx.id) if fx else None
     return datetime.fromtimestamp(ts, UTC) if ts is not None else None
 
 
@@ -145,66 +138,66 @@ async def _fire(core: Core, fx: Fixture, n: int, tag: str, member: str, due: int
                 now: datetime) -> list[Outbound]:
     inc = await core.store.incident(fx.id, n)
     if inc is None or tag not in ("ack", "open"):
-        await drop_deadline(core.store, fx.id, member)
+        await core.store.drop_deadline(fx.id, member)
         return []
-    sp = policy(core).for_severity(int(inc["severity"]))
+    sp = policy(core).for_severity(inc.severity)
     if tag == "ack":
         return await _fire_tier(core, fx, inc, sp, member, now)
     return await _fire_reminder(core, fx, inc, sp, member, now)
 
 
-async def _fire_tier(core: Core, fx: Fixture, inc: dict[str, str], sp: SeverityPolicy,
+async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
                      member: str, now: datetime) -> list[Outbound]:
-    i = int(inc.get("esc_next") or 0)
-    if inc.get("status") != "reported" or i >= len(sp.tiers):
-        await drop_deadline(core.store, fx.id, member)
+    i = inc.esc_next
+    if inc.status != "reported" or i >= len(sp.tiers):
+        await core.store.drop_deadline(fx.id, member)
         return []
     tier = sp.tiers[i]
-    waited = int(now.timestamp()) - int(inc["reported_ts"])
+    waited = int(now.timestamp()) - inc.reported_ts
     who = ", ".join(AUDIENCE_WORDS.get(a, a) for a in tier.to)
     text = f"auto: unacknowledged {_dur(waited)}, tier {i + 1} → {who}"
-    ev = _system_event("incident.escalated", now, {"id": inc["id"], "auto": True, "tier": i + 1,
+    ev = _system_event("incident.escalated", now, {"id": inc.id, "auto": True, "tier": i + 1,
                                                    "to": list(tier.to), "text": text})
-    nxt = int(inc["reported_ts"]) + sp.tiers[i + 1].after_s if i + 1 < len(sp.tiers) else None
-    claimed = await claim_tier(core.store, fx.id, int(inc["n"]), i, ev, nxt)
+    nxt = inc.reported_ts + sp.tiers[i + 1].after_s if i + 1 < len(sp.tiers) else None
+    claimed = await core.store.claim_tier(fx.id, inc.n, i, ev, nxt)
     if claimed is None:
         return []
-    reply = _alert(core, fx, claimed, f"⚠ {inc['id']} unacknowledged {_dur(waited)}",
+    reply = _alert(core, fx, claimed, f"⚠ {inc.id} unacknowledged {_dur(waited)}",
                    f"Escalated to {who} (tier {i + 1} of {len(sp.tiers)}).")
-    if tier.methane and claimed.get("methane") != "1":
+    if tier.methane and not claimed.methane:
         reply.text += "\nMajor incident? Send a METHANE report now: /methane"
         reply.buttons[0].append(Button("METHANE report", "/methane", "danger"))
     return [Outbound(a, reply, fixture=fx.id) for a in tier.to]
 
 
-async def _fire_reminder(core: Core, fx: Fixture, inc: dict[str, str], sp: SeverityPolicy,
+async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
                          member: str, now: datetime) -> list[Outbound]:
-    k = int(inc.get("remind_n") or 0)
-    if inc.get("status") == "closed" or not sp.remind_after_s:
-        await drop_deadline(core.store, fx.id, member)
+    k = inc.remind_n
+    if inc.status == "closed" or not sp.remind_after_s:
+        await core.store.drop_deadline(fx.id, member)
         return []
-    opened = int(now.timestamp()) - int(inc["reported_ts"])
-    text = f"auto: still open after {_dur(opened)} ({inc.get('status', '').replace('_', ' ')})"
-    ev = _system_event("incident.reminder", now, {"id": inc["id"], "n": k + 1, "text": text})
+    opened = int(now.timestamp()) - inc.reported_ts
+    text = f"auto: still open after {_dur(opened)} ({inc.status.replace('_', ' ')})"
+    ev = _system_event("incident.reminder", now, {"id": inc.id, "n": k + 1, "text": text})
     every = sp.remind_every_s or sp.remind_after_s
-    claimed = await claim_reminder(core.store, fx.id, int(inc["n"]), k, ev,
-                                   int(now.timestamp()) + every)
+    claimed = await core.store.claim_reminder(fx.id, inc.n, k, ev,
+                                              int(now.timestamp()) + every)
     if claimed is None:
         return []
-    owner = claimed.get("owner_name") or "no owner"
-    reply = _alert(core, fx, claimed, f"⏰ {inc['id']} still open after {_dur(opened)}",
+    owner = claimed.owner_name or "no owner"
+    reply = _alert(core, fx, claimed, f"⏰ {inc.id} still open after {_dur(opened)}",
                    f"Owner: {owner}. Update it, or resolve it if it is over.")
     return [Outbound(a, reply, fixture=fx.id) for a in sp.remind_to]
 
 
-def _alert(core: Core, fx: Fixture, inc: dict[str, str], title: str, tail: str) -> Reply:
+def _alert(core: Core, fx: Fixture, inc: Incident, title: str, tail: str) -> Reply:
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
-    reporter = inc.get("reporter_name") or ROLES.label(inc.get("reporter_role") or "steward")
-    n = inc["n"]
-    text = (f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
-            f"severity {inc['severity']}, reported by {reporter}.\n{tail}")
+    reporter = inc.reporter_name or ROLES.label(inc.reporter_role or "steward")
+    n = inc.n
+    text = (f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
+            f"severity {inc.severity}, reported by {reporter}.\n{tail}")
     buttons = [Button("Acknowledge", f"/ack {n}", "primary"), Button("Show", f"/incident {n}")]
-    if inc.get("status") != "reported":
+    if inc.status != "reported":
         buttons = [Button("Show", f"/incident {n}"), Button("Resolve", f"/resolve {n}")]
     return Reply(text=text, title=title, buttons=[buttons])
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from bot.core.dispatch import Core
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
-from bot.store.lifecycle import expire_refs, police_records
 
 KINDS = {"arr": ("arrest", "A"), "ban": ("ban", "B")}
 
@@ -32,7 +31,7 @@ async def sweep_retention(core: Core, now: datetime) -> list[Event]:
         for kind, (_, letter) in KINDS.items():
             if now < fx.kickoff + timedelta(days=days[kind]):
                 continue
-            for rec in await police_records(core.store, fx.id, kind):
+            for rec in await core.store.police_records(fx.id, kind):
                 if rec.get("ref"):
                     records.append(f"{kind}:{rec['n']}")
                     names.append(f"{letter}-{rec['n']}")
@@ -43,6 +42,6 @@ async def sweep_retention(core: Core, now: datetime) -> list[Event]:
                          "periods_days": {KINDS[k][0]: days[k] for k in KINDS},
                          "text": f"custody/occurrence refs of {', '.join(names)} removed "
                                  "after their retention period"})
-        await expire_refs(core.store, fx.id, records, ev, iso(now))
+        await core.store.expire_refs(fx.id, records, ev, iso(now))
         logged.append(ev)
     return logged

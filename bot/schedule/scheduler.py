@@ -22,14 +22,6 @@ from bot.core.dispatch import Core
 from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
 from bot.domain.clock import Clock
 from bot.domain.models import Fixture
-from bot.store.plans import (
-    add_summary_slot,
-    claim_slot,
-    load_plan,
-    missed_slots,
-    record_missed,
-    save_briefing_plan,
-)
 
 log = logging.getLogger(__name__)
 Ticker = Callable[[datetime], Awaitable[None]]
@@ -103,16 +95,16 @@ class Scheduler:
         if fx is None:
             return []
         now = self.clock.now()
-        old = await load_plan(store, fx_id)
+        old = await store.load_plan(fx_id)
         briefings = merge_plan(fx, self.cfg, old, now)
         if [s.to_json() for s in briefings] != [s.to_json() for s in old
                                                  if s.kind == "briefing"]:
-            await save_briefing_plan(store, fx_id, briefings)
+            await store.save_briefing_plan(fx_id, briefings)
         slots = briefings + [s for s in old if s.kind == "summary"]
         if fx.phase in POST_MATCH and not any(s.kind == "summary" for s in slots):
             summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
-            await add_summary_slot(store, summary)
-            slots = await load_plan(store, fx_id)  # another replica may have planned it first
+            await store.add_summary_slot(summary)
+            slots = await store.load_plan(fx_id)  # another replica may have planned it first
         self._schedule(fx_id, slots)
         return slots
 
@@ -211,13 +203,13 @@ class Scheduler:
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
-        if slot.id not in {s.id for s in await load_plan(store, slot.fixture)}:
+        if slot.id not in {s.id for s in await store.load_plan(slot.fixture)}:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
-        if not await claim_slot(store, slot, state, self.instance, now):
+        if not await store.claim_slot(slot, state, self.instance, now):
             return "skip"  # another replica has it
         if state == "missed":
-            await record_missed(store, slot)
+            await store.record_missed(slot)
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
             return state
         late = slot.due if state == "late" else None
@@ -234,4 +226,4 @@ class Scheduler:
         T-3h (16:45)'."""
         tz = self.cfg.tz
         return [f"Missed {s.kind}: {s.label} ({s.due.astimezone(tz):%H:%M})"
-                for s in await missed_slots(self.core.store, fx.id)]
+                for s in await self.core.store.missed_slots(fx.id)]

@@ -1,5 +1,6 @@
 """The store: the only code that knows Redis keys, Lua or redis-py."""
 
-from bot.store.client import Applied, Refused, Similar, Store, StoreUnavailable
+from bot.store.base import Applied, Refused, StoreUnavailable, WriteAttempts
+from bot.store.client import Similar, Store
 
-__all__ = ["Applied", "Refused", "Similar", "Store", "StoreUnavailable"]
+__all__ = ["Applied", "Refused", "Similar", "Store", "StoreUnavailable", "WriteAttempts"]

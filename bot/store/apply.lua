@@ -2,7 +2,9 @@
 -- KEYS[1]: the key prefix every key below is relative to (e.g. "md:{fx1}:"), so a
 --          command's keys share one hash slot.
 -- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as JSON.
--- "\1name\1" inside any string is replaced by a variable set by an earlier op.
+-- A string argument is always taken literally. A value the script fills in is a JSON object
+-- (see bot/store/ops.py): {"v": name} a variable set by an earlier op, {"t": [parts]} the
+-- parts joined, {"q": value} the value as a JSON string (inside event data).
 -- Guards (require_*) must come before writes: a refused command writes nothing.
 local p = KEYS[1]
 local vars = {}
@@ -12,9 +14,12 @@ if ARGV[1] ~= '' then
   if seen then return {'dup', seen} end
 end
 local function sub(s)
-  -- plain find first: most strings hold no variable, and gsub with a callback is slow
-  if type(s) ~= 'string' or not string.find(s, '\1', 1, true) then return s end
-  return (string.gsub(s, '\1(%w+)\1', function(v) return vars[v] or '' end))
+  if type(s) ~= 'table' then return s end
+  if s.v then return vars[s.v] or '' end
+  if s.q then return cjson.encode(sub(s.q)) end
+  local out = {}
+  for j, part in ipairs(s.t) do out[j] = sub(part) end
+  return table.concat(out)
 end
 local function k(s) return p .. sub(s) end
 local ops = cjson.decode(ARGV[3])
@@ -49,6 +54,9 @@ while i < #ops do
     redis.call('HSETNX', k(op[2]), sub(op[3]), sub(op[4]))
   elseif o == 'hincrby' then
     redis.call('HINCRBY', k(op[2]), sub(op[3]), op[4])
+  elseif o == 'hincrby_many' then
+    local key = k(op[2])
+    for j = 3, #op, 2 do redis.call('HINCRBY', key, sub(op[j]), op[j + 1]) end
   elseif o == 'set' then
     if op[4] and op[4] > 0 then
       redis.call('SET', k(op[2]), sub(op[3]), 'EX', op[4])
@@ -81,6 +89,8 @@ while i < #ops do
     if since then
       redis.call('HSETNX', k(op[2]), op[3], tostring(op[5] - since))
     end
+  elseif o == 'rpush' then
+    redis.call('RPUSH', k(op[2]), sub(op[3]))
   elseif o == 'sadd' then
     redis.call('SADD', k(op[2]), sub(op[3]))
   elseif o == 'srem' then

@@ -8,7 +8,7 @@ the `{ops}` tag.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -20,37 +20,55 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.domain.clock import parse_iso
-from bot.domain.ledger import Event, deltas
-from bot.domain.models import Fixture
+from bot.domain.ledger import PHASE, Event, Var
+from bot.domain.models import Fixture, Incident
+from bot.store.base import (
+    OPS,
+    SEV_BAND,
+    Applied,
+    Refused,
+    StoreUnavailable,
+    WriteAttempts,
+    as_hash,
+    fx_prefix,
+    note_outage,
+    note_write,
+    result_vars,
+    track_writes,
+)
+from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
+from bot.store.ops import (
+    Del,
+    FindSimilar,
+    Hget,
+    Hincrby,
+    Hset,
+    Hsetnx,
+    HsetnxSince,
+    Incr,
+    Op,
+    RequireExists,
+    RequireIn,
+    RequireMissing,
+    ReturnHash,
+    Set,
+    Unless,
+    When,
+    WhenCmp,
+    Zadd,
+    ZaddScoreFrom,
+    ZaddSince,
+    Zrem,
+    ZremByField,
+    encode,
+    json_value,
+    log_event,
+)
+from bot.store.plans import Plans
 
-OPS = "md:{ops}:"
-SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoch seconds
-
-
-class StoreUnavailable(Exception):
-    """Redis did not answer: nothing was written."""
-
-
-class Refused(Exception):
-    """A guard in the write refused the command: nothing was written."""
-
-
-@dataclass
-class Applied:
-    """What a write returned: variables it set (e.g. the new incident number) and hashes."""
-
-    duplicate: bool
-    vars: dict[str, str] = field(default_factory=dict)
-    hashes: list[dict[str, str]] = field(default_factory=list)
-
-
-def fx_prefix(fixture_id: str) -> str:
-    """Key prefix of one fixture (its hash tag)."""
-    return f"md:{{{fixture_id}}}:"
-
-
-def _hash(flat: list[str]) -> dict[str, str]:
-    return dict(zip(flat[::2], flat[1::2], strict=True))
+N = Var("n")  # the number the write just took
+SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
+INC_N, ID_N = "inc:" + N, "INC-" + N
 
 
 @dataclass
@@ -59,64 +77,59 @@ class Similar:
 
     since: int  # epoch seconds: only incidents reported since then
     near: list[str]  # zones that count as the same place (same or adjacent)
-    event: Event  # the incident.merged event (its data's id is "INC-\x01similar\x01")
+    event: Event  # the incident.merged event (its data's id is "INC-" + Var("similar"))
     token: str  # names the merge, so the reporter can split it out again
-    record: str  # what a split needs to log the report on its own (JSON)
+    record: dict[str, Any]  # what a split needs to log the report on its own
     severity: int = 0  # the report's severity: a higher one raises the incident's
     ack_after_s: int | None = None  # first escalation tier of that severity (None: no tiers)
 
 
-def _raise_ops(sim: Similar) -> list[list[Any]]:
+def _raise_ops(sim: Similar) -> list[Op]:
     """Inside the merge: when the report's severity is above the incident's, raise it (the
     highest reported wins) as a recorded amendment, move the counters and the open order,
     and re-plan escalation on the new severity's timers if still unacknowledged."""
-    key, n, new = "inc:\x01similar\x01", "\x01similar\x01", sim.severity
-    old = "\x01oldsev\x01"
+    key, n, new = "inc:" + SIMILAR, SIMILAR, sim.severity
+    old = Var("oldsev")
     ev = Event("incident.amended", sim.event.at, sim.event.by, sim.event.role, {
-        "id": f"INC-{n}", "old": {"severity": old}, "new": {"severity": str(new)},
-        "why": "a merged report", "merged": sim.token, "status": "\x01simstatus\x01",
-        "text": f"severity {old} → {new} (a merged report)"})
-    replan: list[list[Any]] = [
-        ["hset", key, "esc_next", "0"],
-        ["zadd_score_from", "esc", key, "reported_ts", sim.ack_after_s, f"{n}:ack"]
-        if sim.ack_after_s is not None else ["zrem", "esc", f"{n}:ack"],
+        "id": "INC-" + n, "old": {"severity": old}, "new": {"severity": str(new)},
+        "why": "a merged report", "merged": sim.token, "status": Var("simstatus"),
+        "text": "severity " + old + f" → {new} (a merged report)"})
+    replan: list[Op] = [
+        Hset(key, {"esc_next": "0"}),
+        ZaddScoreFrom("esc", key, "reported_ts", sim.ack_after_s, n + ":ack")
+        if sim.ack_after_s is not None else Zrem("esc", n + ":ack"),
     ]
-    raise_ops: list[list[Any]] = [
-        ["hget", key, "status", "simstatus", ""],
-        ["hsetnx", key, "orig_severity", old],
-        ["hset", key, "severity", str(new), "amended_at", sim.event.at],
-        ["hincrby", key, "amendments", 1],
-        ["xadd", "log", *ev.fields()],
-        ["hincrby", "counts", f"inc:sev:{old}", -1],
-        ["hincrby", "counts", f"inc:sev:{new}", 1],
-        ["zadd_score_from", "open", key, "reported_ts", (5 - new) * SEV_BAND, n],
-        ["skip_unless_cmp", "simstatus", "==", "reported", len(replan)],
-        *replan,
-    ]
-    return [["hget", key, "severity", "oldsev", "0"],
-            ["skip_unless_cmp", "oldsev", "<", new, len(raise_ops)], *raise_ops]
-
-
-def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[list[Any]]:
-    key = "inc:\x01similar\x01"
     return [
-        ["hincrby", key, "merged", 1],
-        ["hset", key, "updated_at", sim.event.at],
-        ["xadd", "log", *sim.event.fields()],
-        *(_raise_ops(sim) if sim.severity else []),
-        ["set", f"mrg:{sim.token}", sim.record, 3600],
-        ["set", f"last:{reporter}", f"\x01similar\x01 {int(parse_iso(sim.event.at).timestamp())}",
-         last_ttl],
-        ["return_hash", key],
+        Hget(key, "severity", "oldsev", "0"),
+        WhenCmp("oldsev", "<", new, [
+            Hget(key, "status", "simstatus", ""),
+            Hsetnx(key, "orig_severity", old),
+            Hset(key, {"severity": str(new), "amended_at": sim.event.at}),
+            Hincrby(key, "amendments", 1),
+            *log_event(ev),
+            Hincrby("counts", "inc:sev:" + old, -1),
+            Hincrby("counts", f"inc:sev:{new}", 1),
+            ZaddScoreFrom("open", key, "reported_ts", (5 - new) * SEV_BAND, n),
+            WhenCmp("simstatus", "==", "reported", replan),
+        ]),
     ]
 
 
-def counter_ops(ev: Event) -> list[list[Any]]:
-    """HINCRBY ops for an event's counter deltas."""
-    return [["hincrby", "counts", k, v] for k, v in deltas(ev).items()]
+def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
+    key = "inc:" + SIMILAR
+    return [
+        Hincrby(key, "merged", 1),
+        Hset(key, {"updated_at": sim.event.at}),
+        *log_event(sim.event),
+        *(_raise_ops(sim) if sim.severity else []),
+        Set(f"mrg:{sim.token}", json_value(sim.record), 3600),  # type: ignore[arg-type]
+        Set(f"last:{reporter}", SIMILAR + f" {int(parse_iso(sim.event.at).timestamp())}",
+            last_ttl),
+        ReturnHash(key),
+    ]
 
 
-class Store:
+class Store(Lifecycle, Plans):
     """Async facade over Redis for the whole product."""
 
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
@@ -144,36 +157,48 @@ class Store:
         """Raise StoreUnavailable unless Redis answers."""
         await self._call(self.r.ping())
 
+    @staticmethod
+    def track_writes() -> WriteAttempts:
+        """Record whether the current command sends a write (see WriteAttempts)."""
+        return track_writes()
+
+    async def reset_for_tests(self) -> None:
+        """Empty the database (tests and benches only)."""
+        await self._call(self.r.flushdb())
+
     async def _call(self, awaitable: Any) -> Any:
         try:
             return await awaitable
         except (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError) as exc:
+            note_outage()
             raise StoreUnavailable(str(exc)) from None
         except RedisError as exc:
             if "LOADING" in str(exc) or "MASTERDOWN" in str(exc):
+                note_outage()
                 raise StoreUnavailable(str(exc)) from None
             raise
 
-    async def apply(self, prefix: str, ops: list[list[Any]], dedupe: str = "") -> Applied:
-        """Run one command's ops atomically in one round trip; raise Refused on a guard."""
-        res = await self._call(
-            self._apply(keys=[prefix], args=[dedupe, self.dedupe_ttl, json.dumps(ops)])
-        )
+    async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
+        """Run one command's ops atomically in one round trip; raise Refused on a guard.
+        An outage during the call leaves it unknown whether it ran (see WriteAttempts)."""
+        payload = encode(ops)
+        note_write()
+        res = await self._call(self._apply(keys=[prefix], args=[dedupe, self.dedupe_ttl,
+                                                                payload]))
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
         if status == "dup":
-            return Applied(True, json.loads(res[1]))
-        return Applied(False, json.loads(res[1]) if res[1] != "{}" else {},
-                       [_hash(h) for h in res[2]])
+            return Applied(True, result_vars(res[1]))
+        return Applied(False, result_vars(res[1]), [as_hash(h) for h in res[2]])
 
     # ---------------------------------------------------------------- fixtures
     async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str) -> Applied:
         """Create a fixture (refused if the id exists) and list it in the directory."""
-        ops = [
-            ["require_missing", "meta", f"Fixture {fx.id} already exists."],
-            ["hset", "meta", *[x for kv in fx.to_hash().items() for x in kv]],
-            ["xadd", "log", *ev.fields()],
+        ops: list[Op] = [
+            RequireMissing("meta", f"Fixture {fx.id} already exists."),
+            Hset("meta", fx.to_hash()),
+            *log_event(ev),
         ]
         applied = await self.apply(fx_prefix(fx.id), ops, dedupe)
         # The directory is an idempotent index in another slot; re-adding is harmless.
@@ -183,11 +208,11 @@ class Store:
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
                              dedupe: str) -> Applied:
         """Change fixture fields (category, kick-off, phase, status) and log it."""
-        ops = [
-            ["require_exists", "meta", f"No fixture {fx_id}."],
-            ["hset", "meta", *[x for kv in fields.items() for x in kv]],
-            ["xadd", "log", *ev.fields()],
-            ["return_hash", "meta"],
+        ops: list[Op] = [
+            RequireExists("meta", f"No fixture {fx_id}."),
+            Hset("meta", fields),
+            *log_event(ev),
+            ReturnHash("meta"),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
@@ -199,7 +224,7 @@ class Store:
     async def fixtures(self) -> list[Fixture]:
         """Every fixture in the directory, by kick-off."""
         ids = sorted(await self._call(self.r.smembers(OPS + "fixtures")))
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self._pipe()
         for i in ids:
             pipe.hgetall(fx_prefix(i) + "meta")
         rows = await self._call(pipe.execute()) if ids else []
@@ -211,6 +236,7 @@ class Store:
 
     async def set_active_fixture(self, fx_id: str) -> None:
         """Make a fixture the one commands apply to."""
+        note_write()
         await self._call(self.r.set(OPS + "active", fx_id))
 
     # ---------------------------------------------------------------- incidents
@@ -226,84 +252,81 @@ class Store:
         nearby; if there is one the report is added to it instead (var `similar` is set) and
         nothing new is counted."""
         sev = int(fields["severity"])
-        head: list[list[Any]] = [
-            ["require_exists", "meta", f"No fixture {fx_id}."],
-            ["hget", "meta", "phase", "phase", "pre"],
-        ]
+        key = INC_N
+        head: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
         if similar is not None:
-            merge = _merge_ops(similar, fields["reporter"], last_ttl)
-            head += [["find_similar", f"open:t:{fields['type']}", similar.since,
-                      fields["type"], similar.near, fields.get("affiliation", "unknown"),
-                      fields["location"], "similar"],
-                     ["skip_unless", "similar", len(merge)], *merge]
-        ops: list[list[Any]] = [
-            ["incr", "seq", "n"],
-            ["hset", "inc:\x01n\x01", "n", "\x01n\x01", "id", "INC-\x01n\x01",
-             "phase", "\x01phase\x01", "reported_ts", str(reported_ts),
-             *[x for kv in fields.items() for x in kv]],
-            ["xadd", "log", *ev.fields()],
+            head += [FindSimilar(f"open:t:{fields['type']}", similar.since, fields["type"],
+                                 similar.near, fields.get("affiliation", "unknown"),
+                                 fields["location"], "similar"),
+                     When("similar", _merge_ops(similar, fields["reporter"], last_ttl))]
+        ops: list[Op] = [
+            Incr("seq", "n"),
+            Hset(key, {"n": N, "id": ID_N, "phase": PHASE,
+                       "reported_ts": str(reported_ts), **fields,
+                       "esc_next": "0", "remind_n": "0"}),
+            *log_event(ev),
             *counter_ops(ev),
-            ["zadd", "open", (5 - sev) * SEV_BAND + reported_ts, "\x01n\x01"],
-            ["zadd", "all", reported_ts, "\x01n\x01"],
-            ["zadd", "unacked", reported_ts, "\x01n\x01"],
+            Zadd("open", (5 - sev) * SEV_BAND + reported_ts, N),
+            Zadd("all", reported_ts, N),
+            Zadd("unacked", reported_ts, N),
             # the reporter's latest incident: where their next text or photo goes
-            ["set", f"last:{fields['reporter']}", f"\x01n\x01 {reported_ts}", last_ttl],
-            ["hset", "inc:\x01n\x01", "esc_next", "0", "remind_n", "0"],
-            *[["zadd", "esc", due, f"\x01n\x01:{tag}"] for tag, due in (deadlines or {}).items()],
-            ["zadd", f"open:t:{fields['type']}", reported_ts, "\x01n\x01"],
-            ["return_hash", "inc:\x01n\x01"],
+            Set(f"last:{fields['reporter']}", N + f" {reported_ts}", last_ttl),
+            *[Zadd("esc", due, N + f":{tag}") for tag, due in (deadlines or {}).items()],
+            Zadd(f"open:t:{fields['type']}", reported_ts, N),
+            ReturnHash(key),
         ]
         if drop_form:
-            ops.append(["del", f"form:{drop_form}"])
-            head.append(["del", f"form:{drop_form}"])
+            ops.append(Del(f"form:{drop_form}"))
+            head.append(Del(f"form:{drop_form}"))
         if similar is not None:
-            head.append(["skip_if", "similar", len(ops)])
+            return await self.apply(fx_prefix(fx_id), [*head, Unless("similar", ops)], dedupe)
         return await self.apply(fx_prefix(fx_id), head + ops, dedupe)
 
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
-                            ev: Event, now_ts: int, dedupe: str, refusal: str,
+                            ev: Event, now_ts: int, dedupe: str, refusal: str | Any,
                             fields: dict[str, str] | None = None,
                             deadlines: dict[str, int] | None = None) -> Applied:
-        """Move an incident to a new status if its current one allows it; an acknowledgement
-        stops its escalation deadlines and a close its reminders, in the same round trip."""
+        """Move an incident to a new status if its current one allows it (the refusal may
+        name Var("current")); an acknowledgement stops its escalation deadlines and a close
+        its reminders, in the same round trip. The event may use Var("from")."""
         key = f"inc:{n}"
         cls = ev.data.get("cls", "")
-        ops: list[list[Any]] = [
-            ["require_exists", key, f"No incident INC-{n} in this fixture."],
-            ["require_in", key, "status", allowed_from, refusal],
-            ["hget", key, "status", "from"],
-            ["hset", key, "status", to, f"{to}_at", ev.at, f"{to}_by", ev.by,
-             "updated_at", ev.at, *[x for kv in (fields or {}).items() for x in kv]],
-            ["xadd", "log", *ev.fields()],
+        ops: list[Op] = [
+            RequireExists(key, missing_incident(n)),
+            RequireIn(key, "status", allowed_from, refusal),
+            Hget(key, "status", "from"),
+            Hset(key, {"status": to, f"{to}_at": ev.at, f"{to}_by": ev.by,
+                       "updated_at": ev.at, **(fields or {})}),
+            *log_event(ev),
             *counter_ops(ev),
         ]
         if to != "reported":
-            ops += [["zadd_since", "tta", key, "reported_ts", now_ts, str(n)],
-                    ["hsetnx_since", key, "tta_s", "reported_ts", now_ts],
-                    ["zrem", "unacked", str(n)], ["zrem", "esc", f"{n}:ack"]]
+            ops += [ZaddSince("tta", key, "reported_ts", now_ts, str(n)),
+                    HsetnxSince(key, "tta_s", "reported_ts", now_ts),
+                    Zrem("unacked", str(n)), Zrem("esc", f"{n}:ack")]
         if cls == "close":
-            ops += [["zadd_since", "ttc", key, "reported_ts", now_ts, str(n)],
-                    ["hsetnx_since", key, "ttc_s", "reported_ts", now_ts],
-                    ["zrem", "open", str(n)], ["zrem", "esc", f"{n}:open"],
-                    ["zrem_by_field", "open:t:", key, "type", str(n)]]
+            ops += [ZaddSince("ttc", key, "reported_ts", now_ts, str(n)),
+                    HsetnxSince(key, "ttc_s", "reported_ts", now_ts),
+                    Zrem("open", str(n)), Zrem("esc", f"{n}:open"),
+                    ZremByField("open:t:", key, "type", str(n))]
         elif cls == "reopen":
-            ops.append(["zadd_score_from", "open", key, "reported_ts",
-                        (5 - int(ev.data.get("severity", 3))) * SEV_BAND, str(n)])
-        ops += [["zadd", "esc", due, f"{n}:{tag}"] for tag, due in (deadlines or {}).items()]
-        ops.append(["return_hash", key])
+            ops.append(ZaddScoreFrom("open", key, "reported_ts",
+                                     (5 - int(ev.data.get("severity", 3))) * SEV_BAND, str(n)))
+        ops += [Zadd("esc", due, f"{n}:{tag}") for tag, due in (deadlines or {}).items()]
+        ops.append(ReturnHash(key))
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
     async def add_to_incident(self, fx_id: str, n: int, ev: Event, dedupe: str,
                               counter_field: str = "updates") -> Applied:
         """Append an update or evidence to an incident's timeline."""
         key = f"inc:{n}"
-        ops: list[list[Any]] = [
-            ["require_exists", key, f"No incident INC-{n} in this fixture."],
-            ["hget", "meta", "phase", "phase", "pre"],
-            ["hincrby", key, counter_field, 1],
-            ["hset", key, "updated_at", ev.at],
-            ["xadd", "log", *ev.fields()],
-            ["return_hash", key],
+        ops: list[Op] = [
+            RequireExists(key, missing_incident(n)),
+            phase_op(),
+            Hincrby(key, counter_field, 1),
+            Hset(key, {"updated_at": ev.at}),
+            *log_event(ev),
+            ReturnHash(key),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
@@ -321,16 +344,17 @@ class Store:
         n, _, ts = raw.partition(" ")
         return int(n), int(ts) if ts else None
 
-    async def incident(self, fx_id: str, n: int) -> dict[str, str] | None:
+    async def incident(self, fx_id: str, n: int) -> Incident | None:
         """One incident's current view, or None."""
         h = await self._call(self.r.hgetall(f"{fx_prefix(fx_id)}inc:{n}"))
-        return h or None
+        return Incident.from_hash(h) if h else None
 
-    async def open_incidents(self, fx_id: str, limit: int = 15) -> tuple[list[dict], dict]:
+    async def open_incidents(self, fx_id: str,
+                             limit: int = 15) -> tuple[list[Incident], dict[int, int]]:
         """Open incidents, most severe then oldest first; open counts by severity (and
         key 0: the unacknowledged count)."""
         p = fx_prefix(fx_id)
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self._pipe()
         pipe.zrange(p + "open", 0, limit - 1)
         for sev in range(1, 6):
             lo = (5 - sev) * SEV_BAND
@@ -341,29 +365,28 @@ class Store:
         by_sev[0] = res[6]  # key 0: how many are still unacknowledged
         if not ids:
             return [], by_sev
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self._pipe()
         for n in ids:
             pipe.hgetall(f"{p}inc:{n}")
-        return [h for h in await self._call(pipe.execute()) if h], by_sev
+        return [Incident.from_hash(h) for h in await self._call(pipe.execute()) if h], by_sev
 
     # ---------------------------------------------------------------- police
     async def record_police(self, fx_id: str, kind: str, fields: dict[str, str], ev: Event,
                             dedupe: str, link: int | None) -> Applied:
         """Record an arrest or a ban (kind 'arr' or 'ban') with counters and incident link."""
-        ops: list[list[Any]] = [["require_exists", "meta", f"No fixture {fx_id}."]]
+        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}.")]
         if link is not None:
-            ops.append(["require_exists", f"inc:{link}", f"No incident INC-{link} to link."])
+            ops.append(RequireExists(f"inc:{link}", f"No incident INC-{link} to link."))
         ops += [
-            ["hget", "meta", "phase", "phase", "pre"],
-            ["incr", f"{kind}seq", "n"],
-            ["hset", f"{kind}:\x01n\x01", "n", "\x01n\x01", "phase", "\x01phase\x01",
-             *[x for kv in fields.items() for x in kv]],
-            ["xadd", "log", *ev.fields()],
+            phase_op(),
+            Incr(f"{kind}seq", "n"),
+            Hset(f"{kind}:" + N, {"n": N, "phase": PHASE, **fields}),
+            *log_event(ev),
             *counter_ops(ev),
         ]
         if link is not None:
             count = int(ev.data.get("count", 1))
-            ops.append(["hincrby", f"inc:{link}", "arrests" if kind == "arr" else "bans", count])
+            ops.append(Hincrby(f"inc:{link}", "arrests" if kind == "arr" else "bans", count))
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
     # ---------------------------------------------------------------- views
@@ -375,12 +398,12 @@ class Store:
     async def response_times(self, fx_id: str) -> dict[str, float | int | None]:
         """Median and worst seconds to acknowledge and to close (O(log n) via sorted sets)."""
         p = fx_prefix(fx_id)
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self._pipe()
         for z in ("tta", "ttc"):
             pipe.zcard(p + z)
         res = await self._call(pipe.execute())
         out: dict[str, float | int | None] = {"acknowledged": res[0], "closed": res[1]}
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self._pipe()
         for z, n in (("tta", res[0]), ("ttc", res[1])):
             lo, hi = (n - 1) // 2, n // 2
             pipe.zrange(p + z, lo, hi, withscores=True)
@@ -396,6 +419,28 @@ class Store:
         """The fixture's log in order (all of it unless count is given)."""
         rows = await self._call(self.r.xrange(fx_prefix(fx_id) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
+
+    async def incident_events(self, fx_id: str, n: int) -> list[Event]:
+        """The events about one incident, in order, from its timeline index (cost ~ its own
+        events, not the fixture's). An incident logged before the index existed is found by
+        reading the whole log."""
+        p = fx_prefix(fx_id)
+        ids = await self._call(self.r.lrange(f"{p}tl:{n}", 0, -1))
+        if not ids:
+            iid = f"INC-{n}"
+            return [e for e in await self.events(fx_id)
+                    if e.data.get("id") == iid or e.data.get("incident") == iid]
+        pipe = self._pipe()
+        for sid in ids:
+            pipe.xrange(p + "log", sid, sid, count=1)
+        rows = await self._call(pipe.execute())
+        return [Event.from_stream(sid, f) for row in rows for sid, f in row]
+
+    async def chart_counts(self, fx_id: str) -> dict[str, int]:
+        """The chart's counters: 'i:<bin>:<phase>' incidents and 'a:<bin>' arrests per
+        15-minute bin (see ledger.chart_deltas); cost ~ the number of bins."""
+        h = await self._call(self.r.hgetall(fx_prefix(fx_id) + "chart"))
+        return {k: int(v) for k, v in h.items() if int(v)}
 
     async def events_since(self, fx_id: str, since: str, limit: int = 2000) -> list[Event]:
         """Events logged at or after an ISO UTC time, oldest first; reads back from the end
@@ -425,22 +470,22 @@ class Store:
 
     async def create_invite(self, code: str, role: str, by: str, ttl: int) -> None:
         """Store a one-time invite code for a role, expiring after ttl seconds."""
-        pipe = self.r.pipeline(transaction=True)
+        note_write()
+        pipe = self._pipe(transaction=True)
         pipe.hset(OPS + f"invite:{code}", mapping={"role": role, "by": by})
         pipe.expire(OPS + f"invite:{code}", ttl)
         await self._call(pipe.execute())
 
     async def redeem_invite(self, code: str, who: str, name: str, at: str) -> str | None:
         """Use an invite once, atomically: the role it grants, or None if unknown/used/expired."""
-        # Placeholders must stay raw \x01 bytes (json.dumps would escape them).
-        rest = json.dumps({"name": name, "joined_at": at})[1:]
-        record = '{"role":"\x01role\x01","invited_by":"\x01by\x01",' + rest
-        ops = [
-            ["require_exists", f"invite:{code}", "unknown"],
-            ["hget", f"invite:{code}", "role", "role"],
-            ["hget", f"invite:{code}", "by", "by"],
-            ["hset", "members", who, record],
-            ["del", f"invite:{code}"],
+        record = json_value({"role": Var("role"), "invited_by": Var("by"), "name": name,
+                             "joined_at": at})
+        ops: list[Op] = [
+            RequireExists(f"invite:{code}", "unknown"),
+            Hget(f"invite:{code}", "role", "role"),
+            Hget(f"invite:{code}", "by", "by"),
+            Hset("members", {who: record}),
+            Del(f"invite:{code}"),
         ]
         try:
             applied = await self.apply(OPS, ops)
@@ -471,7 +516,7 @@ class Store:
     async def set_message_ref(self, fixture: str, platform: str, chat: str, ref: str,
                               message_id: str) -> None:
         """Remember where a live message was posted, so later changes edit it in place."""
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self._pipe(transaction=True)
         pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
         pipe.set(f"{OPS}msgof:{platform}:{chat}:{message_id}", f"{fixture}|{ref}", ex=14 * 86400)
         await self._call(pipe.execute())
@@ -493,7 +538,12 @@ class Store:
 
     async def save_form(self, fx_id: str, who: str, state: dict[str, Any], ttl: int) -> None:
         """Keep a form's state for ttl seconds (any replica can continue it)."""
+        note_write()
         await self._call(self.r.set(f"{fx_prefix(fx_id)}form:{who}", json.dumps(state), ex=ttl))
+
+    async def form_ttl(self, fx_id: str, who: str) -> int:
+        """Seconds a form has left (negative when there is none)."""
+        return int(await self._call(self.r.ttl(f"{fx_prefix(fx_id)}form:{who}")))
 
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""

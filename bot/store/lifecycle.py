@@ -1,167 +1,184 @@
-"""Store operations of the incident lifecycle: escalation deadlines, amendments, merges and
-retention. Each write is one `Store.apply` round trip in the fixture's slot."""
+"""The Store's incident lifecycle part: escalation deadlines, amendments, merges and
+retention. Each write is one `apply` round trip in the fixture's slot."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from bot.domain.ledger import Event
-from bot.store.client import SEV_BAND, Applied, Refused, Store, counter_ops, fx_prefix
+from bot.domain.ledger import Event, chart_deltas, deltas
+from bot.domain.models import Incident
+from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix, note_write
+from bot.store.ops import (
+    Hget,
+    Hincrby,
+    HincrbyMany,
+    Hset,
+    Hsetnx,
+    Op,
+    RequireExists,
+    RequireIn,
+    ReturnHash,
+    Zadd,
+    ZaddScoreFrom,
+    Zrem,
+    log_event,
+)
 
 STALE = "stale"  # refusal text: the deadline no longer applies (acknowledged or closed)
 CLAIMED = "claimed"  # refusal text: another replica fired it first
+OPEN_STATUSES = ["reported", "acknowledged", "dispatched", "on_scene", "contained",
+                 "handed_to_police"]
 
 
-async def due_deadlines(store: Store, fx_id: str, now_ts: int,
-                        limit: int = 200) -> list[tuple[str, int]]:
-    """(member, due) of deadlines due by now_ts, earliest first."""
-    rows = await store._call(store.r.zrangebyscore(fx_prefix(fx_id) + "esc", "-inf", now_ts,
-                                                   start=0, num=limit, withscores=True))
-    return [(m, int(s)) for m, s in rows]
+def counter_ops(ev: Event) -> list[Op]:
+    """HINCRBY ops for an event's counter deltas and its chart counters."""
+    ops: list[Op] = []
+    counts, chart = deltas(ev), chart_deltas(ev)
+    if counts:
+        ops.append(HincrbyMany("counts", counts))
+    if chart:
+        ops.append(HincrbyMany("chart", chart))
+    return ops
 
 
-async def first_deadline(store: Store, fx_id: str) -> int | None:
-    """The earliest pending deadline (epoch seconds), or None."""
-    rows = await store._call(store.r.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True))
-    return int(rows[0][1]) if rows else None
+def phase_op() -> Hget:
+    """Read the fixture's phase into Var("phase") (events carry it)."""
+    return Hget("meta", "phase", "phase", "pre")
 
 
-async def deadlines(store: Store, fx_id: str) -> dict[str, int]:
-    """Every pending deadline of a fixture: member -> due."""
-    rows = await store._call(store.r.zrange(fx_prefix(fx_id) + "esc", 0, -1, withscores=True))
-    return {m: int(s) for m, s in rows}
+def missing_incident(n: int) -> str:
+    """Refusal text for an unknown incident number."""
+    return f"No incident INC-{n} in this fixture."
 
 
-async def drop_deadline(store: Store, fx_id: str, member: str) -> None:
-    """Forget a deadline that no longer applies."""
-    await store._call(store.r.zrem(fx_prefix(fx_id) + "esc", member))
+class Lifecycle(StoreBase):
+    """Escalation deadlines, amendments, merges and retention."""
 
+    async def due_deadlines(self, fx_id: str, now_ts: int,
+                            limit: int = 200) -> list[tuple[str, int]]:
+        """(member, due) of deadlines due by now_ts, earliest first."""
+        rows = await self._call(self.r.zrangebyscore(fx_prefix(fx_id) + "esc", "-inf", now_ts,
+                                                     start=0, num=limit, withscores=True))
+        return [(m, int(s)) for m, s in rows]
 
-async def _claim(store: Store, fx_id: str, n: int, ev: Event, guard: list[list[Any]],
-                 writes: list[list[Any]], member: str) -> dict[str, str] | None:
-    key = f"inc:{n}"
-    ops: list[list[Any]] = [
-        ["require_exists", key, STALE], *guard,
-        ["hget", "meta", "phase", "phase", "pre"],
-        *writes,
-        ["hset", key, "updated_at", ev.at],
-        ["xadd", "log", *ev.fields()],
-        ["return_hash", key],
-    ]
-    try:
-        applied = await store.apply(fx_prefix(fx_id), ops)
-    except Refused as exc:
-        if str(exc) == STALE:
-            await drop_deadline(store, fx_id, member)
-        return None
-    return applied.hashes[0]
+    async def first_deadline(self, fx_id: str) -> int | None:
+        """The earliest pending deadline (epoch seconds), or None."""
+        rows = await self._call(self.r.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True))
+        return int(rows[0][1]) if rows else None
 
+    async def deadlines(self, fx_id: str) -> dict[str, int]:
+        """Every pending deadline of a fixture: member -> due."""
+        rows = await self._call(self.r.zrange(fx_prefix(fx_id) + "esc", 0, -1, withscores=True))
+        return {m: int(s) for m, s in rows}
 
-async def claim_tier(store: Store, fx_id: str, n: int, tier: int, ev: Event,
-                     next_due: int | None) -> dict[str, str] | None:
-    """Fire escalation tier `tier` of INC-n once: log it and move the deadline on; None if
-    it was acknowledged meanwhile or another replica fired it."""
-    key, member = f"inc:{n}", f"{n}:ack"
-    guard = [["require_in", key, "status", ["reported"], STALE],
-             ["require_in", key, "esc_next", [str(tier)], CLAIMED]]
-    writes: list[list[Any]] = [
-        ["hset", key, "esc_next", str(tier + 1), "escalated_at", ev.at,
-         "escalated_tier", str(tier + 1)],
-        ["zadd", "esc", next_due, member] if next_due is not None else ["zrem", "esc", member],
-    ]
-    return await _claim(store, fx_id, n, ev, guard, writes, member)
+    async def drop_deadline(self, fx_id: str, member: str) -> None:
+        """Forget a deadline that no longer applies."""
+        await self._call(self.r.zrem(fx_prefix(fx_id) + "esc", member))
 
+    async def _claim(self, fx_id: str, n: int, ev: Event, guard: list[Op], writes: list[Op],
+                     member: str) -> Incident | None:
+        key = f"inc:{n}"
+        ops: list[Op] = [
+            RequireExists(key, STALE), *guard, phase_op(), *writes,
+            Hset(key, {"updated_at": ev.at}), *log_event(ev), ReturnHash(key),
+        ]
+        try:
+            applied = await self.apply(fx_prefix(fx_id), ops)
+        except Refused as exc:
+            if str(exc) == STALE:
+                await self.drop_deadline(fx_id, member)
+            return None
+        return applied.incident
 
-async def claim_reminder(store: Store, fx_id: str, n: int, k: int, ev: Event,
-                         next_due: int) -> dict[str, str] | None:
-    """Send open-too-long reminder k of INC-n once and schedule the next one."""
-    key, member = f"inc:{n}", f"{n}:open"
-    open_statuses = ["reported", "acknowledged", "dispatched", "on_scene", "contained",
-                     "handed_to_police"]
-    guard = [["require_in", key, "status", open_statuses, STALE],
-             ["require_in", key, "remind_n", [str(k)], CLAIMED]]
-    writes: list[list[Any]] = [["hset", key, "remind_n", str(k + 1)],
-                               ["zadd", "esc", next_due, member]]
-    return await _claim(store, fx_id, n, ev, guard, writes, member)
+    async def claim_tier(self, fx_id: str, n: int, tier: int, ev: Event,
+                         next_due: int | None) -> Incident | None:
+        """Fire escalation tier `tier` of INC-n once: log it and move the deadline on; None
+        if it was acknowledged meanwhile or another replica fired it."""
+        key, member = f"inc:{n}", f"{n}:ack"
+        guard: list[Op] = [RequireIn(key, "status", ["reported"], STALE),
+                           RequireIn(key, "esc_next", [str(tier)], CLAIMED)]
+        writes: list[Op] = [
+            Hset(key, {"esc_next": str(tier + 1), "escalated_at": ev.at,
+                       "escalated_tier": str(tier + 1)}),
+            Zadd("esc", next_due, member) if next_due is not None else Zrem("esc", member),
+        ]
+        return await self._claim(fx_id, n, ev, guard, writes, member)
 
+    async def claim_reminder(self, fx_id: str, n: int, k: int, ev: Event,
+                             next_due: int) -> Incident | None:
+        """Send open-too-long reminder k of INC-n once and schedule the next one."""
+        key, member = f"inc:{n}", f"{n}:open"
+        guard: list[Op] = [RequireIn(key, "status", OPEN_STATUSES, STALE),
+                           RequireIn(key, "remind_n", [str(k)], CLAIMED)]
+        writes: list[Op] = [Hset(key, {"remind_n": str(k + 1)}), Zadd("esc", next_due, member)]
+        return await self._claim(fx_id, n, ev, guard, writes, member)
 
-async def amend_incident(store: Store, fx_id: str, n: int, old: dict[str, str],
-                         new: dict[str, str], ev: Event, dedupe: str,
-                         ack_due: int | None) -> Applied:
-    """Correct type/severity/location: guarded on the values read, the originals kept in
-    orig_* fields, counters moved, open order and escalation re-planned; one round trip."""
-    key = f"inc:{n}"
-    ops: list[list[Any]] = [["require_exists", key, f"No incident INC-{n} in this fixture."]]
-    for fld, value in old.items():
-        ops.append(["require_in", key, fld, [value],
-                    f"INC-{n} changed meanwhile; look again with /incident {n}."])
-    ops.append(["hget", "meta", "phase", "phase", "pre"])
-    for fld, value in old.items():
-        ops.append(["hsetnx", key, f"orig_{fld}", value])
-    ops += [
-        ["hset", key, *[x for kv in new.items() for x in kv], "updated_at", ev.at,
-         "amended_at", ev.at],
-        ["hincrby", key, "amendments", 1],
-        ["xadd", "log", *ev.fields()],
-        *counter_ops(ev),
-    ]
-    if "severity" in new:
-        sev = int(new["severity"])
-        is_open = ev.data.get("status") != "closed"
-        if is_open:
-            ops.append(["zadd_score_from", "open", key, "reported_ts", (5 - sev) * SEV_BAND,
-                        str(n)])
-        if ev.data.get("status") == "reported":
-            ops.append(["hset", key, "esc_next", "0"])
-            ops.append(["zadd", "esc", ack_due, f"{n}:ack"] if ack_due is not None
-                       else ["zrem", "esc", f"{n}:ack"])
-    ops.append(["return_hash", key])
-    return await store.apply(fx_prefix(fx_id), ops, dedupe)
+    async def amend_incident(self, fx_id: str, n: int, old: dict[str, str],
+                             new: dict[str, str], ev: Event, dedupe: str,
+                             ack_due: int | None) -> Applied:
+        """Correct type/severity/location: guarded on the values read, the originals kept in
+        orig_* fields, counters moved, open order and escalation re-planned; one round trip."""
+        key = f"inc:{n}"
+        ops: list[Op] = [RequireExists(key, missing_incident(n))]
+        ops += [RequireIn(key, fld, [value],
+                          f"INC-{n} changed meanwhile; look again with /incident {n}.")
+                for fld, value in old.items()]
+        ops.append(phase_op())
+        ops += [Hsetnx(key, f"orig_{fld}", value) for fld, value in old.items()]
+        ops += [
+            Hset(key, {**new, "updated_at": ev.at, "amended_at": ev.at}),
+            Hincrby(key, "amendments", 1),
+            *log_event(ev),
+            *counter_ops(ev),
+        ]
+        if "severity" in new:
+            sev = int(new["severity"])
+            if ev.data.get("status") != "closed":
+                ops.append(ZaddScoreFrom("open", key, "reported_ts", (5 - sev) * SEV_BAND,
+                                         str(n)))
+            if ev.data.get("status") == "reported":
+                ops.append(Hset(key, {"esc_next": "0"}))
+                ops.append(Zadd("esc", ack_due, f"{n}:ack") if ack_due is not None
+                           else Zrem("esc", f"{n}:ack"))
+        ops.append(ReturnHash(key))
+        return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
+    async def police_records(self, fx_id: str, kind: str) -> list[dict[str, str]]:
+        """Every arrest ('arr') or ban ('ban') record of a fixture, in number order."""
+        p = fx_prefix(fx_id)
+        count = int(await self._call(self.r.get(f"{p}{kind}seq")) or 0)
+        if not count:
+            return []
+        pipe = self._pipe()
+        for i in range(1, count + 1):
+            pipe.hgetall(f"{p}{kind}:{i}")
+        return [h for h in await self._call(pipe.execute()) if h]
 
-async def police_records(store: Store, fx_id: str, kind: str) -> list[dict[str, str]]:
-    """Every arrest ('arr') or ban ('ban') record of a fixture, in number order."""
-    p = fx_prefix(fx_id)
-    count = int(await store._call(store.r.get(f"{p}{kind}seq")) or 0)
-    if not count:
-        return []
-    pipe = store.r.pipeline(transaction=False)
-    for i in range(1, count + 1):
-        pipe.hgetall(f"{p}{kind}:{i}")
-    return [h for h in await store._call(pipe.execute()) if h]
+    async def expire_refs(self, fx_id: str, records: list[str], ev: Event,
+                          at: str) -> Applied:
+        """Blank the custody/occurrence refs of these records ('arr:3') and log it."""
+        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
+        ops += [Hset(rec, {"ref": "", "ref_expired_at": at}) for rec in records]
+        ops += log_event(ev)
+        return await self.apply(fx_prefix(fx_id), ops)
 
+    async def take_merge(self, fx_id: str, token: str, who: str) -> dict[str, Any] | None:
+        """Claim a merged report once so its reporter can split it out (None if not theirs,
+        already split, or expired)."""
+        key = f"{fx_prefix(fx_id)}mrg:{token}"
+        raw = await self._call(self.r.get(key))
+        if not raw or json.loads(raw).get("who") != who:
+            return None
+        note_write()
+        if not await self._call(self.r.delete(key)):
+            return None  # another press got there first
+        return json.loads(raw)
 
-async def expire_refs(store: Store, fx_id: str, records: list[str], ev: Event,
-                      at: str) -> Applied:
-    """Blank the custody/occurrence refs of these records ('arr:3') and log it; one trip."""
-    ops: list[list[Any]] = [["require_exists", "meta", f"No fixture {fx_id}."],
-                            ["hget", "meta", "phase", "phase", "pre"]]
-    for rec in records:
-        ops.append(["hset", rec, "ref", "", "ref_expired_at", at])
-    ops.append(["xadd", "log", *ev.fields()])
-    return await store.apply(fx_prefix(fx_id), ops)
+    async def unmerge(self, fx_id: str, n: int, ev: Event) -> Applied:
+        """Record on INC-n that one merged report became its own incident."""
+        key = f"inc:{n}"
+        ops: list[Op] = [RequireExists(key, missing_incident(n)), phase_op(),
+                         Hincrby(key, "merged", -1), *log_event(ev)]
+        return await self.apply(fx_prefix(fx_id), ops)
 
-
-async def take_merge(store: Store, fx_id: str, token: str, who: str) -> dict[str, Any] | None:
-    """Claim a merged report once so its reporter can split it out (None if not theirs,
-    already split, or expired)."""
-    key = f"{fx_prefix(fx_id)}mrg:{token}"
-    raw = await store._call(store.r.get(key))
-    if not raw or json.loads(raw).get("who") != who:
-        return None
-    if not await store._call(store.r.delete(key)):
-        return None  # another press got there first
-    return json.loads(raw)
-
-
-async def unmerge(store: Store, fx_id: str, n: int, ev: Event) -> Applied:
-    """Record on INC-n that one merged report became its own incident; one round trip."""
-    key = f"inc:{n}"
-    ops: list[list[Any]] = [
-        ["require_exists", key, f"No incident INC-{n} in this fixture."],
-        ["hget", "meta", "phase", "phase", "pre"],
-        ["hincrby", key, "merged", -1],
-        ["xadd", "log", *ev.fields()],
-    ]
-    return await store.apply(fx_prefix(fx_id), ops)

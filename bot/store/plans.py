@@ -1,4 +1,5 @@
-"""Briefing plans, slot claims and missed records in Redis (under each fixture's hash tag)."""
+"""The Store's scheduling part: briefing plans, slot claims and missed records (under each
+fixture's hash tag)."""
 
 from __future__ import annotations
 
@@ -7,63 +8,59 @@ from datetime import datetime
 
 from bot.domain.cadence import Slot, dumps, loads
 from bot.domain.clock import iso
-from bot.store.client import Store, fx_prefix
+from bot.store.base import StoreBase, fx_prefix
 
 CLAIM_TTL = 120 * 86400  # a claim outlives any re-send window by far
 PLAN_TTL = 400 * 86400
 
 
-async def load_plan(store: Store, fx_id: str) -> list[Slot]:
-    """The fixture's planned briefings plus its summary slot (if full time was declared)."""
-    p = fx_prefix(fx_id)
-    briefings, summary = await store._call(store.r.mget(p + "plan", p + "plan:summary"))
-    return loads(briefings) + ([Slot.from_json(json.loads(summary))] if summary else [])
+class Plans(StoreBase):
+    """Briefing plans, slot claims, missed firings, counters of several fixtures."""
 
+    async def load_plan(self, fx_id: str) -> list[Slot]:
+        """The fixture's planned briefings plus its summary slot (if full time was declared)."""
+        p = fx_prefix(fx_id)
+        briefings, summary = await self._call(self.r.mget(p + "plan", p + "plan:summary"))
+        return loads(briefings) + ([Slot.from_json(json.loads(summary))] if summary else [])
 
-async def save_briefing_plan(store: Store, fx_id: str, slots: list[Slot]) -> None:
-    """Replace the fixture's briefing plan."""
-    await store._call(store.r.set(fx_prefix(fx_id) + "plan", dumps(slots), ex=PLAN_TTL))
+    async def save_briefing_plan(self, fx_id: str, slots: list[Slot]) -> None:
+        """Replace the fixture's briefing plan."""
+        await self._call(self.r.set(fx_prefix(fx_id) + "plan", dumps(slots), ex=PLAN_TTL))
 
+    async def add_summary_slot(self, slot: Slot) -> bool:
+        """Plan the post-match summary once (SET NX): True if this call planned it."""
+        raw = json.dumps(slot.to_json(), separators=(",", ":"))
+        return bool(await self._call(self.r.set(fx_prefix(slot.fixture) + "plan:summary", raw,
+                                                nx=True, ex=PLAN_TTL)))
 
-async def add_summary_slot(store: Store, slot: Slot) -> bool:
-    """Plan the post-match summary once (SET NX): True if this call planned it."""
-    raw = json.dumps(slot.to_json(), separators=(",", ":"))
-    return bool(await store._call(store.r.set(fx_prefix(slot.fixture) + "plan:summary", raw,
-                                              nx=True, ex=PLAN_TTL)))
+    async def claim_slot(self, slot: Slot, state: str, by: str, at: datetime) -> bool:
+        """SET NX the slot: True for the one replica that may send (or record) it."""
+        value = json.dumps({"state": state, "by": by, "at": iso(at)}, separators=(",", ":"))
+        key = f"{fx_prefix(slot.fixture)}slot:{slot.id}"
+        return bool(await self._call(self.r.set(key, value, nx=True, ex=CLAIM_TTL)))
 
+    async def slot_claim(self, slot: Slot) -> dict[str, str] | None:
+        """Who claimed a slot, when, and as what (sent, late, missed), or None."""
+        raw = await self._call(self.r.get(f"{fx_prefix(slot.fixture)}slot:{slot.id}"))
+        return json.loads(raw) if raw else None
 
-async def claim_slot(store: Store, slot: Slot, state: str, by: str, at: datetime) -> bool:
-    """SET NX the slot: True for the one replica that may send (or record) it."""
-    value = json.dumps({"state": state, "by": by, "at": iso(at)}, separators=(",", ":"))
-    key = f"{fx_prefix(slot.fixture)}slot:{slot.id}"
-    return bool(await store._call(store.r.set(key, value, nx=True, ex=CLAIM_TTL)))
+    async def record_missed(self, slot: Slot) -> None:
+        """Remember a briefing or summary that was never sent (shown in /status)."""
+        raw = json.dumps(slot.to_json(), separators=(",", ":"))
+        await self._call(self.r.hset(fx_prefix(slot.fixture) + "missed", slot.id, raw))
 
+    async def missed_slots(self, fx_id: str) -> list[Slot]:
+        """Missed firings of a fixture, by due time."""
+        rows = await self._call(self.r.hvals(fx_prefix(fx_id) + "missed"))
+        return sorted((Slot.from_json(json.loads(r)) for r in rows), key=lambda s: s.due)
 
-async def slot_claim(store: Store, slot: Slot) -> dict[str, str] | None:
-    """Who claimed a slot, when, and as what (sent, late, missed), or None."""
-    raw = await store._call(store.r.get(f"{fx_prefix(slot.fixture)}slot:{slot.id}"))
-    return json.loads(raw) if raw else None
-
-
-async def record_missed(store: Store, slot: Slot) -> None:
-    """Remember a briefing or summary that was never sent (shown in /status)."""
-    raw = json.dumps(slot.to_json(), separators=(",", ":"))
-    await store._call(store.r.hset(fx_prefix(slot.fixture) + "missed", slot.id, raw))
-
-
-async def missed_slots(store: Store, fx_id: str) -> list[Slot]:
-    """Missed firings of a fixture, by due time."""
-    rows = await store._call(store.r.hvals(fx_prefix(fx_id) + "missed"))
-    return sorted((Slot.from_json(json.loads(r)) for r in rows), key=lambda s: s.due)
-
-
-async def counts_many(store: Store, fx_ids: list[str]) -> dict[str, dict[str, int]]:
-    """Derived counters of several fixtures in one pipelined round trip."""
-    if not fx_ids:
-        return {}
-    pipe = store.r.pipeline(transaction=False)
-    for i in fx_ids:
-        pipe.hgetall(fx_prefix(i) + "counts")
-    rows = await store._call(pipe.execute())
-    return {i: {k: int(v) for k, v in h.items() if int(v)} for i, h in zip(fx_ids, rows,
-                                                                             strict=True)}
+    async def counts_many(self, fx_ids: list[str]) -> dict[str, dict[str, int]]:
+        """Derived counters of several fixtures in one pipelined round trip."""
+        if not fx_ids:
+            return {}
+        pipe = self._pipe()
+        for i in fx_ids:
+            pipe.hgetall(fx_prefix(i) + "counts")
+        rows = await self._call(pipe.execute())
+        return {i: {k: int(v) for k, v in h.items() if int(v)}
+                for i, h in zip(fx_ids, rows, strict=True)}

@@ -1,0 +1,116 @@
+"""What every part of the store shares: the key schema, the write result, the errors, and
+the internal client API (`_call`, `_pipe`, `apply`) the Store's parts are written against."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from bot.domain.models import Incident
+from bot.store.ops import Op
+
+OPS = "md:{ops}:"
+SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoch seconds
+
+
+class StoreUnavailable(Exception):
+    """Redis did not answer. Whether a write sent before it stopped ran is not known: see
+    `WriteAttempts`."""
+
+
+@dataclass
+class WriteAttempts:
+    """Whether the current command has sent a write to Redis (then an outage leaves its
+    outcome unknown: the script may have run before the reply was lost)."""
+
+    attempted: bool = False
+    outage: bool = False  # the store stopped answering during the command
+    unconfirmed: bool = False  # the sender was told the outcome is unknown
+
+
+_attempts: ContextVar[WriteAttempts | None] = ContextVar("matchday_writes", default=None)
+
+
+def track_writes() -> WriteAttempts:
+    """Start recording write attempts for the current command (and tasks it starts)."""
+    attempts = WriteAttempts()
+    _attempts.set(attempts)
+    return attempts
+
+
+def note_outage() -> None:
+    """The store stopped answering during the current command."""
+    attempts = _attempts.get()
+    if attempts is not None:
+        attempts.outage = True
+
+
+def note_write() -> None:
+    """A write is about to be sent."""
+    attempts = _attempts.get()
+    if attempts is not None:
+        attempts.attempted = True
+
+
+class Refused(Exception):
+    """A guard in the write refused the command: nothing was written."""
+
+
+def fx_prefix(fixture_id: str) -> str:
+    """Key prefix of one fixture (its hash tag)."""
+    return f"md:{{{fixture_id}}}:"
+
+
+def as_hash(flat: list[str]) -> dict[str, str]:
+    """[f1, v1, f2, v2] -> {f1: v1, f2: v2}."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+@dataclass
+class Applied:
+    """What a write returned: variables it set (e.g. the new incident number) and hashes."""
+
+    duplicate: bool
+    vars: dict[str, str] = field(default_factory=dict)
+    hashes: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def incident(self) -> Incident:
+        """The incident the write returned (its first returned hash)."""
+        return Incident.from_hash(self.hashes[0])
+
+    @property
+    def joined(self) -> bool:
+        """The report joined an open incident (the same one) instead of opening one."""
+        return bool(self.vars.get("similar"))
+
+    @property
+    def n(self) -> int:
+        """The incident (or record) number the write set or matched."""
+        return int(self.vars.get("similar") or self.vars["n"])
+
+
+def result_vars(raw: str) -> dict[str, str]:
+    """The script's variables as JSON (an empty Lua table encodes as {})."""
+    return json.loads(raw) if raw not in ("{}", "[]") else {}
+
+
+class StoreBase:
+    """The internal client API; Store (bot/store/client.py) implements it."""
+
+    r: Redis
+
+    async def _call(self, awaitable: Awaitable[Any]) -> Any:
+        raise NotImplementedError
+
+    def _pipe(self, transaction: bool = False) -> Pipeline:
+        return self.r.pipeline(transaction=transaction)
+
+    async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
+        raise NotImplementedError
