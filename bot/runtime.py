@@ -48,8 +48,11 @@ def _stop_on_signals() -> asyncio.Event:
 
 
 async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
-                  http: bool = False, console: bool = False) -> int:
-    """Start the scheduler and every configured adapter; the console when no tokens are set."""
+                  http: bool = False, console: bool = False, web: bool = False) -> int:
+    """Start the scheduler and every configured adapter; the console when no tokens are set.
+
+    The control-room web view is on with `web`, `http` or `webhook`; those run headless
+    (no console) when no platform token is set, unless `console` asks for it."""
     from bot.adapters.console import ConsoleAdapter
     from bot.sample import ensure_sample_fixture
 
@@ -59,7 +62,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     scheduler = make_scheduler(app, live=True)
     await scheduler.start()
     try:
-        platforms = await _start_platforms(app, webhook=webhook, http=http)
+        platforms = await _start_platforms(app, webhook=webhook, http=http,
+                                           control_room=web or http or webhook)
         if console or not platforms:
             fx = await ensure_sample_fixture(core)
             print(f"Matchday Ops on {app.settings.redis_url or 'embedded Redis at '}"
@@ -113,7 +117,8 @@ class WebServer:
         await self.runner.cleanup()
 
 
-async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
+async def _start_platforms(app: App, *, webhook: bool, http: bool,
+                          control_room: bool = False) -> list[str]:
     """Start Telegram and/or Slack when their tokens are set; names of what started.
 
     Raises StartupError with one line when a platform is misconfigured or unreachable."""
@@ -144,6 +149,12 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
                            else "slack http /slack/events")
     except (TelegramStartError, ValueError) as exc:
         raise StartupError(str(exc)) from None
+    if control_room:
+        from bot.web.server import ControlRoom
+
+        ControlRoom(core, settings.public_url).add_routes(site)
+        routes += 1
+        started.append(f"control room {settings.web_base}/control/")
     if routes:
         server = WebServer(site, settings.port)
         await server.start()

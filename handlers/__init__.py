@@ -15,11 +15,12 @@ from handlers import (
     methane,
     police,
     status,
+    web,
 )
 
 
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot):
+                   amend, merge, methane, hot, web):
         module.register(registry)

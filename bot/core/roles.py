@@ -46,7 +46,10 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "reopen": HANDLERS,
     "merge": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
     "hot": frozenset({"steward"}) | HANDLERS | {"police_liaison", "police_commander"},
+    "web": ALL,  # a sign-in link to the control-room web view; it shows each role its part
 }
+# The control-room web view: who sees arrest and ban records there (never custody refs).
+WEB_POLICE_VIEW = POLICE | {"safety_officer", "control"}
 # What unknown people may do: nothing but join and read help.
 STRANGER_COMMANDS = frozenset({"join", "help"})
 
