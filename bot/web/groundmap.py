@@ -13,6 +13,7 @@ from bot.domain.grounds import Ground
 # Painted bottom-up, so the small zones people click sit on top of the stands they belong to.
 DRAW_ORDER = ("outside", "concourse", "stand", "blocks", "walkway", "perimeter", "gate",
               "segregation")
+PIN_R = 24
 SEVERITY_COLOURS = {1: "#8d99ae", 2: "#2a9d8f", 3: "#e9c46a", 4: "#f4a261", 5: "#e63946"}
 
 
@@ -26,6 +27,15 @@ class Shape:
     line: tuple[tuple[float, float], ...] = ()
     text: str = ""
     at: tuple[float, float] | None = None
+    short: str = ""
+
+    def inside(self, other: Shape) -> bool:
+        """Does this rectangle lie within another (both rectangles)?"""
+        if not (self.rect and other.rect) or self is other:
+            return False
+        x, y, w, h = self.rect
+        ox, oy, ow, oh = other.rect
+        return ox <= x and oy <= y and x + w <= ox + ow and y + h <= oy + oh
 
     def centre(self) -> tuple[float, float]:
         """Where a pin goes by default."""
@@ -59,7 +69,7 @@ def _shape(d: dict[str, Any], kind: str) -> Shape:
     return Shape(kind=kind, rect=tuple(d.get("rect", ())),
                  points=tuple(tuple(p) for p in d.get("points", ())),  # type: ignore[misc]
                  line=tuple(tuple(p) for p in d.get("line", ())),  # type: ignore[misc]
-                 text=str(d.get("text", "")),
+                 text=str(d.get("text", "")), short=str(d.get("short", "")),
                  at=tuple(d["at"]) if "at" in d else None)  # type: ignore[arg-type]
 
 
@@ -75,7 +85,13 @@ def load_map(config_dir: Path, ground: Ground) -> GroundMap:
             continue
         shape = _shape(z, z.get("kind", "zone"))
         gm.zones[z["id"]] = shape
-        gm.pins[z["id"]] = tuple(z["pin"]) if "pin" in z else shape.centre()  # type: ignore
+        if "pin" in z:
+            gm.pins[z["id"]] = tuple(z["pin"])  # type: ignore[assignment]
+        elif shape.kind == "gate" and shape.rect:  # beside the gate's name, not over it
+            x, y, w, h = shape.rect
+            gm.pins[z["id"]] = (x + w + 28, y + h / 2)
+        else:
+            gm.pins[z["id"]] = shape.centre()
     return gm
 
 
@@ -92,12 +108,9 @@ def _outline(s: Shape, attrs: str) -> str:
     return ""
 
 
-def _short(name: str) -> str:
-    """A zone's name short enough to print on the map."""
-    return name.split(" (")[0].replace("Sir Trevor Brooking Stand", "STB")\
-        .replace("Billy Bonds Stand", "BBS").replace("Bobby Moore Stand", "BMS")\
-        .replace("West Stand", "WS")
-
+def _name(gm: GroundMap, zone_id: str) -> str:
+    """A zone's name as printed on the map."""
+    return gm.zones[zone_id].short or gm.ground.label(zone_id).split(" (")[0]
 
 
 def render_map(gm: GroundMap, pins: str = "") -> str:
@@ -124,26 +137,35 @@ def render_map(gm: GroundMap, pins: str = "") -> str:
         out.append(f'<g class="zone z-{escape(s.kind)}" data-zone="{escape(zid)}" tabindex="0">'
                    f"<title>{escape(name)}</title>"
                    + _outline(s, 'class="shape"') + "</g>")
+    stands = [s for s in gm.zones.values() if s.kind == "stand"]
     for zid, s in gm.zones.items():  # names on top of every shape
-        if s.kind in ("stand", "segregation", "perimeter", "concourse", "walkway"):
+        if s.kind in ("stand", "segregation", "perimeter", "concourse", "walkway") \
+                or any(s.inside(st) for st in stands):
             continue
-        x, y = gm.pins[zid]
-        out.append(f'<text class="zone-label" x="{x}" y="{y + 22}">'
-                   f"{escape(_short(gm.ground.label(zid)))}</text>")
+        x, y = s.centre()
+        if s.kind == "gate":
+            place = f'x="{x}" y="{y + 8}"'
+        elif s.rect and s.rect[3] > s.rect[2]:  # a tall, narrow shape: write along it
+            place = f'x="{x}" y="{y + 7}" transform="rotate(-90 {x} {y})"'
+        else:
+            place = f'x="{x}" y="{y + (30 if s.kind != "outside" else 8)}"'
+        out.append(f'<text class="zone-label k-{escape(s.kind)}" {place}>'
+                   f"{escape(_name(gm, zid))}</text>")
     for zid, s in gm.zones.items():
         if s.kind == "stand":
-            x, y = gm.pins[zid]
-            vertical = s.rect and s.rect[3] > s.rect[2]
-            rot = f' transform="rotate(-90 {x} {y + 40})"' if vertical else ""
-            out.append(f'<text class="stand-label" x="{x}" y="{y + 40}"{rot}>'
-                       f"{escape(_short(gm.ground.label(zid)))}</text>")
+            x, y = s.centre()
+            tall = s.rect and s.rect[3] > s.rect[2]
+            rot = f' transform="rotate(-90 {x} {y})"' if tall else ""
+            out.append(f'<text class="stand-label" x="{x}" y="{y + 12}"{rot}>'
+                       f"{escape(_name(gm, zid))}</text>")
     out.append(f'<g id="pins">{pins}</g></svg>')
     return "".join(out)
 
 
 def pin_layer(gm: GroundMap, incidents: list[dict[str, Any]], open_only: bool = True) -> str:
-    """One pin per zone with incidents: colour of the worst severity, the count, pulsing
-    while any is unacknowledged (the same drawing as the page's script makes live)."""
+    """One pin per zone with incidents tonight: the count, coloured by the worst open
+    severity (faded when all are closed), pulsing while any is unacknowledged. The page's
+    script draws the same pins live."""
     by_zone: dict[str, list[dict[str, Any]]] = {}
     for inc in incidents:
         if open_only and inc.get("closed"):
@@ -154,10 +176,12 @@ def pin_layer(gm: GroundMap, incidents: list[dict[str, Any]], open_only: bool = 
         at = gm.pin(zid)
         if at is None:
             continue
-        worst = max(int(i["severity"]) for i in incs)
-        pulse = " pulse" if any(i["status"] == "reported" for i in incs) else ""
-        out.append(f'<g class="pin sev{worst}{pulse}" data-zone="{escape(zid)}">'
-                   f'<circle cx="{at[0]}" cy="{at[1]}" r="17" '
+        live = [i for i in incs if not i.get("closed")] or incs
+        worst = max(int(i["severity"]) for i in live)
+        cls = " pulse" if any(i["status"] == "reported" for i in incs) else ""
+        cls += "" if any(not i.get("closed") for i in incs) else " closed"
+        out.append(f'<g class="pin sev{worst}{cls}" data-zone="{escape(zid)}">'
+                   f'<circle cx="{at[0]}" cy="{at[1]}" r="{PIN_R}" '
                    f'fill="{SEVERITY_COLOURS[worst]}"/>'
-                   f'<text x="{at[0]}" y="{at[1] + 7}">{len(incs)}</text></g>')
+                   f'<text x="{at[0]}" y="{at[1] + 9}">{len(incs)}</text></g>')
     return "".join(out)

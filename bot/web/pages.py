@@ -93,7 +93,8 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         "<section class=\"panel map\" aria-label=\"Ground map\">"
         f"{map_svg}<div class=\"legend\">"
         + "".join(f"<span class=\"sev sev{s}\">S{s}</span>" for s in range(1, 6))
-        + "<span class=\"pulse-key\">pulsing: not yet acknowledged</span></div>"
+        + "<span class=\"pulse-key\">number: incidents tonight · pulsing: not yet "
+        "acknowledged · faded: all closed</span></div>"
         "<div id=\"zone-panel\" class=\"zone-panel\" hidden><h3></h3><ul></ul>"
         "<button type=\"button\" class=\"close\">Close</button></div></section>"
         f"<section class=\"panel board\" aria-label=\"Open incidents\"><h2>Board</h2>"

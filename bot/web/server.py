@@ -195,7 +195,8 @@ class ControlRoom:
             "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
                       for z, p in gm.pins.items()},
         }
-        body = live_page(fx, gm.ground.name, render_map(gm, pin_layer(gm, incidents)),
+        body = live_page(fx, gm.ground.name,
+                         render_map(gm, pin_layer(gm, incidents, open_only=False)),
                          await self._chart_svg(fx, viewer), state, session.csrf)
         return web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})

@@ -68,17 +68,21 @@
 
   function renderPins() {
     const byZone = {};
-    for (const i of open()) (byZone[i.location] = byZone[i.location] || []).push(i);
+    for (const i of Object.values(incidents)) {
+      (byZone[i.location] = byZone[i.location] || []).push(i);
+    }
     const out = [];
     for (const [zone, list] of Object.entries(byZone)) {
       const z = zones[zone];
       if (!z) continue;
-      const worst = Math.max(...list.map((i) => i.severity));
-      const pulse = list.some((i) => i.status === "reported") ? " pulse" : "";
+      const live = list.filter((i) => !i.closed);
+      const worst = Math.max(...(live.length ? live : list).map((i) => i.severity));
+      let cls = list.some((i) => i.status === "reported") ? " pulse" : "";
+      if (!live.length) cls += " closed";
       const [x, y] = z.pin;
-      out.push(`<g class="pin sev${worst}${pulse}" data-zone="${esc(zone)}">` +
-        `<circle cx="${x}" cy="${y}" r="17" fill="${SEV[worst]}"/>` +
-        `<text x="${x}" y="${y + 7}">${list.length}</text></g>`);
+      out.push(`<g class="pin sev${worst}${cls}" data-zone="${esc(zone)}">` +
+        `<circle cx="${x}" cy="${y}" r="24" fill="${SEV[worst]}"/>` +
+        `<text x="${x}" y="${y + 9}">${list.length}</text></g>`);
     }
     $("#pins").innerHTML = out.join("");
   }
