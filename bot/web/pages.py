@@ -158,7 +158,7 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
     body = (
         "<header class=\"print-head\">"
         f"<h1>{escape(fx.title)}</h1><p>{escape(fx.competition.replace('_', ' '))} · "
-        f"{escape(ground_name)} · kick-off {fx.kickoff:%Y-%m-%d %H:%M} UTC · category "
+        f"{escape(ground_name)} · kick-off {labels['kickoff']:%a %d %b %Y %H:%M} · category "
         f"{escape(fx.category)} · phase {escape(PHASES.label(fx.phase))}</p>"
         "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
         "<button type=\"button\" onclick=\"window.print()\">Print</button></nav></header>"

@@ -15,6 +15,7 @@ from bot.core.dispatch import Core
 from bot.core.messages import Command
 from bot.domain.clock import iso
 from bot.domain.models import Fixture
+from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.charts import chart_data
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import StoreUnavailable
@@ -222,7 +223,8 @@ class ControlRoom:
         fig = await summary_figures(self.core.store, fx)
         incidents = await self._incidents(fx, viewer)
         labels = {"mmss": mmss, "zone": gm.ground.label,
-                  "offence": lambda k: k.replace("_", " "), "ban": lambda k: k.replace("_", " ")}
+                  "offence": OFFENCES.label, "ban": BAN_TYPES.label,
+                  "kickoff": fx.kickoff.astimezone(self.core.settings.zone)}
         body = post_match_page(fx, gm.ground.name, fig,
                                render_map(gm, pin_layer(gm, incidents, open_only=False)),
                                await self._chart_svg(fx, viewer), viewer.police_view, labels,

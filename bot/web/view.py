@@ -129,8 +129,9 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
         return None
     if viewer.steward and not ev.kind.startswith("incident.") and ev.kind != "fixture.phase":
         return None
+    who = ev.by.rsplit(":", 1)[-1] + (" (web)" if ev.by.startswith("web:") else "")
     out: dict[str, Any] = {"id": ev.id, "kind": ev.kind, "at": ev.at, "phase": ev.phase,
-                           "who": ev.by.split(":", 1)[-1] if not viewer.steward else "",
+                           "who": "" if viewer.steward else who,
                            "role": ev.role, "what": describe(ev, ground)}
     if ev.kind.startswith("incident.") and inc is not None:
         out.update(incident=inc.get("id", ""), type=inc.get("type", ""),

@@ -60,7 +60,7 @@
           `<div class="what">${esc(i.type_label)}</div>` +
           `<div class="where">${esc(i.location_label)}</div>` +
           (i.owner_name ? `<div class="owner">${esc(i.owner_name)}</div>` : "") +
-          (oldest && i.id === oldest.id ? '<div class="flag">Oldest unacknowledged</div>' : "") +
+          (oldest && i.id === oldest.id ? '<div class="flag">OLDEST UNACKED</div>' : "") +
           `<div class="acts">${buttons(i)}</div></li>`;
       }).join("");
     }
