@@ -55,6 +55,17 @@ class Feed:
         rows = await self.store._call(self.store.r.xrevrange(_log(fx_id), count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
+    async def incidents_by_n(self, fx_id: str, ns: list[int]) -> dict[int, dict[str, str]]:
+        """Some incidents by number, in one round trip (missing ones left out)."""
+        if not ns:
+            return {}
+        p = fx_prefix(fx_id)
+        pipe = self.store.r.pipeline(transaction=False)
+        for n in ns:
+            pipe.hgetall(f"{p}inc:{n}")
+        rows = await self.store._call(pipe.execute())
+        return {n: h for n, h in zip(ns, rows, strict=True) if h}
+
     async def incidents(self, fx_id: str, limit: int = 5000) -> list[dict[str, str]]:
         """Every incident of a fixture in report order (the newest `limit`)."""
         p = fx_prefix(fx_id)

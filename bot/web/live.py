@@ -24,6 +24,9 @@ from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles
 log = logging.getLogger(__name__)
 
 BLOCK_MS = 5000
+# Screens get changes at most this often: under a flood of reports one read, one tiles
+# computation and one write per screen cover many events, so screens never slow reports.
+COALESCE_S = 0.15
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
 
 
@@ -49,6 +52,7 @@ class Batch:
 
     changes: list[Change]
     rendered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
 
     def for_viewer(self, viewer: Viewer, room: LiveRoom) -> list[tuple[str, str]]:
         """(stream id, JSON) of the changes this member may see."""
@@ -57,6 +61,18 @@ class Batch:
                                          for c in self.changes
                                          if (payload := room.payload(c, viewer)) is not None]
         return self.rendered[viewer.key]
+
+    def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0)) -> bytes:
+        """The SSE text of the changes after a stream id, for one member (one write)."""
+        rows = self.for_viewer(viewer, room)
+        whole = not rows or stream_key(rows[0][0]) > after
+        if whole and viewer.key in self.blobs:
+            return self.blobs[viewer.key]
+        out = "".join(f"id: {sid}\nevent: change\ndata: {data}\n\n" for sid, data in rows
+                      if stream_key(sid) > after).encode()
+        if whole:
+            self.blobs[viewer.key] = out
+        return out
 
 
 class FixtureFeed:
@@ -84,9 +100,13 @@ class FixtureFeed:
         self.queues.discard(q)
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        read_at = 0.0
         while True:
             try:
+                await asyncio.sleep(max(0.0, read_at + COALESCE_S - loop.time()))
                 events = await self.room.feed.wait_after(self.fx_id, self.last, BLOCK_MS)
+                read_at = loop.time()
                 if not events:
                     continue
                 self.last = events[-1].id
@@ -150,8 +170,7 @@ class LiveRoom:
             return []
         ns = sorted({int(e.data["id"][4:]) for e in events
                      if e.kind.startswith("incident.") and str(e.data.get("id", ""))[4:].isdigit()})
-        incs = dict(zip(ns, await asyncio.gather(*(self.core.store.incident(fx_id, n)
-                                                   for n in ns)), strict=True))
+        incs = await self.feed.incidents_by_n(fx_id, ns)
         t = await self.tiles(fx)
         ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
         out = []

@@ -22,7 +22,7 @@ from bot.store import StoreUnavailable
 from bot.web.access import COOKIE, LINK_PATH, Access, Session
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
-from bot.web.live import Batch, Change, LiveRoom, stream_key
+from bot.web.live import Batch, LiveRoom, stream_key
 from bot.web.pages import link_page, live_page, message_page, post_match_page, signed_in_page
 from bot.web.view import ACTIONS, Viewer, event_view, incident_view, sees_incident, tiles_for
 
@@ -261,9 +261,9 @@ class ControlRoom:
                 missed = await self.live.feed.after(fx.id, after, 1000)
                 if not missed:
                     break
-                for sid, data in _render(await self.live.changes(fx.id, missed), viewer,
-                                         self.live):
-                    await resp.write(f"id: {sid}\nevent: change\ndata: {data}\n\n".encode())
+                blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live)
+                if blob:
+                    await resp.write(blob)
                 after = missed[-1].id
                 sent = stream_key(after)
             while True:
@@ -277,10 +277,9 @@ class ControlRoom:
                     continue
                 if batch is None:
                     break  # fell too far behind: the browser reconnects and resumes
-                for sid, data in batch.for_viewer(viewer, self.live):
-                    if stream_key(sid) <= sent:
-                        continue
-                    await resp.write(f"id: {sid}\nevent: change\ndata: {data}\n\n".encode())
+                blob = batch.blob(viewer, self.live, sent)
+                if blob:
+                    await resp.write(blob)
                 if batch.changes:
                     sent = max(sent, stream_key(batch.changes[-1].event.id))
         except (ConnectionResetError, asyncio.CancelledError, StoreUnavailable):
@@ -323,7 +322,3 @@ class ControlRoom:
             return web.json_response({"ok": False, "text": "Not done."}, status=400)
         return web.json_response({"ok": result.reply.ok, "text": result.reply.text},
                                  status=200 if result.reply.ok else 409)
-
-
-def _render(changes: list[Change], viewer: Viewer, live: LiveRoom) -> list[tuple[str, str]]:
-    return Batch(changes).for_viewer(viewer, live)
