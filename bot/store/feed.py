@@ -50,6 +50,10 @@ class Feed:
             return []
         return [Event.from_stream(sid, f) for sid, f in res[0][1]]
 
+    async def unacked_count(self, fx_id: str) -> int:
+        """How many incidents are still unacknowledged."""
+        return int(await self.store._call(self.store.r.zcard(fx_prefix(fx_id) + "unacked")))
+
     async def newest(self, fx_id: str, count: int) -> list[Event]:
         """The newest events, newest first."""
         rows = await self.store._call(self.store.r.xrevrange(_log(fx_id), count=count))

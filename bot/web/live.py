@@ -53,13 +53,29 @@ class Batch:
     changes: list[Change]
     rendered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    last_of: dict[str, int] = field(default_factory=dict)  # incident id -> its last change
+
+    def __post_init__(self) -> None:
+        for i, c in enumerate(self.changes):
+            if c.incident is not None:
+                self.last_of[c.incident.get("id", "")] = i
 
     def for_viewer(self, viewer: Viewer, room: LiveRoom) -> list[tuple[str, str]]:
-        """(stream id, JSON) of the changes this member may see."""
+        """(stream id, JSON) of the changes this member may see. An incident's view goes
+        with its last change in the batch, the tiles with the last change they may see."""
         if viewer.key not in self.rendered:
-            self.rendered[viewer.key] = [(c.event.id, json.dumps(payload))
-                                         for c in self.changes
-                                         if (payload := room.payload(c, viewer)) is not None]
+            payloads = []
+            for i, c in enumerate(self.changes):
+                mine = c.incident is not None and self.last_of.get(c.incident.get("id", "")) == i
+                payload = room.payload(c, viewer, tiles=False, incident=mine)
+                if payload is not None:
+                    payloads.append((c, payload))
+            if payloads:
+                c, last = payloads[-1]
+                last.update({k: v for k, v in (room.payload(c, viewer) or {}).items()
+                             if k == "tiles"})
+            self.rendered[viewer.key] = [(c.event.id, json.dumps(p, separators=(",", ":")))
+                                         for c, p in payloads]
         return self.rendered[viewer.key]
 
     def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0)) -> bytes:
@@ -159,9 +175,9 @@ class LiveRoom:
     async def tiles(self, fx: Fixture) -> dict[str, Any]:
         """Every tile's figure for a fixture."""
         store = self.core.store
-        counts, rt, (_, by_sev) = await asyncio.gather(
-            store.counts(fx.id), store.response_times(fx.id), store.open_incidents(fx.id, 0))
-        return tiles(fx, counts, rt, by_sev.get(0, 0))
+        counts, rt, unacked = await asyncio.gather(
+            store.counts(fx.id), store.response_times(fx.id), self.feed.unacked_count(fx.id))
+        return tiles(fx, counts, rt, unacked)
 
     async def changes(self, fx_id: str, events: list[Event]) -> list[Change]:
         """Events with the incidents they touched (read once each) and fresh tiles."""
@@ -180,14 +196,16 @@ class LiveRoom:
             out.append(Change(e, inc, t, ground))
         return out
 
-    def payload(self, c: Change, viewer: Viewer) -> dict[str, Any] | None:
-        """What one change looks like to one member (None: nothing for them)."""
+    def payload(self, c: Change, viewer: Viewer, tiles: bool = True,
+                incident: bool = True) -> dict[str, Any] | None:
+        """What one change looks like to one member (None: nothing for them); the incident's
+        current view and the tiles can be left to a later change of the same batch."""
         ev = event_view(c.event, c.incident, viewer, c.ground)
         if ev is None:
             return None
         out: dict[str, Any] = {"event": ev}
-        if c.incident is not None and sees_incident(viewer, c.incident):
+        if incident and c.incident is not None and sees_incident(viewer, c.incident):
             out["incident"] = incident_view(c.incident, c.ground)
-        if not viewer.steward:
+        if tiles and not viewer.steward:
             out["tiles"] = tiles_for(c.tiles, viewer)
         return out
