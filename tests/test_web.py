@@ -102,6 +102,13 @@ async def test_link_signs_in_once_and_sets_a_strict_httponly_cookie(client, say,
     assert any("used or expired" in a["detail"] for a in await refusals(core))
 
 
+async def test_a_sign_in_posted_from_another_site_is_refused(client, say, core) -> None:
+    path = await link_for(say, "control")
+    resp = await client.post(path, headers={"Origin": "https://evil.example"})
+    assert resp.status == 403 and COOKIE not in resp.cookies
+    assert (await client.post(path)).status == 200  # the link was not used up
+
+
 async def test_secure_cookie_behind_https(core, say) -> None:
     room = ControlRoom(core, "https://control.example.test")
     c = await new_client(room)

@@ -22,6 +22,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.print_page_options import PrintOptions
@@ -80,7 +81,9 @@ class Screen:
 
     async def wait(self, condition: Callable[[webdriver.Chrome], Any], seconds: float) -> Any:
         """Poll the DOM until the condition holds (fails after `seconds`)."""
-        return await self.run(lambda: WebDriverWait(self.driver, seconds, 0.05).until(condition))
+        return await self.run(lambda: WebDriverWait(
+            self.driver, seconds, 0.05, ignored_exceptions=(StaleElementReferenceException,)
+        ).until(condition))
 
     async def text(self, css: str = "body") -> str:
         return await self.run(lambda: self.driver.find_element(By.CSS_SELECTOR, css).text)

@@ -17,7 +17,7 @@ BOARD_COLUMNS = (("reported", "Reported"), ("acknowledged", "Acknowledged"),
 def _doc(title: str, body: str, *, head: str = "", cls: str = "") -> str:
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<meta name=\"referrer\" content=\"no-referrer\">"
+            "<meta name=\"referrer\" content=\"same-origin\">"
             f"<title>{escape(title)}</title>"
             "<link rel=\"stylesheet\" href=\"/control/static/control.css\">"
             f"{head}</head><body class=\"{cls}\">{body}</body></html>")

@@ -109,8 +109,17 @@ class ControlRoom:
         return web.Response(text=link_page(request.path), content_type="text/html",
                             headers={"Cache-Control": "no-store"})
 
+    def _same_origin(self, request: web.Request) -> bool:
+        """A POST from this site's own pages (browsers send Origin on every POST)."""
+        origin = request.headers.get("Origin")
+        return origin is None or origin in (self.public_url,
+                                            f"{request.scheme}://{request.host}")
+
     async def redeem(self, request: web.Request) -> web.Response:
         """Press of the sign-in button: the link is used up and the session cookie set."""
+        if not self._same_origin(request):
+            await self.access.deny("", f"sign-in posted from {request.headers['Origin']}")
+            raise web.HTTPForbidden(text="Sign in from the link's own page.")
         got = await self.access.redeem(request.match_info["token"])
         if not isinstance(got, Session):
             await self.access.deny("", f"sign-in refused: {got}")
@@ -302,7 +311,7 @@ class ControlRoom:
         if not isinstance(body, dict):
             body = {}
         token = request.headers.get("X-CSRF-Token") or str(body.get("csrf", ""))
-        if not self.access.csrf_ok(session, token):
+        if not self.access.csrf_ok(session, token) or not self._same_origin(request):
             await self.access.deny(viewer.who, "action without a valid CSRF token")
             return web.json_response({"ok": False, "text": "Missing or wrong form token."},
                                      status=403)
