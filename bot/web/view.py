@@ -26,11 +26,10 @@ from bot.evidence.summary import figures_from_counts, mmss
 
 ACTIONS = ("ack", "dispatch", "resolve")
 CLOSED = ("closed",)
-# Incident fields any screen may show; everything else in the hash stays in the store.
-INCIDENT_FIELDS = ("id", "n", "type", "severity", "location", "status", "reported_at",
-                   "occurred_at", "phase", "description", "affiliation", "people",
-                   "reporter_name", "owner_name", "status_by_name", "last_note", "updates",
-                   "evidence", "merged", "acknowledged_at", "closed_at")
+# Incident fields a screen shows (kept few: every change goes to every screen); everything
+# else in the hash stays in the store.
+INCIDENT_FIELDS = ("id", "type", "location", "status", "reported_at", "description",
+                   "affiliation", "people", "owner_name")
 
 
 @dataclass(frozen=True)
@@ -76,8 +75,6 @@ def incident_view(inc: dict[str, str], ground: Ground) -> dict[str, Any]:
     out["location_label"] = ground.label(inc.get("location", ""))
     out["status_label"] = STATUSES.label(inc.get("status", "reported"))
     out["closed"] = inc.get("status") in CLOSED
-    if inc.get("tta_s"):
-        out["tta_s"] = int(float(inc["tta_s"]))
     return out
 
 
@@ -131,8 +128,7 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
         return None
     who = ev.by.rsplit(":", 1)[-1] + (" (web)" if ev.by.startswith("web:") else "")
     out: dict[str, Any] = {"id": ev.id, "kind": ev.kind, "at": ev.at, "phase": ev.phase,
-                           "who": "" if viewer.steward else who,
-                           "role": ev.role, "what": describe(ev, ground)}
+                           "who": "" if viewer.steward else who, "what": describe(ev, ground)}
     if ev.kind.startswith("incident.") and inc is not None:
         out.update(incident=inc.get("id", ""), type=inc.get("type", ""),
                    severity=int(inc.get("severity", 1)), location=inc.get("location", ""))
