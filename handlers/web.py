@@ -10,6 +10,9 @@ from bot.web.access import Access
 
 async def web_cmd(ctx: Ctx) -> Result:
     """/web: a link, valid a few minutes and for one use, that signs a browser in as you."""
+    if not ctx.cmd.private:  # a group would see the link, and anyone in it could use it
+        return Result(Reply("Send /web to me in a direct message: the link signs in as you.",
+                            ok=False))
     settings = ctx.core.settings
     url = await Access(ctx.core).issue_link(ctx.who, settings.web_base)
     if url is None:  # the core lets only members this far; a member removed meanwhile

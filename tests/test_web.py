@@ -150,9 +150,11 @@ async def test_session_expires_and_ends_when_the_member_is_removed(client, say, 
     assert any("no longer a supervisor" in a["detail"] for a in await refusals(core))
 
 
-async def test_strangers_get_no_link(say) -> None:
+async def test_strangers_get_no_link_and_groups_see_none(say) -> None:
     result = await say("/web", as_="nobody")
     assert not result.reply.ok and "/control/login/" not in result.reply.text
+    in_group = await say("/web", as_="control", private=False)
+    assert not in_group.reply.ok and "direct message" in in_group.reply.text
 
 
 # ---------------------------------------------------------------- actions

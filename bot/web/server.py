@@ -72,11 +72,6 @@ class ControlRoom:
     async def _on_shutdown(self, _app: web.Application) -> None:
         await self.live.close()
 
-    @property
-    def platform(self) -> str:
-        """Name in the app's adapter list."""
-        return "web"
-
     # ---------------------------------------------------------------- sessions
     async def _session(self, request: web.Request, *, json_reply: bool = False) -> Session:
         """The request's live session, or raise a 401 after writing the refusal to the audit."""
