@@ -11,6 +11,7 @@
   let tiles = state.tiles;
   let offset = Date.parse(state.now) - Date.now();
   const SEV = {1: "#8d99ae", 2: "#2a9d8f", 3: "#e9c46a", 4: "#f4a261", 5: "#e63946"};
+  const CARDS = 30;
   const COLUMNS = ["reported", "acknowledged", "dispatched", "on_scene", "contained"];
   const fmt = new Intl.DateTimeFormat("en-GB", {hour: "2-digit", minute: "2-digit",
                                                   timeZone: state.tz || undefined});
@@ -50,7 +51,9 @@
       const el = document.querySelector(`.col[data-status="${col}"]`);
       const mine = items.filter((i) => column(i.status) === col);
       el.querySelector(".n").textContent = mine.length ? mine.length : "";
-      el.querySelector("ol").innerHTML = mine.map((i) => {
+      // a wall screen shows the oldest few per column; the rest are counted, not drawn
+      const more = mine.length > CARDS ? `<li class="more">+${mine.length - CARDS} more</li>` : "";
+      el.querySelector("ol").innerHTML = mine.slice(0, CARDS).map((i) => {
         const cls = ["card", "sev" + i.severity];
         if (oldest && i.id === oldest.id) cls.push("oldest");
         return `<li class="${cls.join(" ")}" data-id="${esc(i.id)}">` +
@@ -62,7 +65,7 @@
           (i.owner_name ? `<div class="owner">${esc(i.owner_name)}</div>` : "") +
           (oldest && i.id === oldest.id ? '<div class="flag">OLDEST UNACKED</div>' : "") +
           `<div class="acts">${buttons(i)}</div></li>`;
-      }).join("");
+      }).join("") + more;
     }
   }
 
