@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from bot.domain.models import Fixture
-from bot.domain.vocab import INCIDENT_TYPES, PHASES, ROLES, STATUSES
+from bot.domain.vocab import INCIDENT_TYPES, PHASES, PLACES, ROLES, STATUSES, SUPPORTER_SIDES
 
 BOARD_COLUMNS = (("reported", "Reported"), ("acknowledged", "Acknowledged"),
                  ("dispatched", "Dispatched"), ("on_scene", "On scene"),
@@ -142,10 +142,10 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
     ]
     police = ("<section class=\"figures\"><h2>Arrests and banning orders</h2><table>"
               f"<tr><th>Arrests</th><td class=\"num\">{arr['total']}</td></tr>"
-              + "".join(f"<tr><th>{escape(k)}</th><td class=\"num\">{v}</td></tr>"
+              + "".join(f"<tr><th>{escape(PLACES.label(k))}</th><td class=\"num\">{v}</td></tr>"
                         for k, v in arr["inside_outside"].items())
-              + "".join(f"<tr><th>{escape(k)} supporters</th><td class=\"num\">{v}</td></tr>"
-                        for k, v in arr["home_away"].items())
+              + "".join(f"<tr><th>{escape(SUPPORTER_SIDES.label(k))} supporters</th>"
+                        f"<td class=\"num\">{v}</td></tr>" for k, v in arr["home_away"].items())
               + f"<tr><th>Banning orders</th><td class=\"num\">{ban['total']}</td></tr></table>")
     if police_view:
         police += ("<h3>Arrests by offence</h3><table>"
