@@ -40,7 +40,7 @@ async def _run(app: App, args: argparse.Namespace) -> int:
     from bot.runtime import run_bot
 
     return await run_bot(app, as_role=args.as_role, webhook=args.webhook, http=args.http,
-                         console=args.console)
+                         console=args.console, web=args.web)
 
 
 # ---------------------------------------------------------------- replay / demo
@@ -78,6 +78,17 @@ async def _demo(app: App, as_json: bool) -> int:
         print(f"\n=== Final summary: {fx.title} ({fx.id}) ===")
         print(summary_text(fig, ground))
     return code
+
+
+async def _web_link(app: App, by: str) -> int:
+    from bot.web.access import Access
+
+    assert app.core is not None
+    url = await Access(app.core).issue_link(by, app.settings.web_base) if ":" in by else None
+    if url is None:
+        return _fail(f"--by {by!r} is not a member (platform:user, e.g. console:control)", 1)
+    print(url)
+    return 0
 
 
 # ---------------------------------------------------------------- read-only views
@@ -167,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--http", action="store_true", help="Slack HTTP mode (no Socket Mode)")
     run.add_argument("--console", action="store_true",
                      help="also open the console chat when platform tokens are set")
+    run.add_argument("--web", action="store_true",
+                     help="serve the control-room web view at /control/ on PORT")
     rp = sub.add_parser("replay", help="feed a scripted matchday (JSON lines) on a virtual clock")
     rp.add_argument("file", type=Path)
     rp.add_argument("--json", action="store_true", help="one JSON line per outgoing message")
@@ -187,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--club", required=True)
     se.add_argument("--season", help="e.g. 2026-27 (default: the current season)")
     se.add_argument("--json", action="store_true")
+    wl = sub.add_parser("web-link", help="a one-time sign-in link to the control-room view")
+    wl.add_argument("--by", required=True, help="the member it signs in (platform:user)")
     vf = sub.add_parser("verify", help="recompute an export's hash chain")
     vf.add_argument("dir", type=Path)
     return p
@@ -221,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         "fixtures": lambda app: _fixtures(app, args.json),
         "export": lambda app: _export(app, args),
         "season": lambda app: _season(app, args.club, args.season, args.json),
+        "web-link": lambda app: _web_link(app, args.by),
     }
     try:
         return asyncio.run(_with_app(settings, bodies[args.cmd], clock))

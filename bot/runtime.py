@@ -50,8 +50,11 @@ def _stop_on_signals() -> asyncio.Event:
 
 
 async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
-                  http: bool = False, console: bool = False) -> int:
-    """Start the scheduler and every configured adapter; the console when no tokens are set."""
+                  http: bool = False, console: bool = False, web: bool = False) -> int:
+    """Start the scheduler and every configured adapter; the console when no tokens are set.
+
+    The control-room web view is on with `web`, `http` or `webhook`; those run headless
+    (no console) when no platform token is set, unless `console` asks for it."""
     from bot.adapters.console import ConsoleAdapter
     from bot.sample import ensure_sample_fixture
 
@@ -61,7 +64,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     scheduler = make_scheduler(app, live=True)
     await scheduler.start()
     try:
-        platforms = await _start_platforms(app, webhook=webhook, http=http)
+        platforms = await _start_platforms(app, webhook=webhook, http=http,
+                                           control_room=web or http or webhook)
         if console or not platforms:
             fx = await ensure_sample_fixture(core)
             print(f"Matchday Ops on {app.settings.redis_url or 'embedded Redis at '}"
@@ -119,31 +123,37 @@ class WebServer:
         await self.runner.cleanup()
 
 
-async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
+async def _start_platforms(app: App, *, webhook: bool, http: bool,
+                          control_room: bool = False) -> list[str]:
     """Start Telegram and/or Slack when their tokens are set; names of what started.
 
     Raises StartupError with one line when a platform is misconfigured or unreachable."""
     core, settings = app.core, app.settings
-    if settings.telegram_bot_token is None and settings.slack_bot_token is None:
-        return []  # the platform SDKs are imported only when a token asks for them
-    from aiohttp import web
-
-    from bot.adapters.slack.adapter import SlackAdapter
-    from bot.adapters.telegram.adapter import TelegramStartError, telegram_adapter
+    if settings.telegram_bot_token is None and settings.slack_bot_token is None \
+            and not control_room:
+        return []
+    from aiohttp import web  # the platform SDKs are imported only when a token asks for them
 
     started: list[str] = []
     site = web.Application()
     routes = 0
+    errors: tuple[type[Exception], ...] = (ValueError,)
     try:
-        tg = telegram_adapter(core, settings, webhook=webhook)
-        if tg is not None:
-            if webhook:
-                tg.add_routes(site)
-                routes += 1
-            await tg.start()
-            app.adapters.append(tg)
-            started.append("telegram webhook /telegram" if webhook else "telegram polling")
+        if settings.telegram_bot_token is not None:
+            from bot.adapters.telegram.adapter import TelegramStartError, telegram_adapter
+
+            errors = (TelegramStartError, ValueError)
+            tg = telegram_adapter(core, settings, webhook=webhook)
+            if tg is not None:
+                if webhook:
+                    tg.add_routes(site)
+                    routes += 1
+                await tg.start()
+                app.adapters.append(tg)
+                started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:
+            from bot.adapters.slack.adapter import SlackAdapter
+
             slack = SlackAdapter(core, settings)
             if http or settings.slack_app_token is None:
                 site.add_routes(slack.routes())
@@ -152,8 +162,14 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
             app.adapters.append(slack)
             started.append("slack socket mode" if settings.slack_app_token and not http
                            else "slack http /slack/events")
-    except (TelegramStartError, ValueError) as exc:
+    except errors as exc:
         raise StartupError(str(exc)) from None
+    if control_room:
+        from bot.web.server import ControlRoom
+
+        ControlRoom(core, settings.public_url).add_routes(site)
+        routes += 1
+        started.append(f"control room {settings.web_base}/control/")
     if routes:
         server = WebServer(site, settings.port)
         await server.start()

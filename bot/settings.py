@@ -42,6 +42,11 @@ class Settings(BaseSettings):
     dedupe_ttl_seconds: int = Field(default=86400, alias="MATCHDAY_DEDUPE_TTL")
     # Plain text joins the sender's latest report only this long after it (then /update <id>).
     note_window_seconds: int = Field(default=300, ge=1, le=86400, alias="MATCHDAY_NOTE_WINDOW")
+    # control-room web view (bot/web): base of sign-in links, link and session lifetimes
+    public_url: str | None = Field(default=None, alias="MATCHDAY_PUBLIC_URL")
+    web_link_ttl_seconds: int = Field(default=300, ge=30, alias="MATCHDAY_WEB_LINK_TTL")
+    web_session_ttl_seconds: int = Field(default=12 * 3600, ge=60,
+                                         alias="MATCHDAY_WEB_SESSION_TTL")
 
     @field_validator("appendfsync")
     @classmethod
@@ -65,6 +70,18 @@ class Settings(BaseSettings):
         if v and not v.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must start with redis://, rediss:// or unix://")
         return v or None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public(cls, v: str | None) -> str | None:
+        if v and not v.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return v.rstrip("/") if v else None
+
+    @property
+    def web_base(self) -> str:
+        """Where the control-room web view is reached (MATCHDAY_PUBLIC_URL or this host)."""
+        return self.public_url or f"http://127.0.0.1:{self.port}"
 
     @property
     def zone(self) -> ZoneInfo:

@@ -16,11 +16,12 @@ from handlers import (
     note,
     police,
     status,
+    web,
 )
 
 
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note):
+                   amend, merge, methane, hot, note, web):
         module.register(registry)

@@ -221,6 +221,8 @@ class Core:
     # ---------------------------------------------------------------- lookups
     async def member(self, who: str) -> Member | None:
         """A roster member or someone who joined by invite (cached briefly)."""
+        if who.startswith("web:"):  # the control-room web view acts as its signed-in member
+            who = who[4:]
         if who in self.roster:
             return self.roster[who]
         hit, m = self.cache.get("member:" + who)

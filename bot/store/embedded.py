@@ -158,6 +158,7 @@ class EmbeddedRedis:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid: int | None = None
         self._url: str | None = None
+        self._borrowed = False  # another live process started it and will stop it
 
     @property
     def url(self) -> str:
@@ -210,6 +211,10 @@ class EmbeddedRedis:
         """Shut the server down cleanly, wait for it to exit and remove the state file."""
         pid, port = self._pid, self._port
         if pid is None:
+            return
+        if self._borrowed:  # e.g. `matchday web-link` beside a running bot: leave it running
+            self._pid = self._url = None
+            self._borrowed = False
             return
         with self._locked():
             if _pid_alive(pid):
@@ -293,6 +298,7 @@ class EmbeddedRedis:
             "binary": str(binary),
             "data_dir": str(self._data_dir),
             "started_at": time.time(),
+            "owner": os.getpid(),  # the bot process that stops it (see _reuse_stale)
         }
         tmp.write_text(json.dumps(state))
         os.replace(tmp, path)
@@ -317,7 +323,11 @@ class EmbeddedRedis:
                         "reusing running server on port %d, not requested port %d", port, self._port
                     )
                 self._pid, self._port, self._proc = pid, port, None
+                owner = int(state.get("owner") or 0)
+                self._borrowed = owner not in (0, os.getpid()) and _pid_alive(owner)
                 self._binary = Path(binary) if binary else self._binary
+                if not self._borrowed and self._binary is not None:  # adopted: ours to stop
+                    self._write_state(pid, port, self._binary)
                 self._url = f"redis://{HOST}:{port}/0"
                 log.info(
                     "reusing embedded Redis pid %d at %s (left by an earlier run)", pid, self._url

@@ -1,0 +1,230 @@
+"""Control-room screens benchmark: reports through the core while 50 screens follow the live feed.
+
+The bot process serves the control room on a local port; the 50 screens (SSE clients, one
+connection each) run in a second process, as browsers would on other machines. Prints
+`name: value` lines:
+- reports_per_s_without_screens: write_path-style reports, no screen connected (the mean of a
+  run before and a run after the screens, so drift cancels)
+- reports_per_s_with_50_screens and ratio_reports_with_50_screens (goal >= 0.9)
+- event_to_screen_p50_ms / _p95_ms: from the event's stream id (Redis server time when logged)
+  to its arrival at a screen, over every (screen, report) pair
+Usage: python bench/web.py [--reports N] [--screens N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from aiohttp import ClientSession, ClientTimeout, web  # noqa: E402
+
+from bot.app import build_core  # noqa: E402
+from bot.core.messages import Command  # noqa: E402
+from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.sample import ensure_sample_fixture  # noqa: E402
+from bot.settings import load_settings  # noqa: E402
+from bot.store import Store  # noqa: E402
+from bot.store.embedded import EmbeddedRedis  # noqa: E402
+from bot.web.access import COOKIE, LINK_PATH, Session  # noqa: E402
+from bot.web.server import ControlRoom  # noqa: E402
+
+TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
+STEP = timedelta(minutes=11)  # past the merge window: every report is a new incident
+
+
+async def reports(core, n: int, start: int) -> float:
+    """Reports per second, one at a time, as bench/write_path.py sends them."""
+    t = time.perf_counter()
+    for i in range(start, start + n):
+        core.clock.advance(STEP)
+        r = await core.handle(Command(platform="console", chat="steward", user="steward",
+                                      text=TEXT, dedupe_key=f"bench-web:{i}"))
+        assert r is not None and r.reply.ok, r.reply.text if r else None
+    return n / (time.perf_counter() - t)
+
+
+# ---------------------------------------------------------------- the screens' process
+REPORTED = re.compile(rb'id: (\d+)-\d+\nevent: change\ndata: \{"event": ?\{[^}]*?"kind": ?'
+                      rb'"incident\.reported"')
+
+
+async def screen(base: str, sid: str, expect: int, ready: asyncio.Event,
+                 out: list[float]) -> None:
+    """One screen: follow the feed until `expect` new reports have arrived (kept cheap: the
+    screens share the machine with the bot and Redis)."""
+    got, tail = 0, b""
+    async with ClientSession(timeout=ClientTimeout(total=None)) as s, \
+            s.get(base + "/control/events", headers={"Cookie": f"{COOKIE}={sid}"}) as resp:
+        assert resp.status == 200, resp.status
+        await resp.content.readline()  # "retry: ..." : connected and subscribed
+        ready.set()
+        async for chunk in resp.content.iter_any():
+            now_ms = time.time() * 1000
+            buf = tail + chunk
+            cut = buf.rfind(b"\n\n") + 2  # whole messages only; the rest waits for more
+            buf, tail = buf[:cut], buf[cut:]
+            for m in REPORTED.finditer(buf):
+                out.append(max(0.0, now_ms - int(m.group(1))))
+                got += 1
+            if got >= expect:
+                return
+
+
+async def screens_main(base: str, sids: list[str], expect: int) -> None:
+    lat: list[float] = []
+    readies = [asyncio.Event() for _ in sids]
+    tasks = [asyncio.create_task(screen(base, s, expect, r, lat))
+             for s, r in zip(sids, readies, strict=True)]
+    all_ready = asyncio.ensure_future(asyncio.gather(*(r.wait() for r in readies)))
+    done, _ = await asyncio.wait([all_ready, *tasks], return_when=asyncio.FIRST_COMPLETED)
+    for t in done:
+        if t is not all_ready:
+            t.result()  # a screen failed before all were connected: say why
+    print("ready", flush=True)
+    await asyncio.wait_for(asyncio.gather(*tasks), 300)
+    lat.sort()
+    print(json.dumps({"n": len(lat), "p50": statistics.median(lat),
+                      "p95": lat[max(0, int(len(lat) * 0.95) - 1)]}), flush=True)
+
+
+# ---------------------------------------------------------------- the bot's process
+def first_paint_ms(url: str) -> tuple[float, float] | None:
+    """(first contentful paint, screen ready) in ms in headless Chromium, or None without it."""
+    import shutil
+
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        return None
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium") or ""
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1920,1080"):
+        opts.add_argument(arg)
+    mine = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if mine is not None:  # the browser is another machine's: not on the bot's CPU
+        os.sched_setaffinity(0, set(range(1, os.cpu_count() or 2)) or mine)
+    try:
+        d = webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""), options=opts)
+    finally:
+        if mine is not None:
+            os.sched_setaffinity(0, mine)
+    try:
+        d.get(url)
+        d.find_element(By.ID, "signin").click()
+        WebDriverWait(d, 30).until(lambda d: d.execute_script(
+            "return document.body && document.body.dataset.ready"))
+        fcp = d.execute_script("return performance.getEntriesByName('first-contentful-paint')"
+                               "[0].startTime")
+        nav = d.execute_script("return performance.getEntriesByType('navigation')[0]"
+                               ".domContentLoadedEventEnd")
+        return float(fcp), float(nav)
+    finally:
+        d.quit()
+
+
+def pin(cpus: set[int]) -> bool:
+    """Keep this process (and what it starts) on some CPUs: the screens stand in for browsers
+    on other machines, so they must not take the bot's or Redis's CPU."""
+    if not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2:
+        return False
+    os.sched_setaffinity(0, cpus)
+    return True
+
+
+async def main(n_reports: int, n_screens: int) -> None:
+    pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
+    url = os.environ.get("REDIS_URL")
+    server = None
+    tmp = tempfile.TemporaryDirectory()
+    if not url:
+        server = EmbeddedRedis(Path(tmp.name) / "redis", persistent=False)
+        url = server.start()
+    try:
+        store = Store.from_url(url)
+        await store.r.flushdb()
+        # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
+        settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
+                                 MATCHDAY_WEB_SESSION_TTL=10**9)
+        core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
+        await ensure_sample_fixture(core)
+        room = ControlRoom(core, "http://127.0.0.1")
+        runner = web.AppRunner(room.web_app())
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        base = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore
+        sids = []
+        for _ in range(n_screens):
+            link = await room.access.issue_link("console:control", base)
+            got = await room.access.redeem(link.rsplit(LINK_PATH, 1)[1])
+            assert isinstance(got, Session), got
+            sids.append(got.sid)
+
+        await reports(core, 300, 0)  # warm up (script load, caches)
+        await reports(core, 700, 300)  # 1,000 incidents for the first paint
+        link = await room.access.issue_link("console:control", base)
+        paint = await asyncio.to_thread(first_paint_ms, link)
+        before = await reports(core, n_reports, 10**6)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--screens-of", base, "--expect", str(n_reports),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(("\n".join(sids) + "\n").encode())
+        await proc.stdin.drain()
+        proc.stdin.close()
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+        assert line == "ready", line
+        with_screens = await reports(core, n_reports, 2 * 10**6)
+        # the screens' figures, once every screen has every report (fail, don't hang)
+        lat = json.loads((await asyncio.wait_for(proc.stdout.readline(), 300)).decode())
+        await proc.wait()
+        after = await reports(core, n_reports, 3 * 10**6)
+        without = (before + after) / 2
+        print(f"screens: {n_screens}")
+        print(f"screens_on_their_own_cpu: {'yes' if pinned else 'no'}")
+        print(f"reports_per_s_without_screens: {without:.0f}")
+        print(f"reports_per_s_with_{n_screens}_screens: {with_screens:.0f}")
+        print(f"ratio_reports_with_{n_screens}_screens: {with_screens / without:.2f}")
+        print(f"event_to_screen_p50_ms: {lat['p50']:.1f}")
+        print(f"event_to_screen_p95_ms: {lat['p95']:.1f}")
+        print(f"events_received: {lat['n']}")
+        if paint is not None:
+            print(f"first_contentful_paint_ms_1000_incidents: {paint[0]:.0f}")
+            print(f"dom_ready_ms_1000_incidents: {paint[1]:.0f}")
+        await runner.cleanup()
+        await room.live.close()
+        await store.r.flushdb()
+        await store.close()
+    finally:
+        if server:
+            server.stop()
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--reports", type=int, default=2000)
+    ap.add_argument("--screens", type=int, default=50)
+    ap.add_argument("--screens-of", help=argparse.SUPPRESS)  # the screens' process
+    ap.add_argument("--expect", type=int, default=0, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.screens_of:
+        pin(set(range(1, os.cpu_count() or 2)))
+        asyncio.run(screens_main(a.screens_of, sys.stdin.read().split(), a.expect))
+    else:
+        asyncio.run(main(a.reports, a.screens))

@@ -1,0 +1,82 @@
+"""Reading a fixture's log as a change feed: catch-up reads and blocking waits for new events.
+
+Blocking reads (XREAD BLOCK) run on a connection pool of their own, so a screen waiting for
+the next event never holds a connection a report needs.
+"""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+
+from bot.domain.ledger import Event
+from bot.store.client import Store, fx_prefix
+
+
+def _log(fx_id: str) -> str:
+    return fx_prefix(fx_id) + "log"
+
+
+class Feed:
+    """Reads of one store's fixture logs for live screens."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        pool = store.r.connection_pool
+        kwargs = {**pool.connection_kwargs, "socket_timeout": None}
+        self._blocking = aioredis.Redis(connection_pool=aioredis.ConnectionPool(
+            connection_class=pool.connection_class, max_connections=64, **kwargs))
+
+    async def close(self) -> None:
+        """Close the blocking connections."""
+        await self._blocking.aclose()
+
+    async def last_id(self, fx_id: str) -> str:
+        """The id of the newest event of a fixture's log ("0-0" when empty)."""
+        rows = await self.store._call(self.store.r.xrevrange(_log(fx_id), count=1))
+        return rows[0][0] if rows else "0-0"
+
+    async def after(self, fx_id: str, after_id: str, count: int = 1000) -> list[Event]:
+        """Events logged after the given stream id, oldest first (at most `count`)."""
+        rows = await self.store._call(
+            self.store.r.xrange(_log(fx_id), f"({after_id}", "+", count=count))
+        return [Event.from_stream(sid, f) for sid, f in rows]
+
+    async def wait_after(self, fx_id: str, after_id: str, block_ms: int,
+                         count: int = 500) -> list[Event]:
+        """Events after the id, waiting up to block_ms for the first one (XREAD BLOCK)."""
+        res = await self.store._call(self._blocking.xread(
+            {_log(fx_id): after_id}, count=count, block=block_ms))
+        if not res:
+            return []
+        return [Event.from_stream(sid, f) for sid, f in res[0][1]]
+
+    async def unacked_count(self, fx_id: str) -> int:
+        """How many incidents are still unacknowledged."""
+        return int(await self.store._call(self.store.r.zcard(fx_prefix(fx_id) + "unacked")))
+
+    async def newest(self, fx_id: str, count: int) -> list[Event]:
+        """The newest events, newest first."""
+        rows = await self.store._call(self.store.r.xrevrange(_log(fx_id), count=count))
+        return [Event.from_stream(sid, f) for sid, f in rows]
+
+    async def incidents_by_n(self, fx_id: str, ns: list[int]) -> dict[int, dict[str, str]]:
+        """Some incidents by number, in one round trip (missing ones left out)."""
+        if not ns:
+            return {}
+        p = fx_prefix(fx_id)
+        pipe = self.store.r.pipeline(transaction=False)
+        for n in ns:
+            pipe.hgetall(f"{p}inc:{n}")
+        rows = await self.store._call(pipe.execute())
+        return {n: h for n, h in zip(ns, rows, strict=True) if h}
+
+    async def incidents(self, fx_id: str, limit: int = 5000) -> list[dict[str, str]]:
+        """Every incident of a fixture in report order (the newest `limit`)."""
+        p = fx_prefix(fx_id)
+        ns = await self.store._call(self.store.r.zrange(p + "all", -limit, -1))
+        if not ns:
+            return []
+        pipe = self.store.r.pipeline(transaction=False)
+        for n in ns:
+            pipe.hgetall(f"{p}inc:{n}")
+        return [h for h in await self.store._call(pipe.execute()) if h]

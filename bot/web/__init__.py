@@ -1,0 +1,1 @@
+"""The control-room web view: ground map, live log, board, tiles and post-match page."""

@@ -1,0 +1,105 @@
+"""Passwordless sign-in: one-time links bound to a member and role, and the sessions they open."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from bot.core.dispatch import Core
+from bot.domain.clock import iso
+from bot.store.web_sessions import WebSessions
+from bot.web.view import Viewer
+
+COOKIE = "matchday_session"
+LINK_PATH = "/control/login/"
+
+
+@dataclass(frozen=True)
+class Session:
+    """A signed-in screen: who, as what role, and the token its forms must carry."""
+
+    sid: str
+    viewer: Viewer
+    csrf: str
+    expires_ts: int
+
+
+class Access:
+    """Issues links, redeems them into sessions, checks sessions on every request."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.sessions = WebSessions(core.store)
+        self.link_ttl = int(getattr(core.settings, "web_link_ttl_seconds", 300))
+        self.session_ttl = int(getattr(core.settings, "web_session_ttl_seconds", 12 * 3600))
+
+    def _now_ts(self) -> int:
+        return int(self.core.clock.now().timestamp())
+
+    async def issue_link(self, who: str, base: str) -> str | None:
+        """A one-time sign-in URL for a member (None if they are not a member)."""
+        member = await self.core.member(who)
+        if member is None:
+            return None
+        token = secrets.token_urlsafe(24)
+        # Redis keeps the record a little longer than it is valid; validity is checked
+        # against the bot's clock, so an expired link is refused however Redis is timed.
+        await self.sessions.save_link(token, who, member.role, self._now_ts() + self.link_ttl,
+                                      self.link_ttl + 60)
+        await self.core.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
+        return f"{base.rstrip('/')}{LINK_PATH}{token}"
+
+    async def redeem(self, token: str) -> Session | str:
+        """Turn a link into a session, once; or the reason it was refused."""
+        if not token or len(token) > 64:
+            return "unknown link"
+        rec = await self.sessions.take_link(token)
+        if rec is None:
+            return "unknown, used or expired link"
+        if int(rec.get("exp", 0)) < self._now_ts():
+            return f"expired link of {rec['who']}"
+        member = await self.core.member(rec["who"])
+        if member is None or member.role != rec["role"]:
+            return f"link of {rec['who']}, who is no longer a {rec['role']}"
+        sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+        exp = self._now_ts() + self.session_ttl
+        await self.sessions.open_session(sid, member.who, member.role, csrf, exp,
+                                         self.session_ttl + 60)
+        await self.core.store.audit(member.who, "web.signin", member.role,
+                                    iso(self.core.clock.now()))
+        viewer = Viewer(member.who, member.role, member.name, self.core.roles)
+        return Session(sid, viewer, csrf, exp)
+
+    async def session(self, sid: str | None) -> Session | str:
+        """The live session a cookie names, or why there is none. A session ends when its
+        member is removed or their role changes."""
+        if not sid or len(sid) > 128:
+            return "no session"
+        rec = await self.sessions.session(sid)
+        if rec is None:
+            return "unknown or ended session"
+        if int(rec.get("exp", 0)) < self._now_ts():
+            await self.sessions.end_session(sid, rec["who"])
+            return f"expired session of {rec['who']}"
+        member = await self.core.member(rec["who"])
+        if member is None or member.role != rec["role"]:
+            await self.sessions.end_sessions_of(rec["who"])
+            return f"session of {rec['who']}, who is no longer a {rec['role']}"
+        viewer = Viewer(member.who, member.role, member.name, self.core.roles)
+        return Session(sid, viewer, rec["csrf"],
+                       int(rec["exp"]))
+
+    async def sign_out(self, session: Session) -> None:
+        """End a session."""
+        await self.sessions.end_session(session.sid, session.viewer.who)
+
+    @staticmethod
+    def csrf_ok(session: Session, token: str | None) -> bool:
+        """Does a form's token match its session's?"""
+        return bool(token) and hmac.compare_digest(session.csrf, token or "")
+
+    async def deny(self, who: str, what: str) -> None:
+        """Write a refusal to the audit trail."""
+        await self.core.store.audit(who or "web:anonymous", "refused", f"web: {what}",
+                                    iso(self.core.clock.now()))

@@ -1,0 +1,211 @@
+"""The change feed for screens: one blocking reader per fixture, fanned out to every screen.
+
+However many screens are open, each new event costs one blocking read, one read of the
+incidents it touched and one of the counters, shared by all screens watching that fixture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.core.dispatch import Core
+from bot.domain.grounds import Ground
+from bot.domain.ledger import Event
+from bot.domain.models import Fixture
+from bot.store import StoreUnavailable
+from bot.store.feed import Feed
+from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
+
+log = logging.getLogger(__name__)
+
+BLOCK_MS = 5000
+# Screens get changes at most this often: under a flood of reports one read, one tiles
+# computation and one write per screen cover many events, so screens never slow reports.
+COALESCE_S = 0.15
+MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
+
+
+def stream_key(sid: str) -> tuple[int, int]:
+    """A stream id as a comparable pair."""
+    ms, _, seq = sid.partition("-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass
+class Change:
+    """One event with what a screen needs to show it: the incident it touched, fresh tiles."""
+
+    event: Event
+    incident: dict[str, str] | None
+    tiles: dict[str, Any]
+    ground: Ground
+
+
+@dataclass
+class Batch:
+    """Changes read together; each viewer's rendering is made once and shared."""
+
+    changes: list[Change]
+    rendered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    last_of: dict[str, int] = field(default_factory=dict)  # incident id -> its last change
+
+    def __post_init__(self) -> None:
+        for i, c in enumerate(self.changes):
+            if c.incident is not None:
+                self.last_of[c.incident.get("id", "")] = i
+
+    def for_viewer(self, viewer: Viewer, room: LiveRoom) -> list[tuple[str, str]]:
+        """(stream id, JSON) of the changes this member may see. An incident's view goes
+        with its last change in the batch, the tiles with the last change they may see."""
+        if viewer.key not in self.rendered:
+            payloads = []
+            for i, c in enumerate(self.changes):
+                mine = c.incident is not None and self.last_of.get(c.incident.get("id", "")) == i
+                payload = room.payload(c, viewer, tiles=False, incident=mine)
+                if payload is not None:
+                    payloads.append((c, payload))
+            if payloads:
+                c, last = payloads[-1]
+                last.update({k: v for k, v in (room.payload(c, viewer) or {}).items()
+                             if k == "tiles"})
+            self.rendered[viewer.key] = [(c.event.id, json.dumps(p, separators=(",", ":")))
+                                         for c, p in payloads]
+        return self.rendered[viewer.key]
+
+    def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0)) -> bytes:
+        """The SSE text of the changes after a stream id, for one member (one write)."""
+        rows = self.for_viewer(viewer, room)
+        whole = not rows or stream_key(rows[0][0]) > after
+        if whole and viewer.key in self.blobs:
+            return self.blobs[viewer.key]
+        out = "".join(f"id: {sid}\nevent: change\ndata: {data}\n\n" for sid, data in rows
+                      if stream_key(sid) > after).encode()
+        if whole:
+            self.blobs[viewer.key] = out
+        return out
+
+
+class FixtureFeed:
+    """The one blocking reader of a fixture's log, feeding the queues of its screens."""
+
+    def __init__(self, room: LiveRoom, fx_id: str) -> None:
+        self.room, self.fx_id = room, fx_id
+        self.queues: set[asyncio.Queue[Batch | None]] = set()
+        self.last = "0-0"
+        self.task: asyncio.Task[None] | None = None
+        self._started = asyncio.Lock()
+
+    async def subscribe(self) -> asyncio.Queue[Batch | None]:
+        """A queue that receives every batch logged after the feed's start."""
+        async with self._started:
+            if self.task is None or self.task.done():
+                self.last = await self.room.feed.last_id(self.fx_id)
+                self.task = asyncio.create_task(self._run())
+        q: asyncio.Queue[Batch | None] = asyncio.Queue()
+        self.queues.add(q)
+        return q
+
+    def unsubscribe(self, q: asyncio.Queue[Batch | None]) -> None:
+        """Stop feeding a screen."""
+        self.queues.discard(q)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        read_at = 0.0
+        while True:
+            try:
+                await asyncio.sleep(max(0.0, read_at + COALESCE_S - loop.time()))
+                events = await self.room.feed.wait_after(self.fx_id, self.last, BLOCK_MS)
+                read_at = loop.time()
+                if not events:
+                    continue
+                self.last = events[-1].id
+                batch = Batch(await self.room.changes(self.fx_id, events))
+            except StoreUnavailable:
+                await asyncio.sleep(1)
+                continue
+            except Exception:
+                log.exception("live feed of %s failed; retrying", self.fx_id)
+                await asyncio.sleep(1)
+                continue
+            for q in list(self.queues):
+                if q.qsize() >= MAX_BACKLOG:
+                    self.queues.discard(q)
+                    q.put_nowait(None)  # the screen reconnects and resumes from its last id
+                else:
+                    q.put_nowait(batch)
+
+    async def stop(self) -> None:
+        """Stop reading and end every screen's stream."""
+        for q in self.queues:
+            q.put_nowait(None)
+        self.queues.clear()
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+
+
+class LiveRoom:
+    """Feeds by fixture, and what each change looks like to each member."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.feed = Feed(core.store)
+        self.feeds: dict[str, FixtureFeed] = {}
+
+    def fixture_feed(self, fx_id: str) -> FixtureFeed:
+        """The shared feed of a fixture."""
+        if fx_id not in self.feeds:
+            self.feeds[fx_id] = FixtureFeed(self, fx_id)
+        return self.feeds[fx_id]
+
+    async def close(self) -> None:
+        """Stop every feed and close the blocking connections."""
+        for f in self.feeds.values():
+            await f.stop()
+        await self.feed.close()
+
+    async def tiles(self, fx: Fixture) -> dict[str, Any]:
+        """Every tile's figure for a fixture."""
+        store = self.core.store
+        counts, rt, unacked = await asyncio.gather(
+            store.counts(fx.id), store.response_times(fx.id), self.feed.unacked_count(fx.id))
+        return tiles(fx, counts, rt, unacked)
+
+    async def changes(self, fx_id: str, events: list[Event]) -> list[Change]:
+        """Events with the incidents they touched (read once each) and fresh tiles."""
+        fx = await self.core.store.fixture(fx_id)
+        if fx is None:
+            return []
+        ns = sorted({int(e.data["id"][4:]) for e in events
+                     if e.kind.startswith("incident.") and str(e.data.get("id", ""))[4:].isdigit()})
+        incs = await self.feed.incidents_by_n(fx_id, ns)
+        t = await self.tiles(fx)
+        ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
+        out = []
+        for e in events:
+            n = str(e.data.get("id", ""))[4:]
+            inc = incs.get(int(n)) if e.kind.startswith("incident.") and n.isdigit() else None
+            out.append(Change(e, inc, t, ground))
+        return out
+
+    def payload(self, c: Change, viewer: Viewer, tiles: bool = True,
+                incident: bool = True) -> dict[str, Any] | None:
+        """What one change looks like to one member (None: nothing for them); the incident's
+        current view and the tiles can be left to a later change of the same batch."""
+        ev = event_view(c.event, c.incident, viewer, c.ground)
+        if ev is None:
+            return None
+        out: dict[str, Any] = {"event": ev}
+        if incident and c.incident is not None and sees_incident(viewer, c.incident):
+            out["incident"] = incident_view(c.incident, c.ground)
+        if tiles and not viewer.steward:
+            out["tiles"] = tiles_for(c.tiles, viewer)
+        return out

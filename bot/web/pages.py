@@ -1,0 +1,168 @@
+"""Server-rendered HTML of the control-room screens (every user string escaped)."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from bot.domain.models import Fixture
+from bot.domain.vocab import INCIDENT_TYPES, PHASES, PLACES, ROLES, STATUSES, SUPPORTER_SIDES
+
+BOARD_COLUMNS = (("reported", "Reported"), ("acknowledged", "Acknowledged"),
+                 ("dispatched", "Dispatched"), ("on_scene", "On scene"),
+                 ("contained", "Contained / police"))
+
+
+def _doc(title: str, body: str, *, head: str = "", cls: str = "") -> str:
+    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            "<meta name=\"referrer\" content=\"same-origin\">"
+            f"<title>{escape(title)}</title>"
+            "<link rel=\"stylesheet\" href=\"/control/static/control.css\">"
+            f"{head}</head><body class=\"{cls}\">{body}</body></html>")
+
+
+def message_page(title: str, text: str) -> str:
+    """A plain page with one message (refusals, signed out)."""
+    return _doc(title, f"<main class=\"message\"><h1>{escape(title)}</h1>"
+                       f"<p>{escape(text)}</p></main>", cls="plain")
+
+
+def link_page(action: str) -> str:
+    """The page a sign-in link opens: one button, so link previews cannot use the link up."""
+    return _doc("Sign in · Matchday control room",
+                "<main class=\"message\"><h1>Matchday control room</h1>"
+                "<p>This one-time link signs this browser in.</p>"
+                f"<form method=\"post\" action=\"{escape(action)}\">"
+                "<button type=\"submit\" id=\"signin\" class=\"big\">Sign in</button></form>"
+                "</main>", cls="plain")
+
+
+def signed_in_page() -> str:
+    """After sign-in: go on to the screen by a same-site navigation (SameSite=Strict cookies
+    are not sent on the cross-site redirect a chat app's link would start)."""
+    return _doc("Signed in", "<main class=\"message\"><h1>Signed in</h1>"
+                "<p><a href=\"/control/\">Open the control room</a></p></main>",
+                head="<meta http-equiv=\"refresh\" content=\"0;url=/control/\">", cls="plain")
+
+
+def _state_json(state: dict[str, Any]) -> str:
+    return json.dumps(state, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def _options(pairs: list[tuple[str, str]]) -> str:
+    return "".join(f"<option value=\"{escape(k)}\">{escape(v)}</option>" for k, v in pairs)
+
+
+def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
+              state: dict[str, Any], csrf: str) -> str:
+    """The live screen: map, board, tiles, chart and log, kept live by control.js."""
+    me = state["me"]
+    zones = sorted(state["zones"].items(), key=lambda kv: kv[1]["label"])
+    filters = (
+        "<div class=\"filters\" role=\"group\" aria-label=\"Filter the log\">"
+        "<select id=\"f-type\" aria-label=\"Type\"><option value=\"\">All types</option>"
+        + _options([(k, INCIDENT_TYPES.label(k)) for k in INCIDENT_TYPES.keys()])
+        + "<option value=\"arrest\">Arrests and bans</option><option value=\"fixture\">"
+        "Phase and fixture</option></select>"
+        "<select id=\"f-sev\" aria-label=\"Severity\"><option value=\"\">All severities</option>"
+        + _options([(str(s), f"S{s}+") for s in range(2, 6)]) + "</select>"
+        "<select id=\"f-zone\" aria-label=\"Zone\"><option value=\"\">All zones</option>"
+        + _options([(k, v["label"]) for k, v in zones]) + "</select>"
+        "<select id=\"f-status\" aria-label=\"Status\"><option value=\"\">Any status</option>"
+        "<option value=\"open\">Open</option>"
+        + _options([(k, STATUSES.label(k)) for k in STATUSES.keys()]) + "</select></div>")
+    board = "".join(f"<div class=\"col\" data-status=\"{k}\"><h3>{escape(label)} "
+                    f"<span class=\"n\"></span></h3><ol></ol></div>"
+                    for k, label in BOARD_COLUMNS)
+    body = (
+        "<header class=\"top\">"
+        f"<h1>{escape(fx.title)} <small>{escape(ground_name)} · cat {escape(fx.category)}"
+        "</small></h1>"
+        f"<div class=\"phase\" id=\"phase\">{escape(PHASES.label(fx.phase))}</div>"
+        "<div class=\"clock\" id=\"clock\"></div>"
+        "<div class=\"live\" id=\"live\" title=\"Live connection\">●</div>"
+        f"<div class=\"me\">{escape(me['name'] or me['who'])} · "
+        f"{escape(ROLES.label(me['role']))}</div>"
+        f"<nav><a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>"
+        "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
+        f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf)}\">"
+        "<button type=\"submit\">Sign out</button></form></nav></header>"
+        "<main class=\"grid\">"
+        "<section class=\"panel map\" aria-label=\"Ground map\">"
+        f"{map_svg}<div class=\"legend\">"
+        + "".join(f"<span class=\"sev sev{s}\">S{s}</span>" for s in range(1, 6))
+        + "<span class=\"pulse-key\">number: incidents tonight · pulsing: not yet "
+        "acknowledged · faded: all closed</span></div>"
+        "<div id=\"zone-panel\" class=\"zone-panel\" hidden><h3></h3><ul></ul>"
+        "<button type=\"button\" class=\"close\">Close</button></div></section>"
+        f"<section class=\"panel board\" aria-label=\"Open incidents\"><h2>Board</h2>"
+        f"<div class=\"cols\">{board}</div></section>"
+        "<section class=\"panel tiles\" aria-label=\"Figures\" id=\"tiles\"></section>"
+        f"<section class=\"panel log\" aria-label=\"Live log\"><h2>Log</h2>{filters}"
+        "<ol id=\"log\"></ol></section>"
+        f"<section class=\"panel chart\" aria-label=\"Incidents per 15 minutes\">"
+        f"<h2>Incidents per 15 minutes</h2><div id=\"chart\">{chart_svg}</div></section>"
+        "</main>"
+        f"<script type=\"application/json\" id=\"state\">{_state_json(state)}</script>"
+        "<script src=\"/control/static/control.js\" defer></script>")
+    return _doc(f"{fx.title} · control room", body,
+                head=f"<meta name=\"csrf\" content=\"{escape(csrf)}\">", cls="wall")
+
+
+def _rows(d: dict[str, int], label: Any) -> str:
+    if not d:
+        return "<tr><td colspan=\"2\">none</td></tr>"
+    return "".join(f"<tr><td>{escape(str(label(k)))}</td><td class=\"num\">{v}</td></tr>"
+                   for k, v in d.items())
+
+
+def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg: str,
+                    chart_svg: str, police_view: bool, labels: dict[str, Any],
+                    open_lines: list[str]) -> str:
+    """The night on one printable page: summary tables, chart and map."""
+    inc, arr, ban, rt = fig["incidents"], fig["arrests"], fig["bans"], fig["response_times"]
+    mm = labels["mmss"]
+    sections = [
+        "<section class=\"figures\"><h2>Incidents</h2><table>"
+        f"<tr><th>Total</th><td class=\"num\">{inc['total']}</td></tr>"
+        f"<tr><th>Open</th><td class=\"num\">{inc['open']}</td></tr>"
+        f"<tr><th>Closed</th><td class=\"num\">{inc['closed']}</td></tr>"
+        f"<tr><th>Ejections</th><td class=\"num\">{fig['ejections']}</td></tr>"
+        f"<tr><th>Time to acknowledge</th><td>median {mm(rt['median_ack_s'])}, worst "
+        f"{mm(rt['worst_ack_s'])}</td></tr>"
+        f"<tr><th>Time to close</th><td>median {mm(rt['median_close_s'])}, worst "
+        f"{mm(rt['worst_close_s'])}</td></tr></table>"
+        "<h3>By type</h3><table>" + _rows(inc["by_type"], INCIDENT_TYPES.label) + "</table>"
+        "<h3>By severity</h3><table>" + _rows(inc["by_severity"], lambda k: f"S{k}")
+        + "</table><h3>By phase</h3><table>" + _rows(inc["by_phase"], PHASES.label)
+        + "</table><h3>By location</h3><table>" + _rows(inc["by_location"], labels["zone"])
+        + "</table></section>",
+    ]
+    police = ("<section class=\"figures\"><h2>Arrests and banning orders</h2><table>"
+              f"<tr><th>Arrests</th><td class=\"num\">{arr['total']}</td></tr>"
+              + "".join(f"<tr><th>{escape(PLACES.label(k))}</th><td class=\"num\">{v}</td></tr>"
+                        for k, v in arr["inside_outside"].items())
+              + "".join(f"<tr><th>{escape(SUPPORTER_SIDES.label(k))} supporters</th>"
+                        f"<td class=\"num\">{v}</td></tr>" for k, v in arr["home_away"].items())
+              + f"<tr><th>Banning orders</th><td class=\"num\">{ban['total']}</td></tr></table>")
+    if police_view:
+        police += ("<h3>Arrests by offence</h3><table>"
+                   + _rows(arr["by_offence"], labels["offence"]) + "</table>"
+                   "<h3>Bans by type</h3><table>" + _rows(ban["by_type"], labels["ban"])
+                   + "</table>")
+    sections.append(police + "</section>")
+    still = ("<p class=\"open\">Still open: " + escape(", ".join(open_lines)) + "</p>"
+             if open_lines else "")
+    body = (
+        "<header class=\"print-head\">"
+        f"<h1>{escape(fx.title)}</h1><p>{escape(fx.competition.replace('_', ' '))} · "
+        f"{escape(ground_name)} · kick-off {labels['kickoff']:%a %d %b %Y %H:%M} · category "
+        f"{escape(fx.category)} · phase {escape(PHASES.label(fx.phase))}</p>"
+        "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
+        "<button type=\"button\" onclick=\"window.print()\">Print</button></nav></header>"
+        f"<main class=\"post\">{still}<div class=\"two\">{''.join(sections)}</div>"
+        f"<section class=\"chart\"><h2>Incidents per 15 minutes by phase</h2>{chart_svg}"
+        f"</section><section class=\"map\"><h2>Where</h2>{map_svg}</section></main>")
+    return _doc(f"{fx.title} · post-match", body, cls="postmatch")

@@ -1,0 +1,328 @@
+"""The control-room web view under /control/ on the bot's own aiohttp server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from bot.core.dispatch import Core
+from bot.core.messages import Command
+from bot.domain.clock import iso
+from bot.domain.models import Fixture
+from bot.domain.vocab import BAN_TYPES, OFFENCES
+from bot.evidence.charts import chart_data
+from bot.evidence.summary import mmss, summary_figures
+from bot.store import StoreUnavailable
+from bot.web.access import COOKIE, LINK_PATH, Access, Session
+from bot.web.chart import render_svg_chart
+from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
+from bot.web.live import Batch, LiveRoom, stream_key
+from bot.web.pages import link_page, live_page, message_page, post_match_page, signed_in_page
+from bot.web.view import ACTIONS, Viewer, event_view, incident_view, sees_incident, tiles_for
+
+log = logging.getLogger(__name__)
+
+LOG_LINES = 300  # log lines a screen opens with
+HEARTBEAT_S = 15.0
+STATIC = {"control.js": "application/javascript", "control.css": "text/css"}
+STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
+ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+INCIDENT = re.compile(r"INC-\d{1,7}")
+
+
+class ControlRoom:
+    """Routes, sessions and live feeds of the control-room screens."""
+
+    def __init__(self, core: Core, public_url: str | None = None) -> None:
+        self.core = core
+        self.access = Access(core)
+        self.live = LiveRoom(core)
+        self.public_url = public_url or core.settings.web_base
+        self.secure = self.public_url.startswith("https://")
+        self.maps: dict[str, GroundMap] = {}
+        self.heartbeat_s = HEARTBEAT_S
+        self._static = {name: resources.files("bot.web").joinpath(f"static/{name}").read_bytes()
+                        for name in STATIC}
+
+    # ---------------------------------------------------------------- wiring
+    def add_routes(self, app: web.Application) -> None:
+        """Mount every route under /control/."""
+        app.add_routes([
+            web.get("/control", self.root), web.get("/control/", self.page),
+            web.get(LINK_PATH + "{token}", self.link), web.post(LINK_PATH + "{token}", self.redeem),
+            web.post("/control/logout", self.logout),
+            web.get("/control/events", self.events), web.post("/control/action", self.action),
+            web.get("/control/chart.svg", self.chart), web.get("/control/post-match", self.post),
+            web.get("/control/static/{name}", self.static),
+        ])
+        app.on_shutdown.append(self._on_shutdown)
+
+    def web_app(self) -> web.Application:
+        """A standalone aiohttp app with only these routes (tests, bench)."""
+        app = web.Application()
+        self.add_routes(app)
+        return app
+
+    async def _on_shutdown(self, _app: web.Application) -> None:
+        await self.live.close()
+
+    # ---------------------------------------------------------------- sessions
+    async def _session(self, request: web.Request, *, json_reply: bool = False) -> Session:
+        """The request's live session, or raise a 401 after writing the refusal to the audit."""
+        sid = request.cookies.get(COOKIE)
+        got = await self.access.session(sid)
+        if isinstance(got, Session):
+            return got
+        await self.access.deny("", f"{request.method} {request.path}: {got}")
+        if json_reply:
+            raise web.HTTPUnauthorized(text='{"ok":false,"text":"Not signed in."}',
+                                       content_type="application/json")
+        raise web.HTTPUnauthorized(
+            text=message_page("Not signed in", "Send /web to the bot in chat for a sign-in "
+                              "link (valid a few minutes, one use)."),
+            content_type="text/html")
+
+    def _cookie(self, resp: web.StreamResponse, session: Session | None) -> None:
+        if session is None:
+            resp.del_cookie(COOKIE, path="/control")
+            return
+        resp.set_cookie(COOKIE, session.sid, path="/control", httponly=True, samesite="Strict",
+                        secure=self.secure, max_age=self.access.session_ttl)
+
+    async def root(self, request: web.Request) -> web.Response:
+        """/control -> /control/."""
+        raise web.HTTPFound("/control/")
+
+    async def link(self, request: web.Request) -> web.Response:
+        """A sign-in link: a page with one button (previews in chat only GET)."""
+        return web.Response(text=link_page(request.path), content_type="text/html",
+                            headers={"Cache-Control": "no-store"})
+
+    def _same_origin(self, request: web.Request) -> bool:
+        """A POST from this site's own pages (browsers send Origin on every POST)."""
+        origin = request.headers.get("Origin")
+        return origin is None or origin in (self.public_url,
+                                            f"{request.scheme}://{request.host}")
+
+    async def redeem(self, request: web.Request) -> web.Response:
+        """Press of the sign-in button: the link is used up and the session cookie set."""
+        if not self._same_origin(request):
+            await self.access.deny("", f"sign-in posted from {request.headers['Origin']}")
+            raise web.HTTPForbidden(text="Sign in from the link's own page.")
+        got = await self.access.redeem(request.match_info["token"])
+        if not isinstance(got, Session):
+            await self.access.deny("", f"sign-in refused: {got}")
+            return web.Response(status=403, content_type="text/html", text=message_page(
+                "Link not valid", "This link is unknown, used or expired. Send /web to the "
+                "bot for a new one."))
+        resp = web.Response(text=signed_in_page(), content_type="text/html",
+                            headers={"Cache-Control": "no-store"})
+        self._cookie(resp, got)
+        return resp
+
+    async def logout(self, request: web.Request) -> web.Response:
+        """Sign out (needs the CSRF token)."""
+        session = await self._session(request)
+        form = await request.post()
+        if not self.access.csrf_ok(session, str(form.get("csrf", ""))):
+            await self.access.deny(session.viewer.who, "sign-out without CSRF token")
+            raise web.HTTPForbidden(text="Missing or wrong form token.")
+        await self.access.sign_out(session)
+        resp = web.Response(text=message_page("Signed out", "You are signed out."),
+                            content_type="text/html")
+        self._cookie(resp, None)
+        return resp
+
+    # ---------------------------------------------------------------- reads
+    async def _fixture(self, request: web.Request) -> Fixture:
+        fx_id = request.query.get("fixture", "")
+        fx = await (self.core.store.fixture(fx_id) if fx_id else self.core.active_fixture())
+        if fx is None:
+            raise web.HTTPNotFound(text=message_page(
+                "No fixture", "No active fixture: an admin sets one with /fixture use <id>."),
+                content_type="text/html")
+        return fx
+
+    def ground_map(self, fx: Fixture) -> GroundMap:
+        """The map of a fixture's ground (loaded once)."""
+        ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
+        if ground.id not in self.maps:
+            self.maps[ground.id] = load_map(self.core.settings.config_dir, ground)
+        return self.maps[ground.id]
+
+    async def _incidents(self, fx: Fixture, viewer: Viewer) -> list[dict[str, Any]]:
+        gm = self.ground_map(fx)
+        rows = await self.live.feed.incidents(fx.id)
+        return [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
+
+    async def _chart_svg(self, fx: Fixture, viewer: Viewer) -> str:
+        events = await self.core.store.events(fx.id)
+        if viewer.steward:
+            events = [e for e in events if e.kind == "incident.reported"
+                      and e.by == viewer.who]
+        elif not viewer.police_view:
+            events = [e for e in events if e.kind != "arrest.recorded"]
+        return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
+
+    async def page(self, request: web.Request) -> web.Response:
+        """The live screen."""
+        session = await self._session(request)
+        viewer = session.viewer
+        fx = await self._fixture(request)
+        gm = self.ground_map(fx)
+        last, newest, rows, all_tiles = await asyncio.gather(
+            self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES * 3),
+            self.live.feed.incidents(fx.id), self.live.tiles(fx))
+        raw = {f"INC-{i['n']}": i for i in rows}
+        incidents = [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
+        by_id = {i["id"]: i for i in incidents}
+        log_rows = []
+        for ev in newest:
+            inc = raw.get(str(ev.data.get("id", ""))) if ev.kind.startswith("incident.") else None
+            row = event_view(ev, inc, viewer, gm.ground)
+            if row is not None:
+                log_rows.append(row)
+            if len(log_rows) >= LOG_LINES:
+                break
+        state = {
+            "fixture": fx.id, "last": last, "now": iso(self.core.clock.now()),
+            "tz": self.core.settings.tz,
+            "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
+                   "actions": [a for a in ACTIONS if viewer.may(a)]},
+            "incidents": by_id, "log": log_rows,
+            "tiles": tiles_for(all_tiles, viewer, incidents),
+            "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
+                      for z, p in gm.pins.items()},
+        }
+        body = live_page(fx, gm.ground.name,
+                         render_map(gm, pin_layer(gm, incidents, open_only=False)),
+                         await self._chart_svg(fx, viewer), state, session.csrf)
+        return web.Response(text=body, content_type="text/html",
+                            headers={"Cache-Control": "no-store"})
+
+    async def chart(self, request: web.Request) -> web.Response:
+        """The timeline chart alone (the live screen refreshes it)."""
+        session = await self._session(request)
+        fx = await self._fixture(request)
+        return web.Response(text=await self._chart_svg(fx, session.viewer),
+                            content_type="image/svg+xml", headers={"Cache-Control": "no-store"})
+
+    async def post(self, request: web.Request) -> web.Response:
+        """The post-match page: summary, chart and map, printable on A4."""
+        session = await self._session(request)
+        viewer = session.viewer
+        if viewer.steward:
+            await self.access.deny(viewer.who, "post-match page as steward")
+            raise web.HTTPForbidden(text=message_page(
+                "Not for your role", "The post-match summary is for the control room, "
+                "safety officer, police and viewers."), content_type="text/html")
+        fx = await self._fixture(request)
+        gm = self.ground_map(fx)
+        fig = await summary_figures(self.core.store, fx)
+        incidents = await self._incidents(fx, viewer)
+        labels = {"mmss": mmss, "zone": gm.ground.label,
+                  "offence": OFFENCES.label, "ban": BAN_TYPES.label,
+                  "kickoff": fx.kickoff.astimezone(self.core.settings.zone)}
+        body = post_match_page(fx, gm.ground.name, fig,
+                               render_map(gm, pin_layer(gm, incidents, open_only=False)),
+                               await self._chart_svg(fx, viewer), viewer.police_view, labels,
+                               fig["open_incidents"])
+        return web.Response(text=body, content_type="text/html")
+
+    async def static(self, request: web.Request) -> web.Response:
+        """The screen's script and style."""
+        name = request.match_info["name"]
+        if name not in STATIC:
+            raise web.HTTPNotFound()
+        return web.Response(body=self._static[name], content_type=STATIC[name],
+                            headers={"Cache-Control": "no-cache"})
+
+    # ---------------------------------------------------------------- live
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """Server-Sent Events of a fixture's log after Last-Event-ID (or ?after=)."""
+        session = await self._session(request)
+        viewer = session.viewer
+        fx = await self._fixture(request)
+        after = request.headers.get("Last-Event-ID") or request.query.get("after", "")
+        if not STREAM_ID.fullmatch(after):
+            after = await self.live.feed.last_id(fx.id)
+        feed = self.live.fixture_feed(fx.id)
+        queue = await feed.subscribe()  # before the catch-up read: nothing falls in between
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-store",
+                                           "X-Accel-Buffering": "no"})
+        await resp.prepare(request)
+        sent = stream_key(after)
+        try:
+            await resp.write(b"retry: 2000\n\n")
+            while True:
+                missed = await self.live.feed.after(fx.id, after, 1000)
+                if not missed:
+                    break
+                blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live)
+                if blob:
+                    await resp.write(blob)
+                after = missed[-1].id
+                sent = stream_key(after)
+            while True:
+                try:
+                    batch = await asyncio.wait_for(queue.get(), self.heartbeat_s)
+                except TimeoutError:
+                    if not isinstance(await self.access.session(session.sid), Session):
+                        await resp.write(b"event: signout\ndata: {}\n\n")
+                        break
+                    await resp.write(b": ping\n\n")
+                    continue
+                if batch is None:
+                    break  # fell too far behind: the browser reconnects and resumes
+                blob = batch.blob(viewer, self.live, sent)
+                if blob:
+                    await resp.write(blob)
+                if batch.changes:
+                    sent = max(sent, stream_key(batch.changes[-1].event.id))
+        except (ConnectionResetError, asyncio.CancelledError, StoreUnavailable):
+            pass
+        finally:
+            feed.unsubscribe(queue)
+        with contextlib.suppress(Exception):
+            await resp.write_eof()
+        return resp
+
+    # ---------------------------------------------------------------- actions
+    async def action(self, request: web.Request) -> web.Response:
+        """A board button: the same command as typed in chat, through the core."""
+        session = await self._session(request, json_reply=True)
+        viewer = session.viewer
+        try:
+            body = await request.json()
+        except ValueError:
+            body = {}
+        if not isinstance(body, dict):
+            body = {}
+        token = request.headers.get("X-CSRF-Token") or str(body.get("csrf", ""))
+        if not self.access.csrf_ok(session, token) or not self._same_origin(request):
+            await self.access.deny(viewer.who, "action without a valid CSRF token")
+            return web.json_response({"ok": False, "text": "Missing or wrong form token."},
+                                     status=403)
+        what, inc, press = (str(body.get(k, "")) for k in ("action", "incident", "id"))
+        if what not in ACTIONS or not INCIDENT.fullmatch(inc) or not ACTION_ID.fullmatch(press):
+            return web.json_response({"ok": False, "text": "Unknown action."}, status=400)
+        fx = await self._fixture(request)
+        active = await self.core.active_fixture()
+        if active is None or active.id != fx.id:
+            return web.json_response({"ok": False, "text": "Buttons work on the active "
+                                      "fixture only."}, status=409)
+        cmd = Command(platform="web", chat="control-room", user=viewer.who,
+                      text=f"/{what} {inc}", dedupe_key=f"web:{viewer.who}:{press}",
+                      user_name=viewer.name)
+        result = await self.core.handle(cmd)
+        if result is None:
+            return web.json_response({"ok": False, "text": "Not done."}, status=400)
+        return web.json_response({"ok": result.reply.ok, "text": result.reply.text},
+                                 status=200 if result.reply.ok else 409)

@@ -1,0 +1,31 @@
+"""/web: a one-time sign-in link to the control-room web view."""
+
+from __future__ import annotations
+
+from bot.core.dispatch import Ctx, Registry, Spec
+from bot.core.messages import Reply, Result
+from bot.domain.vocab import ROLES
+from bot.web.access import Access
+
+
+async def web_cmd(ctx: Ctx) -> Result:
+    """/web: a link, valid a few minutes and for one use, that signs a browser in as you."""
+    if not ctx.cmd.private:  # a group would see the link, and anyone in it could use it
+        return Result(Reply("Send /web to me in a direct message: the link signs in as you.",
+                            ok=False))
+    settings = ctx.core.settings
+    url = await Access(ctx.core).issue_link(ctx.who, settings.web_base)
+    if url is None:  # the core lets only members this far; a member removed meanwhile
+        return Result(Reply("You are not registered.", ok=False))
+    minutes = max(1, settings.web_link_ttl_seconds // 60)
+    role = ROLES.label(ctx.role or "")
+    what = ("your own reports" if ctx.role == "steward"
+            else "the map, log and board of tonight's fixture")
+    return Result(Reply(f"{url}\nOpens the control room as {role} ({what}). One use, valid "
+                        f"{minutes} minutes: don't forward it.", title="Control room sign-in"))
+
+
+def register(registry: Registry) -> None:
+    """Add /web."""
+    registry.add(Spec("web", "/web", "Sign-in link to the control-room screen", web_cmd,
+                      aliases=("screen", "control_room"), reads_only=True))

@@ -1,0 +1,297 @@
+"""The control-room web view over HTTP: sign-in links, sessions, roles, CSRF, SSE resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest_asyncio
+from aiohttp.test_utils import TestClient, TestServer
+
+from bot.core.dispatch import Core
+from bot.domain.clock import VirtualClock
+from bot.web.access import COOKIE
+from bot.web.live import stream_key
+from bot.web.server import ControlRoom
+from tests.conftest import Chat
+
+LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
+
+
+@pytest_asyncio.fixture
+async def room(core: Core) -> AsyncIterator[ControlRoom]:
+    r = ControlRoom(core, "http://127.0.0.1:8080")
+    yield r
+    await r.live.close()
+
+
+@pytest_asyncio.fixture
+async def client(room: ControlRoom) -> AsyncIterator[TestClient]:
+    c = TestClient(TestServer(room.web_app()))
+    await c.start_server()
+    yield c
+    await c.close()
+
+
+async def new_client(room: ControlRoom) -> TestClient:
+    c = TestClient(TestServer(room.web_app()))
+    await c.start_server()
+    return c
+
+
+async def link_for(say: Chat, who: str) -> str:
+    """The path of a sign-in link, asked for with /web in chat."""
+    result = await say("/web", as_=who)
+    assert result is not None and result.reply.ok, result
+    m = LINK.search(result.reply.text)
+    assert m, result.reply.text
+    return m.group(1)
+
+
+async def sign_in(client: TestClient, say: Chat, who: str) -> str:
+    """Sign a client in as a console member; its CSRF token."""
+    path = await link_for(say, who)
+    page = await client.get(path)
+    assert page.status == 200 and "Sign in" in await page.text()
+    resp = await client.post(path)
+    assert resp.status == 200, await resp.text()
+    screen = await client.get("/control/")
+    assert screen.status == 200
+    html = await screen.text()
+    return re.search(r'<meta name="csrf" content="([^"]+)"', html).group(1)
+
+
+async def refusals(core: Core) -> list[dict[str, str]]:
+    return [a for a in await core.store.audit_log(50) if a["action"] == "refused"]
+
+
+def state_of(html: str) -> dict:
+    raw = re.search(r'<script type="application/json" id="state">(.*?)</script>', html, re.S)
+    return json.loads(raw.group(1))
+
+
+# ---------------------------------------------------------------- sessions
+async def test_no_session_no_page_and_the_denial_is_audited(client, core) -> None:
+    for path in ("/control/", "/control/events", "/control/chart.svg", "/control/post-match"):
+        resp = await client.get(path)
+        assert resp.status == 401, path
+    resp = await client.post("/control/action", json={"action": "ack", "incident": "INC-1"})
+    assert resp.status == 401
+    assert "Send /web" in await (await client.get("/control/")).text()
+    denied = await refusals(core)
+    assert any("GET /control/events" in a["detail"] for a in denied)
+    assert all(a["who"] == "web:anonymous" for a in denied)
+
+
+async def test_link_signs_in_once_and_sets_a_strict_httponly_cookie(client, say, core) -> None:
+    path = await link_for(say, "control")
+    assert (await client.get(path)).status == 200  # a chat app's link preview uses nothing
+    resp = await client.post(path)
+    assert resp.status == 200
+    cookie = resp.cookies[COOKIE]
+    assert cookie["httponly"] and cookie["samesite"] == "Strict" and cookie["path"] == "/control"
+    assert not cookie["secure"]  # plain http on 127.0.0.1
+    page = await client.get("/control/")
+    assert page.status == 200
+    assert "West Ham United v Chelsea" in await page.text()
+    again = await client.post(path)  # reused
+    assert again.status == 403
+    assert any("used or expired" in a["detail"] for a in await refusals(core))
+
+
+async def test_a_sign_in_posted_from_another_site_is_refused(client, say, core) -> None:
+    path = await link_for(say, "control")
+    resp = await client.post(path, headers={"Origin": "https://evil.example"})
+    assert resp.status == 403 and COOKIE not in resp.cookies
+    assert (await client.post(path)).status == 200  # the link was not used up
+
+
+async def test_secure_cookie_behind_https(core, say) -> None:
+    room = ControlRoom(core, "https://control.example.test")
+    c = await new_client(room)
+    try:
+        path = await link_for(say, "control")
+        resp = await c.post(path)
+        assert resp.cookies[COOKIE]["secure"]
+    finally:
+        await c.close()
+        await room.live.close()
+
+
+async def test_forged_and_expired_links_are_refused(client, say, core,
+                                                    clock: VirtualClock) -> None:
+    forged = await client.post("/control/login/" + "A" * 32)
+    assert forged.status == 403
+    path = await link_for(say, "control")
+    clock.advance(timedelta(seconds=core.settings.web_link_ttl_seconds + 1))
+    expired = await client.post(path)
+    assert expired.status == 403
+    assert (await client.get("/control/")).status == 401
+    details = [a["detail"] for a in await refusals(core)]
+    assert any("expired link of console:control" in d for d in details)
+    assert any("unknown, used or expired" in d for d in details)
+
+
+async def test_session_expires_and_ends_when_the_member_is_removed(client, say, core,
+                                                                   clock) -> None:
+    await sign_in(client, say, "control")
+    clock.advance(timedelta(seconds=core.settings.web_session_ttl_seconds + 1))
+    assert (await client.get("/control/")).status == 401
+    # a member who joined by invite, then was removed
+    code = re.search(r"/join (\w+)", (await say("/invite supervisor", as_="admin")).reply.text).group(1)
+    await say(f"/join {code}", as_="newbie")
+    await sign_in(client, say, "newbie")
+    await core.store.r.hdel("md:{ops}:members", "console:newbie")
+    resp = await client.get("/control/")
+    assert resp.status == 401
+    assert any("no longer a supervisor" in a["detail"] for a in await refusals(core))
+
+
+async def test_strangers_get_no_link_and_groups_see_none(say) -> None:
+    result = await say("/web", as_="nobody")
+    assert not result.reply.ok and "/control/login/" not in result.reply.text
+    in_group = await say("/web", as_="control", private=False)
+    assert not in_group.reply.ok and "direct message" in in_group.reply.text
+
+
+# ---------------------------------------------------------------- actions
+async def test_acknowledge_needs_the_csrf_token_and_goes_through_the_core(client, say,
+                                                                          core) -> None:
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    csrf = await sign_in(client, say, "control")
+    body = {"action": "ack", "incident": "INC-1", "id": "press-0001"}
+    resp = await client.post("/control/action", json=body)
+    assert resp.status == 403
+    fx = await core.active_fixture()
+    assert (await core.store.incident(fx.id, 1)).status == "reported"  # nothing written
+    assert any("CSRF" in a["detail"] for a in await refusals(core))
+    resp = await client.post("/control/action", json=body, headers={"X-CSRF-Token": csrf})
+    assert resp.status == 200 and (await resp.json())["text"] == "INC-1 acknowledged."
+    inc = await core.store.incident(fx.id, 1)
+    assert inc.status == "acknowledged" and inc.marks["acknowledged_by"] == "web:console:control"
+    # the same press again (a retry) is deduplicated like a redelivered chat update
+    again = await client.post("/control/action", json=body, headers={"X-CSRF-Token": csrf})
+    assert "Already done" in (await again.json())["text"]
+
+
+async def test_a_viewer_cannot_act(client, say, core) -> None:
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    csrf = await sign_in(client, say, "viewer")
+    page = state_of(await (await client.get("/control/")).text())
+    assert page["me"]["actions"] == []
+    resp = await client.post("/control/action", headers={"X-CSRF-Token": csrf},
+                             json={"action": "ack", "incident": "INC-1", "id": "press-0002"})
+    assert resp.status == 409 and "not for your role" in (await resp.json())["text"]
+    fx = await core.active_fixture()
+    assert (await core.store.incident(fx.id, 1)).status == "reported"
+
+
+# ---------------------------------------------------------------- roles
+async def _night(say: Chat) -> None:
+    await say("/incident missile @seg_ne s4 coins thrown", as_="steward")
+    await say("/incident pyro @away_upper s3 flare", as_="supervisor")
+    await say("/arrest violent_disorder x2 inside away inc=1 ref=MPS/CU/1101",
+              as_="police_liaison")
+    await say("/ban club_lifetime away ref=CLUB/77 inc=1", as_="police_liaison")
+
+
+async def test_viewer_sees_no_restricted_data(client, say) -> None:
+    await _night(say)
+    await sign_in(client, say, "viewer")
+    html = await (await client.get("/control/")).text()
+    state = state_of(html)
+    assert "MPS/CU" not in html and "CLUB/77" not in html
+    assert not any(e["kind"].startswith(("arrest", "ban")) for e in state["log"])
+    assert "arrests_by_offence" not in state["tiles"] and "bans_by_type" not in state["tiles"]
+    assert set(state["incidents"]) == {"INC-1", "INC-2"}
+    chart = await (await client.get("/control/chart.svg")).text()
+    assert 'class="arrest"' not in chart
+    post = await (await client.get("/control/post-match")).text()
+    assert "Arrests by offence" not in post and "MPS/CU" not in post
+
+
+async def test_police_see_arrests_and_bans_but_never_custody_refs(client, say) -> None:
+    await _night(say)
+    await sign_in(client, say, "police_commander")
+    html = await (await client.get("/control/")).text()
+    state = state_of(html)
+    kinds = {e["kind"] for e in state["log"]}
+    assert {"arrest.recorded", "ban.recorded"} <= kinds
+    assert state["tiles"]["arrests_by_offence"] == {"Violent disorder": 2}
+    assert "MPS/CU" not in html and "CLUB/77" not in html
+    post = await (await client.get("/control/post-match")).text()
+    assert "Arrests by offence" in post and "MPS/CU" not in post
+
+
+async def test_a_steward_sees_only_their_own_reports(client, say) -> None:
+    await _night(say)
+    await sign_in(client, say, "steward")
+    state = state_of(await (await client.get("/control/")).text())
+    assert set(state["incidents"]) == {"INC-1"}
+    assert all(e.get("incident") in (None, "INC-1") for e in state["log"])
+    assert not any(e["kind"].startswith(("arrest", "ban")) for e in state["log"])
+    assert state["me"]["actions"] == []
+    assert (await client.get("/control/post-match")).status == 403
+
+
+# ---------------------------------------------------------------- live
+async def read_events(resp, n: int) -> list[tuple[str, dict]]:
+    """The next n SSE `change` events as (id, data)."""
+    out: list[tuple[str, dict]] = []
+    sid, kind, data = "", "", ""
+
+    async def pump() -> None:
+        nonlocal sid, kind, data
+        while len(out) < n:
+            line = (await resp.content.readline()).decode().rstrip("\n")
+            if line.startswith("id: "):
+                sid = line[4:]
+            elif line.startswith("event: "):
+                kind = line[7:]
+            elif line.startswith("data: "):
+                data = line[6:]
+            elif line == "" and data:
+                if kind == "change":
+                    out.append((sid, json.loads(data)))
+                sid, kind, data = "", "", ""
+
+    await asyncio.wait_for(pump(), 15)  # a guard against hanging, not a timing assertion
+    return out
+
+
+async def test_sse_resume_with_last_event_id_delivers_exactly_the_missed_events(
+        client, say, core) -> None:
+    await sign_in(client, say, "control")
+    for what in ("antisocial @bms_lower", "pyro @away_upper", "medical @gate_f"):
+        await say(f"/incident {what} s2", as_="steward")
+    fx = await core.active_fixture()
+    log = await core.store.events(fx.id)
+    seen = log[-3].id  # the screen had the first report, then lost its connection
+    missed = [e.id for e in log if stream_key(e.id) > stream_key(seen)]
+    assert len(missed) == 2
+    resp = await client.get("/control/events", headers={"Last-Event-ID": seen})
+    assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+    got = await read_events(resp, 2)
+    assert [sid for sid, _ in got] == missed
+    assert got[1][1]["incident"]["id"] == "INC-3"
+    # then new events arrive live on the same connection, once each
+    await say("/ack 3")
+    [(sid, data)] = await read_events(resp, 1)
+    assert data["event"]["kind"] == "incident.status" and data["incident"]["status"] == \
+        "acknowledged"
+    assert sid == (await core.store.events(fx.id))[-1].id
+    resp.close()
+
+
+async def test_sse_for_a_viewer_carries_no_arrests(client, say) -> None:
+    await sign_in(client, say, "viewer")
+    resp = await client.get("/control/events")
+    await say("/arrest violent_disorder inside away ref=MPS/CU/9", as_="police_liaison")
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    [(_, data)] = await read_events(resp, 1)
+    assert data["event"]["kind"] == "incident.reported"
+    assert "arrests_by_offence" not in data["tiles"] and data["tiles"]["arrests"] == 1
+    resp.close()

@@ -1,0 +1,210 @@
+"""The control-room screen in a real browser: headless Chromium from the system packages,
+driven by Selenium through chromedriver, against the bot's own server and the fake Bot API.
+
+Chromium is installed by .ci/run; a machine without it fails these tests (it does not skip
+them). Screenshots and a printed PDF go to test-artifacts/ (or $MATCHDAY_TEST_ARTIFACTS).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp.test_utils import TestServer
+from pydantic import SecretStr
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.print_page_options import PrintOptions
+from selenium.webdriver.support.ui import WebDriverWait
+
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.core.dispatch import Core
+from bot.settings import Settings
+from bot.web.server import ControlRoom
+from tests.conftest import Chat
+from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(os.environ.get("MATCHDAY_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
+LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
+
+
+def _binary(names: tuple[str, ...]) -> str:
+    for name in names:
+        found = shutil.which(name) or (name if Path(name).exists() else None)
+        if found:
+            return found
+    pytest.fail(f"none of {', '.join(names)} found: install Chromium and its driver "
+                "(apt-get install chromium chromium-driver; .ci/run does)", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    """Headless Chromium at 1920x1080, the wall screen's size."""
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = _binary(("chromium", "/usr/bin/chromium", "chromium-browser"))
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1920,1080", "--hide-scrollbars", "--force-device-scale-factor=1"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(_binary(("chromedriver", "/usr/bin/chromedriver"))),
+                              options=opts)
+    yield driver
+    driver.quit()
+
+
+class Screen:
+    """The browser, driven from async tests (each call in a thread, the bot keeps serving)."""
+
+    def __init__(self, driver: webdriver.Chrome, base: str) -> None:
+        self.driver, self.base = driver, base
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.to_thread(fn, *args)
+
+    async def open(self, path: str) -> None:
+        await self.run(self.driver.get, self.base + path)
+
+    async def click(self, css: str) -> None:
+        await self.run(lambda: self.driver.find_element(By.CSS_SELECTOR, css).click())
+
+    async def wait(self, condition: Callable[[webdriver.Chrome], Any], seconds: float) -> Any:
+        """Poll the DOM until the condition holds (fails after `seconds`)."""
+        return await self.run(lambda: WebDriverWait(
+            self.driver, seconds, 0.05, ignored_exceptions=(StaleElementReferenceException,)
+        ).until(condition))
+
+    async def text(self, css: str = "body") -> str:
+        return await self.run(lambda: self.driver.find_element(By.CSS_SELECTOR, css).text)
+
+    async def source(self) -> str:
+        return await self.run(lambda: self.driver.page_source)
+
+    async def shot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        await self.run(self.driver.save_screenshot, str(path))
+        return path
+
+    async def sign_in(self, say: Chat, who: str) -> None:
+        """Ask for /web in chat, open the link and press Sign in."""
+        result = await say("/web", as_=who)
+        await self.open(LINK.search(result.reply.text).group(1))
+        await self.click("#signin")
+
+
+@pytest_asyncio.fixture
+async def telegram(core: Core, settings: Settings) -> AsyncIterator[FakeTelegram]:
+    fake = FakeTelegram()
+    await fake.start()
+    adapter = TelegramAdapter(core, settings.model_copy(update={
+        "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url}),
+        poll_timeout=1)
+    await adapter.start()
+    yield fake
+    await adapter.stop()
+    await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def screen(core: Core, browser: webdriver.Chrome) -> AsyncIterator[Screen]:
+    room = ControlRoom(core, "http://127.0.0.1")
+    server = TestServer(room.web_app(), host="127.0.0.1")
+    await server.start_server()
+    s = Screen(browser, str(server.make_url("")).rstrip("/"))
+    yield s
+    await s.run(browser.get, "about:blank")  # closes the page's event stream
+    await s.run(browser.delete_all_cookies)
+    await room.live.close()
+    await server.close()
+
+
+def card_edited(chat: int, needle: str) -> Callable[[list[Call]], list[Call]]:
+    def pred(calls: list[Call]) -> list[Call]:
+        return [c for c in calls if c.ok and c.method == "editMessageText"
+                and c.params.get("chat_id") == chat and needle in str(c.params.get("text"))]
+    return pred
+
+
+def has(css: str, text: str = "") -> Callable[[webdriver.Chrome], bool]:
+    def check(d: webdriver.Chrome) -> bool:
+        return any(text in e.text for e in d.find_elements(By.CSS_SELECTOR, css))
+    return check
+
+
+async def test_report_shows_live_and_acknowledge_edits_the_chat_card(screen, say,
+                                                                     telegram) -> None:
+    await screen.sign_in(say, "control")
+    await screen.wait(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"),
+                      5)
+    await screen.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
+    await say("/incident missile @seg_ne s4 coins thrown across the line", as_="steward")
+    # on the map (a pulsing pin on the segregation line) and in the log, within 2 s
+    await screen.wait(lambda d: d.find_elements(
+        By.CSS_SELECTOR, '#pins .pin.pulse.sev4[data-zone="seg_ne"]'), 2)
+    await screen.wait(has("#log li", "INC-1 reported: Throwing missiles"), 2)
+    await screen.wait(has('.col[data-status="reported"] .card.oldest', "INC-1"), 2)
+    await telegram.wait_for(lambda calls: [c for c in calls if c.method == "sendMessage"
+                                           and c.params.get("chat_id") == TG_CONTROL])
+    await screen.shot("control-room-reported")
+    await screen.click('button.act-ack[data-incident="INC-1"]')
+    await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))
+    await screen.wait(has('.col[data-status="acknowledged"] .card', "INC-1"), 5)
+    await screen.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, "#pins .pin.pulse"), 5)
+    await screen.click('#pins .pin[data-zone="seg_ne"]')
+    await screen.wait(has("#zone-panel li", "Acknowledged"), 5)
+    await screen.shot("control-room-acknowledged")
+
+
+async def test_viewer_sees_no_restricted_data(screen, say) -> None:
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    await say("/arrest violent_disorder x2 inside away inc=1 ref=MPS/CU/1101",
+              as_="police_liaison")
+    await screen.sign_in(say, "viewer")
+    await screen.wait(has("#log li", "INC-1 reported"), 5)
+    page = await screen.text()
+    assert "Violent disorder" not in page and "MPS/CU" not in await screen.source()
+    assert "Arrest" not in await screen.text("#log")
+    assert not await screen.run(lambda: screen.driver.find_elements(By.CSS_SELECTOR,
+                                                                    "button.act"))
+    await screen.shot("control-room-viewer")
+
+
+async def test_expired_link_is_refused(screen, say, core, clock) -> None:
+    result = await say("/web", as_="control")
+    clock.advance(timedelta(seconds=core.settings.web_link_ttl_seconds + 1))
+    await screen.open(LINK.search(result.reply.text).group(1))
+    await screen.click("#signin")
+    await screen.wait(has("h1", "Link not valid"), 5)
+    await screen.open("/control/")
+    await screen.wait(has("h1", "Not signed in"), 5)
+
+
+async def test_post_match_page_prints_on_a4(screen, say) -> None:
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    await say("/incident disorder @stb_walkway s5 fighting", as_="steward")
+    await say("/arrest violent_disorder x2 inside away inc=2", as_="police_liaison")
+    await screen.sign_in(say, "safety_officer")
+    await screen.wait(has("#log li", "INC-2 reported"), 5)
+    await screen.open("/control/post-match")
+    await screen.wait(has("h2", "Arrests and banning orders"), 5)
+    assert "Violent disorder" in await screen.text()
+    await screen.shot("post-match")
+    opts = PrintOptions()
+    opts.page_width, opts.page_height = 21.0, 29.7  # A4, cm
+    pdf = base64.b64decode(await screen.run(screen.driver.print_page, opts))
+    pages = len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", pdf))
+    assert pdf.startswith(b"%PDF") and 1 <= pages <= 3, pages  # summary, chart and map
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "post-match.pdf").write_bytes(pdf)

@@ -1,0 +1,62 @@
+"""`matchday run --web` and `matchday web-link` as an operator runs them, beside each other."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def status_of(url: str, data: bytes | None = None) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_headless_web_run_and_a_link_from_the_cli(tmp_path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {
+        "MATCHDAY_DATA_DIR": str(tmp_path), "PORT": str(port), "MATCHDAY_APPENDFSYNC": "no"}
+    replay = subprocess.run([sys.executable, "-m", "bot.cli", "replay", str(SCENARIO)], env=env,
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert replay.returncode == 0, replay.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--web"], env=env, cwd=ROOT,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()  # the "running: ..." line once it listens
+        assert f"control room http://127.0.0.1:{port}/control/" in line, line
+        assert status_of(f"http://127.0.0.1:{port}/control/")[0] == 401
+        bad = subprocess.run([sys.executable, "-m", "bot.cli", "web-link", "--by", "nobody"],
+                             env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 1 and "is not a member" in bad.stderr
+        assert "Traceback" not in bad.stderr
+        link = subprocess.run([sys.executable, "-m", "bot.cli", "web-link", "--by",
+                               "console:control"], env=env, cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert link.returncode == 0, link.stderr
+        url = link.stdout.strip()
+        assert url.startswith(f"http://127.0.0.1:{port}/control/login/")
+        # the CLI borrowed the bot's embedded Redis and left it running
+        code, body = status_of(url, data=b"")
+        assert code == 200 and "Signed in" in body
+        assert status_of(url, data=b"")[0] == 403  # used
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
