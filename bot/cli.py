@@ -199,6 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "verify":  # files only: no store needed
         return _verify(args.dir)
+    if args.cmd == "run":
+        from bot.domain.vocab import ROLES
+
+        role = ROLES.resolve(args.as_role)
+        if role is None:
+            return _fail(f"unknown role '{args.as_role}' for --as; roles: "
+                         f"{', '.join(ROLES.keys())}")
+        args.as_role = role
     overrides: dict[str, Any] = {}
     tmp = None
     if args.cmd == "demo":

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from aiohttp import web
 
-from bot.app import App, StartupError
+from bot.app import App, StartupError, _safe_url
 from bot.schedule.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -58,13 +58,14 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     stop = _stop_on_signals()
     scheduler = make_scheduler(app, live=True)
     await scheduler.start()
+    watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     try:
         platforms = await _start_platforms(app, webhook=webhook, http=http)
         if console or not platforms:
             fx = await ensure_sample_fixture(core)
-            print(f"Matchday Ops on {app.settings.redis_url or 'embedded Redis at '}"
-                  f"{'' if app.settings.redis_url else app.settings.data_dir / 'redis'}. "
-                  f"Fixture: {fx.title} ({fx.id}).")
+            where = (_safe_url(app.settings.redis_url or "") if app.embedded is None else
+                     f"embedded Redis at {app.embedded.data_dir} (server {app.embedded.binary})")
+            print(f"Matchday Ops on {where}. Fixture: {fx.title} ({fx.id}).")
             adapter = ConsoleAdapter(core, as_role, save_image=_image_saver(app))
             chat = asyncio.create_task(adapter.run())
             stopped = asyncio.create_task(stop.wait())
@@ -75,6 +76,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             log.warning("running: %s", ", ".join(platforms))
             await stop.wait()
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         await scheduler.stop()
     return 0
 

@@ -22,6 +22,7 @@ from bot.core.dispatch import Core
 from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
 from bot.domain.clock import Clock
 from bot.domain.models import Fixture
+from bot.store import StoreUnavailable
 from bot.store.plans import (
     add_summary_slot,
     claim_slot,
@@ -137,6 +138,8 @@ class Scheduler:
         async def tick() -> None:
             try:
                 await fn(self.clock.now())
+            except StoreUnavailable:
+                log.warning("ticker %s: the store is not answering", getattr(fn, "__name__", fn))
             except Exception:
                 log.exception("ticker %s failed", getattr(fn, "__name__", fn))
 
