@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.dispatch import Core, Ctx, Registry, Spec, UsageError
@@ -26,6 +26,11 @@ NOTE_KEYS = ("segregation", "gates", "alcohol", "pyro", "travel", "dispersal", "
 ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2})"
                     r"(.*)$", re.IGNORECASE)
 
+
+# Kick-offs are accepted only this close to today: year 1 or 9999 broke change hooks, the
+# retention sweep and replay.
+KICKOFF_BACK = timedelta(days=365)
+KICKOFF_AHEAD = timedelta(days=730)
 
 CLUB_SUFFIXES = {"united", "city", "fc", "afc", "town", "rovers", "albion", "hotspur",
                  "wanderers", "athletic", "county"}
@@ -49,6 +54,19 @@ def local_time(core: Core, date: str, hhmm: str) -> datetime:
     except ValueError:
         raise UsageError(f"'{date} {hhmm}' is not a date and time (YYYY-MM-DD HH:MM).") from None
     return naive.replace(tzinfo=core.settings.zone)
+
+
+def kickoff_time(ctx: Ctx, date: str, hhmm: str) -> datetime:
+    """A kick-off in local time, refused (UsageError) unless within KICKOFF_BACK of today
+    and KICKOFF_AHEAD of it."""
+    ko = local_time(ctx.core, date, hhmm)
+    # Compared as local wall-clock times: an aware year-1 time can overflow on conversion.
+    today = ctx.now.astimezone(ctx.core.settings.zone).replace(tzinfo=None)
+    if not today - KICKOFF_BACK <= ko.replace(tzinfo=None) <= today + KICKOFF_AHEAD:
+        raise UsageError(f"Kick-off {date} {hhmm} is out of range: it must be within "
+                         f"{KICKOFF_BACK.days // 365} year back and "
+                         f"{KICKOFF_AHEAD.days // 365} years ahead of today.")
+    return ko
 
 
 def _category(word: str) -> str:
@@ -99,7 +117,7 @@ async def fixture_cmd(ctx: Ctx) -> Result:
     if action in ("kickoff", "ko"):
         if len(ctx.args) != 3:
             raise UsageError("Give the new kick-off as YYYY-MM-DD HH:MM.")
-        ko = local_time(ctx.core, ctx.args[1], ctx.args[2])
+        ko = kickoff_time(ctx, ctx.args[1], ctx.args[2])
         return await _change(ctx, fx, {"kickoff": iso(ko)},
                              f"Kick-off moved to {ko:%a %d %b %H:%M}")
     if action == "cancel":
@@ -121,7 +139,7 @@ async def _add(ctx: Ctx, text: str) -> Result:
     if not m:
         raise UsageError("Couldn't read that fixture.")
     home, away, date, hhmm, tail = m.groups()
-    ko = local_time(ctx.core, date, hhmm)
+    ko = kickoff_time(ctx, date, hhmm)
     opts: dict[str, str] = {}
     for word in tail.split():
         if "=" not in word:
