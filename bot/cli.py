@@ -44,18 +44,20 @@ async def _run(app: App, args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- replay / demo
-async def _replay(app: App, path: Path, as_json: bool) -> int:
-    from bot.replay import printer, read_script, replay, script_id
+async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> int:
+    from bot.core.drill import Drill
+    from bot.replay import printer, read_script, replay
     from bot.runtime import make_scheduler
 
     lines = read_script(path)
     assert isinstance(app.clock, VirtualClock)
     app.clock.set(lines[0].at)
     assert app.core is not None
+    app.core.drill = Drill(live=live)  # before the scheduler plans anything
     scheduler = make_scheduler(app, live=False)
     await scheduler.start()
     try:
-        await replay(app.core, scheduler, app.clock, lines, script_id(path), printer(as_json))
+        await replay(app.core, scheduler, app.clock, lines, path.name, printer(as_json))
     finally:
         await scheduler.stop()
     return 0
@@ -171,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="feed a scripted matchday (JSON lines) on a virtual clock")
     rp.add_argument("file", type=Path)
     rp.add_argument("--json", action="store_true", help="one JSON line per outgoing message")
+    rp.add_argument("--live", action="store_true",
+                    help="let the drill log into the live (active) fixture; without it a "
+                         "replay writes only into fixtures it creates")
     dm = sub.add_parser("demo", help="replay the West Ham v Chelsea night into a throwaway store")
     dm.add_argument("--json", action="store_true")
     sm = sub.add_parser("summary", help="post-match figures of a fixture")
@@ -224,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         clock = VirtualClock(datetime(2000, 1, 1, tzinfo=UTC))
     bodies: dict[str, Callable[[App], Awaitable[int]]] = {
         "run": lambda app: _run(app, args),
-        "replay": lambda app: _replay(app, args.file, args.json),
+        "replay": lambda app: _replay(app, args.file, args.json, args.live),
         "demo": lambda app: _demo(app, args.json),
         "summary": lambda app: _summary(app, args.fixture, args.json),
         "fixtures": lambda app: _fixtures(app, args.json),

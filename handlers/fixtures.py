@@ -82,6 +82,8 @@ async def create_fixture(core: Core, fx: Fixture, ev: Event, dedupe: str) -> boo
         applied = await core.store.create_fixture(fx, ev, dedupe)
     except Refused:
         return False
+    if core.drill is not None:  # this replay made it (or made it on an earlier run)
+        core.drill.created.add(fx.id)
     if not applied.duplicate:
         await core.changed("fixture", fx.id)
     return True
@@ -103,7 +105,9 @@ async def fixture_cmd(ctx: Ctx) -> Result:
         fx = await ctx.store.fixture(ctx.args[1])
         if fx is None:
             raise UsageError(f"No fixture '{ctx.args[1]}'. /fixtures lists their ids.")
-        await ctx.store.set_active_fixture(fx.id)
+        refusal = await ctx.core.use_fixture(fx.id)
+        if refusal is not None:
+            return Result(Reply(refusal, ok=False))
         await ctx.core.changed("active", fx.id)
         return Result(Reply(f"Now running {fx.title} ({fx.id})."))
     fx = await ctx.fixture()
@@ -161,8 +165,7 @@ async def _add(ctx: Ctx, text: str) -> Result:
     ev.phase = "pre"
     if not await create_fixture(ctx.core, fx, ev, ctx.cmd.dedupe_key):
         raise UsageError(f"Fixture {fx.id} already exists.")
-    if await ctx.store.active_fixture_id() is None:
-        await ctx.store.set_active_fixture(fx.id)
+    await ctx.core.use_fixture(fx.id, if_none=True)
     return Result(Reply(f"{fx.title}, {ko:%a %d %b %Y %H:%M}, category {fx.category}, "
                         f"at {ctx.core.grounds[ground].name}.\nId: {fx.id} "
                         f"(/fixture use {fx.id} to run it).", title="Fixture added"))
@@ -182,7 +185,7 @@ async def fixtures_cmd(ctx: Ctx) -> Result:
     rows = await ctx.store.fixtures()
     if not rows:
         return Result(Reply("No fixtures yet. /fixture add Home v Away YYYY-MM-DD HH:MM"))
-    active = await ctx.store.active_fixture_id()
+    active = getattr(await ctx.core.active_fixture(), "id", None)
     tz = ctx.core.settings.zone
     lines = [f"{'▶ ' if f.id == active else ''}{f.id}: {f.title}, "
              f"{f.kickoff.astimezone(tz):%d %b %H:%M}, cat {f.category}"

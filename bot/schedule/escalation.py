@@ -120,7 +120,7 @@ async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
     """Fire every escalation tier and reminder due by `now` (active fixture); send and
     return the messages. Safe to run on every replica at once."""
     fx = await core.active_fixture()
-    if fx is None:
+    if fx is None or (core.drill is not None and fx.id not in core.drill.created):
         return []
     outs: list[Outbound] = []
     for member, due in await due_deadlines(core.store, fx.id, int(now.timestamp())):
@@ -137,6 +137,8 @@ async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
 async def next_due(core: Core) -> datetime | None:
     """When the next deadline of the active fixture falls due (replay steps to it)."""
     fx = await core.active_fixture()
+    if fx is not None and core.drill is not None and fx.id not in core.drill.created:
+        fx = None
     ts = await first_deadline(core.store, fx.id) if fx else None
     return datetime.fromtimestamp(ts, UTC) if ts is not None else None
 

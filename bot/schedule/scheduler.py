@@ -94,12 +94,19 @@ class Scheduler:
         """Re-derive every recent fixture's plan and rebuild the in-process jobs from Redis."""
         cutoff = self.clock.now() - HORIZON
         for fx in await self.core.store.fixtures():
-            if fx.kickoff >= cutoff:
+            if fx.kickoff >= cutoff and self.in_scope(fx.id):
                 await self.replan(fx.id, fx)
+
+    def in_scope(self, fx_id: str) -> bool:
+        """A replay schedules only the fixtures its drill created, never the live ones."""
+        drill = self.core.drill
+        return drill is None or fx_id in drill.created
 
     async def replan(self, fx_id: str, fx: Fixture | None = None) -> list[Slot]:
         """Derive a fixture's plan, save it to Redis, and reschedule its jobs from it."""
         store = self.core.store
+        if not self.in_scope(fx_id):
+            return []
         fx = fx or await store.fixture(fx_id)
         if fx is None:
             return []
