@@ -54,6 +54,7 @@ async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> in
     app.clock.set(lines[0].at)
     assert app.core is not None
     app.core.drill = Drill(live=live)  # before the scheduler plans anything
+    app.core.store.use_drill_index()  # the live bot never sweeps the drill's deadlines
     scheduler = make_scheduler(app, live=False)
     await scheduler.start()
     try:

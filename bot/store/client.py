@@ -86,6 +86,11 @@ class Store:
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
         self.r = client
         self.dedupe_ttl = dedupe_ttl
+        # Fixtures that may have escalation deadlines: the sweep reads this set, not every
+        # fixture. Entries are added before a write that adds deadlines (crash-safe: an extra
+        # entry is harmless) and once per fixture per process (the report stays one trip).
+        self.esc_index = OPS + "esc:fixtures"
+        self._esc_indexed: set[str] = set()
         lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(lua)
 
@@ -130,6 +135,21 @@ class Store:
             return Applied(True, json.loads(res[1]))
         return Applied(False, json.loads(res[1]) if res[1] != "{}" else {},
                        [_hash(h) for h in res[2]])
+
+    def use_drill_index(self) -> None:
+        """Index a replay's deadlines apart, so the live bot never sweeps a drill's fixtures."""
+        self.esc_index = OPS + "esc:fixtures:drill"
+        self._esc_indexed.clear()
+
+    async def index_escalation(self, fx_id: str) -> None:
+        """List a fixture among those the escalation sweep reads (before adding deadlines)."""
+        if fx_id not in self._esc_indexed:
+            await self._call(self.r.sadd(self.esc_index, fx_id))
+            self._esc_indexed.add(fx_id)
+
+    async def escalating_fixtures(self) -> set[str]:
+        """Fixtures that may have escalation deadlines (see index_escalation)."""
+        return set(await self._call(self.r.smembers(self.esc_index)))
 
     # ---------------------------------------------------------------- fixtures
     async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str) -> Applied:
@@ -190,6 +210,8 @@ class Store:
         nearby; if there is one the report is added to it instead (var `similar` is set) and
         nothing new is counted."""
         sev = int(fields["severity"])
+        if deadlines:
+            await self.index_escalation(fx_id)
         head: list[list[Any]] = [
             ["require_exists", "meta", f"No fixture {fx_id}."],
             ["hget", "meta", "phase", "phase", "pre"],
@@ -232,6 +254,8 @@ class Store:
         stops its escalation deadlines and a close its reminders, in the same round trip."""
         key = f"inc:{n}"
         cls = ev.data.get("cls", "")
+        if deadlines:
+            await self.index_escalation(fx_id)
         ops: list[list[Any]] = [
             ["require_exists", key, f"No incident INC-{n} in this fixture."],
             ["require_in", key, "status", allowed_from, refusal],

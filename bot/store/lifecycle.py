@@ -21,6 +21,32 @@ async def due_deadlines(store: Store, fx_id: str, now_ts: int,
     return [(m, int(s)) for m, s in rows]
 
 
+async def due_deadlines_of(store: Store, fx_ids: list[str], now_ts: int,
+                           limit: int = 200) -> dict[str, list[tuple[str, int]]]:
+    """Deadlines due by now_ts of several fixtures, in one pipelined round trip; fixtures
+    with nothing due are left out."""
+    if not fx_ids:
+        return {}
+    pipe = store.r.pipeline(transaction=False)
+    for fx_id in fx_ids:
+        pipe.zrangebyscore(fx_prefix(fx_id) + "esc", "-inf", now_ts, start=0, num=limit,
+                           withscores=True)
+    rows = await store._call(pipe.execute())
+    return {fx_id: [(m, int(s)) for m, s in due] for fx_id, due in zip(fx_ids, rows, strict=True)
+            if due}
+
+
+async def first_deadline_of(store: Store, fx_ids: list[str]) -> int | None:
+    """The earliest pending deadline of several fixtures (one round trip), or None."""
+    if not fx_ids:
+        return None
+    pipe = store.r.pipeline(transaction=False)
+    for fx_id in fx_ids:
+        pipe.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True)
+    firsts = [int(rows[0][1]) for rows in await store._call(pipe.execute()) if rows]
+    return min(firsts, default=None)
+
+
 async def first_deadline(store: Store, fx_id: str) -> int | None:
     """The earliest pending deadline (epoch seconds), or None."""
     rows = await store._call(store.r.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True))
@@ -92,6 +118,8 @@ async def amend_incident(store: Store, fx_id: str, n: int, old: dict[str, str],
     """Correct type/severity/location: guarded on the values read, the originals kept in
     orig_* fields, counters moved, open order and escalation re-planned; one round trip."""
     key = f"inc:{n}"
+    if ack_due is not None:
+        await store.index_escalation(fx_id)
     ops: list[list[Any]] = [["require_exists", key, f"No incident INC-{n} in this fixture."]]
     for fld, value in old.items():
         ops.append(["require_in", key, fld, [value],
