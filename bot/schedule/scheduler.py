@@ -30,6 +30,7 @@ from bot.store.plans import (
     missed_slots,
     record_missed,
     save_briefing_plan,
+    slot_claim,
 )
 
 log = logging.getLogger(__name__)
@@ -184,7 +185,8 @@ class Scheduler:
             if set_clock is not None:
                 set_clock(slot.due)
             await self._tick(slot.due)
-            await self.fire(slot, slot.due)
+            if await self.fire(slot, slot.due) == "retry":
+                raise StoreUnavailable(f"{slot.key}: the store is not answering")
             await self.core.notifier.drain()  # delivered at its virtual time, not later
         if set_clock is not None:
             set_clock(now)
@@ -212,11 +214,23 @@ class Scheduler:
         return "late" if now - slot.due > self.cfg.on_time_tolerance else "sent"
 
     async def fire(self, slot: Slot, now: datetime) -> str:
-        """Claim a slot and send it (or record it missed): 'sent', 'late', 'missed' or 'skip'."""
+        """Claim a slot and send it (or record it missed): 'sent', 'late', 'missed' or 'skip';
+        'retry' when the store is not answering: the slot stays planned and the next
+        catch-up (every resync) sends it late or records it missed."""
         self.jobs.pop(slot.key, None)
         if slot.key in self.fired:
             return "skip"
         self.fired.add(slot.key)
+        try:
+            return await self._claim_and_send(slot, now)
+        except StoreUnavailable:
+            self.fired.discard(slot.key)
+            self.jobs[slot.key] = slot
+            log.warning("store not answering: %s %s of %s (due %s) waits until it is back",
+                        slot.kind, slot.label, slot.fixture, slot.due)
+            return "retry"
+
+    async def _claim_and_send(self, slot: Slot, now: datetime) -> str:
         store = self.core.store
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
@@ -224,17 +238,22 @@ class Scheduler:
         if slot.id not in {s.id for s in await load_plan(store, slot.fixture)}:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
-        if not await claim_slot(store, slot, state, self.instance, now):
-            return "skip"  # another replica has it
         if state == "missed":
+            if await slot_claim(store, slot) is not None:
+                return "skip"  # another replica has it
+            # Recorded before the claim: an outage between the two must not lose the record.
             await record_missed(store, slot)
+            await claim_slot(store, slot, state, self.instance, now)
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
             return state
         late = slot.due if state == "late" else None
         from bot.schedule.briefings import briefing_outbounds, summary_outbounds
 
+        # Built before the claim: once claimed, nothing more is read from the store.
         outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
                 else await briefing_outbounds(self.core, fx, slot.label, late))
+        if not await claim_slot(store, slot, state, self.instance, now):
+            return "skip"  # another replica has it
         await self.core.notifier.send(outs)
         return state
 
