@@ -77,6 +77,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             for task in (chat, stopped):
                 task.cancel()
         else:
+            if app.embedded is not None:
+                platforms.append(f"embedded Redis {app.embedded.binary}")
             log.warning("running: %s", ", ".join(platforms))
             await stop.wait()
     finally:
