@@ -134,3 +134,25 @@ async def test_a_restarted_console_does_not_log_the_same_line_again(core):
     await again.say(arrest)
     await again.say(arrest)  # typed again in the same session: a new message
     assert (await core.store.counts(fx.id))["arr:total"] == 2
+
+
+def test_the_replay_command_fences_off_the_live_fixture(store, redis_url, tmp_path):
+    from tests.test_cli import matchday
+
+    env = {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path)}
+    p = matchday("run", "--as", "control", env=env, stdin="/quit\n")  # tonight's fixture
+    assert p.returncode == 0, p.stderr
+    live = json.loads(matchday("fixtures", "--json", env=env).stdout)[0]["id"]
+    drill = tmp_path / "drill.jsonl"
+    drill.write_text("\n".join(NO_ADD) + "\n")
+
+    def incidents() -> int:
+        s = matchday("summary", "--fixture", live, "--json", env=env)
+        return json.loads(s.stdout)["incidents"]["total"]
+
+    p = matchday("replay", str(drill), env=env)
+    assert p.returncode == 0, p.stderr
+    assert "--live" in p.stdout and incidents() == 0
+    p = matchday("replay", str(drill), "--live", env=env)
+    assert p.returncode == 0, p.stderr
+    assert "Logged INC-1" in p.stdout and incidents() == 1
