@@ -11,7 +11,7 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Button, Reply, Result
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture
-from bot.domain.vocab import INCIDENT_TYPES
+from bot.domain.vocab import INCIDENT_TYPES, norm
 from handlers.incidents import log_incident
 
 # key, letter, question
@@ -52,7 +52,11 @@ def _yes_no(text: str) -> str | None:
 def zone_in(ground: Ground, text: str) -> str | None:
     """The ground zone a free-text exact location names (whole text, then word runs)."""
     words = text.split()
-    for size in range(len(words), 0, -1):
+    # A run longer than the ground's longest name can never match: capping the run length
+    # keeps this linear in the text (trying every run was O(W^3) and stalled the bot).
+    longest = max((norm(name).count("_") + 1 for z in ground.zones.values()
+                   for name in (z.id, z.name, *z.aliases)), default=1)
+    for size in range(min(len(words), longest), 0, -1):
         for i in range(len(words) - size + 1):
             zone = ground.resolve(" ".join(words[i:i + size]))
             if zone:
