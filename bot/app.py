@@ -95,6 +95,41 @@ class App:
         self.store = store
         return store
 
+    async def watch_embedded(self) -> bool:
+        """Restart the embedded server if it died (same data dir); True if it restarted.
+
+        Commands in the gap answer "not answering"; the store reconnects by itself once the
+        server is back on the same port (a new port gets a new connection pool)."""
+        from bot.store.embedded import EmbeddedRedisError
+
+        if self.embedded is None or self.embedded.alive():
+            return False
+        old = self.embedded.url if self.embedded.pid is not None else None
+        try:
+            url = await asyncio.to_thread(self.embedded.start)
+        except EmbeddedRedisError as exc:
+            log.error("embedded Redis is down and did not restart: %s",
+                      str(exc).splitlines()[0])
+            return False
+        if url != old and self.store is not None:
+            fresh = Store.from_url(url, dedupe_ttl=self.settings.dedupe_ttl_seconds)
+            stale, self.store = self.store, fresh
+            if self.core is not None:
+                self.core.store = fresh
+            await stale.close()
+        log.warning("embedded Redis restarted: pid %s at %s (%s)", self.embedded.pid, url,
+                    self.embedded.binary)
+        return True
+
+    async def watchdog(self, every_s: float = 1.0) -> None:
+        """Run watch_embedded() every few seconds until cancelled (the bot's lifetime)."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self.watch_embedded()
+            except Exception:
+                log.exception("embedded Redis watchdog failed")
+
     async def start(self) -> Core:
         """Start the store and the core (adapters are added and started by the caller)."""
         store = await self.start_store()

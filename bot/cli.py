@@ -44,18 +44,21 @@ async def _run(app: App, args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- replay / demo
-async def _replay(app: App, path: Path, as_json: bool) -> int:
-    from bot.replay import printer, read_script, replay, script_id
+async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> int:
+    from bot.core.drill import Drill
+    from bot.replay import printer, read_script, replay
     from bot.runtime import make_scheduler
 
     lines = read_script(path)
     assert isinstance(app.clock, VirtualClock)
     app.clock.set(lines[0].at)
     assert app.core is not None
+    app.core.drill = Drill(live=live)  # before the scheduler plans anything
+    app.core.store.use_drill_index()  # the live bot never sweeps the drill's deadlines
     scheduler = make_scheduler(app, live=False)
     await scheduler.start()
     try:
-        await replay(app.core, scheduler, app.clock, lines, script_id(path), printer(as_json))
+        await replay(app.core, scheduler, app.clock, lines, path.name, printer(as_json))
     finally:
         await scheduler.stop()
     return 0
@@ -183,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="feed a scripted matchday (JSON lines) on a virtual clock")
     rp.add_argument("file", type=Path)
     rp.add_argument("--json", action="store_true", help="one JSON line per outgoing message")
+    rp.add_argument("--live", action="store_true",
+                    help="let the drill log into the live (active) fixture; without it a "
+                         "replay writes only into fixtures it creates")
     dm = sub.add_parser("demo", help="replay the West Ham v Chelsea night into a throwaway store")
     dm.add_argument("--json", action="store_true")
     sm = sub.add_parser("summary", help="post-match figures of a fixture")
@@ -213,6 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "verify":  # files only: no store needed
         return _verify(args.dir)
+    if args.cmd == "run":
+        from bot.domain.vocab import ROLES
+
+        role = ROLES.resolve(args.as_role)
+        if role is None:
+            return _fail(f"unknown role '{args.as_role}' for --as; roles: "
+                         f"{', '.join(ROLES.keys())}")
+        args.as_role = role
     overrides: dict[str, Any] = {}
     tmp = None
     if args.cmd == "demo":
@@ -230,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         clock = VirtualClock(datetime(2000, 1, 1, tzinfo=UTC))
     bodies: dict[str, Callable[[App], Awaitable[int]]] = {
         "run": lambda app: _run(app, args),
-        "replay": lambda app: _replay(app, args.file, args.json),
+        "replay": lambda app: _replay(app, args.file, args.json, args.live),
         "demo": lambda app: _demo(app, args.json),
         "summary": lambda app: _summary(app, args.fixture, args.json),
         "fixtures": lambda app: _fixtures(app, args.json),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -61,13 +62,22 @@ def read_script(path: Path) -> list[Line]:
     return lines
 
 
-def script_id(path: Path) -> str:
-    """A content hash, so replaying the same file twice logs nothing twice."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+def line_keys(name: str, lines: list[Line]) -> list[str]:
+    """Dedupe keys by each line's own identity (file name, at, user, text), never its position
+    or the rest of the file: a drill replayed again after lines were added or moved logs only
+    the new ones. The n-th identical line of a file is its own key (two equal reports)."""
+    seen: Counter[tuple[str, str, str]] = Counter()
+    keys = []
+    for ln in lines:
+        ident = (iso(ln.at), ln.user, ln.text)
+        seen[ident] += 1
+        raw = json.dumps([name, *ident, seen[ident]], ensure_ascii=False)
+        keys.append(f"replay:{hashlib.sha256(raw.encode()).hexdigest()[:24]}")
+    return keys
 
 
 async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: list[Line],
-                 sid: str, emit: Emit) -> None:
+                 name: str, emit: Emit) -> None:
     """Feed each line at its virtual time; scheduled work fires at its own due time."""
 
     async def tap(out: Outbound) -> None:
@@ -83,8 +93,9 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
         await scheduler.run_due(to)
 
     core.notifier.taps.append(tap)
+    keys = line_keys(name, lines)
     try:
-        for no, line in enumerate(lines, 1):
+        for line, key in zip(lines, keys, strict=True):
             await advance(line.at)
             clock.set(line.at)
             who = f"replay:{line.user}"
@@ -92,7 +103,7 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
             emit({"at": iso(line.at), "from": line.user, "role": line.role, "text": line.text,
                   "kind": "said"})
             cmd = Command(platform="replay", chat=line.user, user=line.user, text=line.text,
-                          dedupe_key=f"replay:{sid}:{no}", user_name=line.user)
+                          dedupe_key=key, user_name=line.user)
             result = await core.handle(cmd)
             if result is not None:
                 emit({"at": iso(clock.now()), "to": line.user,

@@ -8,7 +8,7 @@ import signal
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from bot.app import App, StartupError
+from bot.app import App, StartupError, _safe_url
 from bot.schedule.scheduler import Scheduler
 
 if TYPE_CHECKING:
@@ -62,25 +62,34 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     assert core is not None
     stop = _stop_on_signals()
     scheduler = make_scheduler(app, live=True)
-    await scheduler.start()
+    watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     try:
         platforms = await _start_platforms(app, webhook=webhook, http=http,
                                            control_room=web or http or webhook)
+        adapter = None
         if console or not platforms:
             fx = await ensure_sample_fixture(core)
-            print(f"Matchday Ops on {app.settings.redis_url or 'embedded Redis at '}"
-                  f"{'' if app.settings.redis_url else app.settings.data_dir / 'redis'}. "
-                  f"Fixture: {fx.title} ({fx.id}).")
+            where = (_safe_url(app.settings.redis_url or "") if app.embedded is None else
+                     f"embedded Redis at {app.embedded.data_dir} (server {app.embedded.binary})")
+            print(f"Matchday Ops on {where}. Fixture: {fx.title} ({fx.id}).")
             adapter = ConsoleAdapter(core, as_role, save_image=_image_saver(app))
+        # Every output is registered now: only then catch up on briefings and summaries that
+        # fell due while the bot was down, so a late one reaches someone.
+        await scheduler.start()
+        if adapter is not None:
             chat = asyncio.create_task(adapter.run())
             stopped = asyncio.create_task(stop.wait())
             await asyncio.wait({chat, stopped}, return_when=asyncio.FIRST_COMPLETED)
             for task in (chat, stopped):
                 task.cancel()
         else:
+            if app.embedded is not None:
+                platforms.append(f"embedded Redis {app.embedded.binary}")
             log.warning("running: %s", ", ".join(platforms))
             await stop.wait()
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         await scheduler.stop()
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.dispatch import Core, Ctx, Registry, Spec, UsageError
@@ -31,6 +31,11 @@ ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s
                     r"(.*)$", re.IGNORECASE)
 
 
+# Kick-offs are accepted only this close to today: year 1 or 9999 broke change hooks, the
+# retention sweep and replay.
+KICKOFF_BACK = timedelta(days=365)
+KICKOFF_AHEAD = timedelta(days=730)
+
 CLUB_SUFFIXES = {"united", "city", "fc", "afc", "town", "rovers", "albion", "hotspur",
                  "wanderers", "athletic", "county"}
 
@@ -55,6 +60,19 @@ def local_time(core: Core, date: str, hhmm: str) -> datetime:
     return naive.replace(tzinfo=core.settings.zone)
 
 
+def kickoff_time(ctx: Ctx, date: str, hhmm: str) -> datetime:
+    """A kick-off in local time, refused (UsageError) unless within KICKOFF_BACK of today
+    and KICKOFF_AHEAD of it."""
+    ko = local_time(ctx.core, date, hhmm)
+    # Compared as local wall-clock times: an aware year-1 time can overflow on conversion.
+    today = ctx.now.astimezone(ctx.core.settings.zone).replace(tzinfo=None)
+    if not today - KICKOFF_BACK <= ko.replace(tzinfo=None) <= today + KICKOFF_AHEAD:
+        raise UsageError(f"Kick-off {date} {hhmm} is out of range: it must be within "
+                         f"{KICKOFF_BACK.days // 365} year back and "
+                         f"{KICKOFF_AHEAD.days // 365} years ahead of today.")
+    return ko
+
+
 def _category(word: str) -> str:
     return resolve_word(RISK_CATEGORIES, word, "risk category",
                         "Use A, B, C, C-IRD or police_free.")
@@ -68,6 +86,8 @@ async def create_fixture(core: Core, fx: Fixture, ev: Event, dedupe: str) -> boo
         applied = await core.store.create_fixture(fx, ev, dedupe)
     except Refused:
         return False
+    if core.drill is not None:  # this replay made it (or made it on an earlier run)
+        core.drill.created.add(fx.id)
     if not applied.duplicate:
         await core.changed("fixture", fx.id)
     return True
@@ -89,7 +109,9 @@ async def fixture_cmd(ctx: Ctx) -> Result:
         fx = await ctx.store.fixture(ctx.args[1])
         if fx is None:
             raise UsageError(f"No fixture '{ctx.args[1]}'. /fixtures lists their ids.")
-        await ctx.store.set_active_fixture(fx.id)
+        refusal = await ctx.core.use_fixture(fx.id)
+        if refusal is not None:
+            return Result(Reply(refusal, ok=False))
         await ctx.store.audit(ctx.who, "fixture.use", fx.id, iso(ctx.now))
         await ctx.core.changed("active", fx.id)
         return Result(Reply(f"Now running {fx.title} ({fx.id})."))
@@ -104,7 +126,7 @@ async def fixture_cmd(ctx: Ctx) -> Result:
     if action in ("kickoff", "ko"):
         if len(ctx.args) != 3:
             raise UsageError("Give the new kick-off as YYYY-MM-DD HH:MM.")
-        ko = local_time(ctx.core, ctx.args[1], ctx.args[2])
+        ko = kickoff_time(ctx, ctx.args[1], ctx.args[2])
         return await _change(ctx, fx, {"kickoff": iso(ko)},
                              f"Kick-off moved to {ko:%a %d %b %H:%M}")
     if action == "cancel":
@@ -126,7 +148,7 @@ async def _add(ctx: Ctx, text: str) -> Result:
     if not m:
         raise UsageError("Couldn't read that fixture.")
     home, away, date, hhmm, tail = m.groups()
-    ko = local_time(ctx.core, date, hhmm)
+    ko = kickoff_time(ctx, date, hhmm)
     opts: dict[str, str] = {}
     for word in tail.split():
         if "=" not in word:
@@ -148,8 +170,7 @@ async def _add(ctx: Ctx, text: str) -> Result:
     ev.phase = "pre"
     if not await create_fixture(ctx.core, fx, ev, ctx.cmd.dedupe_key):
         raise UsageError(f"Fixture {fx.id} already exists.")
-    if await ctx.store.active_fixture_id() is None:
-        await ctx.store.set_active_fixture(fx.id)
+    await ctx.core.use_fixture(fx.id, if_none=True)
     return Result(Reply(f"{fx.title}, {ko:%a %d %b %Y %H:%M}, category {fx.category}, "
                         f"at {ctx.core.grounds[ground].name}.\nId: {fx.id} "
                         f"(/fixture use {fx.id} to run it).", title="Fixture added"))
@@ -169,7 +190,7 @@ async def fixtures_cmd(ctx: Ctx) -> Result:
     rows = await ctx.store.fixtures()
     if not rows:
         return Result(Reply("No fixtures yet. /fixture add Home v Away YYYY-MM-DD HH:MM"))
-    active = await ctx.store.active_fixture_id()
+    active = getattr(await ctx.core.active_fixture(), "id", None)
     tz = ctx.core.settings.zone
     lines = [f"{'▶ ' if f.id == active else ''}{f.id}: {f.title}, "
              f"{f.kickoff.astimezone(tz):%d %b %H:%M}, cat {f.category}"

@@ -141,7 +141,8 @@ async def test_session_expires_and_ends_when_the_member_is_removed(client, say, 
     clock.advance(timedelta(seconds=core.settings.web_session_ttl_seconds + 1))
     assert (await client.get("/control/")).status == 401
     # a member who joined by invite, then was removed
-    code = re.search(r"/join (\w+)", (await say("/invite supervisor", as_="admin")).reply.text).group(1)
+    invite = await say("/invite supervisor", as_="admin")
+    code = re.search(r"/join (\w+)", invite.reply.text).group(1)
     await say(f"/join {code}", as_="newbie")
     await sign_in(client, say, "newbie")
     await core.store.r.hdel("md:{ops}:members", "console:newbie")

@@ -4,9 +4,10 @@ number, see what every audience is sent."""
 from __future__ import annotations
 
 import asyncio
-import itertools
+import hashlib
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -40,8 +41,7 @@ class ConsoleAdapter:
         self.user = as_role
         self.buttons: list[Button] = []
         self.save_image = save_image
-        self._ids = itertools.count(1)
-        self._session = f"{id(self):x}"
+        self._sent: Counter[str] = Counter()
         core.notifier.taps.append(self._tap)
 
     def _print(self, text: str) -> None:
@@ -72,6 +72,15 @@ class ConsoleAdapter:
             self.core.roster[f"console:{key}"] = Member("console", key, key, ROLES.label(key))
         return f"You are now {self.core.roster[f'console:{key}'].name} ({ROLES.label(key)})."
 
+    def _dedupe_key(self, line: str) -> str:
+        """Who, what and the minute it was typed, and how often this session typed it then:
+        a console restarted and fed the same line again logs nothing twice, while a line
+        typed twice in one session is two messages."""
+        minute = self.core.clock.now().strftime("%Y%m%d%H%M")
+        ident = hashlib.sha256(f"{self.user}\n{minute}\n{line}".encode()).hexdigest()[:24]
+        self._sent[ident] += 1
+        return f"console:{ident}:{self._sent[ident]}"
+
     async def say(self, line: str) -> None:
         """Handle one typed line, as if sent in a private chat."""
         line = line.strip()
@@ -83,7 +92,7 @@ class ConsoleAdapter:
         if line.isdigit() and self.buttons and 1 <= int(line) <= len(self.buttons):
             line = self.buttons[int(line) - 1].command
         cmd = Command(platform="console", chat=self.user, user=self.user, text=line,
-                      dedupe_key=f"console:{self._session}:{next(self._ids)}")
+                      dedupe_key=self._dedupe_key(line))
         result = await self.core.handle(cmd)
         if result is None:
             return

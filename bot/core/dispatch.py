@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from bot.core.drill import NO_DRILL_FIXTURE, Drill
 from bot.core.messages import Command, Outbound, Reply, Result, refuse
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.resend import NOT_CONFIRMED, UnsureWrites
@@ -160,6 +161,8 @@ class Ctx:
         """The active fixture, or a one-line refusal if none is set."""
         fx = await self.core.active_fixture()
         if fx is None:
+            if self.core.drill is not None and not self.core.drill.live:
+                raise UsageError(NO_DRILL_FIXTURE)
             raise UsageError("No active fixture. An admin sets one with /fixture use <id>.")
         return fx
 
@@ -217,6 +220,7 @@ class Core:
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
+        self.drill: Drill | None = None  # set by a replay: fixtures it may write into
 
     # ---------------------------------------------------------------- lookups
     async def member(self, who: str) -> Member | None:
@@ -236,7 +240,12 @@ class Core:
         return m
 
     async def active_fixture(self) -> Fixture | None:
-        """The fixture commands apply to (cached briefly)."""
+        """The fixture commands apply to (cached briefly); in a drill, the drill's own."""
+        if self.drill is not None:
+            fx_id = self.drill.active
+            if fx_id is None and self.drill.live:
+                fx_id = await self.store.active_fixture_id()
+            return await self.store.fixture(fx_id) if fx_id else None
         hit, fx = self.cache.get("active")
         if hit:
             return fx
@@ -244,6 +253,19 @@ class Core:
         fx = await self.store.fixture(fx_id) if fx_id else None
         self.cache.put("active", fx)
         return fx
+
+    async def use_fixture(self, fx_id: str, *, if_none: bool = False) -> str | None:
+        """Make a fixture the one commands apply to (only if none is, with if_none); in a
+        drill only the drill's own. A one-line refusal, or None when done."""
+        if self.drill is not None:
+            if not self.drill.may_use(fx_id):
+                return self.drill.refusal(fx_id)
+            if not (if_none and self.drill.active):
+                self.drill.active = fx_id
+            return None
+        if not (if_none and await self.store.active_fixture_id()):
+            await self.store.set_active_fixture(fx_id)
+        return None
 
     async def changed(self, what: str, fixture_id: str) -> None:
         """Something others depend on changed (fixture, phase, incident): drop caches, tell

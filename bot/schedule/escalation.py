@@ -109,28 +109,42 @@ def _system_event(kind: str, now: datetime, data: dict[str, Any]) -> Event:
     return Event(kind=kind, at=iso(now), by=SYSTEM, role="system", data=data)
 
 
+async def swept_fixtures(core: Core) -> list[str]:
+    """Fixtures whose deadlines this process sweeps: every indexed one plus the active one
+    (a safety net for deadlines written before the index existed); in a replay only the
+    fixtures its drill created."""
+    if core.drill is not None:
+        return sorted(core.drill.created)
+    ids = await core.store.escalating_fixtures()
+    active = await core.store.active_fixture_id()
+    if active:
+        ids.add(active)
+    return sorted(ids)
+
+
 async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
-    """Fire every escalation tier and reminder due by `now` (active fixture); send and
-    return the messages. Safe to run on every replica at once."""
-    fx = await core.active_fixture()
-    if fx is None:
-        return []
+    """Fire every escalation tier and reminder due by `now` in every fixture with open
+    incidents; send and return the messages. Safe to run on every replica at once."""
+    due = await core.store.due_deadlines_of(await swept_fixtures(core), int(now.timestamp()))
     outs: list[Outbound] = []
-    for member, due in await core.store.due_deadlines(fx.id, int(now.timestamp())):
-        n_text, _, tag = member.partition(":")
-        try:
-            outs += await _fire(core, fx, int(n_text), tag, member, due, now)
-        except Exception:
-            log.exception("escalation %s of %s failed", member, fx.id)
+    for fx_id, rows in due.items():
+        fx = await core.store.fixture(fx_id)
+        if fx is None:
+            continue
+        for member, when in rows:
+            n_text, _, tag = member.partition(":")
+            try:
+                outs += await _fire(core, fx, int(n_text), tag, member, when, now)
+            except Exception:
+                log.exception("escalation %s of %s failed", member, fx.id)
     if outs:
         await core.notifier.send(outs)
     return outs
 
 
 async def next_due(core: Core) -> datetime | None:
-    """When the next deadline of the active fixture falls due (replay steps to it)."""
-    fx = await core.active_fixture()
-    ts = await core.store.first_deadline(fx.id) if fx else None
+    """When the next deadline of a swept fixture falls due (replay steps to it)."""
+    ts = await core.store.first_deadline_of(await swept_fixtures(core))
     return datetime.fromtimestamp(ts, UTC) if ts is not None else None
 
 

