@@ -54,6 +54,7 @@ async def raw_xadd(store: Store, n: int) -> float:
 # Identical reports within the merge window (10 min) would join one incident; the virtual
 # clock moves on between reports so each is a new incident (the merge search still runs).
 STEP = timedelta(minutes=11)
+MATCHDAY = timedelta(hours=4, minutes=10)  # gates open to egress: the dense fills' span
 
 
 async def reports(core, n: int, start: int) -> float:
@@ -124,18 +125,46 @@ async def answer_latency(core, texts: list[str], as_: str) -> float:
     return statistics.median(times)
 
 
-async def read_answers(core, n_incidents: int, reps: int) -> tuple[float, float]:
-    """Median /summary (figures + chart) and /incident <id> (random incidents) latency."""
-    summary = await answer_latency(core, ["/summary"] * reps, "police_commander")
-    rng = random.Random(n_incidents)
-    ids = [f"/incident {rng.randint(1, n_incidents)}" for _ in range(reps * 10)]
-    timeline = await answer_latency(core, ids, "control")
+async def paired_latency(cores: list, texts: list[list[str]], as_: str) -> list[float]:
+    """Median answer time of each core, their commands taken in turn (so load on the machine
+    falls on both alike)."""
+    times: list[list[float]] = [[] for _ in cores]
+    for i in range(len(texts[0])):
+        for j, core in enumerate(cores):
+            t = time.perf_counter()
+            r = await core.handle(cmd(2 * 10**9 + 2 * i + j, texts[j][i], as_))
+            times[j].append(time.perf_counter() - t)
+            assert r is not None and r.reply.ok, (texts[j][i], r.reply.text if r else None)
+    return [statistics.median(t) for t in times]
+
+
+async def read_answers(cores: list, counts: list[int], reps: int) -> tuple[list, list]:
+    """Median /summary (figures + chart) and /incident <id> (random incidents) latency of
+    each core."""
+    summary = await paired_latency(cores, [["/summary"] * reps for _ in cores],
+                                   "police_commander")
+    rngs = [random.Random(n) for n in counts]
+    ids = [[f"/incident {rng.randint(1, n)}" for _ in range(reps * 20)]
+           for rng, n in zip(rngs, counts, strict=True)]
+    timeline = await paired_latency(cores, ids, "control")
     return summary, timeline
+
+
+async def dense_core(url: str, tmp: str, config_dir: str, count: int):
+    """A core on its own database holding one ~4 h matchday of `count` incidents."""
+    store = Store.from_url(url)
+    await store.reset_for_tests()
+    core = build_core(store, load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp,
+                                           MATCHDAY_CONFIG_DIR=config_dir),
+                      VirtualClock(datetime(2026, 12, 2, 17, tzinfo=UTC)))
+    await ensure_sample_fixture(core)
+    await fill(core, count, 0, step=MATCHDAY / count)
+    return core
 
 
 def no_merge_config(tmp: str) -> Path:
     """The project's config with merging off, so a dense fill gives one incident per report
-    (every report the same type and place, 150 ms apart: 100k fit in one matchday)."""
+    (every report the same type and place; 100k fit in one matchday, 150 ms apart)."""
     src = Path(__file__).resolve().parent.parent / "config"
     dst = Path(tmp) / "config-no-merge"
     shutil.copytree(src, dst)
@@ -189,19 +218,17 @@ async def main(n_reports: int, big: int) -> None:
         print(f"status_summary_ms_at_{big // 1000}k: {large * 1000:.2f}")
         print(f"ratio_status_{big // 1000}k_vs_1k: {large / small:.2f}")
 
-        # /summary and /incident <id> on a dense matchday (one fixture, ~4 h at 100k)
-        await store.reset_for_tests()
-        dense = build_core(store, load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
-                                                MATCHDAY_CONFIG_DIR=str(no_merge_config(
-                                                    tmp.name))),
-                           VirtualClock(datetime(2026, 12, 2, 17, tzinfo=UTC)))
-        await ensure_sample_fixture(dense)
-        step = timedelta(milliseconds=150)
-        await fill(dense, 1000, 0, step=step)
-        await read_answers(dense, 1000, 3)  # warm up (matplotlib import, caches)
-        s_small, t_small = await read_answers(dense, 1000, 15)
-        await fill(dense, big, 1000, step=step)
-        s_large, t_large = await read_answers(dense, big, 15)
+        # /summary and /incident <id>: the same ~4 h matchday with 1k and with `big` incidents
+        # (so the chart has the same bins), in two databases of one server, measured in turn
+        config_dir = str(no_merge_config(tmp.name))
+        base = url.rsplit("/", 1)[0]
+        cores = [await dense_core(f"{base}/{db}", tmp.name, config_dir, count)
+                 for db, count in ((1, 1000), (2, big))]
+        await read_answers(cores, [1000, big], 3)  # warm up (matplotlib import, caches)
+        (s_small, s_large), (t_small, t_large) = await read_answers(cores, [1000, big], 15)
+        for core in cores:
+            await core.store.reset_for_tests()
+            await core.store.close()
         k = big // 1000
         print(f"summary_ms_at_1k: {s_small * 1000:.1f}")
         print(f"summary_ms_at_{k}k: {s_large * 1000:.1f}")
