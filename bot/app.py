@@ -79,6 +79,8 @@ class App:
         store = Store.from_url(url, dedupe_ttl=self.settings.dedupe_ttl_seconds)
         try:
             await store.ping()
+            await store.configure_replication(self.settings.replica_acks,
+                                              self.settings.replica_timeout_ms)
         except StoreUnavailable:
             await store.close()
             raise StartupError(f"Redis at {_safe_url(url)} is not answering") from None

@@ -19,13 +19,16 @@ from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
-from bot.store import Refused, Store, StoreUnavailable
+from bot.store import Refused, Store, StoreUnavailable, Unconfirmed
 
 log = logging.getLogger(__name__)
 
 NOT_LOGGED = ("NOT logged: the log store is not answering. Try again in a moment, "
               "or radio control.")
 NOT_ANSWERING = "The log store is not answering. Try again in a moment."
+HELD = ("HELD, not confirmed yet: the log store has not copied this to its standby. "
+        "Send it again in a moment to confirm it (it will not be logged twice), "
+        "or radio control.")
 MAX_TEXT = 3000
 
 
@@ -267,6 +270,9 @@ class Core:
             return refuse(str(exc), spec.usage)
         except Refused as exc:
             return Result(Reply(str(exc), ok=False))
+        except Unconfirmed:
+            log.warning("/%s written but not confirmed by a replica", spec.name)
+            return Result(Reply(HELD, ok=False))
         except StoreUnavailable:
             log.warning("store unavailable during /%s", spec.name)
             return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))

@@ -13,14 +13,12 @@ from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import NoScriptError, RedisError
 
 from bot.domain.ledger import Event, deltas
 from bot.domain.models import Fixture
+from bot.store.connect import connect, is_cluster, replica_count, unavailable
+from bot.store.keys import script_keys
 
 OPS = "md:{ops}:"
 SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoch seconds
@@ -28,6 +26,12 @@ SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoc
 
 class StoreUnavailable(Exception):
     """Redis did not answer: nothing was written."""
+
+
+class Unconfirmed(StoreUnavailable):
+    """The write reached the master but not enough replicas confirmed it in time: it may
+    still be lost in a failover, so it is not 'Logged' yet; resending it (same dedupe key)
+    is safe and confirms it."""
 
 
 class Refused(Exception):
@@ -86,19 +90,24 @@ class Store:
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
         self.r = client
         self.dedupe_ttl = dedupe_ttl
-        lua = resources.files("bot.store").joinpath("apply.lua").read_text()
-        self._apply = self.r.register_script(lua)
+        self._lua = resources.files("bot.store").joinpath("apply.lua").read_text()
+        self._apply = self.r.register_script(self._lua)
+        self.replica_acks = 0  # WAIT for this many replicas after each write (0: don't)
+        self.replica_timeout_ms = 500
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
-        """Connect lazily to a Redis URL; short timeouts so an outage answers fast."""
-        # One immediate retry, no backoff: an outage must answer "not logged" in seconds,
-        # and a retried write is safe because every write carries its dedupe key.
-        client = aioredis.Redis.from_url(
-            url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5,
-            health_check_interval=15, retry=Retry(NoBackoff(), 1),
-        )
-        return cls(client, dedupe_ttl)
+        """Connect lazily to a REDIS_URL (plain, Sentinel or Cluster; see connect.py)."""
+        return cls(connect(url), dedupe_ttl)
+
+    async def configure_replication(self, acks: int | None = None,
+                                    timeout_ms: int = 500) -> int:
+        """Set how many replicas must confirm each write: `acks`, or 1 when the server has
+        replicas now and 0 for a lone server. Returns the count chosen."""
+        if acks is None:
+            acks = 1 if await self._call(replica_count(self.r)) > 0 else 0
+        self.replica_acks, self.replica_timeout_ms = acks, timeout_ms
+        return acks
 
     async def close(self) -> None:
         """Close connections."""
@@ -111,18 +120,47 @@ class Store:
     async def _call(self, awaitable: Any) -> Any:
         try:
             return await awaitable
-        except (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError) as exc:
-            raise StoreUnavailable(str(exc)) from None
-        except RedisError as exc:
-            if "LOADING" in str(exc) or "MASTERDOWN" in str(exc):
-                raise StoreUnavailable(str(exc)) from None
+        except (RedisError, OSError) as exc:
+            if unavailable(exc):
+                raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
+                                       type(exc).__name__) from None
             raise
 
+    async def _script_then_wait(self, keys: list[str], args: list[Any]) -> Any:
+        """The write script and WAIT in one pipeline on one connection (one round trip);
+        raise Unconfirmed when fewer than replica_acks replicas confirm in time."""
+        for attempt in (0, 1):
+            node = self.r.get_node_from_key(keys[0]) if is_cluster(self.r) else None
+            pipe = self.r.pipeline(transaction=False)
+            pipe.evalsha(self._apply.sha, len(keys), *keys, *args)
+            wait = ("WAIT", self.replica_acks, self.replica_timeout_ms)
+            if node is not None:  # WAIT counts this connection's writes: same node
+                pipe.execute_command(*wait, target_nodes=node)
+            else:
+                pipe.execute_command(*wait)
+            res, acked = await self._call(pipe.execute(raise_on_error=False))
+            if isinstance(res, NoScriptError) and attempt == 0:
+                await self._call(self.r.script_load(self._lua))
+                continue
+            if isinstance(res, Exception):
+                await self._call(_raise(res))
+            if isinstance(acked, Exception) or int(acked) < self.replica_acks or (
+                    node is not None and self.r.get_node_from_key(keys[0]) != node):
+                raise Unconfirmed(f"{acked} of {self.replica_acks} replicas confirmed")
+            return res
+        raise StoreUnavailable("script not loaded")
+
     async def apply(self, prefix: str, ops: list[list[Any]], dedupe: str = "") -> Applied:
-        """Run one command's ops atomically in one round trip; raise Refused on a guard."""
-        res = await self._call(
-            self._apply(keys=[prefix], args=[dedupe, self.dedupe_ttl, json.dumps(ops)])
-        )
+        """Run one command's ops atomically in one round trip; raise Refused on a guard.
+
+        With replica_acks, the same round trip WAITs for replicas (Unconfirmed if they
+        don't confirm in time)."""
+        keys = script_keys(prefix, ops, dedupe)
+        args = [dedupe, self.dedupe_ttl, json.dumps(ops)]
+        if self.replica_acks:
+            res = await self._script_then_wait(keys, args)
+        else:
+            res = await self._call(self._apply(keys=keys, args=args))
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
@@ -426,9 +464,11 @@ class Store:
     async def set_message_ref(self, fixture: str, platform: str, chat: str, ref: str,
                               message_id: str) -> None:
         """Remember where a live message was posted, so later changes edit it in place."""
-        pipe = self.r.pipeline(transaction=True)
-        pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
+        # Two slots ({fixture} and {ops}), so no MULTI: each SET is idempotent, and the
+        # reverse index is written first so a found forward ref always resolves back.
+        pipe = self.r.pipeline(transaction=False)
         pipe.set(f"{OPS}msgof:{platform}:{chat}:{message_id}", f"{fixture}|{ref}", ex=14 * 86400)
+        pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
         await self._call(pipe.execute())
 
     async def ref_of_message(self, platform: str, chat: str,
@@ -453,3 +493,7 @@ class Store:
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""
         await self._call(self.r.delete(f"{fx_prefix(fx_id)}form:{who}"))
+
+
+async def _raise(exc: Exception) -> Any:
+    raise exc
