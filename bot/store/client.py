@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
 from bot.domain.ledger import Event, deltas
 from bot.domain.models import Fixture
@@ -120,7 +120,7 @@ class Store:
     async def _call(self, awaitable: Any) -> Any:
         try:
             return await awaitable
-        except (RedisError, OSError) as exc:
+        except (RedisError, RedisClusterException, OSError) as exc:
             if unavailable(exc):
                 raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
                                        type(exc).__name__) from None

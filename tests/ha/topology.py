@@ -137,8 +137,7 @@ def start_sentinel(base: Path, replicas: int = 1, sentinels: int = 3,
         port = free_port()
         t.spawn(port, "replicaof", f"127.0.0.1 {t.master_port}", "repl-ping-replica-period", "1")
         t.replica_ports.append(port)
-    _wait(lambda: int(_client(t.master_port).info("replication")["connected_slaves"])
-          == replicas, what="replicas connected")
+    _wait(lambda: _online(t.master_port) == replicas, what="replicas in sync")
     for _ in range(sentinels):
         port = free_port()
         t.spawn(port, "sentinel", f"monitor {name} 127.0.0.1 {t.master_port} 2",
@@ -152,6 +151,13 @@ def start_sentinel(base: Path, replicas: int = 1, sentinels: int = 3,
     t.url = ("redis+sentinel://" + ",".join(f"127.0.0.1:{p}" for p in t.sentinel_ports)
              + f"/{name}")
     return t
+
+
+def _online(port: int) -> int:
+    """How many replicas of a master are connected and in sync."""
+    info = _client(port).info("replication")
+    return sum(1 for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+               and v.get("state") == "online")
 
 
 def main(argv: list[str]) -> int:
