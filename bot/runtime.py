@@ -9,7 +9,8 @@ from datetime import datetime
 
 from aiohttp import web
 
-from bot.app import App, StartupError
+from bot.app import App, StartupError, safe_url
+from bot.observe.health import health_routes
 from bot.schedule.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -60,9 +61,10 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     await scheduler.start()
     try:
         platforms = await _start_platforms(app, webhook=webhook, http=http)
-        if console or not platforms:
+        chats = [p for p in platforms if not p.startswith("http")]
+        if console or not (chats or http):
             fx = await ensure_sample_fixture(core)
-            print(f"Matchday Ops on {app.settings.redis_url or 'embedded Redis at '}"
+            print(f"Matchday Ops on {safe_url(app.settings.redis_url or 'embedded Redis at ')}"
                   f"{'' if app.settings.redis_url else app.settings.data_dir / 'redis'}. "
                   f"Fixture: {fx.title} ({fx.id}).")
             adapter = ConsoleAdapter(core, as_role, save_image=_image_saver(app))
@@ -71,8 +73,9 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             await asyncio.wait({chat, stopped}, return_when=asyncio.FIRST_COMPLETED)
             for task in (chat, stopped):
                 task.cancel()
-        else:
-            log.warning("running: %s", ", ".join(platforms))
+        else:  # with --http and no tokens: headless, health and metrics only, stdin ignored
+            log.warning("running: %s", ", ".join(platforms if chats else
+                                                  ["headless", *platforms]))
             await stop.wait()
     finally:
         await scheduler.stop()
@@ -144,7 +147,8 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
                            else "slack http /slack/events")
     except (TelegramStartError, ValueError) as exc:
         raise StartupError(str(exc)) from None
-    if routes:
+    if routes or http or webhook:
+        site.add_routes(health_routes(core.store.ping, app.role))
         server = WebServer(site, settings.port)
         await server.start()
         app.adapters.append(server)

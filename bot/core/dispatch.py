@@ -19,6 +19,7 @@ from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
+from bot.observe import metrics
 from bot.store import Refused, Store, StoreUnavailable, Unconfirmed
 
 log = logging.getLogger(__name__)
@@ -264,22 +265,32 @@ class Core:
             return Result(Reply(f"/{spec.name} is not for your role ({ROLES.label(role)}).",
                                 ok=False))
         ctx = Ctx(self, cmd, member, spec, split_args(rest), rest.strip(), now)
+        outcome = "error"
         try:
             result = await spec.handler(ctx)
+            outcome = "ok" if result.reply.ok else "refused"
         except UsageError as exc:
+            outcome = "usage"
             return refuse(str(exc), spec.usage)
         except Refused as exc:
+            outcome = "refused"
             return Result(Reply(str(exc), ok=False))
         except Unconfirmed:
+            outcome = "held"
             log.warning("/%s written but not confirmed by a replica", spec.name)
             return Result(Reply(HELD, ok=False))
         except StoreUnavailable:
+            outcome = "unavailable"
             log.warning("store unavailable during /%s", spec.name)
             return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))
         except Exception:
             log.exception("handler /%s failed", spec.name)
             return Result(Reply(f"Sorry, /{spec.name} failed and was NOT logged. "
                                 "Try again or radio control.", ok=False))
+        finally:
+            metrics.COMMANDS.labels(spec.name, outcome).inc()
+        if result.reply.title.startswith("Logged INC-"):
+            metrics.REPORTS.inc()
         result.outbound = ctx.outbound + result.outbound
         return result
 

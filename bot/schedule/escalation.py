@@ -22,6 +22,7 @@ from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
+from bot.observe import metrics
 from bot.store.lifecycle import (
     claim_reminder,
     claim_tier,
@@ -169,6 +170,7 @@ async def _fire_tier(core: Core, fx: Fixture, inc: dict[str, str], sp: SeverityP
     claimed = await claim_tier(core.store, fx.id, int(inc["n"]), i, ev, nxt)
     if claimed is None:
         return []
+    metrics.ESCALATIONS.inc()
     reply = _alert(core, fx, claimed, f"⚠ {inc['id']} unacknowledged {_dur(waited)}",
                    f"Escalated to {who} (tier {i + 1} of {len(sp.tiers)}).")
     if tier.methane and claimed.get("methane") != "1":

@@ -22,6 +22,7 @@ from bot.core.dispatch import Core
 from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
 from bot.domain.clock import Clock
 from bot.domain.models import Fixture
+from bot.observe import metrics
 from bot.store.plans import (
     add_summary_slot,
     claim_slot,
@@ -216,6 +217,7 @@ class Scheduler:
         state = self._state(slot, fx, now)
         if not await claim_slot(store, slot, state, self.instance, now):
             return "skip"  # another replica has it
+        metrics.BRIEFINGS.labels(state).inc()
         if state == "missed":
             await record_missed(store, slot)
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)

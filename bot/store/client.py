@@ -8,6 +8,8 @@ the `{ops}` tag.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -94,6 +96,7 @@ class Store:
         self._apply = self.r.register_script(self._lua)
         self.replica_acks = 0  # WAIT for this many replicas after each write (0: don't)
         self.replica_timeout_ms = 500
+        self.observe_latency: Callable[[float], None] | None = None  # seconds per call
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
@@ -118,6 +121,7 @@ class Store:
         await self._call(self.r.ping())
 
     async def _call(self, awaitable: Any) -> Any:
+        t0 = time.perf_counter()
         try:
             return await awaitable
         except (RedisError, RedisClusterException, OSError) as exc:
@@ -125,6 +129,9 @@ class Store:
                 raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
                                        type(exc).__name__) from None
             raise
+        finally:
+            if self.observe_latency is not None:
+                self.observe_latency(time.perf_counter() - t0)
 
     async def _script_then_wait(self, keys: list[str], args: list[Any]) -> Any:
         """The write script and WAIT in one pipeline on one connection (one round trip);
