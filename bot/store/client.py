@@ -19,7 +19,7 @@ from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
 from bot.domain.ledger import Event, deltas
 from bot.domain.models import Fixture
-from bot.store.connect import connect, is_cluster, replica_count, unavailable
+from bot.store.connect import connect, is_cluster, rediscover, replica_count, unavailable
 from bot.store.keys import script_keys
 
 OPS = "md:{ops}:"
@@ -96,6 +96,7 @@ class Store:
         self._apply = self.r.register_script(self._lua)
         self.replica_acks = 0  # WAIT for this many replicas after each write (0: don't)
         self.replica_timeout_ms = 500
+        self._auto_acks, self._acks_checked = False, 0.0
         self.observe_latency: Callable[[float], None] | None = None  # seconds per call
 
     @classmethod
@@ -105,12 +106,25 @@ class Store:
 
     async def configure_replication(self, acks: int | None = None,
                                     timeout_ms: int = 500) -> int:
-        """Set how many replicas must confirm each write: `acks`, or 1 when the server has
-        replicas now and 0 for a lone server. Returns the count chosen."""
+        """Set how many replicas must confirm each write: a fixed `acks`; or (None) every
+        replica in sync now, re-checked each second, at least 1 once the server has had one,
+        and 0 for a lone server. Returns the count chosen now."""
+        self.replica_timeout_ms = timeout_ms
+        self._auto_acks = acks is None
         if acks is None:
-            acks = 1 if await self._call(replica_count(self.r)) > 0 else 0
-        self.replica_acks, self.replica_timeout_ms = acks, timeout_ms
-        return acks
+            await self._refresh_acks()
+        else:
+            self.replica_acks = acks
+        return self.replica_acks
+
+    async def _refresh_acks(self) -> None:
+        # All in-sync replicas, not just one: Sentinel promotes the replica it last saw
+        # furthest ahead, which need not be the one that confirmed a write; with every
+        # replica confirming, whichever is promoted has it (bench/failover.py measures this).
+        online = await self._call(replica_count(self.r))
+        self._acks_checked = time.monotonic()
+        if online or self.replica_acks:
+            self.replica_acks = max(1, online)
 
     async def close(self) -> None:
         """Close connections."""
@@ -153,6 +167,7 @@ class Store:
                 await self._call(_raise(res))
             if isinstance(acked, Exception) or int(acked) < self.replica_acks or (
                     node is not None and self.r.get_node_from_key(keys[0]) != node):
+                await rediscover(self.r)
                 raise Unconfirmed(f"{acked} of {self.replica_acks} replicas confirmed")
             return res
         raise StoreUnavailable("script not loaded")
@@ -164,6 +179,9 @@ class Store:
         don't confirm in time)."""
         keys = script_keys(prefix, ops, dedupe)
         args = [dedupe, self.dedupe_ttl, json.dumps(ops)]
+        if self._auto_acks and self.replica_acks and \
+                time.monotonic() - self._acks_checked > 1.0:
+            await self._refresh_acks()
         if self.replica_acks:
             res = await self._script_then_wait(keys, args)
         else:

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import NoBackoff
 from redis.exceptions import (
     ClusterDownError,
@@ -140,10 +140,27 @@ def is_cluster(client: Any) -> bool:
     return isinstance(client, RedisCluster)
 
 
+def _online(info: dict[str, Any]) -> int:
+    return sum(1 for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+               and v.get("state") == "online")
+
+
 async def replica_count(client: Any) -> int:
-    """How many replicas the master(s) have now (the fewest, for a cluster)."""
+    """How many replicas are in sync with the master now (the fewest, for a cluster)."""
     if isinstance(client, RedisCluster):
         infos = await client.info("replication", target_nodes=RedisCluster.PRIMARIES)
-        return min(int(i.get("connected_slaves", 0)) for i in infos.values())
-    info = await client.info("replication")
-    return int(info.get("connected_slaves", 0))
+        return min(_online(i) for i in infos.values())
+    return _online(await client.info("replication"))
+
+
+async def rediscover(client: Any) -> None:
+    """After a write the master could not get confirmed: ask the sentinels again and drop
+    idle connections, so none keeps writing to a demoted or isolated master (redis-py only
+    re-asks when it opens a connection)."""
+    pool = getattr(client, "connection_pool", None)
+    if isinstance(pool, SentinelConnectionPool):
+        try:
+            await pool.get_master_address()
+        except (RedisError, OSError):
+            return
+        await pool.disconnect(inuse_connections=False)
