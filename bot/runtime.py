@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import socket
+import uuid
 from datetime import datetime
 
 from aiohttp import web
 
 from bot.app import App, StartupError, safe_url
+from bot.core.dispatch import Core
+from bot.observe import metrics
 from bot.observe.health import health_routes
 from bot.schedule.scheduler import Scheduler
+from bot.store import StoreUnavailable
+from bot.store.lease import Lease
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +36,8 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
         await sweep_escalations(core, now)
 
     async def retention(now: datetime) -> None:
-        await sweep_retention(core, now)
+        if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
+            await sweep_retention(core, now)
 
     scheduler.add_ticker(escalations, 1.0)
     scheduler.add_ticker(retention, 3600.0)
@@ -57,10 +65,17 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     core = app.core
     assert core is not None
     stop = _stop_on_signals()
+    origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    app.lease = Lease(core.store, "singleton", origin, app.settings.lease_ms)
+    await app.lease.tick()
+    core.publish = lambda what, fx: core.store.publish_change(what, fx, origin)
     scheduler = make_scheduler(app, live=True)
     await scheduler.start()
+    background: list[asyncio.Task[None]] = []
     try:
         platforms = await _start_platforms(app, webhook=webhook, http=http)
+        background = [asyncio.create_task(_keep_lease(app)),
+                      asyncio.create_task(follow_changes(core, origin))]
         chats = [p for p in platforms if not p.startswith("http")]
         if console or not (chats or http):
             fx = await ensure_sample_fixture(core)
@@ -78,8 +93,40 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
                                                   ["headless", *platforms]))
             await stop.wait()
     finally:
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
         await scheduler.stop()
+        await app.lease.release()
     return 0
+
+
+async def _keep_lease(app: App) -> None:
+    """Renew the singleton lease; start Telegram polling on gaining it, stop on losing it."""
+    lease = app.lease
+    was = lease.held
+    while True:
+        await asyncio.sleep(lease.ttl_ms / 3000)
+        held = await lease.tick()
+        if held != was:
+            log.warning("this replica is now the %s", "leader" if held else "standby")
+            for adapter in app.adapters:
+                toggle = getattr(adapter, "start_polling" if held else "stop_polling", None)
+                if toggle is not None and getattr(adapter, "polling_mode", False):
+                    await toggle()
+        metrics.LEADER.set(1 if held else 0)
+        was = held
+
+
+async def follow_changes(core: Core, origin: str) -> None:
+    """Drop cached fixture state when another replica changes it (Redis pub/sub)."""
+    while True:
+        try:
+            async for what, fixture, sender in core.store.changes():
+                if sender != origin:
+                    await core.changed(what, fixture, here=False)
+        except StoreUnavailable:
+            await asyncio.sleep(1)  # Redis is away; subscribe again when it is back
 
 
 def _image_saver(app: App):  # type: ignore[no-untyped-def]
@@ -133,7 +180,9 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool) -> list[str]:
             if webhook:
                 tg.add_routes(site)
                 routes += 1
-            await tg.start()
+            tg.polling_mode = not webhook  # type: ignore[attr-defined]
+            # polling: one getUpdates consumer per token, so only the lease holder polls
+            await tg.start(poll=webhook or app.lease is None or app.lease.held)
             app.adapters.append(tg)
             started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:

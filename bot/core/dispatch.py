@@ -31,6 +31,7 @@ HELD = ("HELD, not confirmed yet: the log store has not copied this to its stand
         "Send it again in a moment to confirm it (it will not be logged twice), "
         "or radio control.")
 MAX_TEXT = 3000
+SHARED_CHANGES = ("fixture", "phase", "active")  # what per-process caches hold
 
 
 class UsageError(Exception):
@@ -185,6 +186,8 @@ class Core:
         self.settings = settings
         self.cache = TTLCache(cache_ttl)
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
+        # Set when other replicas run: tells them a SHARED_CHANGES change (pub/sub).
+        self.publish: Callable[[str, str], Awaitable[None]] | None = None
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
 
@@ -213,11 +216,17 @@ class Core:
         self.cache.put("active", fx)
         return fx
 
-    async def changed(self, what: str, fixture_id: str) -> None:
+    async def changed(self, what: str, fixture_id: str, *, here: bool = True) -> None:
         """Something others depend on changed (fixture, phase, incident): drop caches, tell
-        the scheduler and adapters' live views."""
-        if what in ("fixture", "phase", "active"):
+        the scheduler and adapters' live views, and (if it happened `here`) other replicas
+        about what they may have cached."""
+        if what in SHARED_CHANGES:
             self.cache.drop("active")
+            if here and self.publish is not None:
+                try:
+                    await self.publish(what, fixture_id)
+                except StoreUnavailable:
+                    log.warning("could not tell other replicas: %s changed", what)
         for hook in self.hooks:
             try:
                 await hook(what, fixture_id)

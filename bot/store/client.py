@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -24,6 +24,18 @@ from bot.store.keys import script_keys
 
 OPS = "md:{ops}:"
 SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoch seconds
+
+
+# KEYS[1] form key; ARGV: expected version ("" = start afresh), new state JSON, TTL seconds.
+FORM_CAS = """
+if ARGV[1] ~= '' then
+  local cur = redis.call('GET', KEYS[1])
+  if not cur or tostring(cjson.decode(cur)['_v']) ~= ARGV[1] then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+return 1
+"""
+CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
 class StoreUnavailable(Exception):
@@ -94,6 +106,7 @@ class Store:
         self.dedupe_ttl = dedupe_ttl
         self._lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(self._lua)
+        self._form_cas = self.r.register_script(FORM_CAS)
         self.replica_acks = 0  # WAIT for this many replicas after each write (0: don't)
         self.replica_timeout_ms = 500
         self._auto_acks, self._acks_checked = False, 0.0
@@ -512,8 +525,41 @@ class Store:
         return json.loads(raw) if raw else None
 
     async def save_form(self, fx_id: str, who: str, state: dict[str, Any], ttl: int) -> None:
-        """Keep a form's state for ttl seconds (any replica can continue it)."""
-        await self._call(self.r.set(f"{fx_prefix(fx_id)}form:{who}", json.dumps(state), ex=ttl))
+        """Keep a form's state for ttl seconds (any replica can continue it).
+
+        Compare-and-set: a state read with form() is saved only if nobody saved a step since
+        (two taps on two replicas cannot both win); Refused otherwise. A new state (not read
+        with form()) starts the form afresh."""
+        expected = state.get("_v")
+        state["_v"] = int(expected or 0) + 1
+        ok = await self._call(self._form_cas(keys=[f"{fx_prefix(fx_id)}form:{who}"],
+                                             args=["" if expected is None else str(expected),
+                                                   json.dumps(state), ttl]))
+        if not ok:
+            state["_v"] = expected
+            raise Refused("That step was already answered (another tap or device): "
+                          "use the latest form message.")
+
+    # ---------------------------------------------------------------- replicas
+    async def publish_change(self, what: str, fixture: str, origin: str) -> None:
+        """Tell other replicas something they may cache changed (fixture, phase, active)."""
+        await self._call(self.r.publish(CHANGES, f"{what}|{fixture}|{origin}"))
+
+    async def changes(self) -> AsyncIterator[tuple[str, str, str]]:
+        """(what, fixture, origin) as other replicas publish them; ends when Redis goes
+        away (the caller resubscribes)."""
+        pubsub = self.r.pubsub()
+        try:
+            await self._call(pubsub.subscribe(CHANGES))
+            while True:
+                msg = await self._call(pubsub.get_message(ignore_subscribe_messages=True,
+                                                          timeout=1.0))
+                if msg and isinstance(msg.get("data"), str):
+                    what, _, rest = msg["data"].partition("|")
+                    fixture, _, origin = rest.partition("|")
+                    yield what, fixture, origin
+        finally:
+            await pubsub.aclose()
 
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""
