@@ -151,6 +151,7 @@ async def main() -> None:
             print(f"baseline_no_wait_acked_lost_{case}: {base['acked_lost']}")
             print(f"baseline_no_wait_inc_reused_{case}: {base['inc_reused']}")
             print(f"baseline_no_wait_seconds_unavailable_{case}: {base['seconds_unavailable']}")
+            print(f"ratio_acked_vs_no_wait_{case}: {res['acked'] / max(1, base['acked']):.2f}")
 
 
 if __name__ == "__main__":
