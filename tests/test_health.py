@@ -99,3 +99,39 @@ async def test_metrics_count_logged_reports_and_commands_by_outcome(say):
     assert value("matchday_commands_total", command="incident", outcome="usage") == usage + 1
     text = metrics.exposition().decode()
     assert "matchday_escalations_fired_total" in text and "matchday_briefings_total" in text
+
+
+async def _role(port: int) -> str:
+    status, body = await _get(f"http://127.0.0.1:{port}/healthz")
+    assert status == 200
+    return json.loads(body)["role"]
+
+
+async def test_of_two_replicas_one_leads_and_the_other_takes_over_when_it_stops(
+        redis_url, tmp_path):
+    ports = [free_port(), free_port()]
+    procs = []
+    for i, port in enumerate(ports):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("TELEGRAM_", "SLACK_", "REDIS_URL"))} | {
+            "REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path / str(i)),
+            "PORT": str(port), "MATCHDAY_LEASE_MS": "1000"}
+        procs.append(await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "run", "--http", env=env, cwd=ROOT,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE))
+        await _role(port)  # started (the first one has taken the lease by now)
+    try:
+        assert [await _role(p) for p in ports] == ["leader", "standby"]
+        procs[0].send_signal(signal.SIGTERM)  # a clean stop gives the lease up
+        assert await asyncio.wait_for(procs[0].wait(), 30) == 0
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        while await _role(ports[1]) != "leader":
+            assert loop.time() < end, "the standby never took over"
+            await asyncio.sleep(0.1)
+    finally:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
