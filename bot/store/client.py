@@ -166,7 +166,7 @@ class Store:
         for attempt in (0, 1):
             node = self.r.get_node_from_key(keys[0]) if is_cluster(self.r) else None
             pipe = self.r.pipeline(transaction=False)
-            pipe.evalsha(self._apply.sha, len(keys), *keys, *args)
+            pipe.execute_command("EVALSHA", self._apply.sha, len(keys), *keys, *args)
             wait = ("WAIT", self.replica_acks, self.replica_timeout_ms)
             if node is not None:  # WAIT counts this connection's writes: same node
                 pipe.execute_command(*wait, target_nodes=node)

@@ -118,3 +118,13 @@ async def test_live_cards_are_remembered_across_slots(cluster_core):
     await store.set_message_ref(fx.id, "telegram", "-100", "INC-1", "42")
     assert await store.message_ref(fx.id, "telegram", "-100", "INC-1") == "42"
     assert await store.ref_of_message("telegram", "-100", "42") == (fx.id, "INC-1")
+
+
+async def test_waiting_for_a_replica_the_cluster_lacks_holds_the_report(cluster_core):
+    store = cluster_core.store
+    store.replica_acks, store.replica_timeout_ms = 1, 50  # as if a replica were required
+    try:
+        r = await Chat(cluster_core)("/incident pyro @away_upper s3", as_="steward")
+    finally:
+        store.replica_acks = 0
+    assert not r.reply.ok and r.reply.text.startswith("HELD")
