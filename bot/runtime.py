@@ -67,7 +67,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     stop = _stop_on_signals()
     origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     app.lease = Lease(core.store, "singleton", origin, app.settings.lease_ms)
-    await app.lease.tick()
+    metrics.LEADER.set(1 if await app.lease.tick() else 0)
     core.publish = lambda what, fx: core.store.publish_change(what, fx, origin)
     scheduler = make_scheduler(app, live=True)
     await scheduler.start()
@@ -127,6 +127,9 @@ async def follow_changes(core: Core, origin: str) -> None:
                     await core.changed(what, fixture, here=False)
         except StoreUnavailable:
             await asyncio.sleep(1)  # Redis is away; subscribe again when it is back
+        except Exception:
+            log.exception("following other replicas' changes failed; resubscribing")
+            await asyncio.sleep(1)
 
 
 def _image_saver(app: App):  # type: ignore[no-untyped-def]
