@@ -30,3 +30,16 @@ async def test_noreplicas_answers_not_logged(tmp_path: Path, clock):
     finally:
         await store.close()
         server.stop()
+
+
+async def test_a_fixed_url_to_a_replica_answers_not_logged_not_a_failure(replicated, clock,
+                                                                          tmp_path: Path):
+    url = f"redis://127.0.0.1:{replicated.replica_ports[0]}"  # e.g. a demoted old master
+    store = Store.from_url(url)
+    try:
+        settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=str(tmp_path))
+        core = build_core(store, settings, clock, cache_ttl=0)
+        r = await Chat(core)("/fixture add Arsenal v Spurs 2026-12-05 12:30", as_="admin")
+        assert not r.reply.ok and r.reply.text.startswith("NOT logged"), r.reply.text
+    finally:
+        await store.close()
