@@ -12,7 +12,6 @@ from bot.core.dispatch import Core
 from bot.runtime import follow_changes
 from bot.sample import ensure_sample_fixture
 from bot.store import Refused, Store
-from bot.store.client import CHANGES
 from bot.store.lease import Lease
 from tests.conftest import Chat
 
@@ -34,17 +33,22 @@ async def test_fixture_use_on_one_replica_moves_the_other_at_once(store, redis_u
     fx = await ensure_sample_fixture(a)
     a.publish = lambda what, f: store.publish_change(what, f, "a")
     assert (await b.active_fixture()).id == fx.id  # now cached on b
-    moved = asyncio.Event()
+    moved, listening = asyncio.Event(), asyncio.Event()
 
     async def hook(what: str, fixture: str) -> None:
-        if what == "active":
-            moved.set()
+        (moved if what == "active" else listening).set()
 
     b.hooks.append(hook)
     follower = asyncio.create_task(follow_changes(b, "b"))
     try:
-        while (await store.r.pubsub_numsub(CHANGES))[0][1] < 1:
-            await asyncio.sleep(0.01)  # until b has subscribed
+        for _ in range(100):  # until b hears us (it subscribes in the background)
+            await store.publish_change("hello", fx.id, "a")
+            try:
+                await asyncio.wait_for(listening.wait(), 0.1)
+                break
+            except TimeoutError:
+                pass
+        assert listening.is_set()
         say = Chat(a)
         r = await say("/fixture add Arsenal v Spurs 2026-12-05 12:30 cat=C", as_="admin")
         assert r.reply.ok, r.reply.text
