@@ -133,7 +133,7 @@ class Store:
     async def _refresh_acks(self) -> None:
         # All in-sync replicas, not just one: Sentinel promotes the replica it last saw
         # furthest ahead, which need not be the one that confirmed a write; with every
-        # replica confirming, whichever is promoted has it (bench/failover.py measures this).
+        # replica confirming, whichever is promoted has it.
         online = await self._call(replica_count(self.r))
         self._acks_checked = time.monotonic()
         if online or self.replica_acks:
