@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.notifier import Notifier, load_channels, load_readers
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.grounds import load_grounds
+from bot.observe import metrics
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
 
@@ -73,6 +74,7 @@ class App:
         self.store: Store | None = None
         self.core: Core | None = None
         self.adapters: list[Adapter] = []
+        self.lease: Any = None  # bot.store.lease.Lease once runtime starts one
 
     async def start_store(self) -> Store:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
@@ -89,9 +91,12 @@ class App:
         store = Store.from_url(url, dedupe_ttl=self.settings.dedupe_ttl_seconds)
         try:
             await store.ping()
+            await store.configure_replication(self.settings.replica_acks,
+                                              self.settings.replica_timeout_ms)
         except StoreUnavailable:
             await store.close()
-            raise StartupError(f"Redis at {_safe_url(url)} is not answering") from None
+            raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
+        store.observe_latency = metrics.STORE_SECONDS.observe
         self.store = store
         return store
 
@@ -134,7 +139,12 @@ class App:
         """Start the store and the core (adapters are added and started by the caller)."""
         store = await self.start_store()
         self.core = build_core(store, self.settings, self.clock)
+        metrics.watch_queue_depth(self.core.notifier.queued)
         return self.core
+
+    def role(self) -> str:
+        """'leader' while this replica holds the singleton duties' lease, else 'standby'."""
+        return "leader" if self.lease is None or self.lease.held else "standby"
 
     async def stop(self) -> None:
         """Deliver what is queued, stop adapters, close Redis, stop the embedded server last
@@ -155,7 +165,7 @@ class App:
             self.embedded.stop()
 
 
-def _safe_url(url: str) -> str:
+def safe_url(url: str) -> str:
     """A Redis URL without its password, for messages and logs."""
     if "@" in url:
         scheme, _, rest = url.partition("://")

@@ -237,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(**overrides)
     except SettingsError as exc:
         return _fail(str(exc))
+    from bot.observe.logs import configure_logging
+
+    configure_logging(settings.log_format)
     clock = None
     if args.cmd in ("replay", "demo"):
         from datetime import UTC, datetime

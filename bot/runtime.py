@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import socket
+import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from bot.app import App, StartupError, _safe_url
+from bot.app import App, StartupError, safe_url
+from bot.core.dispatch import Core
+from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
+from bot.store import StoreUnavailable
+from bot.store.lease import Lease
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -30,7 +37,8 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
         await sweep_escalations(core, now)
 
     async def retention(now: datetime) -> None:
-        await sweep_retention(core, now)
+        if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
+            await sweep_retention(core, now)
 
     scheduler.add_ticker(escalations, 1.0)
     scheduler.add_ticker(retention, 3600.0)
@@ -61,15 +69,23 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     core = app.core
     assert core is not None
     stop = _stop_on_signals()
+    origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    app.lease = Lease(core.store, "singleton", origin, app.settings.lease_ms)
+    metrics.LEADER.set(1 if await app.lease.tick() else 0)
+    core.publish = lambda what, fx: core.store.publish_change(what, fx, origin)
     scheduler = make_scheduler(app, live=True)
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
+    background: list[asyncio.Task[None]] = []
     try:
         platforms = await _start_platforms(app, webhook=webhook, http=http,
                                            control_room=web or http or webhook)
+        background = [asyncio.create_task(_keep_lease(app)),
+                      asyncio.create_task(follow_changes(core, origin))]
+        chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
         adapter = None
-        if console or not platforms:
+        if console or not (chats or http or web or webhook):
             fx = await ensure_sample_fixture(core)
-            where = (_safe_url(app.settings.redis_url or "") if app.embedded is None else
+            where = (safe_url(app.settings.redis_url or "") if app.embedded is None else
                      f"embedded Redis at {app.embedded.data_dir} (server {app.embedded.binary})")
             print(f"Matchday Ops on {where}. Fixture: {fx.title} ({fx.id}).")
             adapter = ConsoleAdapter(core, as_role, save_image=_image_saver(app))
@@ -82,16 +98,52 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             await asyncio.wait({chat, stopped}, return_when=asyncio.FIRST_COMPLETED)
             for task in (chat, stopped):
                 task.cancel()
-        else:
+        else:  # with --http/--web and no tokens: headless, stdin ignored
             if app.embedded is not None:
                 platforms.append(f"embedded Redis {app.embedded.binary}")
-            log.warning("running: %s", ", ".join(platforms))
+            log.warning("running: %s", ", ".join(platforms if chats else
+                                                  ["headless", *platforms]))
             await stop.wait()
     finally:
         if watchdog is not None:
             watchdog.cancel()
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
         await scheduler.stop()
+        await app.lease.release()
     return 0
+
+
+async def _keep_lease(app: App) -> None:
+    """Renew the singleton lease; start Telegram polling on gaining it, stop on losing it."""
+    lease = app.lease
+    was = lease.held
+    while True:
+        await asyncio.sleep(lease.ttl_ms / 3000)
+        held = await lease.tick()
+        if held != was:
+            log.warning("this replica is now the %s", "leader" if held else "standby")
+            for adapter in app.adapters:
+                toggle = getattr(adapter, "start_polling" if held else "stop_polling", None)
+                if toggle is not None and getattr(adapter, "polling_mode", False):
+                    await toggle()
+        metrics.LEADER.set(1 if held else 0)
+        was = held
+
+
+async def follow_changes(core: Core, origin: str) -> None:
+    """Drop cached fixture state when another replica changes it (Redis pub/sub)."""
+    while True:
+        try:
+            async for what, fixture, sender in core.store.changes():
+                if sender != origin:
+                    await core.changed(what, fixture, here=False)
+        except StoreUnavailable:
+            await asyncio.sleep(1)  # Redis is away; subscribe again when it is back
+        except Exception:
+            log.exception("following other replicas' changes failed; resubscribing")
+            await asyncio.sleep(1)
 
 
 def _image_saver(app: App):  # type: ignore[no-untyped-def]
@@ -157,7 +209,9 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
                 if webhook:
                     tg.add_routes(site)
                     routes += 1
-                await tg.start()
+                tg.polling_mode = not webhook  # type: ignore[attr-defined]
+                # polling: one getUpdates consumer per token, so only the lease holder polls
+                await tg.start(poll=webhook or app.lease is None or app.lease.held)
                 app.adapters.append(tg)
                 started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:
@@ -179,7 +233,10 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
         ControlRoom(core, settings.public_url).add_routes(site)
         routes += 1
         started.append(f"control room {settings.web_base}/control/")
-    if routes:
+    if routes or http or webhook:
+        from bot.observe.health import health_routes
+
+        site.add_routes(health_routes(core.store.ping, app.role))
         server = WebServer(site, settings.port)
         await server.start()
         app.adapters.append(server)

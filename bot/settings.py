@@ -47,6 +47,10 @@ class Settings(BaseSettings):
     web_link_ttl_seconds: int = Field(default=300, ge=30, alias="MATCHDAY_WEB_LINK_TTL")
     web_session_ttl_seconds: int = Field(default=12 * 3600, ge=60,
                                          alias="MATCHDAY_WEB_SESSION_TTL")
+    replica_acks: int | None = Field(default=None, ge=0, alias="MATCHDAY_REPLICA_ACKS")
+    replica_timeout_ms: int = Field(default=500, ge=1, alias="MATCHDAY_REPLICA_TIMEOUT_MS")
+    log_format: str = Field(default="text", alias="MATCHDAY_LOG_FORMAT")
+    lease_ms: int = Field(default=10000, ge=1000, alias="MATCHDAY_LEASE_MS")
 
     @field_validator("appendfsync")
     @classmethod
@@ -67,8 +71,10 @@ class Settings(BaseSettings):
     @field_validator("redis_url")
     @classmethod
     def _url(cls, v: str | None) -> str | None:
-        if v and not v.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError("must start with redis://, rediss:// or unix://")
+        if v:
+            from bot.store.connect import parse_url
+
+            parse_url(v)  # ValueError with one line
         return v or None
 
     @field_validator("public_url")
@@ -82,6 +88,17 @@ class Settings(BaseSettings):
     def web_base(self) -> str:
         """Where the control-room web view is reached (MATCHDAY_PUBLIC_URL or this host)."""
         return self.public_url or f"http://127.0.0.1:{self.port}"
+    @field_validator("replica_acks", mode="before")
+    @classmethod
+    def _acks(cls, v: object) -> object:
+        return None if v in ("", "auto") else v
+
+    @field_validator("log_format")
+    @classmethod
+    def _log_format(cls, v: str) -> str:
+        if v not in {"text", "json"}:
+            raise ValueError("must be text or json")
+        return v
 
     @property
     def zone(self) -> ZoneInfo:

@@ -13,6 +13,7 @@ LIBRARY_HOME = {
     "slack_bolt": "bot/adapters/slack",
     "slack_sdk": "bot/adapters/slack",
     "redis": "bot/store",
+    "prometheus_client": "bot/observe",
 }
 
 

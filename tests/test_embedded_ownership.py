@@ -144,6 +144,8 @@ async def test_commands_in_the_gap_say_not_answering_then_the_watchdog_restarts(
         assert (await say("/incident pyro @away_upper s3", as_="steward")).reply.ok
         assert await app.watch_embedded() is False  # alive: nothing to do
         os.kill(_server_pid(tmp_path), signal.SIGKILL)
+        if app.embedded is not None and app.embedded._proc is not None:
+            app.embedded._proc.wait(timeout=10)  # the kill has landed (no race with the check)
         r = await say("/incident missile @seg_ne s4", as_="steward")
         assert not r.reply.ok and "not answering" in r.reply.text
         assert await app.watch_embedded() is True

@@ -22,14 +22,19 @@ from bot.domain.grounds import Ground
 from bot.domain.ledger import Event, clean_text
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
-from bot.store import Refused, Store, StoreUnavailable, WriteAttempts
+from bot.observe import metrics
+from bot.store import Refused, Store, StoreUnavailable, Unconfirmed, WriteAttempts
 
 log = logging.getLogger(__name__)
 
 NOT_LOGGED = ("NOT logged: the log store is not answering. Try again in a moment, "
               "or radio control.")
 NOT_ANSWERING = "The log store is not answering. Try again in a moment."
+HELD = ("HELD, not confirmed yet: the log store has not copied this to its standby. "
+        "Send it again in a moment to confirm it (it will not be logged twice), "
+        "or radio control.")
 MAX_TEXT = 3000
+SHARED_CHANGES = ("fixture", "phase", "active")  # what per-process caches hold
 
 
 class UsageError(Exception):
@@ -218,6 +223,8 @@ class Core:
         self.cache = TTLCache(cache_ttl)
         self.unsure = UnsureWrites()  # resends after an outage reuse the first dedupe key
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
+        # Set when other replicas run: tells them a SHARED_CHANGES change (pub/sub).
+        self.publish: Callable[[str, str], Awaitable[None]] | None = None
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
         self.drill: Drill | None = None  # set by a replay: fixtures it may write into
@@ -267,11 +274,17 @@ class Core:
             await self.store.set_active_fixture(fx_id)
         return None
 
-    async def changed(self, what: str, fixture_id: str) -> None:
+    async def changed(self, what: str, fixture_id: str, *, here: bool = True) -> None:
         """Something others depend on changed (fixture, phase, incident): drop caches, tell
-        the scheduler and adapters' live views."""
-        if what in ("fixture", "phase", "active"):
+        the scheduler and adapters' live views, and (if it happened `here`) other replicas
+        about what they may have cached."""
+        if what in SHARED_CHANGES:
             self.cache.drop("active")
+            if here and self.publish is not None:
+                try:
+                    await self.publish(what, fixture_id)
+                except StoreUnavailable:
+                    log.warning("could not tell other replicas: %s changed", what)
         for hook in self.hooks:
             try:
                 await hook(what, fixture_id)
@@ -341,15 +354,25 @@ class Core:
         if spec.reads_only:  # a read can be asked for again: long answers come in pages
             rest, page = split_page_args(rest)
         ctx = Ctx(self, cmd, member, spec, split_args(rest), rest.strip(), now)
+        outcome = "error"
         try:
             result = await spec.handler(ctx)
+            outcome = "ok" if result.reply.ok else "refused"
         except UsageError as exc:
+            outcome = "usage"
             await self._audit_refusal(cmd, name, role, "usage")
             return refuse(str(exc), spec.usage, field=exc.field)
         except Refused as exc:
+            outcome = "refused"
             await self._audit_refusal(cmd, name, role, "refused")
             return Result(Reply(str(exc), ok=False))
+        except Unconfirmed:
+            outcome = "held"
+            log.warning("/%s written but not confirmed by a replica", spec.name)
+            writes.unconfirmed = True  # a resend of the same text reuses this dedupe key
+            return Result(Reply(HELD, ok=False))
         except StoreUnavailable:
+            outcome = "unavailable"
             log.warning("store unavailable during /%s", spec.name)
             if writes.attempted:  # the write may have run before the reply was lost
                 writes.unconfirmed = True
@@ -364,6 +387,10 @@ class Core:
                                     "be logged twice.", ok=False))
             return Result(Reply(f"Sorry, /{spec.name} failed and was NOT logged. "
                                 "Try again or radio control.", ok=False))
+        finally:
+            metrics.COMMANDS.labels(spec.name, outcome).inc()
+        if result.reply.title.startswith("Logged INC-"):
+            metrics.REPORTS.inc()
         if not result.reply.ok:
             await self._audit_refusal(cmd, name, role, "refused")
         result.outbound = ctx.outbound + result.outbound

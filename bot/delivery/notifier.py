@@ -130,6 +130,10 @@ class Notifier:
             finally:
                 queue.task_done()
 
+    def queued(self) -> int:
+        """Messages waiting in every chat's queue."""
+        return sum(q.qsize() for q in self._queues.values())
+
     async def drain(self) -> None:
         """Wait until every queued message has been handed to its platform."""
         for queue in list(self._queues.values()):

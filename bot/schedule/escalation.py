@@ -22,6 +22,7 @@ from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
+from bot.observe import metrics
 
 log = logging.getLogger(__name__)
 SYSTEM = "system:escalation"
@@ -176,6 +177,7 @@ async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
     claimed = await core.store.claim_tier(fx.id, inc.n, i, ev, nxt)
     if claimed is None:
         return []
+    metrics.ESCALATIONS.inc()
     reply = _alert(core, fx, claimed, f"⚠ {inc.id} unacknowledged {_dur(waited)}",
                    f"Escalated to {who} (tier {i + 1} of {len(sp.tiers)}).")
     if tier.methane and not claimed.methane:

@@ -22,6 +22,7 @@ from bot.core.dispatch import Core
 from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
 from bot.domain.clock import Clock
 from bot.domain.models import Fixture
+from bot.observe import metrics
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -235,6 +236,7 @@ class Scheduler:
             # Recorded before the claim: an outage between the two must not lose the record.
             await store.record_missed(slot)
             await store.claim_slot(slot, state, self.instance, now)
+            metrics.BRIEFINGS.labels(state).inc()
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
             return state
         late = slot.due if state == "late" else None
@@ -245,6 +247,7 @@ class Scheduler:
                 else await briefing_outbounds(self.core, fx, slot.label, late))
         if not await store.claim_slot(slot, state, self.instance, now):
             return "skip"  # another replica has it
+        metrics.BRIEFINGS.labels(state).inc()
         await self.core.notifier.send(outs)
         return state
 

@@ -1,6 +1,9 @@
 -- Apply one command's writes atomically, in one round trip.
 -- KEYS[1]: the key prefix every key below is relative to (e.g. "md:{fx1}:"), so a
 --          command's keys share one hash slot.
+-- KEYS[2..]: every key the ops touch (bot/store/keys.py derives them); a key found inside
+--          the script (a merge candidate, a type index) is declared as "<family>*".
+--          Touching an undeclared key is an error (Redis Cluster only guards declared keys).
 -- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as JSON.
 -- A string argument is always taken literally. A value the script fills in is a JSON object
 -- (see bot/store/ops.py): {"v": name} a variable set by an earlier op, {"t": [parts]} the
@@ -9,9 +12,20 @@
 local p = KEYS[1]
 local vars = {}
 local hashes = {}
+local declared = {}
+for j = 2, #KEYS do declared[KEYS[j]] = true end
+local function undeclared(key)
+  return redis.error_reply('apply.lua: undeclared key ' .. key)
+end
 if ARGV[1] ~= '' then
-  local seen = redis.call('GET', p .. 'dedupe:' .. ARGV[1])
-  if seen then return {'dup', seen} end
+  local dk = p .. 'dedupe:' .. ARGV[1]
+  if not declared[dk] then return undeclared(dk) end
+  local seen = redis.call('GET', dk)
+  if seen then
+    -- a write of our own, so a WAIT after this resend confirms the original is replicated
+    redis.call('EXPIRE', dk, tonumber(ARGV[2]))
+    return {'dup', seen}
+  end
 end
 local function sub(s)
   if type(s) ~= 'table' then return s end
@@ -21,7 +35,24 @@ local function sub(s)
   for j, part in ipairs(s.t) do out[j] = sub(part) end
   return table.concat(out)
 end
-local function k(s) return p .. sub(s) end
+local function shape(s)
+  -- a key as bot/store/keys.py declares it: each filled-in value written as $name
+  if type(s) ~= 'table' then return s end
+  if s.v then return '$' .. s.v end
+  local out = {}
+  for j, part in ipairs(s.t) do out[j] = shape(part) end
+  return table.concat(out)
+end
+local function k(s)
+  local key = p .. sub(s)
+  if not declared[key] and not declared[p .. shape(s)] then error('undeclared key ' .. key) end
+  return key
+end
+local function kf(family, rest)
+  -- a key the script found itself (e.g. a candidate incident), in a declared family
+  if not declared[p .. family .. '*'] then error('undeclared key family ' .. family) end
+  return p .. family .. rest
+end
 local ops = cjson.decode(ARGV[3])
 local i = 0
 while i < #ops do
@@ -74,7 +105,7 @@ while i < #ops do
   elseif o == 'zrem_by_field' then
     -- ZREM from the key named by a prefix plus a hash field (e.g. the incident's type index)
     local v = redis.call('HGET', k(op[3]), op[4])
-    if v then redis.call('ZREM', k(op[2] .. v), sub(op[5])) end
+    if v then redis.call('ZREM', kf(op[2], v), sub(op[5])) end
   elseif o == 'zrem' then
     redis.call('ZREM', k(op[2]), sub(op[3]))
   elseif o == 'zadd_since' then
@@ -122,7 +153,8 @@ while i < #ops do
     for _, z in ipairs(op[5]) do near[z] = true end
     local best, same = '', ''
     for _, n in ipairs(ids) do
-      local f = redis.call('HMGET', k('inc:' .. n), 'type', 'location', 'status', 'affiliation')
+      local f = redis.call('HMGET', kf('inc:', n), 'type', 'location', 'status',
+                               'affiliation')
       local aff = f[4] or 'unknown'
       if f[1] == op[4] and f[3] and f[3] ~= 'closed' and near[f[2]]
          and (aff == op[6] or aff == 'unknown' or op[6] == 'unknown') then

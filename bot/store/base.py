@@ -51,6 +51,14 @@ def note_outage() -> None:
         attempts.outage = True
 
 
+def note_not_run() -> None:
+    """The server refused the write with an error reply (READONLY, NOREPLICAS, CLUSTERDOWN…):
+    it did not run, so the outcome is known after all."""
+    attempts = _attempts.get()
+    if attempts is not None:
+        attempts.attempted = False
+
+
 def note_write() -> None:
     """A write is about to be sent."""
     attempts = _attempts.get()

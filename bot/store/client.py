@@ -8,16 +8,14 @@ the `{ops}` tag.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 
 from bot.domain.clock import parse_iso
 from bot.domain.ledger import PHASE, Event, Var
@@ -31,11 +29,14 @@ from bot.store.base import (
     WriteAttempts,
     as_hash,
     fx_prefix,
+    note_not_run,
     note_outage,
     note_write,
     result_vars,
     track_writes,
 )
+from bot.store.connect import connect, is_cluster, rediscover, replica_count, unavailable
+from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
 from bot.store.ops import (
     Del,
@@ -69,6 +70,26 @@ from bot.store.plans import Plans
 N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
 INC_N, ID_N = "inc:" + N, "INC-" + N
+
+# KEYS[1] form key; ARGV: expected version ("" = start afresh), new state JSON, TTL seconds.
+FORM_CAS = """
+if ARGV[1] ~= '' then
+  local cur = redis.call('GET', KEYS[1])
+  if not cur or tostring(cjson.decode(cur)['_v']) ~= ARGV[1] then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+return 1
+"""
+CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
+
+
+
+class Unconfirmed(StoreUnavailable):
+    """The write reached the master but not enough replicas confirmed it in time: it may
+    still be lost in a failover, so it is not 'Logged' yet; resending it (same dedupe key)
+    is safe and confirms it."""
+
+
 
 
 @dataclass
@@ -142,17 +163,40 @@ class Store(Lifecycle, Plans):
         self._esc_indexed: set[str] = set()
         lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(lua)
+        self._lua = resources.files("bot.store").joinpath("apply.lua").read_text()
+        self._apply = self.r.register_script(self._lua)
+        self._form_cas = self.r.register_script(FORM_CAS)
+        self.replica_acks = 0  # WAIT for this many replicas after each write (0: don't)
+        self.replica_timeout_ms = 500
+        self._auto_acks, self._acks_checked = False, 0.0
+        self.observe_latency: Callable[[float], None] | None = None  # seconds per call
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
-        """Connect lazily to a Redis URL; short timeouts so an outage answers fast."""
-        # One immediate retry, no backoff: an outage must answer "not logged" in seconds,
-        # and a retried write is safe because every write carries its dedupe key.
-        client = aioredis.Redis.from_url(
-            url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5,
-            health_check_interval=15, retry=Retry(NoBackoff(), 1),
-        )
-        return cls(client, dedupe_ttl)
+        """Connect lazily to a REDIS_URL (plain, Sentinel or Cluster; see connect.py)."""
+        return cls(connect(url), dedupe_ttl)
+
+    async def configure_replication(self, acks: int | None = None,
+                                    timeout_ms: int = 500) -> int:
+        """Set how many replicas must confirm each write: a fixed `acks`; or (None) every
+        replica in sync now, re-checked each second, at least 1 once the server has had one,
+        and 0 for a lone server. Returns the count chosen now."""
+        self.replica_timeout_ms = timeout_ms
+        self._auto_acks = acks is None
+        if acks is None:
+            await self._refresh_acks()
+        else:
+            self.replica_acks = acks
+        return self.replica_acks
+
+    async def _refresh_acks(self) -> None:
+        # All in-sync replicas, not just one: Sentinel promotes the replica it last saw
+        # furthest ahead, which need not be the one that confirmed a write; with every
+        # replica confirming, whichever is promoted has it.
+        online = await self._call(replica_count(self.r))
+        self._acks_checked = time.monotonic()
+        if online or self.replica_acks:
+            self.replica_acks = max(1, online)
 
     async def close(self) -> None:
         """Close connections."""
@@ -172,24 +216,64 @@ class Store(Lifecycle, Plans):
         await self._call(self.r.flushdb())
 
     async def _call(self, awaitable: Any) -> Any:
+        t0 = time.perf_counter()
         try:
             return await awaitable
-        except (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError) as exc:
-            note_outage()
-            raise StoreUnavailable(str(exc)) from None
-        except RedisError as exc:
-            if "LOADING" in str(exc) or "MASTERDOWN" in str(exc):
-                note_outage()
-                raise StoreUnavailable(str(exc)) from None
+        except (RedisError, RedisClusterException, OSError) as exc:
+            if unavailable(exc):
+                if isinstance(exc, ResponseError):  # an error reply: the script never ran
+                    note_not_run()
+                else:
+                    note_outage()
+                raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
+                                       type(exc).__name__) from None
             raise
+        finally:
+            if self.observe_latency is not None:
+                self.observe_latency(time.perf_counter() - t0)
+
+    async def _script_then_wait(self, keys: list[str], args: list[Any]) -> Any:
+        """The write script and WAIT in one pipeline on one connection (one round trip);
+        raise Unconfirmed when fewer than replica_acks replicas confirm in time."""
+        for attempt in (0, 1):
+            node = self.r.get_node_from_key(keys[0]) if is_cluster(self.r) else None
+            pipe = self.r.pipeline(transaction=False)
+            pipe.execute_command("EVALSHA", self._apply.sha, len(keys), *keys, *args)
+            wait = ("WAIT", self.replica_acks, self.replica_timeout_ms)
+            if node is not None:  # WAIT counts this connection's writes: same node
+                pipe.execute_command(*wait, target_nodes=node)
+            else:
+                pipe.execute_command(*wait)
+            res, acked = await self._call(pipe.execute(raise_on_error=False))
+            if isinstance(res, NoScriptError) and attempt == 0:
+                await self._call(self.r.script_load(self._lua))
+                continue
+            if isinstance(res, Exception):
+                await self._call(_raise(res))
+            if isinstance(acked, Exception) or int(acked) < self.replica_acks or (
+                    node is not None and self.r.get_node_from_key(keys[0]) != node):
+                await rediscover(self.r)
+                raise Unconfirmed(f"{acked} of {self.replica_acks} replicas confirmed")
+            return res
+        raise StoreUnavailable("script not loaded")
 
     async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
         """Run one command's ops atomically in one round trip; raise Refused on a guard.
-        An outage during the call leaves it unknown whether it ran (see WriteAttempts)."""
+        An outage during the call leaves it unknown whether it ran (see WriteAttempts).
+
+        With replica_acks, the same round trip WAITs for replicas (Unconfirmed if they
+        don't confirm in time)."""
         payload = encode(ops)
+        keys = script_keys(prefix, ops, dedupe)
+        args = [dedupe, self.dedupe_ttl, payload]
+        if self._auto_acks and self.replica_acks and \
+                time.monotonic() - self._acks_checked > 1.0:
+            await self._refresh_acks()
         note_write()
-        res = await self._call(self._apply(keys=[prefix], args=[dedupe, self.dedupe_ttl,
-                                                                payload]))
+        if self.replica_acks:
+            res = await self._script_then_wait(keys, args)
+        else:
+            res = await self._call(self._apply(keys=keys, args=args))
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
@@ -540,9 +624,11 @@ class Store(Lifecycle, Plans):
     async def set_message_ref(self, fixture: str, platform: str, chat: str, ref: str,
                               message_id: str) -> None:
         """Remember where a live message was posted, so later changes edit it in place."""
-        pipe = self._pipe(transaction=True)
-        pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
+        # Two slots ({fixture} and {ops}), so no MULTI: each SET is idempotent, and the
+        # reverse index is written first so a found forward ref always resolves back.
+        pipe = self.r.pipeline(transaction=False)
         pipe.set(f"{OPS}msgof:{platform}:{chat}:{message_id}", f"{fixture}|{ref}", ex=14 * 86400)
+        pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
         await self._call(pipe.execute())
 
     async def ref_of_message(self, platform: str, chat: str,
@@ -561,9 +647,42 @@ class Store(Lifecycle, Plans):
         return json.loads(raw) if raw else None
 
     async def save_form(self, fx_id: str, who: str, state: dict[str, Any], ttl: int) -> None:
-        """Keep a form's state for ttl seconds (any replica can continue it)."""
+        """Keep a form's state for ttl seconds (any replica can continue it).
+
+        Compare-and-set: a state read with form() is saved only if nobody saved a step since
+        (two taps on two replicas cannot both win); Refused otherwise. A new state (not read
+        with form()) starts the form afresh."""
         note_write()
-        await self._call(self.r.set(f"{fx_prefix(fx_id)}form:{who}", json.dumps(state), ex=ttl))
+        expected = state.get("_v")
+        state["_v"] = int(expected or 0) + 1
+        ok = await self._call(self._form_cas(keys=[f"{fx_prefix(fx_id)}form:{who}"],
+                                             args=["" if expected is None else str(expected),
+                                                   json.dumps(state), ttl]))
+        if not ok:
+            state["_v"] = expected
+            raise Refused("That step was already answered (another tap or device): "
+                          "use the latest form message.")
+
+    # ---------------------------------------------------------------- replicas
+    async def publish_change(self, what: str, fixture: str, origin: str) -> None:
+        """Tell other replicas something they may cache changed (fixture, phase, active)."""
+        await self._call(self.r.publish(CHANGES, f"{what}|{fixture}|{origin}"))
+
+    async def changes(self) -> AsyncIterator[tuple[str, str, str]]:
+        """(what, fixture, origin) as other replicas publish them; ends when Redis goes
+        away (the caller resubscribes)."""
+        pubsub = self.r.pubsub()
+        try:
+            await self._call(pubsub.subscribe(CHANGES))
+            while True:
+                msg = await self._call(pubsub.get_message(ignore_subscribe_messages=True,
+                                                          timeout=1.0))
+                if msg and isinstance(msg.get("data"), str):
+                    what, _, rest = msg["data"].partition("|")
+                    fixture, _, origin = rest.partition("|")
+                    yield what, fixture, origin
+        finally:
+            await pubsub.aclose()
 
     async def form_ttl(self, fx_id: str, who: str) -> int:
         """Seconds a form has left (negative when there is none)."""
@@ -572,3 +691,7 @@ class Store(Lifecycle, Plans):
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""
         await self._call(self.r.delete(f"{fx_prefix(fx_id)}form:{who}"))
+
+
+async def _raise(exc: Exception) -> Any:
+    raise exc

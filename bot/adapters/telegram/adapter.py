@@ -121,8 +121,9 @@ class TelegramAdapter:
             core.notifier.add_sink(self)
 
     # ---------------------------------------------------------------- lifecycle
-    async def start(self) -> None:
-        """Connect (getMe), set command menus, then poll or accept webhooks."""
+    async def start(self, poll: bool = True) -> None:
+        """Connect (getMe), set command menus, then poll (unless `poll` is False: a standby
+        replica, see start_polling) or accept webhooks."""
         try:
             await self.application.initialize()
         except TelegramError as exc:
@@ -145,10 +146,22 @@ class TelegramAdapter:
                 self._runner = web.AppRunner(self.web_app(), access_log=None)
                 await self._runner.setup()
                 await web.TCPSite(self._runner, "0.0.0.0", self.serve_port).start()
-        else:
-            assert self.application.updater is not None
-            await self.application.updater.start_polling(
-                timeout=self.poll_timeout, allowed_updates=ALLOWED_UPDATES)
+        elif poll:
+            await self.start_polling()
+
+    async def start_polling(self) -> None:
+        """Fetch updates with getUpdates (one replica at a time: the lease holder)."""
+        updater = self.application.updater
+        assert updater is not None
+        if not updater.running:
+            await updater.start_polling(timeout=self.poll_timeout,
+                                        allowed_updates=ALLOWED_UPDATES)
+
+    async def stop_polling(self) -> None:
+        """Stop fetching updates (this replica lost the polling lease); sending goes on."""
+        updater = self.application.updater
+        if updater is not None and updater.running:
+            await updater.stop()
 
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""

@@ -1,0 +1,1 @@
+"""Watching the bot run: Prometheus metrics, /healthz, structured logs."""

@@ -1,0 +1,47 @@
+"""GET /healthz and GET /metrics on the bot's HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from bot.observe.metrics import CONTENT_TYPE, exposition
+
+Probe = Callable[[], Awaitable[Any]]
+
+
+def health_routes(ping: Probe, role: Callable[[], str],
+                  outbox_lag: Probe | None = None, timeout: float = 2.0) -> list[web.RouteDef]:
+    """/healthz (200 while the store answers, else 503; JSON) and /metrics (Prometheus)."""
+
+    async def healthz(_: web.Request) -> web.Response:
+        t0 = time.perf_counter()
+        try:
+            await asyncio.wait_for(ping(), timeout)
+            reachable, error = True, None
+        except Exception as exc:  # any failure to answer is "unreachable" to a prober
+            reachable, error = False, exc.__class__.__name__
+        body: dict[str, Any] = {
+            "status": "ok" if reachable else "unavailable",
+            "store": {"reachable": reachable,
+                      "latency_ms": round((time.perf_counter() - t0) * 1000, 2)},
+            "role": role(),
+            "outbox_lag_s": None,
+        }
+        if error:
+            body["store"]["error"] = error
+        if outbox_lag is not None and reachable:
+            try:
+                body["outbox_lag_s"] = await asyncio.wait_for(outbox_lag(), timeout)
+            except Exception:
+                body["outbox_lag_s"] = None
+        return web.json_response(body, status=200 if reachable else 503)
+
+    async def metrics(_: web.Request) -> web.Response:
+        return web.Response(body=exposition(), headers={"Content-Type": CONTENT_TYPE})
+
+    return [web.get("/healthz", healthz), web.get("/metrics", metrics)]

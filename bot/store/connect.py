@@ -1,0 +1,166 @@
+"""Redis URLs to clients: plain (`redis://`, `rediss://`, `unix://`), Sentinel and Cluster.
+
+`redis+sentinel://[user:pass@]host:port[,host:port…]/<master-name>[/db]` goes through
+redis-py's Sentinel client (`master_for`, which asks the sentinels again after a failover);
+`redis+cluster://[user:pass@]host:port[,host:port…]` through redis-py's RedisCluster.
+Also the one place that says which Redis errors mean "the store is not answering".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.backoff import NoBackoff
+from redis.exceptions import (
+    ClusterDownError,
+    ClusterError,
+    MasterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+SENTINEL = "redis+sentinel://"
+CLUSTER = "redis+cluster://"
+PLAIN = ("redis://", "rediss://", "unix://")
+SENTINEL_USAGE = "redis+sentinel://host:port[,host:port…]/<master-name>[/db]"
+CLUSTER_USAGE = "redis+cluster://host:port[,host:port…]"
+
+# Failover and resharding, as redis-py reports them (MasterNotFoundError is a
+# ConnectionError; MovedError/AskError storms end in ClusterError or RedisClusterException).
+_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    RedisConnectionError, RedisTimeoutError, ConnectionError, OSError, ReadOnlyError,
+    MasterDownError, ClusterDownError, ClusterError, TryAgainError, RedisClusterException,
+)
+# The same, when a server error arrives as a plain ResponseError (e.g. inside a script).
+_UNAVAILABLE_WORDS = ("LOADING", "MASTERDOWN", "READONLY", "NOREPLICAS", "CLUSTERDOWN",
+                      "TRYAGAIN", "MOVED", "ASK ")
+
+
+def unavailable(exc: BaseException) -> bool:
+    """Whether an error means 'the store is not answering' (nothing written), not a bug."""
+    if isinstance(exc, _UNAVAILABLE):
+        return True
+    return isinstance(exc, RedisError) and str(exc).lstrip("-").startswith(_UNAVAILABLE_WORDS)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed REDIS_URL."""
+
+    kind: str  # "plain", "sentinel" or "cluster"
+    url: str  # the plain URL (for "plain") or the original
+    nodes: tuple[tuple[str, int], ...] = ()
+    master: str = ""
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+
+
+def _nodes(text: str, usage: str) -> tuple[tuple[str, int], ...]:
+    out = []
+    for part in text.split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"bad node {part.strip()!r}: expected {usage}")
+        out.append((host.strip("[]"), int(port)))
+    return tuple(out)
+
+
+def parse_url(url: str) -> Target:
+    """Parse a REDIS_URL; ValueError with one line when it is malformed."""
+    url = url.strip()
+    if url.startswith(PLAIN):
+        from redis.connection import parse_url as redis_parse
+
+        try:
+            redis_parse(url)
+        except ValueError as exc:
+            raise ValueError(str(exc).splitlines()[0]) from None
+        return Target("plain", url)
+    for scheme, kind, usage in ((SENTINEL, "sentinel", SENTINEL_USAGE),
+                                (CLUSTER, "cluster", CLUSTER_USAGE)):
+        if not url.startswith(scheme):
+            continue
+        rest = url[len(scheme):].split("?", 1)[0]
+        auth, _, rest = rest.rpartition("@")
+        user, _, password = auth.partition(":") if auth else ("", "", "")
+        hosts, _, path = rest.partition("/")
+        if not hosts:
+            raise ValueError(f"no host:port: expected {usage}")
+        parts = [p for p in path.split("/") if p]
+        db = 0
+        if kind == "sentinel":
+            if not parts:
+                raise ValueError(f"no master name: expected {usage}")
+            if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
+                raise ValueError(f"bad path /{path}: expected {usage}")
+            db = int(parts[1]) if len(parts) == 2 else 0
+        elif parts:
+            raise ValueError(f"a cluster has no database number or path: expected {usage}")
+        return Target(kind, url, _nodes(hosts, usage), parts[0] if parts else "", db,
+                      unquote(user) or None, unquote(password) or None)
+    raise ValueError("must start with redis://, rediss://, unix://, redis+sentinel:// "
+                     "or redis+cluster://")
+
+
+# Short timeouts so an outage answers fast; one immediate retry, no backoff: a retried
+# write is safe because every write carries its dedupe key.
+_TIMEOUTS: dict[str, Any] = {"socket_connect_timeout": 2, "socket_timeout": 5}
+
+
+def connect(url: str) -> Any:
+    """A lazily connecting async client for a REDIS_URL (Redis, or RedisCluster)."""
+    t = parse_url(url)
+    if t.kind == "plain":
+        return aioredis.Redis.from_url(url, decode_responses=True, health_check_interval=15,
+                                       retry=Retry(NoBackoff(), 1), **_TIMEOUTS)
+    auth = {"username": t.username, "password": t.password}
+    if t.kind == "sentinel":
+        sentinel = Sentinel(list(t.nodes), sentinel_kwargs=dict(_TIMEOUTS), **_TIMEOUTS)
+        return sentinel.master_for(t.master, decode_responses=True, db=t.db,
+                                   retry=Retry(NoBackoff(), 1), health_check_interval=15,
+                                   **auth)
+    return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in t.nodes],
+                        decode_responses=True, retry=Retry(NoBackoff(), 1),
+                        **auth, **_TIMEOUTS)
+
+
+def is_cluster(client: Any) -> bool:
+    """Whether a client is a RedisCluster (keys route by slot; WAIT goes to a node)."""
+    return isinstance(client, RedisCluster)
+
+
+def _online(info: dict[str, Any]) -> int:
+    return sum(1 for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+               and v.get("state") == "online")
+
+
+async def replica_count(client: Any) -> int:
+    """How many replicas are in sync with the master now (the fewest, for a cluster)."""
+    if isinstance(client, RedisCluster):
+        infos = await client.info("replication", target_nodes=RedisCluster.PRIMARIES)
+        return min(_online(i) for i in infos.values())
+    return _online(await client.info("replication"))
+
+
+async def rediscover(client: Any) -> None:
+    """After a write the master could not get confirmed: ask the sentinels again and drop
+    idle connections, so none keeps writing to a demoted or isolated master (redis-py only
+    re-asks when it opens a connection)."""
+    pool = getattr(client, "connection_pool", None)
+    if isinstance(pool, SentinelConnectionPool):
+        try:
+            await pool.get_master_address()
+        except (RedisError, OSError):
+            return
+        await pool.disconnect(inuse_connections=False)
