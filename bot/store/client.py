@@ -163,6 +163,7 @@ class Store(Lifecycle, Plans):
         self._esc_indexed: set[str] = set()
         lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(lua)
+        self.url: str | None = None  # set by from_url (a second client, e.g. for blocking reads)
         self._lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(self._lua)
         self._form_cas = self.r.register_script(FORM_CAS)
@@ -174,7 +175,9 @@ class Store(Lifecycle, Plans):
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
         """Connect lazily to a REDIS_URL (plain, Sentinel or Cluster; see connect.py)."""
-        return cls(connect(url), dedupe_ttl)
+        store = cls(connect(url), dedupe_ttl)
+        store.url = url
+        return store
 
     async def configure_replication(self, acks: int | None = None,
                                     timeout_ms: int = 500) -> int:

@@ -118,21 +118,23 @@ def parse_url(url: str) -> Target:
 _TIMEOUTS: dict[str, Any] = {"socket_connect_timeout": 2, "socket_timeout": 5}
 
 
-def connect(url: str) -> Any:
-    """A lazily connecting async client for a REDIS_URL (Redis, or RedisCluster)."""
+def connect(url: str, *, blocking: bool = False) -> Any:
+    """A lazily connecting async client for a REDIS_URL (Redis, or RedisCluster). With
+    `blocking`, a separate client without a read timeout, for XREAD BLOCK waits."""
     t = parse_url(url)
+    timeouts = {**_TIMEOUTS, "socket_timeout": None} if blocking else _TIMEOUTS
     if t.kind == "plain":
         return aioredis.Redis.from_url(url, decode_responses=True, health_check_interval=15,
-                                       retry=Retry(NoBackoff(), 1), **_TIMEOUTS)
+                                       retry=Retry(NoBackoff(), 1), **timeouts)
     auth = {"username": t.username, "password": t.password}
     if t.kind == "sentinel":
-        sentinel = Sentinel(list(t.nodes), sentinel_kwargs=dict(_TIMEOUTS), **_TIMEOUTS)
+        sentinel = Sentinel(list(t.nodes), sentinel_kwargs=dict(_TIMEOUTS), **timeouts)
         return sentinel.master_for(t.master, decode_responses=True, db=t.db,
                                    retry=Retry(NoBackoff(), 1), health_check_interval=15,
                                    **auth)
     return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in t.nodes],
                         decode_responses=True, retry=Retry(NoBackoff(), 1),
-                        **auth, **_TIMEOUTS)
+                        **auth, **timeouts)
 
 
 def is_cluster(client: Any) -> bool:

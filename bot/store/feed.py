@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 
 from bot.domain.ledger import Event
 from bot.store.client import Store, fx_prefix
+from bot.store.connect import connect
 
 
 def _log(fx_id: str) -> str:
@@ -21,10 +22,14 @@ class Feed:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        pool = store.r.connection_pool
-        kwargs = {**pool.connection_kwargs, "socket_timeout": None}
-        self._blocking = aioredis.Redis(connection_pool=aioredis.ConnectionPool(
-            connection_class=pool.connection_class, max_connections=64, **kwargs))
+        self._blocking: aioredis.Redis
+        if store.url is not None:  # plain, Sentinel or Cluster alike
+            self._blocking = connect(store.url, blocking=True)
+        else:
+            pool = store.r.connection_pool
+            kwargs = {**pool.connection_kwargs, "socket_timeout": None}
+            self._blocking = aioredis.Redis(connection_pool=aioredis.ConnectionPool(
+                connection_class=pool.connection_class, max_connections=64, **kwargs))
 
     async def close(self) -> None:
         """Close the blocking connections."""
