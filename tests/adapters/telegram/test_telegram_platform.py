@@ -20,8 +20,7 @@ from bot.adapters.telegram.adapter import ALLOWED_UPDATES, SECRET_HEADER, Telegr
 from bot.core.dispatch import Core
 from bot.core.messages import Command
 from bot.store.chat_moves import ChatMoves
-from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram
-from tests.test_telegram_adapter import (  # noqa: F401  (fixtures)
+from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
     CONTROL,
     SECRET,
     STEWARD,
@@ -37,6 +36,7 @@ from tests.test_telegram_adapter import (  # noqa: F401  (fixtures)
     sends_to,
     sent_message,
 )
+from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram
 
 SUPERGROUP = -1002000000001  # the control group's id after Telegram upgraded it
 ANON_ADMIN_BOT = {"id": 1087968824, "is_bot": True, "first_name": "Group",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from bot.adapters.console import ConsoleAdapter
-from tests.test_forms import press
+from tests.handlers.test_forms import press
 
 
 def _labels(result) -> list[str]:

@@ -14,7 +14,7 @@ from bot.runtime import run_bot
 from bot.store import Store
 from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
-from tests.test_scheduler import FX, Recorder, add, started, utc
+from tests.schedule.test_scheduler import FX, Recorder, add, started, utc
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ from bot.web.server import ControlRoom
 from tests.conftest import Chat
 from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("MATCHDAY_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.evidence.season import season_table
-from tests.test_briefings import history
+from tests.schedule.test_briefings import history
 
 
 async def test_season_table_home_office_shape(core, say):

