@@ -40,8 +40,11 @@ def _time_to_line(argv: list[str], ready: str, env: dict[str, str]) -> tuple[flo
                 break
         else:
             raise SystemExit(f"no ready line from {argv}")
-        proc.stdin.write("/quit\n")
-        proc.stdin.close()
+        try:
+            proc.stdin.write("/quit\n")
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it has already exited (the bare-python baseline)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
