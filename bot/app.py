@@ -49,6 +49,7 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     if not grounds:
         raise StartupError(f"no ground layouts in {cfg / 'grounds'}")
     notifier = Notifier(load_channels(cfg / "channels.toml"))
+    notifier.store = store  # live messages' platform ids
     return Core(store, build_registry(), clock, grounds, load_roster(cfg / "roster.toml"),
                 notifier, settings, cache_ttl=cache_ttl)
 

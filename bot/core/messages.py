@@ -76,6 +76,8 @@ class Outbound:
     ref: str = ""
     fixture: str = ""
     thread: str = ""  # ref of the live message this one belongs under (Slack thread, TG reply)
+    quote: str = ""  # platform message id this answers (a reply quoting the user's message)
+    edit: str = ""  # platform message id to replace in place (a guided form's prompt)
 
 
 @dataclass
@@ -84,6 +86,7 @@ class Result:
 
     reply: Reply
     outbound: list[Outbound] = field(default_factory=list)
+    queued: bool = False  # the reply is already in the durable outbox: adapters don't send it
 
 
 def answer(text: str, *, title: str = "", ok: bool = True, **kw: object) -> Result:

@@ -116,6 +116,22 @@ class RateLimiter:
         if delay > 0:
             await self.sleep(delay)
 
+    def budget(self, platform: str, chat: str, horizon: float) -> int:
+        """How many messages this chat could still take within the next `horizon` seconds."""
+        if not self.limits.get(platform):
+            return 10**6
+        now = self.clock()
+        windows = [(lim, list(sent)) for lim, sent in self._windows(self._sent, platform, chat)]
+        n, t = 0, now
+        while n < 100:
+            t = self._earliest(windows, t)
+            if t > now + horizon:
+                break
+            for _, sent in windows:
+                bisect.insort(sent, t)
+            n += 1
+        return n
+
     async def acquire(self, platform: str, chat: str, cost: int = 1) -> None:
         """Plan, wait for the slot, and admit."""
         await self.wait_until(self.reserve(platform, chat, cost))

@@ -3,9 +3,9 @@
 python-telegram-bot 22 on the app's loop (lifecycle methods, no run_polling, no JobQueue).
 Polling by default; webhook mode serves POST /telegram, checks Telegram's secret-token header
 and processes the update before answering, so a failure makes Telegram retry (the core
-dedupes by `telegram:<update_id>`). Outbound messages go through one worker per chat, so a
-live message (an incident card) is sent once and then edited in place, in order, and the
-sender's reply never waits for the fan-out to control rooms.
+dedupes by `telegram:<update_id>`). Outbound, the adapter is a Sink of the one delivery
+layer (bot.delivery): it sends and edits natively; queues, order, coalescing, rate limits
+and 429 retries are the delivery layer's.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import hmac
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from functools import partial
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from aiohttp import web
 from telegram import (
@@ -30,7 +29,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatType, ParseMode
-from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -43,8 +42,11 @@ from telegram.ext import (
 )
 
 from bot.adapters.telegram.render import Rendered, render, split_html, toast
-from bot.core.messages import Attachment, Command, Outbound
+from bot.core.messages import Attachment, Command, Reply
+from bot.core.ports import CoreAPI
 from bot.core.roles import STRANGER_COMMANDS, commands_for
+from bot.delivery.sink import Gone, RetryLater
+from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ EDIT_IN_PLACE = ("/form",)  # buttons of a guided form: the prompt message becom
 INCIDENT_ID = re.compile(r"\bINC-\d+\b")
 COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
-Job = Callable[[], Awaitable[Any]]
+T = TypeVar("T")
 
 
 class TelegramStartError(RuntimeError):
@@ -67,8 +69,8 @@ class TelegramAdapter:
 
     platform = PLATFORM
 
-    def __init__(self, core: Any, settings: Any, *, webhook: bool = False,
-                 rate_limiter: BaseRateLimiter | None = None, max_retries: int = 3,
+    def __init__(self, core: CoreAPI, settings: Settings, *, webhook: bool = False,
+                 rate_limiter: BaseRateLimiter | None = None, max_retries: int = 0,
                  serve_port: int | None = None, poll_timeout: int = 10,
                  register_sink: bool = True) -> None:
         token = settings.telegram_bot_token
@@ -94,15 +96,15 @@ class TelegramAdapter:
         self.application.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
         self.application.add_error_handler(self._on_error)
         self._seen: OrderedDict[int, None] = OrderedDict()
-        self._queues: dict[str, asyncio.Queue[Job]] = {}
-        self._workers: dict[str, asyncio.Task[None]] = {}
         self._runner: web.AppRunner | None = None
-        if register_sink:
-            core.notifier.add_sink(self)
+        self.register_sink = register_sink
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> None:
-        """Connect (getMe), set command menus, then poll or accept webhooks."""
+        """Become the delivery layer's Telegram sink, connect (getMe), set command menus,
+        then poll or accept webhooks."""
+        if self.register_sink:
+            self.core.notifier.add_sink(self)
         try:
             await self.application.initialize()
         except TelegramError as exc:
@@ -138,18 +140,10 @@ class TelegramAdapter:
         try:
             await asyncio.wait_for(self.drain(), 10)
         except TimeoutError:
-            log.warning("telegram: undelivered messages dropped at shutdown")
-        for task in self._workers.values():
-            task.cancel()
-        self._workers.clear()
-        self._queues.clear()
+            log.warning("telegram: undelivered messages left queued at shutdown")
         if self.application.running:
             await self.application.stop()
         await self.application.shutdown()
-
-    async def drain(self) -> None:
-        """Wait until every queued outbound message has been delivered (or failed)."""
-        await asyncio.gather(*(q.join() for q in list(self._queues.values())))
 
     # ---------------------------------------------------------------- webhook
     def add_routes(self, app: web.Application, path: str = "/telegram") -> None:
@@ -271,11 +265,9 @@ class TelegramAdapter:
         result = await self.core.handle(cmd)
         if result is None:
             return
-        quote = None if private else ReplyParameters(msg.message_id,
-                                                     allow_sending_without_reply=True)
-        self.enqueue(str(msg.chat_id), partial(
-            self._send, msg.chat_id, render(result.reply, private=private),
-            result.reply.images, quote))
+        if not result.queued:
+            self.core.notifier.reply(PLATFORM, str(msg.chat_id), result.reply,
+                                     quote="" if private else str(msg.message_id))
         if text.startswith("/join") and result.reply.ok:
             member = await self.core.member(cmd.who)
             if member is not None:
@@ -301,17 +293,18 @@ class TelegramAdapter:
             await self._answer(query)
             return
         reply = result.reply
-        rendered = render(reply, private=private)
         if msg is not None and data.startswith(EDIT_IN_PLACE):
             await self._answer(query, None if reply.ok else toast(reply))
-            self.enqueue(str(chat_id), partial(self._edit_or_send, chat_id, msg.message_id,
-                                               rendered, reply.images))
+            if not result.queued:
+                self.core.notifier.reply(PLATFORM, str(chat_id), reply,
+                                         edit=str(msg.message_id))
         elif not private and not reply.buttons and not reply.images \
                 and len(" ".join(reply.lines())) <= 200:
             await self._answer(query, toast(reply), alert=not reply.ok)
         else:
             await self._answer(query)
-            self.enqueue(str(chat_id), partial(self._send, chat_id, rendered, reply.images))
+            if not result.queued:
+                self.core.notifier.reply(PLATFORM, str(chat_id), reply)
 
     @staticmethod
     async def _answer(query: Any, text: str | None = None, alert: bool = False) -> None:
@@ -323,67 +316,47 @@ class TelegramAdapter:
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram: update failed", exc_info=context.error)
 
-    # ---------------------------------------------------------------- outbound
+    # ---------------------------------------------------------------- outbound (Sink)
     @staticmethod
-    def cost(out: Outbound) -> int:
-        """How many Telegram messages an Outbound takes (the notifier's rate limiter asks)."""
-        if out.ref:
-            return 1  # usually an edit of the live message
-        r = out.reply
-        return len(split_html(r.title, r.text)) + len(r.images)
+    def cost(reply: Reply) -> int:
+        """How many Telegram messages a reply takes (the rate limiter counts them)."""
+        return len(split_html(reply.title, reply.text)) + len(reply.images)
 
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        """Queue for each chat's worker (in order per chat); returns at once."""
-        for chat in chats:
-            self.enqueue(chat, partial(self.deliver_now, out, chat))
+    async def drain(self) -> None:
+        """Wait until everything queued for delivery has gone out (tests, shutdown)."""
+        await self.core.notifier.drain()
 
-    def enqueue(self, chat: str, job: Job) -> None:
-        """Run a send/edit after everything already queued for this chat.
+    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+        """Send chunks (keyboard on the last), then images; the first message's id. Never
+        retried here on a network error (the server may have it); a 429 is RetryLater."""
+        chat_id = _chat_id(chat)
+        r = render(reply, private=_private(chat))
+        mid = thread or quote
+        reply_to = ReplyParameters(int(mid), allow_sending_without_reply=True) if mid else None
+        sent = await _native(self._send(chat_id, r, reply.images, reply_to))
+        return str(sent[0].message_id) if sent else ""
 
-        One worker per chat keeps a chat's messages in order (a card is sent before it is
-        edited; a reply before the next), while update handling never waits for Telegram.
-        """
-        queue = self._queues.get(chat)
-        if queue is None:
-            queue = self._queues[chat] = asyncio.Queue()
-            self._workers[chat] = asyncio.create_task(self._worker(chat, queue))
-        queue.put_nowait(job)
-
-    @staticmethod
-    async def _worker(chat: str, queue: asyncio.Queue[Job]) -> None:
-        while True:
-            job = await queue.get()
-            try:
-                await job()
-            except Exception:
-                log.exception("telegram: delivery to %s failed", chat)
-            finally:
-                queue.task_done()
-
-    async def deliver_now(self, out: Outbound, chat: str) -> None:
-        """Send to one chat, or edit the live message `out.ref` names in place."""
-        store = self.core.store
-        chat_id: int | str = int(chat) if chat.lstrip("-").isdigit() else chat
-        rendered = render(out.reply, private=not chat.startswith(("-", "@")))
-        if out.ref:
-            mid = await store.message_ref(out.fixture, PLATFORM, chat, out.ref)
-            if mid and await self._edit(chat_id, int(mid), rendered):
-                return
-        quote = None
-        thread = out.thread
-        if thread:
-            tmid = await store.message_ref(out.fixture, PLATFORM, chat, thread)
-            if tmid:
-                quote = ReplyParameters(int(tmid), allow_sending_without_reply=True)
-        sent = await self._send(chat_id, rendered, out.reply.images, quote)
-        if out.ref and sent:
-            await store.set_message_ref(out.fixture, PLATFORM, chat, out.ref,
-                                        str(sent[0].message_id))
+    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        """Edit in place; what does not fit (more chunks, the location key, images) follows
+        as new messages. False when the message is gone."""
+        chat_id = _chat_id(chat)
+        r = render(reply, private=_private(chat))
+        if not await _native(self._edit(chat_id, int(message_id), r)):
+            return False
+        rest = Rendered(r.chunks[1:], r.keyboard, r.location_keyboard)
+        if rest.chunks:
+            await _native(self._send(chat_id, rest, reply.images))
+            return True
+        if r.location_keyboard is not None:
+            await _native(self.application.bot.send_message(
+                chat_id, "Or tap 📍 below to share your location.",
+                reply_markup=r.location_keyboard))
+        for image in reply.images:
+            await _native(self.application.bot.send_photo(chat_id, image))
+        return True
 
     async def _send(self, chat_id: int | str, r: Rendered, images: list[bytes],
                     quote: ReplyParameters | None = None) -> list[Message]:
-        """Send chunks (keyboard on the last), then images. Never retried here on a network
-        error: the server may have received it (AIORateLimiter retries RetryAfter only)."""
         bot = self.application.bot
         sent: list[Message] = []
         last = len(r.chunks) - 1
@@ -402,10 +375,7 @@ class TelegramAdapter:
         return sent
 
     async def _edit(self, chat_id: int | str, message_id: int, r: Rendered) -> bool:
-        """Edit a message in place; False when it is gone (then the caller sends anew)."""
-        if len(r.chunks) > 1:
-            log.warning("telegram: live message %s too long to edit whole; truncated",
-                        message_id)
+        """Edit a message's first chunk in place; False when it is gone."""
         try:
             await self.application.bot.edit_message_text(
                 r.chunks[0], chat_id=chat_id, message_id=message_id, parse_mode=ParseMode.HTML,
@@ -418,29 +388,32 @@ class TelegramAdapter:
             if "not found" in why or "can't be edited" in why:
                 return False
             raise
-        except Forbidden:
-            raise
         return True
 
-    async def _edit_or_send(self, chat_id: int, message_id: int, r: Rendered,
-                            images: list[bytes]) -> None:
-        """The form prompt becomes the next step; extra chunks, keys and images follow."""
-        if not await self._edit(chat_id, message_id, r):
-            await self._send(chat_id, r, images)
-            return
-        rest = Rendered(r.chunks[1:], r.keyboard, r.location_keyboard)
-        if rest.chunks:
-            await self._send(chat_id, rest, images)
-            return
-        if r.location_keyboard is not None:
-            await self.application.bot.send_message(
-                chat_id, "Or tap 📍 below to share your location.",
-                reply_markup=r.location_keyboard)
-        for image in images:
-            await self.application.bot.send_photo(chat_id, image)
+
+def _chat_id(chat: str) -> int | str:
+    return int(chat) if chat.lstrip("-").isdigit() else chat
 
 
-def telegram_adapter(core: Any, settings: Any, *, webhook: bool = False,
+def _private(chat: str) -> bool:
+    return not chat.startswith(("-", "@"))
+
+
+async def _native(call: Awaitable[T]) -> T:
+    """A Bot API call with Telegram's errors in the delivery layer's terms."""
+    try:
+        return await call
+    except RetryAfter as exc:
+        ra = exc.retry_after
+        raise RetryLater(ra.total_seconds() if hasattr(ra, "total_seconds") else float(ra),
+                         "telegram 429") from None
+    except Forbidden as exc:
+        raise Gone(str(exc)) from None
+    except (TimedOut, NetworkError) as exc:
+        raise ConnectionError(str(exc)) from None
+
+
+def telegram_adapter(core: CoreAPI, settings: Settings, *, webhook: bool = False,
                      serve_port: int | None = None) -> TelegramAdapter | None:
     """The adapter when TELEGRAM_BOT_TOKEN is set (registered as the core's Telegram sink),
     else None. The caller awaits start() and, at exit, stop()."""
