@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import load_roster
@@ -64,6 +64,7 @@ class App:
         self.store: Store | None = None
         self.core: Core | None = None
         self.adapters: list[Adapter] = []
+        self.reader: Any = None  # the outbox reader, when platforms are running
 
     async def start_store(self) -> Store:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""

@@ -10,7 +10,9 @@ from datetime import datetime
 from aiohttp import web
 
 from bot.app import App, StartupError
+from bot.delivery.durable import OutboxReader
 from bot.schedule.scheduler import Scheduler
+from bot.store.outbox import Outbox
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     await scheduler.start()
     try:
         platforms = await _start_platforms(app, webhook=webhook, http=http)
+        if core.notifier.sinks:
+            start_outbox(app)
         if console or not platforms:
             fx = await ensure_sample_fixture(core)
             print(f"Matchday Ops on {app.settings.redis_url or 'embedded Redis at '}"
@@ -76,7 +80,20 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             await stop.wait()
     finally:
         await scheduler.stop()
+        if app.reader is not None:
+            await app.reader.stop()
     return 0
+
+
+def start_outbox(app: App) -> OutboxReader:
+    """Make what commands cause durable (the outbox) and start delivering it."""
+    core, store = app.core, app.store
+    assert core is not None and store is not None
+    outbox = Outbox(store)
+    core.notifier.outbox = outbox
+    app.reader = OutboxReader(core.notifier, outbox)
+    app.reader.start()
+    return app.reader
 
 
 def _image_saver(app: App):  # type: ignore[no-untyped-def]

@@ -11,13 +11,14 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
-from bot.core.messages import Button, Reply, Result
+from bot.core.messages import Button, Outbound, Reply, Result
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture, incident_id
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy
-from bot.store import Refused, Similar
+from bot.store import Refused, Similar, var
+from bot.store.outbox import ops as outbox_ops
 from handlers.views import age, card, hot_prompt
 from handlers.words import resolve_word
 
@@ -114,25 +115,39 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     ev = ctx.event("incident.reported", data)
     ts = int(ctx.now.timestamp())
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
+    # What control and the reporter will see goes into the outbox in the same write.
+    seen = _seen_by_everyone(ctx, fx, record) if ctx.durable else []
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
-        similar=sim,
+        similar=sim, outbox=outbox_ops(seen),
     )
     merged_into = applied.vars.get("similar", "")
     n = merged_into or applied.vars["n"]
     if applied.duplicate:
-        return Result(Reply(f"Already logged as {incident_id(n)}."))
+        return Result(Reply(f"Already logged as {incident_id(n)}.",
+                            title=f"Logged {incident_id(n)}"))
     inc = applied.hashes[0]
     if merged_into and sim is not None:
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
-    live = card(inc, ground, ctx.core.settings.zone)
-    ctx.notify("control", live, ref=inc["id"], fixture=fx.id)
-    if int(inc["severity"]) >= 3:
-        ctx.notify("command", live, ref=inc["id"], fixture=fx.id)
+    outs, result = _announce(ctx, fx, inc)
+    for out in outs:
+        out.stored = bool(seen)
+    ctx.outbound += outs
+    result.queued = any(o.audience.startswith("user:") for o in seen)
     await ctx.core.changed("incident", fx.id)
+    return result
+
+
+def _announce(ctx: Ctx, fx: Fixture, inc: dict[str, str]) -> tuple[list[Outbound], Result]:
+    """The card for control (and command from severity 3) and the reporter's answer."""
+    ground = ctx.ground(fx)
+    live = card(inc, ground, ctx.core.settings.zone)
+    outs = [Outbound("control", live, ref=inc["id"], fixture=fx.id)]
     sev = int(inc["severity"])
+    if sev >= 3:
+        outs.append(Outbound("command", live, ref=inc["id"], fixture=fx.id))
     result = Result(Reply(
         f"{INCIDENT_TYPES.label(inc['type'])} at {ground.label(inc['location'])}, "
         f"severity {SEVERITIES[sev]}.\nControl has it; you'll be told when it's acknowledged.\n"
@@ -141,7 +156,16 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     ))
     if inc["type"] == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
         hot_prompt(result.reply, inc["n"])
-    return result
+    return outs, result
+
+
+def _seen_by_everyone(ctx: Ctx, fx: Fixture, record: dict[str, str]) -> list[Outbound]:
+    """The announcement of a new incident before its number is known (the store fills it)."""
+    n = var("n")
+    draft = {**record, "n": n, "id": incident_id(n), "phase": var("phase")}
+    outs, result = _announce(ctx, fx, draft)
+    mine = ctx.reply_outbound(result.reply, fx.id)
+    return outs + ([mine] if mine else [])
 
 
 def evidence_of(a: Any) -> dict[str, Any]:

@@ -150,6 +150,20 @@ class Ctx:
         """A new event stamped with now, the sender and their role."""
         return Event(kind=kind, at=iso(self.now), by=self.who, role=self.role or "", data=data)
 
+    @property
+    def durable(self) -> bool:
+        """Messages go through the durable outbox (the app wired one)."""
+        return self.core.notifier.outbox is not None
+
+    def reply_outbound(self, reply: Reply, fixture: str) -> Outbound | None:
+        """The sender's reply as an outbox message, when the adapter lets the core queue it."""
+        via = self.cmd.reply_via
+        if not via or not self.durable:
+            return None
+        how, _, mid = via.partition(":")
+        return Outbound(f"user:{self.cmd.platform}:{self.cmd.chat}", reply, fixture=fixture,
+                        quote=mid if how == "quote" else "", edit=mid if how == "edit" else "")
+
     def notify(self, audience: str, reply: Reply, ref: str = "", fixture: str = "",
                thread: str = "") -> None:
         """Queue a message to an audience, sent after the command is answered."""

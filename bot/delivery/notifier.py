@@ -116,6 +116,7 @@ class Notifier:
         self.clock = clock
         self.sinks: dict[str, Sink] = {}
         self.store: Any = None  # where live messages' platform ids are kept (set by the app)
+        self.outbox: Any = None  # the durable outbox (bot.store.outbox.Outbox) when wired
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
         self.health: dict[tuple[str, str], Health] = {}
@@ -142,6 +143,22 @@ class Notifier:
         for out in outs:
             for tap in self.taps:
                 await tap(out)
+        if self.outbox is not None:  # about a fixture: durable, delivered by the outbox reader
+            by_fx: dict[str, list[Outbound]] = {}
+            for out in outs:
+                if out.fixture and not out.stored:
+                    by_fx.setdefault(out.fixture, []).append(out)
+            for fx, group in by_fx.items():
+                try:
+                    await self.outbox.add(fx, group)
+                except Exception:  # the store is down: deliver from memory rather than not
+                    log.warning("outbox unavailable; %d message(s) sent from memory", len(group))
+                    self._fan_out(group)
+            outs = [o for o in outs if not o.fixture]
+        self._fan_out(outs)
+
+    def _fan_out(self, outs: list[Outbound]) -> None:
+        for out in outs:
             for platform, chats in self.targets(out.audience).items():
                 if platform not in self.sinks:
                     continue

@@ -1,5 +1,5 @@
 """The store: the only code that knows Redis keys, Lua or redis-py."""
 
-from bot.store.client import Applied, Refused, Similar, Store, StoreUnavailable
+from bot.store.client import Applied, Refused, Similar, Store, StoreUnavailable, fill, var
 
-__all__ = ["Applied", "Refused", "Similar", "Store", "StoreUnavailable"]
+__all__ = ["Applied", "Refused", "Similar", "Store", "StoreUnavailable", "fill", "var"]

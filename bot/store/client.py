@@ -48,6 +48,18 @@ def fx_prefix(fixture_id: str) -> str:
     return f"md:{{{fixture_id}}}:"
 
 
+def var(name: str) -> str:
+    """A placeholder the write script fills with one of its variables (e.g. "n")."""
+    return f"\x01{name}\x01"
+
+
+def fill(text: str, values: dict[str, str]) -> str:
+    """Fill placeholders in Python as the script did (for the copy a handler keeps)."""
+    for k, v in values.items():
+        text = text.replace(var(k), v)
+    return text
+
+
 def _hash(flat: list[str]) -> dict[str, str]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
@@ -182,13 +194,15 @@ class Store:
                               reported_ts: int, dedupe: str, drop_form: str = "",
                               last_ttl: int = 900,
                               deadlines: dict[str, int] | None = None,
-                              similar: Similar | None = None) -> Applied:
+                              similar: Similar | None = None,
+                              outbox: list[list[Any]] | None = None) -> Applied:
         """Log a new incident: number, hash, event, counters, open index, escalation
         deadlines (tag -> due epoch seconds, see bot.schedule.escalation); one round trip.
 
         With `similar`, the same script first looks for an open incident of the same type
         nearby; if there is one the report is added to it instead (var `similar` is set) and
-        nothing new is counted."""
+        nothing new is counted. `outbox` ops (bot.store.outbox.ops) are written only for a
+        new incident, in the same script."""
         sev = int(fields["severity"])
         head: list[list[Any]] = [
             ["require_exists", "meta", f"No fixture {fx_id}."],
@@ -215,6 +229,7 @@ class Store:
             ["hset", "inc:\x01n\x01", "esc_next", "0", "remind_n", "0"],
             *[["zadd", "esc", due, f"\x01n\x01:{tag}"] for tag, due in (deadlines or {}).items()],
             ["zadd", f"open:t:{fields['type']}", reported_ts, "\x01n\x01"],
+            *(outbox or []),
             ["return_hash", "inc:\x01n\x01"],
         ]
         if drop_form:
@@ -270,6 +285,11 @@ class Store:
             ["return_hash", key],
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
+
+    async def applied_vars(self, fx_id: str, dedupe: str) -> dict[str, str] | None:
+        """What an already-applied write (by its dedupe key) set, or None if never applied."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}dedupe:{dedupe}"))
+        return json.loads(raw) if raw else None
 
     async def last_incident_of(self, fx_id: str, who: str) -> int | None:
         """The incident a reporter logged most recently (within its TTL), or None."""

@@ -261,7 +261,8 @@ class TelegramAdapter:
         cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
                       text=text, dedupe_key=f"telegram:{update.update_id}",
                       attachments=attachments, user_name=msg.from_user.full_name,
-                      reply_to=reply_to, private=private, at=msg.date)
+                      reply_to=reply_to, private=private, at=msg.date,
+                      reply_via="send" if private else f"quote:{msg.message_id}")
         result = await self.core.handle(cmd)
         if result is None:
             return
@@ -287,7 +288,8 @@ class TelegramAdapter:
         data = query.data or ""
         cmd = Command(platform=PLATFORM, chat=str(chat_id), user=str(query.from_user.id),
                       text=data, dedupe_key=f"telegram:{update.update_id}",
-                      user_name=query.from_user.full_name, private=private)
+                      user_name=query.from_user.full_name, private=private,
+                      reply_via=_callback_reply_via(msg, data, private))
         result = await self.core.handle(cmd)
         if result is None:
             await self._answer(query)
@@ -389,6 +391,14 @@ class TelegramAdapter:
                 return False
             raise
         return True
+
+
+def _callback_reply_via(msg: Message | None, data: str, private: bool) -> str:
+    """How a button's answer goes out: the form prompt becomes it, or a new message in a
+    private chat; in a group it may be a toast, which the adapter decides (not queued)."""
+    if msg is not None and data.startswith(EDIT_IN_PLACE):
+        return f"edit:{msg.message_id}"
+    return "send" if private else ""
 
 
 def _chat_id(chat: str) -> int | str:
