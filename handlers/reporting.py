@@ -124,9 +124,11 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     )
     merged_into = applied.vars.get("similar", "")
     n = merged_into or applied.vars["n"]
-    if applied.duplicate:
+    if applied.duplicate:  # a redelivery: the first answer is already in the outbox
         return Result(Reply(f"Already logged as {incident_id(n)}.",
-                            title=f"Logged {incident_id(n)}"))
+                            title=f"Logged {incident_id(n)}"),
+                      queued=ctx.reply_outbound(Reply(""), fx.id) is not None
+                      and not merged_into)
     inc = applied.hashes[0]
     if merged_into and sim is not None:
         await ctx.core.changed("incident", fx.id)

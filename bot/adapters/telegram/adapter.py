@@ -47,6 +47,7 @@ from bot.core.ports import CoreAPI
 from bot.core.roles import STRANGER_COMMANDS, commands_for
 from bot.delivery.sink import Gone, RetryLater
 from bot.settings import Settings
+from bot.store.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,8 @@ class TelegramAdapter:
         self._seen: OrderedDict[int, None] = OrderedDict()
         self._runner: web.AppRunner | None = None
         self.register_sink = register_sink
+        self._poller: asyncio.Task[None] | None = None
+        self.inbox = Inbox(core.store, token.get_secret_value().split(":", 1)[0])
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> None:
@@ -125,15 +128,15 @@ class TelegramAdapter:
                 await self._runner.setup()
                 await web.TCPSite(self._runner, "0.0.0.0", self.serve_port).start()
         else:
-            assert self.application.updater is not None
-            await self.application.updater.start_polling(
-                timeout=self.poll_timeout, allowed_updates=ALLOWED_UPDATES)
+            await self.application.bot.delete_webhook()
+            self._poller = asyncio.create_task(self._poll())
 
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""
-        updater = self.application.updater
-        if updater is not None and updater.running:
-            await updater.stop()
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+            self._poller = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -144,6 +147,50 @@ class TelegramAdapter:
         if self.application.running:
             await self.application.stop()
         await self.application.shutdown()
+
+    # ---------------------------------------------------------------- polling (inbox)
+    async def _poll(self) -> None:
+        """getUpdates in a loop; a batch is recorded in the inbox before the next call
+        confirms it to Telegram, then processed from the record (recorded leftovers of a
+        crashed run first). PTB's Updater confirms before processing, so it is not used."""
+        bot = self.application.bot
+        offset: int | None = None
+        first = True
+        while True:
+            try:
+                if first:
+                    offset = await self.inbox.offset()
+                    for raw in await self.inbox.pending():
+                        await self._process(raw)
+                    first = False
+                updates = await bot.get_updates(
+                    offset=offset, timeout=self.poll_timeout, allowed_updates=ALLOWED_UPDATES,
+                    read_timeout=self.poll_timeout + 5)
+                if not updates:
+                    continue
+                raws = [u.to_dict() for u in updates]
+                await self.inbox.record(raws)
+                offset = updates[-1].update_id + 1
+                for raw in raws:
+                    await self._process(raw)
+            except asyncio.CancelledError:
+                raise
+            except RetryAfter as exc:
+                ra = exc.retry_after
+                await asyncio.sleep(ra.total_seconds() if hasattr(ra, "total_seconds") else ra)
+            except Exception as exc:  # network, store outage: nothing confirmed, try again
+                log.warning("telegram: polling failed (%s); retrying", exc)
+                await asyncio.sleep(1.0)
+
+    async def _process(self, raw: dict[str, Any]) -> None:
+        """Handle one recorded update, then forget it (a failing update is not retried
+        for ever: it is logged and dropped, like PTB does)."""
+        try:
+            update = Update.de_json(raw, self.application.bot)
+            await self.application.process_update(update)
+        except Exception:
+            log.exception("telegram: update %s failed", raw.get("update_id"))
+        await self.inbox.done(int(raw["update_id"]))
 
     # ---------------------------------------------------------------- webhook
     def add_routes(self, app: web.Application, path: str = "/telegram") -> None:
