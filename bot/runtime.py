@@ -11,8 +11,10 @@ from aiohttp import web
 
 from bot.app import App, StartupError
 from bot.delivery.durable import OutboxReader
+from bot.delivery.ratelimit import SharedRateLimiter
 from bot.schedule.scheduler import Scheduler
 from bot.store.outbox import Outbox
+from bot.store.windows import Windows
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,7 @@ def start_outbox(app: App) -> OutboxReader:
     assert core is not None and store is not None
     outbox = Outbox(store)
     core.notifier.outbox = outbox
+    core.notifier.limiter = SharedRateLimiter(Windows(store))  # one budget for all replicas
     app.reader = OutboxReader(core.notifier, outbox)
     app.reader.start()
     return app.reader

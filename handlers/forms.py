@@ -104,7 +104,8 @@ async def form_cmd(ctx: Ctx) -> Result:
             if ctx.cmd.dedupe_key else None
         n = (done or {}).get("similar") or (done or {}).get("n")
         if n:  # durable: its "Logged" answer is already in the outbox, don't say it twice
-            queued = ctx.reply_outbound(Reply(""), fx.id) is not None and not done.get("similar")
+            queued = (ctx.reply_outbound(Reply(""), fx.id) is not None
+                      and not done.get("similar"))
             return Result(Reply(f"Already logged as INC-{n}.", title=f"Logged INC-{n}"),
                           queued=queued)
         return Result(Reply(EXPIRED, ok=False))

@@ -18,6 +18,7 @@ replies, incident cards, threads, escalations, briefings. Per (platform, chat):
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import re
 import time
@@ -242,7 +243,7 @@ class Notifier:
         """Take what to send now: the next message, or a digest of the new incidents waiting
         when there are more than the chat's budget allows to send one by one."""
         fresh = [i for i in queue.items if self._is_new_card(platform, chat, i)]
-        if len(fresh) >= 2 and len(fresh) > self._budget(platform, chat):
+        if len(fresh) >= 2 and len(fresh) > await self._budget(platform, chat):
             fresh.sort(key=lambda i: -i.severity)
             covered = [i for i in fresh if i.severity < ACTIONABLE]
             for i in covered:
@@ -260,10 +261,13 @@ class Notifier:
         return bool(out.ref and not out.edit and not out.quote
                     and out.ref not in self._posted.get((platform, chat), set()))
 
-    def _budget(self, platform: str, chat: str) -> int:
+    async def _budget(self, platform: str, chat: str) -> int:
         """How many messages this chat can take in the next few seconds."""
         budget = getattr(self.limiter, "budget", None)
-        return budget(platform, chat, DIGEST_HORIZON) if budget else 10**6
+        if budget is None:
+            return 10**6
+        n = budget(platform, chat, DIGEST_HORIZON)
+        return await n if inspect.isawaitable(n) else n
 
     async def _deliver(self, sink: Sink, platform: str, chat: str, out: Outbound) -> str:
         """Edit the live message in place, or send anew; retry 429s until it goes."""

@@ -13,6 +13,7 @@ import bisect
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 Sleeper = Callable[[float], Awaitable[object]]
 
@@ -29,7 +30,7 @@ class Limit:
 # Telegram: ~1 msg/s per chat, 20/min per group, ~30/s per bot. Slack: ~1/s per channel.
 DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
     "telegram": (Limit(1, 1.0, "chat"), Limit(20, 60.0, "group"), Limit(30, 1.0, "platform")),
-    "slack": (Limit(1, 1.0, "chat"),),
+    "slack": (Limit(1, 1.0, "chat"), Limit(50, 60.0, "platform")),  # posts; chat.update ~50/min
 }
 
 
@@ -141,3 +142,45 @@ class RateLimiter:
 def unlimited() -> RateLimiter:
     """A limiter that never waits (tests of other parts, console-only runs)."""
     return RateLimiter({})
+
+
+class SharedRateLimiter:
+    """The same limits, counted in Redis so every replica shares them (sends and edits alike).
+
+    `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it)."""
+
+    def __init__(self, windows: object, limits: dict[str, tuple[Limit, ...]] | None = None,
+                 *, clock: Callable[[], float] = time.time,
+                 sleep: Sleeper = asyncio.sleep) -> None:
+        self.windows: Any = windows
+        self.limits = DEFAULT_LIMITS if limits is None else limits
+        self.clock = clock
+        self.sleep = sleep
+
+    def _scopes(self, platform: str, chat: str) -> list[tuple[str, int, float]]:
+        out = []
+        for lim in self.limits.get(platform, ()):
+            if lim.scope == "group" and not is_group(platform, chat):
+                continue
+            scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
+            out.append((self.windows.key(platform, scope), lim.count, lim.per))
+        return out
+
+    async def acquire(self, platform: str, chat: str, cost: int = 1) -> None:
+        """Wait until every window has room, and take it (once per message of `cost`)."""
+        scopes = self._scopes(platform, chat)
+        for _ in range(max(1, cost)):
+            while True:
+                wait = await self.windows.take(scopes, self.clock())
+                if wait <= 0:
+                    break
+                await self.sleep(wait)
+
+    async def budget(self, platform: str, chat: str, horizon: float) -> int:
+        """Roughly how many messages this chat could still take within `horizon` seconds."""
+        scopes = self._scopes(platform, chat)
+        if not scopes:
+            return 10**6
+        used = await self.windows.used(scopes, self.clock())
+        return max(0, min(int(count * max(1.0, horizon / per)) - n
+                          for (_, count, per), n in zip(scopes, used, strict=True)))
