@@ -31,6 +31,8 @@ class Call:
     params: dict[str, Any]
     token: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)  # when the fake received it
+    ok: bool = True  # False: answered 429 for a broken rate limit
 
 
 class FakeSlack:
@@ -153,11 +155,13 @@ class FakeSlack:
         params = await self._params(request)
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
-        await self._record(Call(method, params, token, dict(request.headers)))
+        call = Call(method, params, token, dict(request.headers))
+        await self._record(call)
         if self.enforce_limits and method in ("chat.postMessage", "chat.update"):
             wait = self._over_limit(method, str(params.get("channel", "")))
             if wait:
                 self.too_many += 1
+                call.ok = False
                 return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
                                          headers={"Retry-After": str(wait)})
         pending = self.failures.get(method)

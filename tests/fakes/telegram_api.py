@@ -34,6 +34,7 @@ class Call:
     params: dict[str, Any]
     files: dict[str, bytes] = field(default_factory=dict)
     ok: bool = True
+    at: float = field(default_factory=time.monotonic)  # when the fake received it
 
 
 @dataclass
@@ -89,6 +90,7 @@ class FakeTelegram:
         self.enforce_limits = enforce_limits
         self.clock = clock
         self.too_many = 0  # 429s answered for a broken limit
+        self.polls = 0  # getUpdates calls (a polling bot is up)
         self._sent_at: dict[str, list[float]] = {}
 
     # ---------------------------------------------------------------- lifecycle
@@ -332,6 +334,7 @@ class FakeTelegram:
                 "can_read_all_group_messages": False, "supports_inline_queries": False}
 
     async def _m_getupdates(self, p: dict, f: dict) -> list[dict[str, Any]]:
+        self.polls += 1
         offset = int(p.get("offset") or 0)
         limit = int(p.get("limit") or 100)
         wait = min(float(p.get("timeout") or 0), self.poll_wait)
