@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import sys
 import time
@@ -25,7 +26,6 @@ from botproc import (  # noqa: E402
     TYPES,
     ZONES,
     Rig,
-    names,
     percentile,
 )
 
@@ -36,6 +36,46 @@ def report_text(k: int) -> str:
     sev = 5 if k == 150 else 4 if k % 9 == 0 else 2 + k % 2
     return (f"/incident {TYPES[k % len(TYPES)]} @{ZONES[(k * 7) % len(ZONES)]} s{sev} "
             f"bench report {k}")
+
+
+INC = re.compile(r"\bINC-\d+\b")
+
+
+class Seen:
+    """First sighting of each INC id: in a steward's 'Logged' reply, in each control chat."""
+
+    def __init__(self, rig: Rig) -> None:
+        self.rig = rig
+        self.logged: dict[str, float] = {}
+        self.tg: dict[str, float] = {}
+        self.sl: dict[str, float] = {}
+        self._tg_i = self._sl_i = 0
+
+    def scan(self) -> None:
+        calls = self.rig.tg.calls
+        for c in calls[self._tg_i:]:
+            if not c.ok or c.method not in ("sendMessage", "editMessageText"):
+                continue
+            chat = int(c.params.get("chat_id", 0))
+            text = str(c.params.get("text", ""))
+            if chat > 0:
+                m = LOGGED.search(text)
+                if m:
+                    self.logged.setdefault(m.group(1), c.at)
+            elif chat == TG_CONTROL:
+                for inc in INC.findall(text):
+                    self.tg.setdefault(inc, c.at)
+        self._tg_i = len(calls)
+        scalls = self.rig.slack.calls
+        for c in scalls[self._sl_i:]:
+            if c.ok and c.method in ("chat.postMessage", "chat.update") and \
+                    c.params.get("channel") == SLACK_CONTROL:
+                for inc in INC.findall(json.dumps(c.params)):
+                    self.sl.setdefault(inc, c.at)
+        self._sl_i = len(scalls)
+
+    def never(self) -> int:
+        return sum((i not in self.tg) + (i not in self.sl) for i in self.logged)
 
 
 async def main(reports: int, stewards: int, seconds: float, settle: float) -> None:
@@ -49,29 +89,17 @@ async def main(reports: int, stewards: int, seconds: float, settle: float) -> No
             await rig.tg.push(rig.tg.message_update(user, report_text(k)))
             await asyncio.sleep(max(0.0, t0 + (k + 1) * seconds / reports - time.monotonic()))
         deadline = time.monotonic() + settle
-        logged: dict[str, float] = {}
-        while True:
-            logged = {}
-            for c in rig.tg.calls:
-                if c.ok and c.method == "sendMessage" and int(c.params.get("chat_id", 0)) > 0:
-                    m = LOGGED.search(str(c.params.get("text", "")))
-                    if m and m.group(1) not in logged:
-                        logged[m.group(1)] = c.at
-            tg_ctl = rig.tg_texts(TG_CONTROL)
-            sl_ctl = rig.slack_texts(SLACK_CONTROL)
-            tg_lat, sl_lat, never = [], [], 0
-            for inc, at in logged.items():
-                pat = names(inc)
-                tg_first = next((t for t, x, _ in tg_ctl if pat.search(x)), None)
-                sl_first = next((t for t, x in sl_ctl if pat.search(x)), None)
-                if tg_first is not None:
-                    tg_lat.append(max(0.0, tg_first - at))
-                if sl_first is not None:
-                    sl_lat.append(max(0.0, sl_first - at))
-                never += (tg_first is None) + (sl_first is None)
-            if (never == 0 and len(logged) >= 1) or time.monotonic() > deadline:
+        seen = Seen(rig)
+        while True:  # cheap, incremental: the fakes share this process's loop
+            seen.scan()
+            never = seen.never()
+            if never == 0 or time.monotonic() > deadline:
                 break
             await asyncio.sleep(1.0)
+        logged = seen.logged
+        tg_lat = [max(0.0, seen.tg[i] - at) for i, at in logged.items() if i in seen.tg]
+        sl_lat = [max(0.0, seen.sl[i] - at) for i, at in logged.items() if i in seen.sl]
+        tg_ctl = rig.tg_texts(TG_CONTROL)
         print(f"reports: {reports}")
         print(f"incidents_logged: {len(logged)}")
         print(f"telegram_control_p95_s: {percentile(tg_lat, 0.95):.2f}")

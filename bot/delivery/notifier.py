@@ -126,8 +126,14 @@ class Notifier:
         self._posted: dict[tuple[str, str], set[str]] = {}
 
     def add_sink(self, sink: Sink) -> None:
-        """Register an adapter; one per platform."""
+        """Register an adapter; one per platform. A sink that sends a reply as several
+        messages asks `gate` for a rate-limit slot before each after the first."""
         self.sinks[sink.platform] = sink
+        if hasattr(sink, "gate"):
+            sink.gate = self._gate
+
+    async def _gate(self, platform: str, chat: str) -> None:
+        await self.limiter.acquire(platform, chat, 1)
 
     def targets(self, audience: str) -> dict[str, list[str]]:
         """platform -> chats for an audience ('user:<platform>:<id>' is one person or chat)."""
@@ -203,9 +209,6 @@ class Notifier:
             try:
                 await self._admit(platform, chat, queue.items[0].slot)
                 batch, out = await self._compose(platform, chat, queue)
-                extra = max(0, _cost(sink, out.reply) - 1) if not out.ref else 0
-                if extra:
-                    await self.limiter.acquire(platform, chat, extra)
                 mid = await self._deliver(sink, platform, chat, out)
                 for item in batch:
                     for done in item.done:
@@ -338,11 +341,6 @@ class Notifier:
         await asyncio.gather(*self._workers.values(), return_exceptions=True)
         self._workers.clear()
         self._queues.clear()
-
-
-def _cost(sink: Sink, reply: Reply) -> int:
-    cost = getattr(sink, "cost", None)
-    return cost(reply) if cost else 1
 
 
 def digest_line(card: Reply) -> str:

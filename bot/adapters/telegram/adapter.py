@@ -15,7 +15,7 @@ import hmac
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -59,6 +59,7 @@ INCIDENT_ID = re.compile(r"\bINC-\d+\b")
 COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 T = TypeVar("T")
+Gate = Callable[[str, str], Awaitable[None]]
 
 
 class TelegramStartError(RuntimeError):
@@ -100,6 +101,7 @@ class TelegramAdapter:
         self._runner: web.AppRunner | None = None
         self.register_sink = register_sink
         self._poller: asyncio.Task[None] | None = None
+        self.gate: Gate = _no_gate  # set by the delivery layer: one rate-limit slot
         self.inbox = Inbox(core.store, token.get_secret_value().split(":", 1)[0])
 
     # ---------------------------------------------------------------- lifecycle
@@ -369,7 +371,12 @@ class TelegramAdapter:
     @staticmethod
     def cost(reply: Reply) -> int:
         """How many Telegram messages a reply takes (the rate limiter counts them)."""
-        return len(split_html(reply.title, reply.text)) + len(reply.images)
+        return (len(split_html(reply.title, reply.text)) + len(reply.images)
+                + (1 if reply.request_location else 0))
+
+    async def _next(self, chat_id: int | str) -> None:
+        """Before each message after the first of one reply: the delivery layer's go."""
+        await self.gate(PLATFORM, str(chat_id))
 
     async def drain(self) -> None:
         """Wait until everything queued for delivery has gone out (tests, shutdown)."""
@@ -394,13 +401,16 @@ class TelegramAdapter:
             return False
         rest = Rendered(r.chunks[1:], r.keyboard, r.location_keyboard)
         if rest.chunks:
+            await self._next(chat_id)
             await _native(self._send(chat_id, rest, reply.images))
             return True
         if r.location_keyboard is not None:
+            await self._next(chat_id)
             await _native(self.application.bot.send_message(
                 chat_id, "Or tap 📍 below to share your location.",
                 reply_markup=r.location_keyboard))
         for image in reply.images:
+            await self._next(chat_id)
             await _native(self.application.bot.send_photo(chat_id, image))
         return True
 
@@ -413,13 +423,17 @@ class TelegramAdapter:
             markup: Any = None
             if i == last:
                 markup = r.keyboard or r.location_keyboard
+            if i:
+                await self._next(chat_id)
             sent.append(await bot.send_message(
                 chat_id, chunk, parse_mode=ParseMode.HTML, reply_markup=markup,
                 reply_parameters=quote if i == 0 else None, link_preview_options=NO_PREVIEW))
         if r.keyboard is not None and r.location_keyboard is not None:
+            await self._next(chat_id)
             sent.append(await bot.send_message(chat_id, "Or tap 📍 below to share your location.",
                                                reply_markup=r.location_keyboard))
         for image in images:
+            await self._next(chat_id)
             sent.append(await bot.send_photo(chat_id, image))
         return sent
 
@@ -446,6 +460,10 @@ def _callback_reply_via(msg: Message | None, data: str, private: bool) -> str:
     if msg is not None and data.startswith(EDIT_IN_PLACE):
         return f"edit:{msg.message_id}"
     return "send" if private else ""
+
+
+async def _no_gate(platform: str, chat: str) -> None:
+    return None
 
 
 def _chat_id(chat: str) -> int | str:
