@@ -239,6 +239,15 @@ class Core:
         """Answer one command; None means 'not for the bot' (chatter in a group)."""
         result = await self._handle(cmd)
         if result is not None and result.outbound:
+            if not result.queued and cmd.reply_via and self.notifier.outbox is not None:
+                # it wrote and tells others: its answer goes durably with their messages
+                fx = next((o.fixture for o in result.outbound if o.fixture), "")
+                how, _, mid = cmd.reply_via.partition(":")
+                if fx:
+                    result.outbound.append(Outbound(
+                        f"user:{cmd.platform}:{cmd.chat}", result.reply, fixture=fx,
+                        quote=mid if how == "quote" else "", edit=mid if how == "edit" else ""))
+                    result.queued = True
             await self.notifier.send(result.outbound)
         return result
 

@@ -59,6 +59,7 @@ class Item:
     queued_at: float
     done: list[Done] = field(default_factory=list)
     slot: float | None = None  # the time the limiter booked for it (in-process limiter)
+    named: bool = False  # already named in a digest; its own card follows when there's room
 
     @property
     def severity(self) -> int:
@@ -245,18 +246,24 @@ class Notifier:
                        queue: ChatQueue) -> tuple[list[Item], Outbound]:
         """Take what to send now: the next message, or a digest of the new incidents waiting
         when there are more than the chat's budget allows to send one by one."""
-        fresh = [i for i in queue.items if self._is_new_card(platform, chat, i)]
+        fresh = [i for i in queue.items
+                 if not i.named and self._is_new_card(platform, chat, i)]
         if len(fresh) >= 2 and len(fresh) > await self._budget(platform, chat):
             fresh.sort(key=lambda i: -i.severity)
             covered = [i for i in fresh if i.severity < ACTIONABLE]
             for i in covered:
                 queue.items.remove(i)
+            for i in fresh:
+                i.named = True
             self.health[(platform, chat)].digests += 1
             lines = [digest_line(i.out.reply) for i in fresh]
             title = f"{len(fresh)} new incidents (worst first)"
             reply = Reply("\n".join(lines), title=title)
             return covered, Outbound(fresh[0].out.audience, reply, fixture=fresh[0].out.fixture)
-        item = queue.items.pop(0)
+        # After a digest, the actionable cards it named come next, worst first.
+        named = [i for i in queue.items if i.named]
+        item = max(named, key=lambda i: i.severity) if named else queue.items[0]
+        queue.items.remove(item)
         return [item], item.out
 
     def _is_new_card(self, platform: str, chat: str, item: Item) -> bool:

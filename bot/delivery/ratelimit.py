@@ -34,6 +34,16 @@ DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
 }
 
 
+# For live delivery the minute windows are also paced, so a burst cannot spend a whole
+# minute's budget in its first seconds and then leave a control room dark for the rest:
+# a Telegram group gets at most 3 messages in any 9 s (a card every 3 s on average, 3 at
+# once on a quiet night), Slack at most 5 calls in any 6 s.
+PACED_LIMITS: dict[str, tuple[Limit, ...]] = {
+    "telegram": (*DEFAULT_LIMITS["telegram"], Limit(3, 9.0, "group")),
+    "slack": (*DEFAULT_LIMITS["slack"], Limit(5, 6.0, "platform")),
+}
+
+
 def is_group(platform: str, chat: str) -> bool:
     """Telegram groups and channels have negative ids (or @names)."""
     return platform == "telegram" and chat.startswith(("-", "@"))
@@ -153,7 +163,7 @@ class SharedRateLimiter:
                  *, clock: Callable[[], float] = time.time,
                  sleep: Sleeper = asyncio.sleep) -> None:
         self.windows: Any = windows
-        self.limits = DEFAULT_LIMITS if limits is None else limits
+        self.limits = PACED_LIMITS if limits is None else limits
         self.clock = clock
         self.sleep = sleep
 
@@ -163,6 +173,7 @@ class SharedRateLimiter:
             if lim.scope == "group" and not is_group(platform, chat):
                 continue
             scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
+            scope += f":{lim.count}/{lim.per:g}"
             out.append((self.windows.key(platform, scope), lim.count, lim.per))
         return out
 
