@@ -14,9 +14,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from botproc import SLACK_CONTROL, STEWARD0, TG_CONTROL, TYPES, ZONES, Rig, names  # noqa: E402
+from tests.botproc import SLACK_CONTROL, STEWARD0, TG_CONTROL, TYPES, ZONES, Rig, names  # noqa: E402
 
 TAPS = 30
 LINES = 30

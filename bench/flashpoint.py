@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from botproc import (  # noqa: E402
+from tests.botproc import (  # noqa: E402
     SLACK_CONTROL,
     STEWARD0,
     TG_CONTROL,
@@ -78,7 +78,8 @@ class Seen:
         return sum((i not in self.tg) + (i not in self.sl) for i in self.logged)
 
 
-async def main(reports: int, stewards: int, seconds: float, settle: float) -> None:
+async def main(reports: int, stewards: int, seconds: float, settle: float,
+               trace: bool = False) -> None:
     rig = Rig(stewards)
     await rig.start()
     try:
@@ -112,6 +113,12 @@ async def main(reports: int, stewards: int, seconds: float, settle: float) -> No
         print(f"slack_429: {rig.slack.too_many}")
         ctl_msgs = len(tg_ctl)
         print(f"telegram_control_messages: {ctl_msgs}")
+        times = sorted(t for t, _, _ in tg_ctl)
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        print(f"telegram_control_max_gap_s: {max(gaps, default=0.0):.2f}")
+        if trace:
+            for t, text, c in tg_ctl:
+                print(f"  {t - t0:7.2f} {c.method} {text.splitlines()[0][:70]!r}")
         # baseline: one card per incident at the group limit (20/min) would take this long
         print(f"ratio_p95_vs_one_card_each_at_limit: "
               f"{percentile(tg_lat, 0.95) / max(1e-9, len(logged) * 3.0):.4f}")
@@ -125,5 +132,6 @@ if __name__ == "__main__":
     ap.add_argument("--stewards", type=int, default=60)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--settle", type=float, default=60.0)
+    ap.add_argument("--trace", action="store_true", help="list every control message")
     a = ap.parse_args()
-    asyncio.run(main(a.reports, a.stewards, a.seconds, a.settle))
+    asyncio.run(main(a.reports, a.stewards, a.seconds, a.settle, a.trace))

@@ -122,7 +122,8 @@ class OutboxReader:
         end = loop.time() + timeout
         while loop.time() < end:
             await self.notifier.drain()
-            counts = [(await self.outbox.backlog(fx))[0] for fx in list(self._loops)]
+            fixtures = await self.outbox.fixture_ids()
+            counts = [(await self.outbox.backlog(fx))[0] for fx in fixtures]
             if not any(counts) and not self._left:
                 return
             await asyncio.sleep(0.05)

@@ -1,5 +1,5 @@
-"""Shared by the delivery benchmarks: the real bot (`matchday run`) as a child process, on a
-Redis of its own, against the limit-enforcing fake Bot API and fake Slack in this process."""
+"""The real bot (`matchday run`) as a child process on a Redis of its own, against the
+limit-enforcing fake Bot API and fake Slack in this process (delivery benches, crash test)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bot.app import build_core
+from bot.domain.clock import SystemClock
+from bot.sample import ensure_sample_fixture
+from bot.settings import load_settings
+from bot.store import Store
+from bot.store.embedded import EmbeddedRedis
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
-from bot.app import build_core  # noqa: E402
-from bot.domain.clock import SystemClock  # noqa: E402
-from bot.sample import ensure_sample_fixture  # noqa: E402
-from bot.settings import load_settings  # noqa: E402
-from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
-from tests.fakes.slack_api import FakeSlack  # noqa: E402
-from tests.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TG_CONTROL = -1001000000001
 SLACK_CONTROL = "C0CONTROL"
