@@ -70,6 +70,14 @@ def answers_to(rig: Rig, user: int, since: float) -> list[str]:
 
 
 async def main(kill_after: int, settle: float) -> None:
+    for name, value in (await crash_run(kill_after, settle)).items():
+        print(f"{name}: {value}")
+
+
+async def crash_run(kill_after: int, settle: float, taps: int = TAPS,
+                    lines: int = LINES) -> dict[str, object]:
+    """Run the burst, kill -9 mid-way, restart; the figures."""
+    TAPS, LINES = taps, lines  # noqa: N806
     rig = Rig(TAPS + LINES)
     await rig.start()
     try:
@@ -143,17 +151,16 @@ async def main(kill_after: int, settle: float) -> None:
                     sl_cards[m.group(0)] += 1
         dups = sum(n - 1 for n in (*tg_cards.values(), *sl_cards.values(),
                                    *logged_counts.values()) if n > 1)
-        print(f"inputs: {TAPS + LINES} ({TAPS} final taps, {LINES} one-line reports)")
-        print(f"answered_before_kill: {acked_before}")
-        print(f"incidents_stored: {len(ids)}")
-        print(f"acked_lost: {acked_lost}")
-        print(f"cards_never_delivered: {cards_missing}")
-        print(f"replies_never_delivered: {replies_missing}")
-        print(f"taps_lost: {taps_lost}")
-        print(f"reports_lost: {reports_lost}")
-        print(f"duplicates: {dups}")
-        print(f"telegram_429: {rig.tg.too_many}")
-        print(f"slack_429: {rig.slack.too_many}")
+        return {"inputs": f"{TAPS + LINES} ({TAPS} final taps, {LINES} one-line reports)",
+                "answered_before_kill": acked_before, "incidents_stored": len(ids),
+                "acked_lost": acked_lost, "cards_never_delivered": cards_missing,
+                "replies_never_delivered": replies_missing, "taps_lost": taps_lost,
+                "reports_lost": reports_lost, "duplicates": dups,
+                "duplicated": sorted([f"tg card {k}" for k, v in tg_cards.items() if v > 1]
+                                     + [f"slack card {k}" for k, v in sl_cards.items() if v > 1]
+                                     + [f"logged {k}" for k, v in logged_counts.items()
+                                        if v > 1]),
+                "telegram_429": rig.tg.too_many, "slack_429": rig.slack.too_many}
     finally:
         await rig.stop()
 

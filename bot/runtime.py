@@ -11,6 +11,7 @@ from aiohttp import web
 
 from bot.app import App, StartupError
 from bot.delivery.durable import OutboxReader
+from bot.delivery.health import status_lines, watch
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.schedule.scheduler import Scheduler
 from bot.store.outbox import Outbox
@@ -96,6 +97,14 @@ def start_outbox(app: App) -> OutboxReader:
     core.notifier.limiter = SharedRateLimiter(Windows(store))  # one budget for all replicas
     app.reader = OutboxReader(core.notifier, outbox)
     app.reader.start()
+    notifier = core.notifier
+
+    async def delivery_lines(_fx: object) -> list[str]:
+        return status_lines(notifier)
+
+    core.status_lines.append(delivery_lines)
+    app.reader.watchdog = asyncio.create_task(
+        watch(notifier, float(app.settings.delivery_warn_seconds)))
     return app.reader
 
 

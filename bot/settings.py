@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, alias="PORT")
     form_ttl_seconds: int = Field(default=600, alias="MATCHDAY_FORM_TTL")
     dedupe_ttl_seconds: int = Field(default=86400, alias="MATCHDAY_DEDUPE_TTL")
+    delivery_warn_seconds: int = Field(default=60, alias="MATCHDAY_DELIVERY_WARN_S")
 
     @field_validator("appendfsync")
     @classmethod

@@ -290,3 +290,32 @@ async def test_fake_telegram_answers_429_exactly_when_a_limit_breaks(fake: FakeT
         assert wait == 0 if k < 20 else wait > 0
     time.now += 1.0
     assert fake._over_limit("-100777") >= 30  # the 21st group message within a minute
+
+
+async def test_status_shows_delivery_health_and_the_other_platform_is_warned(store: Store):
+    from bot.delivery.health import status_lines, watch
+
+    time = FakeTime()
+    n, sink = notifier(store, time)
+
+    class SlackRecorder(Recorder):
+        platform = "slack"
+
+    slack = SlackRecorder(time)
+    n.add_sink(slack)
+    n.channels["control"]["slack"] = ["C0CONTROL"]
+    assert status_lines(n) == ["Delivery: all messages delivered."]
+    sink.busy_until = time.now + 10_000  # Telegram refuses everything for a long while
+    await n.send([Outbound("user:telegram:" + GROUP, Reply("card"))])
+    for _ in range(50):
+        await asyncio.sleep(0)
+    warner = asyncio.create_task(watch(n, warn_after=60, every=5))
+    while not slack.sent():
+        await asyncio.sleep(0)
+    warner.cancel()
+    [line] = [x for x in status_lines(n) if "telegram" in x]
+    assert "1 queued" in line and "last 429" in line
+    assert "not getting through" in slack.sent()[0] and GROUP in slack.sent()[0]
+    assert len(slack.sent()) == 1  # once per stuck spell
+    sink.busy_until = 0
+    await n.close()

@@ -36,6 +36,7 @@ class OutboxReader:
         self.rescan_s = rescan_s
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._main: asyncio.Task[None] | None = None
+        self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.health.watch, if run
         self._left: dict[tuple[str, str], int] = {}  # (fixture, entry) -> chats still to reach
 
     def start(self) -> None:
@@ -44,7 +45,8 @@ class OutboxReader:
 
     async def stop(self) -> None:
         """Stop reading and hand the leases over (what is unsent stays in the outbox)."""
-        tasks = [t for t in [self._main, *self._loops.values()] if t is not None]
+        tasks = [t for t in [self._main, self.watchdog, *self._loops.values()]
+                 if t is not None]
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

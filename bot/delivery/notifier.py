@@ -91,6 +91,7 @@ class ChatQueue:
         self.idle = asyncio.Event()
         self.idle.set()
         self.busy = False
+        self.last_digest: float | None = None  # when the last digest went (flashpoint mode)
 
     def put(self, item: Item) -> None:
         """Queue a message; a newer version of a queued live message replaces it in place."""
@@ -208,6 +209,7 @@ class Notifier:
                 continue
             queue.busy = True
             try:
+                await self._pace(platform, chat, queue)
                 await self._admit(platform, chat, queue.items[0].slot)
                 batch, out = await self._compose(platform, chat, queue)
                 mid = await self._deliver(sink, platform, chat, out)
@@ -225,6 +227,16 @@ class Notifier:
             finally:
                 queue.busy = False
                 self._update_health(platform, chat, queue)
+
+    async def _pace(self, platform: str, chat: str, queue: ChatQueue) -> None:
+        """At a flashpoint, space digests evenly at the chat's sustained rate (rather than
+        spending a burst at once and then going dark), so each waits one interval at most."""
+        if queue.last_digest is None:
+            return
+        gap = getattr(self.limiter, "interval", None)
+        wait = queue.last_digest + (gap(platform, chat) if gap else 0.0) - self.clock()
+        if 0 < wait:
+            await self.limiter.sleep(wait)
 
     async def _admit(self, platform: str, chat: str, slot: float | None) -> None:
         """Wait for the limiter's go for one message to this chat."""
@@ -256,10 +268,13 @@ class Notifier:
             for i in fresh:
                 i.named = True
             self.health[(platform, chat)].digests += 1
+            queue.last_digest = self.clock()
             lines = [digest_line(i.out.reply) for i in fresh]
             title = f"{len(fresh)} new incidents (worst first)"
             reply = Reply("\n".join(lines), title=title)
             return covered, Outbound(fresh[0].out.audience, reply, fixture=fresh[0].out.fixture)
+        if not fresh:
+            queue.last_digest = None  # the burst is over: back to one card at a time
         # After a digest, the actionable cards it named come next, worst first.
         named = [i for i in queue.items if i.named]
         item = max(named, key=lambda i: i.severity) if named else queue.items[0]

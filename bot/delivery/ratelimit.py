@@ -44,6 +44,12 @@ PACED_LIMITS: dict[str, tuple[Limit, ...]] = {
 }
 
 
+def interval(limits: tuple[Limit, ...], platform: str, chat: str) -> float:
+    """The chat's sustained pace: seconds per message under its tightest limit."""
+    return max((lim.per / lim.count for lim in limits
+                if not (lim.scope == "group" and not is_group(platform, chat))), default=0.0)
+
+
 def is_group(platform: str, chat: str) -> bool:
     """Telegram groups and channels have negative ids (or @names)."""
     return platform == "telegram" and chat.startswith(("-", "@"))
@@ -127,6 +133,10 @@ class RateLimiter:
         if delay > 0:
             await self.sleep(delay)
 
+    def interval(self, platform: str, chat: str) -> float:
+        """Seconds per message this chat can sustain."""
+        return interval(self.limits.get(platform, ()), platform, chat)
+
     def budget(self, platform: str, chat: str, horizon: float) -> int:
         """How many messages this chat could still take within the next `horizon` seconds."""
         if not self.limits.get(platform):
@@ -186,6 +196,10 @@ class SharedRateLimiter:
                 if wait <= 0:
                     break
                 await self.sleep(wait)
+
+    def interval(self, platform: str, chat: str) -> float:
+        """Seconds per message this chat can sustain."""
+        return interval(self.limits.get(platform, ()), platform, chat)
 
     async def budget(self, platform: str, chat: str, horizon: float) -> int:
         """Roughly how many messages this chat could still take within `horizon` seconds."""
