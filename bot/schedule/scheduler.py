@@ -22,13 +22,16 @@ from bot.core.dispatch import Core
 from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
 from bot.domain.clock import Clock
 from bot.domain.models import Fixture
+from bot.store.outbox import ops as outbox_ops
 from bot.store.plans import (
     add_summary_slot,
     claim_slot,
+    claim_slot_with,
     load_plan,
     missed_slots,
     record_missed,
     save_briefing_plan,
+    slot_claim,
 )
 
 log = logging.getLogger(__name__)
@@ -214,6 +217,8 @@ class Scheduler:
         if slot.id not in {s.id for s in await load_plan(store, slot.fixture)}:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
+        if state != "missed" and self.core.notifier.outbox is not None:
+            return await self._claim_and_send(slot, fx, state, now)
         if not await claim_slot(store, slot, state, self.instance, now):
             return "skip"  # another replica has it
         if state == "missed":
@@ -225,6 +230,25 @@ class Scheduler:
 
         outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
                 else await briefing_outbounds(self.core, fx, slot.label, late))
+        await self.core.notifier.send(outs)
+        return state
+
+    async def _claim_and_send(self, slot: Slot, fx: Fixture, state: str, now: datetime) -> str:
+        """Durable delivery: the claim and the outbox entries are one atomic write."""
+        if await slot_claim(self.core.store, slot):
+            return "skip"  # another replica has it (checked first: building it costs)
+        from bot.schedule.briefings import briefing_outbounds, summary_outbounds
+
+        late = slot.due if state == "late" else None
+        outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
+                else await briefing_outbounds(self.core, fx, slot.label, late))
+        for out in outs:
+            out.fixture = out.fixture or fx.id
+        if not await claim_slot_with(self.core.store, slot, state, self.instance, now,
+                                     outbox_ops(outs)):
+            return "skip"
+        for out in outs:
+            out.stored = True  # observers (console, replay) still see them
         await self.core.notifier.send(outs)
         return state
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from bot.domain.cadence import Slot, dumps, loads
 from bot.domain.clock import iso
-from bot.store.client import Store, fx_prefix
+from bot.store.client import Refused, Store, fx_prefix
 
 CLAIM_TTL = 120 * 86400  # a claim outlives any re-send window by far
 PLAN_TTL = 400 * 86400
@@ -37,6 +38,20 @@ async def claim_slot(store: Store, slot: Slot, state: str, by: str, at: datetime
     value = json.dumps({"state": state, "by": by, "at": iso(at)}, separators=(",", ":"))
     key = f"{fx_prefix(slot.fixture)}slot:{slot.id}"
     return bool(await store._call(store.r.set(key, value, nx=True, ex=CLAIM_TTL)))
+
+
+async def claim_slot_with(store: Store, slot: Slot, state: str, by: str, at: datetime,
+                          outbox: list[list[Any]]) -> bool:
+    """Claim the slot AND write what it sends to the outbox in one script: the one replica
+    that claims it has its messages durable at the same instant (a crash cannot split them)."""
+    value = json.dumps({"state": state, "by": by, "at": iso(at)}, separators=(",", ":"))
+    ops = [["require_missing", f"slot:{slot.id}", "claimed"],
+           ["set", f"slot:{slot.id}", value, CLAIM_TTL], *outbox]
+    try:
+        await store.apply(fx_prefix(slot.fixture), ops)
+    except Refused:
+        return False
+    return True
 
 
 async def slot_claim(store: Store, slot: Slot) -> dict[str, str] | None:

@@ -101,6 +101,7 @@ class TelegramAdapter:
         self._runner: web.AppRunner | None = None
         self.register_sink = register_sink
         self._poller: asyncio.Task[None] | None = None
+        self._polling = False
         self.gate: Gate = _no_gate  # set by the delivery layer: one rate-limit slot
         self.inbox = Inbox(core.store, token.get_secret_value().split(":", 1)[0])
 
@@ -136,7 +137,13 @@ class TelegramAdapter:
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""
         if self._poller is not None:
-            self._poller.cancel()
+            # Let the current long poll finish (cancelling a request mid-flight can leave
+            # the HTTP pool hanging at shutdown); whatever it fetched is recorded first.
+            self._polling = False
+            try:
+                await asyncio.wait_for(asyncio.shield(self._poller), self.poll_timeout + 6)
+            except TimeoutError:
+                self._poller.cancel()
             await asyncio.gather(self._poller, return_exceptions=True)
             self._poller = None
         if self._runner is not None:
@@ -158,7 +165,8 @@ class TelegramAdapter:
         bot = self.application.bot
         offset: int | None = None
         first = True
-        while True:
+        self._polling = True
+        while self._polling:
             try:
                 if first:
                     offset = await self.inbox.offset()
@@ -170,7 +178,7 @@ class TelegramAdapter:
                     read_timeout=self.poll_timeout + 5)
                 if not updates:
                     continue
-                raws = [u.to_dict() for u in updates]
+                raws = [u.to_dict() for u in updates]  # kept even when stopping
                 await self.inbox.record(raws)
                 offset = updates[-1].update_id + 1
                 for raw in raws:
