@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import secrets
+from dataclasses import replace
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
@@ -17,7 +18,7 @@ from bot.domain.grounds import Ground
 from bot.domain.models import Fixture, incident_id
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy
-from bot.store import Refused, Similar, var
+from bot.store import Refused, Similar, fill, var
 from bot.store.outbox import ops as outbox_ops
 from handlers.views import age, card, hot_prompt
 from handlers.words import resolve_word
@@ -116,7 +117,9 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     ts = int(ctx.now.timestamp())
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
     # What control and the reporter will see goes into the outbox in the same write.
-    seen = _seen_by_everyone(ctx, fx, record) if ctx.durable else []
+    drafted = _announce(ctx, fx, {**record, "n": var("n"), "id": incident_id(var("n")),
+                                  "phase": fx.phase}) if ctx.durable else ([], Result(Reply("")))
+    seen = _for_the_outbox(ctx, fx, *drafted) if ctx.durable else []
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
@@ -133,11 +136,16 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     if merged_into and sim is not None:
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
-    outs, result = _announce(ctx, fx, inc)
-    for out in outs:
-        out.stored = bool(seen)
+    if seen:  # the same messages the script stored, numbered: nothing to render twice
+        outs, result = drafted
+        filled = {"n": applied.vars["n"]}
+        outs = [replace(o, reply=fill_reply(o.reply, filled), ref=fill(o.ref, filled),
+                        stored=True) for o in outs]
+        result = Result(fill_reply(result.reply, filled),
+                        queued=any(o.audience.startswith("user:") for o in seen))
+    else:
+        outs, result = _announce(ctx, fx, inc)
     ctx.outbound += outs
-    result.queued = any(o.audience.startswith("user:") for o in seen)
     await ctx.core.changed("incident", fx.id)
     return result
 
@@ -161,13 +169,21 @@ def _announce(ctx: Ctx, fx: Fixture, inc: dict[str, str]) -> tuple[list[Outbound
     return outs, result
 
 
-def _seen_by_everyone(ctx: Ctx, fx: Fixture, record: dict[str, str]) -> list[Outbound]:
-    """The announcement of a new incident before its number is known (the store fills it)."""
-    n = var("n")
-    draft = {**record, "n": n, "id": incident_id(n), "phase": var("phase")}
-    outs, result = _announce(ctx, fx, draft)
+def _for_the_outbox(ctx: Ctx, fx: Fixture, outs: list[Outbound], result: Result) \
+        -> list[Outbound]:
+    """A new incident's announcement before its number is known (the store fills it in):
+    one card entry for every audience that gets it, plus the reporter's answer."""
+    entries = [replace(outs[0], audience=",".join(o.audience for o in outs))] if outs else []
     mine = ctx.reply_outbound(result.reply, fx.id)
-    return outs + ([mine] if mine else [])
+    return entries + ([mine] if mine else [])
+
+
+def fill_reply(reply: Reply, values: dict[str, str]) -> Reply:
+    """A drafted reply with the store's variables filled in."""
+    return Reply(fill(reply.text, values), title=fill(reply.title, values),
+                 buttons=[[Button(b.label, fill(b.command, values), b.style) for b in row]
+                          for row in reply.buttons],
+                 images=reply.images, ok=reply.ok, request_location=reply.request_location)
 
 
 def evidence_of(a: Any) -> dict[str, Any]:

@@ -142,6 +142,13 @@ class Notifier:
         if audience.startswith("user:"):
             _, platform, user = audience.split(":", 2)
             return {platform: [user]}
+        if "," in audience:  # one message for several audiences: each chat once
+            out: dict[str, list[str]] = {}
+            for part in audience.split(","):
+                for platform, chats in self.channels.get(part, {}).items():
+                    have = out.setdefault(platform, [])
+                    have += [c for c in chats if c not in have]
+            return out
         return self.channels.get(audience, {})
 
     # ---------------------------------------------------------------- queueing
