@@ -230,7 +230,8 @@ async def test_group_photo_reply_to_card(polling: TelegramAdapter, fake: FakeTel
     await feed(fake.message_update(SUPERVISOR, "nice weather", chat_id=CONTROL))
     await feed(fake.message_update(SUPERVISOR, photo="AgACgroup", chat_id=CONTROL,
                                    reply_to=card))
-    await fake.wait_for(sends_to(CONTROL, "Added to INC-1"))
+    # the group's 1 message/s: evidence line, the photo again, the card's edit, then this
+    await fake.wait_for(sends_to(CONTROL, "Added to INC-1"), timeout=10)
     assert not sends_to(CONTROL, "register")(fake.calls)
 
 
