@@ -232,7 +232,7 @@ class Scheduler:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
         if state != "missed" and self.core.notifier.outbox is not None:
-            return await self._claim_and_send(slot, fx, state, now)
+            return await self._claim_into_outbox(slot, fx, state, now)
         if state == "missed":
             if await store.slot_claim(slot) is not None:
                 return "skip"  # another replica has it
@@ -254,7 +254,8 @@ class Scheduler:
         await self.core.notifier.send(outs)
         return state
 
-    async def _claim_and_send(self, slot: Slot, fx: Fixture, state: str, now: datetime) -> str:
+    async def _claim_into_outbox(self, slot: Slot, fx: Fixture, state: str,
+                                 now: datetime) -> str:
         """Durable delivery: the claim and the outbox entries are one atomic write."""
         if await self.core.store.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
