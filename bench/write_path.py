@@ -32,12 +32,14 @@ from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store.embedded import EmbeddedRedis  # noqa: E402
+from bot.store.outbox import Outbox  # noqa: E402
 
 TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
 
 
 def cmd(i: int, text: str = TEXT, user: str = "steward") -> Command:
-    return Command(platform="console", chat=user, user=user, text=text, dedupe_key=f"bench:{i}")
+    return Command(platform="console", chat=user, user=user, text=text, dedupe_key=f"bench:{i}",
+                   reply_via="send")
 
 
 async def raw_xadd(store: Store, n: int) -> float:
@@ -199,6 +201,9 @@ async def main(n_reports: int, big: int) -> None:
         await store.reset_for_tests()
         settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name)
         core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
+        # As `matchday run` does: the card for control and command and the reporter's answer
+        # go into the durable outbox inside the report's own script.
+        core.notifier.outbox = Outbox(store)
         await ensure_sample_fixture(core)
         await reports(core, 200, 0)  # warm up (script load, caches)
         await raw_xadd(store, 200)

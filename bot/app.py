@@ -54,6 +54,7 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     except ValueError as exc:
         raise StartupError(str(exc)) from None
     notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers)
+    notifier.store = store  # live messages' platform ids
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
     try:
@@ -75,6 +76,7 @@ class App:
         self.core: Core | None = None
         self.adapters: list[Adapter] = []
         self.lease: Any = None  # bot.store.lease.Lease once runtime starts one
+        self.reader: Any = None  # the outbox reader, when platforms are running
 
     async def start_store(self) -> Store:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""

@@ -13,10 +13,15 @@ from typing import TYPE_CHECKING
 
 from bot.app import App, StartupError, safe_url
 from bot.core.dispatch import Core
+from bot.delivery.durable import OutboxReader
+from bot.delivery.health import status_lines, watch
+from bot.delivery.ratelimit import SharedRateLimiter
 from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
 from bot.store import StoreUnavailable
 from bot.store.lease import Lease
+from bot.store.outbox import Outbox
+from bot.store.windows import Windows
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -79,6 +84,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     try:
         platforms = await _start_platforms(app, webhook=webhook, http=http,
                                            control_room=web or http or webhook)
+        if core.notifier.sinks:
+            start_outbox(app)
         background = [asyncio.create_task(_keep_lease(app)),
                       asyncio.create_task(follow_changes(core, origin))]
         chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
@@ -111,6 +118,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
         await scheduler.stop()
+        if app.reader is not None:
+            await app.reader.stop()
         await app.lease.release()
     return 0
 
@@ -144,6 +153,26 @@ async def follow_changes(core: Core, origin: str) -> None:
         except Exception:
             log.exception("following other replicas' changes failed; resubscribing")
             await asyncio.sleep(1)
+
+
+def start_outbox(app: App) -> OutboxReader:
+    """Make what commands cause durable (the outbox) and start delivering it."""
+    core, store = app.core, app.store
+    assert core is not None and store is not None
+    outbox = Outbox(store)
+    core.notifier.outbox = outbox
+    core.notifier.limiter = SharedRateLimiter(Windows(store))  # one budget for all replicas
+    app.reader = OutboxReader(core.notifier, outbox)
+    app.reader.start()
+    notifier = core.notifier
+
+    async def delivery_lines(_fx: object) -> list[str]:
+        return status_lines(notifier)
+
+    core.status_lines.append(delivery_lines)
+    app.reader.watchdog = asyncio.create_task(
+        watch(notifier, float(app.settings.delivery_warn_seconds)))
+    return app.reader
 
 
 def _image_saver(app: App):  # type: ignore[no-untyped-def]

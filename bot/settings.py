@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     replica_timeout_ms: int = Field(default=500, ge=1, alias="MATCHDAY_REPLICA_TIMEOUT_MS")
     log_format: str = Field(default="text", alias="MATCHDAY_LOG_FORMAT")
     lease_ms: int = Field(default=10000, ge=1000, alias="MATCHDAY_LEASE_MS")
+    delivery_warn_seconds: int = Field(default=60, alias="MATCHDAY_DELIVERY_WARN_S")
 
     @field_validator("appendfsync")
     @classmethod

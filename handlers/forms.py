@@ -141,6 +141,15 @@ async def form_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     state = await ctx.store.form(fx.id, ctx.who)
     if state is None or state.get("fid") != fid or state.get("kind") == "methane":
+        # A final tap redelivered after a restart: it was logged, say so again.
+        done = await ctx.store.applied_vars(fx.id, ctx.cmd.dedupe_key) \
+            if ctx.cmd.dedupe_key else None
+        n = (done or {}).get("similar") or (done or {}).get("n")
+        if n:  # durable: its "Logged" answer is already in the outbox, don't say it twice
+            queued = (ctx.reply_outbound(Reply(""), fx.id) is not None
+                      and not done.get("similar"))
+            return Result(Reply(f"Already logged as INC-{n}.", title=f"Logged INC-{n}"),
+                          queued=queued)
         return Result(Reply(EXPIRED, ok=False))
     return await _advance(ctx, fx, state, field_name, value)
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from dataclasses import replace
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
-from bot.core.messages import Attachment, Button, Reply, Result
+from bot.core.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Var
@@ -18,6 +19,7 @@ from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy
 from bot.store import Refused, Similar
+from bot.store.outbox import ops as outbox_ops
 from handlers.views import age, card, hot_prompt
 from handlers.words import resolve_word
 
@@ -134,22 +136,51 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     ev = ctx.event("incident.reported", data)
     ts = int(ctx.now.timestamp())
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
+    # What control and the reporter will see goes into the outbox in the same write.
+    # The number is not known yet: the draft carries an unguessable stand-in that the store
+    # turns into its Var("n") (so nothing a user typed can be taken for it).
+    stand_in = str(secrets.randbelow(9 * 10**17) + 10**17)
+    drafted = _announce(ctx, fx, Incident.from_hash({**record, "n": stand_in,
+                                                     "phase": fx.phase})) \
+        if ctx.durable else ([], Result(Reply("")))
+    seen = _for_the_outbox(ctx, fx, *drafted) if ctx.durable else []
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
+        outbox=outbox_ops(seen, stand_in),
     )
-    if applied.duplicate:
-        return Result(Reply(f"Already logged as {incident_id(applied.n)}."))
+    if applied.duplicate:  # a redelivery: the first answer is already in the outbox
+        n = applied.n
+        return Result(Reply(f"Already logged as {incident_id(n)}.",
+                            title=f"Logged {incident_id(n)}"),
+                      queued=ctx.reply_outbound(Reply(""), fx.id) is not None
+                      and not applied.joined)
     inc = applied.incident
     if applied.joined and sim is not None:
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
-    live = card(inc, ground, ctx.core.settings.zone)
-    ctx.notify("control", live, ref=inc.id, fixture=fx.id)
-    if inc.severity >= 3:
-        ctx.notify("command", live, ref=inc.id, fixture=fx.id)
+    if seen:  # the same messages the script stored, numbered: nothing to render twice
+        outs, result = drafted
+        real = str(inc.n)
+        outs = [replace(o, reply=fill_reply(o.reply, stand_in, real),
+                        ref=o.ref.replace(stand_in, real), stored=True) for o in outs]
+        result = Result(fill_reply(result.reply, stand_in, real),
+                        queued=any(o.audience.startswith("user:") for o in seen))
+    else:
+        outs, result = _announce(ctx, fx, inc)
+    ctx.outbound += outs
     await ctx.core.changed("incident", fx.id)
+    return result
+
+
+def _announce(ctx: Ctx, fx: Fixture, inc: Incident) -> tuple[list[Outbound], Result]:
+    """The card for control (and command from severity 3) and the reporter's answer."""
+    ground = ctx.ground(fx)
+    live = card(inc, ground, ctx.core.settings.zone)
+    outs = [Outbound("control", live, ref=inc.id, fixture=fx.id)]
+    if inc.severity >= 3:
+        outs.append(Outbound("command", live, ref=inc.id, fixture=fx.id))
     result = Result(Reply(
         f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
         f"severity {SEVERITIES[inc.severity]}.\nControl has it; you'll be told when it's "
@@ -158,7 +189,25 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     ))
     if inc.type == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
         hot_prompt(result.reply, inc.n)
-    return result
+    return outs, result
+
+
+def _for_the_outbox(ctx: Ctx, fx: Fixture, outs: list[Outbound], result: Result) \
+        -> list[Outbound]:
+    """A new incident's announcement before its number is known (the store fills it in):
+    one card entry for every audience that gets it, plus the reporter's answer."""
+    entries = [replace(outs[0], audience=",".join(o.audience for o in outs))] if outs else []
+    mine = ctx.reply_outbound(result.reply, fx.id)
+    return entries + ([mine] if mine else [])
+
+
+def fill_reply(reply: Reply, stand_in: str, real: str) -> Reply:
+    """A drafted reply with the stand-in number replaced by the one the store took."""
+    return replace(reply, text=reply.text.replace(stand_in, real),
+                   title=reply.title.replace(stand_in, real),
+                   buttons=[[Button(b.label.replace(stand_in, real),
+                                    b.command.replace(stand_in, real), b.style) for b in row]
+                            for row in reply.buttons])
 
 
 def window_words(ctx: Ctx) -> str:

@@ -179,6 +179,20 @@ class Ctx:
         """A new event stamped with now, the sender and their role."""
         return Event(kind=kind, at=iso(self.now), by=self.who, role=self.role or "", data=data)
 
+    @property
+    def durable(self) -> bool:
+        """Messages go through the durable outbox (the app wired one)."""
+        return self.core.notifier.outbox is not None
+
+    def reply_outbound(self, reply: Reply, fixture: str) -> Outbound | None:
+        """The sender's reply as an outbox message, when the adapter lets the core queue it."""
+        via = self.cmd.reply_via
+        if not via or not self.durable:
+            return None
+        how, _, mid = via.partition(":")
+        return Outbound(f"user:{self.cmd.platform}:{self.cmd.chat}", reply, fixture=fixture,
+                        quote=mid if how == "quote" else "", edit=mid if how == "edit" else "")
+
     def notify(self, audience: str, reply: Reply, ref: str = "", fixture: str = "",
                thread: str = "") -> None:
         """Queue a message to an audience, sent after the command is answered."""
@@ -296,6 +310,15 @@ class Core:
         """Answer one command; None means 'not for the bot' (chatter in a group)."""
         result = await self._handle(cmd)
         if result is not None and result.outbound:
+            if not result.queued and cmd.reply_via and self.notifier.outbox is not None:
+                # it wrote and tells others: its answer goes durably with their messages
+                fx = next((o.fixture for o in result.outbound if o.fixture), "")
+                how, _, mid = cmd.reply_via.partition(":")
+                if fx:
+                    result.outbound.append(Outbound(
+                        f"user:{cmd.platform}:{cmd.chat}", result.reply, fixture=fx,
+                        quote=mid if how == "quote" else "", edit=mid if how == "edit" else ""))
+                    result.queued = True
             await self.notifier.send(result.outbound)
         return result
 

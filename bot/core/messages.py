@@ -53,6 +53,9 @@ class Command:
     reply_to: str = ""  # incident id the message replies to, when the platform knows it
     private: bool = True  # a direct chat with the bot (vs a group channel)
     at: datetime | None = None  # when the platform says it was sent
+    # How the adapter lets the core queue the reply durably: "" (the adapter sends it),
+    # "send", "quote:<message id>" or "edit:<message id>" (a guided form's prompt).
+    reply_via: str = ""
 
     @property
     def who(self) -> str:
@@ -100,6 +103,9 @@ class Outbound:
     ref: str = ""
     fixture: str = ""
     thread: str = ""  # ref of the live message this one belongs under (Slack thread, TG reply)
+    quote: str = ""  # platform message id this answers (a reply quoting the user's message)
+    edit: str = ""  # platform message id to replace in place (a guided form's prompt)
+    stored: bool = False  # already written to the durable outbox by the write that caused it
 
 
 @dataclass
@@ -108,6 +114,7 @@ class Result:
 
     reply: Reply
     outbound: list[Outbound] = field(default_factory=list)
+    queued: bool = False  # the reply is already in the durable outbox: adapters don't send it
 
 
 def answer(text: str, *, title: str = "", ok: bool = True, **kw: object) -> Result:

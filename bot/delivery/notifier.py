@@ -1,29 +1,47 @@
-"""Fan-out of outbound messages to audiences' channels on every configured platform."""
+"""The one delivery layer: one ordered queue per chat, one edit-or-send path, one retry policy.
+
+Every adapter is a `Sink` (send / edit natively); everything the bot says goes through here:
+replies, incident cards, threads, escalations, briefings. Per (platform, chat):
+
+- one worker sends in order, each message only when the rate limiter (shared in Redis when
+  the app wires one) grants a slot; sends and edits count alike;
+- a live message (`Outbound.ref`, e.g. an incident card) is posted once, its platform id kept
+  in the store, and later versions edit it in place; queued versions of the same card are
+  coalesced, so only its latest state is sent;
+- when more new incidents wait than the chat can take in the next few seconds (a
+  flashpoint), they go out as one digest naming each (highest severity first); cards of
+  severity 4+ still follow individually;
+- a 429 waits the platform's retry_after and tries again, for ever: a message is delivered
+  or superseded, never dropped. `on_done` tells the outbox when an entry is delivered.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
+import re
+import time
 import tomllib
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
-from bot.core.messages import Outbound
+from bot.core.messages import Outbound, Reply
 from bot.delivery.ratelimit import RateLimiter
+from bot.delivery.sink import Gone, RetryLater, Sink
 from bot.domain.vocab import ROLES
 
 log = logging.getLogger(__name__)
 READERS = "readers"
 
+DIGEST_HORIZON = 5.0  # seconds: more new incidents than fit in this go out as a digest
+ACTIONABLE = 4  # severity from which an incident always gets its own card
+MAX_BACKOFF = 30.0
+SEVERITY = re.compile(r"^Severity (\d)")
 
-class Sink(Protocol):
-    """A platform adapter's delivery side."""
-
-    platform: str
-
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        """Send (or edit in place, when out.ref names a live message) to these chats."""
+Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
 
 
 def load_channels(path: Path) -> dict[str, dict[str, list[str]]]:
@@ -52,24 +70,93 @@ def load_readers(path: Path) -> dict[str, frozenset[str]]:
     return out
 
 
+@dataclass
+class Item:
+    """One message waiting for one chat, plus who to tell once it is delivered."""
+
+    out: Outbound
+    queued_at: float
+    done: list[Done] = field(default_factory=list)
+    slot: float | None = None  # the time the limiter booked for it (in-process limiter)
+    named: bool = False  # already named in a digest; its own card follows when there's room
+
+    @property
+    def severity(self) -> int:
+        """An incident card's severity (0 for other messages)."""
+        m = SEVERITY.match(self.out.reply.text)
+        return int(m.group(1)) if m else 0
+
+
+@dataclass
+class Health:
+    """What /status shows about one chat's delivery."""
+
+    platform: str
+    chat: str
+    queued: int = 0
+    oldest_at: float | None = None
+    last_429_at: float | None = None
+    delivered: int = 0
+    digests: int = 0
+    warned: bool = False
+
+
+class ChatQueue:
+    """The messages waiting for one chat, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.wake = asyncio.Event()
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.busy = False
+        self.last_digest: float | None = None  # when the last digest went (flashpoint mode)
+
+    def put(self, item: Item) -> None:
+        """Queue a message; a newer version of a queued live message replaces it in place."""
+        out = item.out
+        if out.ref and not out.quote and not out.edit:
+            for old in self.items:
+                o = old.out
+                if o.ref == out.ref and o.fixture == out.fixture and not o.quote and not o.edit:
+                    old.out = out  # superseded: only the latest state is sent
+                    old.done += item.done
+                    return
+        self.items.append(item)
+        self.idle.clear()
+        self.wake.set()
+
+
 class Notifier:
-    """Routes each Outbound to every sink that has chats for its audience."""
+    """Routes each Outbound to every sink that has chats for its audience, and delivers it."""
 
     def __init__(self, channels: dict[str, dict[str, list[str]]],
                  limiter: RateLimiter | None = None,
-                 readers: dict[str, frozenset[str]] | None = None) -> None:
+                 readers: dict[str, frozenset[str]] | None = None, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.channels = channels
         self.readers = readers or {}  # audience -> roles reading it (who may see what)
-        self.limiter = limiter or RateLimiter()  # per-chat/platform limits (bot/ratelimit.py)
+        self.limiter: Any = limiter or RateLimiter()
+        self.clock = clock
         self.sinks: dict[str, Sink] = {}
+        self.store: Any = None  # where live messages' platform ids are kept (set by the app)
+        self.outbox: Any = None  # the durable outbox (bot.store.outbox.Outbox) when wired
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
-        self._queues: dict[tuple[str, str], asyncio.Queue[tuple[float, int, Outbound]]] = {}
+        self.health: dict[tuple[str, str], Health] = {}
+        self._queues: dict[tuple[str, str], ChatQueue] = {}
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._posted: dict[tuple[str, str], set[str]] = {}
 
     def add_sink(self, sink: Sink) -> None:
-        """Register an adapter; one per platform."""
+        """Register an adapter; one per platform. A sink that sends a reply as several
+        messages asks `gate` for a rate-limit slot before each after the first."""
         self.sinks[sink.platform] = sink
+        if hasattr(sink, "gate"):
+            sink.gate = self._gate
+
+    async def _gate(self, platform: str, chat: str) -> None:
+        await self.limiter.acquire(platform, chat, 1)
 
     def readers_of(self, audience: str) -> frozenset[str] | None:
         """Every role that reads an audience's chats, counting other audiences sharing a
@@ -86,63 +173,248 @@ class Notifier:
         return frozenset(roles)
 
     def targets(self, audience: str) -> dict[str, list[str]]:
-        """platform -> chats for an audience ('user:<platform>:<id>' is one person)."""
+        """platform -> chats for an audience ('user:<platform>:<id>' is one person or chat)."""
         if audience.startswith("user:"):
             _, platform, user = audience.split(":", 2)
             return {platform: [user]}
+        if "," in audience:  # one message for several audiences: each chat once
+            out: dict[str, list[str]] = {}
+            for part in audience.split(","):
+                for platform, chats in self.channels.get(part, {}).items():
+                    have = out.setdefault(platform, [])
+                    have += [c for c in chats if c not in have]
+            return out
         return self.channels.get(audience, {})
 
+    # ---------------------------------------------------------------- queueing
     async def send(self, outs: list[Outbound]) -> None:
         """Queue everything for delivery and return at once: chats in parallel, each chat in
-        order and within its platform's rate limits (slots are booked now, in call order).
-        The sender's own reply never waits for a busy control group; one failing platform
-        never stops the others. `drain()` waits until the queues are empty."""
+        order. The sender's own reply never waits for a busy control group; one failing
+        platform never stops the others. `drain()` waits until the queues are empty."""
         for out in outs:
             for tap in self.taps:
                 await tap(out)
+        if self.outbox is not None:  # about a fixture: durable, delivered by the outbox reader
+            by_fx: dict[str, list[Outbound]] = {}
+            for out in outs:
+                if out.fixture and not out.stored:
+                    by_fx.setdefault(out.fixture, []).append(out)
+            for fx, group in by_fx.items():
+                try:
+                    await self.outbox.add(fx, group)
+                except Exception:  # the store is down: deliver from memory rather than not
+                    log.warning("outbox unavailable; %d message(s) sent from memory", len(group))
+                    self._fan_out(group)
+            outs = [o for o in outs if not o.fixture]
+        self._fan_out(outs)
+
+    def _fan_out(self, outs: list[Outbound]) -> None:
+        for out in outs:
             for platform, chats in self.targets(out.audience).items():
-                sink = self.sinks.get(platform)
-                if sink is None:
+                if platform not in self.sinks:
                     continue
-                cost = sink.cost(out) if hasattr(sink, "cost") else 1
                 for chat in chats:
-                    at = self.limiter.reserve(platform, chat, cost)
-                    self._queue(platform, chat).put_nowait((at, cost, out))
+                    self.enqueue(platform, chat, out)
 
-    def _queue(self, platform: str, chat: str) -> asyncio.Queue[tuple[float, int, Outbound]]:
+    def reply(self, platform: str, chat: str, reply: Reply, *, quote: str = "",
+              edit: str = "") -> None:
+        """Queue the answer to someone who just asked (quoting or editing a message)."""
+        self.enqueue(platform, chat, Outbound(f"user:{platform}:{chat}", reply, quote=quote,
+                                              edit=edit))
+
+    def enqueue(self, platform: str, chat: str, out: Outbound,
+                done: Done | None = None) -> None:
+        """Queue one message for one chat; `done` is awaited once it is delivered."""
         key = (platform, chat)
-        if key not in self._queues:
-            self._queues[key] = asyncio.Queue()
-            self._workers[key] = asyncio.create_task(self._worker(platform, chat))
-        return self._queues[key]
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = ChatQueue()
+            self._workers[key] = asyncio.create_task(self._worker(platform, chat, queue))
+        reserve = getattr(self.limiter, "reserve", None)
+        slot = reserve(platform, chat, 1) if reserve else None  # booked in call order: fair
+        queue.put(Item(out, self.clock(), [done] if done else [], slot))
+        self._update_health(platform, chat, queue)
 
-    async def _worker(self, platform: str, chat: str) -> None:
-        queue = self._queues[(platform, chat)]
+    def _update_health(self, platform: str, chat: str, queue: ChatQueue) -> None:
+        h = self.health.setdefault((platform, chat), Health(platform, chat))
+        h.queued = len(queue.items) + (1 if queue.busy else 0)
+        h.oldest_at = min((i.queued_at for i in queue.items), default=None)
+
+    # ---------------------------------------------------------------- the worker
+    async def _worker(self, platform: str, chat: str, queue: ChatQueue) -> None:
         sink = self.sinks[platform]
         while True:
-            at, cost, out = await queue.get()
+            if not queue.items:
+                queue.idle.set()
+                queue.wake.clear()
+                await queue.wake.wait()
+                continue
+            queue.busy = True
             try:
-                await self.limiter.wait_until(at)
-                await self.limiter.admit(platform, chat, cost)
-                await sink.deliver(out, [chat])
-            except Exception:  # a platform outage must not lose the others' messages
-                log.exception("delivery to %s:%s failed for %s", platform, chat, out.audience)
+                await self._pace(platform, chat, queue)
+                await self._admit(platform, chat, queue.items[0].slot)
+                batch, out = await self._compose(platform, chat, queue)
+                mid = await self._deliver(sink, platform, chat, out)
+                for item in batch:
+                    for done in item.done:
+                        try:
+                            await done(platform, chat, mid)
+                        except Exception:
+                            log.exception("delivery mark failed for %s:%s", platform, chat)
+                self.health[(platform, chat)].delivered += len(batch)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # e.g. the chat is gone: nothing more to do for this message
+                log.exception("delivery to %s:%s failed", platform, chat)
             finally:
-                queue.task_done()
+                queue.busy = False
+                self._update_health(platform, chat, queue)
 
+    async def _pace(self, platform: str, chat: str, queue: ChatQueue) -> None:
+        """At a flashpoint, space digests evenly at the chat's sustained rate (rather than
+        spending a burst at once and then going dark), so each waits one interval at most."""
+        if queue.last_digest is None:
+            return
+        gap = getattr(self.limiter, "interval", None)
+        wait = queue.last_digest + (gap(platform, chat) if gap else 0.0) - self.clock()
+        if 0 < wait:
+            await self.limiter.sleep(wait)
+
+    async def _admit(self, platform: str, chat: str, slot: float | None) -> None:
+        """Wait for the limiter's go for one message to this chat."""
+        if slot is not None:
+            await self.limiter.wait_until(slot)
+            await self.limiter.admit(platform, chat, 1)
+        else:
+            await self.limiter.acquire(platform, chat, 1)
+
+    async def _readmit(self, platform: str, chat: str) -> None:
+        """A retry: counted like a new message, but not behind what is queued after it."""
+        admit = getattr(self.limiter, "admit", None)
+        if admit is not None:
+            await admit(platform, chat, 1)
+        else:
+            await self.limiter.acquire(platform, chat, 1)
+
+    async def _compose(self, platform: str, chat: str,
+                       queue: ChatQueue) -> tuple[list[Item], Outbound]:
+        """Take what to send now: the next message, or a digest of the new incidents waiting
+        when there are more than the chat's budget allows to send one by one."""
+        fresh = [i for i in queue.items
+                 if not i.named and self._is_new_card(platform, chat, i)]
+        if len(fresh) >= 2 and len(fresh) > await self._budget(platform, chat):
+            fresh.sort(key=lambda i: -i.severity)
+            covered = [i for i in fresh if i.severity < ACTIONABLE]
+            for i in covered:
+                queue.items.remove(i)
+            for i in fresh:
+                i.named = True
+            self.health[(platform, chat)].digests += 1
+            queue.last_digest = self.clock()
+            lines = [digest_line(i.out.reply) for i in fresh]
+            title = f"{len(fresh)} new incidents (worst first)"
+            reply = Reply("\n".join(lines), title=title)
+            return covered, Outbound(fresh[0].out.audience, reply, fixture=fresh[0].out.fixture)
+        if not fresh:
+            queue.last_digest = None  # the burst is over: back to one card at a time
+        # After a digest, the actionable cards it named come next, worst first.
+        named = [i for i in queue.items if i.named]
+        item = max(named, key=lambda i: i.severity) if named else queue.items[0]
+        queue.items.remove(item)
+        return [item], item.out
+
+    def _is_new_card(self, platform: str, chat: str, item: Item) -> bool:
+        out = item.out
+        return bool(out.ref and not out.edit and not out.quote
+                    and out.ref not in self._posted.get((platform, chat), set()))
+
+    async def _budget(self, platform: str, chat: str) -> int:
+        """How many messages this chat can take in the next few seconds."""
+        budget = getattr(self.limiter, "budget", None)
+        if budget is None:
+            return 10**6
+        n = budget(platform, chat, DIGEST_HORIZON)
+        return await n if inspect.isawaitable(n) else n
+
+    async def _deliver(self, sink: Sink, platform: str, chat: str, out: Outbound) -> str:
+        """Edit the live message in place, or send anew; retry 429s until it goes."""
+        backoff = 1.0
+        while True:
+            try:
+                return await self._edit_or_send(sink, platform, chat, out)
+            except RetryLater as exc:
+                self.health[(platform, chat)].last_429_at = self.clock()
+                log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,
+                            exc.seconds)
+                await self.limiter.sleep(exc.seconds)
+                await self._readmit(platform, chat)
+            except Gone:
+                raise
+            except (ConnectionError, TimeoutError, OSError) as exc:
+                log.warning("%s:%s unreachable (%s); retrying in %.0fs", platform, chat, exc,
+                            backoff)
+                await self.limiter.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _edit_or_send(self, sink: Sink, platform: str, chat: str, out: Outbound) -> str:
+        store = self.store
+        whole = getattr(sink, "deliver", None)
+        if whole is not None:  # a recorder of whole Outbounds (tests, benchmarks)
+            await whole(out, [chat])
+            return ""
+        if out.edit:
+            if await sink.edit(chat, out.edit, out.reply):
+                return out.edit
+            return await sink.send(chat, out.reply)
+        if out.ref and store is not None:
+            mid = await store.message_ref(out.fixture, platform, chat, out.ref)
+            if mid:
+                self._posted.setdefault((platform, chat), set()).add(out.ref)
+                if await sink.edit(chat, mid, out.reply):
+                    return mid
+        thread = ""
+        if out.thread and store is not None:
+            thread = await store.message_ref(out.fixture, platform, chat, out.thread) or ""
+        mid = await sink.send(chat, out.reply, thread=thread, quote=out.quote)
+        if out.ref:
+            self._posted.setdefault((platform, chat), set()).add(out.ref)
+            if store is not None and mid:
+                await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
+        return mid
+
+    # ---------------------------------------------------------------- lifecycle
     def queued(self) -> int:
         """Messages waiting in every chat's queue."""
-        return sum(q.qsize() for q in self._queues.values())
+        return sum(len(q.items) for q in self._queues.values())
+
+    def pending(self) -> list[Health]:
+        """Delivery health of every chat that has had traffic, worst first."""
+        return sorted(self.health.values(), key=lambda h: (h.oldest_at is None,
+                                                          h.oldest_at or 0))
 
     async def drain(self) -> None:
         """Wait until every queued message has been handed to its platform."""
-        for queue in list(self._queues.values()):
-            await queue.join()
+        while True:
+            waiting = [q for q in self._queues.values() if q.items or q.busy]
+            if not waiting:
+                return
+            await asyncio.gather(*(q.idle.wait() for q in waiting))
+            await asyncio.sleep(0)
 
     async def close(self) -> None:
         """Deliver what is queued, then stop the workers."""
         await self.drain()
         for task in self._workers.values():
             task.cancel()
+        await asyncio.gather(*self._workers.values(), return_exceptions=True)
         self._workers.clear()
         self._queues.clear()
+
+
+def digest_line(card: Reply) -> str:
+    """One line naming an incident: its card's title, place and severity."""
+    lines = card.text.splitlines()
+    where = next((x.removeprefix("Where: ") for x in lines if x.startswith("Where: ")), "")
+    sev = next((x.removeprefix("Severity ") for x in lines if x.startswith("Severity ")), "")
+    return " · ".join(p for p in (card.title.strip(), where, f"severity {sev}" if sev else "")
+                      if p)

@@ -13,6 +13,7 @@ import bisect
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 Sleeper = Callable[[float], Awaitable[object]]
 
@@ -29,8 +30,24 @@ class Limit:
 # Telegram: ~1 msg/s per chat, 20/min per group, ~30/s per bot. Slack: ~1/s per channel.
 DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
     "telegram": (Limit(1, 1.0, "chat"), Limit(20, 60.0, "group"), Limit(30, 1.0, "platform")),
-    "slack": (Limit(1, 1.0, "chat"),),
+    "slack": (Limit(1, 1.0, "chat"), Limit(50, 60.0, "platform")),  # posts; chat.update ~50/min
 }
+
+
+# For live delivery the minute windows are also paced, so a burst cannot spend a whole
+# minute's budget in its first seconds and then leave a control room dark for the rest:
+# a Telegram group gets at most 3 messages in any 9 s (a card every 3 s on average, 3 at
+# once on a quiet night), Slack at most 5 calls in any 6 s.
+PACED_LIMITS: dict[str, tuple[Limit, ...]] = {
+    "telegram": (*DEFAULT_LIMITS["telegram"], Limit(3, 9.0, "group")),
+    "slack": (*DEFAULT_LIMITS["slack"], Limit(5, 6.0, "platform")),
+}
+
+
+def interval(limits: tuple[Limit, ...], platform: str, chat: str) -> float:
+    """The chat's sustained pace: seconds per message under its tightest limit."""
+    return max((lim.per / lim.count for lim in limits
+                if not (lim.scope == "group" and not is_group(platform, chat))), default=0.0)
 
 
 def is_group(platform: str, chat: str) -> bool:
@@ -116,6 +133,26 @@ class RateLimiter:
         if delay > 0:
             await self.sleep(delay)
 
+    def interval(self, platform: str, chat: str) -> float:
+        """Seconds per message this chat can sustain."""
+        return interval(self.limits.get(platform, ()), platform, chat)
+
+    def budget(self, platform: str, chat: str, horizon: float) -> int:
+        """How many messages this chat could still take within the next `horizon` seconds."""
+        if not self.limits.get(platform):
+            return 10**6
+        now = self.clock()
+        windows = [(lim, list(sent)) for lim, sent in self._windows(self._sent, platform, chat)]
+        n, t = 0, now
+        while n < 100:
+            t = self._earliest(windows, t)
+            if t > now + horizon:
+                break
+            for _, sent in windows:
+                bisect.insort(sent, t)
+            n += 1
+        return n
+
     async def acquire(self, platform: str, chat: str, cost: int = 1) -> None:
         """Plan, wait for the slot, and admit."""
         await self.wait_until(self.reserve(platform, chat, cost))
@@ -125,3 +162,50 @@ class RateLimiter:
 def unlimited() -> RateLimiter:
     """A limiter that never waits (tests of other parts, console-only runs)."""
     return RateLimiter({})
+
+
+class SharedRateLimiter:
+    """The same limits, counted in Redis so every replica shares them (sends and edits alike).
+
+    `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it)."""
+
+    def __init__(self, windows: object, limits: dict[str, tuple[Limit, ...]] | None = None,
+                 *, clock: Callable[[], float] = time.time,
+                 sleep: Sleeper = asyncio.sleep) -> None:
+        self.windows: Any = windows
+        self.limits = PACED_LIMITS if limits is None else limits
+        self.clock = clock
+        self.sleep = sleep
+
+    def _scopes(self, platform: str, chat: str) -> list[tuple[str, int, float]]:
+        out = []
+        for lim in self.limits.get(platform, ()):
+            if lim.scope == "group" and not is_group(platform, chat):
+                continue
+            scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
+            scope += f":{lim.count}/{lim.per:g}"
+            out.append((self.windows.key(platform, scope), lim.count, lim.per))
+        return out
+
+    async def acquire(self, platform: str, chat: str, cost: int = 1) -> None:
+        """Wait until every window has room, and take it (once per message of `cost`)."""
+        scopes = self._scopes(platform, chat)
+        for _ in range(max(1, cost)):
+            while True:
+                wait = await self.windows.take(scopes, self.clock())
+                if wait <= 0:
+                    break
+                await self.sleep(wait)
+
+    def interval(self, platform: str, chat: str) -> float:
+        """Seconds per message this chat can sustain."""
+        return interval(self.limits.get(platform, ()), platform, chat)
+
+    async def budget(self, platform: str, chat: str, horizon: float) -> int:
+        """Roughly how many messages this chat could still take within `horizon` seconds."""
+        scopes = self._scopes(platform, chat)
+        if not scopes:
+            return 10**6
+        used = await self.windows.used(scopes, self.clock())
+        return max(0, min(int(count * max(1.0, horizon / per)) - n
+                          for (_, count, per), n in zip(scopes, used, strict=True)))

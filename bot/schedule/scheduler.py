@@ -24,6 +24,7 @@ from bot.domain.clock import Clock
 from bot.domain.models import Fixture
 from bot.observe import metrics
 from bot.store import StoreUnavailable
+from bot.store.outbox import ops as outbox_ops
 
 log = logging.getLogger(__name__)
 Ticker = Callable[[datetime], Awaitable[None]]
@@ -230,6 +231,8 @@ class Scheduler:
         if slot.id not in {s.id for s in await store.load_plan(slot.fixture)}:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
+        if state != "missed" and self.core.notifier.outbox is not None:
+            return await self._claim_into_outbox(slot, fx, state, now)
         if state == "missed":
             if await store.slot_claim(slot) is not None:
                 return "skip"  # another replica has it
@@ -248,6 +251,27 @@ class Scheduler:
         if not await store.claim_slot(slot, state, self.instance, now):
             return "skip"  # another replica has it
         metrics.BRIEFINGS.labels(state).inc()
+        await self.core.notifier.send(outs)
+        return state
+
+    async def _claim_into_outbox(self, slot: Slot, fx: Fixture, state: str,
+                                 now: datetime) -> str:
+        """Durable delivery: the claim and the outbox entries are one atomic write."""
+        if await self.core.store.slot_claim(slot):
+            return "skip"  # another replica has it (checked first: building it costs)
+        from bot.schedule.briefings import briefing_outbounds, summary_outbounds
+
+        late = slot.due if state == "late" else None
+        outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
+                else await briefing_outbounds(self.core, fx, slot.label, late))
+        for out in outs:
+            out.fixture = out.fixture or fx.id
+        if not await self.core.store.claim_slot_with(slot, state, self.instance, now,
+                                                     outbox_ops(outs)):
+            return "skip"
+        metrics.BRIEFINGS.labels(state).inc()
+        for out in outs:
+            out.stored = True  # observers (console, replay) still see them
         await self.core.notifier.send(outs)
         return state
 

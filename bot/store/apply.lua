@@ -163,6 +163,9 @@ while i < #ops do
       end
     end
     vars[op[8]] = (same ~= '' and same) or best
+  elseif o == 'outbox' then
+    -- {stream, message JSON}: what this write makes someone see, durable with the write
+    redis.call('XADD', k(op[2]), '*', 'm', sub(op[3]))
   elseif o == 'return_hash' then
     hashes[#hashes + 1] = redis.call('HGETALL', k(op[2]))
   else

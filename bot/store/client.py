@@ -351,13 +351,15 @@ class Store(Lifecycle, Plans):
                               reported_ts: int, dedupe: str, drop_form: str = "",
                               last_ttl: int = 900,
                               deadlines: dict[str, int] | None = None,
-                              similar: Similar | None = None) -> Applied:
+                              similar: Similar | None = None,
+                              outbox: list[Op] | None = None) -> Applied:
         """Log a new incident: number, hash, event, counters, open index, escalation
         deadlines (tag -> due epoch seconds, see bot.schedule.escalation); one round trip.
 
         With `similar`, the same script first looks for an open incident of the same type
         nearby; if there is one the report is added to it instead (var `similar` is set) and
-        nothing new is counted."""
+        nothing new is counted. `outbox` ops (bot.store.outbox.ops) are written only for a
+        new incident, in the same script."""
         sev = int(fields["severity"])
         if deadlines:
             await self.index_escalation(fx_id)
@@ -382,6 +384,7 @@ class Store(Lifecycle, Plans):
             Set(f"last:{fields['reporter']}", N + f" {reported_ts}", last_ttl),
             *[Zadd("esc", due, N + f":{tag}") for tag, due in (deadlines or {}).items()],
             Zadd(f"open:t:{fields['type']}", reported_ts, N),
+            *(outbox or []),
             ReturnHash(key),
         ]
         if drop_form:
@@ -440,6 +443,11 @@ class Store(Lifecycle, Plans):
             ReturnHash(key),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
+
+    async def applied_vars(self, fx_id: str, dedupe: str) -> dict[str, str] | None:
+        """What an already-applied write (by its dedupe key) set, or None if never applied."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}dedupe:{dedupe}"))
+        return json.loads(raw) if raw else None
 
     async def last_incident_of(self, fx_id: str, who: str) -> int | None:
         """The incident a reporter logged most recently (within its TTL), or None."""

@@ -382,10 +382,20 @@ class Unless(NamedTuple):
     op = "skip_if"
 
 
+class Outbox(_Wire):
+    """XADD a message (JSON, Vars filled in by the script) to a fixture's outbox stream:
+    what the write makes someone see, durable with the write."""
+
+    __slots__ = ()
+
+    def __new__(cls, stream: Value, message: Value) -> Outbox:
+        return tuple.__new__(cls, ("outbox", enc(stream), enc(message)))
+
+
 Op = (RequireExists | RequireMissing | RequireIn | Hget | Get | Incr | Hset | Hsetnx | Hincrby
       | HincrbyMany | Set | Del | Zadd | ZaddScoreFrom | ZremByField | Zrem | ZaddSince
       | HsetnxSince | Sadd | Srem | Xadd | Rpush | FindSimilar | ReturnHash | When | Unless
-      | WhenCmp)
+      | WhenCmp | Outbox)
 
 
 def flatten(ops: list[Op]) -> list[Any]:

@@ -8,7 +8,8 @@ from datetime import datetime
 
 from bot.domain.cadence import Slot, dumps, loads
 from bot.domain.clock import iso
-from bot.store.base import StoreBase, fx_prefix
+from bot.store.base import Refused, StoreBase, fx_prefix
+from bot.store.ops import Op, RequireMissing, Set
 
 CLAIM_TTL = 120 * 86400  # a claim outlives any re-send window by far
 PLAN_TTL = 400 * 86400
@@ -53,6 +54,20 @@ class Plans(StoreBase):
         """Missed firings of a fixture, by due time."""
         rows = await self._call(self.r.hvals(fx_prefix(fx_id) + "missed"))
         return sorted((Slot.from_json(json.loads(r)) for r in rows), key=lambda s: s.due)
+
+    async def claim_slot_with(self, slot: Slot, state: str, by: str, at: datetime,
+                              outbox: list[Op]) -> bool:
+        """Claim the slot AND write what it sends to the outbox in one script: the one
+        replica that claims it has its messages durable at the same instant (a crash cannot
+        split them)."""
+        value = json.dumps({"state": state, "by": by, "at": iso(at)}, separators=(",", ":"))
+        ops: list[Op] = [RequireMissing(f"slot:{slot.id}", "claimed"),
+                         Set(f"slot:{slot.id}", value, CLAIM_TTL), *outbox]
+        try:
+            await self.apply(fx_prefix(slot.fixture), ops)
+        except Refused:
+            return False
+        return True
 
     async def counts_many(self, fx_ids: list[str]) -> dict[str, dict[str, int]]:
         """Derived counters of several fixtures in one pipelined round trip."""

@@ -40,7 +40,7 @@ async def both(core: Core, settings: Settings
         "slack_signing_secret": SecretStr(SIGNING_SECRET),
         "slack_api_url": slack_fake.api_url})
     telegram = TelegramAdapter(core, s, poll_timeout=1)
-    slack = SlackAdapter(core, s, pace_seconds=0)
+    slack = SlackAdapter(core, s)
     await telegram.start()
     await slack.start()
     yield tg_fake, slack_fake, slack

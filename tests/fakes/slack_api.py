@@ -31,12 +31,23 @@ class Call:
     params: dict[str, Any]
     token: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)  # when the fake received it
+    ok: bool = True  # False: answered 429 for a broken rate limit
 
 
 class FakeSlack:
     """Start with `await fake.start()`; point `AsyncWebClient(base_url=fake.api_url)` at it."""
 
-    def __init__(self, team_id: str = "T0TEAM", bot_user: str = "U0BOT") -> None:
+    def __init__(self, team_id: str = "T0TEAM", bot_user: str = "U0BOT", *,
+                 enforce_limits: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        # Slack's documented limits, answered with 429 + Retry-After when broken:
+        # chat.postMessage ~1/s per channel, chat.update Tier 3 (~50/min). Windows are a
+        # little shorter than the limits so a well-behaved client's network jitter passes.
+        self.enforce_limits = enforce_limits
+        self.clock = clock
+        self.too_many = 0
+        self._sent_at: dict[str, list[float]] = {}
         self.team_id = team_id
         self.bot_user = bot_user
         self.calls: list[Call] = []
@@ -144,7 +155,15 @@ class FakeSlack:
         params = await self._params(request)
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
-        await self._record(Call(method, params, token, dict(request.headers)))
+        call = Call(method, params, token, dict(request.headers))
+        await self._record(call)
+        if self.enforce_limits and method in ("chat.postMessage", "chat.update"):
+            wait = self._over_limit(method, str(params.get("channel", "")))
+            if wait:
+                self.too_many += 1
+                call.ok = False
+                return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
+                                         headers={"Retry-After": str(wait)})
         pending = self.failures.get(method)
         if pending:
             status, headers, body = pending.pop(0)
@@ -153,6 +172,18 @@ class FakeSlack:
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
         return web.json_response(handler(params))
+
+    def _over_limit(self, method: str, channel: str) -> int:
+        """0 and the call counted, or whole seconds to wait (a limit would break)."""
+        now = self.clock()
+        key, count, per = ((f"post:{channel}", 1, 0.9) if method == "chat.postMessage"
+                           else ("update", 50, 57.0))
+        times = [t for t in self._sent_at.get(key, []) if t > now - per]
+        self._sent_at[key] = times
+        if len(times) >= count:
+            return max(1, int(times[len(times) - count] + per - now + 0.999))
+        times.append(now)
+        return 0
 
     def _m_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "matchday",

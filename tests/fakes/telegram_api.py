@@ -21,6 +21,8 @@ from aiohttp import web
 TOKEN = "123456789:TEST-fake-token_for-tests"
 BOT_ID = 123456789
 BOT_USERNAME = "matchday_test_bot"
+LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument",
+           "editmessagereplymarkup", "editmessagecaption"}
 _INT_KEYS = {"offset", "limit", "timeout", "retry_after", "cache_time", "max_connections"}
 
 
@@ -32,6 +34,7 @@ class Call:
     params: dict[str, Any]
     files: dict[str, bytes] = field(default_factory=dict)
     ok: bool = True
+    at: float = field(default_factory=time.monotonic)  # when the fake received it
 
 
 @dataclass
@@ -63,7 +66,8 @@ class FakeTelegram:
     """The fake server. `await start()` returns its base URL (no /bot suffix)."""
 
     def __init__(self, token: str = TOKEN, poll_wait: float = 0.2, latency: float = 0.0,
-                 record: bool = True) -> None:
+                 record: bool = True, enforce_limits: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.token = token
         self.poll_wait = poll_wait  # longest an empty getUpdates waits for a push
         self.latency = latency  # simulated network time per call (benchmarks only)
@@ -81,6 +85,14 @@ class FakeTelegram:
         self._updates_cond: asyncio.Condition | None = None
         self._runner: web.AppRunner | None = None
         self.base_url = ""
+        # Telegram's documented limits, answered with 429 + retry_after when broken: sends and
+        # edits together ~1/s per chat, 20/min per group, 30/s per bot. The windows are a
+        # little shorter than the limits so a well-behaved client's network jitter passes.
+        self.enforce_limits = enforce_limits
+        self.clock = clock
+        self.too_many = 0  # 429s answered for a broken limit
+        self.polls = 0  # getUpdates calls (a polling bot is up)
+        self._sent_at: dict[str, list[float]] = {}
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> str:
@@ -298,6 +310,16 @@ class FakeTelegram:
             if fail.retry_after is not None:
                 body["parameters"] = {"retry_after": fail.retry_after}
             return web.json_response(body, status=fail.code)
+        if self.enforce_limits and method.lower() in LIMITED:
+            wait = self._over_limit(str(params.get("chat_id", "")))
+            if wait:
+                self.too_many += 1
+                call.ok = False
+                await self._record(call)
+                return web.json_response(
+                    {"ok": False, "error_code": 429,
+                     "description": f"Too Many Requests: retry after {wait}",
+                     "parameters": {"retry_after": wait}}, status=429)
         handler = getattr(self, "_m_" + method.lower(), None)
         if handler is None:
             await self._record(call)
@@ -313,6 +335,24 @@ class FakeTelegram:
             await self._record(call)
         return web.json_response({"ok": True, "result": result})
 
+    def _over_limit(self, chat: str) -> int:
+        """0 and the send counted, or the whole seconds to wait (a limit would break)."""
+        now = self.clock()
+        windows = [(f"chat:{chat}", 1, 0.9), ("bot", 30, 0.95)]
+        if chat.startswith("-"):
+            windows.append((f"group:{chat}", 20, 57.0))
+        wait = 0.0
+        for key, count, per in windows:
+            times = [t for t in self._sent_at.get(key, []) if t > now - per]
+            self._sent_at[key] = times
+            if len(times) >= count:
+                wait = max(wait, times[len(times) - count] + per - now)
+        if wait > 0:
+            return max(1, int(wait + 0.999))
+        for key, _, _ in windows:
+            self._sent_at[key].append(now)
+        return 0
+
     async def _file(self, request: web.Request) -> web.Response:
         data = self.files.get(request.match_info["path"])
         if data is None:
@@ -326,6 +366,7 @@ class FakeTelegram:
                 "can_read_all_group_messages": False, "supports_inline_queries": False}
 
     async def _m_getupdates(self, p: dict, f: dict) -> list[dict[str, Any]]:
+        self.polls += 1
         offset = int(p.get("offset") or 0)
         limit = int(p.get("limit") or 100)
         wait = min(float(p.get("timeout") or 0), self.poll_wait)
@@ -510,8 +551,8 @@ def _check_html(text: str) -> None:
         i += 1
 
 
-async def _serve(port: int, latency_ms: float) -> None:
-    fake = FakeTelegram(latency=latency_ms / 1000, record=False)
+async def _serve(port: int, latency_ms: float, limits: bool = False) -> None:
+    fake = FakeTelegram(latency=latency_ms / 1000, record=False, enforce_limits=limits)
     await fake.start_on(port)
     print(fake.base_url, flush=True)
     await asyncio.Event().wait()

@@ -306,3 +306,35 @@ async def test_tickers_run_at_due_times(core, say, clock):
     await s.run_due(utc(2026, 11, 28, 13))
     assert seen[-1] == utc(2026, 11, 28, 13) and utc(2026, 11, 28, 12) in seen
     await s.stop()
+
+
+async def test_three_durable_replicas_claim_and_queue_each_briefing_once(
+        core, say, clock, redis_url, settings):
+    """The claim and the outbox entry are one write: one replica wins, its briefing is
+    durable at once, and a reader delivers it once per chat."""
+    from bot.delivery.durable import OutboxReader
+    from bot.store.outbox import Outbox
+
+    await add(say)
+    stores = [Store.from_url(redis_url) for _ in range(2)]
+    cores = [core] + [build_core(s, settings, clock, cache_ttl=0) for s in stores]
+    for c in cores:
+        c.notifier.outbox = Outbox(c.store)
+    scheds = [await started(c, clock) for c in cores]
+    states = await asyncio.gather(*(s.run_due(utc(2026, 11, 28, 12)) for s in scheds))
+    assert states is not None
+    outbox = Outbox(core.store)
+    await outbox.ensure_group(FX)
+    entries = await outbox.read(FX, "peek", 10)
+    audiences = [o.audience for _, o in entries]
+    assert entries and len(audiences) == len(set(audiences))  # one firing's messages, once
+    rec = Recorder(core)
+    reader = OutboxReader(core.notifier, outbox, owner="r1", block_ms=100, rescan_s=0.1)
+    reader.start()
+    await reader.drain()
+    assert len(rec.titles()) == 1 and len(rec.titles(FX, "stewards")) == 1
+    await reader.stop()
+    for s in scheds:
+        await s.stop()
+    for st in stores:
+        await st.close()

@@ -2,19 +2,16 @@
 
 Inbound, every Slack request becomes a platform-neutral Command for the core (ack first,
 then work): the listeners, by kind, are in bot/adapters/slack/listeners/. Outbound, the
-adapter is the notifier's "slack" sink: live messages (out.ref) are posted once and edited in
-place with chat.update; thread messages (out.thread) go under their live message. Sending is
-paced per channel (about one message a second) by one worker task per channel, so a burst
-never blocks the command that caused it; 429s are retried by slack-sdk's rate-limit retry
-handler.
+adapter is a Sink of the one delivery layer (bot.delivery): it posts (chat.postMessage, in a
+thread when asked) and edits (chat.update) natively; queues, pacing, coalescing and 429
+retries (Retry-After) are the delivery layer's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 from aiohttp import web
@@ -29,7 +26,10 @@ from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.inbound import VIEW_DEADLINE, Inbound
 from bot.adapters.slack.verify import StrictRequestVerification
-from bot.core.messages import Outbound
+from bot.core.messages import Reply
+from bot.core.ports import CoreAPI
+from bot.delivery.sink import Gone, RetryLater
+from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +52,8 @@ class SlackAdapter:
 
     platform = "slack"
 
-    def __init__(self, core: Any, settings: Any, *, pace_seconds: float = 1.0,
-                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-                 monotonic: Callable[[], float] = time.monotonic,
-                 max_retries: int = 3, view_deadline: float = VIEW_DEADLINE) -> None:
+    def __init__(self, core: CoreAPI, settings: Settings, *, max_retries: int = 0,
+                 view_deadline: float = VIEW_DEADLINE) -> None:
         token = _secret(settings.slack_bot_token)
         if not token:
             raise ValueError("SLACK_BOT_TOKEN is not set")
@@ -79,12 +77,6 @@ class SlackAdapter:
             before_authorize=StrictRequestVerification(signing_secret) if signing_secret
             else None,
             raise_error_for_unhandled_request=False)
-        self.pace_seconds = pace_seconds
-        self._sleep = sleep
-        self._monotonic = monotonic
-        self._queues: dict[str, asyncio.Queue[Outbound]] = {}
-        self._workers: dict[str, asyncio.Task[None]] = {}
-        self._last_sent: dict[str, float] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._socket: Any = None
         self._runner: web.AppRunner | None = None
@@ -96,7 +88,7 @@ class SlackAdapter:
 
     # ================================================================ lifecycle
     async def start(self) -> None:
-        """Become the notifier's Slack sink, watch for changes (Home tab), and connect
+        """Become the delivery layer's Slack sink, watch for changes (Home tab), and connect
         Socket Mode when SLACK_APP_TOKEN is set (HTTP mode needs web_app() served)."""
         if not self._started:
             self.core.notifier.add_sink(self)
@@ -125,11 +117,9 @@ class SlackAdapter:
             await asyncio.wait_for(self.flush(), drain_seconds)
         except TimeoutError:
             log.warning("slack: stopping with unsent messages")
-        for task in [*self._workers.values(), *self._tasks]:
+        for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._workers.values(), *self._tasks, return_exceptions=True)
-        self._workers.clear()
-        self._queues.clear()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
 
     def routes(self) -> list[web.RouteDef]:
@@ -167,66 +157,52 @@ class SlackAdapter:
         task.add_done_callback(self._tasks.discard)
 
     # ================================================================ outbound (Sink)
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        """Queue a message for each channel; each channel's worker sends in order, paced."""
-        for chat in chats:
-            queue = self._queues.get(chat)
-            if queue is None:
-                queue = self._queues[chat] = asyncio.Queue()
-                self._workers[chat] = asyncio.ensure_future(self._worker(chat, queue))
-            queue.put_nowait(out)
+    @staticmethod
+    def cost(reply: Reply) -> int:
+        """One chat.postMessage per reply (images are uploads, counted apart by Slack)."""
+        return 1
 
     async def flush(self) -> None:
         """Wait until everything queued so far has been sent (tests, shutdown)."""
-        for queue in list(self._queues.values()):
-            await queue.join()
+        await self.core.notifier.drain()
 
-    async def _worker(self, chat: str, queue: asyncio.Queue[Outbound]) -> None:
-        while True:
-            out = await queue.get()
-            try:
-                await self._pace(chat)
-                await self._send(out, chat)
-            except Exception:
-                log.exception("slack: delivery to %s failed (%s)", chat, out.ref or out.audience)
-            finally:
-                queue.task_done()
-
-    async def _pace(self, chat: str) -> None:
-        """About one message a second per channel (Slack's posting limit)."""
-        last = self._last_sent.get(chat)
-        if last is not None:
-            wait = last + self.pace_seconds - self._monotonic()
-            if wait > 0:
-                await self._sleep(wait)
-        self._last_sent[chat] = self._monotonic()
-
-    async def _send(self, out: Outbound, chat: str) -> None:
-        store = self.core.store
-        payload = message_payload(out.reply)
-        if out.ref:
-            stored = await store.message_ref(out.fixture, "slack", chat, out.ref)
-            if stored:
-                channel, ts = _split_ref(stored, chat)
-                try:
-                    await self.client.chat_update(channel=channel, ts=ts, **payload)
-                    if out.reply.images:
-                        await self._upload(out.reply.images, channel, ts)
-                    return
-                except SlackApiError as exc:
-                    if exc.response.get("error") not in ("message_not_found",
-                                                         "cant_update_message"):
-                        raise
-                    log.info("slack: live message %s gone from %s; posting anew", out.ref, chat)
-        thread_ts = None
-        if out.thread:
-            parent = await store.message_ref(out.fixture, "slack", chat, out.thread)
-            if parent:
-                _, thread_ts = _split_ref(parent, chat)
-        resp = await self.client.chat_postMessage(channel=chat, thread_ts=thread_ts, **payload)
+    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+        """chat.postMessage (in the thread of `thread`/`quote` when given), then images; the
+        stored id of the message ('ts', or 'channel/ts' when Slack moved it to a DM)."""
+        thread_ts = _split_ref(thread or quote, chat)[1] if (thread or quote) else None
+        resp = await _native(self.client.chat_postMessage(channel=chat, thread_ts=thread_ts,
+                                                          **message_payload(reply)))
         channel, ts = resp["channel"], resp["ts"]
-        if out.ref:
-            stored = ts if channel == chat else f"{channel}/{ts}"
-            await store.set_message_ref(out.fixture, "slack", chat, out.ref, stored)
-        if out.reply.images:
-            await self._upload(out.reply.images, channel, thread_ts or ts)
+        if reply.images:
+            await _native(self._upload(reply.images, channel, thread_ts or ts))
+        return ts if channel == chat else f"{channel}/{ts}"
+
+    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        """chat.update in place (images go to its thread); False when the message is gone."""
+        channel, ts = _split_ref(message_id, chat)
+        try:
+            await _native(self.client.chat_update(channel=channel, ts=ts,
+                                                  **message_payload(reply)))
+        except SlackApiError as exc:
+            if exc.response.get("error") in ("message_not_found", "cant_update_message"):
+                log.info("slack: live message %s gone from %s; posting anew", ts, chat)
+                return False
+            raise
+        if reply.images:
+            await _native(self._upload(reply.images, channel, ts))
+        return True
+
+
+async def _native(call: Awaitable[Any]) -> Any:
+    """A Web API call with Slack's errors in the delivery layer's terms."""
+    try:
+        return await call
+    except SlackApiError as exc:
+        if exc.response.status_code == 429:
+            raise RetryLater(float(exc.response.headers.get("Retry-After", 1) or 1),
+                             "slack 429") from None
+        data = exc.response.data if isinstance(exc.response.data, dict) else {}
+        if data.get("error") in ("channel_not_found", "not_in_channel", "is_archived",
+                                 "account_inactive"):
+            raise Gone(str(data.get("error"))) from None
+        raise

@@ -104,8 +104,5 @@ class Inbound:
         await self.post(user, reply)
 
     async def post(self, channel: str, reply: Reply, thread_ts: str | None = None) -> None:
-        """Post a reply in a channel (or a thread), charts after it."""
-        resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                                  **message_payload(reply))
-        if reply.images:
-            await self.upload(reply.images, resp["channel"], thread_ts or resp["ts"])
+        """Queue a reply for a channel (or a thread) with the delivery layer, charts after it."""
+        self.core.notifier.reply("slack", channel, reply, quote=thread_ts or "")

@@ -3,9 +3,9 @@
 python-telegram-bot 22 on the app's loop (lifecycle methods, no run_polling, no JobQueue).
 Polling by default; webhook mode serves POST /telegram, checks Telegram's secret-token header
 and processes the update before answering, so a failure makes Telegram retry (the core
-dedupes by `telegram:<update_id>`). Outbound messages go through one worker per chat, so a
-live message (an incident card) is sent once and then edited in place, in order, and the
-sender's reply never waits for the fan-out to control rooms.
+dedupes by `telegram:<update_id>`). Outbound, the adapter is a Sink of the one delivery
+layer (bot.delivery): it sends and edits natively; queues, order, coalescing, rate limits
+and 429 retries are the delivery layer's.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from telegram import (
@@ -30,7 +29,15 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatType, ParseMode
-from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -48,10 +55,14 @@ from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.render import Rendered, render, split_html, toast
 from bot.adapters.telegram.updates import LenientBot, parse_update
 from bot.core.messages import Command, Outbound, Reply
+from bot.core.ports import CoreAPI
 from bot.core.roles import STRANGER_COMMANDS
+from bot.delivery.sink import Gone, RetryLater
 from bot.domain.models import Fixture
+from bot.settings import Settings
 from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves
+from bot.store.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +79,8 @@ NOT_MY_BUTTON = "That button isn't one I can use (old or not mine). Send /help."
 EDITS_NOT_TAKEN = ("Edits aren't taken into the log: it keeps what you first sent. Send the "
                    "correction as a new message (it is added to your latest report), or "
                    "/update <id> <text>; control can /amend type, severity or place.")
-Job = Callable[[], Awaitable[Any]]
+T = TypeVar("T")
+Gate = Callable[[str, str], Awaitable[None]]
 
 
 class TelegramStartError(RuntimeError):
@@ -80,8 +92,8 @@ class TelegramAdapter:
 
     platform = PLATFORM
 
-    def __init__(self, core: Any, settings: Any, *, webhook: bool = False,
-                 rate_limiter: BaseRateLimiter | None = None, max_retries: int = 3,
+    def __init__(self, core: CoreAPI, settings: Settings, *, webhook: bool = False,
+                 rate_limiter: BaseRateLimiter | None = None, max_retries: int = 0,
                  serve_port: int | None = None, poll_timeout: int = 10,
                  register_sink: bool = True) -> None:
         token = settings.telegram_bot_token
@@ -114,16 +126,20 @@ class TelegramAdapter:
         self.moves = ChatMoves(core.store)
         self.username = ""  # the bot's own @username, from getMe at start
         self._seen: OrderedDict[int, None] = OrderedDict()
-        self._queues: dict[str, asyncio.Queue[Job]] = {}
-        self._workers: dict[str, asyncio.Task[None]] = {}
         self._runner: web.AppRunner | None = None
-        if register_sink:
-            core.notifier.add_sink(self)
+        self.register_sink = register_sink
+        self._poller: asyncio.Task[None] | None = None
+        self._polling = False
+        self.gate: Gate = _no_gate  # set by the delivery layer: one rate-limit slot
+        self.inbox = Inbox(core.store, token.get_secret_value().split(":", 1)[0])
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, poll: bool = True) -> None:
-        """Connect (getMe), set command menus, then poll (unless `poll` is False: a standby
-        replica, see start_polling) or accept webhooks."""
+        """Become the delivery layer's Telegram sink, connect (getMe), set command menus,
+        then poll (unless `poll` is False: a standby replica, see start_polling) or accept
+        webhooks."""
+        if self.register_sink:
+            self.core.notifier.add_sink(self)
         try:
             await self.application.initialize()
         except TelegramError as exc:
@@ -150,44 +166,87 @@ class TelegramAdapter:
             await self.start_polling()
 
     async def start_polling(self) -> None:
-        """Fetch updates with getUpdates (one replica at a time: the lease holder)."""
-        updater = self.application.updater
-        assert updater is not None
-        if not updater.running:
-            await updater.start_polling(timeout=self.poll_timeout,
-                                        allowed_updates=ALLOWED_UPDATES)
+        """Fetch updates with getUpdates into the inbox (one replica at a time: the lease
+        holder)."""
+        if self._poller is not None and not self._poller.done():
+            self._polling = True  # a stop still finishing its last long poll: keep going
+            return
+        await self.application.bot.delete_webhook()
+        self._poller = asyncio.create_task(self._poll())
 
     async def stop_polling(self) -> None:
-        """Stop fetching updates (this replica lost the polling lease); sending goes on."""
-        updater = self.application.updater
-        if updater is not None and updater.running:
-            await updater.stop()
+        """Stop fetching updates (this replica lost the polling lease); sending goes on.
+        The current long poll finishes first: whatever it fetched is recorded."""
+        poller, self._poller = self._poller, None
+        if poller is None:
+            return
+        self._polling = False
+        try:
+            await asyncio.wait_for(asyncio.shield(poller), self.poll_timeout + 6)
+        except TimeoutError:
+            poller.cancel()
+        await asyncio.gather(poller, return_exceptions=True)
 
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""
         if self.status_lines in self.core.status_lines:
             self.core.status_lines.remove(self.status_lines)
-        updater = self.application.updater
-        if updater is not None and updater.running:
-            await updater.stop()
+        await self.stop_polling()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
         try:
             await asyncio.wait_for(self.drain(), 10)
         except TimeoutError:
-            log.warning("telegram: undelivered messages dropped at shutdown")
-        for task in self._workers.values():
-            task.cancel()
-        self._workers.clear()
-        self._queues.clear()
+            log.warning("telegram: undelivered messages left queued at shutdown")
         if self.application.running:
             await self.application.stop()
         await self.application.shutdown()
 
-    async def drain(self) -> None:
-        """Wait until every queued outbound message has been delivered (or failed)."""
-        await asyncio.gather(*(q.join() for q in list(self._queues.values())))
+    # ---------------------------------------------------------------- polling (inbox)
+    async def _poll(self) -> None:
+        """getUpdates in a loop; a batch is recorded in the inbox before the next call
+        confirms it to Telegram, then processed from the record (recorded leftovers of a
+        crashed run first). PTB's Updater confirms before processing, so it is not used."""
+        bot = self.application.bot
+        offset: int | None = None
+        first = True
+        self._polling = True
+        while self._polling:
+            try:
+                if first:
+                    offset = await self.inbox.offset()
+                    for raw in await self.inbox.pending():
+                        await self._process(raw)
+                    first = False
+                updates = await bot.get_updates(
+                    offset=offset, timeout=self.poll_timeout, allowed_updates=ALLOWED_UPDATES,
+                    read_timeout=self.poll_timeout + 5)
+                if not updates:
+                    continue
+                raws = [u.to_dict() for u in updates]  # kept even when stopping
+                await self.inbox.record(raws)
+                offset = updates[-1].update_id + 1
+                for raw in raws:
+                    await self._process(raw)
+            except asyncio.CancelledError:
+                raise
+            except RetryAfter as exc:
+                ra = exc.retry_after
+                await asyncio.sleep(ra.total_seconds() if hasattr(ra, "total_seconds") else ra)
+            except Exception as exc:  # network, store outage: nothing confirmed, try again
+                log.warning("telegram: polling failed (%s); retrying", exc)
+                await asyncio.sleep(1.0)
+
+    async def _process(self, raw: dict[str, Any]) -> None:
+        """Handle one recorded update, then forget it (a failing update is not retried
+        for ever: it is logged and dropped, like PTB does)."""
+        try:
+            update = Update.de_json(raw, self.application.bot)
+            await self.application.process_update(update)
+        except Exception:
+            log.exception("telegram: update %s failed", raw.get("update_id"))
+        await self.inbox.done(int(raw["update_id"]))
 
     # ---------------------------------------------------------------- webhook
     def add_routes(self, app: web.Application, path: str = "/telegram") -> None:
@@ -293,10 +352,8 @@ class TelegramAdapter:
     def _say(self, msg: Message, text: str) -> None:
         """A short plain answer to a message (quoted in groups)."""
         private = msg.chat.type == ChatType.PRIVATE
-        quote = None if private else ReplyParameters(msg.message_id,
-                                                     allow_sending_without_reply=True)
-        self.enqueue(str(msg.chat_id), partial(
-            self._send, msg.chat_id, self._render(Reply(text), private), [], quote))
+        self.core.notifier.reply(PLATFORM, str(msg.chat_id), Reply(text),
+                                 quote="" if private else str(msg.message_id))
 
     def _render(self, reply: Reply, private: bool) -> Rendered:
         return render(reply, private=private, sign=self.signer.sign)
@@ -343,15 +400,14 @@ class TelegramAdapter:
         cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
                       text=text, dedupe_key=f"telegram:{update.update_id}",
                       attachments=attachments, user_name=msg.from_user.full_name,
-                      reply_to=reply_to, private=private, at=msg.date)
+                      reply_to=reply_to, private=private, at=msg.date,
+                      reply_via="send" if private else f"quote:{msg.message_id}")
         result = await self.core.handle(cmd)
         if result is None:
             return
-        quote = None if private else ReplyParameters(msg.message_id,
-                                                     allow_sending_without_reply=True)
-        self.enqueue(str(msg.chat_id), partial(
-            self._send, msg.chat_id, self._render(result.reply, private),
-            result.reply.images, quote))
+        if not result.queued:
+            self.core.notifier.reply(PLATFORM, str(msg.chat_id), result.reply,
+                                     quote="" if private else str(msg.message_id))
         if text.startswith("/join") and result.reply.ok:
             member = await self.core.member(cmd.who)
             if member is not None:
@@ -394,23 +450,25 @@ class TelegramAdapter:
         private = chat is None or chat.type == ChatType.PRIVATE
         cmd = Command(platform=PLATFORM, chat=str(chat_id), user=str(query.from_user.id),
                       text=data, dedupe_key=f"telegram:{update.update_id}",
-                      user_name=query.from_user.full_name, private=private)
+                      user_name=query.from_user.full_name, private=private,
+                      reply_via=_callback_reply_via(msg, data, private))
         result = await self.core.handle(cmd)
         if result is None:
             await self._answer(query)
             return
         reply = result.reply
-        rendered = self._render(reply, private)
         if msg is not None and data.startswith(EDIT_IN_PLACE):
             await self._answer(query, None if reply.ok else toast(reply))
-            self.enqueue(str(chat_id), partial(self._edit_or_send, chat_id, msg.message_id,
-                                               rendered, reply.images))
+            if not result.queued:
+                self.core.notifier.reply(PLATFORM, str(chat_id), reply,
+                                         edit=str(msg.message_id))
         elif not private and not reply.buttons and not reply.images \
                 and len(" ".join(reply.lines())) <= 200:
             await self._answer(query, toast(reply), alert=not reply.ok)
         else:
             await self._answer(query)
-            self.enqueue(str(chat_id), partial(self._send, chat_id, rendered, reply.images))
+            if not result.queued:
+                self.core.notifier.reply(PLATFORM, str(chat_id), reply)
 
     # ---------------------------------------------------------------- chat moves
     async def chat_moved(self, old: str, new: str) -> str:
@@ -454,79 +512,79 @@ class TelegramAdapter:
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram: update failed", exc_info=context.error)
 
-    # ---------------------------------------------------------------- outbound
+    # ---------------------------------------------------------------- outbound (Sink)
     @staticmethod
-    def cost(out: Outbound) -> int:
-        """How many Telegram messages an Outbound takes (the notifier's rate limiter asks)."""
-        if out.ref:
-            return 1  # usually an edit of the live message
-        r = out.reply
-        return len(split_html(r.title, r.text)) + len(r.images)
+    def cost(reply: Reply) -> int:
+        """How many Telegram messages a reply takes (the rate limiter counts them)."""
+        return (len(split_html(reply.title, reply.text)) + len(reply.images)
+                + (1 if reply.request_location else 0))
 
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        """Queue for each chat's worker (in order per chat); returns at once."""
-        for chat in chats:
-            self.enqueue(chat, partial(self.deliver_now, out, chat))
+    async def _next(self, chat_id: int | str) -> None:
+        """Before each message after the first of one reply: the delivery layer's go."""
+        await self.gate(PLATFORM, str(chat_id))
 
-    def enqueue(self, chat: str, job: Job) -> None:
-        """Run a send/edit after everything already queued for this chat.
+    async def drain(self) -> None:
+        """Wait until everything queued for delivery has gone out (tests, shutdown)."""
+        await self.core.notifier.drain()
 
-        One worker per chat keeps a chat's messages in order (a card is sent before it is
-        edited; a reply before the next), while update handling never waits for Telegram.
-        """
-        queue = self._queues.get(chat)
-        if queue is None:
-            queue = self._queues[chat] = asyncio.Queue()
-            self._workers[chat] = asyncio.create_task(self._worker(chat, queue))
-        queue.put_nowait(job)
-
-    @staticmethod
-    async def _worker(chat: str, queue: asyncio.Queue[Job]) -> None:
-        while True:
-            job = await queue.get()
-            try:
-                await job()
-            except Exception:
-                log.exception("telegram: delivery to %s failed", chat)
-            finally:
-                queue.task_done()
-
-    async def deliver_now(self, out: Outbound, chat: str) -> None:
-        """Send to one chat (at its current id: ChatMoves.resolve), or edit the live message
-        `out.ref` names in place; a chat Telegram moved is retried once at its new id."""
-        chat = await self.moves.resolve(PLATFORM, chat)
+    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+        """Send chunks (keyboard on the last), then images, then the evidence itself (under
+        the line); the first message's id. Sent to the chat's current id (ChatMoves); a chat
+        Telegram moved meanwhile is recorded and sent to at its new id. Never retried here on
+        a network error (the server may have it); a 429 is RetryLater."""
+        now = await self.moves.resolve(PLATFORM, chat)
         try:
-            await self._deliver_to(out, chat)
+            return await self._send_to(now, reply, thread or quote, private=_private(chat))
         except ChatMigrated as exc:
-            await self._deliver_to(out, await self.chat_moved(chat, str(exc.new_chat_id)))
+            moved = await self.chat_moved(now, str(exc.new_chat_id))
+            return await self._send_to(moved, reply, thread or quote, private=_private(chat))
 
-    async def _deliver_to(self, out: Outbound, chat: str) -> None:
-        store = self.core.store
-        chat_id: int | str = int(chat) if chat.lstrip("-").isdigit() else chat
-        rendered = self._render(out.reply, not chat.startswith(("-", "@")))
-        if out.ref:
-            mid = await store.message_ref(out.fixture, PLATFORM, chat, out.ref)
-            if mid and await self._edit(chat_id, int(mid), rendered):
-                return
-        quote = None
-        thread = out.thread
-        if thread:
-            tmid = await store.message_ref(out.fixture, PLATFORM, chat, thread)
-            if tmid:
-                quote = ReplyParameters(int(tmid), allow_sending_without_reply=True)
-        sent = await self._send(chat_id, rendered, out.reply.images, quote)
-        if out.reply.media and sent:  # the evidence itself, under its line
-            await media.show(self.application.bot, chat_id, out.reply.media,
-                             ReplyParameters(sent[0].message_id,
-                                             allow_sending_without_reply=True))
-        if out.ref and sent:
-            await store.set_message_ref(out.fixture, PLATFORM, chat, out.ref,
-                                        str(sent[0].message_id))
+    async def _send_to(self, chat: str, reply: Reply, mid: str, *, private: bool) -> str:
+        chat_id = _chat_id(chat)
+        r = self._render(reply, private)
+        reply_to = ReplyParameters(int(mid), allow_sending_without_reply=True) if mid else None
+        sent = await _native(self._send(chat_id, r, reply.images, reply_to))
+        if reply.media and sent:  # the evidence itself, under its line
+            await self._next(chat_id)
+            await _native(media.show(self.application.bot, chat_id, reply.media,
+                                     ReplyParameters(sent[0].message_id,
+                                                     allow_sending_without_reply=True)))
+        return str(sent[0].message_id) if sent else ""
+
+    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        """Edit in place; what does not fit (more chunks, the location key, images) follows
+        as new messages. False when the message is gone. At the chat's current id, like
+        send."""
+        now = await self.moves.resolve(PLATFORM, chat)
+        try:
+            return await self._edit_at(now, message_id, reply, private=_private(chat))
+        except ChatMigrated as exc:
+            moved = await self.chat_moved(now, str(exc.new_chat_id))
+            return await self._edit_at(moved, message_id, reply, private=_private(chat))
+
+    async def _edit_at(self, chat: str, message_id: str, reply: Reply, *,
+                       private: bool) -> bool:
+        chat_id = _chat_id(chat)
+        r = self._render(reply, private)
+        if not await _native(self._edit(chat_id, int(message_id), r)):
+            return False
+        rest = Rendered(r.chunks[1:], r.keyboard, r.location_keyboard)
+        if rest.chunks:
+            await self._next(chat_id)
+            await _native(self._send(chat_id, rest, reply.images))
+            return True
+        if r.location_keyboard is not None:
+            await self._next(chat_id)
+            await _native(self.application.bot.send_message(
+                chat_id, "Or tap 📍 below to share your location.",
+                reply_markup=r.location_keyboard))
+        for image in reply.images:
+            await self._next(chat_id)
+            await _native(self.application.bot.send_photo(chat_id, image))
+        return True
 
     async def _send(self, chat_id: int | str, r: Rendered, images: list[bytes],
                     quote: ReplyParameters | None = None) -> list[Message]:
-        """Send chunks (keyboard on the last), then images. Never retried here on a network
-        error: the server may have received it (AIORateLimiter retries RetryAfter only)."""
         bot = self.application.bot
         sent: list[Message] = []
         last = len(r.chunks) - 1
@@ -534,21 +592,22 @@ class TelegramAdapter:
             markup: Any = None
             if i == last:
                 markup = r.keyboard or r.location_keyboard
+            if i:
+                await self._next(chat_id)
             sent.append(await bot.send_message(
                 chat_id, chunk, parse_mode=ParseMode.HTML, reply_markup=markup,
                 reply_parameters=quote if i == 0 else None, link_preview_options=NO_PREVIEW))
         if r.keyboard is not None and r.location_keyboard is not None:
+            await self._next(chat_id)
             sent.append(await bot.send_message(chat_id, "Or tap 📍 below to share your location.",
                                                reply_markup=r.location_keyboard))
         for image in images:
+            await self._next(chat_id)
             sent.append(await bot.send_photo(chat_id, image))
         return sent
 
     async def _edit(self, chat_id: int | str, message_id: int, r: Rendered) -> bool:
-        """Edit a message in place; False when it is gone (then the caller sends anew)."""
-        if len(r.chunks) > 1:
-            log.warning("telegram: live message %s too long to edit whole; truncated",
-                        message_id)
+        """Edit a message's first chunk in place; False when it is gone."""
         try:
             await self.application.bot.edit_message_text(
                 r.chunks[0], chat_id=chat_id, message_id=message_id, parse_mode=ParseMode.HTML,
@@ -561,29 +620,44 @@ class TelegramAdapter:
             if "not found" in why or "can't be edited" in why:
                 return False
             raise
-        except Forbidden:
-            raise
         return True
 
-    async def _edit_or_send(self, chat_id: int, message_id: int, r: Rendered,
-                            images: list[bytes]) -> None:
-        """The form prompt becomes the next step; extra chunks, keys and images follow."""
-        if not await self._edit(chat_id, message_id, r):
-            await self._send(chat_id, r, images)
-            return
-        rest = Rendered(r.chunks[1:], r.keyboard, r.location_keyboard)
-        if rest.chunks:
-            await self._send(chat_id, rest, images)
-            return
-        if r.location_keyboard is not None:
-            await self.application.bot.send_message(
-                chat_id, "Or tap 📍 below to share your location.",
-                reply_markup=r.location_keyboard)
-        for image in images:
-            await self.application.bot.send_photo(chat_id, image)
+
+def _callback_reply_via(msg: Message | None, data: str, private: bool) -> str:
+    """How a button's answer goes out: the form prompt becomes it, or a new message in a
+    private chat; in a group it may be a toast, which the adapter decides (not queued)."""
+    if msg is not None and data.startswith(EDIT_IN_PLACE):
+        return f"edit:{msg.message_id}"
+    return "send" if private else ""
 
 
-def telegram_adapter(core: Any, settings: Any, *, webhook: bool = False,
+async def _no_gate(platform: str, chat: str) -> None:
+    return None
+
+
+def _chat_id(chat: str) -> int | str:
+    return int(chat) if chat.lstrip("-").isdigit() else chat
+
+
+def _private(chat: str) -> bool:
+    return not chat.startswith(("-", "@"))
+
+
+async def _native(call: Awaitable[T]) -> T:
+    """A Bot API call with Telegram's errors in the delivery layer's terms."""
+    try:
+        return await call
+    except RetryAfter as exc:
+        ra = exc.retry_after
+        raise RetryLater(ra.total_seconds() if hasattr(ra, "total_seconds") else float(ra),
+                         "telegram 429") from None
+    except Forbidden as exc:
+        raise Gone(str(exc)) from None
+    except (TimedOut, NetworkError) as exc:
+        raise ConnectionError(str(exc)) from None
+
+
+def telegram_adapter(core: CoreAPI, settings: Settings, *, webhook: bool = False,
                      serve_port: int | None = None) -> TelegramAdapter | None:
     """The adapter when TELEGRAM_BOT_TOKEN is set (registered as the core's Telegram sink),
     else None. The caller awaits start() and, at exit, stop()."""

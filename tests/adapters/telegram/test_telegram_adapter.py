@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from bot.adapters.telegram.adapter import SECRET_HEADER, TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
+from bot.core.messages import Reply
 from bot.settings import Settings
 from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
 
@@ -230,7 +231,8 @@ async def test_group_photo_reply_to_card(polling: TelegramAdapter, fake: FakeTel
     await feed(fake.message_update(SUPERVISOR, "nice weather", chat_id=CONTROL))
     await feed(fake.message_update(SUPERVISOR, photo="AgACgroup", chat_id=CONTROL,
                                    reply_to=card))
-    await fake.wait_for(sends_to(CONTROL, "Added to INC-1"))
+    # the group's 1 message/s: evidence line, the photo again, the card's edit, then this
+    await fake.wait_for(sends_to(CONTROL, "Added to INC-1"), timeout=10)
     assert not sends_to(CONTROL, "register")(fake.calls)
 
 
@@ -383,3 +385,24 @@ async def test_shared_location_answers_the_where_step(polling: TelegramAdapter,
     fx = await core.active_fixture()
     [ev] = [e for e in await core.store.events(fx.id) if e.kind == "incident.reported"]
     assert ev.data["evidence"][0]["lat"] == 51.5383
+
+
+async def test_only_the_lease_holder_polls_the_inbox(core: Core, settings: Settings,
+                                                     fake: FakeTelegram) -> None:
+    """A standby replica (start(poll=False)) fetches nothing; gaining the lease starts the
+    inbox's getUpdates loop, losing it stops the loop while sending goes on."""
+    a = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    await a.start(poll=False)
+    try:
+        await fake.push(fake.message_update(STEWARD, "/help"))
+        assert not [c for c in fake.calls if c.method == "getUpdates"]
+        await a.start_polling()
+        await fake.wait_for(sends_to(STEWARD))  # the queued update is fetched and answered
+        await a.stop_polling()
+        fetched = len([c for c in fake.calls if c.method == "getUpdates"])
+        await fake.push(fake.message_update(STEWARD, "/help"))
+        await a.send(str(STEWARD), Reply("still sending"))
+        assert sends_to(STEWARD, "still sending")(fake.calls)
+        assert len([c for c in fake.calls if c.method == "getUpdates"]) == fetched
+    finally:
+        await a.stop()

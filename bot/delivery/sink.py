@@ -1,0 +1,40 @@
+"""What a platform adapter offers the delivery layer: native send and edit, nothing more.
+
+Queues, ordering, dedupe, rate limits, retries and "edit the live message or post a new one"
+live once, in bot.delivery.notifier; an adapter only speaks its platform.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from bot.core.messages import Reply
+
+
+class RetryLater(Exception):
+    """The platform said "too many requests": try the same call again after `seconds`."""
+
+    def __init__(self, seconds: float, why: str = "") -> None:
+        super().__init__(why or f"retry after {seconds}s")
+        self.seconds = max(0.0, float(seconds))
+
+
+class Gone(Exception):
+    """The chat cannot be reached at all (bot removed, chat deleted): retrying is useless."""
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """A platform's delivery side: send, edit, reply in a thread, post images, natively."""
+
+    platform: str
+
+    def cost(self, reply: Reply) -> int:
+        """How many platform messages sending this reply takes (rate-limit units)."""
+
+    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+        """Post a reply (chunks, keys, images) to a chat, under the live message `thread` or
+        quoting message `quote` (platform message ids); the first message's id."""
+
+    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        """Replace a message's content in place; False when it is gone (send anew)."""

@@ -1,0 +1,167 @@
+"""The durable outbox: what the bot must show people, kept in Redis until delivered.
+
+One stream per fixture (`md:{<fixture>}:obx`, the fixture's hash slot, so a write and the
+messages it causes go in one script). Delivery reads it with a consumer group; the replica
+holding the fixture's delivery lease is the only reader, so a chat's messages stay in order;
+a new lease holder first claims (XAUTOCLAIM) what the previous one held. A delivered mark per
+entry per chat makes a redelivered entry skip the chats it already reached.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import asdict
+
+from redis.exceptions import ResponseError
+
+from bot.core.messages import Attachment, Button, Outbound, Reply
+from bot.domain.ledger import Tpl, Var
+from bot.store.base import OPS, fx_prefix
+from bot.store.client import Store
+from bot.store.ops import Op
+from bot.store.ops import Outbox as OutboxOp
+
+GROUP = "delivery"
+STREAM = "obx"
+DONE_TTL = 2 * 86400
+LEASE_MS = 5000
+
+
+def encode(out: Outbound) -> str:
+    """An Outbound as the JSON an outbox entry holds ."""
+    r = out.reply
+    data = {"aud": out.audience, "ref": out.ref, "fx": out.fixture, "thread": out.thread,
+            "quote": out.quote, "edit": out.edit,
+            "r": {"text": r.text, "title": r.title, "ok": r.ok, "loc": r.request_location,
+                  "b": [[[b.label, b.command, b.style] for b in row] for row in r.buttons],
+                  "img": [base64.b64encode(i).decode() for i in r.images],
+                  "media": [asdict(a) for a in r.media], "field": r.field}}
+    return json.dumps(data, separators=(",", ":"))
+
+
+def decode(raw: str) -> Outbound:
+    """The Outbound an outbox entry holds."""
+    d = json.loads(raw)
+    r = d["r"]
+    reply = Reply(r["text"], title=r["title"], ok=r["ok"], request_location=r["loc"],
+                  buttons=[[Button(*b) for b in row] for row in r["b"]],
+                  images=[base64.b64decode(i) for i in r["img"]],
+                  media=[Attachment(**a) for a in r.get("media", [])], field=r.get("field", ""))
+    return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
+                    quote=d["quote"], edit=d["edit"])
+
+
+def ops(outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
+    """Ops that put these messages in the outbox within the same write. Every `stand_in`
+    (an unguessable token the drafter used for a number not known yet) becomes Var(var),
+    which the script fills in."""
+    out: list[Op] = []
+    for o in outs:
+        raw = encode(o)
+        if stand_in and stand_in in raw:
+            parts: list[str | Var] = []
+            for i, chunk in enumerate(raw.split(stand_in)):
+                if i:
+                    parts.append(Var(var))
+                if chunk:
+                    parts.append(chunk)
+            out.append(OutboxOp(STREAM, Tpl(tuple(parts))))
+        else:
+            out.append(OutboxOp(STREAM, raw))
+    return out
+
+
+class Outbox:
+    """Reads, acknowledgements, delivered marks, leases and health of fixtures' outboxes."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.r = store.r
+
+    def _key(self, fx: str) -> str:
+        return fx_prefix(fx) + STREAM
+
+    async def fixture_ids(self) -> list[str]:
+        """Every fixture (each has its own outbox)."""
+        return sorted(await self.store._call(self.r.smembers(OPS + "fixtures")))
+
+    async def add(self, fx: str, outs: list[Outbound]) -> None:
+        """Write messages to a fixture's outbox (when no write of the store carried them)."""
+        pipe = self.r.pipeline(transaction=True)
+        for o in outs:
+            pipe.xadd(self._key(fx), {"m": encode(o)})
+        await self.store._call(pipe.execute())
+
+    async def ensure_group(self, fx: str) -> None:
+        """Create the delivery consumer group (from the start of the stream) once."""
+        try:
+            await self.store._call(self.r.xgroup_create(self._key(fx), GROUP, id="0",
+                                                        mkstream=True))
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def lease(self, fx: str, owner: str) -> bool:
+        """Take or keep the fixture's delivery lease: True while this owner holds it."""
+        key = fx_prefix(fx) + "obx:lease"
+        got = await self.store._call(self.r.set(key, owner, nx=True, px=LEASE_MS))
+        if got:
+            return True
+        if await self.store._call(self.r.get(key)) != owner:
+            return False
+        await self.store._call(self.r.pexpire(key, LEASE_MS))
+        return True
+
+    async def release(self, fx: str, owner: str) -> None:
+        """Give the lease up (clean shutdown), so another replica takes over at once."""
+        key = fx_prefix(fx) + "obx:lease"
+        if await self.store._call(self.r.get(key)) == owner:
+            await self.store._call(self.r.delete(key))
+
+    async def claim_all(self, fx: str, consumer: str) -> list[tuple[str, Outbound]]:
+        """Take over every entry read but not acknowledged (its reader is gone)."""
+        out: list[tuple[str, Outbound]] = []
+        start = "0-0"
+        while True:
+            res = await self.store._call(self.r.xautoclaim(self._key(fx), GROUP, consumer,
+                                                           0, start, count=500))
+            start, rows = res[0], res[1]
+            out += [(i, decode(f["m"])) for i, f in rows if f]
+            if start in ("0-0", b"0-0"):
+                return out
+
+    async def read(self, fx: str, consumer: str, block_ms: int,
+                   count: int = 200) -> list[tuple[str, Outbound]]:
+        """New entries for this consumer (waits up to block_ms)."""
+        res = await self.store._call(self.r.xreadgroup(GROUP, consumer, {self._key(fx): ">"},
+                                                       count=count, block=block_ms))
+        return [(i, decode(f["m"])) for _, rows in res or [] for i, f in rows]
+
+    async def done_chats(self, fx: str, entry: str, chats: list[str]) -> set[str]:
+        """Which of these 'platform:chat's an entry was already delivered to."""
+        if not chats:
+            return set()
+        pipe = self.r.pipeline(transaction=False)
+        for c in chats:
+            pipe.exists(f"{fx_prefix(fx)}obx:done:{entry}:{c}")
+        res = await self.store._call(pipe.execute())
+        return {c for c, hit in zip(chats, res, strict=True) if hit}
+
+    async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:
+        """Delivered to one chat; with `last`, the entry is done everywhere: ack and drop."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.set(f"{fx_prefix(fx)}obx:done:{entry}:{chat}", "1", ex=DONE_TTL)
+        if last:
+            pipe.xack(self._key(fx), GROUP, entry)
+            pipe.xdel(self._key(fx), entry)
+        await self.store._call(pipe.execute())
+
+    async def backlog(self, fx: str) -> tuple[int, str | None]:
+        """Entries not yet delivered and the id of the oldest (its time is in the id)."""
+        key = self._key(fx)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.xlen(key)
+        pipe.xrange(key, "-", "+", count=1)
+        n, first = await self.store._call(pipe.execute())
+        return n, (first[0][0] if first else None)
