@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "crash.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "crash.py"
 
 
 async def test_kill_9_mid_burst_then_restart_loses_and_doubles_nothing(redis_url: str,
