@@ -94,3 +94,12 @@ class Chat:
 def say(core: Core) -> Chat:
     """say('/status', as_='police_commander') -> Result."""
     return Chat(core)
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    """A persistent embedded server of the test's own, to stop and restart (outage tests)."""
+    srv = EmbeddedRedis(tmp_path / "redis", appendfsync="always")
+    srv.start()
+    yield srv
+    srv.stop()

@@ -3,26 +3,14 @@ that it is NOT CONFIRMED), a resend is logged once, and it recovers by itself.""
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlparse
-
-import pytest
 
 import handlers.reporting
 from bot.app import build_core
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
-from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 from tests.fakes.flaky_link import FlakyLink
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    srv = EmbeddedRedis(tmp_path / "redis", appendfsync="always")
-    srv.start()
-    yield srv
-    srv.stop()
 
 
 async def test_outage_answers_not_logged_and_reconnects(server, settings, clock):

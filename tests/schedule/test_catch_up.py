@@ -5,24 +5,14 @@ from __future__ import annotations
 
 import io
 import sys
-from pathlib import Path
 
 import pytest
 
 from bot.app import App, build_core
 from bot.runtime import run_bot
 from bot.store import Store
-from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 from tests.schedule.test_scheduler import FX, Recorder, add, started, utc
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    srv = EmbeddedRedis(tmp_path / "redis", appendfsync="always")
-    srv.start()
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture
