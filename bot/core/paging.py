@@ -65,7 +65,9 @@ def pages(text: str, limit: int) -> list[str]:
     out: list[str] = []
     cur: list[str] = []
     size = 0
-    for raw in text.splitlines() or [""]:
+    # split on "\n" only: str.splitlines() also splits on U+2028 and NEL, which would lose
+    # characters a user typed from a paged timeline
+    for raw in text.split("\n"):
         for line in _pieces(raw, limit):
             extra = weight(line) + (1 if cur else 0)
             if cur and size + extra > limit:

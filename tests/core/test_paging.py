@@ -64,3 +64,17 @@ async def test_a_long_write_answer_continues_in_further_messages(say, core):
     assert rest and all(fits_every_platform(o.reply) for o in rest)
     whole = r.reply.text + "".join(o.reply.text for o in rest)
     assert whole.count("<") == 400 and whole.count("&") == 400  # nothing lost
+
+
+async def test_a_line_separator_in_an_update_survives_paging(say):
+    await _long_incident(say)
+    r = await say("note odd\u2028line and next\x85line", as_="steward")  # plain text, kept as typed
+    assert r.reply.ok, r.reply.text
+    seen, page = "", 1
+    while True:
+        r = await say(f"/incident 1 page {page}", as_="control")
+        seen += r.reply.text
+        if f"/incident 1 page {page + 1}" not in r.reply.text:
+            break
+        page += 1
+    assert "odd\u2028line and next\x85line" in seen
