@@ -22,7 +22,7 @@ from bot.store import StoreUnavailable
 from bot.web.access import COOKIE, LINK_PATH, Access, Session
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
-from bot.web.live import Batch, LiveRoom, stream_key
+from bot.web.live import GZIP_HEADER, Batch, LiveRoom, gzip_piece, stream_key
 from bot.web.pages import link_page, live_page, message_page, post_match_page, signed_in_page
 from bot.web.view import ACTIONS, Viewer, event_view, incident_view, sees_incident, tiles_for
 
@@ -254,18 +254,26 @@ class ControlRoom:
             after = await self.live.feed.last_id(fx.id)
         feed = self.live.fixture_feed(fx.id)
         queue = await feed.subscribe()  # before the catch-up read: nothing falls in between
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                           "Cache-Control": "no-store",
-                                           "X-Accel-Buffering": "no"})
+        gz = "gzip" in request.headers.get("Accept-Encoding", "")
+        headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
+                   "X-Accel-Buffering": "no"}
+        if gz:
+            headers["Content-Encoding"] = "gzip"
+        resp = web.StreamResponse(headers=headers)
         await resp.prepare(request)
+
+        def piece(text: bytes) -> bytes:
+            return gzip_piece(text) if gz else text
+
         sent = stream_key(after)
         try:
-            await resp.write(b"retry: 2000\n\n")
+            await resp.write((GZIP_HEADER if gz else b"") + piece(b"retry: 2000\n\n"))
             while True:
                 missed = await self.live.feed.after(fx.id, after, 1000)
                 if not missed:
                     break
-                blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live)
+                blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live,
+                                                                          gz=gz)
                 if blob:
                     await resp.write(blob)
                 after = missed[-1].id
@@ -275,17 +283,26 @@ class ControlRoom:
                     batch = await asyncio.wait_for(queue.get(), self.heartbeat_s)
                 except TimeoutError:
                     if not isinstance(await self.access.session(session.sid), Session):
-                        await resp.write(b"event: signout\ndata: {}\n\n")
+                        await resp.write(piece(b"event: signout\ndata: {}\n\n"))
                         break
-                    await resp.write(b": ping\n\n")
+                    await resp.write(piece(b": ping\n\n"))
                     continue
-                if batch is None:
+                # a screen that fell behind takes everything waiting in one write
+                batches = [batch]
+                while batch is not None and not queue.empty():
+                    batch = queue.get_nowait()
+                    batches.append(batch)
+                blobs = []
+                for b in batches:
+                    if b is None:
+                        break
+                    blobs.append(b.blob(viewer, self.live, sent, gz))
+                    if b.changes:
+                        sent = max(sent, stream_key(b.changes[-1].event.id))
+                if any(blobs):
+                    await resp.write(b"".join(blobs))
+                if batches[-1] is None:
                     break  # fell too far behind: the browser reconnects and resumes
-                blob = batch.blob(viewer, self.live, sent)
-                if blob:
-                    await resp.write(blob)
-                if batch.changes:
-                    sent = max(sent, stream_key(batch.changes[-1].event.id))
         except (ConnectionResetError, asyncio.CancelledError, StoreUnavailable):
             pass
         finally:

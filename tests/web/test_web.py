@@ -275,6 +275,8 @@ async def test_sse_resume_with_last_event_id_delivers_exactly_the_missed_events(
     assert len(missed) == 2
     resp = await client.get("/control/events", headers={"Last-Event-ID": seen})
     assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+    # one gzip stream of self-contained pieces, shared by every screen (the client inflates)
+    assert resp.headers["Content-Encoding"] == "gzip"
     got = await read_events(resp, 2)
     assert [sid for sid, _ in got] == missed
     assert got[1][1]["incident"]["id"] == "INC-3"
