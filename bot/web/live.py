@@ -13,15 +13,17 @@ import contextlib
 import json
 import logging
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.core.dispatch import Core
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
+from bot.evidence.charts import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
+from bot.web.chart import render_svg_chart
 from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,7 @@ BLOCK_MS = 5000
 # Screens get changes at most this often: under a flood of reports one read, one tiles
 # computation and one write per screen cover many events, so screens never slow reports.
 COALESCE_S = 0.15
+CHART_KINDS = ("incident.reported", "arrest.recorded")  # what moves the timeline
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
 # A screen's stream is one endless gzip member: this header, then self-contained pieces.
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
@@ -57,6 +60,7 @@ class Change:
     incident: dict[str, str] | None
     tiles: dict[str, Any]
     ground: Ground
+    chart: dict[bool, str] | None = None  # the timeline's SVG, with arrests and without
 
 
 @dataclass
@@ -87,6 +91,9 @@ class Batch:
                 c, last = payloads[-1]
                 last.update({k: v for k, v in (room.payload(c, viewer) or {}).items()
                              if k == "tiles"})
+                chart = self.changes[-1].chart
+                if chart is not None and not viewer.steward:
+                    last["chart"] = chart[viewer.police_view]
             self.rendered[viewer.key] = [(c.event.id, json.dumps(p, separators=(",", ":")))
                                          for c, p in payloads]
         return self.rendered[viewer.key]
@@ -205,13 +212,25 @@ class LiveRoom:
                      if e.kind.startswith("incident.") and str(e.data.get("id", ""))[4:].isdigit()})
         incs = await self.feed.incidents_by_n(fx_id, ns)
         t = await self.tiles(fx)
+        chart = None
+        if any(e.kind in CHART_KINDS for e in events):  # the bins' counters: ~ bins, not events
+            chart = self.charts(fx, chart_from_counts(await self.core.store.chart_counts(fx_id)))
         ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
         out = []
         for e in events:
             n = str(e.data.get("id", ""))[4:]
             inc = incs.get(int(n)) if e.kind.startswith("incident.") and n.isdigit() else None
-            out.append(Change(e, inc, t, ground))
+            out.append(Change(e, inc, t, ground, chart))
         return out
+
+    def charts(self, fx: Fixture, data: ChartData | None) -> dict[bool, str]:
+        """The timeline as the police view sees it (True: arrests marked) and as the rest do."""
+        tz = self.core.settings.zone
+        bare = None if data is None else replace(data, arrests=[0] * data.bins)
+        if bare is not None and not any(any(v) for v in bare.incidents.values()):
+            bare = None
+        return {True: render_svg_chart(data, tz, fx.kickoff),
+                False: render_svg_chart(bare, tz, fx.kickoff)}
 
     def payload(self, c: Change, viewer: Viewer, tiles: bool = True,
                 incident: bool = True) -> dict[str, Any] | None:

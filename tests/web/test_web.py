@@ -236,6 +236,24 @@ async def test_a_steward_sees_only_their_own_reports(client, say) -> None:
     assert not any(e["kind"].startswith(("arrest", "ban")) for e in state["log"])
     assert state["me"]["actions"] == []
     assert (await client.get("/control/post-match")).status == 403
+    rest = await (await client.get("/control/incidents")).json()
+    assert set(rest["incidents"]) == {"INC-1"}
+
+
+async def test_the_page_is_bounded_and_the_rest_comes_after(client, say, core) -> None:
+    for i in range(35):
+        core.clock.advance(timedelta(minutes=11))  # past the merge window: new incidents
+        await say(f"/incident antisocial @bms_lower s2 noise {i}", as_="steward")
+    await say("/ack 1")
+    assert (await client.get("/control/incidents")).status == 401
+    await sign_in(client, say, "control")
+    state = state_of(await (await client.get("/control/")).text())
+    # the board draws the oldest 30 reported cards and counts the rest
+    assert state["partial"] and state["columns"] == {"reported": 34, "acknowledged": 1}
+    assert {"INC-2", "INC-31", "INC-1"} <= set(state["incidents"])
+    rest = await (await client.get("/control/incidents")).json()
+    assert len(rest["incidents"]) == 35 and rest["incidents"]["INC-1"]["status"] == \
+        "acknowledged"
 
 
 # ---------------------------------------------------------------- live

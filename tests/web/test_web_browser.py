@@ -208,3 +208,21 @@ async def test_post_match_page_prints_on_a4(screen, say) -> None:
     assert pdf.startswith(b"%PDF") and 1 <= pages <= 3, pages  # summary, chart and map
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "post-match.pdf").write_bytes(pdf)
+
+
+def charted(d: webdriver.Chrome) -> int:
+    """Incidents the timeline chart shows: the sum of its bars ("<n> in <phase>")."""
+    return int(d.execute_script(
+        "return [...document.querySelectorAll('#chart rect > title')]"
+        ".reduce((n, t) => n + parseInt(t.textContent, 10), 0)"))
+
+
+async def test_the_chart_follows_reports_live(screen, say) -> None:
+    await screen.sign_in(say, "control")
+    await screen.wait(has("#chart", "No incidents yet"), 5)
+    await screen.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    await screen.wait(lambda d: charted(d) == 1, 2)
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    await screen.wait(lambda d: charted(d) == 2, 2)
+    await screen.shot("control-room-chart")

@@ -5,6 +5,9 @@
   const state = JSON.parse(document.getElementById("state").textContent);
   const csrf = document.querySelector('meta[name="csrf"]').content;
   const incidents = state.incidents;
+  // the page brings only what the first screen shows; the rest comes after the first paint
+  let partial = !!state.partial;
+  const touched = new Set();
   const zones = state.zones;
   const seen = new Set(state.log.map((e) => e.id));
   let log = state.log;
@@ -50,9 +53,10 @@
     for (const col of COLUMNS) {
       const el = document.querySelector(`.col[data-status="${col}"]`);
       const mine = items.filter((i) => column(i.status) === col);
-      el.querySelector(".n").textContent = mine.length ? mine.length : "";
+      const count = partial ? Math.max(mine.length, state.columns[col] || 0) : mine.length;
+      el.querySelector(".n").textContent = count ? count : "";
       // a wall screen shows the oldest few per column; the rest are counted, not drawn
-      const more = mine.length > CARDS ? `<li class="more">+${mine.length - CARDS} more</li>` : "";
+      const more = count > CARDS ? `<li class="more">+${count - CARDS} more</li>` : "";
       el.querySelector("ol").innerHTML = mine.slice(0, CARDS).map((i) => {
         const cls = ["card", "sev" + i.severity];
         if (oldest && i.id === oldest.id) cls.push("oldest");
@@ -70,6 +74,7 @@
   }
 
   function renderPins() {
+    if (partial) return;  // the server drew tonight's pins; redrawn once all incidents are here
     const byZone = {};
     for (const i of Object.values(incidents)) {
       (byZone[i.location] = byZone[i.location] || []).push(i);
@@ -184,15 +189,19 @@
 
   function apply(change) {
     const e = change.event;
-    if (change.incident) incidents[change.incident.id] = change.incident;
+    if (change.incident) {
+      incidents[change.incident.id] = change.incident;
+      touched.add(change.incident.id);
+    }
     if (change.tiles) tiles = change.tiles;
+    if (change.chart) $("#chart").innerHTML = change.chart;  // drawn once for every screen
     if (!seen.has(e.id)) {
       seen.add(e.id);
       log.unshift(e);
       if (log.length > 2000) log = log.slice(0, 1500);
     }
-    if (e.kind === "incident.reported" || e.kind === "arrest.recorded") refreshChart();
-    if (e.kind === "fixture.phase") refreshChart();
+    // a steward's chart is of their own reports: not on the feed, fetched
+    if (state.me.role === "steward" && e.kind === "incident.reported") refreshChart();
     render();
   }
 
@@ -263,7 +272,22 @@
     for (const el of document.querySelectorAll(".age")) el.textContent = age(el.dataset.at);
   }, 1000);
   $("#clock").textContent = fmt.format(new Date(now()));
+  async function loadRest() {
+    const r = await fetch(`/control/incidents?fixture=${encodeURIComponent(state.fixture)}`,
+                          {credentials: "same-origin"});
+    if (!r.ok) { setTimeout(loadRest, 2000); return; }
+    const body = await r.json();
+    for (const [id, inc] of Object.entries(body.incidents)) {
+      if (!touched.has(id)) incidents[id] = inc;  // what the live feed brought is newer
+    }
+    partial = false;
+    render();
+    document.body.dataset.complete = "1";
+  }
+
   renderBoard(); renderPins(); renderTiles(); renderLog();
   document.body.dataset.ready = "1";
   connect();
+  if (partial) requestAnimationFrame(() => setTimeout(loadRest, 0));
+  else document.body.dataset.complete = "1";
 })();
