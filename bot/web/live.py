@@ -24,6 +24,7 @@ from bot.evidence.charts import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
 from bot.web.chart import render_svg_chart
+from bot.web.delivery import delivery_rows
 from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ BLOCK_MS = 5000
 # computation and one write per screen cover many events, so screens never slow reports.
 COALESCE_S = 0.15
 CHART_KINDS = ("incident.reported", "arrest.recorded")  # what moves the timeline
+DELIVERY_S = 1.0  # how often the delivery-health tile is checked (pushed only on a change)
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
 # A screen's stream is one endless gzip member: this header, then self-contained pieces.
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
@@ -115,27 +117,48 @@ class Batch:
         return out
 
 
+class Notice:
+    """Something every screen but a steward's is told that is not a log event (delivery
+    health): serialised and compressed once, like a batch."""
+
+    def __init__(self, kind: str, data: dict[str, Any]) -> None:
+        self.plain = (f"event: {kind}\ndata: "
+                      f"{json.dumps(data, separators=(',', ':'))}\n\n").encode()
+        self.gz = gzip_piece(self.plain)
+
+    def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0),
+             gz: bool = False) -> bytes:
+        """The same bytes for every screen that may see it."""
+        if viewer.steward:
+            return b""
+        return self.gz if gz else self.plain
+
+
+Item = Batch | Notice | None
+
+
 class FixtureFeed:
     """The one blocking reader of a fixture's log, feeding the queues of its screens."""
 
     def __init__(self, room: LiveRoom, fx_id: str) -> None:
         self.room, self.fx_id = room, fx_id
-        self.queues: set[asyncio.Queue[Batch | None]] = set()
+        self.queues: set[asyncio.Queue[Item]] = set()
         self.last = "0-0"
         self.task: asyncio.Task[None] | None = None
         self._started = asyncio.Lock()
 
-    async def subscribe(self) -> asyncio.Queue[Batch | None]:
+    async def subscribe(self) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
         async with self._started:
             if self.task is None or self.task.done():
                 self.last = await self.room.feed.last_id(self.fx_id)
                 self.task = asyncio.create_task(self._run())
-        q: asyncio.Queue[Batch | None] = asyncio.Queue()
+        q: asyncio.Queue[Item] = asyncio.Queue()
         self.queues.add(q)
+        self.room.watch_delivery()
         return q
 
-    def unsubscribe(self, q: asyncio.Queue[Batch | None]) -> None:
+    def unsubscribe(self, q: asyncio.Queue[Item]) -> None:
         """Stop feeding a screen."""
         self.queues.discard(q)
 
@@ -158,12 +181,16 @@ class FixtureFeed:
                 log.exception("live feed of %s failed; retrying", self.fx_id)
                 await asyncio.sleep(1)
                 continue
-            for q in list(self.queues):
-                if q.qsize() >= MAX_BACKLOG:
-                    self.queues.discard(q)
-                    q.put_nowait(None)  # the screen reconnects and resumes from its last id
-                else:
-                    q.put_nowait(batch)
+            self.broadcast(batch)
+
+    def broadcast(self, item: Batch | Notice) -> None:
+        """Hand the same item to every screen's queue."""
+        for q in list(self.queues):
+            if q.qsize() >= MAX_BACKLOG:
+                self.queues.discard(q)
+                q.put_nowait(None)  # the screen reconnects and resumes from its last id
+            else:
+                q.put_nowait(item)
 
     async def stop(self) -> None:
         """Stop reading and end every screen's stream."""
@@ -183,6 +210,29 @@ class LiveRoom:
         self.core = core
         self.feed = Feed(core.store)
         self.feeds: dict[str, FixtureFeed] = {}
+        self.delivery: list[dict[str, Any]] = []
+        self._delivery_key: tuple[Any, ...] | None = None
+        self._delivery_task: asyncio.Task[None] | None = None
+
+    def delivery_now(self) -> list[dict[str, Any]]:
+        """The delivery-health rows as they are now."""
+        self._delivery_key, self.delivery = delivery_rows(self.core.notifier)
+        return self.delivery
+
+    def watch_delivery(self) -> None:
+        """Tell every screen when a chat's delivery changes (checked each DELIVERY_S)."""
+        if self._delivery_task is None or self._delivery_task.done():
+            self._delivery_task = asyncio.create_task(self._watch_delivery())
+
+    async def _watch_delivery(self) -> None:
+        while True:
+            key = self._delivery_key
+            rows = self.delivery_now()
+            if key != self._delivery_key:
+                notice = Notice("delivery", {"rows": rows})
+                for f in self.feeds.values():
+                    f.broadcast(notice)
+            await asyncio.sleep(DELIVERY_S)
 
     def fixture_feed(self, fx_id: str) -> FixtureFeed:
         """The shared feed of a fixture."""
@@ -192,6 +242,10 @@ class LiveRoom:
 
     async def close(self) -> None:
         """Stop every feed and close the blocking connections."""
+        if self._delivery_task is not None:
+            self._delivery_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._delivery_task
         for f in self.feeds.values():
             await f.stop()
         await self.feed.close()

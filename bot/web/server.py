@@ -22,7 +22,7 @@ from bot.store import StoreUnavailable
 from bot.web.access import COOKIE, LINK_PATH, Access, Session
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
-from bot.web.live import GZIP_HEADER, Batch, LiveRoom, gzip_piece, stream_key
+from bot.web.live import GZIP_HEADER, Batch, LiveRoom, Notice, gzip_piece, stream_key
 from bot.web.pages import link_page, live_page, message_page, post_match_page, signed_in_page
 from bot.web.view import (
     ACTIONS,
@@ -218,6 +218,7 @@ class ControlRoom:
             "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
                    "actions": [a for a in ACTIONS if viewer.may(a)]},
             "incidents": by_id, "log": log_rows, "partial": True,
+            "delivery": None if viewer.steward else self.live.delivery_now(),
             "columns": {k: len(v) for k, v in columns.items()},
             "tiles": tiles_for(all_tiles, viewer, mine),
             "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
@@ -331,7 +332,7 @@ class ControlRoom:
                     if b is None:
                         break
                     blobs.append(b.blob(viewer, self.live, sent, gz))
-                    if b.changes:
+                    if not isinstance(b, Notice) and b.changes:
                         sent = max(sent, stream_key(b.changes[-1].event.id))
                 if any(blobs):
                     await resp.write(b"".join(blobs))

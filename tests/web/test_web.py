@@ -17,6 +17,7 @@ from bot.web.access import COOKIE
 from bot.web.live import stream_key
 from bot.web.server import ControlRoom
 from tests.conftest import Chat
+from tests.web.conftest import TG_CONTROL
 
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
 
@@ -257,8 +258,8 @@ async def test_the_page_is_bounded_and_the_rest_comes_after(client, say, core) -
 
 
 # ---------------------------------------------------------------- live
-async def read_events(resp, n: int) -> list[tuple[str, dict]]:
-    """The next n SSE `change` events as (id, data)."""
+async def read_events(resp, n: int, want: str = "change") -> list[tuple[str, dict]]:
+    """The next n SSE events of one kind (`change`, `delivery`) as (id, data)."""
     out: list[tuple[str, dict]] = []
     sid, kind, data = "", "", ""
 
@@ -273,7 +274,7 @@ async def read_events(resp, n: int) -> list[tuple[str, dict]]:
             elif line.startswith("data: "):
                 data = line[6:]
             elif line == "" and data:
-                if kind == "change":
+                if kind == want:
                     out.append((sid, json.loads(data)))
                 sid, kind, data = "", "", ""
 
@@ -316,3 +317,32 @@ async def test_sse_for_a_viewer_carries_no_arrests(client, say) -> None:
     assert data["event"]["kind"] == "incident.reported"
     assert "arrests_by_offence" not in data["tiles"] and data["tiles"]["arrests"] == 1
     resp.close()
+
+
+async def test_delivery_health_per_chat_reaches_the_screen_live(client, say, telegram) -> None:
+    await sign_in(client, say, "control")
+    state = state_of(await (await client.get("/control/")).text())
+    [row] = [r for r in state["delivery"] if r["chat"] == str(TG_CONTROL)]
+    assert row["queued"] == 0 and row["last_429_s"] is None and "control" in row["name"]
+    resp = await client.get("/control/events")
+    telegram.fail("sendMessage", 1, code=429, retry_after=1)
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+
+    async def limited_row() -> dict:  # the chat (control or command) whose send got the 429
+        while True:
+            [(_, data)] = await read_events(resp, 1, "delivery")
+            rows = [r for r in data["rows"] if r["last_429_s"] is not None]
+            if rows:
+                return rows[0]
+    row = await asyncio.wait_for(limited_row(), 15)  # a guard against hanging
+    assert row["platform"] == "Telegram"
+    while row["queued"]:  # the card goes out after retry_after, and the tile says so
+        [(_, data)] = await asyncio.wait_for(read_events(resp, 1, "delivery"), 15)
+        row = next(r for r in data["rows"] if r["chat"] == row["chat"])
+    assert row["last_429_s"] is not None
+    resp.close()
+
+
+async def test_stewards_get_no_delivery_health(client, say) -> None:
+    await sign_in(client, say, "steward")
+    assert state_of(await (await client.get("/control/")).text())["delivery"] is None

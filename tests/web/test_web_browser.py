@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestServer
-from pydantic import SecretStr
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
@@ -28,16 +27,14 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.print_page_options import PrintOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.settings import Settings
 from bot.web.server import ControlRoom
 from tests.conftest import Chat
-from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
+from tests.fakes.telegram_api import Call
+from tests.web.conftest import TG_CONTROL
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("MATCHDAY_TEST_ARTIFACTS", ROOT / "test-artifacts"))
-TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
 
 
@@ -105,19 +102,6 @@ class Screen:
 
 
 @pytest_asyncio.fixture
-async def telegram(core: Core, settings: Settings) -> AsyncIterator[FakeTelegram]:
-    fake = FakeTelegram()
-    await fake.start()
-    adapter = TelegramAdapter(core, settings.model_copy(update={
-        "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url}),
-        poll_timeout=1)
-    await adapter.start()
-    yield fake
-    await adapter.stop()
-    await fake.stop()
-
-
-@pytest_asyncio.fixture
 async def screen(core: Core, browser: webdriver.Chrome) -> AsyncIterator[Screen]:
     room = ControlRoom(core, "http://127.0.0.1")
     server = TestServer(room.web_app(), host="127.0.0.1")
@@ -157,6 +141,7 @@ async def test_report_shows_live_and_acknowledge_edits_the_chat_card(screen, say
     await screen.wait(has('.col[data-status="reported"] .card.oldest', "INC-1"), 2)
     await telegram.wait_for(lambda calls: [c for c in calls if c.method == "sendMessage"
                                            and c.params.get("chat_id") == TG_CONTROL])
+    await screen.wait(has(".tile.delivery li", "Telegram control"), 2)  # delivery per chat
     await screen.shot("control-room-reported")
     await screen.click('button.act-ack[data-incident="INC-1"]')
     await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))

@@ -12,6 +12,8 @@
   const seen = new Set(state.log.map((e) => e.id));
   let log = state.log;
   let tiles = state.tiles;
+  let delivery = state.delivery;  // per chat; null for stewards
+  let deliveryAt = performance.now();
   let offset = Date.parse(state.now) - Date.now();
   const SEV = {1: "#8d99ae", 2: "#2a9d8f", 3: "#e9c46a", 4: "#f4a261", 5: "#e63946"};
   const CARDS = 30;
@@ -107,6 +109,26 @@
       "</ul>";
   }
 
+  function secs(s) {
+    s = Math.round(s);
+    return s < 120 ? s + " s" : Math.floor(s / 60) + " min";
+  }
+
+  function deliveryTile() {
+    if (!delivery) return "";
+    const since = (performance.now() - deliveryAt) / 1000;  // ages were as of the push
+    const rows = delivery.map((r) => {
+      const bits = [r.queued ? `<b>${r.queued} queued</b>` : "delivered"];
+      if (r.oldest_s != null) bits.push(`oldest ${secs(r.oldest_s + since)}`);
+      if (r.last_429_s != null) bits.push(`last 429 ${secs(r.last_429_s + since)} ago`);
+      const cls = r.queued ? (r.oldest_s + since > 60 ? "bad" : "warn") : "ok";
+      return `<li class="${cls}" data-chat="${esc(r.chat)}"><span class="chat">` +
+        `${esc(r.platform)} ${esc(r.name || r.chat)}</span> ${bits.join(" · ")}</li>`;
+    });
+    return '<div class="tile wide delivery"><div class="label">Delivery</div>' +
+      `<ul class="by">${rows.join("") || "<li>No chat platform connected</li>"}</ul></div>`;
+  }
+
   function renderTiles() {
     const t = tiles;
     $("#phase").textContent = t.phase_label;
@@ -123,6 +145,7 @@
       out.push(tile("Time to acknowledge", t.median_ack,
                     `<div class="sub">median · worst ${esc(t.worst_ack)}</div>`));
     }
+    out.push(deliveryTile());
     $("#tiles").innerHTML = out.join("");
   }
 
@@ -213,6 +236,11 @@
       state.last = msg.lastEventId || state.last;
       apply(JSON.parse(msg.data));
     });
+    source.addEventListener("delivery", (msg) => {
+      delivery = JSON.parse(msg.data).rows;
+      deliveryAt = performance.now();
+      renderTiles();
+    });
     source.addEventListener("signout", () => { source.close(); location.reload(); });
     source.onopen = () => { $("#live").className = "live on"; };
     source.onerror = () => { $("#live").className = "live off"; };
@@ -270,6 +298,7 @@
   setInterval(() => {
     $("#clock").textContent = fmt.format(new Date(now()));
     for (const el of document.querySelectorAll(".age")) el.textContent = age(el.dataset.at);
+    if (delivery && delivery.some((r) => r.queued || r.last_429_s != null)) renderTiles();
   }, 1000);
   $("#clock").textContent = fmt.format(new Date(now()));
   async function loadRest() {
