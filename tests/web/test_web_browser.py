@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from aiohttp.test_utils import TestServer
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
@@ -27,8 +26,6 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.print_page_options import PrintOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from bot.core.dispatch import Core
-from bot.web.server import ControlRoom
 from tests.conftest import Chat
 from tests.fakes.telegram_api import Call
 from tests.web.conftest import TG_CONTROL
@@ -102,16 +99,11 @@ class Screen:
 
 
 @pytest_asyncio.fixture
-async def screen(core: Core, browser: webdriver.Chrome) -> AsyncIterator[Screen]:
-    room = ControlRoom(core, "http://127.0.0.1")
-    server = TestServer(room.web_app(), host="127.0.0.1")
-    await server.start_server()
-    s = Screen(browser, str(server.make_url("")).rstrip("/"))
+async def screen(control_url: str, browser: webdriver.Chrome) -> AsyncIterator[Screen]:
+    s = Screen(browser, control_url)
     yield s
     await s.run(browser.get, "about:blank")  # closes the page's event stream
     await s.run(browser.delete_all_cookies)
-    await room.live.close()
-    await server.close()
 
 
 def card_edited(chat: int, needle: str) -> Callable[[list[Call]], list[Call]]:
