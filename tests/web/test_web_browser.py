@@ -71,7 +71,11 @@ class Screen:
         await self.run(self.driver.get, self.base + path)
 
     async def click(self, css: str) -> None:
-        await self.run(lambda: self.driver.find_element(By.CSS_SELECTOR, css).click())
+        """Click an element (found again if the live screen redrew it meanwhile)."""
+        def press(d: webdriver.Chrome) -> bool:
+            d.find_element(By.CSS_SELECTOR, css).click()
+            return True
+        await self.wait(press, 5)
 
     async def wait(self, condition: Callable[[webdriver.Chrome], Any], seconds: float) -> Any:
         """Poll the DOM until the condition holds (fails after `seconds`)."""
@@ -203,3 +207,42 @@ async def test_the_chart_follows_reports_live(screen, say) -> None:
     await say("/incident pyro @away_upper s3 flare", as_="steward")
     await screen.wait(lambda d: charted(d) == 2, 2)
     await screen.shot("control-room-chart")
+
+
+BOXES = """
+const box = (el) => { const r = el.getBoundingClientRect();
+                      return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+return {map: box(document.querySelector('svg.ground')),
+        section: box(document.querySelector('section.map')),
+        panel: box(document.getElementById('zone-panel')),
+        width: document.documentElement.scrollWidth, height: innerHeight};
+"""
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1366, 768)], ids=["wall", "laptop"])
+async def test_a_zones_incidents_open_below_the_map_not_over_it(screen, say, size) -> None:
+    width, height = size
+    driver = screen.driver
+    await screen.run(driver.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride",
+                     {"width": width, "height": height, "deviceScaleFactor": 1,
+                      "mobile": False})
+    try:
+        for text in ("missile @stb_walkway s4 coins", "pyro @stb_walkway s3 flare",
+                     "disorder @bms_lower s5 fighting"):
+            await say(f"/incident {text}", as_="steward")
+        await screen.sign_in(say, "control")
+        await screen.wait(lambda d: d.find_element(By.TAG_NAME, "body")
+                          .get_attribute("data-complete"), 5)
+        await screen.click('#pins .pin[data-zone="stb_walkway"]')
+        await screen.wait(has("#zone-panel h3", "2 incidents"), 5)
+        b = await screen.run(driver.execute_script, BOXES)
+        m, p, s = b["map"], b["panel"], b["section"]
+        overlap = min(m["r"], p["r"]) > max(m["l"], p["l"]) and \
+            min(m["b"], p["b"]) > max(m["t"], p["t"])
+        assert not overlap, b
+        assert s["t"] <= p["t"] and p["b"] <= s["b"] + 1, b  # inside the map's panel
+        assert m["b"] - m["t"] > (s["b"] - s["t"]) * 0.4, b  # the map stays big enough
+        assert b["width"] <= width, b  # nothing runs off the side of the screen
+        await screen.shot(f"control-room-zone-{width}x{height}")
+    finally:
+        await screen.run(driver.execute_cdp_cmd, "Emulation.clearDeviceMetricsOverride", {})

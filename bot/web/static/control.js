@@ -310,7 +310,7 @@
       if (!touched.has(id)) incidents[id] = inc;  // what the live feed brought is newer
     }
     partial = false;
-    render();
+    renderBoard(); renderPins(); renderTiles(); renderLog();
     document.body.dataset.complete = "1";
   }
 
