@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,6 +35,7 @@ BLOCK_MS = 5000
 # computation and one write per screen cover many events, so screens never slow reports.
 COALESCE_S = 0.15
 CHART_KINDS = ("incident.reported", "arrest.recorded")  # what moves the timeline
+CHART_S = 1.5  # the chart is redrawn for the screens at most this often
 DELIVERY_S = 1.0  # how often the delivery-health tile is checked (pushed only on a change)
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
 # A screen's stream is one endless gzip member: this header, then self-contained pieces.
@@ -62,7 +64,6 @@ class Change:
     incident: dict[str, str] | None
     tiles: dict[str, Any]
     ground: Ground
-    chart: dict[bool, str] | None = None  # the timeline's SVG, with arrests and without
 
 
 @dataclass
@@ -93,9 +94,6 @@ class Batch:
                 c, last = payloads[-1]
                 last.update({k: v for k, v in (room.payload(c, viewer) or {}).items()
                              if k == "tiles"})
-                chart = self.changes[-1].chart
-                if chart is not None and not viewer.steward:
-                    last["chart"] = chart[viewer.police_view]
             self.rendered[viewer.key] = [(c.event.id, json.dumps(p, separators=(",", ":")))
                                          for c, p in payloads]
         return self.rendered[viewer.key]
@@ -119,19 +117,24 @@ class Batch:
 
 class Notice:
     """Something every screen but a steward's is told that is not a log event (delivery
-    health): serialised and compressed once, like a batch."""
+    health, the redrawn chart): made, serialised and compressed once per police view or not,
+    and only when a screen of that kind is there to take it."""
 
-    def __init__(self, kind: str, data: dict[str, Any]) -> None:
-        self.plain = (f"event: {kind}\ndata: "
-                      f"{json.dumps(data, separators=(',', ':'))}\n\n").encode()
-        self.gz = gzip_piece(self.plain)
+    def __init__(self, kind: str, make: Callable[[bool], dict[str, Any]]) -> None:
+        self.kind, self.make = kind, make
+        self.pieces: dict[tuple[bool, bool], bytes] = {}
 
     def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0),
              gz: bool = False) -> bytes:
-        """The same bytes for every screen that may see it."""
+        """The same bytes for every screen of a kind."""
         if viewer.steward:
             return b""
-        return self.gz if gz else self.plain
+        police = viewer.police_view
+        if (police, gz) not in self.pieces:
+            data = json.dumps(self.make(police), separators=(",", ":"))
+            plain = f"event: {self.kind}\ndata: {data}\n\n".encode()
+            self.pieces[police, False], self.pieces[police, True] = plain, gzip_piece(plain)
+        return self.pieces[police, gz]
 
 
 Item = Batch | Notice | None
@@ -146,6 +149,8 @@ class FixtureFeed:
         self.last = "0-0"
         self.task: asyncio.Task[None] | None = None
         self._started = asyncio.Lock()
+        self._chart: asyncio.Task[None] | None = None  # a redraw waiting for its turn
+        self._chart_at = 0.0
 
     async def subscribe(self) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
@@ -174,6 +179,8 @@ class FixtureFeed:
                     continue
                 self.last = events[-1].id
                 batch = Batch(await self.room.changes(self.fx_id, events))
+                if any(e.kind in CHART_KINDS for e in events):
+                    self._chart_due()
             except StoreUnavailable:
                 await asyncio.sleep(1)
                 continue
@@ -182,6 +189,25 @@ class FixtureFeed:
                 await asyncio.sleep(1)
                 continue
             self.broadcast(batch)
+
+    def _chart_due(self) -> None:
+        """Redraw the chart for the screens, at most once every CHART_S."""
+        if self._chart is None or self._chart.done():
+            self._chart = asyncio.create_task(self._push_chart())
+
+    async def _push_chart(self) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(max(0.0, self._chart_at + CHART_S - loop.time()))
+        self._chart_at = loop.time()
+        try:
+            fx = await self.room.core.store.fixture(self.fx_id)
+            if fx is None:
+                return
+            # from the bins' counters: the cost is the number of bins, not of events
+            data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id))
+        except StoreUnavailable:
+            return  # the next report redraws it
+        self.broadcast(Notice("chart", lambda police: {"svg": self.room.chart(fx, data, police)}))
 
     def broadcast(self, item: Batch | Notice) -> None:
         """Hand the same item to every screen's queue."""
@@ -197,6 +223,8 @@ class FixtureFeed:
         for q in self.queues:
             q.put_nowait(None)
         self.queues.clear()
+        if self._chart is not None:
+            self._chart.cancel()
         if self.task is not None:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -229,7 +257,7 @@ class LiveRoom:
             key = self._delivery_key
             rows = self.delivery_now()
             if key != self._delivery_key:
-                notice = Notice("delivery", {"rows": rows})
+                notice = Notice("delivery", lambda _police, rows=rows: {"rows": rows})
                 for f in self.feeds.values():
                     f.broadcast(notice)
             await asyncio.sleep(DELIVERY_S)
@@ -266,25 +294,21 @@ class LiveRoom:
                      if e.kind.startswith("incident.") and str(e.data.get("id", ""))[4:].isdigit()})
         incs = await self.feed.incidents_by_n(fx_id, ns)
         t = await self.tiles(fx)
-        chart = None
-        if any(e.kind in CHART_KINDS for e in events):  # the bins' counters: ~ bins, not events
-            chart = self.charts(fx, chart_from_counts(await self.core.store.chart_counts(fx_id)))
         ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
         out = []
         for e in events:
             n = str(e.data.get("id", ""))[4:]
             inc = incs.get(int(n)) if e.kind.startswith("incident.") and n.isdigit() else None
-            out.append(Change(e, inc, t, ground, chart))
+            out.append(Change(e, inc, t, ground))
         return out
 
-    def charts(self, fx: Fixture, data: ChartData | None) -> dict[bool, str]:
-        """The timeline as the police view sees it (True: arrests marked) and as the rest do."""
-        tz = self.core.settings.zone
-        bare = None if data is None else replace(data, arrests=[0] * data.bins)
-        if bare is not None and not any(any(v) for v in bare.incidents.values()):
-            bare = None
-        return {True: render_svg_chart(data, tz, fx.kickoff),
-                False: render_svg_chart(bare, tz, fx.kickoff)}
+    def chart(self, fx: Fixture, data: ChartData | None, police_view: bool) -> str:
+        """The timeline as one kind of member sees it (police view: arrests marked)."""
+        if data is not None and not police_view:
+            data = replace(data, arrests=[0] * data.bins)
+            if not any(any(v) for v in data.incidents.values()):
+                data = None
+        return render_svg_chart(data, self.core.settings.zone, fx.kickoff)
 
     def payload(self, c: Change, viewer: Viewer, tiles: bool = True,
                 incident: bool = True) -> dict[str, Any] | None:

@@ -155,9 +155,13 @@ class ControlRoom:
     async def _fixture(self, request: web.Request) -> Fixture:
         fx_id = request.query.get("fixture", "")
         fx = await (self.core.store.fixture(fx_id) if fx_id else self.core.active_fixture())
+        if fx is None and not fx_id:  # none active (e.g. after a replay): the nearest night
+            now = self.core.clock.now()
+            fx = min(await self.core.store.fixtures(), default=None,
+                     key=lambda f: abs(f.kickoff - now))
         if fx is None:
             raise web.HTTPNotFound(text=message_page(
-                "No fixture", "No active fixture: an admin sets one with /fixture use <id>."),
+                "No fixture", "No fixture yet: an admin adds one with /fixture add."),
                 content_type="text/html")
         return fx
 
@@ -176,7 +180,7 @@ class ControlRoom:
     async def _chart_svg(self, fx: Fixture, viewer: Viewer) -> str:
         if not viewer.steward:  # from the bins' counters, as the live feed draws it
             counts = await self.core.store.chart_counts(fx.id)
-            return self.live.charts(fx, chart_from_counts(counts))[viewer.police_view]
+            return self.live.chart(fx, chart_from_counts(counts), viewer.police_view)
         events = [e for e in await self.core.store.events(fx.id)
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)

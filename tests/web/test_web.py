@@ -346,3 +346,13 @@ async def test_delivery_health_per_chat_reaches_the_screen_live(client, say, tel
 async def test_stewards_get_no_delivery_health(client, say) -> None:
     await sign_in(client, say, "steward")
     assert state_of(await (await client.get("/control/")).text())["delivery"] is None
+
+
+async def test_a_screen_that_takes_no_gzip_gets_plain_events(client, say) -> None:
+    await sign_in(client, say, "control")
+    resp = await client.get("/control/events", headers={"Accept-Encoding": "identity"})
+    assert "Content-Encoding" not in resp.headers
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    [(_, data)] = await read_events(resp, 1)
+    assert data["event"]["kind"] == "incident.reported" and data["incident"]["id"] == "INC-1"
+    resp.close()

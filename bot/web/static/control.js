@@ -217,7 +217,6 @@
       touched.add(change.incident.id);
     }
     if (change.tiles) tiles = change.tiles;
-    if (change.chart) $("#chart").innerHTML = change.chart;  // drawn once for every screen
     if (!seen.has(e.id)) {
       seen.add(e.id);
       log.unshift(e);
@@ -236,13 +235,20 @@
       state.last = msg.lastEventId || state.last;
       apply(JSON.parse(msg.data));
     });
+    // the chart is redrawn by the server once for all screens and pushed here
+    source.addEventListener("chart", (msg) => { $("#chart").innerHTML = JSON.parse(msg.data).svg; });
     source.addEventListener("delivery", (msg) => {
       delivery = JSON.parse(msg.data).rows;
       deliveryAt = performance.now();
       renderTiles();
     });
     source.addEventListener("signout", () => { source.close(); location.reload(); });
-    source.onopen = () => { $("#live").className = "live on"; };
+    let opened = false;
+    source.onopen = () => {
+      $("#live").className = "live on";
+      if (opened) refreshChart();  // a redraw pushed while this screen was away is not replayed
+      opened = true;
+    };
     source.onerror = () => { $("#live").className = "live off"; };
   }
 
