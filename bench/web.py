@@ -10,7 +10,8 @@ connection each) run in a second process, as browsers would on other machines. P
   to its arrival at a screen, over every (screen, report) pair
 - first_paint_ms_1000: first contentful paint of the live screen with 1,000 incidents, cold (a
   fresh headless Chromium profile, the server's first page), from the browser's Performance
-  API; screen_complete_ms_1000: until every incident is fetched and drawn
+  API; first_byte_ms_1000: until the page's first byte (the server's part);
+  screen_complete_ms_1000: until every incident is fetched and drawn
 Setup is bench/rig.py's and the reports are bench/write_path.py's, so the figures compare.
 Usage: python bench/web.py [--reports N] [--screens N]
 """
@@ -81,9 +82,9 @@ async def screens_main(base: str, sids: list[str], expect: int) -> None:
 
 
 # ---------------------------------------------------------------- the bot's process
-def first_paint_ms(url: str) -> tuple[float, float] | None:
-    """(first contentful paint, every incident drawn) in ms after the screen's navigation
-    started, in headless Chromium, or None without it."""
+def first_paint_ms(url: str) -> tuple[float, float, float] | None:
+    """(first contentful paint, first byte of the page, every incident drawn) in ms after the
+    screen's navigation started, in headless Chromium, or None without it."""
     import shutil
 
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
@@ -113,8 +114,10 @@ def first_paint_ms(url: str) -> tuple[float, float] | None:
             "return document.body && document.body.dataset.complete"))
         fcp = d.execute_script("return performance.getEntriesByName('first-contentful-paint')"
                                "[0].startTime")
-        nav = d.execute_script("return performance.now()")  # every incident drawn
-        return float(fcp), float(nav)
+        first_byte = d.execute_script("return performance.getEntriesByType('navigation')[0]"
+                                      ".responseStart")
+        done = d.execute_script("return document.body.dataset.complete")  # all drawn
+        return float(fcp), float(first_byte), float(done)
     finally:
         d.quit()
 
@@ -178,7 +181,8 @@ async def main(n_reports: int, n_screens: int) -> None:
         print(f"events_received: {lat['n']}")
         if paint is not None:
             print(f"first_paint_ms_1000: {paint[0]:.0f}")
-            print(f"screen_complete_ms_1000: {paint[1]:.0f}")
+            print(f"first_byte_ms_1000: {paint[1]:.0f}")
+            print(f"screen_complete_ms_1000: {paint[2]:.0f}")
         await runner.cleanup()
         await room.live.close()
     finally:

@@ -43,7 +43,7 @@ async def test_firefox_signs_in_by_link_and_sees_a_report_live(ff, control_url, 
     result = await say("/web", as_="control")
     await ff.navigate(control_url + LINK.search(result.reply.text).group(1))
     await ff.js("document.getElementById('signin').click()")
-    await ff.until("location.pathname === '/control/' && document.body.dataset.complete === '1'"
+    await ff.until("location.pathname === '/control/' && !!document.body.dataset.complete"
                    " && document.getElementById('live').classList.contains('on')", 20)
     await say("/incident missile @seg_ne s4 coins thrown across the line", as_="steward")
     # on the map (a pulsing pin on the segregation line) and in the log, within 2 s
