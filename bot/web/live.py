@@ -151,6 +151,7 @@ class FixtureFeed:
         self._started = asyncio.Lock()
         self._chart: asyncio.Task[None] | None = None  # a redraw waiting for its turn
         self._chart_at = 0.0
+        self._chart_dirty = False
 
     async def subscribe(self) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
@@ -192,22 +193,26 @@ class FixtureFeed:
 
     def _chart_due(self) -> None:
         """Redraw the chart for the screens, at most once every CHART_S."""
+        self._chart_dirty = True
         if self._chart is None or self._chart.done():
-            self._chart = asyncio.create_task(self._push_chart())
+            self._chart = asyncio.create_task(self._push_charts())
 
-    async def _push_chart(self) -> None:
+    async def _push_charts(self) -> None:
         loop = asyncio.get_running_loop()
-        await asyncio.sleep(max(0.0, self._chart_at + CHART_S - loop.time()))
-        self._chart_at = loop.time()
-        try:
-            fx = await self.room.core.store.fixture(self.fx_id)
-            if fx is None:
-                return
-            # from the bins' counters: the cost is the number of bins, not of events
-            data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id))
-        except StoreUnavailable:
-            return  # the next report redraws it
-        self.broadcast(Notice("chart", lambda police: {"svg": self.room.chart(fx, data, police)}))
+        while self._chart_dirty:  # a report logged during a redraw gets one more
+            await asyncio.sleep(max(0.0, self._chart_at + CHART_S - loop.time()))
+            self._chart_dirty = False
+            self._chart_at = loop.time()
+            try:
+                fx = await self.room.core.store.fixture(self.fx_id)
+                # from the bins' counters: the cost is the number of bins, not of events
+                data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id))
+            except StoreUnavailable:
+                self._chart_dirty = True  # tried again in CHART_S
+                continue
+            if fx is not None:
+                self.broadcast(Notice("chart", lambda police, fx=fx, data=data: {
+                    "svg": self.room.chart(fx, data, police)}))
 
     def broadcast(self, item: Batch | Notice) -> None:
         """Hand the same item to every screen's queue."""
