@@ -21,7 +21,7 @@ from bot.core.dispatch import Core
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
-from bot.evidence.charts import ChartData, chart_from_counts
+from bot.evidence.charts import BIN, ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
 from bot.web.chart import render_svg_chart
@@ -35,6 +35,7 @@ BLOCK_MS = 5000
 # computation and one write per screen cover many events, so screens never slow reports.
 COALESCE_S = 0.15
 CHART_KINDS = ("incident.reported", "arrest.recorded")  # what moves the timeline
+LIVE_BINS = 40  # a live screen's chart: the last 10 hours (a night, gates to egress)
 CHART_S = 1.5  # the chart is redrawn for the screens at most this often
 DELIVERY_S = 1.0  # how often the delivery-health tile is checked (pushed only on a change)
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
@@ -307,8 +308,14 @@ class LiveRoom:
             out.append(Change(e, inc, t, ground))
         return out
 
-    def chart(self, fx: Fixture, data: ChartData | None, police_view: bool) -> str:
-        """The timeline as one kind of member sees it (police view: arrests marked)."""
+    def chart(self, fx: Fixture, data: ChartData | None, police_view: bool,
+              last_bins: int | None = LIVE_BINS) -> str:
+        """The timeline as one kind of member sees it (police view: arrests marked); the live
+        screens show its last `last_bins` bins, the post-match page all (None)."""
+        if data is not None and last_bins is not None and data.bins > last_bins:
+            cut = data.bins - last_bins
+            data = ChartData(data.start + cut * BIN, last_bins,
+                             {k: v[cut:] for k, v in data.incidents.items()}, data.arrests[cut:])
         if data is not None and not police_view:
             data = replace(data, arrests=[0] * data.bins)
             if not any(any(v) for v in data.incidents.values()):

@@ -22,7 +22,15 @@ from bot.store import StoreUnavailable
 from bot.web.access import COOKIE, LINK_PATH, Access, Session
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
-from bot.web.live import GZIP_HEADER, Batch, LiveRoom, Notice, gzip_piece, stream_key
+from bot.web.live import (
+    GZIP_HEADER,
+    LIVE_BINS,
+    Batch,
+    LiveRoom,
+    Notice,
+    gzip_piece,
+    stream_key,
+)
 from bot.web.pages import link_page, live_page, message_page, post_match_page, signed_in_page
 from bot.web.view import (
     ACTIONS,
@@ -177,10 +185,12 @@ class ControlRoom:
         rows = await self.live.feed.incidents(fx.id)
         return [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
 
-    async def _chart_svg(self, fx: Fixture, viewer: Viewer) -> str:
+    async def _chart_svg(self, fx: Fixture, viewer: Viewer, whole: bool = False) -> str:
+        """The timeline for a member: the live screens' last hours, or the whole night."""
         if not viewer.steward:  # from the bins' counters, as the live feed draws it
             counts = await self.core.store.chart_counts(fx.id)
-            return self.live.chart(fx, chart_from_counts(counts), viewer.police_view)
+            return self.live.chart(fx, chart_from_counts(counts), viewer.police_view,
+                                   None if whole else LIVE_BINS)
         events = [e for e in await self.core.store.events(fx.id)
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
@@ -270,7 +280,8 @@ class ControlRoom:
                   "kickoff": fx.kickoff.astimezone(self.core.settings.zone)}
         body = post_match_page(fx, gm.ground.name, fig,
                                render_map(gm, pin_layer(gm, incidents, open_only=False)),
-                               await self._chart_svg(fx, viewer), viewer.police_view, labels,
+                               await self._chart_svg(fx, viewer, whole=True), viewer.police_view,
+                               labels,
                                fig["open_incidents"])
         return web.Response(text=body, content_type="text/html")
 

@@ -356,3 +356,14 @@ async def test_a_screen_that_takes_no_gzip_gets_plain_events(client, say) -> Non
     [(_, data)] = await read_events(resp, 1)
     assert data["event"]["kind"] == "incident.reported" and data["incident"]["id"] == "INC-1"
     resp.close()
+
+
+async def test_the_live_chart_shows_the_last_hours_and_the_post_match_page_the_night(
+        client, say, core) -> None:
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    core.clock.advance(timedelta(hours=12))
+    await say("/incident medical @gate_f s2 faint", as_="steward")
+    await sign_in(client, say, "control")
+    live = await (await client.get("/control/chart.svg")).text()
+    night = await (await client.get("/control/post-match")).text()
+    assert live.count("<title>1 in ") == 1 and night.count("<title>1 in ") == 2
