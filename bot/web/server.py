@@ -55,6 +55,23 @@ ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 INCIDENT = re.compile(r"INC-\d{1,7}")
 
 
+def takes_gzip(accept_encoding: str) -> bool:
+    """Does an Accept-Encoding header take gzip (and not with q=0)?"""
+    for part in accept_encoding.lower().split(","):
+        name, *params = (p.strip() for p in part.split(";"))
+        if name in ("gzip", "*"):
+            weight = 1.0
+            for p in params:
+                key, _, value = p.partition("=")
+                if key.strip() == "q":
+                    try:
+                        weight = float(value)
+                    except ValueError:
+                        weight = 0.0
+            return weight > 0
+    return False
+
+
 class ControlRoom:
     """Routes, sessions and live feeds of the control-room screens."""
 
@@ -304,7 +321,7 @@ class ControlRoom:
             after = await self.live.feed.last_id(fx.id)
         feed = self.live.fixture_feed(fx.id)
         queue = await feed.subscribe()  # before the catch-up read: nothing falls in between
-        gz = "gzip" in request.headers.get("Accept-Encoding", "")
+        gz = takes_gzip(request.headers.get("Accept-Encoding", ""))
         headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
                    "X-Accel-Buffering": "no"}
         if gz:

@@ -8,6 +8,7 @@ import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
+import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -15,7 +16,7 @@ from bot.core.dispatch import Core
 from bot.domain.clock import VirtualClock
 from bot.web.access import COOKIE
 from bot.web.live import stream_key
-from bot.web.server import ControlRoom
+from bot.web.server import ControlRoom, takes_gzip
 from tests.conftest import Chat
 from tests.web.conftest import TG_CONTROL
 
@@ -346,6 +347,13 @@ async def test_delivery_health_per_chat_reaches_the_screen_live(client, say, tel
 async def test_stewards_get_no_delivery_health(client, say) -> None:
     await sign_in(client, say, "steward")
     assert state_of(await (await client.get("/control/")).text())["delivery"] is None
+
+
+@pytest.mark.parametrize(("header", "gzip"), [
+    ("gzip, deflate, br", True), ("br, gzip;q=0.5", True), ("*", True), ("", False),
+    ("identity", False), ("gzip;q=0", False), ("gzip; q=0.0", False), ("gzip;q=x", False)])
+def test_which_screens_take_gzip(header: str, gzip: bool) -> None:
+    assert takes_gzip(header) is gzip
 
 
 async def test_a_screen_that_takes_no_gzip_gets_plain_events(client, say) -> None:
