@@ -8,6 +8,11 @@ connection each) run in a second process, as browsers would on other machines. P
 - reports_per_s_with_50_screens and ratio_reports_with_50_screens (goal >= 0.9)
 - event_to_screen_p50_ms / _p95_ms: from the event's stream id (Redis server time when logged)
   to its arrival at a screen, over every (screen, report) pair
+- first_paint_ms_1000: first contentful paint of the live screen with 1,000 incidents, cold (a
+  fresh headless Chromium profile, the server's first page), from the browser's Performance
+  API; first_byte_ms_1000: until the page's first byte (the server's part);
+  screen_complete_ms_1000: until every incident is fetched and drawn
+Setup is bench/rig.py's and the reports are bench/write_path.py's, so the figures compare.
 Usage: python bench/web.py [--reports N] [--screens N]
 """
 
@@ -20,39 +25,17 @@ import os
 import re
 import statistics
 import sys
-import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, ClientTimeout, web  # noqa: E402
 
-from bot.app import build_core  # noqa: E402
-from bot.core.messages import Command  # noqa: E402
-from bot.domain.clock import VirtualClock  # noqa: E402
-from bot.sample import ensure_sample_fixture  # noqa: E402
-from bot.settings import load_settings  # noqa: E402
-from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
+from bench.rig import start_rig  # noqa: E402
+from bench.write_path import reports  # noqa: E402
 from bot.web.access import COOKIE, LINK_PATH, Session  # noqa: E402
 from bot.web.server import ControlRoom  # noqa: E402
-
-TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
-STEP = timedelta(minutes=11)  # past the merge window: every report is a new incident
-
-
-async def reports(core, n: int, start: int) -> float:
-    """Reports per second, one at a time, as bench/write_path.py sends them."""
-    t = time.perf_counter()
-    for i in range(start, start + n):
-        core.clock.advance(STEP)
-        r = await core.handle(Command(platform="console", chat="steward", user="steward",
-                                      text=TEXT, dedupe_key=f"bench-web:{i}"))
-        assert r is not None and r.reply.ok, r.reply.text if r else None
-    return n / (time.perf_counter() - t)
-
 
 # ---------------------------------------------------------------- the screens' process
 REPORTED = re.compile(rb'id: (\d+)-\d+\nevent: change\ndata: \{"event": ?\{[^}]*?"kind": ?'
@@ -99,8 +82,9 @@ async def screens_main(base: str, sids: list[str], expect: int) -> None:
 
 
 # ---------------------------------------------------------------- the bot's process
-def first_paint_ms(url: str) -> tuple[float, float] | None:
-    """(first contentful paint, screen ready) in ms in headless Chromium, or None without it."""
+def first_paint_ms(url: str) -> tuple[float, float, float] | None:
+    """(first contentful paint, first byte of the page, every incident drawn) in ms after the
+    screen's navigation started, in headless Chromium, or None without it."""
     import shutil
 
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
@@ -127,12 +111,13 @@ def first_paint_ms(url: str) -> tuple[float, float] | None:
         d.get(url)
         d.find_element(By.ID, "signin").click()
         WebDriverWait(d, 30).until(lambda d: d.execute_script(
-            "return document.body && document.body.dataset.ready"))
+            "return document.body && document.body.dataset.complete"))
         fcp = d.execute_script("return performance.getEntriesByName('first-contentful-paint')"
                                "[0].startTime")
-        nav = d.execute_script("return performance.getEntriesByType('navigation')[0]"
-                               ".domContentLoadedEventEnd")
-        return float(fcp), float(nav)
+        first_byte = d.execute_script("return performance.getEntriesByType('navigation')[0]"
+                                      ".responseStart")
+        done = d.execute_script("return document.body.dataset.complete")  # all drawn
+        return float(fcp), float(first_byte), float(done)
     finally:
         d.quit()
 
@@ -148,26 +133,20 @@ def pin(cpus: set[int]) -> bool:
 
 async def main(n_reports: int, n_screens: int) -> None:
     pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
-    url = os.environ.get("REDIS_URL")
-    server = None
-    tmp = tempfile.TemporaryDirectory()
-    if not url:
-        server = EmbeddedRedis(Path(tmp.name) / "redis", persistent=False)
-        url = server.start()
+    # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
+    rig = await start_rig(MATCHDAY_WEB_SESSION_TTL=10**9)
     try:
-        store = Store.from_url(url)
-        await store.r.flushdb()
-        # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
-        settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
-                                 MATCHDAY_WEB_SESSION_TTL=10**9)
-        core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
-        await ensure_sample_fixture(core)
+        core = rig.core
+        await reports(core, 1000, 0)  # 1,000 incidents for the first paint
         room = ControlRoom(core, "http://127.0.0.1")
         runner = web.AppRunner(room.web_app())
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         base = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore
+        # cold: a fresh browser profile, the server's first page (nothing read or cached yet)
+        link = await room.access.issue_link("console:control", base)
+        paint = await asyncio.to_thread(first_paint_ms, link)
         sids = []
         for _ in range(n_screens):
             link = await room.access.issue_link("console:control", base)
@@ -175,10 +154,7 @@ async def main(n_reports: int, n_screens: int) -> None:
             assert isinstance(got, Session), got
             sids.append(got.sid)
 
-        await reports(core, 300, 0)  # warm up (script load, caches)
-        await reports(core, 700, 300)  # 1,000 incidents for the first paint
-        link = await room.access.issue_link("console:control", base)
-        paint = await asyncio.to_thread(first_paint_ms, link)
+        await reports(core, 300, 10**5)  # warm up (script load, caches)
         before = await reports(core, n_reports, 10**6)
         proc = await asyncio.create_subprocess_exec(
             sys.executable, __file__, "--screens-of", base, "--expect", str(n_reports),
@@ -204,17 +180,13 @@ async def main(n_reports: int, n_screens: int) -> None:
         print(f"event_to_screen_p95_ms: {lat['p95']:.1f}")
         print(f"events_received: {lat['n']}")
         if paint is not None:
-            print(f"first_contentful_paint_ms_1000_incidents: {paint[0]:.0f}")
-            print(f"dom_ready_ms_1000_incidents: {paint[1]:.0f}")
+            print(f"first_paint_ms_1000: {paint[0]:.0f}")
+            print(f"first_byte_ms_1000: {paint[1]:.0f}")
+            print(f"screen_complete_ms_1000: {paint[2]:.0f}")
         await runner.cleanup()
         await room.live.close()
-        await store.r.flushdb()
-        await store.close()
     finally:
-        if server:
-            server.stop()
-        tmp.cleanup()
-
+        await rig.stop()
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)

@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.rig import start_rig  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.core.messages import Command  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
@@ -31,8 +30,6 @@ from bot.evidence.summary import summary_figures  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
-from bot.store.outbox import Outbox  # noqa: E402
 
 TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
 
@@ -190,21 +187,9 @@ async def fill(core, upto: int, have: int, batch: int = 64,
 
 
 async def main(n_reports: int, big: int) -> None:
-    url = os.environ.get("REDIS_URL")
-    server = None
-    tmp = tempfile.TemporaryDirectory()
-    if not url:
-        server = EmbeddedRedis(Path(tmp.name) / "redis", persistent=False)
-        url = server.start()
+    rig = await start_rig()
     try:
-        store = Store.from_url(url)
-        await store.reset_for_tests()
-        settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name)
-        core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
-        # As `matchday run` does: the card for control and command and the reporter's answer
-        # go into the durable outbox inside the report's own script.
-        core.notifier.outbox = Outbox(store)
-        await ensure_sample_fixture(core)
+        core, store, url, tmp_dir = rig.core, rig.core.store, rig.url, rig.tmp
         await reports(core, 200, 0)  # warm up (script load, caches)
         await raw_xadd(store, 200)
         raw = await raw_xadd(store, n_reports)
@@ -225,9 +210,9 @@ async def main(n_reports: int, big: int) -> None:
 
         # /summary and /incident <id>: the same ~4 h matchday with 1k and with `big` incidents
         # (so the chart has the same bins), in two databases of one server, measured in turn
-        config_dir = str(no_merge_config(tmp.name))
+        config_dir = str(no_merge_config(tmp_dir))
         base = url.rsplit("/", 1)[0]
-        cores = [await dense_core(f"{base}/{db}", tmp.name, config_dir, count)
+        cores = [await dense_core(f"{base}/{db}", tmp_dir, config_dir, count)
                  for db, count in ((1, 1000), (2, big))]
         await read_answers(cores, [1000, big], 3)  # warm up (matplotlib import, caches)
         (s_small, s_large), (t_small, t_large) = await read_answers(cores, [1000, big], 15)
@@ -241,12 +226,8 @@ async def main(n_reports: int, big: int) -> None:
         print(f"timeline_ms_at_1k: {t_small * 1000:.2f}")
         print(f"timeline_ms_at_{k}k: {t_large * 1000:.2f}")
         print(f"ratio_timeline_{k}k_vs_1k: {t_large / t_small:.2f}")
-        await store.reset_for_tests()
-        await store.close()
     finally:
-        if server:
-            server.stop()
-        tmp.cleanup()
+        await rig.stop()
 
 
 if __name__ == "__main__":

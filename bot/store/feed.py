@@ -6,6 +6,9 @@ the next event never holds a connection a report needs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import redis.asyncio as aioredis
 
 from bot.domain.ledger import Event
@@ -75,13 +78,28 @@ class Feed:
         rows = await self.store._call(pipe.execute())
         return {n: h for n, h in zip(ns, rows, strict=True) if h}
 
-    async def incidents(self, fx_id: str, limit: int = 5000) -> list[dict[str, str]]:
-        """Every incident of a fixture in report order (the newest `limit`)."""
+    async def _each_incident(self, fx_id: str, limit: int,
+                             read: Callable[[Any, str], Any]) -> list[Any]:
+        """One read per incident (the newest `limit`, report order), pipelined."""
         p = fx_prefix(fx_id)
         ns = await self.store._call(self.store.r.zrange(p + "all", -limit, -1))
         if not ns:
             return []
         pipe = self.store.r.pipeline(transaction=False)
         for n in ns:
-            pipe.hgetall(f"{p}inc:{n}")
-        return [h for h in await self.store._call(pipe.execute()) if h]
+            read(pipe, f"{p}inc:{n}")
+        return list(await self.store._call(pipe.execute()))
+
+    async def incidents(self, fx_id: str, limit: int = 5000) -> list[dict[str, str]]:
+        """Every incident of a fixture in report order (the newest `limit`)."""
+        rows = await self._each_incident(fx_id, limit, lambda pipe, key: pipe.hgetall(key))
+        return [h for h in rows if h]
+
+    async def incident_fields(self, fx_id: str, fields: tuple[str, ...],
+                              limit: int = 5000) -> list[dict[str, str]]:
+        """A few fields of every incident (the newest `limit`) in report order, in one
+        round trip after the index read: what a map or a count needs, not whole records."""
+        rows = await self._each_incident(fx_id, limit,
+                                         lambda pipe, key: pipe.hmget(key, list(fields)))
+        return [{k: v for k, v in zip(fields, row, strict=True) if v is not None}
+                for row in rows if any(v is not None for v in row)]

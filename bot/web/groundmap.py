@@ -108,6 +108,9 @@ def _outline(s: Shape, attrs: str) -> str:
     return ""
 
 
+LABEL_PX, LABEL_EM = 22, 0.62  # zone-label font size (control.css) and mean glyph width
+
+
 def _name(gm: GroundMap, zone_id: str) -> str:
     """A zone's name as printed on the map."""
     return gm.zones[zone_id].short or gm.ground.label(zone_id).split(" (")[0]
@@ -149,6 +152,9 @@ def render_map(gm: GroundMap, pins: str = "") -> str:
             place = f'x="{x}" y="{y + 7}" transform="rotate(-90 {x} {y})"'
         else:
             place = f'x="{x}" y="{y + (30 if s.kind != "outside" else 8)}"'
+            label_w = len(_name(gm, zid)) * LABEL_EM * LABEL_PX
+            if s.rect and label_w > s.rect[2] - 8:  # squeeze a long name into its shape
+                place += f' textLength="{s.rect[2] - 8}" lengthAdjust="spacingAndGlyphs"'
         out.append(f'<text class="zone-label k-{escape(s.kind)}" {place}>'
                    f"{escape(_name(gm, zid))}</text>")
     for zid, s in gm.zones.items():

@@ -2,6 +2,8 @@
 
 However many screens are open, each new event costs one blocking read, one read of the
 incidents it touched and one of the counters, shared by all screens watching that fixture.
+A batch is rendered once per kind of viewer and compressed once: every screen of that kind
+gets the same bytes (no per-screen serialising, no per-screen Redis reads).
 """
 
 from __future__ import annotations
@@ -10,15 +12,20 @@ import asyncio
 import contextlib
 import json
 import logging
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.core.dispatch import Core
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
+from bot.evidence.charts import BIN, ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
+from bot.web.chart import render_svg_chart
+from bot.web.delivery import delivery_rows
 from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
 
 log = logging.getLogger(__name__)
@@ -27,7 +34,21 @@ BLOCK_MS = 5000
 # Screens get changes at most this often: under a flood of reports one read, one tiles
 # computation and one write per screen cover many events, so screens never slow reports.
 COALESCE_S = 0.15
+CHART_KINDS = ("incident.reported", "arrest.recorded")  # what moves the timeline
+LIVE_BINS = 40  # a live screen's chart: the last 10 hours (a night, gates to egress)
+CHART_S = 1.5  # the chart is redrawn for the screens at most this often
+DELIVERY_S = 1.0  # how often the delivery-health tile is checked (pushed only on a change)
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
+# A screen's stream is one endless gzip member: this header, then self-contained pieces.
+GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+
+
+def gzip_piece(data: bytes) -> bytes:
+    """Data as a piece of an endless gzip stream that needs nothing before it (an empty
+    window, sync-flushed, never final): the same bytes can go to every screen, whatever each
+    was sent before. SSE text compresses about tenfold, and bytes are what fan-out costs."""
+    c = zlib.compressobj(1, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush(zlib.Z_SYNC_FLUSH)
 
 
 def stream_key(sid: str) -> tuple[int, int]:
@@ -52,7 +73,7 @@ class Batch:
 
     changes: list[Change]
     rendered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
-    blobs: dict[str, bytes] = field(default_factory=dict)
+    blobs: dict[tuple[str, bool], bytes] = field(default_factory=dict)
     last_of: dict[str, int] = field(default_factory=dict)  # incident id -> its last change
 
     def __post_init__(self) -> None:
@@ -78,17 +99,46 @@ class Batch:
                                          for c, p in payloads]
         return self.rendered[viewer.key]
 
-    def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0)) -> bytes:
-        """The SSE text of the changes after a stream id, for one member (one write)."""
+    def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0),
+             gz: bool = False) -> bytes:
+        """The SSE text of the changes after a stream id, for one member (one write), as a
+        gzip piece when the screen takes gzip; made once and shared by every screen alike."""
         rows = self.for_viewer(viewer, room)
         whole = not rows or stream_key(rows[0][0]) > after
-        if whole and viewer.key in self.blobs:
-            return self.blobs[viewer.key]
+        if whole and (viewer.key, gz) in self.blobs:
+            return self.blobs[viewer.key, gz]
         out = "".join(f"id: {sid}\nevent: change\ndata: {data}\n\n" for sid, data in rows
                       if stream_key(sid) > after).encode()
+        if gz and out:
+            out = gzip_piece(out)
         if whole:
-            self.blobs[viewer.key] = out
+            self.blobs[viewer.key, gz] = out
         return out
+
+
+class Notice:
+    """Something every screen but a steward's is told that is not a log event (delivery
+    health, the redrawn chart): made, serialised and compressed once per police view or not,
+    and only when a screen of that kind is there to take it."""
+
+    def __init__(self, kind: str, make: Callable[[bool], dict[str, Any]]) -> None:
+        self.kind, self.make = kind, make
+        self.pieces: dict[tuple[bool, bool], bytes] = {}
+
+    def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0),
+             gz: bool = False) -> bytes:
+        """The same bytes for every screen of a kind."""
+        if viewer.steward:
+            return b""
+        police = viewer.police_view
+        if (police, gz) not in self.pieces:
+            data = json.dumps(self.make(police), separators=(",", ":"))
+            plain = f"event: {self.kind}\ndata: {data}\n\n".encode()
+            self.pieces[police, False], self.pieces[police, True] = plain, gzip_piece(plain)
+        return self.pieces[police, gz]
+
+
+Item = Batch | Notice | None
 
 
 class FixtureFeed:
@@ -96,22 +146,26 @@ class FixtureFeed:
 
     def __init__(self, room: LiveRoom, fx_id: str) -> None:
         self.room, self.fx_id = room, fx_id
-        self.queues: set[asyncio.Queue[Batch | None]] = set()
+        self.queues: set[asyncio.Queue[Item]] = set()
         self.last = "0-0"
         self.task: asyncio.Task[None] | None = None
         self._started = asyncio.Lock()
+        self._chart: asyncio.Task[None] | None = None  # a redraw waiting for its turn
+        self._chart_at = 0.0
+        self._chart_dirty = False
 
-    async def subscribe(self) -> asyncio.Queue[Batch | None]:
+    async def subscribe(self) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
         async with self._started:
             if self.task is None or self.task.done():
                 self.last = await self.room.feed.last_id(self.fx_id)
                 self.task = asyncio.create_task(self._run())
-        q: asyncio.Queue[Batch | None] = asyncio.Queue()
+        q: asyncio.Queue[Item] = asyncio.Queue()
         self.queues.add(q)
+        self.room.watch_delivery()
         return q
 
-    def unsubscribe(self, q: asyncio.Queue[Batch | None]) -> None:
+    def unsubscribe(self, q: asyncio.Queue[Item]) -> None:
         """Stop feeding a screen."""
         self.queues.discard(q)
 
@@ -127,6 +181,8 @@ class FixtureFeed:
                     continue
                 self.last = events[-1].id
                 batch = Batch(await self.room.changes(self.fx_id, events))
+                if any(e.kind in CHART_KINDS for e in events):
+                    self._chart_due()
             except StoreUnavailable:
                 await asyncio.sleep(1)
                 continue
@@ -134,18 +190,47 @@ class FixtureFeed:
                 log.exception("live feed of %s failed; retrying", self.fx_id)
                 await asyncio.sleep(1)
                 continue
-            for q in list(self.queues):
-                if q.qsize() >= MAX_BACKLOG:
-                    self.queues.discard(q)
-                    q.put_nowait(None)  # the screen reconnects and resumes from its last id
-                else:
-                    q.put_nowait(batch)
+            self.broadcast(batch)
+
+    def _chart_due(self) -> None:
+        """Redraw the chart for the screens, at most once every CHART_S."""
+        self._chart_dirty = True
+        if self._chart is None or self._chart.done():
+            self._chart = asyncio.create_task(self._push_charts())
+
+    async def _push_charts(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._chart_dirty:  # a report logged during a redraw gets one more
+            await asyncio.sleep(max(0.0, self._chart_at + CHART_S - loop.time()))
+            self._chart_dirty = False
+            self._chart_at = loop.time()
+            try:
+                fx = await self.room.core.store.fixture(self.fx_id)
+                # from the bins' counters: the cost is the number of bins, not of events
+                data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id))
+            except StoreUnavailable:
+                self._chart_dirty = True  # tried again in CHART_S
+                continue
+            if fx is not None:
+                self.broadcast(Notice("chart", lambda police, fx=fx, data=data: {
+                    "svg": self.room.chart(fx, data, police)}))
+
+    def broadcast(self, item: Batch | Notice) -> None:
+        """Hand the same item to every screen's queue."""
+        for q in list(self.queues):
+            if q.qsize() >= MAX_BACKLOG:
+                self.queues.discard(q)
+                q.put_nowait(None)  # the screen reconnects and resumes from its last id
+            else:
+                q.put_nowait(item)
 
     async def stop(self) -> None:
         """Stop reading and end every screen's stream."""
         for q in self.queues:
             q.put_nowait(None)
         self.queues.clear()
+        if self._chart is not None:
+            self._chart.cancel()
         if self.task is not None:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -159,6 +244,29 @@ class LiveRoom:
         self.core = core
         self.feed = Feed(core.store)
         self.feeds: dict[str, FixtureFeed] = {}
+        self.delivery: list[dict[str, Any]] = []
+        self._delivery_key: tuple[Any, ...] | None = None
+        self._delivery_task: asyncio.Task[None] | None = None
+
+    def delivery_now(self) -> list[dict[str, Any]]:
+        """The delivery-health rows as they are now."""
+        self._delivery_key, self.delivery = delivery_rows(self.core.notifier)
+        return self.delivery
+
+    def watch_delivery(self) -> None:
+        """Tell every screen when a chat's delivery changes (checked each DELIVERY_S)."""
+        if self._delivery_task is None or self._delivery_task.done():
+            self._delivery_task = asyncio.create_task(self._watch_delivery())
+
+    async def _watch_delivery(self) -> None:
+        while True:
+            key = self._delivery_key
+            rows = self.delivery_now()
+            if key != self._delivery_key:
+                notice = Notice("delivery", lambda _police, rows=rows: {"rows": rows})
+                for f in self.feeds.values():
+                    f.broadcast(notice)
+            await asyncio.sleep(DELIVERY_S)
 
     def fixture_feed(self, fx_id: str) -> FixtureFeed:
         """The shared feed of a fixture."""
@@ -168,6 +276,10 @@ class LiveRoom:
 
     async def close(self) -> None:
         """Stop every feed and close the blocking connections."""
+        if self._delivery_task is not None:
+            self._delivery_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._delivery_task
         for f in self.feeds.values():
             await f.stop()
         await self.feed.close()
@@ -195,6 +307,20 @@ class LiveRoom:
             inc = incs.get(int(n)) if e.kind.startswith("incident.") and n.isdigit() else None
             out.append(Change(e, inc, t, ground))
         return out
+
+    def chart(self, fx: Fixture, data: ChartData | None, police_view: bool,
+              last_bins: int | None = LIVE_BINS) -> str:
+        """The timeline as one kind of member sees it (police view: arrests marked); the live
+        screens show its last `last_bins` bins, the post-match page all (None)."""
+        if data is not None and last_bins is not None and data.bins > last_bins:
+            cut = data.bins - last_bins
+            data = ChartData(data.start + cut * BIN, last_bins,
+                             {k: v[cut:] for k, v in data.incidents.items()}, data.arrests[cut:])
+        if data is not None and not police_view:
+            data = replace(data, arrests=[0] * data.bins)
+            if not any(any(v) for v in data.incidents.values()):
+                data = None
+        return render_svg_chart(data, self.core.settings.zone, fx.kickoff)
 
     def payload(self, c: Change, viewer: Viewer, tiles: bool = True,
                 incident: bool = True) -> dict[str, Any] | None:

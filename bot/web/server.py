@@ -16,24 +16,60 @@ from bot.core.messages import Command
 from bot.domain.clock import iso
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, OFFENCES
-from bot.evidence.charts import chart_data
+from bot.evidence.charts import chart_data, chart_from_counts
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import StoreUnavailable
 from bot.web.access import COOKIE, LINK_PATH, Access, Session
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
-from bot.web.live import Batch, LiveRoom, stream_key
+from bot.web.live import (
+    GZIP_HEADER,
+    LIVE_BINS,
+    Batch,
+    LiveRoom,
+    Notice,
+    gzip_piece,
+    stream_key,
+)
 from bot.web.pages import link_page, live_page, message_page, post_match_page, signed_in_page
-from bot.web.view import ACTIONS, Viewer, event_view, incident_view, sees_incident, tiles_for
+from bot.web.view import (
+    ACTIONS,
+    CLOSED,
+    Viewer,
+    board_column,
+    event_view,
+    incident_view,
+    sees_incident,
+    tiles_for,
+)
 
 log = logging.getLogger(__name__)
 
-LOG_LINES = 300  # log lines a screen opens with
+LOG_LINES = 200  # log lines a screen opens with
+BOARD_CARDS = 30  # cards a board column draws (the rest are counted): control.js's CARDS
+BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
 HEARTBEAT_S = 15.0
 STATIC = {"control.js": "application/javascript", "control.css": "text/css"}
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 INCIDENT = re.compile(r"INC-\d{1,7}")
+
+
+def takes_gzip(accept_encoding: str) -> bool:
+    """Does an Accept-Encoding header take gzip (and not with q=0)?"""
+    for part in accept_encoding.lower().split(","):
+        name, *params = (p.strip() for p in part.split(";"))
+        if name in ("gzip", "*"):
+            weight = 1.0
+            for p in params:
+                key, _, value = p.partition("=")
+                if key.strip() == "q":
+                    try:
+                        weight = float(value)
+                    except ValueError:
+                        weight = 0.0
+            return weight > 0
+    return False
 
 
 class ControlRoom:
@@ -59,6 +95,7 @@ class ControlRoom:
             web.post("/control/logout", self.logout),
             web.get("/control/events", self.events), web.post("/control/action", self.action),
             web.get("/control/chart.svg", self.chart), web.get("/control/post-match", self.post),
+            web.get("/control/incidents", self.incidents),
             web.get("/control/static/{name}", self.static),
         ])
         app.on_shutdown.append(self._on_shutdown)
@@ -143,9 +180,13 @@ class ControlRoom:
     async def _fixture(self, request: web.Request) -> Fixture:
         fx_id = request.query.get("fixture", "")
         fx = await (self.core.store.fixture(fx_id) if fx_id else self.core.active_fixture())
+        if fx is None and not fx_id:  # none active (e.g. after a replay): the nearest night
+            now = self.core.clock.now()
+            fx = min(await self.core.store.fixtures(), default=None,
+                     key=lambda f: abs(f.kickoff - now))
         if fx is None:
             raise web.HTTPNotFound(text=message_page(
-                "No fixture", "No active fixture: an admin sets one with /fixture use <id>."),
+                "No fixture", "No fixture yet: an admin adds one with /fixture add."),
                 content_type="text/html")
         return fx
 
@@ -161,27 +202,37 @@ class ControlRoom:
         rows = await self.live.feed.incidents(fx.id)
         return [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
 
-    async def _chart_svg(self, fx: Fixture, viewer: Viewer) -> str:
-        events = await self.core.store.events(fx.id)
-        if viewer.steward:
-            events = [e for e in events if e.kind == "incident.reported"
-                      and e.by == viewer.who]
-        elif not viewer.police_view:
-            events = [e for e in events if e.kind != "arrest.recorded"]
+    async def _chart_svg(self, fx: Fixture, viewer: Viewer, whole: bool = False) -> str:
+        """The timeline for a member: the live screens' last hours, or the whole night."""
+        if not viewer.steward:  # from the bins' counters, as the live feed draws it
+            counts = await self.core.store.chart_counts(fx.id)
+            return self.live.chart(fx, chart_from_counts(counts), viewer.police_view,
+                                   None if whole else LIVE_BINS)
+        events = [e for e in await self.core.store.events(fx.id)
+                  if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
 
     async def page(self, request: web.Request) -> web.Response:
-        """The live screen."""
+        """The live screen, bounded whatever the night: the newest log lines, the cards the
+        board draws, pins and tiles from a few fields of each incident; the screen's script
+        fetches the rest (/control/incidents) after the first paint."""
         session = await self._session(request)
         viewer = session.viewer
         fx = await self._fixture(request)
         gm = self.ground_map(fx)
-        last, newest, rows, all_tiles = await asyncio.gather(
+        last, newest, brief, all_tiles = await asyncio.gather(
             self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES * 3),
-            self.live.feed.incidents(fx.id), self.live.tiles(fx))
-        raw = {f"INC-{i['n']}": i for i in rows}
-        incidents = [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
-        by_id = {i["id"]: i for i in incidents}
+            self.live.feed.incident_fields(fx.id, BRIEF_FIELDS), self.live.tiles(fx))
+        mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
+                if sees_incident(viewer, b)]
+        columns: dict[str, list[dict[str, Any]]] = {}
+        for b in sorted((b for b in mine if not b["closed"]), key=lambda b: b["reported_at"]):
+            columns.setdefault(board_column(b.get("status", "")), []).append(b)
+        wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
+        log_ids = {int(i[4:]) for e in newest if e.kind.startswith("incident.")
+                   and (i := str(e.data.get("id", "")))[4:].isdigit()}
+        raw_by_n = await self.live.feed.incidents_by_n(fx.id, sorted(wanted | log_ids))
+        raw = {f"INC-{n}": i for n, i in raw_by_n.items()}
         log_rows = []
         for ev in newest:
             inc = raw.get(str(ev.data.get("id", ""))) if ev.kind.startswith("incident.") else None
@@ -190,21 +241,36 @@ class ControlRoom:
                 log_rows.append(row)
             if len(log_rows) >= LOG_LINES:
                 break
+        by_id = {i["id"]: incident_view(i, gm.ground) for i in raw.values()
+                 if sees_incident(viewer, i)}
         state = {
             "fixture": fx.id, "last": last, "now": iso(self.core.clock.now()),
             "tz": self.core.settings.tz,
             "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
                    "actions": [a for a in ACTIONS if viewer.may(a)]},
-            "incidents": by_id, "log": log_rows,
-            "tiles": tiles_for(all_tiles, viewer, incidents),
+            "incidents": by_id, "log": log_rows, "partial": True,
+            "delivery": None if viewer.steward else self.live.delivery_now(),
+            "columns": {k: len(v) for k, v in columns.items()},
+            "tiles": tiles_for(all_tiles, viewer, mine),
             "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
                       for z, p in gm.pins.items()},
         }
-        body = live_page(fx, gm.ground.name,
-                         render_map(gm, pin_layer(gm, incidents, open_only=False)),
+        body = live_page(fx, gm.ground.name, render_map(gm, pin_layer(gm, mine, open_only=False)),
                          await self._chart_svg(fx, viewer), state, session.csrf)
-        return web.Response(text=body, content_type="text/html",
+        resp = web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})
+        resp.enable_compression()
+        return resp
+
+    async def incidents(self, request: web.Request) -> web.Response:
+        """Every incident this member may see (the screen fetches them after its first paint)."""
+        session = await self._session(request, json_reply=True)
+        fx = await self._fixture(request)
+        views = await self._incidents(fx, session.viewer)
+        resp = web.json_response({"incidents": {i["id"]: i for i in views}},
+                                 headers={"Cache-Control": "no-store"})
+        resp.enable_compression()
+        return resp
 
     async def chart(self, request: web.Request) -> web.Response:
         """The timeline chart alone (the live screen refreshes it)."""
@@ -231,7 +297,8 @@ class ControlRoom:
                   "kickoff": fx.kickoff.astimezone(self.core.settings.zone)}
         body = post_match_page(fx, gm.ground.name, fig,
                                render_map(gm, pin_layer(gm, incidents, open_only=False)),
-                               await self._chart_svg(fx, viewer), viewer.police_view, labels,
+                               await self._chart_svg(fx, viewer, whole=True), viewer.police_view,
+                               labels,
                                fig["open_incidents"])
         return web.Response(text=body, content_type="text/html")
 
@@ -254,18 +321,26 @@ class ControlRoom:
             after = await self.live.feed.last_id(fx.id)
         feed = self.live.fixture_feed(fx.id)
         queue = await feed.subscribe()  # before the catch-up read: nothing falls in between
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                           "Cache-Control": "no-store",
-                                           "X-Accel-Buffering": "no"})
+        gz = takes_gzip(request.headers.get("Accept-Encoding", ""))
+        headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
+                   "X-Accel-Buffering": "no"}
+        if gz:
+            headers["Content-Encoding"] = "gzip"
+        resp = web.StreamResponse(headers=headers)
         await resp.prepare(request)
+
+        def piece(text: bytes) -> bytes:
+            return gzip_piece(text) if gz else text
+
         sent = stream_key(after)
         try:
-            await resp.write(b"retry: 2000\n\n")
+            await resp.write((GZIP_HEADER if gz else b"") + piece(b"retry: 2000\n\n"))
             while True:
                 missed = await self.live.feed.after(fx.id, after, 1000)
                 if not missed:
                     break
-                blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live)
+                blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live,
+                                                                          gz=gz)
                 if blob:
                     await resp.write(blob)
                 after = missed[-1].id
@@ -275,17 +350,26 @@ class ControlRoom:
                     batch = await asyncio.wait_for(queue.get(), self.heartbeat_s)
                 except TimeoutError:
                     if not isinstance(await self.access.session(session.sid), Session):
-                        await resp.write(b"event: signout\ndata: {}\n\n")
+                        await resp.write(piece(b"event: signout\ndata: {}\n\n"))
                         break
-                    await resp.write(b": ping\n\n")
+                    await resp.write(piece(b": ping\n\n"))
                     continue
-                if batch is None:
+                # a screen that fell behind takes everything waiting in one write
+                batches = [batch]
+                while batch is not None and not queue.empty():
+                    batch = queue.get_nowait()
+                    batches.append(batch)
+                blobs = []
+                for b in batches:
+                    if b is None:
+                        break
+                    blobs.append(b.blob(viewer, self.live, sent, gz))
+                    if not isinstance(b, Notice) and b.changes:
+                        sent = max(sent, stream_key(b.changes[-1].event.id))
+                if any(blobs):
+                    await resp.write(b"".join(blobs))
+                if batches[-1] is None:
                     break  # fell too far behind: the browser reconnects and resumes
-                blob = batch.blob(viewer, self.live, sent)
-                if blob:
-                    await resp.write(blob)
-                if batch.changes:
-                    sent = max(sent, stream_key(batch.changes[-1].event.id))
         except (ConnectionResetError, asyncio.CancelledError, StoreUnavailable):
             pass
         finally:

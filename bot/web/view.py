@@ -62,6 +62,11 @@ class Viewer:
         return f"steward:{self.who}" if self.steward else self.role
 
 
+def board_column(status: str) -> str:
+    """The board column an open incident's status puts it in."""
+    return "contained" if status == "handed_to_police" else status
+
+
 def sees_incident(viewer: Viewer, inc: dict[str, Any] | None) -> bool:
     """May this member see this incident?"""
     if inc is None:

@@ -8,6 +8,7 @@ import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
+import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -15,8 +16,9 @@ from bot.core.dispatch import Core
 from bot.domain.clock import VirtualClock
 from bot.web.access import COOKIE
 from bot.web.live import stream_key
-from bot.web.server import ControlRoom
+from bot.web.server import ControlRoom, takes_gzip
 from tests.conftest import Chat
+from tests.web.conftest import TG_CONTROL
 
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
 
@@ -236,11 +238,29 @@ async def test_a_steward_sees_only_their_own_reports(client, say) -> None:
     assert not any(e["kind"].startswith(("arrest", "ban")) for e in state["log"])
     assert state["me"]["actions"] == []
     assert (await client.get("/control/post-match")).status == 403
+    rest = await (await client.get("/control/incidents")).json()
+    assert set(rest["incidents"]) == {"INC-1"}
+
+
+async def test_the_page_is_bounded_and_the_rest_comes_after(client, say, core) -> None:
+    for i in range(35):
+        core.clock.advance(timedelta(minutes=11))  # past the merge window: new incidents
+        await say(f"/incident antisocial @bms_lower s2 noise {i}", as_="steward")
+    await say("/ack 1")
+    assert (await client.get("/control/incidents")).status == 401
+    await sign_in(client, say, "control")
+    state = state_of(await (await client.get("/control/")).text())
+    # the board draws the oldest 30 reported cards and counts the rest
+    assert state["partial"] and state["columns"] == {"reported": 34, "acknowledged": 1}
+    assert {"INC-2", "INC-31", "INC-1"} <= set(state["incidents"])
+    rest = await (await client.get("/control/incidents")).json()
+    assert len(rest["incidents"]) == 35 and rest["incidents"]["INC-1"]["status"] == \
+        "acknowledged"
 
 
 # ---------------------------------------------------------------- live
-async def read_events(resp, n: int) -> list[tuple[str, dict]]:
-    """The next n SSE `change` events as (id, data)."""
+async def read_events(resp, n: int, want: str = "change") -> list[tuple[str, dict]]:
+    """The next n SSE events of one kind (`change`, `delivery`) as (id, data)."""
     out: list[tuple[str, dict]] = []
     sid, kind, data = "", "", ""
 
@@ -255,7 +275,7 @@ async def read_events(resp, n: int) -> list[tuple[str, dict]]:
             elif line.startswith("data: "):
                 data = line[6:]
             elif line == "" and data:
-                if kind == "change":
+                if kind == want:
                     out.append((sid, json.loads(data)))
                 sid, kind, data = "", "", ""
 
@@ -275,6 +295,8 @@ async def test_sse_resume_with_last_event_id_delivers_exactly_the_missed_events(
     assert len(missed) == 2
     resp = await client.get("/control/events", headers={"Last-Event-ID": seen})
     assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+    # one gzip stream of self-contained pieces, shared by every screen (the client inflates)
+    assert resp.headers["Content-Encoding"] == "gzip"
     got = await read_events(resp, 2)
     assert [sid for sid, _ in got] == missed
     assert got[1][1]["incident"]["id"] == "INC-3"
@@ -296,3 +318,60 @@ async def test_sse_for_a_viewer_carries_no_arrests(client, say) -> None:
     assert data["event"]["kind"] == "incident.reported"
     assert "arrests_by_offence" not in data["tiles"] and data["tiles"]["arrests"] == 1
     resp.close()
+
+
+async def test_delivery_health_per_chat_reaches_the_screen_live(client, say, telegram) -> None:
+    await sign_in(client, say, "control")
+    state = state_of(await (await client.get("/control/")).text())
+    [row] = [r for r in state["delivery"] if r["chat"] == str(TG_CONTROL)]
+    assert row["queued"] == 0 and row["last_429_s"] is None and "control" in row["name"]
+    resp = await client.get("/control/events")
+    telegram.fail("sendMessage", 1, code=429, retry_after=1)
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+
+    async def limited_row() -> dict:  # the chat (control or command) whose send got the 429
+        while True:
+            [(_, data)] = await read_events(resp, 1, "delivery")
+            rows = [r for r in data["rows"] if r["last_429_s"] is not None]
+            if rows:
+                return rows[0]
+    row = await asyncio.wait_for(limited_row(), 15)  # a guard against hanging
+    assert row["platform"] == "Telegram"
+    while row["queued"]:  # the card goes out after retry_after, and the tile says so
+        [(_, data)] = await asyncio.wait_for(read_events(resp, 1, "delivery"), 15)
+        row = next(r for r in data["rows"] if r["chat"] == row["chat"])
+    assert row["last_429_s"] is not None
+    resp.close()
+
+
+async def test_stewards_get_no_delivery_health(client, say) -> None:
+    await sign_in(client, say, "steward")
+    assert state_of(await (await client.get("/control/")).text())["delivery"] is None
+
+
+@pytest.mark.parametrize(("header", "gzip"), [
+    ("gzip, deflate, br", True), ("br, gzip;q=0.5", True), ("*", True), ("", False),
+    ("identity", False), ("gzip;q=0", False), ("gzip; q=0.0", False), ("gzip;q=x", False)])
+def test_which_screens_take_gzip(header: str, gzip: bool) -> None:
+    assert takes_gzip(header) is gzip
+
+
+async def test_a_screen_that_takes_no_gzip_gets_plain_events(client, say) -> None:
+    await sign_in(client, say, "control")
+    resp = await client.get("/control/events", headers={"Accept-Encoding": "identity"})
+    assert "Content-Encoding" not in resp.headers
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    [(_, data)] = await read_events(resp, 1)
+    assert data["event"]["kind"] == "incident.reported" and data["incident"]["id"] == "INC-1"
+    resp.close()
+
+
+async def test_the_live_chart_shows_the_last_hours_and_the_post_match_page_the_night(
+        client, say, core) -> None:
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    core.clock.advance(timedelta(hours=12))
+    await say("/incident medical @gate_f s2 faint", as_="steward")
+    await sign_in(client, say, "control")
+    live = await (await client.get("/control/chart.svg")).text()
+    night = await (await client.get("/control/post-match")).text()
+    assert live.count("<title>1 in ") == 1 and night.count("<title>1 in ") == 2

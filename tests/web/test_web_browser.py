@@ -19,8 +19,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from aiohttp.test_utils import TestServer
-from pydantic import SecretStr
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
@@ -28,16 +26,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.print_page_options import PrintOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from bot.adapters.telegram.adapter import TelegramAdapter
-from bot.core.dispatch import Core
-from bot.settings import Settings
-from bot.web.server import ControlRoom
 from tests.conftest import Chat
-from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
+from tests.fakes.telegram_api import Call
+from tests.web.conftest import TG_CONTROL
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("MATCHDAY_TEST_ARTIFACTS", ROOT / "test-artifacts"))
-TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
 
 
@@ -77,7 +71,11 @@ class Screen:
         await self.run(self.driver.get, self.base + path)
 
     async def click(self, css: str) -> None:
-        await self.run(lambda: self.driver.find_element(By.CSS_SELECTOR, css).click())
+        """Click an element (found again if the live screen redrew it meanwhile)."""
+        def press(d: webdriver.Chrome) -> bool:
+            d.find_element(By.CSS_SELECTOR, css).click()
+            return True
+        await self.wait(press, 5)
 
     async def wait(self, condition: Callable[[webdriver.Chrome], Any], seconds: float) -> Any:
         """Poll the DOM until the condition holds (fails after `seconds`)."""
@@ -105,29 +103,11 @@ class Screen:
 
 
 @pytest_asyncio.fixture
-async def telegram(core: Core, settings: Settings) -> AsyncIterator[FakeTelegram]:
-    fake = FakeTelegram()
-    await fake.start()
-    adapter = TelegramAdapter(core, settings.model_copy(update={
-        "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url}),
-        poll_timeout=1)
-    await adapter.start()
-    yield fake
-    await adapter.stop()
-    await fake.stop()
-
-
-@pytest_asyncio.fixture
-async def screen(core: Core, browser: webdriver.Chrome) -> AsyncIterator[Screen]:
-    room = ControlRoom(core, "http://127.0.0.1")
-    server = TestServer(room.web_app(), host="127.0.0.1")
-    await server.start_server()
-    s = Screen(browser, str(server.make_url("")).rstrip("/"))
+async def screen(control_url: str, browser: webdriver.Chrome) -> AsyncIterator[Screen]:
+    s = Screen(browser, control_url)
     yield s
     await s.run(browser.get, "about:blank")  # closes the page's event stream
     await s.run(browser.delete_all_cookies)
-    await room.live.close()
-    await server.close()
 
 
 def card_edited(chat: int, needle: str) -> Callable[[list[Call]], list[Call]]:
@@ -157,6 +137,7 @@ async def test_report_shows_live_and_acknowledge_edits_the_chat_card(screen, say
     await screen.wait(has('.col[data-status="reported"] .card.oldest', "INC-1"), 2)
     await telegram.wait_for(lambda calls: [c for c in calls if c.method == "sendMessage"
                                            and c.params.get("chat_id") == TG_CONTROL])
+    await screen.wait(has(".tile.delivery li", "Telegram control"), 2)  # delivery per chat
     await screen.shot("control-room-reported")
     await screen.click('button.act-ack[data-incident="INC-1"]')
     await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))
@@ -208,3 +189,61 @@ async def test_post_match_page_prints_on_a4(screen, say) -> None:
     assert pdf.startswith(b"%PDF") and 1 <= pages <= 3, pages  # summary, chart and map
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "post-match.pdf").write_bytes(pdf)
+
+
+def charted(d: webdriver.Chrome) -> int:
+    """Incidents the timeline chart shows: the sum of its bars ("<n> in <phase>")."""
+    return int(d.execute_script(
+        "return [...document.querySelectorAll('#chart rect > title')]"
+        ".reduce((n, t) => n + parseInt(t.textContent, 10), 0)"))
+
+
+async def test_the_chart_follows_reports_live(screen, say) -> None:
+    await screen.sign_in(say, "control")
+    await screen.wait(has("#chart", "No incidents yet"), 5)
+    await screen.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    # redrawn at most every 1.5 s (live.CHART_S): the deadline allows for one wait
+    await screen.wait(lambda d: charted(d) == 1, 5)
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    await screen.wait(lambda d: charted(d) == 2, 5)
+    await screen.shot("control-room-chart")
+
+
+BOXES = """
+const box = (el) => { const r = el.getBoundingClientRect();
+                      return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+return {map: box(document.querySelector('svg.ground')),
+        section: box(document.querySelector('section.map')),
+        panel: box(document.getElementById('zone-panel')),
+        width: document.documentElement.scrollWidth, height: innerHeight};
+"""
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1366, 768)], ids=["wall", "laptop"])
+async def test_a_zones_incidents_open_below_the_map_not_over_it(screen, say, size) -> None:
+    width, height = size
+    driver = screen.driver
+    await screen.run(driver.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride",
+                     {"width": width, "height": height, "deviceScaleFactor": 1,
+                      "mobile": False})
+    try:
+        for text in ("missile @stb_walkway s4 coins", "pyro @stb_walkway s3 flare",
+                     "disorder @bms_lower s5 fighting"):
+            await say(f"/incident {text}", as_="steward")
+        await screen.sign_in(say, "control")
+        await screen.wait(lambda d: d.find_element(By.TAG_NAME, "body")
+                          .get_attribute("data-complete"), 5)
+        await screen.click('#pins .pin[data-zone="stb_walkway"]')
+        await screen.wait(has("#zone-panel h3", "2 incidents"), 5)
+        b = await screen.run(driver.execute_script, BOXES)
+        m, p, s = b["map"], b["panel"], b["section"]
+        overlap = min(m["r"], p["r"]) > max(m["l"], p["l"]) and \
+            min(m["b"], p["b"]) > max(m["t"], p["t"])
+        assert not overlap, b
+        assert s["t"] <= p["t"] and p["b"] <= s["b"] + 1, b  # inside the map's panel
+        assert m["b"] - m["t"] > (s["b"] - s["t"]) * 0.4, b  # the map stays big enough
+        assert b["width"] <= width, b  # nothing runs off the side of the screen
+        await screen.shot(f"control-room-zone-{width}x{height}")
+    finally:
+        await screen.run(driver.execute_cdp_cmd, "Emulation.clearDeviceMetricsOverride", {})

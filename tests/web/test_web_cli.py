@@ -54,9 +54,14 @@ def test_headless_web_run_and_a_link_from_the_cli(tmp_path) -> None:
         url = link.stdout.strip()
         assert url.startswith(f"http://127.0.0.1:{port}/control/login/")
         # the CLI borrowed the bot's embedded Redis and left it running
-        code, body = status_of(url, data=b"")
-        assert code == 200 and "Signed in" in body
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with browser.open(urllib.request.Request(url, data=b""), timeout=5) as r:
+            assert r.status == 200 and "Signed in" in r.read().decode()
         assert status_of(url, data=b"")[0] == 403  # used
+        # no fixture is active after a replay: the screen shows the replayed night
+        with browser.open(f"http://127.0.0.1:{port}/control/", timeout=10) as r:
+            page = r.read().decode()
+        assert "West Ham United v Chelsea" in page and "London Stadium" in page
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0

@@ -5,10 +5,15 @@
   const state = JSON.parse(document.getElementById("state").textContent);
   const csrf = document.querySelector('meta[name="csrf"]').content;
   const incidents = state.incidents;
+  // the page brings only what the first screen shows; the rest comes after the first paint
+  let partial = !!state.partial;
+  const touched = new Set();
   const zones = state.zones;
   const seen = new Set(state.log.map((e) => e.id));
   let log = state.log;
   let tiles = state.tiles;
+  let delivery = state.delivery;  // per chat; null for stewards
+  let deliveryAt = performance.now();
   let offset = Date.parse(state.now) - Date.now();
   const SEV = {1: "#8d99ae", 2: "#2a9d8f", 3: "#e9c46a", 4: "#f4a261", 5: "#e63946"};
   const CARDS = 30;
@@ -50,9 +55,10 @@
     for (const col of COLUMNS) {
       const el = document.querySelector(`.col[data-status="${col}"]`);
       const mine = items.filter((i) => column(i.status) === col);
-      el.querySelector(".n").textContent = mine.length ? mine.length : "";
+      const count = partial ? Math.max(mine.length, state.columns[col] || 0) : mine.length;
+      el.querySelector(".n").textContent = count ? count : "";
       // a wall screen shows the oldest few per column; the rest are counted, not drawn
-      const more = mine.length > CARDS ? `<li class="more">+${mine.length - CARDS} more</li>` : "";
+      const more = count > CARDS ? `<li class="more">+${count - CARDS} more</li>` : "";
       el.querySelector("ol").innerHTML = mine.slice(0, CARDS).map((i) => {
         const cls = ["card", "sev" + i.severity];
         if (oldest && i.id === oldest.id) cls.push("oldest");
@@ -70,6 +76,7 @@
   }
 
   function renderPins() {
+    if (partial) return;  // the server drew tonight's pins; redrawn once all incidents are here
     const byZone = {};
     for (const i of Object.values(incidents)) {
       (byZone[i.location] = byZone[i.location] || []).push(i);
@@ -102,6 +109,26 @@
       "</ul>";
   }
 
+  function secs(s) {
+    s = Math.round(s);
+    return s < 120 ? s + " s" : Math.floor(s / 60) + " min";
+  }
+
+  function deliveryTile() {
+    if (!delivery) return "";
+    const since = (performance.now() - deliveryAt) / 1000;  // ages were as of the push
+    const rows = delivery.map((r) => {
+      const bits = [r.queued ? `<b>${r.queued} queued</b>` : "delivered"];
+      if (r.oldest_s != null) bits.push(`oldest ${secs(r.oldest_s + since)}`);
+      if (r.last_429_s != null) bits.push(`last 429 ${secs(r.last_429_s + since)} ago`);
+      const cls = r.queued ? (r.oldest_s + since > 60 ? "bad" : "warn") : "ok";
+      return `<li class="${cls}" data-chat="${esc(r.chat)}"><span class="chat">` +
+        `${esc(r.platform)} ${esc(r.name || r.chat)}</span> ${bits.join(" · ")}</li>`;
+    });
+    return '<div class="tile wide delivery"><div class="label">Delivery</div>' +
+      `<ul class="by">${rows.join("") || "<li>No chat platform connected</li>"}</ul></div>`;
+  }
+
   function renderTiles() {
     const t = tiles;
     $("#phase").textContent = t.phase_label;
@@ -118,6 +145,7 @@
       out.push(tile("Time to acknowledge", t.median_ack,
                     `<div class="sub">median · worst ${esc(t.worst_ack)}</div>`));
     }
+    out.push(deliveryTile());
     $("#tiles").innerHTML = out.join("");
   }
 
@@ -184,15 +212,18 @@
 
   function apply(change) {
     const e = change.event;
-    if (change.incident) incidents[change.incident.id] = change.incident;
+    if (change.incident) {
+      incidents[change.incident.id] = change.incident;
+      touched.add(change.incident.id);
+    }
     if (change.tiles) tiles = change.tiles;
     if (!seen.has(e.id)) {
       seen.add(e.id);
       log.unshift(e);
       if (log.length > 2000) log = log.slice(0, 1500);
     }
-    if (e.kind === "incident.reported" || e.kind === "arrest.recorded") refreshChart();
-    if (e.kind === "fixture.phase") refreshChart();
+    // a steward's chart is of their own reports: not on the feed, fetched
+    if (state.me.role === "steward" && e.kind === "incident.reported") refreshChart();
     render();
   }
 
@@ -204,8 +235,20 @@
       state.last = msg.lastEventId || state.last;
       apply(JSON.parse(msg.data));
     });
+    // the chart is redrawn by the server once for all screens and pushed here
+    source.addEventListener("chart", (msg) => { $("#chart").innerHTML = JSON.parse(msg.data).svg; });
+    source.addEventListener("delivery", (msg) => {
+      delivery = JSON.parse(msg.data).rows;
+      deliveryAt = performance.now();
+      renderTiles();
+    });
     source.addEventListener("signout", () => { source.close(); location.reload(); });
-    source.onopen = () => { $("#live").className = "live on"; };
+    let opened = false;
+    source.onopen = () => {
+      $("#live").className = "live on";
+      if (opened) refreshChart();  // a redraw pushed while this screen was away is not replayed
+      opened = true;
+    };
     source.onerror = () => { $("#live").className = "live off"; };
   }
 
@@ -261,9 +304,26 @@
   setInterval(() => {
     $("#clock").textContent = fmt.format(new Date(now()));
     for (const el of document.querySelectorAll(".age")) el.textContent = age(el.dataset.at);
+    if (delivery && delivery.some((r) => r.queued || r.last_429_s != null)) renderTiles();
   }, 1000);
   $("#clock").textContent = fmt.format(new Date(now()));
+  async function loadRest() {
+    const r = await fetch(`/control/incidents?fixture=${encodeURIComponent(state.fixture)}`,
+                          {credentials: "same-origin"});
+    if (!r.ok) { setTimeout(loadRest, 2000); return; }
+    const body = await r.json();
+    for (const [id, inc] of Object.entries(body.incidents)) {
+      if (!touched.has(id)) incidents[id] = inc;  // what the live feed brought is newer
+    }
+    partial = false;
+    renderBoard(); renderPins(); renderTiles(); renderLog();
+    // when every incident was drawn, in ms after the navigation started (bench/web.py)
+    document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
+  }
+
   renderBoard(); renderPins(); renderTiles(); renderLog();
   document.body.dataset.ready = "1";
   connect();
+  if (partial) requestAnimationFrame(() => setTimeout(loadRest, 0));
+  else document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
 })();

@@ -1,0 +1,44 @@
+"""The delivery-health tile: per chat, what is queued, how old the oldest undelivered message
+is and when the platform last answered 429, from the delivery layer's own figures (the same
+ones /status reads through bot.delivery.health)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.delivery.notifier import Notifier
+
+PLATFORMS = {"telegram": "Telegram", "slack": "Slack", "console": "Console"}
+
+
+def chat_names(notifier: Notifier) -> dict[tuple[str, str], str]:
+    """(platform, chat) -> the audiences it serves, e.g. 'control, summary'."""
+    names: dict[tuple[str, str], list[str]] = {}
+    for audience, platforms in notifier.channels.items():
+        for platform, chats in platforms.items():
+            for chat in chats:
+                names.setdefault((platform, chat), []).append(audience)
+    return {k: ", ".join(v) for k, v in names.items()}
+
+
+def delivery_rows(notifier: Notifier) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
+    """(what changes only when delivery does, the rows): every chat of a connected platform,
+    worst first; ages in seconds as of now (the screen counts on from there)."""
+    now = notifier.clock()
+    names = chat_names(notifier)
+    health = {(h.platform, h.chat): h for h in notifier.pending()}
+    chats = [k for k in names if k[0] in notifier.sinks]
+    chats += [k for k in health if k not in names]
+    rows, key = [], []
+    for platform, chat in chats:
+        h = health.get((platform, chat))
+        queued = h.queued if h else 0
+        oldest = h.oldest_at if h else None
+        last_429 = h.last_429_at if h else None
+        key.append((platform, chat, queued, oldest, last_429))
+        rows.append({"platform": PLATFORMS.get(platform, platform), "chat": chat,
+                     "name": names.get((platform, chat), ""), "queued": queued,
+                     "oldest_s": None if oldest is None else round(now - oldest, 1),
+                     "last_429_s": None if last_429 is None else round(now - last_429, 1)})
+    rows.sort(key=lambda r: (-(r["oldest_s"] or -1), r["platform"], r["name"]))
+    return tuple(sorted(key, key=str)), rows
