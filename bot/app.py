@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.notifier import Notifier, load_channels, load_readers
+from bot.delivery.scopes import load_scopes
 from bot.domain.clock import Clock, SystemClock
 from bot.domain.grounds import load_grounds
 from bot.observe import metrics
@@ -54,6 +55,10 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     except ValueError as exc:
         raise StartupError(str(exc)) from None
     notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers)
+    try:
+        notifier.scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
+    except ValueError as exc:
+        raise StartupError(str(exc)) from None
     notifier.store = store  # live messages' platform ids
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
