@@ -11,7 +11,7 @@ from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.notifier import Notifier, load_channels, load_readers
 from bot.delivery.scopes import load_scopes
-from bot.domain.clock import Clock, SystemClock
+from bot.domain.clock import Clock, FileClock, SystemClock
 from bot.domain.grounds import load_grounds
 from bot.observe import metrics
 from bot.settings import Settings
@@ -75,7 +75,8 @@ class App:
 
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
-        self.clock = clock or SystemClock()
+        self.clock = clock or (FileClock(settings.clock_file) if settings.clock_file
+                               else SystemClock())
         self.embedded = None
         self.store: Store | None = None
         self.core: Core | None = None
