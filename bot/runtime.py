@@ -253,6 +253,8 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
             from bot.adapters.slack.adapter import SlackAdapter
 
             slack = SlackAdapter(core, settings)
+            # Home tabs are refreshed by one replica: the lease holder (a singleton duty).
+            slack.home.leader = lambda: app.lease is None or app.lease.held
             if http or settings.slack_app_token is None:
                 site.add_routes(slack.routes())
                 routes += 1

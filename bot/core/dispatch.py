@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import logging
 import shlex
@@ -244,6 +245,7 @@ class Core:
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
         self.drill: Drill | None = None  # set by a replay: fixtures it may write into
+        self._telling: set[asyncio.Task[None]] = set()  # change notices being published
 
     # ---------------------------------------------------------------- lookups
     async def member(self, who: str) -> Member | None:
@@ -349,16 +351,25 @@ class Core:
         about what they may have cached."""
         if what in SHARED_CHANGES:
             self.cache.drop()  # the default, fixtures by id and choices: all re-read
-            if here and self.publish is not None:
-                try:
-                    await self.publish(what, fixture_id)
-                except StoreUnavailable:
-                    log.warning("could not tell other replicas: %s changed", what)
+        if here and self.publish is not None:
+            if what in SHARED_CHANGES:  # others' caches must drop before anyone relies on it
+                await self._tell(what, fixture_id)
+            else:  # for live views elsewhere (Home tabs): off the reply's path
+                task = asyncio.get_running_loop().create_task(self._tell(what, fixture_id))
+                self._telling.add(task)
+                task.add_done_callback(self._telling.discard)
         for hook in self.hooks:
             try:
                 await hook(what, fixture_id)
             except Exception:
                 log.exception("change hook failed for %s", what)
+
+    async def _tell(self, what: str, fixture_id: str) -> None:
+        assert self.publish is not None
+        try:
+            await self.publish(what, fixture_id)
+        except StoreUnavailable:
+            log.warning("could not tell other replicas: %s changed", what)
 
     # ---------------------------------------------------------------- dispatch
     async def handle(self, cmd: Command) -> Result | None:

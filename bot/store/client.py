@@ -37,6 +37,7 @@ from bot.store.base import (
 )
 from bot.store.choices import Choices
 from bot.store.connect import connect, is_cluster, rediscover, replica_count, unavailable
+from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
 from bot.store.ops import (
@@ -153,7 +154,7 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
     ]
 
 
-class Store(Lifecycle, Plans, Choices):
+class Store(Lifecycle, Plans, Choices, HomeWatchers):
     """Async facade over Redis for the whole product."""
 
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
