@@ -147,7 +147,8 @@ class App:
         """Start the store and the core (adapters are added and started by the caller)."""
         store = await self.start_store()
         self.core = build_core(store, self.settings, self.clock)
-        metrics.watch_queue_depth(self.core.notifier.queued)
+        notifier = self.core.notifier
+        metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))
         return self.core
 
     def role(self) -> str:

@@ -32,6 +32,7 @@ from bot.core.messages import Outbound, Reply
 from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import Gone, RetryLater, Sink
+from bot.observe import metrics
 
 log = logging.getLogger(__name__)
 READERS = "readers"
@@ -354,6 +355,7 @@ class Notifier:
                 return await self._edit_or_send(sink, platform, chat, out)
             except RetryLater as exc:
                 self.health[(platform, chat)].last_429_at = self.clock()
+                metrics.RATE_LIMITED.labels(platform).inc()
                 log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,
                             exc.seconds)
                 await self.limiter.sleep(exc.seconds)

@@ -130,6 +130,9 @@ async def test_two_webhook_replicas_run_the_bundled_night_once(
             # ~70 messages to the Telegram control group at its 20 a minute: minutes.
             await until(delivered, "every queued message delivered", timeout=600)
             await _assert_once_each(store, tg, fx, people)
+            for r in replicas:  # nothing left to deliver: no lag
+                async with http.get(r.url + "/healthz") as resp:
+                    assert (await resp.json())["outbox_lag_s"] == 0.0
         assert tg.too_many == 0 and slack.too_many == 0  # no limit broken, by either
         assert not [c for c in tg.calls if not c.ok]
     finally:
