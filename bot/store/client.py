@@ -84,6 +84,7 @@ return 1
 """
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
+ESC_RETIRE_EVERY_S = 30.0
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
@@ -165,6 +166,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         # entry is harmless) and once per fixture per process (the report stays one trip).
         self.esc_index = OPS + "esc:fixtures"
         self._esc_indexed: dict[str, float] = {}  # fixture -> when this process listed it
+        self._retire_after = 0.0  # monotonic time of the next retire_escalations pass
         lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(lua)
         self.url: str | None = None  # set by from_url (a second client, e.g. for blocking reads)
@@ -315,6 +317,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         fixtures end; put back a retired one that has deadlines again. A process that listed
         a fixture less than ESC_RELIST_S ago writes deadlines without listing it again, so a
         retired fixture is still swept for ESC_GRACE_S (> ESC_RELIST_S): nothing is missed."""
+        if time.monotonic() < self._retire_after:
+            return []  # at most every ESC_RETIRE_EVERY_S: sweeps run every second
+        self._retire_after = time.monotonic() + ESC_RETIRE_EVERY_S
         retired_key = self.esc_index + ":retired"
         now = time.time()
         ids = sorted(await self.escalating_fixtures())
