@@ -10,7 +10,8 @@ from typing import Any, Protocol
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.notifier import Notifier, load_channels, load_readers
-from bot.domain.clock import Clock, SystemClock
+from bot.delivery.scopes import load_scopes
+from bot.domain.clock import Clock, FileClock, SystemClock
 from bot.domain.grounds import load_grounds
 from bot.observe import metrics
 from bot.settings import Settings
@@ -54,6 +55,10 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     except ValueError as exc:
         raise StartupError(str(exc)) from None
     notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers)
+    try:
+        notifier.scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
+    except ValueError as exc:
+        raise StartupError(str(exc)) from None
     notifier.store = store  # live messages' platform ids
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
@@ -70,7 +75,8 @@ class App:
 
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
-        self.clock = clock or SystemClock()
+        self.clock = clock or (FileClock(settings.clock_file) if settings.clock_file
+                               else SystemClock())
         self.embedded = None
         self.store: Store | None = None
         self.core: Core | None = None
@@ -141,7 +147,8 @@ class App:
         """Start the store and the core (adapters are added and started by the caller)."""
         store = await self.start_store()
         self.core = build_core(store, self.settings, self.clock)
-        metrics.watch_queue_depth(self.core.notifier.queued)
+        notifier = self.core.notifier
+        metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))
         return self.core
 
     def role(self) -> str:

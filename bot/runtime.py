@@ -7,7 +7,9 @@ import logging
 import os
 import signal
 import socket
+import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -47,6 +49,12 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
 
     scheduler.add_ticker(escalations, 1.0)
     scheduler.add_ticker(retention, 3600.0)
+    if app.settings.clock_file is not None:  # virtual time moves in jumps: look often
+        async def virtual_time(now: datetime) -> None:
+            await scheduler.catch_up(now)
+            await sweep_escalations(core, now)
+
+        scheduler.add_ticker(virtual_time, 0.1)
     return scheduler
 
 
@@ -155,6 +163,20 @@ async def follow_changes(core: Core, origin: str) -> None:
             await asyncio.sleep(1)
 
 
+def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
+    """/healthz's probe: seconds the oldest undelivered outbox entry (any fixture) has waited."""
+    outbox = Outbox(core.store)
+
+    async def lag() -> float:
+        ages = [0.0]
+        for fx in await outbox.fixture_ids():
+            n, first = await outbox.backlog(fx)
+            if n and first:  # a stream id starts with its time in ms
+                ages.append(time.time() - int(first.split("-")[0]) / 1000)
+        return round(max(ages), 3)
+    return lag
+
+
 def start_outbox(app: App) -> OutboxReader:
     """Make what commands cause durable (the outbox) and start delivering it."""
     core, store = app.core, app.store
@@ -247,6 +269,8 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
             from bot.adapters.slack.adapter import SlackAdapter
 
             slack = SlackAdapter(core, settings)
+            # Home tabs are refreshed by one replica: the lease holder (a singleton duty).
+            slack.home.leader = lambda: app.lease is None or app.lease.held
             if http or settings.slack_app_token is None:
                 site.add_routes(slack.routes())
                 routes += 1
@@ -265,7 +289,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
     if routes or http or webhook:
         from bot.observe.health import health_routes
 
-        site.add_routes(health_routes(core.store.ping, app.role))
+        site.add_routes(health_routes(core.store.ping, app.role, outbox_lag(core)))
         server = WebServer(site, settings.port)
         await server.start()
         app.adapters.append(server)

@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     log_format: str = Field(default="text", alias="MATCHDAY_LOG_FORMAT")
     lease_ms: int = Field(default=10000, ge=1000, alias="MATCHDAY_LEASE_MS")
     delivery_warn_seconds: int = Field(default=60, alias="MATCHDAY_DELIVERY_WARN_S")
+    # Drills and tests of several replicas: virtual time read from this file (FileClock).
+    clock_file: Path | None = Field(default=None, alias="MATCHDAY_CLOCK_FILE")
 
     @field_validator("appendfsync")
     @classmethod

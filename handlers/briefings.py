@@ -30,7 +30,7 @@ async def season_cmd(ctx: Ctx) -> Result:
     """/season [club] [YYYY-YY]: season-to-date arrests and banning orders for a club."""
     words = list(ctx.args)
     season = words.pop() if words and SEASON_RE.match(words[-1]) else ""
-    fx = await ctx.core.active_fixture()
+    fx = await ctx.core.fixture_for(ctx.cmd)  # the sender's fixture names the default club
     club_word = " ".join(words) or (fx.home if fx else "")
     if not club_word:
         raise UsageError("Which club?")

@@ -7,7 +7,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.core.dispatch import Core, Ctx, Registry, Spec, UsageError
+from bot.core.dispatch import SCOPES, Core, Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
@@ -17,7 +17,7 @@ from handlers.words import resolve_word
 
 FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-IRD>] "
                  "[ground=<id>] [comp=<competition>] [att=<n>] [away=<n>]  |  "
-                 "/fixture use <id>  |  /fixture category <cat> [why]  |  "
+                 "/fixture use <id> [me|chat|all]  |  /fixture category <cat> [why]  |  "
                  "/fixture kickoff <YYYY-MM-DD HH:MM>  |  /fixture note <key> <text>  |  "
                  "/fixture cancel  |  /fixture list")
 # Briefing notes (risk_groups and intel are intelligence: command briefing only).
@@ -104,17 +104,7 @@ async def fixture_cmd(ctx: Ctx) -> Result:
     if action in ("list", "ls"):
         return await fixtures_cmd(ctx)
     if action == "use":
-        if len(ctx.args) != 2:
-            raise UsageError("Which fixture? /fixtures lists their ids.")
-        fx = await ctx.store.fixture(ctx.args[1])
-        if fx is None:
-            raise UsageError(f"No fixture '{ctx.args[1]}'. /fixtures lists their ids.")
-        refusal = await ctx.core.use_fixture(fx.id)
-        if refusal is not None:
-            return Result(Reply(refusal, ok=False))
-        await ctx.store.audit(ctx.who, "fixture.use", fx.id, iso(ctx.now))
-        await ctx.core.changed("active", fx.id)
-        return Result(Reply(f"Now running {fx.title} ({fx.id})."))
+        return await _use(ctx)
     fx = await ctx.fixture()
     if action in ("category", "cat"):
         if len(ctx.args) < 2:
@@ -141,6 +131,35 @@ async def fixture_cmd(ctx: Ctx) -> Result:
         return await _change(ctx, fx, {"notes": json.dumps(notes, separators=(",", ":"))},
                              f"{word.capitalize()} note {'set' if text else 'cleared'}")
     raise UsageError(f"Unknown fixture action '{action}'.")
+
+
+async def _use(ctx: Ctx) -> Result:
+    """/fixture use <id> [me|chat|all]: for you (default), for this group chat, or the
+    deployment default; the last two need the full /fixture right."""
+    if len(ctx.args) not in (2, 3):
+        raise UsageError("Which fixture? /fixtures lists their ids.")
+    scope = norm(ctx.args[2]) if len(ctx.args) == 3 else "me"
+    if scope not in SCOPES:
+        raise UsageError(f"'{ctx.args[2]}' is not me, chat or all.", field="scope")
+    if scope == "chat" and ctx.cmd.private:
+        scope = "me"  # a private chat is the person's own
+    if scope != "me" and not ctx.core.roles.allowed(ctx.role, "fixture"):
+        whom = "this chat" if scope == "chat" else "everyone"
+        return Result(Reply(f"Choosing the fixture for {whom} is for admins; "
+                            "/fixture use <id> chooses yours.", ok=False))
+    fx = await ctx.store.fixture(ctx.args[1])
+    if fx is None:
+        raise UsageError(f"No fixture '{ctx.args[1]}'. /fixtures lists their ids.")
+    refusal = await ctx.core.choose_fixture(ctx.cmd, fx.id, scope)
+    if refusal is not None:
+        return Result(Reply(refusal, ok=False))
+    detail = fx.id if scope == "all" else f"{fx.id} for {scope}"
+    await ctx.store.audit(ctx.who, "fixture.use", detail, iso(ctx.now))
+    await ctx.core.changed("active" if scope == "all" else "use", fx.id)
+    whose = {"me": "You are", "chat": "This chat is", "all": "Everyone without a choice is"}
+    ground = ctx.core.grounds.get(fx.ground)
+    return Result(Reply(f"{whose[scope]} now on {fx.title} ({fx.id})"
+                        + (f" at {ground.name}" if ground else "") + "."))
 
 
 async def _add(ctx: Ctx, text: str) -> Result:
@@ -190,7 +209,7 @@ async def fixtures_cmd(ctx: Ctx) -> Result:
     rows = await ctx.store.fixtures()
     if not rows:
         return Result(Reply("No fixtures yet. /fixture add Home v Away YYYY-MM-DD HH:MM"))
-    active = getattr(await ctx.core.active_fixture(), "id", None)
+    active = getattr(await ctx.core.fixture_for(ctx.cmd), "id", None)
     tz = ctx.core.settings.zone
     lines = [f"{'▶ ' if f.id == active else ''}{f.id}: {f.title}, "
              f"{f.kickoff.astimezone(tz):%d %b %H:%M}, cat {f.category}"

@@ -2,15 +2,40 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.core.messages import Reply, Result
+from bot.domain.models import Fixture
 from handlers.views import board
+
+# Who sees which fixtures are live when several run at once (they may be asked about any).
+COMMANDERS = frozenset({"admin", "safety_officer", "police_commander", "control"})
+LIVE_SPAN = timedelta(hours=12)  # a fixture is live on its matchday, until closed
+
+
+def is_live(fx: Fixture, now: datetime) -> bool:
+    """Not cancelled, not closed, and kicking off within LIVE_SPAN of now."""
+    return fx.status != "cancelled" and fx.phase != "closed" \
+        and abs(fx.kickoff - now) <= LIVE_SPAN
+
+
+async def live_line(ctx: Ctx, fx: Fixture) -> list[str]:
+    """'Live: …' naming every live fixture, when more than the one shown is live."""
+    live = [f for f in await ctx.store.fixtures() if is_live(f, ctx.now)]
+    if not [f for f in live if f.id != fx.id]:
+        return []
+    names = ", ".join(("▶ " if f.id == fx.id else "") + f"{f.title} ({f.id})" for f in live)
+    return [f"Live: {names}"]
 
 
 async def status_cmd(ctx: Ctx) -> Result:
-    """/status: phase, open incidents (worst and oldest first), last 15 minutes, arrests."""
+    """/status: phase, open incidents (worst and oldest first), last 15 minutes, arrests; for
+    a commander, which fixtures are live."""
     fx = await ctx.fixture()
     extras: list[str] = []
+    if ctx.role in COMMANDERS:
+        extras += await live_line(ctx, fx)
     for extra in ctx.core.status_lines:  # missed briefings and other parts' lines
         extras += await extra(fx)
     lines = await board(ctx, fx, extras)  # fitted to one phone screen

@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import aiohttp
-from aiohttp import web
 
 from bot.observe import metrics
 from bot.observe.health import health_routes
 from bot.store import Store
-from tests.ha.topology import free_port
+from tests.ha.topology import free_port, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,19 +68,13 @@ async def test_run_http_without_tokens_is_headless_and_serves_health_and_metrics
 
 async def test_healthz_is_503_when_the_store_does_not_answer():
     store = Store.from_url(f"redis://127.0.0.1:{free_port()}")  # nothing listens there
-    site = web.Application()
-    site.add_routes(health_routes(store.ping, lambda: "standby"))
-    runner = web.AppRunner(site)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
-        status, body = await _get(f"http://127.0.0.1:{port}/healthz")
+        async with serving(health_routes(store.ping, lambda: "standby")) as port:
+            status, body = await _get(f"http://127.0.0.1:{port}/healthz")
         health = json.loads(body)
         assert status == 503 and health["status"] == "unavailable"
         assert health["store"]["reachable"] is False and health["role"] == "standby"
     finally:
-        await runner.cleanup()
         await store.close()
 
 

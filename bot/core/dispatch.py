@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import logging
 import shlex
@@ -34,7 +35,8 @@ HELD = ("HELD, not confirmed yet: the log store has not copied this to its stand
         "Send it again in a moment to confirm it (it will not be logged twice), "
         "or radio control.")
 MAX_TEXT = 3000
-SHARED_CHANGES = ("fixture", "phase", "active")  # what per-process caches hold
+SHARED_CHANGES = ("fixture", "phase", "active", "use")  # what per-process caches hold
+SCOPES = ("me", "chat", "all")  # /fixture use <id> [scope]: a person, a chat, the deployment
 
 
 class UsageError(Exception):
@@ -163,8 +165,9 @@ class Ctx:
         return self.cmd.who
 
     async def fixture(self) -> Fixture:
-        """The active fixture, or a one-line refusal if none is set."""
-        fx = await self.core.active_fixture()
+        """The sender's fixture (their chat's, their own, else the deployment default), or a
+        one-line refusal if none is set."""
+        fx = await self.core.fixture_for(self.cmd)
         if fx is None:
             if self.core.drill is not None and not self.core.drill.live:
                 raise UsageError(NO_DRILL_FIXTURE)
@@ -242,6 +245,7 @@ class Core:
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
         self.drill: Drill | None = None  # set by a replay: fixtures it may write into
+        self._telling: set[asyncio.Task[None]] = set()  # change notices being published
 
     # ---------------------------------------------------------------- lookups
     async def member(self, who: str) -> Member | None:
@@ -275,6 +279,59 @@ class Core:
         self.cache.put("active", fx)
         return fx
 
+    async def fixture_for(self, cmd: Command) -> Fixture | None:
+        """The fixture a command applies to: its group chat's choice, else its sender's,
+        else the deployment default (see `choose_fixture`)."""
+        fx_id = await self._chosen(cmd)
+        if fx_id:
+            fx = await self._fixture_by_id(fx_id)
+            if fx is not None:
+                return fx
+        return await self.active_fixture()
+
+    async def _chosen(self, cmd: Command) -> str | None:
+        if self.drill is not None:
+            got = self.drill.chosen
+            return (None if cmd.private else got.get(f"chat:{cmd.platform}:{cmd.chat}")) \
+                or got.get(f"person:{cmd.who}")
+        key = f"use:{cmd.who}:{cmd.platform}:{cmd.chat}:{cmd.private}"
+        hit, fx_id = self.cache.get(key)
+        if not hit:
+            chat_fx, person_fx = await self.store.fixture_choice(cmd.who, cmd.platform, cmd.chat)
+            fx_id = (None if cmd.private else chat_fx) or person_fx
+            self.cache.put(key, fx_id)
+        return fx_id
+
+    async def _fixture_by_id(self, fx_id: str) -> Fixture | None:
+        hit, fx = self.cache.get("fx:" + fx_id)
+        if not hit:
+            fx = await self.store.fixture(fx_id)
+            self.cache.put("fx:" + fx_id, fx)
+        return fx
+
+    async def choose_fixture(self, cmd: Command, fx_id: str, scope: str) -> str | None:
+        """`/fixture use`: the fixture of the sender (scope "me"), of their chat ("chat") or
+        the deployment default ("all"). A one-line refusal, or None when done."""
+        if scope == "all":
+            if self.drill is not None and not self.drill.may_use(fx_id):
+                return self.drill.refusal(fx_id)
+            if self.drill is not None:
+                self.drill.active = fx_id
+            else:
+                await self.store.set_active_fixture(fx_id)
+            return None
+        if self.drill is not None:
+            if not self.drill.may_use(fx_id):
+                return self.drill.refusal(fx_id)
+            key = f"person:{cmd.who}" if scope == "me" else f"chat:{cmd.platform}:{cmd.chat}"
+            self.drill.chosen[key] = fx_id
+            return None
+        if scope == "me":
+            await self.store.choose_fixture(fx_id, who=cmd.who)
+        else:
+            await self.store.choose_fixture(fx_id, platform=cmd.platform, chat=cmd.chat)
+        return None
+
     async def use_fixture(self, fx_id: str, *, if_none: bool = False) -> str | None:
         """Make a fixture the one commands apply to (only if none is, with if_none); in a
         drill only the drill's own. A one-line refusal, or None when done."""
@@ -293,17 +350,26 @@ class Core:
         the scheduler and adapters' live views, and (if it happened `here`) other replicas
         about what they may have cached."""
         if what in SHARED_CHANGES:
-            self.cache.drop("active")
-            if here and self.publish is not None:
-                try:
-                    await self.publish(what, fixture_id)
-                except StoreUnavailable:
-                    log.warning("could not tell other replicas: %s changed", what)
+            self.cache.drop()  # the default, fixtures by id and choices: all re-read
+        if here and self.publish is not None:
+            if what in SHARED_CHANGES:  # others' caches must drop before anyone relies on it
+                await self._tell(what, fixture_id)
+            else:  # for live views elsewhere (Home tabs): off the reply's path
+                task = asyncio.get_running_loop().create_task(self._tell(what, fixture_id))
+                self._telling.add(task)
+                task.add_done_callback(self._telling.discard)
         for hook in self.hooks:
             try:
                 await hook(what, fixture_id)
             except Exception:
                 log.exception("change hook failed for %s", what)
+
+    async def _tell(self, what: str, fixture_id: str) -> None:
+        assert self.publish is not None
+        try:
+            await self.publish(what, fixture_id)
+        except StoreUnavailable:
+            log.warning("could not tell other replicas: %s changed", what)
 
     # ---------------------------------------------------------------- dispatch
     async def handle(self, cmd: Command) -> Result | None:

@@ -17,6 +17,7 @@ class Drill:
     live: bool = False
     created: set[str] = field(default_factory=set)
     active: str | None = None
+    chosen: dict[str, str] = field(default_factory=dict)  # scope key -> fixture (/fixture use)
 
     def may_use(self, fx_id: str) -> bool:
         """May the drill's commands run on this fixture?"""

@@ -95,7 +95,8 @@ class OutboxReader:
                 await asyncio.sleep(1.0)
 
     async def _dispatch(self, fx: str, entry: str, out: Outbound) -> None:
-        chats = [(p, c) for p, cs in self.notifier.targets(out.audience).items()
+        await self.notifier.learn_grounds([fx])  # per-ground chats (several fixtures at once)
+        chats = [(p, c) for p, cs in self.notifier.targets(out.audience, fx).items()
                  if p in self.notifier.sinks for c in cs]
         done = await self.outbox.done_chats(fx, entry, [f"{p}:{c}" for p, c in chats])
         todo = [(p, c) for p, c in chats if f"{p}:{c}" not in done]

@@ -30,8 +30,9 @@ from typing import Any
 
 from bot.core.messages import Outbound, Reply
 from bot.delivery.ratelimit import RateLimiter
+from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import Gone, RetryLater, Sink
-from bot.domain.vocab import ROLES
+from bot.observe import metrics
 
 log = logging.getLogger(__name__)
 READERS = "readers"
@@ -59,15 +60,7 @@ def load_readers(path: Path) -> dict[str, frozenset[str]]:
     if not path.exists():
         return {}
     data = tomllib.loads(path.read_text())
-    out = {}
-    for aud, row in data.get("audiences", {}).items():
-        if READERS in row:
-            unknown = [r for r in row[READERS] if r not in ROLES.keys()]
-            if unknown:
-                raise ValueError(f"{path.name}: audience {aud!r} has unknown reader role "
-                                 f"{unknown[0]!r} (roles: {', '.join(ROLES.keys())})")
-            out[aud] = frozenset(row[READERS])
-    return out
+    return audience_readers(data.get("audiences", {}), path.name)
 
 
 @dataclass
@@ -136,6 +129,7 @@ class Notifier:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.channels = channels
         self.readers = readers or {}  # audience -> roles reading it (who may see what)
+        self.scopes = Scopes()  # per-ground / per-fixture audiences (several fixtures at once)
         self.limiter: Any = limiter or RateLimiter()
         self.clock = clock
         self.sinks: dict[str, Sink] = {}
@@ -158,33 +152,45 @@ class Notifier:
     async def _gate(self, platform: str, chat: str) -> None:
         await self.limiter.acquire(platform, chat, 1)
 
-    def readers_of(self, audience: str) -> frozenset[str] | None:
-        """Every role that reads an audience's chats, counting other audiences sharing a
-        chat; None when some audience involved does not declare its readers."""
-        chats = {(p, c) for p, cs in self.channels.get(audience, {}).items() for c in cs}
-        roles: set[str] = set(self.readers.get(audience, ()))
-        if audience not in self.readers:
+    def readers_of(self, audience: str, fixture: str = "") -> frozenset[str] | None:
+        """Every role that reads an audience's chats (for one fixture's messages), counting
+        other audiences sharing a chat; None when some audience involved does not declare
+        its readers."""
+        channels = self.scopes.channels(self.channels, fixture)
+        readers = self.scopes.readers_for(self.readers, fixture)
+        chats = {(p, c) for p, cs in channels.get(audience, {}).items() for c in cs}
+        roles: set[str] = set(readers.get(audience, ()))
+        if audience not in readers:
             return None
-        for other, plats in self.channels.items():
+        for other, plats in channels.items():
             if any((p, c) in chats for p, cs in plats.items() for c in cs):
-                if other not in self.readers:
+                if other not in readers:
                     return None
-                roles |= self.readers[other]
+                roles |= readers[other]
         return frozenset(roles)
 
-    def targets(self, audience: str) -> dict[str, list[str]]:
-        """platform -> chats for an audience ('user:<platform>:<id>' is one person or chat)."""
+    async def learn_grounds(self, fixtures: list[str]) -> None:
+        """Know the ground of each fixture whose messages may go to per-ground chats."""
+        for fx in {f for f in fixtures if self.scopes.needs_ground(f)}:
+            got = await self.store.fixture(fx) if self.store is not None else None
+            if got is not None:
+                self.scopes.ground_of[fx] = got.ground
+
+    def targets(self, audience: str, fixture: str = "") -> dict[str, list[str]]:
+        """platform -> chats for an audience ('user:<platform>:<id>' is one person or chat);
+        with a fixture, that fixture's chats (see bot/delivery/scopes.py)."""
+        channels = self.scopes.channels(self.channels, fixture)
         if audience.startswith("user:"):
             _, platform, user = audience.split(":", 2)
             return {platform: [user]}
         if "," in audience:  # one message for several audiences: each chat once
             out: dict[str, list[str]] = {}
             for part in audience.split(","):
-                for platform, chats in self.channels.get(part, {}).items():
+                for platform, chats in channels.get(part, {}).items():
                     have = out.setdefault(platform, [])
                     have += [c for c in chats if c not in have]
             return out
-        return self.channels.get(audience, {})
+        return channels.get(audience, {})
 
     # ---------------------------------------------------------------- queueing
     async def send(self, outs: list[Outbound]) -> None:
@@ -206,11 +212,16 @@ class Notifier:
                     log.warning("outbox unavailable; %d message(s) sent from memory", len(group))
                     self._fan_out(group)
             outs = [o for o in outs if not o.fixture]
+        if self.scopes:
+            try:
+                await self.learn_grounds([o.fixture for o in outs])
+            except Exception:  # the store is down: the top-level audiences, not silence
+                log.warning("fixture grounds unavailable; sending to the default chats")
         self._fan_out(outs)
 
     def _fan_out(self, outs: list[Outbound]) -> None:
         for out in outs:
-            for platform, chats in self.targets(out.audience).items():
+            for platform, chats in self.targets(out.audience, out.fixture).items():
                 if platform not in self.sinks:
                     continue
                 for chat in chats:
@@ -344,6 +355,7 @@ class Notifier:
                 return await self._edit_or_send(sink, platform, chat, out)
             except RetryLater as exc:
                 self.health[(platform, chat)].last_429_at = self.clock()
+                metrics.RATE_LIMITED.labels(platform).inc()
                 log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,
                             exc.seconds)
                 await self.limiter.sleep(exc.seconds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Protocol
 
 
@@ -41,6 +42,35 @@ class VirtualClock:
     def advance(self, delta: timedelta) -> None:
         """Move forward by a duration."""
         self._now += delta
+
+
+class FileClock:
+    """Virtual time shared by several processes (replica drills and tests): the ISO time
+    written in a file, re-read when the file changes; it never goes backwards."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp = -1
+        self._now = datetime(2000, 1, 1, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        """The time in the file (the last one read when it cannot be read now)."""
+        try:
+            stamp = self.path.stat().st_mtime_ns
+            if stamp != self._stamp:
+                when = parse_iso(self.path.read_text().strip())
+                self._stamp = stamp
+                self._now = max(self._now, when)
+        except (OSError, ValueError):
+            pass  # mid-write or gone: keep the last time read
+        return self._now
+
+    @staticmethod
+    def write(path: Path, when: datetime) -> None:
+        """Set the time every FileClock on `path` reads (atomically: write, then rename)."""
+        tmp = path.with_name(path.name + ".new")
+        tmp.write_text(iso(when))
+        tmp.replace(path)
 
 
 def iso(dt: datetime) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -12,6 +13,8 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 REGISTRY = CollectorRegistry()
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -27,15 +30,52 @@ ESCALATIONS = Counter("matchday_escalations_fired", "Escalation tiers fired",
                       registry=REGISTRY)
 BRIEFINGS = Counter("matchday_briefings", "Scheduled briefings and summaries by outcome",
                     ["outcome"], registry=REGISTRY)  # sent, late, missed
-QUEUE_DEPTH = Gauge("matchday_delivery_queue_depth", "Messages waiting in delivery queues",
-                    registry=REGISTRY)
+for _outcome in ("sent", "late", "missed"):  # every outcome scraped, even at 0
+    BRIEFINGS.labels(_outcome)
+RATE_LIMITED = Counter("matchday_rate_limited", "429 answers (retry_after) by platform",
+                       ["platform"], registry=REGISTRY)
 LEADER = Gauge("matchday_leader", "1 while this replica holds the leader lease",
                registry=REGISTRY)
 
 
-def watch_queue_depth(depth: Callable[[], int]) -> None:
-    """Report the delivery queue depth by asking at scrape time."""
-    QUEUE_DEPTH.set_function(depth)
+class _Delivery(Collector):
+    """Per platform, at scrape time: messages waiting in this process's chat queues and the
+    age of the oldest of them."""
+
+    def __init__(self) -> None:
+        self.source: Callable[[], dict[str, tuple[int, float]]] | None = None
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        depth = GaugeMetricFamily("matchday_delivery_queue_depth",
+                                  "Messages waiting in delivery queues", labels=["platform"])
+        oldest = GaugeMetricFamily("matchday_delivery_oldest_seconds",
+                                   "Age of the oldest message waiting", labels=["platform"])
+        for platform, (n, age) in sorted((self.source() if self.source else {}).items()):
+            depth.add_metric([platform], n)
+            oldest.add_metric([platform], age)
+        yield depth
+        yield oldest
+
+
+DELIVERY = _Delivery()
+REGISTRY.register(DELIVERY)
+
+
+def watch_delivery(chats: Callable[[], Iterable[Any]], clock: Callable[[], float],
+                   platforms: Callable[[], Iterable[str]] = tuple) -> None:
+    """Report queue depth and oldest age per platform from per-chat health rows (with
+    `platform`, `queued`, `oldest_at`), asked at scrape time; `platforms` are shown at 0."""
+
+    def by_platform() -> dict[str, tuple[int, float]]:
+        now = clock()
+        out = {p: (0, 0.0) for p in platforms()}
+        for h in chats():
+            n, age = out.get(h.platform, (0, 0.0))
+            waited = now - h.oldest_at if h.oldest_at is not None else 0.0
+            out[h.platform] = (n + h.queued, max(age, waited))
+        return out
+
+    DELIVERY.source = by_platform
 
 
 def exposition() -> bytes:

@@ -122,10 +122,11 @@ async def briefing_replies(core: Core, fx: Fixture, label: str = "",
             Reply(briefing_text(fx, data, cfg, gname, intel=False), title=title + " · stewards"))
 
 
-def reads_intel(core: Core, audience: str) -> bool:
-    """Does every role reading this audience's chats (channels.toml `readers`) have the
-    `intel` right? A chat whose readers are not all declared does not."""
-    readers = core.notifier.readers_of(audience)
+def reads_intel(core: Core, audience: str, fixture: str = "") -> bool:
+    """Does every role reading this audience's chats (channels.toml `readers`; a fixture's
+    own chats when given) have the `intel` right? A chat whose readers are not all declared
+    does not."""
+    readers = core.notifier.readers_of(audience, fixture)
     return bool(readers) and all(core.roles.allowed(r, "intel") for r in readers)
 
 
@@ -136,11 +137,13 @@ async def briefing_outbounds(core: Core, fx: Fixture, label: str = "",
     cfg = config_for(core.settings)
     full, stewards = await briefing_replies(core, fx, label, late_due)
     outs = []
+    await core.notifier.learn_grounds([fx.id])
     for a in cfg.full_audiences:
-        if not reads_intel(core, a):
+        if not reads_intel(core, a, fx.id):
             log.warning("briefing: audience %s gets the version without intelligence "
                         "(its readers in channels.toml may not all read it)", a)
-        outs.append(Outbound(a, full if reads_intel(core, a) else stewards, fixture=fx.id))
+        outs.append(Outbound(a, full if reads_intel(core, a, fx.id) else stewards,
+                             fixture=fx.id))
     return outs + [Outbound(a, stewards, fixture=fx.id) for a in cfg.steward_audiences]
 
 

@@ -140,6 +140,8 @@ async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
                 log.exception("escalation %s of %s failed", member, fx.id)
     if outs:
         await core.notifier.send(outs)
+    if core.drill is None:
+        await core.store.retire_escalations()  # the index shrinks as fixtures end
     return outs
 
 

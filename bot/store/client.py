@@ -35,7 +35,9 @@ from bot.store.base import (
     result_vars,
     track_writes,
 )
+from bot.store.choices import Choices
 from bot.store.connect import connect, is_cluster, rediscover, replica_count, unavailable
+from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
 from bot.store.ops import (
@@ -80,6 +82,9 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 return 1
 """
+ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
+ESC_GRACE_S = 3 * ESC_RELIST_S
+ESC_RETIRE_EVERY_S = 30.0
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
@@ -150,7 +155,7 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
     ]
 
 
-class Store(Lifecycle, Plans):
+class Store(Lifecycle, Plans, Choices, HomeWatchers):
     """Async facade over Redis for the whole product."""
 
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
@@ -160,7 +165,8 @@ class Store(Lifecycle, Plans):
         # fixture. Entries are added before a write that adds deadlines (crash-safe: an extra
         # entry is harmless) and once per fixture per process (the report stays one trip).
         self.esc_index = OPS + "esc:fixtures"
-        self._esc_indexed: set[str] = set()
+        self._esc_indexed: dict[str, float] = {}  # fixture -> when this process listed it
+        self._retire_after = 0.0  # monotonic time of the next retire_escalations pass
         lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(lua)
         self.url: str | None = None  # set by from_url (a second client, e.g. for blocking reads)
@@ -290,14 +296,53 @@ class Store(Lifecycle, Plans):
         self._esc_indexed.clear()
 
     async def index_escalation(self, fx_id: str) -> None:
-        """List a fixture among those the escalation sweep reads (before adding deadlines)."""
-        if fx_id not in self._esc_indexed:
+        """List a fixture among those the escalation sweep reads (before adding deadlines).
+        Re-listed at least every ESC_RELIST_S: another replica may have retired it."""
+        now = time.monotonic()
+        if self._esc_indexed.get(fx_id, -ESC_RELIST_S) + ESC_RELIST_S <= now:
             await self._call(self.r.sadd(self.esc_index, fx_id))
-            self._esc_indexed.add(fx_id)
+            self._esc_indexed[fx_id] = now
 
     async def escalating_fixtures(self) -> set[str]:
-        """Fixtures that may have escalation deadlines (see index_escalation)."""
-        return set(await self._call(self.r.smembers(self.esc_index)))
+        """Fixtures that may have escalation deadlines (see index_escalation), with those
+        retired in the last ESC_GRACE_S (see retire_escalations)."""
+        pipe = self._pipe()
+        pipe.smembers(self.esc_index)
+        pipe.zrangebyscore(self.esc_index + ":retired", time.time() - ESC_GRACE_S, "+inf")
+        listed, retired = await self._call(pipe.execute())
+        return set(listed) | set(retired)
+
+    async def retire_escalations(self) -> list[str]:
+        """Take fixtures with no pending deadline out of the sweep's index, so it shrinks as
+        fixtures end; put back a retired one that has deadlines again. A process that listed
+        a fixture less than ESC_RELIST_S ago writes deadlines without listing it again, so a
+        retired fixture is still swept for ESC_GRACE_S (> ESC_RELIST_S): nothing is missed."""
+        if time.monotonic() < self._retire_after:
+            return []  # at most every ESC_RETIRE_EVERY_S: sweeps run every second
+        self._retire_after = time.monotonic() + ESC_RETIRE_EVERY_S
+        retired_key = self.esc_index + ":retired"
+        now = time.time()
+        ids = sorted(await self.escalating_fixtures())
+        if not ids:
+            return []
+        pipe = self._pipe()
+        for fx_id in ids:
+            pipe.zcard(fx_prefix(fx_id) + "esc")
+        sizes = await self._call(pipe.execute())
+        listed = set(await self._call(self.r.smembers(self.esc_index)))
+        out, back = [fx for fx, n in zip(ids, sizes, strict=True) if not n], \
+            [fx for fx, n in zip(ids, sizes, strict=True) if n and fx not in listed]
+        pipe = self._pipe()
+        for fx_id in out:
+            if fx_id in listed:
+                pipe.srem(self.esc_index, fx_id)
+                pipe.zadd(retired_key, {fx_id: now})
+        for fx_id in back:
+            pipe.sadd(self.esc_index, fx_id)
+            pipe.zrem(retired_key, fx_id)
+        pipe.zremrangebyscore(retired_key, "-inf", now - ESC_GRACE_S)
+        await self._call(pipe.execute())
+        return [fx for fx in out if fx in listed]
 
     # ---------------------------------------------------------------- fixtures
     async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str) -> Applied:

@@ -246,6 +246,8 @@ class FakeSlack:
 
     def _m_files_completeUploadExternal(self, p: dict[str, Any]) -> dict[str, Any]:
         files = p.get("files") or []
+        if isinstance(files, str):  # form-encoded calls send it as a JSON string
+            files = json.loads(files)
         return {"ok": True, "files": [{"id": f.get("id"), "title": f.get("title", "")}
                                       for f in files]}
 

@@ -53,7 +53,7 @@ async def test_fixture_use_on_one_replica_moves_the_other_at_once(store, redis_u
         r = await say("/fixture add Arsenal v Spurs 2026-12-05 12:30 cat=C", as_="admin")
         assert r.reply.ok, r.reply.text
         new = [f for f in await store.fixtures() if f.id != fx.id][0]
-        assert (await say(f"/fixture use {new.id}", as_="admin")).reply.ok
+        assert (await say(f"/fixture use {new.id} all", as_="admin")).reply.ok
         await asyncio.wait_for(moved.wait(), 5)
         assert (await b.active_fixture()).id == new.id  # not the old one for minutes
     finally:

@@ -13,6 +13,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import redis
@@ -35,6 +37,23 @@ def free_port() -> int:
                 except OSError:
                     continue
             return port
+
+
+@asynccontextmanager
+async def serving(routes: list) -> AsyncIterator[int]:
+    """An aiohttp server on a free loopback port with these routes; yields the port."""
+    from aiohttp import web
+
+    site = web.Application()
+    site.add_routes(routes)
+    runner = web.AppRunner(site)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield port
+    finally:
+        await runner.cleanup()
 
 
 def _client(port: int) -> redis.Redis:

@@ -134,7 +134,7 @@ async def test_fixture_admin(say, core):
     assert not r.reply.ok and "already exists" in r.reply.text
     r = await say("/fixture add Arsenal v Spurs 2027-02-30 16:30", as_="admin")
     assert not r.reply.ok and "not a date" in r.reply.text
-    assert (await say("/fixture use arsenal-spurs-20270314", as_="admin")).reply.ok
+    assert (await say("/fixture use arsenal-spurs-20270314 all", as_="admin")).reply.ok
     fx = await core.active_fixture()
     assert fx.category == "C" and fx.kickoff.hour == 16  # GMT in March before the change
     r = await say("/fixture kickoff 2027-03-28 12:30", as_="admin")  # BST from 28 March

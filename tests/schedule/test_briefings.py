@@ -39,20 +39,20 @@ async def history(say, core) -> str:
     assert await create_fixture(core, away_game, ev, "test:away-game")
     await run(say, "/fixture add West Ham United v Arsenal 2026-10-10 15:00 cat=B",
               "/fixture add West Ham United v Chelsea 2026-03-01 15:00 cat=C-IRD", as_="admin")
-    await run(say, f"/fixture use {PAST}", as_="admin")
+    await run(say, f"/fixture use {PAST} all", as_="admin")
     await run(say, "/incident missile @stb_walkway s4", "/incident alcohol @stb_lower s2",
               "/incident pyro @stb_upper s3", as_="steward")
     await run(say, "/arrest missiles x2 inside away", "/arrest disorder outside home",
               as_="police_liaison")
     await run(say, "/ban club_lifetime x3 away status=active", "/ban fbo_s14a away",
               as_="police_liaison")  # West Ham supporters, banned after the away game
-    await run(say, f"/fixture use {OTHER}", as_="admin")
+    await run(say, f"/fixture use {OTHER} all", as_="admin")
     await run(say, "/incident pyro @stb_upper s2", as_="steward")
     await run(say, "/arrest pyro home", as_="police_liaison")
-    await run(say, f"/fixture use {LAST_SEASON}", as_="admin")
+    await run(say, f"/fixture use {LAST_SEASON} all", as_="admin")
     await run(say, "/incident disorder @stb_walkway s4", as_="steward")
     await run(say, "/arrest violent x5 outside away", as_="police_liaison")
-    await run(say, f"/fixture use {tonight}", as_="admin")
+    await run(say, f"/fixture use {tonight} all", as_="admin")
     return tonight
 
 

@@ -61,7 +61,7 @@ async def test_briefing_due_during_an_outage_past_kickoff_is_missed_in_status(ou
     await s.catch_up(clock.now())
     assert rec.titles() == []
     assert [m.label for m in await core.store.missed_slots(FX)] == ["T-3h"]
-    await Chat(core)(f"/fixture use {FX}", as_="admin")
+    await Chat(core)(f"/fixture use {FX} all", as_="admin")
     r = await Chat(core)("/status", as_="police_commander")
     assert "Missed briefing: T-3h (12:00)" in r.reply.text, r.reply.text
     await s.stop()
@@ -71,7 +71,7 @@ async def test_summary_due_during_an_outage_goes_late_once(outage, server, clock
     core = outage
     say = Chat(core)
     rec = Recorder(core)
-    await say(f"/fixture use {FX}", as_="admin")
+    await say(f"/fixture use {FX} all", as_="admin")
     s = await started(core, clock, live=True)
     s.aps.pause()
     clock.set(utc(2026, 11, 28, 16, 50))

@@ -21,7 +21,7 @@ async def test_an_incident_escalates_after_control_switches_fixture(say, core):
     await say("/incident crowd_density @gate_away s5 crush", as_="steward")
     r = await say("/fixture add Arsenal v Spurs 2026-11-26 19:45 cat=B", as_="admin")
     assert r.reply.ok, r.reply.text
-    await say("/fixture use arsenal-spurs-20261126", as_="admin")
+    await say("/fixture use arsenal-spurs-20261126 all", as_="admin")
     outs = await sweep_escalations(core, at(0))
     assert sorted(o.audience for o in outs) == ["command", "control", "police"]
     assert {o.fixture for o in outs} == {live}
@@ -32,11 +32,11 @@ async def test_both_fixtures_escalate_and_remind_in_one_sweep(say, core):
     live = (await core.active_fixture()).id
     await say("/incident missile @stb_upper s3", as_="steward")
     await say("/fixture add Arsenal v Spurs 2026-11-26 19:45 cat=B", as_="admin")
-    await say("/fixture use arsenal-spurs-20261126", as_="admin")
+    await say("/fixture use arsenal-spurs-20261126 all", as_="admin")
     await say("/incident pyro @away_upper s3", as_="steward")
     outs = await sweep_escalations(core, at(120))
     assert sorted(o.fixture for o in outs) == sorted([live, "arsenal-spurs-20261126"])
-    await say(f"/fixture use {live}", as_="admin")
+    await say(f"/fixture use {live} all", as_="admin")
     await say("/ack 1", as_="control")  # acknowledged, still open: reminders follow
     outs = await sweep_escalations(core, at(1200))
     reminders = [o for o in outs if "still open" in o.reply.title]

@@ -118,7 +118,7 @@ async def test_plan_from_fixture_and_retiming(core, say, clock):
         ("T-48h", utc(2026, 11, 26, 15)), ("T-3h", utc(2026, 11, 28, 12)),
         ("T-60m", utc(2026, 11, 28, 14))]
     assert {k for k in s.jobs if k.startswith(FX)} == {p.key for p in plan}
-    await say(f"/fixture use {FX}", as_="admin")
+    await say(f"/fixture use {FX} all", as_="admin")
     await say("/fixture kickoff 2026-11-28 17:30", as_="admin")
     plan = await core.store.load_plan(FX)
     assert [p.due for p in plan] == [utc(2026, 11, 26, 17, 30), utc(2026, 11, 28, 14, 30),
@@ -208,7 +208,7 @@ async def test_two_live_replicas_apscheduler_jobs_fire_once(core, say, clock, re
     await asyncio.gather(s1._fire_live(key), s2._fire_live(key))
     assert len(rec1.titles()) + len(rec2.titles()) == 1
     # a re-time on one replica reaches the other through the plan in Redis
-    await say(f"/fixture use {FX}", as_="admin")
+    await say(f"/fixture use {FX} all", as_="admin")
     await say("/fixture kickoff 2026-11-28 17:30", as_="admin")
     assert s1.aps.get_job(f"{FX}/briefing@20261128T143000Z") is not None
     await s2.resync()
@@ -258,7 +258,7 @@ async def test_restart_after_kickoff_records_missed_in_status(core, say, clock):
     clock.set(utc(2026, 11, 28, 15, 5))
     s2 = await started(core, clock)
     assert rec.titles() == []
-    await say(f"/fixture use {FX}", as_="admin")
+    await say(f"/fixture use {FX} all", as_="admin")
     r = await say("/status", as_="police_commander")
     assert "Missed briefing: T-3h (12:00)" in r.reply.text, r.reply.text
     await s2.stop()

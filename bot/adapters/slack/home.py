@@ -2,6 +2,9 @@
 
 Only members get the board (a stranger who opens the tab is told how to join, once), and a
 change anywhere republishes a member's tab only if what that member can see is different.
+With several replicas, who has the tab open is kept in Redis (for HOME_WATCH_S after they
+last opened it) and one replica, the leader-lease holder, refreshes every open tab when a
+change arrives (its own, or another replica's through Redis pub/sub).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
+HOME_WATCH_S = 30 * 60  # an opened tab is kept fresh this long after each opening
 NOT_A_MEMBER = Reply("You are not registered. Ask control for an invite code, then send "
                      "/matchday join <code>.", title="Matchday Ops")
 
@@ -34,7 +38,7 @@ class HomeTab:
         self.settings = settings
         self.client = client
         self.spawn = spawn
-        self.users: set[str] = set()  # members who opened the tab
+        self.leader: Callable[[], bool] = lambda: True  # the runtime sets: holds the lease
         self._shown: dict[str, str] = {}  # user -> digest of what their tab shows
         self._busy = False
         self._again = False
@@ -46,10 +50,12 @@ class HomeTab:
         except StoreUnavailable:
             return
         if member is None:
-            self.users.discard(user)
             await self._publish(user, NOT_A_MEMBER)
             return
-        self.users.add(user)
+        try:
+            await self.core.store.watch_home(user, time.time() + HOME_WATCH_S)
+        except StoreUnavailable:
+            log.warning("slack: could not record %s's open Home tab", user)
         await self.publish(user)
 
     async def publish(self, user: str) -> None:
@@ -70,8 +76,9 @@ class HomeTab:
         self._shown[user] = digest
 
     async def on_change(self, what: str, fixture_id: str) -> None:
-        """Core hook: something changed, refresh members' tabs (coalesced, in background)."""
-        if not self.users:
+        """Core hook: something changed here or on another replica: the leader refreshes
+        every open tab (coalesced, in background)."""
+        if not self.leader():
             return
         if self._busy:
             self._again = True
@@ -83,10 +90,14 @@ class HomeTab:
         try:
             while True:
                 self._again = False
-                for user in list(self.users):
+                try:
+                    users = await self.core.store.home_watchers(time.time())
+                except StoreUnavailable:
+                    return
+                for user in users:
                     try:
                         if await self.core.member(f"slack:{user}") is None:
-                            self.users.discard(user)  # no longer a member: no more boards
+                            await self.core.store.unwatch_home(user)  # no longer a member
                             continue
                         await self.publish(user)
                     except Exception:

@@ -14,7 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
-from bot.core.messages import Reply, Result
+from bot.core.messages import Command, Reply, Result
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -61,10 +61,13 @@ class Inbound:
         return member is not None and self.core.roles.allowed(member.role, spec.name)
 
     async def open_modal(self, modal: Modal, trigger_id: str, channel: str,
-                         private: bool) -> bool:
-        """Open a command's modal; False (so the core answers instead) when it can't."""
+                         private: bool, user: str = "") -> bool:
+        """Open a command's modal (with the ground of the user's fixture); False (so the
+        core answers instead) when it can't."""
         try:
-            fx = await self.core.active_fixture()
+            fx = await self.core.fixture_for(Command(
+                platform="slack", chat=channel or user, user=user, text="", dedupe_key="",
+                private=private))
         except StoreUnavailable:
             return False
         if fx is None:

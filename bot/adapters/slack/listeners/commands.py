@@ -46,7 +46,8 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
             return
         modal = MODALS.get(name) if not text else None
         if modal is not None and body.get("trigger_id") and await inbound.may(user, name):
-            if await inbound.open_modal(modal, body["trigger_id"], channel, private):
+            if await inbound.open_modal(modal, body["trigger_id"], channel, private,
+                                        user=user):
                 return
         cmd = Command(platform="slack", chat=channel or user, user=user,
                       text=f"/{name} {text}".strip(), dedupe_key=key, private=private,
