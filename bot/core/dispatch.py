@@ -289,6 +289,12 @@ class Core:
                 return fx
         return await self.active_fixture()
 
+    async def fixture_of(self, who: str) -> Fixture | None:
+        """The fixture a person works on (their /fixture use choice, else the default)."""
+        _chat_fx, fx_id = await self.store.fixture_choice(who, "", "")
+        fx = await self._fixture_by_id(fx_id) if fx_id else None
+        return fx or await self.active_fixture()
+
     async def _chosen(self, cmd: Command) -> str | None:
         if self.drill is not None:
             got = self.drill.chosen
@@ -297,7 +303,9 @@ class Core:
         key = f"use:{cmd.who}:{cmd.platform}:{cmd.chat}:{cmd.private}"
         hit, fx_id = self.cache.get(key)
         if not hit:
-            chat_fx, person_fx = await self.store.fixture_choice(cmd.who, cmd.platform, cmd.chat)
+            # the web view acts as its signed-in member: their choice, not a "web:" one
+            who = cmd.who.removeprefix("web:") if cmd.platform == "web" else cmd.who
+            chat_fx, person_fx = await self.store.fixture_choice(who, cmd.platform, cmd.chat)
             fx_id = (None if cmd.private else chat_fx) or person_fx
             self.cache.put(key, fx_id)
         return fx_id

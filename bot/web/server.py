@@ -177,9 +177,10 @@ class ControlRoom:
         return resp
 
     # ---------------------------------------------------------------- reads
-    async def _fixture(self, request: web.Request) -> Fixture:
+    async def _fixture(self, request: web.Request, viewer: Viewer) -> Fixture:
+        # the screen follows its member's own fixture (/fixture use), as their chat does
         fx_id = request.query.get("fixture", "")
-        fx = await (self.core.store.fixture(fx_id) if fx_id else self.core.active_fixture())
+        fx = await (self.core.store.fixture(fx_id) if fx_id else self.core.fixture_of(viewer.who))
         if fx is None and not fx_id:  # none active (e.g. after a replay): the nearest night
             now = self.core.clock.now()
             fx = min(await self.core.store.fixtures(), default=None,
@@ -218,7 +219,7 @@ class ControlRoom:
         fetches the rest (/control/incidents) after the first paint."""
         session = await self._session(request)
         viewer = session.viewer
-        fx = await self._fixture(request)
+        fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
         last, newest, brief, all_tiles = await asyncio.gather(
             self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES * 3),
@@ -265,7 +266,7 @@ class ControlRoom:
     async def incidents(self, request: web.Request) -> web.Response:
         """Every incident this member may see (the screen fetches them after its first paint)."""
         session = await self._session(request, json_reply=True)
-        fx = await self._fixture(request)
+        fx = await self._fixture(request, session.viewer)
         views = await self._incidents(fx, session.viewer)
         resp = web.json_response({"incidents": {i["id"]: i for i in views}},
                                  headers={"Cache-Control": "no-store"})
@@ -275,7 +276,7 @@ class ControlRoom:
     async def chart(self, request: web.Request) -> web.Response:
         """The timeline chart alone (the live screen refreshes it)."""
         session = await self._session(request)
-        fx = await self._fixture(request)
+        fx = await self._fixture(request, session.viewer)
         return web.Response(text=await self._chart_svg(fx, session.viewer),
                             content_type="image/svg+xml", headers={"Cache-Control": "no-store"})
 
@@ -288,7 +289,7 @@ class ControlRoom:
             raise web.HTTPForbidden(text=message_page(
                 "Not for your role", "The post-match summary is for the control room, "
                 "safety officer, police and viewers."), content_type="text/html")
-        fx = await self._fixture(request)
+        fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
         fig = await summary_figures(self.core.store, fx)
         incidents = await self._incidents(fx, viewer)
@@ -315,7 +316,7 @@ class ControlRoom:
         """Server-Sent Events of a fixture's log after Last-Event-ID (or ?after=)."""
         session = await self._session(request)
         viewer = session.viewer
-        fx = await self._fixture(request)
+        fx = await self._fixture(request, session.viewer)
         after = request.headers.get("Last-Event-ID") or request.query.get("after", "")
         if not STREAM_ID.fullmatch(after):
             after = await self.live.feed.last_id(fx.id)
@@ -397,11 +398,11 @@ class ControlRoom:
         what, inc, press = (str(body.get(k, "")) for k in ("action", "incident", "id"))
         if what not in ACTIONS or not INCIDENT.fullmatch(inc) or not ACTION_ID.fullmatch(press):
             return web.json_response({"ok": False, "text": "Unknown action."}, status=400)
-        fx = await self._fixture(request)
-        active = await self.core.active_fixture()
+        fx = await self._fixture(request, session.viewer)
+        active = await self.core.fixture_of(viewer.who)
         if active is None or active.id != fx.id:
-            return web.json_response({"ok": False, "text": "Buttons work on the active "
-                                      "fixture only."}, status=409)
+            return web.json_response({"ok": False, "text": "Buttons work on your own "
+                                      "fixture only (/fixture use)."}, status=409)
         cmd = Command(platform="web", chat="control-room", user=viewer.who,
                       text=f"/{what} {inc}", dedupe_key=f"web:{viewer.who}:{press}",
                       user_name=viewer.name)

@@ -192,6 +192,25 @@ async def test_a_viewer_cannot_act(client, say, core) -> None:
     assert (await core.store.incident(fx.id, 1)).status == "reported"
 
 
+
+async def test_the_screen_follows_its_members_own_fixture(client, say, core) -> None:
+    r = await say("/fixture add West Ham Women v Chelsea Women 2026-11-25 18:30 cat=B",
+                  as_="admin")
+    assert r.reply.ok, r.reply.text
+    women = next(f for f in await core.store.fixtures() if "Women" in f.home)
+    for who in ("steward", "control"):
+        assert (await say(f"/fixture use {women.id}", as_=who)).reply.ok
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    csrf = await sign_in(client, say, "control")
+    html = await (await client.get("/control/")).text()
+    assert "West Ham Women v Chelsea Women" in html  # not the deployment's default fixture
+    resp = await client.post("/control/action", headers={"X-CSRF-Token": csrf},
+                             json={"action": "ack", "incident": "INC-1", "id": "press-0003"})
+    assert resp.status == 200, await resp.text()
+    assert (await core.store.incident(women.id, 1)).status == "acknowledged"
+    default = await core.active_fixture()
+    assert default.id != women.id and await core.store.incident(default.id, 1) is None
+
 # ---------------------------------------------------------------- roles
 async def _night(say: Chat) -> None:
     await say("/incident missile @seg_ne s4 coins thrown", as_="steward")
