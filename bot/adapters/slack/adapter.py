@@ -28,12 +28,13 @@ from bot.adapters.slack.inbound import VIEW_DEADLINE, Inbound
 from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
-from bot.delivery.sink import Gone, RetryLater
+from bot.delivery.sink import SENDING, Gone, RetryLater
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+OUTBOX_EVENT = "matchday_outbox"  # message metadata naming the outbox entries it delivers
 
 
 def _secret(value: Any) -> str:
@@ -170,8 +171,11 @@ class SlackAdapter:
         """chat.postMessage (in the thread of `thread`/`quote` when given), then images; the
         stored id of the message ('ts', or 'channel/ts' when Slack moved it to a DM)."""
         thread_ts = _split_ref(thread or quote, chat)[1] if (thread or quote) else None
+        tagged = SENDING.get()
+        extra: dict[str, Any] = {"metadata": {"event_type": OUTBOX_EVENT, "event_payload": {
+            "ids": ",".join(tagged)}}} if tagged else {}
         resp = await _native(self.client.chat_postMessage(channel=chat, thread_ts=thread_ts,
-                                                          **message_payload(reply)))
+                                                          **message_payload(reply), **extra))
         channel, ts = resp["channel"], resp["ts"]
         if reply.images:
             await _native(self._upload(reply.images, channel, thread_ts or ts))
@@ -191,6 +195,29 @@ class SlackAdapter:
         if reply.images:
             await _native(self._upload(reply.images, channel, ts))
         return True
+
+
+    async def find_sent(self, chat: str, tag: str, since: float, thread: str = "") -> str:
+        """The stored id of a message posted since `since` (epoch s) carrying outbox entry
+        `tag` in its metadata, or '' (a send whose outcome a crash left unknown)."""
+        channel = chat
+        if chat.startswith("U"):  # a DM: its history is the IM channel's
+            opened = await _native(self.client.conversations_open(users=chat))
+            channel = opened["channel"]["id"]
+        oldest = f"{since:.6f}"
+        if thread:
+            ts = _split_ref(thread, chat)[1]
+            resp = await _native(self.client.conversations_replies(
+                channel=channel, ts=ts, oldest=oldest, include_all_metadata=True, limit=200))
+        else:
+            resp = await _native(self.client.conversations_history(
+                channel=channel, oldest=oldest, include_all_metadata=True, limit=200))
+        for msg in resp.get("messages", []):
+            meta = msg.get("metadata") or {}
+            ids = str((meta.get("event_payload") or {}).get("ids", "")).split(",")
+            if meta.get("event_type") == OUTBOX_EVENT and tag in ids:
+                return msg["ts"] if channel == chat else f"{channel}/{msg['ts']}"
+        return ""
 
 
 async def _native(call: Awaitable[Any]) -> Any:
