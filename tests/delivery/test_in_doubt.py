@@ -5,9 +5,6 @@ which cannot be read back, gets it again, once."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-
-import pytest_asyncio
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
@@ -22,14 +19,6 @@ from tests.fakes.slack_api import FakeSlack
 CONTROL = "C0CONTROL"
 
 
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    f = FakeSlack(enforce_limits=True)
-    await f.start()
-    yield f
-    await f.stop()
-
-
 def card(fx: str, n: int, status: str) -> Outbound:
     return Outbound("control", Reply(f"Severity 3 x\nStatus: {status}", title=f"INC-{n} Pyro"),
                     ref=f"INC-{n}", fixture=fx)
@@ -37,9 +26,9 @@ def card(fx: str, n: int, status: str) -> Outbound:
 
 async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
                                                                    settings: Settings,
-                                                                   fake: FakeSlack):
+                                                                   slack_api: FakeSlack):
     core.notifier.channels = {"control": {"slack": [CONTROL]}}
-    adapter = SlackAdapter(core, slack_settings(settings, fake))
+    adapter = SlackAdapter(core, slack_settings(settings, slack_api))
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     outbox = Outbox(core.store)
@@ -55,7 +44,7 @@ async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
 
     reader = await durable(core)
     await reader.drain()
-    posts = [c.params["text"] for c in fake.of("chat.postMessage") if c.ok]
+    posts = [c.params["text"] for c in slack_api.of("chat.postMessage") if c.ok]
     assert sum("INC-41" in t for t in posts) == 1  # found in the history: not posted again
     assert sum("INC-42" in t for t in posts) == 1  # never arrived: posted now
     assert (await outbox.backlog(fx))[0] == 0
@@ -63,23 +52,23 @@ async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
     assert await core.store.message_ref(fx, "slack", CONTROL, "INC-41") == posted
     await core.notifier.send([card(fx, 41, "Acknowledged")])
     await reader.drain()
-    [edit] = [c for c in fake.of("chat.update") if c.ok]
+    [edit] = [c for c in slack_api.of("chat.update") if c.ok]
     assert edit.params["ts"] == posted and "Acknowledged" in json.dumps(edit.params)
-    assert sum("INC-41" in c.params["text"] for c in fake.of("chat.postMessage") if c.ok) == 1
+    assert sum("INC-41" in c.params["text"] for c in slack_api.of("chat.postMessage") if c.ok) == 1
     await reader.stop()
     await adapter.stop()
 
 
 async def test_every_slack_post_from_the_outbox_names_its_entry(core: Core, settings: Settings,
-                                                                fake: FakeSlack):
+                                                                slack_api: FakeSlack):
     core.notifier.channels = {"control": {"slack": [CONTROL]}}
-    adapter = SlackAdapter(core, slack_settings(settings, fake))
+    adapter = SlackAdapter(core, slack_settings(settings, slack_api))
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     reader = await durable(core)
     await core.notifier.send([card(fx, 43, "Reported")])
     await reader.drain()
-    [post] = [c for c in fake.of("chat.postMessage") if c.ok]
+    [post] = [c for c in slack_api.of("chat.postMessage") if c.ok]
     assert post.params["metadata"]["event_payload"]["ids"].startswith(f"{fx}/")
     await reader.stop()
     await adapter.stop()

@@ -55,6 +55,7 @@ class FakeSlack:
         self.uploads: dict[str, bytes] = {}
         self.acks: dict[str, dict[str, Any]] = {}  # envelope_id -> ack message
         self.failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any]]]] = {}
+        self.respond_429 = 0  # how many response_url posts to answer 429 next
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._cond = asyncio.Condition()
@@ -295,7 +296,12 @@ class FakeSlack:
     async def _respond(self, request: web.Request) -> web.Response:
         params = await self._params(request)
         params["key"] = request.match_info["key"]
-        await self._record(Call("respond", params))
+        call = Call("respond", params)
+        await self._record(call)
+        if self.respond_429:  # e.g. a burst of answers: Slack says "slow down"
+            self.respond_429 -= 1
+            call.ok = False
+            return web.Response(status=429, text="rate_limited", headers={"Retry-After": "1"})
         return web.Response(text="ok")
 
     # ------------------------------------------------------------------ Socket Mode

@@ -20,11 +20,12 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.adapters.slack import listeners
 from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.home import HomeTab
-from bot.adapters.slack.inbound import VIEW_DEADLINE, Inbound
+from bot.adapters.slack.inbound import RESPOND, VIEW_DEADLINE, Inbound
 from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
@@ -182,7 +183,11 @@ class SlackAdapter:
         return ts if channel == chat else f"{channel}/{ts}"
 
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
-        """chat.update in place (images go to its thread); False when the message is gone."""
+        """chat.update in place (images go to its thread); False when the message is gone.
+        A 'respond:<user>:<response_url>' id is a command's ephemeral answer (see
+        Inbound.respond_via), delivered through the outbox like everything else."""
+        if message_id.startswith(RESPOND):
+            return await self._respond(chat, message_id.removeprefix(RESPOND), reply)
         channel, ts = _split_ref(message_id, chat)
         try:
             await _native(self.client.chat_update(channel=channel, ts=ts,
@@ -196,6 +201,24 @@ class SlackAdapter:
             await _native(self._upload(reply.images, channel, ts))
         return True
 
+
+    async def _respond(self, chat: str, target: str, reply: Reply) -> bool:
+        """The ephemeral answer through the command's response_url; when Slack no longer
+        takes it (expired or used up), a DM to the person instead."""
+        user, _, url = target.partition(":")
+        resp = await AsyncWebhookClient(url).send_dict(
+            {"response_type": "ephemeral", "replace_original": False, **message_payload(reply)})
+        if resp.status_code == 429:
+            raise RetryLater(float(resp.headers.get("Retry-After", 1) or 1), "slack 429")
+        if resp.status_code >= 500:
+            raise ConnectionError(f"slack response_url answered {resp.status_code}")
+        if resp.status_code != 200:
+            log.info("slack: response_url refused (%s); answering by DM", resp.status_code)
+            await self.send(user, reply)
+            return True
+        if reply.images:
+            await _native(self._upload(reply.images, chat, None))
+        return True
 
     async def find_sent(self, chat: str, tag: str, since: float, thread: str = "") -> str:
         """The stored id of a message posted since `since` (epoch s) carrying outbox entry
