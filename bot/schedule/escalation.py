@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.core.dispatch import Core
 from bot.core.messages import Button, Outbound, Reply
+from bot.domain.cadence import config_for
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture, Incident
@@ -158,13 +159,23 @@ async def _fire(core: Core, fx: Fixture, n: int, tag: str, member: str, due: int
         await core.store.drop_deadline(fx.id, member)
         return []
     sp = policy(core).for_severity(inc.severity)
-    if tag == "ack":
-        return await _fire_tier(core, fx, inc, sp, member, now)
-    return await _fire_reminder(core, fx, inc, sp, member, now)
+    outs = await (_fire_tier if tag == "ack" else _fire_reminder)(
+        core, fx, inc, sp, member, now, _late(core, due, now))
+    return outs
+
+
+def _late(core: Core, due: int, now: datetime) -> str:
+    """' (late: due 19:15)' for a deadline that passed while no replica could fire it (the
+    store was down, or every replica was), else ''. An alert is never dropped as too late:
+    the incident is still unacknowledged or open."""
+    cfg = config_for(core.settings)
+    if now.timestamp() - due <= cfg.on_time_tolerance.total_seconds():
+        return ""
+    return f" (late: due {datetime.fromtimestamp(due, UTC).astimezone(cfg.tz):%H:%M})"
 
 
 async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
-                     member: str, now: datetime) -> list[Outbound]:
+                     member: str, now: datetime, late: str = "") -> list[Outbound]:
     i = inc.esc_next
     if inc.status != "reported" or i >= len(sp.tiers):
         await core.store.drop_deadline(fx.id, member)
@@ -178,7 +189,7 @@ async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
     nxt = inc.reported_ts + sp.tiers[i + 1].after_s if i + 1 < len(sp.tiers) else None
     # Drafted from the incident as read (the claim's guards hold it unacknowledged at this
     # tier), so the claim can write the alerts to the outbox in the same script.
-    reply = _alert(core, fx, inc, f"⚠ {inc.id} unacknowledged {_dur(waited)}",
+    reply = _alert(core, fx, inc, f"⚠ {inc.id} unacknowledged {_dur(waited)}{late}",
                    f"Escalated to {who} (tier {i + 1} of {len(sp.tiers)}).")
     if tier.methane and not inc.methane:
         reply.text += "\nMajor incident? Send a METHANE report now: /methane"
@@ -192,7 +203,7 @@ async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
 
 
 async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
-                         member: str, now: datetime) -> list[Outbound]:
+                         member: str, now: datetime, late: str = "") -> list[Outbound]:
     k = inc.remind_n
     if inc.status == "closed" or not sp.remind_after_s:
         await core.store.drop_deadline(fx.id, member)
@@ -202,7 +213,7 @@ async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPol
     ev = _system_event("incident.reminder", now, {"id": inc.id, "n": k + 1, "text": text})
     every = sp.remind_every_s or sp.remind_after_s
     owner = inc.owner_name or "no owner"
-    reply = _alert(core, fx, inc, f"⏰ {inc.id} still open after {_dur(opened)}",
+    reply = _alert(core, fx, inc, f"⏰ {inc.id} still open after {_dur(opened)}{late}",
                    f"Owner: {owner}. Update it, or resolve it if it is over.")
     outs = [Outbound(a, reply, fixture=fx.id) for a in sp.remind_to]
     claimed = await core.store.claim_reminder(fx.id, inc.n, k, ev,
