@@ -128,8 +128,10 @@ class OutboxReader:
         """A send a crash left in doubt: if the platform can show it arrived, record it as
         delivered (and where the card is) instead of sending it again."""
         find = getattr(self.notifier.sinks[platform], "find_sent", None)
-        if find is None:
-            return False  # Telegram: no read API, so it is sent again (see the module doc)
+        if find is None:  # Telegram: no read API, so it is sent again (see the module doc)
+            log.info("%s to %s:%s was in flight at a crash; sending it again", mark.tag,
+                     platform, chat)
+            return False
         since = int(mark.entry.split("-", 1)[0]) / 1000 - 60  # the entry's time, less skew
         store = self.notifier.store
         try:
