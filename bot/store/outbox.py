@@ -139,16 +139,6 @@ class Outbox:
                                                        count=count, block=block_ms))
         return [(i, decode(f["m"])) for _, rows in res or [] for i, f in rows]
 
-    async def done_chats(self, fx: str, entry: str, chats: list[str]) -> set[str]:
-        """Which of these 'platform:chat's an entry was already delivered to."""
-        if not chats:
-            return set()
-        pipe = self.r.pipeline(transaction=False)
-        for c in chats:
-            pipe.exists(f"{fx_prefix(fx)}obx:done:{entry}:{c}")
-        res = await self.store._call(pipe.execute())
-        return {c for c, hit in zip(chats, res, strict=True) if hit}
-
     def _done(self, fx: str, entry: str, chat: str) -> str:
         return f"{fx_prefix(fx)}obx:done:{entry}:{chat}"
 
