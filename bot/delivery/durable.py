@@ -3,9 +3,20 @@
 For each fixture, the replica holding its delivery lease reads the fixture's outbox with a
 consumer group and hands each entry to the notifier, one copy per chat, skipping chats its
 delivered marks name. An entry is acknowledged once every chat has it, so a crash at any
-point leaves it pending; the next lease holder claims it and sends what is missing. Edits of
-a live message are idempotent, and a card's platform id is stored as soon as it is posted,
-so a redelivered card edits instead of posting twice.
+point leaves it pending; the next lease holder claims it and sends what is missing.
+
+Exactly once, as far as the platforms allow: before each send an in-flight mark is written;
+right after the platform's answer, ONE round trip writes the delivered marks (and a card's
+platform message id, so a redelivered card edits instead of posting twice). A crash can
+therefore leave only the send itself in doubt: an in-flight mark without a delivered one.
+On recovery such a send is resolved per platform:
+
+- Slack: every post carries the outbox entries in its message metadata; the reader looks
+  the message up (conversations.history / .replies) and, if it is there, records it as
+  delivered instead of posting again.
+- Telegram has no way to read a chat back, so the send is repeated: at least once, never
+  lost. A repeat needs a kill -9 inside the one HTTP call of the send; a lost safety message
+  would be worse than a repeated one.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ class OutboxReader:
         self._main: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.health.watch, if run
         self._left: dict[tuple[str, str], int] = {}  # (fixture, entry) -> chats still to reach
+        notifier.journal = self  # in-flight and delivered marks around each send
 
     def start(self) -> None:
         """Begin watching every fixture's outbox."""
@@ -98,26 +110,71 @@ class OutboxReader:
         await self.notifier.learn_grounds([fx])  # per-ground chats (several fixtures at once)
         chats = [(p, c) for p, cs in self.notifier.targets(out.audience, fx).items()
                  if p in self.notifier.sinks for c in cs]
-        done = await self.outbox.done_chats(fx, entry, [f"{p}:{c}" for p, c in chats])
-        todo = [(p, c) for p, c in chats if f"{p}:{c}" not in done]
-        if not todo:
-            await self.outbox.mark(fx, entry, "-", last=True)
-            return
+        states = await self.outbox.chat_states(fx, entry, [f"{p}:{c}" for p, c in chats])
+        todo = [(p, c) for p, c in chats if states[f"{p}:{c}"] != "done"]
         if (fx, entry) in self._left:
             return  # already queued by this replica (claimed back after a blip)
-        self._left[(fx, entry)] = len(todo)
+        if todo:
+            self._left[(fx, entry)] = len(todo)
         for platform, chat in todo:
-            self.notifier.enqueue(platform, chat, out, self._marker(fx, entry))
+            mark = Mark(self, fx, entry)
+            if states[f"{platform}:{chat}"] == "fly" and \
+                    await self._found(platform, chat, mark, out):
+                continue
+            self.notifier.enqueue(platform, chat, out, mark)
+        if not todo:
+            await self.outbox.mark(fx, entry, "-", last=True)
 
-    def _marker(self, fx: str, entry: str) -> Callable[[str, str, str], Awaitable[None]]:
-        async def delivered(platform: str, chat: str, _mid: str) -> None:
-            left = self._left.get((fx, entry), 1) - 1
+    async def _found(self, platform: str, chat: str, mark: Mark, out: Outbound) -> bool:
+        """A send a crash left in doubt: if the platform can show it arrived, record it as
+        delivered (and where the card is) instead of sending it again."""
+        find = getattr(self.notifier.sinks[platform], "find_sent", None)
+        if find is None:  # Telegram: no read API, so it is sent again (see the module doc)
+            log.info("%s to %s:%s was in flight at a crash; sending it again", mark.tag,
+                     platform, chat)
+            return False
+        since = int(mark.entry.split("-", 1)[0]) / 1000 - 60  # the entry's time, less skew
+        store = self.notifier.store
+        try:
+            thread = (await store.message_ref(out.fixture, platform, chat, out.thread) or ""
+                      if out.thread and store is not None else "")
+            mid = await find(chat, mark.tag, since, thread)
+            if not mid:  # or named in a digest that went out
+                found = await find(chat, "d:" + mark.tag, since, thread)
+                if found:
+                    await self.delivered(platform, chat, [mark])
+                    return True
+        except Exception as exc:  # the lookup failed: sending again beats losing it
+            log.warning("could not look up %s in %s:%s (%s); sending again", mark.tag,
+                        platform, chat, exc)
+            return False
+        if not mid:
+            return False
+        await self.delivered(platform, chat, [mark], out, mid)
+        return True
+
+    async def flying(self, platform: str, chat: str, marks: list[Mark]) -> None:
+        """The notifier is about to send these entries to a chat: note it (one round trip)."""
+        await _persist(lambda: self.outbox.flying([(m.fx, m.entry) for m in marks],
+                                                  f"{platform}:{chat}"))
+
+    async def delivered(self, platform: str, chat: str, marks: list[Mark],
+                        out: Outbound | None = None, mid: str = "") -> None:
+        """The platform took the send: the delivered marks, acks of entries now done
+        everywhere and the live message's id, in one round trip."""
+        rows = []
+        for m in marks:
+            key = (m.fx, m.entry)
+            left = self._left.get(key, 1) - 1
             if left <= 0:
-                self._left.pop((fx, entry), None)
+                self._left.pop(key, None)
             else:
-                self._left[(fx, entry)] = left
-            await self.outbox.mark(fx, entry, f"{platform}:{chat}", last=left <= 0)
-        return delivered
+                self._left[key] = left
+            rows.append((m.fx, m.entry, left <= 0))
+        ref = None
+        if out is not None and out.ref and mid and not out.edit:
+            ref = (out.fixture, platform, chat, out.ref, mid)
+        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref))
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Wait until every watched outbox is empty and the chat queues are idle (tests)."""
@@ -131,3 +188,36 @@ class OutboxReader:
                 return
             await asyncio.sleep(0.05)
         raise TimeoutError("outbox not drained")
+
+
+class Mark:
+    """An outbox entry's delivered callback for one chat; the notifier hands batches of them
+    to the reader's journal (`flying`, `delivered`) rather than calling them one by one."""
+
+    journaled = True
+
+    def __init__(self, reader: OutboxReader, fx: str, entry: str) -> None:
+        self.reader = reader
+        self.fx = fx
+        self.entry = entry
+
+    @property
+    def tag(self) -> str:
+        """How a platform's message metadata names this entry."""
+        return f"{self.fx}/{self.entry}"
+
+    async def __call__(self, platform: str, chat: str, _mid: str) -> None:
+        await self.reader.delivered(platform, chat, [self])
+
+
+async def _persist(write: Callable[[], Awaitable[None]], tries: int = 30) -> None:
+    """A mark must be written: a store blip is waited out (up to ~a minute) rather than
+    letting a delivered message be sent again."""
+    for i in range(tries):
+        try:
+            await write()
+            return
+        except StoreUnavailable:
+            if i == tries - 1:
+                raise
+            await asyncio.sleep(min(2.0, 0.1 * 2 ** i))

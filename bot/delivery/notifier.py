@@ -31,7 +31,7 @@ from typing import Any
 from bot.core.messages import Outbound, Reply
 from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.scopes import Scopes, audience_readers
-from bot.delivery.sink import Gone, RetryLater, Sink
+from bot.delivery.sink import SENDING, Gone, RetryLater, Sink
 from bot.observe import metrics
 
 log = logging.getLogger(__name__)
@@ -135,6 +135,9 @@ class Notifier:
         self.sinks: dict[str, Sink] = {}
         self.store: Any = None  # where live messages' platform ids are kept (set by the app)
         self.outbox: Any = None  # the durable outbox (bot.store.outbox.Outbox) when wired
+        # Writes outbox entries' in-flight and delivered marks around each send (the outbox
+        # reader, bot.delivery.durable, when wired): see _journaled.
+        self.journal: Any = None
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
         self.health: dict[tuple[str, str], Health] = {}
@@ -265,6 +268,8 @@ class Notifier:
                 await self._pace(platform, chat, queue)
                 await self._admit(platform, chat, queue.items[0].slot)
                 batch, out = await self._compose(platform, chat, queue)
+                if await self._journaled(sink, platform, chat, batch, out):
+                    continue
                 mid = await self._deliver(sink, platform, chat, out)
                 for item in batch:
                     for done in item.done:
@@ -280,6 +285,27 @@ class Notifier:
             finally:
                 queue.busy = False
                 self._update_health(platform, chat, queue)
+
+    async def _journaled(self, sink: Sink, platform: str, chat: str, batch: list[Item],
+                         out: Outbound) -> bool:
+        """Deliver outbox entries with the journal: an in-flight mark before the send, and
+        right after the platform's answer the delivered marks plus the live message's id
+        in one round trip, so a crash can only leave the send itself in doubt (the outbox
+        reader resolves that on recovery). False when the batch is not from the outbox."""
+        marks = [d for item in batch for d in item.done]
+        if self.journal is None or not marks or \
+                not all(getattr(d, "journaled", False) for d in marks):
+            return False
+        await self.journal.flying(platform, chat, marks)
+        digest = not batch or out is not batch[0].out
+        token = SENDING.set(tuple(("d:" if digest else "") + m.tag for m in marks))
+        try:
+            mid = await self._deliver(sink, platform, chat, out, keep_ref=False)
+        finally:
+            SENDING.reset(token)
+        await self.journal.delivered(platform, chat, marks, out, mid)
+        self.health[(platform, chat)].delivered += len(batch)
+        return True
 
     async def _pace(self, platform: str, chat: str, queue: ChatQueue) -> None:
         """At a flashpoint, space digests evenly at the chat's sustained rate (rather than
@@ -347,12 +373,13 @@ class Notifier:
         n = budget(platform, chat, DIGEST_HORIZON)
         return await n if inspect.isawaitable(n) else n
 
-    async def _deliver(self, sink: Sink, platform: str, chat: str, out: Outbound) -> str:
+    async def _deliver(self, sink: Sink, platform: str, chat: str, out: Outbound,
+                       keep_ref: bool = True) -> str:
         """Edit the live message in place, or send anew; retry 429s until it goes."""
         backoff = 1.0
         while True:
             try:
-                return await self._edit_or_send(sink, platform, chat, out)
+                return await self._edit_or_send(sink, platform, chat, out, keep_ref)
             except RetryLater as exc:
                 self.health[(platform, chat)].last_429_at = self.clock()
                 metrics.RATE_LIMITED.labels(platform).inc()
@@ -368,7 +395,8 @@ class Notifier:
                 await self.limiter.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
-    async def _edit_or_send(self, sink: Sink, platform: str, chat: str, out: Outbound) -> str:
+    async def _edit_or_send(self, sink: Sink, platform: str, chat: str, out: Outbound,
+                            keep_ref: bool = True) -> str:
         store = self.store
         whole = getattr(sink, "deliver", None)
         if whole is not None:  # a recorder of whole Outbounds (tests, benchmarks)
@@ -390,7 +418,7 @@ class Notifier:
         mid = await sink.send(chat, out.reply, thread=thread, quote=out.quote)
         if out.ref:
             self._posted.setdefault((platform, chat), set()).add(out.ref)
-            if store is not None and mid:
+            if store is not None and mid and keep_ref:  # else the journal records it
                 await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
         return mid
 

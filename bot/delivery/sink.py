@@ -6,9 +6,15 @@ live once, in bot.delivery.notifier; an adapter only speaks its platform.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Reply
+
+# The outbox entries ('<fixture>/<entry id>') the message being sent delivers, set by the
+# delivery layer around a send: a platform that can carry and read back metadata (Slack)
+# tags the message with them, so after a crash an unknown outcome can be looked up.
+SENDING: ContextVar[tuple[str, ...]] = ContextVar("SENDING", default=())
 
 
 class RetryLater(Exception):

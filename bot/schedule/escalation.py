@@ -18,11 +18,14 @@ from typing import Any
 
 from bot.core.dispatch import Core
 from bot.core.messages import Button, Outbound, Reply
+from bot.domain.cadence import config_for
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from bot.observe import metrics
+from bot.store.ops import Op
+from bot.store.outbox import ops as outbox_ops
 
 log = logging.getLogger(__name__)
 SYSTEM = "system:escalation"
@@ -158,13 +161,23 @@ async def _fire(core: Core, fx: Fixture, n: int, tag: str, member: str, due: int
         await core.store.drop_deadline(fx.id, member)
         return []
     sp = policy(core).for_severity(inc.severity)
-    if tag == "ack":
-        return await _fire_tier(core, fx, inc, sp, member, now)
-    return await _fire_reminder(core, fx, inc, sp, member, now)
+    outs = await (_fire_tier if tag == "ack" else _fire_reminder)(
+        core, fx, inc, sp, member, now, _late(core, due, now))
+    return outs
+
+
+def _late(core: Core, due: int, now: datetime) -> str:
+    """' (late: due 19:15)' for a deadline that passed while no replica could fire it (the
+    store was down, or every replica was), else ''. An alert is never dropped as too late:
+    the incident is still unacknowledged or open."""
+    cfg = config_for(core.settings)
+    if now.timestamp() - due <= cfg.on_time_tolerance.total_seconds():
+        return ""
+    return f" (late: due {datetime.fromtimestamp(due, UTC).astimezone(cfg.tz):%H:%M})"
 
 
 async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
-                     member: str, now: datetime) -> list[Outbound]:
+                     member: str, now: datetime, late: str = "") -> list[Outbound]:
     i = inc.esc_next
     if inc.status != "reported" or i >= len(sp.tiers):
         await core.store.drop_deadline(fx.id, member)
@@ -176,20 +189,23 @@ async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
     ev = _system_event("incident.escalated", now, {"id": inc.id, "auto": True, "tier": i + 1,
                                                    "to": list(tier.to), "text": text})
     nxt = inc.reported_ts + sp.tiers[i + 1].after_s if i + 1 < len(sp.tiers) else None
-    claimed = await core.store.claim_tier(fx.id, inc.n, i, ev, nxt)
+    # Drafted from the incident as read (the claim's guards hold it unacknowledged at this
+    # tier), so the claim can write the alerts to the outbox in the same script.
+    reply = _alert(core, fx, inc, f"⚠ {inc.id} unacknowledged {_dur(waited)}{late}",
+                   f"Escalated to {who} (tier {i + 1} of {len(sp.tiers)}).")
+    if tier.methane and not inc.methane:
+        reply.text += "\nMajor incident? Send a METHANE report now: /methane"
+        reply.buttons[0].append(Button("METHANE report", "/methane", "danger"))
+    outs = [Outbound(a, reply, fixture=fx.id) for a in tier.to]
+    claimed = await core.store.claim_tier(fx.id, inc.n, i, ev, nxt, _durable(core, outs))
     if claimed is None:
         return []
     metrics.ESCALATIONS.inc()
-    reply = _alert(core, fx, claimed, f"⚠ {inc.id} unacknowledged {_dur(waited)}",
-                   f"Escalated to {who} (tier {i + 1} of {len(sp.tiers)}).")
-    if tier.methane and not claimed.methane:
-        reply.text += "\nMajor incident? Send a METHANE report now: /methane"
-        reply.buttons[0].append(Button("METHANE report", "/methane", "danger"))
-    return [Outbound(a, reply, fixture=fx.id) for a in tier.to]
+    return outs
 
 
 async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
-                         member: str, now: datetime) -> list[Outbound]:
+                         member: str, now: datetime, late: str = "") -> list[Outbound]:
     k = inc.remind_n
     if inc.status == "closed" or not sp.remind_after_s:
         await core.store.drop_deadline(fx.id, member)
@@ -198,14 +214,26 @@ async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPol
     text = f"auto: still open after {_dur(opened)} ({inc.status.replace('_', ' ')})"
     ev = _system_event("incident.reminder", now, {"id": inc.id, "n": k + 1, "text": text})
     every = sp.remind_every_s or sp.remind_after_s
+    owner = inc.owner_name or "no owner"
+    reply = _alert(core, fx, inc, f"⏰ {inc.id} still open after {_dur(opened)}{late}",
+                   f"Owner: {owner}. Update it, or resolve it if it is over.")
+    outs = [Outbound(a, reply, fixture=fx.id) for a in sp.remind_to]
     claimed = await core.store.claim_reminder(fx.id, inc.n, k, ev,
-                                              int(now.timestamp()) + every)
+                                              int(now.timestamp()) + every,
+                                              _durable(core, outs))
     if claimed is None:
         return []
-    owner = claimed.owner_name or "no owner"
-    reply = _alert(core, fx, claimed, f"⏰ {inc.id} still open after {_dur(opened)}",
-                   f"Owner: {owner}. Update it, or resolve it if it is over.")
-    return [Outbound(a, reply, fixture=fx.id) for a in sp.remind_to]
+    return outs
+
+
+def _durable(core: Core, outs: list[Outbound]) -> list[Op]:
+    """Outbox ops for a claim's messages when delivery is durable (marked stored, so the
+    notifier only shows them to its observers); none otherwise."""
+    if core.notifier.outbox is None:
+        return []
+    for out in outs:
+        out.stored = True
+    return outbox_ops(outs)
 
 
 def _alert(core: Core, fx: Fixture, inc: Incident, title: str, tail: str) -> Reply:

@@ -234,11 +234,8 @@ class Scheduler:
         if state != "missed" and self.core.notifier.outbox is not None:
             return await self._claim_into_outbox(slot, fx, state, now)
         if state == "missed":
-            if await store.slot_claim(slot) is not None:
+            if not await store.claim_missed(slot, self.instance, now):  # claim + record: atomic
                 return "skip"  # another replica has it
-            # Recorded before the claim: an outage between the two must not lose the record.
-            await store.record_missed(slot)
-            await store.claim_slot(slot, state, self.instance, now)
             metrics.BRIEFINGS.labels(state).inc()
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
             return state

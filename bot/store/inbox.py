@@ -9,11 +9,15 @@ loses nothing: on restart the recorded updates are processed first. One hash per
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any
 
+from bot.store.base import OPS, StoreUnavailable
 from bot.store.client import Store
 
 KEEP = 7 * 86400
+SEEN_TTL = 86400  # platforms retry within minutes (Slack) or hours (Telegram webhooks)
+SEEN_LOCAL = 10_000
 
 
 class Inbox:
@@ -47,3 +51,29 @@ class Inbox:
         """The offset to ask for next (None: nothing recorded yet)."""
         raw = await self.store._call(self.store.r.get(self.offset_key))
         return int(raw) if raw else None
+
+
+class Seen:
+    """Inbound dedupe shared by every replica: the first to see a key (a Slack retry's
+    event id, a Telegram update id) takes it with SET NX in Redis, one round trip; the
+    others drop it. Keys this process saw are also remembered locally (no round trip for a
+    retry that reaches the same replica, and a guard while the store is down)."""
+
+    def __init__(self, store: Store, ttl: int = SEEN_TTL) -> None:
+        self.store = store
+        self.ttl = ttl
+        self._local: OrderedDict[str, None] = OrderedDict()
+
+    async def first(self, key: str) -> bool:
+        """True if no replica has taken this inbound key yet (and now this one has)."""
+        if key in self._local:
+            return False
+        try:
+            got = bool(await self.store._call(self.store.r.set(f"{OPS}seen:{key}", "1",
+                                                               nx=True, ex=self.ttl)))
+        except StoreUnavailable:
+            got = True  # the store is down: this process's memory is all there is
+        self._local[key] = None
+        if len(self._local) > SEEN_LOCAL:
+            self._local.popitem(last=False)
+        return got

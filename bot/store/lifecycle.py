@@ -116,9 +116,11 @@ class Lifecycle(StoreBase):
         return applied.incident
 
     async def claim_tier(self, fx_id: str, n: int, tier: int, ev: Event,
-                         next_due: int | None) -> Incident | None:
-        """Fire escalation tier `tier` of INC-n once: log it and move the deadline on; None
-        if it was acknowledged meanwhile or another replica fired it."""
+                         next_due: int | None, outbox: list[Op] | None = None
+                         ) -> Incident | None:
+        """Fire escalation tier `tier` of INC-n once: log it, move the deadline on and put
+        its alerts (`outbox` ops) in the outbox, all in one script; None if it was
+        acknowledged meanwhile or another replica fired it."""
         key, member = f"inc:{n}", f"{n}:ack"
         guard: list[Op] = [RequireIn(key, "status", ["reported"], STALE),
                            RequireIn(key, "esc_next", [str(tier)], CLAIMED)]
@@ -126,16 +128,20 @@ class Lifecycle(StoreBase):
             Hset(key, {"esc_next": str(tier + 1), "escalated_at": ev.at,
                        "escalated_tier": str(tier + 1)}),
             Zadd("esc", next_due, member) if next_due is not None else Zrem("esc", member),
+            *(outbox or []),
         ]
         return await self._claim(fx_id, n, ev, guard, writes, member)
 
     async def claim_reminder(self, fx_id: str, n: int, k: int, ev: Event,
-                             next_due: int) -> Incident | None:
-        """Send open-too-long reminder k of INC-n once and schedule the next one."""
+                             next_due: int, outbox: list[Op] | None = None
+                             ) -> Incident | None:
+        """Send open-too-long reminder k of INC-n once (its messages, `outbox` ops, written
+        in the same script) and schedule the next one."""
         key, member = f"inc:{n}", f"{n}:open"
         guard: list[Op] = [RequireIn(key, "status", OPEN_STATUSES, STALE),
                            RequireIn(key, "remind_n", [str(k)], CLAIMED)]
-        writes: list[Op] = [Hset(key, {"remind_n": str(k + 1)}), Zadd("esc", next_due, member)]
+        writes: list[Op] = [Hset(key, {"remind_n": str(k + 1)}), Zadd("esc", next_due, member),
+                            *(outbox or [])]
         return await self._claim(fx_id, n, ev, guard, writes, member)
 
     async def amend_incident(self, fx_id: str, n: int, old: dict[str, str],

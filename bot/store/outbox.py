@@ -26,6 +26,7 @@ GROUP = "delivery"
 STREAM = "obx"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
+REF_TTL = 14 * 86400  # as long as bot.store.client keeps live messages' ids
 
 
 def encode(out: Outbound) -> str:
@@ -138,15 +139,53 @@ class Outbox:
                                                        count=count, block=block_ms))
         return [(i, decode(f["m"])) for _, rows in res or [] for i, f in rows]
 
-    async def done_chats(self, fx: str, entry: str, chats: list[str]) -> set[str]:
-        """Which of these 'platform:chat's an entry was already delivered to."""
+    def _done(self, fx: str, entry: str, chat: str) -> str:
+        return f"{fx_prefix(fx)}obx:done:{entry}:{chat}"
+
+    def _fly(self, fx: str, entry: str, chat: str) -> str:
+        return f"{fx_prefix(fx)}obx:fly:{entry}:{chat}"
+
+    async def chat_states(self, fx: str, entry: str,
+                          chats: list[str]) -> dict[str, str]:
+        """'platform:chat' -> 'done' (delivered), 'fly' (a send began and its outcome is
+        unknown: the process died meanwhile) or '' (never tried), one round trip."""
         if not chats:
-            return set()
+            return {}
         pipe = self.r.pipeline(transaction=False)
         for c in chats:
-            pipe.exists(f"{fx_prefix(fx)}obx:done:{entry}:{c}")
+            pipe.exists(self._done(fx, entry, c))
+            pipe.exists(self._fly(fx, entry, c))
         res = await self.store._call(pipe.execute())
-        return {c for c, hit in zip(chats, res, strict=True) if hit}
+        return {c: "done" if res[2 * i] else "fly" if res[2 * i + 1] else ""
+                for i, c in enumerate(chats)}
+
+    async def flying(self, entries: list[tuple[str, str]], chat: str) -> None:
+        """Note that a send of these (fixture, entry)s to 'platform:chat' is about to begin
+        (one round trip), so a crash before its answer is known leaves a trace."""
+        pipe = self.r.pipeline(transaction=False)
+        for fx, entry in entries:
+            pipe.set(self._fly(fx, entry, chat), "1", ex=DONE_TTL)
+        await self.store._call(pipe.execute())
+
+    async def delivered(self, entries: list[tuple[str, str, bool]], chat: str,
+                        ref: tuple[str, str, str, str, str] | None = None) -> None:
+        """The platform accepted the send: in ONE round trip, record where a live message
+        now is (`ref`: fixture, platform, chat, ref, message id), then each (fixture,
+        entry, last)'s delivered mark for 'platform:chat'; a `last` entry is done
+        everywhere, so it is acknowledged and dropped."""
+        pipe = self.r.pipeline(transaction=False)
+        if ref is not None:
+            fixture, platform, chat_id, name, mid = ref
+            pipe.set(f"{OPS}msgof:{platform}:{chat_id}:{mid}", f"{fixture}|{name}",
+                     ex=REF_TTL)
+            pipe.set(self.store._ref_key(fixture, platform, chat_id, name), mid, ex=REF_TTL)
+        for fx, entry, last in entries:
+            pipe.set(self._done(fx, entry, chat), "1", ex=DONE_TTL)
+            pipe.delete(self._fly(fx, entry, chat))
+            if last:
+                pipe.xack(self._key(fx), GROUP, entry)
+                pipe.xdel(self._key(fx), entry)
+        await self.store._call(pipe.execute())
 
     async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:
         """Delivered to one chat; with `last`, the entry is done everywhere: ack and drop."""

@@ -9,7 +9,7 @@ from datetime import datetime
 from bot.domain.cadence import Slot, dumps, loads
 from bot.domain.clock import iso
 from bot.store.base import Refused, StoreBase, fx_prefix
-from bot.store.ops import Op, RequireMissing, Set
+from bot.store.ops import Hset, Op, RequireMissing, Set
 
 CLAIM_TTL = 120 * 86400  # a claim outlives any re-send window by far
 PLAN_TTL = 400 * 86400
@@ -45,10 +45,12 @@ class Plans(StoreBase):
         raw = await self._call(self.r.get(f"{fx_prefix(slot.fixture)}slot:{slot.id}"))
         return json.loads(raw) if raw else None
 
-    async def record_missed(self, slot: Slot) -> None:
-        """Remember a briefing or summary that was never sent (shown in /status)."""
+    async def claim_missed(self, slot: Slot, by: str, at: datetime) -> bool:
+        """Claim a slot as missed AND record it for /status in one script: True for the
+        one replica that recorded it."""
         raw = json.dumps(slot.to_json(), separators=(",", ":"))
-        await self._call(self.r.hset(fx_prefix(slot.fixture) + "missed", slot.id, raw))
+        return await self.claim_slot_with(slot, "missed", by, at,
+                                          [Hset("missed", {slot.id: raw})])
 
     async def missed_slots(self, fx_id: str) -> list[Slot]:
         """Missed firings of a fixture, by due time."""

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import WSMsgType, web
 
-JSON_PARAMS = {"blocks", "view", "files", "attachments", "channels"}
+JSON_PARAMS = {"blocks", "view", "files", "attachments", "channels", "metadata"}
 
 
 @dataclass
@@ -55,6 +55,7 @@ class FakeSlack:
         self.uploads: dict[str, bytes] = {}
         self.acks: dict[str, dict[str, Any]] = {}  # envelope_id -> ack message
         self.failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any]]]] = {}
+        self.respond_429 = 0  # how many response_url posts to answer 429 next
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._cond = asyncio.Condition()
@@ -67,6 +68,7 @@ class FakeSlack:
         """Serve on a random local port; returns the Web API base URL."""
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # conversations.history is a GET
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_post("/respond/{key}", self._respond)
         app.router.add_get("/socket", self._socket)
@@ -191,7 +193,8 @@ class FakeSlack:
                 "is_enterprise_install": False}
 
     def _new_ts(self) -> str:
-        return f"1700000000.{next(self._ts):06d}"
+        # Like Slack's: the posting time (epoch seconds), unique by its fraction.
+        return f"{int(time.time())}.{next(self._ts):06d}"
 
     def _m_chat_postMessage(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = str(p.get("channel", ""))
@@ -203,6 +206,36 @@ class FakeSlack:
         self.messages[(channel, ts)] = dict(p)
         return {"ok": True, "channel": channel, "ts": ts,
                 "message": {"text": p.get("text", ""), "ts": ts, "bot_id": "B0BOT"}}
+
+    def _history(self, channel: str, p: dict[str, Any], keep: Callable[[dict[str, Any]], bool]
+                 ) -> dict[str, Any]:
+        """Messages of a channel newer than `oldest`, newest first, metadata only when asked
+        (include_all_metadata), as conversations.history / .replies answer."""
+        if channel.startswith("U"):
+            return {"ok": False, "error": "channel_not_found"}
+        oldest = float(p.get("oldest") or 0)
+        meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
+        rows = []
+        for (ch, ts), params in self.messages.items():
+            if ch != channel or float(ts) <= oldest or not keep(params):
+                continue
+            msg: dict[str, Any] = {"type": "message", "ts": ts, "text": params.get("text", ""),
+                                   "bot_id": "B0BOT"}
+            if meta and params.get("metadata"):
+                raw = params["metadata"]
+                msg["metadata"] = json.loads(raw) if isinstance(raw, str) else raw
+            rows.append(msg)
+        rows.sort(key=lambda m: float(m["ts"]), reverse=True)
+        limit = int(p.get("limit") or 100)
+        return {"ok": True, "messages": rows[:limit], "has_more": len(rows) > limit}
+
+    def _m_conversations_history(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._history(str(p.get("channel", "")), p, lambda m: not m.get("thread_ts"))
+
+    def _m_conversations_replies(self, p: dict[str, Any]) -> dict[str, Any]:
+        ts = str(p.get("ts", ""))
+        return self._history(str(p.get("channel", "")), p,
+                             lambda m: str(m.get("thread_ts") or "") == ts)
 
     def _m_chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
         key = (str(p.get("channel", "")), str(p.get("ts", "")))
@@ -265,7 +298,12 @@ class FakeSlack:
     async def _respond(self, request: web.Request) -> web.Response:
         params = await self._params(request)
         params["key"] = request.match_info["key"]
-        await self._record(Call("respond", params))
+        call = Call("respond", params)
+        await self._record(call)
+        if self.respond_429:  # e.g. a burst of answers: Slack says "slow down"
+            self.respond_429 -= 1
+            call.ok = False
+            return web.Response(status=429, text="rate_limited", headers={"Retry-After": "1"})
         return web.Response(text="ok")
 
     # ------------------------------------------------------------------ Socket Mode

@@ -20,20 +20,22 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.adapters.slack import listeners
 from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.home import HomeTab
-from bot.adapters.slack.inbound import VIEW_DEADLINE, Inbound
+from bot.adapters.slack.inbound import RESPOND, VIEW_DEADLINE, Inbound
 from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
-from bot.delivery.sink import Gone, RetryLater
+from bot.delivery.sink import SENDING, Gone, RetryLater
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+OUTBOX_EVENT = "matchday_outbox"  # message metadata naming the outbox entries it delivers
 
 
 def _secret(value: Any) -> str:
@@ -170,15 +172,22 @@ class SlackAdapter:
         """chat.postMessage (in the thread of `thread`/`quote` when given), then images; the
         stored id of the message ('ts', or 'channel/ts' when Slack moved it to a DM)."""
         thread_ts = _split_ref(thread or quote, chat)[1] if (thread or quote) else None
+        tagged = SENDING.get()
+        extra: dict[str, Any] = {"metadata": {"event_type": OUTBOX_EVENT, "event_payload": {
+            "ids": ",".join(tagged)}}} if tagged else {}
         resp = await _native(self.client.chat_postMessage(channel=chat, thread_ts=thread_ts,
-                                                          **message_payload(reply)))
+                                                          **message_payload(reply), **extra))
         channel, ts = resp["channel"], resp["ts"]
         if reply.images:
             await _native(self._upload(reply.images, channel, thread_ts or ts))
         return ts if channel == chat else f"{channel}/{ts}"
 
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
-        """chat.update in place (images go to its thread); False when the message is gone."""
+        """chat.update in place (images go to its thread); False when the message is gone.
+        A 'respond:<user>:<response_url>' id is a command's ephemeral answer (see
+        Inbound.respond_via), delivered through the outbox like everything else."""
+        if message_id.startswith(RESPOND):
+            return await self._respond(chat, message_id.removeprefix(RESPOND), reply)
         channel, ts = _split_ref(message_id, chat)
         try:
             await _native(self.client.chat_update(channel=channel, ts=ts,
@@ -191,6 +200,47 @@ class SlackAdapter:
         if reply.images:
             await _native(self._upload(reply.images, channel, ts))
         return True
+
+
+    async def _respond(self, chat: str, target: str, reply: Reply) -> bool:
+        """The ephemeral answer through the command's response_url; when Slack no longer
+        takes it (expired or used up), a DM to the person instead."""
+        user, _, url = target.partition(":")
+        resp = await AsyncWebhookClient(url).send_dict(
+            {"response_type": "ephemeral", "replace_original": False, **message_payload(reply)})
+        if resp.status_code == 429:
+            raise RetryLater(float(resp.headers.get("Retry-After", 1) or 1), "slack 429")
+        if resp.status_code >= 500:
+            raise ConnectionError(f"slack response_url answered {resp.status_code}")
+        if resp.status_code != 200:
+            log.info("slack: response_url refused (%s); answering by DM", resp.status_code)
+            await self.send(user, reply)
+            return True
+        if reply.images:
+            await _native(self._upload(reply.images, chat, None))
+        return True
+
+    async def find_sent(self, chat: str, tag: str, since: float, thread: str = "") -> str:
+        """The stored id of a message posted since `since` (epoch s) carrying outbox entry
+        `tag` in its metadata, or '' (a send whose outcome a crash left unknown)."""
+        channel = chat
+        if chat.startswith("U"):  # a DM: its history is the IM channel's
+            opened = await _native(self.client.conversations_open(users=chat))
+            channel = opened["channel"]["id"]
+        oldest = f"{since:.6f}"
+        if thread:
+            ts = _split_ref(thread, chat)[1]
+            resp = await _native(self.client.conversations_replies(
+                channel=channel, ts=ts, oldest=oldest, include_all_metadata=True, limit=200))
+        else:
+            resp = await _native(self.client.conversations_history(
+                channel=channel, oldest=oldest, include_all_metadata=True, limit=200))
+        for msg in resp.get("messages", []):
+            meta = msg.get("metadata") or {}
+            ids = str((meta.get("event_payload") or {}).get("ids", "")).split(",")
+            if meta.get("event_type") == OUTBOX_EVENT and tag in ids:
+                return msg["ts"] if channel == chat else f"{channel}/{msg['ts']}"
+        return ""
 
 
 async def _native(call: Awaitable[Any]) -> Any:

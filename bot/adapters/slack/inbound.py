@@ -4,7 +4,6 @@ and how to answer the person who asked (ephemeral where Slack allows, else a DM)
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,11 +15,12 @@ from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
 from bot.core.messages import Command, Reply, Result
 from bot.store import StoreUnavailable
+from bot.store.inbox import Seen
 
 log = logging.getLogger(__name__)
 
-SEEN_MAX = 10_000
 VIEW_DEADLINE = 2.5  # seconds to wait for the core before acking a submission anyway
+RESPOND = "respond:"  # a reply 'edits' this pseudo message id: the command's response_url
 Upload = Callable[[list[bytes], str, str | None], Awaitable[None]]
 
 
@@ -37,17 +37,18 @@ class Inbound:
         self.spawn = spawn
         self.home = home
         self.view_deadline = view_deadline
-        self._seen: OrderedDict[str, None] = OrderedDict()
+        self.seen = Seen(core.store)
 
-    def first_time(self, key: str) -> bool:
-        """In-process memory of dedupe keys: a retry that reaches this replica again is
-        dropped before the core (the store's SET NX guards across replicas)."""
-        if key in self._seen:
-            return False
-        self._seen[key] = None
-        if len(self._seen) > SEEN_MAX:
-            self._seen.popitem(last=False)
-        return True
+    async def first_time(self, key: str) -> bool:
+        """False for a redelivery (a Slack retry) that any replica already took: shared in
+        Redis, so two replicas behind a load balancer never both handle it."""
+        return await self.seen.first(key)
+
+    @staticmethod
+    def respond_via(user: str, response_url: str | None) -> str:
+        """Command.reply_via letting the core queue the ephemeral answer in the durable
+        outbox (the Slack sink posts it to response_url; a DM once that has expired)."""
+        return f"edit:{RESPOND}{user}:{response_url}" if response_url else ""
 
     async def may(self, user: str, name: str) -> bool:
         """May this Slack user run this command (to decide whether to open a modal)?"""
@@ -95,7 +96,7 @@ class Inbound:
     async def answer(self, result: Result | None, *, user: str, channel: str,
                      respond: Any) -> None:
         """The reply to the person who asked: ephemeral where Slack allows, else a DM."""
-        if result is None:
+        if result is None or result.queued:  # queued: the outbox delivers it
             return
         reply = result.reply
         if respond is not None:

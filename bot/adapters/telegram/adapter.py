@@ -14,7 +14,6 @@ import asyncio
 import hmac
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -62,7 +61,7 @@ from bot.domain.models import Fixture
 from bot.settings import Settings
 from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves
-from bot.store.inbox import Inbox
+from bot.store.inbox import Inbox, Seen
 
 log = logging.getLogger(__name__)
 
@@ -125,13 +124,15 @@ class TelegramAdapter:
         self.signer = CallbackSigner(token.get_secret_value())
         self.moves = ChatMoves(core.store)
         self.username = ""  # the bot's own @username, from getMe at start
-        self._seen: OrderedDict[int, None] = OrderedDict()
+        self._replayed: set[int] = set()  # recorded by a crashed run: processed again
         self._runner: web.AppRunner | None = None
         self.register_sink = register_sink
         self._poller: asyncio.Task[None] | None = None
         self._polling = False
         self.gate: Gate = _no_gate  # set by the delivery layer: one rate-limit slot
-        self.inbox = Inbox(core.store, token.get_secret_value().split(":", 1)[0])
+        self.bot_id = token.get_secret_value().split(":", 1)[0]
+        self.inbox = Inbox(core.store, self.bot_id)
+        self.seen = Seen(core.store)
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, poll: bool = True) -> None:
@@ -217,6 +218,7 @@ class TelegramAdapter:
                 if first:
                     offset = await self.inbox.offset()
                     for raw in await self.inbox.pending():
+                        self._replayed.add(int(raw["update_id"]))
                         await self._process(raw)
                     first = False
                 updates = await bot.get_updates(
@@ -310,14 +312,15 @@ class TelegramAdapter:
             log.info("telegram: menu for %s not set: %s", user, exc)
 
     # ---------------------------------------------------------------- inbound
-    def _first_time(self, update_id: int) -> bool:
-        """False for an update this process already handled (polling redelivery)."""
-        if update_id in self._seen:
-            return False
-        self._seen[update_id] = None
-        if len(self._seen) > 10_000:
-            self._seen.popitem(last=False)
-        return True
+    async def _first_time(self, update_id: int) -> bool:
+        """False for an update any replica already took (a webhook redelivery reaching
+        another replica, a polling redelivery): shared in Redis. An update the inbox kept
+        from a crashed run is processed again (the store's dedupe keeps its writes once, and
+        an answer lost with the crash is given)."""
+        if update_id in self._replayed:
+            self._replayed.discard(update_id)
+            return True
+        return await self.seen.first(f"telegram:{self.bot_id}:{update_id}")
 
     async def _incident_of(self, chat_id: int, replied: Message) -> str:
         """The incident a replied-to bot message is about ('' if none)."""
@@ -360,7 +363,7 @@ class TelegramAdapter:
 
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         msg = update.message
-        if msg is None or not self._first_time(update.update_id):
+        if msg is None or not await self._first_time(update.update_id):
             return
         if msg.migrate_to_chat_id or msg.migrate_from_chat_id:  # group -> supergroup
             old, new = ((msg.chat_id, msg.migrate_to_chat_id) if msg.migrate_to_chat_id
@@ -418,7 +421,7 @@ class TelegramAdapter:
         msg = update.edited_message
         if msg is None or msg.from_user is None or msg.from_user.is_bot:
             return
-        if not self._first_time(update.update_id):
+        if not await self._first_time(update.update_id):
             return
         text = msg.text or msg.caption or ""
         private = msg.chat.type == ChatType.PRIVATE
@@ -435,7 +438,7 @@ class TelegramAdapter:
         query = update.callback_query
         if query is None:
             return
-        if not self._first_time(update.update_id):
+        if not await self._first_time(update.update_id):
             await self._answer(query)
             return
         data = self.signer.verify(query.data or "")

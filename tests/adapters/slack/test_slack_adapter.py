@@ -215,13 +215,17 @@ async def test_retries_are_logged_once(slack, fake, core, settings):
     again = await slack.bolt_app.async_dispatch(bolt_request(body, retry_num=1))
     assert first.status == again.status == 200
     await fake.wait_call("respond")
-    # Another replica gets the retry: the store's dedupe key still holds.
+    # Another replica (one Redis) gets the retry: it drops it, shared dedupe in Redis.
     other = SlackAdapter(core, slack_settings(settings, fake))
     await other.bolt_app.async_dispatch(bolt_request(body, retry_num=2))
-    await fake.wait_call("respond", count=2)
+    later = slash_body("/incident", "list", user=CONTROL, channel=CHANNEL, trigger="trig-later",
+                       response_url=fake.response_url("later"))
+    await other.bolt_app.async_dispatch(bolt_request(later))  # handled after the retry
+    await fake.wait_call("respond", lambda c: c.params["key"] == "later")
+    assert [c.params["key"] for c in fake.of("respond")] == ["r", "later"]
     assert len(await open_incidents(core)) == 1
 
-    # An Events API redelivery (same event_id) in a DM: logged once too.
+    # An Events API redelivery (same event_id) in a DM: handled once, by either replica.
     ev = {"type": "message", "channel_type": "im", "channel": "D0CONTROL1", "user": CONTROL,
           "text": "/incident drone @stb_walkway", "ts": "1700000100.000100"}
     raw = event_body(ev, "Ev0RETRY")
@@ -232,8 +236,14 @@ async def test_retries_are_logged_once(slack, fake, core, settings):
     await fake.wait_call("chat.postMessage", lambda c: c.params["channel"] == "D0CONTROL1")
     await other.bolt_app.async_dispatch(
         bolt_request(raw, content_type="application/json", retry_num=2))
+    ev2 = {**ev, "text": "/incident list", "ts": "1700000100.000200"}
+    await other.bolt_app.async_dispatch(
+        bolt_request(event_body(ev2, "Ev0LATER"), content_type="application/json"))
     await fake.wait_call("chat.postMessage", lambda c: c.params["channel"] == "D0CONTROL1",
                          count=2)
+    await other.flush()
+    dm = [c for c in fake.of("chat.postMessage") if c.params["channel"] == "D0CONTROL1"]
+    assert len(dm) == 2 and "Logged" in dm[0].params["text"]  # the drone, then the list
     assert [i.type for i in await open_incidents(core)].count("drone") == 1
 
 

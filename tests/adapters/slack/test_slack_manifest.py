@@ -75,6 +75,8 @@ def test_scopes_are_the_ones_used() -> None:
         assert not scopes & UNUSED_SCOPES
         assert {"commands", "chat:write", "files:write", "im:history",
                 "app_mentions:read"} <= scopes
+        # reading history back: a post a crash left in doubt is looked up, not repeated
+        assert {"channels:history", "groups:history"} <= scopes
         events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
         assert events == {"app_home_opened", "app_mention", "message.im"}
         assert manifest["settings"]["interactivity"]["is_enabled"] is True

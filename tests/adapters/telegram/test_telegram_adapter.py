@@ -299,11 +299,14 @@ async def test_two_replicas_same_webhook_update_logged_once(
     try:
         update = fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles")
         await Feed(fake, client)(update)
-        await Feed(fake, other_client)(update)
-        await fake.wait_for(sends_to(STEWARD, "Already logged as INC-1"))
+        await Feed(fake, other_client)(update)  # the retry reaches the other replica
+        await Feed(fake, other_client)(fake.message_update(STEWARD, "/whoami"))
+        await fake.wait_for(sends_to(STEWARD, "Steward"))  # handled after the retry
         await fake.wait_for(sends_to(CONTROL, "INC-1"))
         await other.drain()
         assert len(await incidents(core)) == 1
+        # Dropped by the shared (Redis) dedupe: not even an "Already logged" answer.
+        assert len(sends_to(STEWARD, "INC-1")(fake.calls)) == 1  # "Logged INC-1" only
         assert len(sends_to(CONTROL, "INC-1")(fake.calls)) == 1
     finally:
         await other_client.close()

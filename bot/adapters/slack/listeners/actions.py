@@ -22,14 +22,15 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         container = body.get("container") or {}
         channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
         key = f"slack:act:{body.get('trigger_id') or action.get('action_ts')}"
-        if not inbound.first_time(key):
+        if not await inbound.first_time(key):
             return
         msg_ts = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
         cmd = Command(platform="slack", chat=channel or user, user=user,
                       text=str(action.get("value", "")), dedupe_key=key,
                       reply_to=await inbound.incident_of(channel, msg_ts),
                       private=not channel or channel.startswith("D"),
-                      user_name=body.get("user", {}).get("username", ""))
+                      user_name=body.get("user", {}).get("username", ""),
+                      reply_via=inbound.respond_via(user, body.get("response_url")))
         result = await inbound.core.handle(cmd)
         await inbound.answer(result, user=user, channel=channel,
                              respond=respond if body.get("response_url") else None)

@@ -42,7 +42,7 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
             json.dumps(body, sort_keys=True).encode()).hexdigest()
         key = f"slack:cmd:{trigger}"
         await ack()  # within Slack's 3 seconds, always
-        if not inbound.first_time(key):
+        if not await inbound.first_time(key):
             return
         modal = MODALS.get(name) if not text else None
         if modal is not None and body.get("trigger_id") and await inbound.may(user, name):
@@ -51,7 +51,8 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
                 return
         cmd = Command(platform="slack", chat=channel or user, user=user,
                       text=f"/{name} {text}".strip(), dedupe_key=key, private=private,
-                      user_name=body.get("user_name", ""))
+                      user_name=body.get("user_name", ""),
+                      reply_via=inbound.respond_via(user, body.get("response_url")))
         result = await inbound.core.handle(cmd)
         await inbound.answer(result, user=user, channel=channel, respond=respond)
 

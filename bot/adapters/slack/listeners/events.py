@@ -64,7 +64,7 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
     async def event_command(body: dict[str, Any], event: dict[str, Any], text: str, *,
                             private: bool) -> None:
         key = f"slack:evt:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}"
-        if not inbound.first_time(key):
+        if not await inbound.first_time(key):
             return
         channel, user = event.get("channel", ""), event.get("user", "")
         cmd = Command(platform="slack", chat=channel, user=user, text=text.strip(),

@@ -57,7 +57,7 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         channel = str(meta.get("channel") or user)
         digest = hashlib.sha1(text.encode()).hexdigest()[:12]
         key = f"slack:view:{view.get('id')}:{view.get('hash')}:{digest}"
-        if not inbound.first_time(key):
+        if not await inbound.first_time(key):
             await ack()
             return
         cmd = Command(platform="slack", chat=channel, user=user, text=text, dedupe_key=key,

@@ -1,0 +1,60 @@
+"""Scheduled sends are claimed and written to the outbox in one script: a replica that dies
+right after the claim still gets its alert delivered, once, by whoever reads the outbox."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from bot.app import build_core
+from bot.core.messages import Outbound, Reply
+from bot.delivery.durable import OutboxReader
+from bot.schedule.escalation import sweep_escalations
+from bot.store.outbox import Outbox
+from tests.conftest import START
+
+
+class Slack:
+    """A native sink recording what each Slack channel got."""
+
+    platform = "slack"
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, str]] = []
+
+    def cost(self, reply: Reply) -> int:
+        return 1
+
+    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+        self.got.append((chat, reply.title))
+        return str(len(self.got))
+
+    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        return True
+
+
+async def test_an_escalation_claimed_by_a_replica_that_dies_is_delivered_once(
+        say, core, store, settings, clock):
+    await say("/incident disorder @stb_walkway s4", as_="steward")
+    core.notifier.outbox = Outbox(store)
+
+    async def dies(outs: list[Outbound]) -> None:
+        raise RuntimeError("kill -9")  # nothing after the claim's write runs
+
+    core.notifier.send = dies
+    try:
+        await sweep_escalations(core, START + timedelta(seconds=60))
+    except RuntimeError:
+        pass
+    other = build_core(store, settings, clock, cache_ttl=0)  # the replica that takes over
+    slack = Slack()
+    other.notifier.add_sink(slack)
+    other.notifier.store = store
+    reader = OutboxReader(other.notifier, Outbox(store), owner="b", block_ms=50, rescan_s=0.05)
+    reader.start()
+    await reader.drain()
+    alerts = [x for x in slack.got if "unacknowledged" in x[1]]
+    assert sorted(c for c, _ in alerts) == ["C0COMMAND", "C0POLICE"]  # tier 1, once each
+    assert await sweep_escalations(other, START + timedelta(seconds=61)) == []  # not again
+    await reader.drain()
+    assert [x for x in slack.got if "unacknowledged" in x[1]] == alerts
+    await reader.stop()
