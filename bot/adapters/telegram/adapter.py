@@ -647,7 +647,6 @@ class TelegramAdapter:
             raise
         return True
 
-
     # ---------------------------------------------------------------- sends left in doubt
     # Message ids only grow within a chat: sequential in a supergroup or channel, from the
     # bot's one sequence across its private chats and basic groups. The highest id known
