@@ -55,6 +55,7 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         raise StartupError(str(exc)) from None
     notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers)
     notifier.store = store  # live messages' platform ids
+    notifier.wall = lambda: clock.now().astimezone(settings.zone)  # the board's local HH:MM
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
     try:

@@ -642,6 +642,11 @@ class Store(Lifecycle, Plans):
         pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
         await self._call(pipe.execute())
 
+    async def drop_message_ref(self, fixture: str, platform: str, chat: str,
+                               ref: str) -> None:
+        """Forget a live message (e.g. a board no longer live): the next one is posted anew."""
+        await self._call(self.r.delete(self._ref_key(fixture, platform, chat, ref)))
+
     async def ref_of_message(self, platform: str, chat: str,
                              message_id: str) -> tuple[str, str] | None:
         """(fixture, ref) of a live message the bot posted, e.g. to attach a reply's photo."""

@@ -192,6 +192,24 @@ class SlackAdapter:
             await _native(self._upload(reply.images, channel, ts))
         return True
 
+    async def pin(self, chat: str, message_id: str) -> None:
+        """pins.add (Tier 2) for a message the bot posted (the flashpoint board)."""
+        channel, ts = _split_ref(message_id, chat)
+        try:
+            await _native(self.client.pins_add(channel=channel, timestamp=ts))
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_pinned":
+                raise
+
+    async def unpin(self, chat: str, message_id: str) -> None:
+        """pins.remove for a message the bot pinned."""
+        channel, ts = _split_ref(message_id, chat)
+        try:
+            await _native(self.client.pins_remove(channel=channel, timestamp=ts))
+        except SlackApiError as exc:
+            if exc.response.get("error") not in ("no_pin", "message_not_found"):
+                raise
+
 
 async def _native(call: Awaitable[Any]) -> Any:
     """A Web API call with Slack's errors in the delivery layer's terms."""
