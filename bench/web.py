@@ -20,38 +20,21 @@ import os
 import re
 import statistics
 import sys
-import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, ClientTimeout, web  # noqa: E402
 
-from bot.app import build_core  # noqa: E402
-from bot.core.messages import Command  # noqa: E402
-from bot.domain.clock import VirtualClock  # noqa: E402
-from bot.sample import ensure_sample_fixture  # noqa: E402
-from bot.settings import load_settings  # noqa: E402
-from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
+from bench import rig  # noqa: E402
 from bot.web.access import COOKIE, LINK_PATH, Session  # noqa: E402
 from bot.web.server import ControlRoom  # noqa: E402
-
-TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
-STEP = timedelta(minutes=11)  # past the merge window: every report is a new incident
 
 
 async def reports(core, n: int, start: int) -> float:
     """Reports per second, one at a time, as bench/write_path.py sends them."""
-    t = time.perf_counter()
-    for i in range(start, start + n):
-        core.clock.advance(STEP)
-        r = await core.handle(Command(platform="console", chat="steward", user="steward",
-                                      text=TEXT, dedupe_key=f"bench-web:{i}"))
-        assert r is not None and r.reply.ok, r.reply.text if r else None
-    return n / (time.perf_counter() - t)
+    return await rig.reports(core, n, start, tag="bench-web", reply_via="")
 
 
 # ---------------------------------------------------------------- the screens' process
@@ -148,20 +131,8 @@ def pin(cpus: set[int]) -> bool:
 
 async def main(n_reports: int, n_screens: int) -> None:
     pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
-    url = os.environ.get("REDIS_URL")
-    server = None
-    tmp = tempfile.TemporaryDirectory()
-    if not url:
-        server = EmbeddedRedis(Path(tmp.name) / "redis", persistent=False)
-        url = server.start()
-    try:
-        store = Store.from_url(url)
-        await store.r.flushdb()
-        # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
-        settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
-                                 MATCHDAY_WEB_SESSION_TTL=10**9)
-        core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
-        await ensure_sample_fixture(core)
+    # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
+    async with rig.bench_core(MATCHDAY_WEB_SESSION_TTL=10**9) as (core, _url, _tmp):
         room = ControlRoom(core, "http://127.0.0.1")
         runner = web.AppRunner(room.web_app())
         await runner.setup()
@@ -208,12 +179,6 @@ async def main(n_reports: int, n_screens: int) -> None:
             print(f"dom_ready_ms_1000_incidents: {paint[1]:.0f}")
         await runner.cleanup()
         await room.live.close()
-        await store.r.flushdb()
-        await store.close()
-    finally:
-        if server:
-            server.stop()
-        tmp.cleanup()
 
 
 if __name__ == "__main__":

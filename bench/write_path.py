@@ -12,34 +12,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.rig import STEP, bench_core, cmd, reports  # noqa: E402
 from bot.app import build_core  # noqa: E402
-from bot.core.messages import Command  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
 from bot.evidence.summary import summary_figures  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
-
-TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
-
-
-def cmd(i: int, text: str = TEXT, user: str = "steward") -> Command:
-    return Command(platform="console", chat=user, user=user, text=text, dedupe_key=f"bench:{i}",
-                   reply_via="send")
 
 
 async def raw_xadd(store: Store, n: int) -> float:
@@ -53,19 +43,7 @@ async def raw_xadd(store: Store, n: int) -> float:
     return n / (time.perf_counter() - t)
 
 
-# Identical reports within the merge window (10 min) would join one incident; the virtual
-# clock moves on between reports so each is a new incident (the merge search still runs).
-STEP = timedelta(minutes=11)
 MATCHDAY = timedelta(hours=4, minutes=10)  # gates open to egress: the dense fills' span
-
-
-async def reports(core, n: int, start: int) -> float:
-    t = time.perf_counter()
-    for i in range(start, start + n):
-        core.clock.advance(STEP)
-        r = await core.handle(cmd(i))
-        assert r is not None and r.reply.ok, r.reply.text if r else None
-    return n / (time.perf_counter() - t)
 
 
 async def round_trips(core, store: Store, n: int, start: int) -> tuple[float, float]:
@@ -190,21 +168,11 @@ async def fill(core, upto: int, have: int, batch: int = 64,
 
 
 async def main(n_reports: int, big: int) -> None:
-    url = os.environ.get("REDIS_URL")
-    server = None
-    tmp = tempfile.TemporaryDirectory()
-    if not url:
-        server = EmbeddedRedis(Path(tmp.name) / "redis", persistent=False)
-        url = server.start()
-    try:
-        store = Store.from_url(url)
-        await store.reset_for_tests()
-        settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name)
-        core = build_core(store, settings, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
+    async with bench_core() as (core, url, tmp):
+        store = core.store
         # As `matchday run` does: the card for control and command and the reporter's answer
         # go into the durable outbox inside the report's own script.
         core.notifier.outbox = Outbox(store)
-        await ensure_sample_fixture(core)
         await reports(core, 200, 0)  # warm up (script load, caches)
         await raw_xadd(store, 200)
         raw = await raw_xadd(store, n_reports)
@@ -225,9 +193,9 @@ async def main(n_reports: int, big: int) -> None:
 
         # /summary and /incident <id>: the same ~4 h matchday with 1k and with `big` incidents
         # (so the chart has the same bins), in two databases of one server, measured in turn
-        config_dir = str(no_merge_config(tmp.name))
+        config_dir = str(no_merge_config(tmp))
         base = url.rsplit("/", 1)[0]
-        cores = [await dense_core(f"{base}/{db}", tmp.name, config_dir, count)
+        cores = [await dense_core(f"{base}/{db}", tmp, config_dir, count)
                  for db, count in ((1, 1000), (2, big))]
         await read_answers(cores, [1000, big], 3)  # warm up (matplotlib import, caches)
         (s_small, s_large), (t_small, t_large) = await read_answers(cores, [1000, big], 15)
@@ -241,12 +209,6 @@ async def main(n_reports: int, big: int) -> None:
         print(f"timeline_ms_at_1k: {t_small * 1000:.2f}")
         print(f"timeline_ms_at_{k}k: {t_large * 1000:.2f}")
         print(f"ratio_timeline_{k}k_vs_1k: {t_large / t_small:.2f}")
-        await store.reset_for_tests()
-        await store.close()
-    finally:
-        if server:
-            server.stop()
-        tmp.cleanup()
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ from bot.store.ops import (
     Zrem,
     ZremByField,
     encode,
+    flatten,
     json_value,
     log_event,
 )
@@ -161,8 +162,6 @@ class Store(Lifecycle, Plans):
         # entry is harmless) and once per fixture per process (the report stays one trip).
         self.esc_index = OPS + "esc:fixtures"
         self._esc_indexed: set[str] = set()
-        lua = resources.files("bot.store").joinpath("apply.lua").read_text()
-        self._apply = self.r.register_script(lua)
         self.url: str | None = None  # set by from_url (a second client, e.g. for blocking reads)
         self._lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(self._lua)
@@ -266,8 +265,9 @@ class Store(Lifecycle, Plans):
 
         With replica_acks, the same round trip WAITs for replicas (Unconfirmed if they
         don't confirm in time)."""
-        payload = encode(ops)
-        keys = script_keys(prefix, ops, dedupe)
+        flat = flatten(ops)  # once, for the keys and the payload
+        payload = encode(flat, flat=True)
+        keys = script_keys(prefix, flat, dedupe, flat=True)
         args = [dedupe, self.dedupe_ttl, payload]
         if self._auto_acks and self.replica_acks and \
                 time.monotonic() - self._acks_checked > 1.0:

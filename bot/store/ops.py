@@ -415,16 +415,17 @@ def flatten(ops: list[Op]) -> list[Any]:
     return out
 
 
-_WIRE = json.JSONEncoder(separators=(",", ":"))  # ASCII out
-_WIRE_UTF8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# UTF-8 straight out (no \u escapes to re-expand), no circular check (ops are trees).
+_WIRE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
-def encode(ops: list[Op]) -> str:
-    """The script's ARGV: ops as JSON. The core cleans what users type at the edge; this is
-    the net for anything else (lone surrogates cannot be sent as UTF-8)."""
-    flat = flatten(ops)
-    text = _WIRE.encode(flat)
-    if "\\ud" not in text:  # no UTF-16 surrogates escaped: plain ASCII the script reads
-        return text
-    # astral characters (valid pairs) or lone surrogates: send UTF-8, lone ones as U+FFFD
-    return clean_text(_WIRE_UTF8.encode(flat))
+def encode(ops: list[Op], *, flat: bool = False) -> bytes:
+    """The script's ARGV: ops as JSON, UTF-8 encoded once here (the client sends bytes as
+    they are); `flat`: already flattened. The core cleans what users type at the edge;
+    this is the net for anything else (lone surrogates cannot be sent as UTF-8: they
+    become U+FFFD)."""
+    text = _WIRE.encode(ops if flat else flatten(ops))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return clean_text(text).encode()
