@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from bot.core.messages import Outbound, Reply
 
 REF = "board"  # the board's live-message ref (its platform id is kept in the store)
-MAX_ROWS = 25  # incidents listed; the rest are counted ("N more")
+MAX_JUST_IN = 60  # ids on the "Just in" line
+MAX_ROWS = 30  # incidents listed; the rest are counted ("N more")
 EDIT_EVERY_SLOTS = 5  # one board edit per this many of the chat's sustained message slots
 QUIET_S = 60.0  # seconds without a digest before the flashpoint counts as over
 
@@ -110,13 +111,13 @@ class Board:
             counts[r.severity] = counts.get(r.severity, 0) + 1
         by_sev = ", ".join(f"s{s}: {n}" for s, n in sorted(counts.items(), reverse=True))
         lines = [r.line() for r in rows[:MAX_ROWS]]
-
         if len(rows) > MAX_ROWS:
             lines.append(f"… {len(rows) - MAX_ROWS} more")
         head = f"{len(rows)} open" + (f" ({by_sev})" if by_sev else "")
         lines.insert(0, f"{head} · updated {hhmm}")
-        if just_in:
-            lines.insert(1, "Just in: " + ", ".join(just_in))
+        if just_in:  # ids only, so a long burst still fits one message
+            more = f" (+{len(just_in) - MAX_JUST_IN})" if len(just_in) > MAX_JUST_IN else ""
+            lines.insert(1, "Just in: " + ", ".join(just_in[:MAX_JUST_IN]) + more)
         return Reply("\n".join(lines), title="📋 Live board (flashpoint)")
 
     def final(self, hhmm: str) -> Reply:

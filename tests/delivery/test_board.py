@@ -7,6 +7,7 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest_asyncio
@@ -145,6 +146,20 @@ async def test_the_board_ends_and_is_unpinned_when_the_flashpoint_is_over(store:
                                            "Flashpoint over at 21:47 — board no longer live")
     assert await store.message_ref("fx", "telegram", GROUP, boards.REF) is None
     await n.close()
+
+
+def test_a_long_board_lists_the_worst_and_counts_the_rest():
+    b = boards.Board()
+    for k in range(40):
+        b.note(card(k, sev=5 if k == 39 else 2), float(k))
+    closed = card(3, status="Closed")
+    b.note(replace(closed, reply=replace(closed.reply, title="INC-3 Missile (closed)")), 99.0)
+    text = b.render("21:47", just_in=["INC-39"]).text.splitlines()
+    assert text[0] == "39 open (s5: 1, s2: 38) · updated 21:47"
+    assert text[1] == "Just in: INC-39"
+    assert text[2].startswith("INC-39 Missile") and text[3].startswith("INC-0 Missile")
+    assert text[-1] == f"… {39 - boards.MAX_ROWS} more"
+    assert "INC-3 " not in "\n".join(text)
 
 
 async def test_a_quiet_night_has_no_board(store: Store):
