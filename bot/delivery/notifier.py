@@ -433,7 +433,7 @@ class Notifier:
         return max(1.0, boards.EDIT_EVERY_SLOTS * (gap(platform, chat) if gap else 0.0))
 
     def _board_due(self, platform: str, chat: str, queue: ChatQueue) -> str:
-        """'edit' or 'end' when the board's turn has come, else ''."""
+        """'end', 'pin' or 'edit' when the board's turn has come, else ''."""
         board = queue.board
         if not board.live:
             return ""
