@@ -108,6 +108,18 @@ async def test_a_flashpoint_gets_one_pinned_board_naming_every_open_incident(sto
     await n.close()
 
 
+async def test_a_restarted_replica_edits_the_same_board(store: Store):
+    time = FakeTime()
+    n, sink = await flashpoint(store, time)
+    board_id = sink.pinned[-1]
+    await n.close()  # the process dies; its board stays pinned in the chat
+    again, sink2 = await flashpoint(store, time)  # a new process, the burst goes on
+    boards_sent = [x for x in sink2.sent() if x.startswith("📋")]
+    assert boards_sent == []  # no second board ...
+    assert sink2.texts[board_id].startswith("📋 Live board")  # ... the same one, edited
+    await again.close()
+
+
 async def test_board_edits_stay_within_budget_and_show_only_the_latest_state(store: Store):
     time = FakeTime()
     n, sink = await flashpoint(store, time)
