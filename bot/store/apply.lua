@@ -4,8 +4,9 @@
 -- KEYS[2..]: every key the ops touch (bot/store/keys.py derives them); a key found inside
 --          the script (a merge candidate, a type index) is declared as "<family>*".
 --          Touching an undeclared key is an error (Redis Cluster only guards declared keys).
--- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as JSON.
--- A string argument is always taken literally. A value the script fills in is a JSON object
+-- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as MessagePack
+-- (or as JSON: a payload starting with '[').
+-- A string argument is always taken literally. A value the script fills in is a map
 -- (see bot/store/ops.py): {"v": name} a variable set by an earlier op, {"t": [parts]} the
 -- parts joined, {"q": value} the value as a JSON string (inside event data).
 -- Guards (require_*) must come before writes: a refused command writes nothing.
@@ -53,7 +54,8 @@ local function kf(family, rest)
   if not declared[p .. family .. '*'] then error('undeclared key family ' .. family) end
   return p .. family .. rest
 end
-local ops = cjson.decode(ARGV[3])
+local ops
+if string.byte(ARGV[3], 1) == 91 then ops = cjson.decode(ARGV[3]) else ops = cmsgpack.unpack(ARGV[3]) end
 local i = 0
 while i < #ops do
   i = i + 1
