@@ -41,23 +41,35 @@ def enc(value: Any) -> Any:
 
 
 def _json_parts(obj: Any, out: list[Any]) -> None:
-    if isinstance(obj, Var | Tpl):
+    kind = type(obj)
+    if kind is Var or kind is Tpl:
         out.append({"q": enc(obj)})  # the script JSON-quotes the filled-in text
     elif isinstance(obj, dict):
         out.append("{")
         for i, (k, v) in enumerate(obj.items()):
-            out.append(("," if i else "") + json.dumps(str(k), ensure_ascii=False) + ":")
-            _json_parts(v, out)
+            out.append(("," if i else "") + _dumps(str(k)) + ":")
+            _json_child(v, out)
         out.append("}")
     elif isinstance(obj, list | tuple):
         out.append("[")
         for i, v in enumerate(obj):
             if i:
                 out.append(",")
-            _json_parts(v, out)
+            _json_child(v, out)
         out.append("]")
     else:
-        out.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        out.append(_dumps(obj))
+
+
+def _json_child(obj: Any, out: list[Any]) -> None:
+    kind = type(obj)
+    if kind is dict or kind is list or kind is tuple:
+        try:  # most of a tree holds no Var: written at C speed, as the walk would write it
+            out.append(_dumps(obj))
+            return
+        except TypeError:
+            pass
+    _json_parts(obj, out)
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
