@@ -62,7 +62,6 @@ from bot.store.ops import (
     Zrem,
     ZremByField,
     encode,
-    flatten,
     json_value,
     log_event,
 )
@@ -265,10 +264,8 @@ class Store(Lifecycle, Plans):
 
         With replica_acks, the same round trip WAITs for replicas (Unconfirmed if they
         don't confirm in time)."""
-        flat = flatten(ops)  # once, for the keys and the payload
-        payload = encode(flat, flat=True)
-        keys = script_keys(prefix, flat, dedupe, flat=True)
-        args = [dedupe, self.dedupe_ttl, payload]
+        keys = script_keys(prefix, ops, dedupe)
+        args = [dedupe, self.dedupe_ttl, encode(ops)]
         if self._auto_acks and self.replica_acks and \
                 time.monotonic() - self._acks_checked > 1.0:
             await self._refresh_acks()

@@ -375,6 +375,7 @@ class When(NamedTuple):
     var: str
     ops: list[Op]
     op = "skip_unless"
+    run = "run_if"
 
 
 class WhenCmp(NamedTuple):
@@ -386,6 +387,7 @@ class WhenCmp(NamedTuple):
     value: str | int
     ops: list[Op]
     op = "skip_unless_cmp"
+    run = "run_if_cmp"
 
 
 class Unless(NamedTuple):
@@ -394,6 +396,7 @@ class Unless(NamedTuple):
     var: str
     ops: list[Op]
     op = "skip_if"
+    run = "run_unless"
 
 
 class Outbox(_Wire):
@@ -434,23 +437,39 @@ _WIRE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circul
 # MessagePack: strings go length-prefixed, so the JSON inside event data and outbox entries
 # is neither escaped here nor unescaped by the script (about a third of Python's encoding and
 # a sixth of the script's decoding, measured in bench/write_path.py).
-_PACK = msgpack.Packer(use_bin_type=True, autoreset=True)
+# Raw strings only (no bin type): a packed branch travels inside as a string.
+_PACK = msgpack.Packer(use_bin_type=False, autoreset=True)
 
 
-def encode(ops: list[Op], *, flat: bool = False) -> bytes:
-    """The script's ARGV: ops as MessagePack (apply.lua also takes the JSON of
-    `encode_json`). The core cleans what users type at the edge; this is the net for anything
-    else (lone surrogates cannot be sent as UTF-8: they become U+FFFD)."""
-    wire = ops if flat else flatten(ops)
+def encode(ops: list[Op]) -> bytes:
+    """The script's ARGV: ops as MessagePack, each branch (When, Unless, WhenCmp) packed on
+    its own so the script decodes it only when it is taken (apply.lua also takes the flat
+    JSON of `encode_json`). The core cleans what users type at the edge; this is the net for
+    anything else (lone surrogates cannot be sent as UTF-8: they become U+FFFD)."""
     try:
-        return _PACK.pack(wire)
+        return _PACK.pack(_nest(ops))
     except UnicodeEncodeError:
-        return encode_json(wire, flat=True)
+        return encode_json(ops)
 
 
-def encode_json(ops: list[Op], *, flat: bool = False) -> bytes:
-    """The ops as JSON, UTF-8 encoded once here; lone surrogates become U+FFFD."""
-    text = _WIRE.encode(ops if flat else flatten(ops))
+def _nest(ops: list[Op]) -> list[Any]:
+    out: list[Any] = []
+    for o in ops:
+        kind = type(o)
+        if kind is When or kind is Unless:
+            out.append((o.run, o.var, _PACK.pack(_nest(o.ops))))  # type: ignore[union-attr]
+        elif kind is WhenCmp:
+            out.append((o.run, o.var, o.cmp, o.value,  # type: ignore[union-attr]
+                        _PACK.pack(_nest(o.ops))))  # type: ignore[union-attr]
+        else:
+            out.append(o)
+    return out
+
+
+def encode_json(ops: list[Op]) -> bytes:
+    """The ops as flat JSON (branches as skip counts), UTF-8 encoded once here; lone
+    surrogates become U+FFFD."""
+    text = _WIRE.encode(flatten(ops))
     try:
         return text.encode()
     except UnicodeEncodeError:

@@ -79,3 +79,24 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
     await ensure_sample_fixture(core)
     monkeypatch.setattr(client, "encode", encode_json)
     assert await stored() == packed
+
+
+async def test_branches_run_only_when_taken_and_a_refusal_inside_one_refuses_all(store):
+    from bot.store.ops import Unless, When, WhenCmp
+
+    applied = await store.apply(P, [
+        Incr("seq", "n"),
+        When("n", [Hset("x", {"when": "yes", "odd": "\ud800"}),
+                   WhenCmp("n", "<", 5, [Hset("x", {"lt": "yes"})]),
+                   WhenCmp("n", "==", "2", [Hset("x", {"eq": "wrong"})]),
+                   Unless("n", [Hset("x", {"unless": "wrong"})])]),
+        Unless("none", [Hset("x", {"unless": "yes"})]),
+        ReturnHash("x"),
+    ])
+    assert applied.hashes == [{"when": "yes", "odd": "\ufffd", "lt": "yes", "unless": "yes"}]
+    with pytest.raises(Refused, match="^lt is yes$"):
+        await store.apply(P, [Hget("x", "when", "w"),
+                              When("w", [WhenCmp("w", "==", "yes", [
+                                  RequireIn("x", "lt", ["no"], "lt is " + Var("current"))])]),
+                              Hset("x", {"after": "never"})])
+    assert "after" not in await store.r.hgetall(P + "x")
