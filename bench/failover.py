@@ -119,7 +119,7 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             lost = 0
             for rid, n in tally.acked.items():
                 inc = await store.incident(fx.id, n)
-                if inc is None or inc.get("description") != rid:
+                if inc is None or inc.description != rid:
                     lost += 1
             times = sorted([fault, *tally.ack_times, time.monotonic()])
             after = [t for t in times if t >= fault]

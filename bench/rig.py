@@ -1,49 +1,58 @@
-"""The bot under a benchmark: Redis (REDIS_URL, else an embedded server in a temp dir) and a
-core on a virtual clock with the sample fixture, its report path wired as `matchday run`
-wires it (cards and answers into the durable outbox inside the report's own script)."""
+"""What the in-process benches share: a Redis (REDIS_URL or an embedded one), a core on it
+with the sample fixture on a virtual clock, and the one-line report they time."""
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
-from dataclasses import dataclass
-from datetime import UTC, datetime
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.app import build_core
-from bot.core.dispatch import Core
-from bot.domain.clock import VirtualClock
-from bot.sample import ensure_sample_fixture
-from bot.settings import load_settings
-from bot.store import Store
-from bot.store.embedded import EmbeddedRedis
-from bot.store.outbox import Outbox
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.app import build_core  # noqa: E402
+from bot.core.dispatch import Core  # noqa: E402
+from bot.core.messages import Command  # noqa: E402
+from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.sample import ensure_sample_fixture  # noqa: E402
+from bot.settings import load_settings  # noqa: E402
+from bot.store import Store  # noqa: E402
+from bot.store.embedded import EmbeddedRedis  # noqa: E402
+
+TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
+# Identical reports within the merge window (10 min) would join one incident; the virtual
+# clock moves on between reports so each is a new incident (the merge search still runs).
+STEP = timedelta(minutes=11)
+START = datetime(2026, 12, 2, 21, tzinfo=UTC)
 
 
-@dataclass
-class Rig:
-    """A running bench setup: the core, its Redis URL and its scratch directory."""
-
-    core: Core
-    url: str
-    tmp: str
-    _dir: tempfile.TemporaryDirectory[str]
-    _server: EmbeddedRedis | None
-
-    async def stop(self) -> None:
-        """Empty the database, close the store, stop the embedded server."""
-        try:
-            await self.core.store.reset_for_tests()
-            await self.core.store.close()
-        finally:
-            if self._server:
-                self._server.stop()
-            self._dir.cleanup()
+def cmd(i: int, text: str = TEXT, user: str = "steward", *, tag: str = "bench",
+        reply_via: str = "send") -> Command:
+    """A console command, deduplicated as `<tag>:<i>`."""
+    return Command(platform="console", chat=user, user=user, text=text,
+                   dedupe_key=f"{tag}:{i}", reply_via=reply_via)
 
 
-async def start_rig(**settings: Any) -> Rig:
-    """Start Redis and a core on an empty database (settings as environment names)."""
+async def reports(core: Any, n: int, start: int, *, tag: str = "bench",
+                  reply_via: str = "send") -> float:
+    """Reports per second, one at a time, each a new incident."""
+    t = time.perf_counter()
+    for i in range(start, start + n):
+        core.clock.advance(STEP)
+        r = await core.handle(cmd(i, tag=tag, reply_via=reply_via))
+        assert r is not None and r.reply.ok, r.reply.text if r else None
+    return n / (time.perf_counter() - t)
+
+
+@asynccontextmanager
+async def bench_core(**settings: Any) -> AsyncIterator[tuple[Core, str, str]]:
+    """(core, Redis URL, temp dir): an empty database (REDIS_URL, else an embedded server
+    started here), the sample fixture active; emptied and stopped after."""
     url = os.environ.get("REDIS_URL")
     server = None
     tmp = tempfile.TemporaryDirectory()
@@ -53,13 +62,13 @@ async def start_rig(**settings: Any) -> Rig:
     try:
         store = Store.from_url(url)
         await store.reset_for_tests()
-        config = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name, **settings)
-        core = build_core(store, config, VirtualClock(datetime(2026, 12, 2, 21, tzinfo=UTC)))
-        core.notifier.outbox = Outbox(store)
+        core = build_core(store, load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
+                                               **settings), VirtualClock(START))
         await ensure_sample_fixture(core)
-    except BaseException:
+        yield core, url, tmp.name
+        await store.reset_for_tests()
+        await store.close()
+    finally:
         if server:
             server.stop()
         tmp.cleanup()
-        raise
-    return Rig(core, url, tmp.name, tmp, server)

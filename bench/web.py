@@ -32,10 +32,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, ClientTimeout, web  # noqa: E402
 
-from bench.rig import start_rig  # noqa: E402
-from bench.write_path import reports  # noqa: E402
+from bench import rig  # noqa: E402
+from bot.store.outbox import Outbox  # noqa: E402
 from bot.web.access import COOKIE, LINK_PATH, Session  # noqa: E402
 from bot.web.server import ControlRoom  # noqa: E402
+
+
+async def reports(core, n: int, start: int) -> float:
+    """Reports per second, one at a time, as bench/write_path.py sends them."""
+    return await rig.reports(core, n, start, tag="bench-web", reply_via="")
+
 
 # ---------------------------------------------------------------- the screens' process
 REPORTED = re.compile(rb'id: (\d+)-\d+\nevent: change\ndata: \{"event": ?\{[^}]*?"kind": ?'
@@ -134,9 +140,8 @@ def pin(cpus: set[int]) -> bool:
 async def main(n_reports: int, n_screens: int) -> None:
     pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
     # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
-    rig = await start_rig(MATCHDAY_WEB_SESSION_TTL=10**9)
-    try:
-        core = rig.core
+    async with rig.bench_core(MATCHDAY_WEB_SESSION_TTL=10**9) as (core, _url, _tmp):
+        core.notifier.outbox = Outbox(core.store)  # as `matchday run` and write_path.py
         await reports(core, 1000, 0)  # 1,000 incidents for the first paint
         room = ControlRoom(core, "http://127.0.0.1")
         runner = web.AppRunner(room.web_app())
@@ -185,8 +190,7 @@ async def main(n_reports: int, n_screens: int) -> None:
             print(f"screen_complete_ms_1000: {paint[2]:.0f}")
         await runner.cleanup()
         await room.live.close()
-    finally:
-        await rig.stop()
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)

@@ -60,6 +60,7 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     except ValueError as exc:
         raise StartupError(str(exc)) from None
     notifier.store = store  # live messages' platform ids
+    notifier.wall = lambda: clock.now().astimezone(settings.zone)  # the board's local HH:MM
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
     try:

@@ -163,8 +163,12 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     if seen:  # the same messages the script stored, numbered: nothing to render twice
         outs, result = drafted
         real = str(inc.n)
-        outs = [replace(o, reply=fill_reply(o.reply, stand_in, real),
-                        ref=o.ref.replace(stand_in, real), stored=True) for o in outs]
+        filled: dict[int, Reply] = {}  # control and command share one card: fill it once
+        for o in outs:
+            if id(o.reply) not in filled:
+                filled[id(o.reply)] = fill_reply(o.reply, stand_in, real)
+        outs = [replace(o, reply=filled[id(o.reply)], ref=o.ref.replace(stand_in, real),
+                        stored=True) for o in outs]
         result = Result(fill_reply(result.reply, stand_in, real),
                         queued=any(o.audience.startswith("user:") for o in seen))
     else:

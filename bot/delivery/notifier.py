@@ -11,6 +11,9 @@ replies, incident cards, threads, escalations, briefings. Per (platform, chat):
 - when more new incidents wait than the chat can take in the next few seconds (a
   flashpoint), they go out as one digest naming each (highest severity first); cards of
   severity 4+ still follow individually;
+- while a chat is in that digest mode it also gets a live board (bot.delivery.board): one
+  pinned message listing the open incidents, edited at most once per few of the chat's
+  slots, finally marked "no longer live" and unpinned when the burst is over;
 - a 429 waits the platform's retry_after and tries again, for ever: a message is delivered
   or superseded, never dropped. `on_done` tells the outbox when an entry is delivered.
 """
@@ -25,10 +28,12 @@ import time
 import tomllib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.core.messages import Outbound, Reply
+from bot.delivery import board as boards
 from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import SENDING, Gone, RetryLater, Sink
@@ -43,6 +48,7 @@ MAX_BACKOFF = 30.0
 SEVERITY = re.compile(r"^Severity (\d)")
 
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
+T = TypeVar("T")
 
 
 def load_channels(path: Path) -> dict[str, dict[str, list[str]]]:
@@ -104,6 +110,9 @@ class ChatQueue:
         self.idle.set()
         self.busy = False
         self.last_digest: float | None = None  # when the last digest went (flashpoint mode)
+        self.board = boards.Board()
+        self.board_at = float("-inf")  # when the board last took one of the chat's slots
+        self.timer: asyncio.Task[None] | None = None  # wakes the worker for the board
 
     def put(self, item: Item) -> None:
         """Queue a message; a newer version of a queued live message replaces it in place."""
@@ -140,6 +149,10 @@ class Notifier:
         self.journal: Any = None
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
+        self.wall: Callable[[], datetime] = lambda: datetime.now(UTC)  # the board's HH:MM
+        # Waits for a board's next turn; real time even when the limiter's clock is injected
+        # (tests replace it and call poke() after moving their clock).
+        self.board_sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
         self.health: dict[tuple[str, str], Health] = {}
         self._queues: dict[tuple[str, str], ChatQueue] = {}
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
@@ -247,6 +260,9 @@ class Notifier:
         reserve = getattr(self.limiter, "reserve", None)
         slot = reserve(platform, chat, 1) if reserve else None  # booked in call order: fair
         queue.put(Item(out, self.clock(), [done] if done else [], slot))
+        queue.board.note(out, self.clock())
+        if queue.board.dirty:
+            queue.wake.set()
         self._update_health(platform, chat, queue)
 
     def _update_health(self, platform: str, chat: str, queue: ChatQueue) -> None:
@@ -258,9 +274,23 @@ class Notifier:
     async def _worker(self, platform: str, chat: str, queue: ChatQueue) -> None:
         sink = self.sinks[platform]
         while True:
+            turn = self._board_due(platform, chat, queue)
+            if turn:
+                queue.busy = True
+                try:
+                    await self._board_turn(sink, platform, chat, queue, turn)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("board for %s:%s failed", platform, chat)
+                    queue.board.dirty = False
+                finally:
+                    queue.busy = False
+                continue
             if not queue.items:
                 queue.idle.set()
                 queue.wake.clear()
+                self._arm_board_timer(platform, chat, queue)
                 await queue.wake.wait()
                 continue
             queue.busy = True
@@ -313,7 +343,8 @@ class Notifier:
         if queue.last_digest is None:
             return
         gap = getattr(self.limiter, "interval", None)
-        wait = queue.last_digest + (gap(platform, chat) if gap else 0.0) - self.clock()
+        last = max(queue.last_digest, queue.board_at)  # board turns share the pace
+        wait = last + (gap(platform, chat) if gap else 0.0) - self.clock()
         if 0 < wait:
             await self.limiter.sleep(wait)
 
@@ -348,6 +379,8 @@ class Notifier:
                 i.named = True
             self.health[(platform, chat)].digests += 1
             queue.last_digest = self.clock()
+            if self._pins(platform):
+                queue.board.burst(queue.last_digest, fresh[0].out.fixture)
             lines = [digest_line(i.out.reply) for i in fresh]
             title = f"{len(fresh)} new incidents (worst first)"
             reply = Reply("\n".join(lines), title=title)
@@ -376,10 +409,16 @@ class Notifier:
     async def _deliver(self, sink: Sink, platform: str, chat: str, out: Outbound,
                        keep_ref: bool = True) -> str:
         """Edit the live message in place, or send anew; retry 429s until it goes."""
+        return await self._retrying(
+            platform, chat, lambda: self._edit_or_send(sink, platform, chat, out, keep_ref))
+
+    async def _retrying(self, platform: str, chat: str,
+                        call: Callable[[], Awaitable[T]]) -> T:
+        """Run one platform call until it goes: 429s wait retry_after, outages back off."""
         backoff = 1.0
         while True:
             try:
-                return await self._edit_or_send(sink, platform, chat, out, keep_ref)
+                return await call()
             except RetryLater as exc:
                 self.health[(platform, chat)].last_429_at = self.clock()
                 metrics.RATE_LIMITED.labels(platform).inc()
@@ -422,7 +461,99 @@ class Notifier:
                 await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
         return mid
 
+    # ---------------------------------------------------------------- the live board
+    def _pins(self, platform: str) -> bool:
+        """Whether this platform's sink can keep a pinned board (recorders cannot)."""
+        sink = self.sinks.get(platform)
+        return sink is not None and hasattr(sink, "pin") and not hasattr(sink, "deliver")
+
+    def _board_gap(self, platform: str, chat: str) -> float:
+        """Seconds between board edits: a fixed share of the chat's sustained budget."""
+        gap = getattr(self.limiter, "interval", None)
+        return max(1.0, boards.EDIT_EVERY_SLOTS * (gap(platform, chat) if gap else 0.0))
+
+    def _board_due(self, platform: str, chat: str, queue: ChatQueue) -> str:
+        """'end', 'pin' or 'edit' when the board's turn has come, else ''."""
+        board = queue.board
+        if not board.live:
+            return ""
+        now = self.clock()
+        if board.last_burst is not None and now - board.last_burst >= boards.QUIET_S \
+                and not queue.items:
+            return "end"
+        if board.pin_owed and (board.last_edit is None or queue.last_digest is None or
+                               queue.last_digest > board.last_edit or not queue.items):
+            return "pin"  # not straight after the post: a digest goes in between
+        if board.dirty and (board.last_edit is None or
+                            now - board.last_edit >= self._board_gap(platform, chat)):
+            return "edit"
+        return ""
+
+    def _arm_board_timer(self, platform: str, chat: str, queue: ChatQueue) -> None:
+        """While a board is live and the queue idle, wake the worker when its turn comes."""
+        board = queue.board
+        if queue.timer is not None:
+            queue.timer.cancel()
+            queue.timer = None
+        if not board.live or board.last_burst is None:
+            return
+        now = self.clock()
+        at = board.last_burst + boards.QUIET_S
+        if board.dirty and board.last_edit is not None:
+            at = min(at, board.last_edit + self._board_gap(platform, chat))
+
+        async def wake() -> None:
+            await self.board_sleep(max(0.0, at - now))
+            queue.wake.set()
+        queue.timer = asyncio.create_task(wake())
+
+    async def _board_turn(self, sink: Sink, platform: str, chat: str, queue: ChatQueue,
+                          turn: str) -> None:
+        """Post and pin the board, edit it with the latest state, or end it."""
+        board = queue.board
+        hhmm = self.wall().strftime("%H:%M")
+        ref = (board.fixture, platform, chat, boards.REF)
+        mid = await self.store.message_ref(*ref) if self.store is not None else None
+        if turn == "end":
+            board.live = False
+            if not mid:
+                return
+            await self._readmit(platform, chat)
+            reply = board.final(hhmm)
+            await self._retrying(platform, chat, lambda: sink.edit(chat, mid, reply))
+            if board.pin_owed:  # never pinned: nothing to take down
+                board.pin_owed = ""
+            else:
+                await self._readmit(platform, chat)
+                await self._retrying(platform, chat, lambda: sink.unpin(chat, mid))  # type: ignore[attr-defined]
+            if self.store is not None:
+                await self.store.drop_message_ref(*ref)
+            return
+        await self._pace(platform, chat, queue)
+        await self._readmit(platform, chat)  # a pin counts like a message in a group
+        queue.board_at = self.clock()
+        if turn == "pin":
+            pin, board.pin_owed = board.pin_owed, ""
+            await self._retrying(platform, chat, lambda: sink.pin(chat, pin))  # type: ignore[attr-defined]
+            return
+        board.dirty = False
+        board.last_edit = self.clock()
+        just_in = [boards.incident_id(i.out.reply) for i in queue.items
+                   if not i.named and self._is_new_card(platform, chat, i)]
+        reply = board.render(hhmm, [j for j in just_in if j])
+        if mid and await self._retrying(platform, chat, lambda: sink.edit(chat, mid, reply)):
+            return
+        new = await self._retrying(platform, chat, lambda: sink.send(chat, reply))
+        if self.store is not None and new:
+            await self.store.set_message_ref(*ref, new)
+        board.pin_owed = new
+
     # ---------------------------------------------------------------- lifecycle
+    def poke(self) -> None:
+        """Have every chat's worker look again at what is due (its board, e.g.)."""
+        for queue in self._queues.values():
+            queue.wake.set()
+
     def queued(self) -> int:
         """Messages waiting in every chat's queue."""
         return sum(len(q.items) for q in self._queues.values())
@@ -444,6 +575,9 @@ class Notifier:
     async def close(self) -> None:
         """Deliver what is queued, then stop the workers."""
         await self.drain()
+        for queue in self._queues.values():
+            if queue.timer is not None:
+                queue.timer.cancel()
         for task in self._workers.values():
             task.cancel()
         await asyncio.gather(*self._workers.values(), return_exceptions=True)

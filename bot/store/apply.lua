@@ -4,8 +4,9 @@
 -- KEYS[2..]: every key the ops touch (bot/store/keys.py derives them); a key found inside
 --          the script (a merge candidate, a type index) is declared as "<family>*".
 --          Touching an undeclared key is an error (Redis Cluster only guards declared keys).
--- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as JSON.
--- A string argument is always taken literally. A value the script fills in is a JSON object
+-- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as MessagePack
+-- (or as JSON: a payload starting with '[').
+-- A string argument is always taken literally. A value the script fills in is a map
 -- (see bot/store/ops.py): {"v": name} a variable set by an earlier op, {"t": [parts]} the
 -- parts joined, {"q": value} the value as a JSON string (inside event data).
 -- Guards (require_*) must come before writes: a refused command writes nothing.
@@ -53,7 +54,19 @@ local function kf(family, rest)
   if not declared[p .. family .. '*'] then error('undeclared key family ' .. family) end
   return p .. family .. rest
 end
-local ops = cjson.decode(ARGV[3])
+local function decode(s)
+  if string.byte(s, 1) == 91 then return cjson.decode(s) end  -- '[': JSON
+  return cmsgpack.unpack(s)
+end
+local function holds(v, cmp, value)
+  -- '<' as numbers, '==' as strings (e.g. raise a severity only when it is higher)
+  if cmp == '<' then return (tonumber(v) or 0) < tonumber(value) end
+  if cmp == '==' then return v == tostring(value) end
+  return false
+end
+local run
+-- Run a list of ops; a refusal or an error ends the whole script (returned, not nil).
+run = function(ops)
 local i = 0
 while i < #ops do
   i = i + 1
@@ -136,15 +149,19 @@ while i < #ops do
   elseif o == 'skip_unless' then
     if (vars[op[2]] or '') == '' then i = i + op[3] end
   elseif o == 'skip_unless_cmp' then
-    -- {var, '<' (as numbers) or '==' (as strings), value, n}: skip the next n ops unless
-    -- variable op[2] compares so with op[4] (e.g. raise a severity only when it is higher)
-    local v, holds = vars[op[2]] or '', false
-    if op[3] == '<' then
-      holds = (tonumber(v) or 0) < tonumber(op[4])
-    elseif op[3] == '==' then
-      holds = v == tostring(op[4])
+    -- {var, '<' or '==', value, n}: skip the next n ops unless variable op[2] compares so
+    if not holds(vars[op[2]] or '', op[3], op[4]) then i = i + op[5] end
+  elseif o == 'run_if' or o == 'run_unless' or o == 'run_if_cmp' then
+    -- {var, [cmp, value,] ops}: a branch as its own encoded list, decoded only when taken
+    -- (a report's merge branch is most of its payload and is seldom taken)
+    local v = vars[op[2]] or ''
+    local take
+    if o == 'run_if' then take = v ~= '' elseif o == 'run_unless' then take = v == ''
+    else take = holds(v, op[3], op[4]) end
+    if take then
+      local res = run(decode(op[#op]))
+      if res then return res end
     end
-    if not holds then i = i + op[5] end
   elseif o == 'find_similar' then
     -- {index, since, type, near zones, affiliation, own zone, var}: the open incident of
     -- this type in a near zone reported since `since`, same zone first, newest 50 only
@@ -172,6 +189,10 @@ while i < #ops do
     return redis.error_reply('apply.lua: unknown op ' .. tostring(o))
   end
 end
+return nil
+end
+local res = run(decode(ARGV[3]))
+if res then return res end
 local result = cjson.encode(vars)
 if ARGV[1] ~= '' then
   redis.call('SET', p .. 'dedupe:' .. ARGV[1], result, 'EX', tonumber(ARGV[2]))

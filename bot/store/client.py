@@ -167,8 +167,6 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         self.esc_index = OPS + "esc:fixtures"
         self._esc_indexed: dict[str, float] = {}  # fixture -> when this process listed it
         self._retire_after = 0.0  # monotonic time of the next retire_escalations pass
-        lua = resources.files("bot.store").joinpath("apply.lua").read_text()
-        self._apply = self.r.register_script(lua)
         self.url: str | None = None  # set by from_url (a second client, e.g. for blocking reads)
         self._lua = resources.files("bot.store").joinpath("apply.lua").read_text()
         self._apply = self.r.register_script(self._lua)
@@ -266,15 +264,26 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
             return res
         raise StoreUnavailable("script not loaded")
 
+    async def _script(self, keys: list[str], args: list[Any]) -> Any:
+        """EVALSHA the write script straight through the client (redis-py's Script wrapper
+        and its argument checks cost a tenth of a report's Python); load it once if the
+        server lacks it (a restart, another server)."""
+        try:
+            return await self._call(self.r.execute_command("EVALSHA", self._apply.sha,
+                                                           len(keys), *keys, *args))
+        except NoScriptError:
+            await self._call(self.r.script_load(self._lua))
+            return await self._call(self.r.execute_command("EVALSHA", self._apply.sha,
+                                                           len(keys), *keys, *args))
+
     async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
         """Run one command's ops atomically in one round trip; raise Refused on a guard.
         An outage during the call leaves it unknown whether it ran (see WriteAttempts).
 
         With replica_acks, the same round trip WAITs for replicas (Unconfirmed if they
         don't confirm in time)."""
-        payload = encode(ops)
         keys = script_keys(prefix, ops, dedupe)
-        args = [dedupe, self.dedupe_ttl, payload]
+        args = [dedupe, self.dedupe_ttl, encode(ops)]
         if self._auto_acks and self.replica_acks and \
                 time.monotonic() - self._acks_checked > 1.0:
             await self._refresh_acks()
@@ -282,7 +291,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         if self.replica_acks:
             res = await self._script_then_wait(keys, args)
         else:
-            res = await self._call(self._apply(keys=keys, args=args))
+            res = await self._script(keys, args)
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
@@ -686,6 +695,11 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         pipe.set(f"{OPS}msgof:{platform}:{chat}:{message_id}", f"{fixture}|{ref}", ex=14 * 86400)
         pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
         await self._call(pipe.execute())
+
+    async def drop_message_ref(self, fixture: str, platform: str, chat: str,
+                               ref: str) -> None:
+        """Forget a live message (e.g. a board no longer live): the next one is posted anew."""
+        await self._call(self.r.delete(self._ref_key(fixture, platform, chat, ref)))
 
     async def ref_of_message(self, platform: str, chat: str,
                              message_id: str) -> tuple[str, str] | None:

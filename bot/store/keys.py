@@ -34,6 +34,8 @@ def key_shape(value: Any) -> str:
     """A key as declared: literal text, with each value the script fills in written as
     `$name` (apply.lua writes the same shape), so a key like inc:$n is declared before the
     number exists. Same hash tag, so the same slot."""
+    if type(value) is str:
+        return value
     if isinstance(value, dict):
         if "v" in value:
             return "$" + str(value["v"])
@@ -42,14 +44,22 @@ def key_shape(value: Any) -> str:
     return str(value)
 
 
-def script_keys(prefix: str, ops: list[Any], dedupe: str = "") -> list[str]:
-    """KEYS for apply.lua: the prefix first, then every key the ops touch (once each)."""
+_ONE = (1,)
+
+
+def script_keys(prefix: str, ops: list[Any], dedupe: str = "", *,
+                flat: bool = False) -> list[str]:
+    """KEYS for apply.lua: the prefix first, then every key the ops touch (once each).
+    `flat`: the ops are already flattened (the store flattens once for keys and payload)."""
     out: dict[str, None] = {prefix: None}
     if dedupe:
         out[f"{prefix}dedupe:{dedupe}"] = None
-    for op in flatten(ops):
-        for i in KEY_ARGS.get(op[0], (1,)):
-            out[prefix + key_shape(op[i])] = None
-        for fam in KEY_FAMILIES.get(op[0], ()):
+    args, families = KEY_ARGS.get, KEY_FAMILIES.get
+    for op in (ops if flat else flatten(ops)):
+        name = op[0]
+        for i in args(name, _ONE):
+            v = op[i]
+            out[prefix + (v if type(v) is str else key_shape(v))] = None
+        for fam in families(name, ()):
             out[prefix + (fam if isinstance(fam, str) else key_shape(op[fam])) + "*"] = None
     return list(out)

@@ -1,13 +1,13 @@
 """Typed ops of the write script (apply.lua): one small class per op it understands.
 
 Store methods build a command's writes from these; `encode()` turns them into the script's
-JSON. This module is the only place that knows how a `Var` travels to the script: as a JSON
-object (`{"v": name}`, `{"t": [parts]}`, `{"q": value}` for a JSON-quoted value), never as
+MessagePack. This module is the only place that knows how a `Var` travels to the script: as a JSON
+map (`{"v": name}`, `{"t": [parts]}`, `{"q": value}` for a JSON-quoted value), never as
 bytes inside a string, so nothing a user types can be read as a placeholder.
 
 Adding an op: a class here whose constructor takes the op's arguments in the script's order
 and builds (op name, *arguments) with Vars encoded, added to `Op`, and a branch in
-apply.lua. (Ops are tuples so json writes them without a per-op conversion: one report is
+apply.lua. (Ops are tuples so msgpack and json write them without a per-op conversion: one report is
 some thirty ops, and this is the hot path.)
 """
 
@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple
+
+import msgpack
 
 from bot.domain.ledger import Event, Tpl, Var, clean_text, incident_of
 
@@ -39,23 +41,35 @@ def enc(value: Any) -> Any:
 
 
 def _json_parts(obj: Any, out: list[Any]) -> None:
-    if isinstance(obj, Var | Tpl):
+    kind = type(obj)
+    if kind is Var or kind is Tpl:
         out.append({"q": enc(obj)})  # the script JSON-quotes the filled-in text
     elif isinstance(obj, dict):
         out.append("{")
         for i, (k, v) in enumerate(obj.items()):
-            out.append(("," if i else "") + json.dumps(str(k), ensure_ascii=False) + ":")
-            _json_parts(v, out)
+            out.append(("," if i else "") + _dumps(str(k)) + ":")
+            _json_child(v, out)
         out.append("}")
     elif isinstance(obj, list | tuple):
         out.append("[")
         for i, v in enumerate(obj):
             if i:
                 out.append(",")
-            _json_parts(v, out)
+            _json_child(v, out)
         out.append("]")
     else:
-        out.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        out.append(_dumps(obj))
+
+
+def _json_child(obj: Any, out: list[Any]) -> None:
+    kind = type(obj)
+    if kind is dict or kind is list or kind is tuple:
+        try:  # most of a tree holds no Var: written at C speed, as the walk would write it
+            out.append(_dumps(obj))
+            return
+        except TypeError:
+            pass
+    _json_parts(obj, out)
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -361,6 +375,7 @@ class When(NamedTuple):
     var: str
     ops: list[Op]
     op = "skip_unless"
+    run = "run_if"
 
 
 class WhenCmp(NamedTuple):
@@ -372,6 +387,7 @@ class WhenCmp(NamedTuple):
     value: str | int
     ops: list[Op]
     op = "skip_unless_cmp"
+    run = "run_if_cmp"
 
 
 class Unless(NamedTuple):
@@ -380,6 +396,7 @@ class Unless(NamedTuple):
     var: str
     ops: list[Op]
     op = "skip_if"
+    run = "run_unless"
 
 
 class Outbox(_Wire):
@@ -415,16 +432,45 @@ def flatten(ops: list[Op]) -> list[Any]:
     return out
 
 
-_WIRE = json.JSONEncoder(separators=(",", ":"))  # ASCII out
-_WIRE_UTF8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# UTF-8 straight out (no \u escapes to re-expand), no circular check (ops are trees).
+_WIRE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+# MessagePack: strings go length-prefixed, so the JSON inside event data and outbox entries
+# is neither escaped here nor unescaped by the script (about a third of Python's encoding and
+# a sixth of the script's decoding, measured in bench/write_path.py).
+# Raw strings only (no bin type): a packed branch travels inside as a string.
+_PACK = msgpack.Packer(use_bin_type=False, autoreset=True)
 
 
-def encode(ops: list[Op]) -> str:
-    """The script's ARGV: ops as JSON. The core cleans what users type at the edge; this is
-    the net for anything else (lone surrogates cannot be sent as UTF-8)."""
-    flat = flatten(ops)
-    text = _WIRE.encode(flat)
-    if "\\ud" not in text:  # no UTF-16 surrogates escaped: plain ASCII the script reads
-        return text
-    # astral characters (valid pairs) or lone surrogates: send UTF-8, lone ones as U+FFFD
-    return clean_text(_WIRE_UTF8.encode(flat))
+def encode(ops: list[Op]) -> bytes:
+    """The script's ARGV: ops as MessagePack, each branch (When, Unless, WhenCmp) packed on
+    its own so the script decodes it only when it is taken (apply.lua also takes the flat
+    JSON of `encode_json`). The core cleans what users type at the edge; this is the net for
+    anything else (lone surrogates cannot be sent as UTF-8: they become U+FFFD)."""
+    try:
+        return _PACK.pack(_nest(ops))
+    except UnicodeEncodeError:
+        return encode_json(ops)
+
+
+def _nest(ops: list[Op]) -> list[Any]:
+    out: list[Any] = []
+    for o in ops:
+        kind = type(o)
+        if kind is When or kind is Unless:
+            out.append((o.run, o.var, _PACK.pack(_nest(o.ops))))  # type: ignore[union-attr]
+        elif kind is WhenCmp:
+            out.append((o.run, o.var, o.cmp, o.value,  # type: ignore[union-attr]
+                        _PACK.pack(_nest(o.ops))))  # type: ignore[union-attr]
+        else:
+            out.append(o)
+    return out
+
+
+def encode_json(ops: list[Op]) -> bytes:
+    """The ops as flat JSON (branches as skip counts), UTF-8 encoded once here; lone
+    surrogates become U+FFFD."""
+    text = _WIRE.encode(flatten(ops))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return clean_text(text).encode()

@@ -6,21 +6,19 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest_asyncio
-from pydantic import SecretStr
 
 from bot.adapters.slack.adapter import SlackAdapter
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.settings import Settings
+from tests.fakes.adapters import both_adapters
 from tests.fakes.slack_api import (
-    SIGNING_SECRET,
     FakeSlack,
     bolt_request,
     button_payload,
     interactive_body,
     slash_body,
 )
-from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
+from tests.fakes.telegram_api import Call, FakeTelegram
 
 TG_STEWARD = 100000001  # roster: Telegram steward
 TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
@@ -32,22 +30,8 @@ SLACK_CONTROL = "C0CONTROL"
 async def both(core: Core, settings: Settings
                ) -> AsyncIterator[tuple[FakeTelegram, FakeSlack, SlackAdapter]]:
     tg_fake, slack_fake = FakeTelegram(), FakeSlack()
-    await tg_fake.start()
-    await slack_fake.start()
-    s = settings.model_copy(update={
-        "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": tg_fake.base_url,
-        "slack_bot_token": SecretStr("xoxb-test"),
-        "slack_signing_secret": SecretStr(SIGNING_SECRET),
-        "slack_api_url": slack_fake.api_url})
-    telegram = TelegramAdapter(core, s, poll_timeout=1)
-    slack = SlackAdapter(core, s)
-    await telegram.start()
-    await slack.start()
-    yield tg_fake, slack_fake, slack
-    await slack.stop()
-    await telegram.stop()
-    await slack_fake.stop()
-    await tg_fake.stop()
+    async with both_adapters(core, settings, tg_fake, slack_fake) as slack:
+        yield tg_fake, slack_fake, slack
 
 
 def tg_sends(chat: int, needle: str) -> Any:

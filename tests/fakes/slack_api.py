@@ -42,8 +42,9 @@ class FakeSlack:
                  enforce_limits: bool = False,
                  clock: Callable[[], float] = time.monotonic) -> None:
         # Slack's documented limits, answered with 429 + Retry-After when broken:
-        # chat.postMessage ~1/s per channel, chat.update Tier 3 (~50/min). Windows are a
-        # little shorter than the limits so a well-behaved client's network jitter passes.
+        # chat.postMessage ~1/s per channel, chat.update Tier 3 (~50/min), pins.add and
+        # pins.remove Tier 2 (~20/min). Windows are a little shorter than the limits so a
+        # well-behaved client's network jitter passes.
         self.enforce_limits = enforce_limits
         self.clock = clock
         self.too_many = 0
@@ -52,6 +53,7 @@ class FakeSlack:
         self.bot_user = bot_user
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) -> params
+        self.pins: dict[str, list[str]] = {}  # channel -> pinned message ts, newest last
         self.uploads: dict[str, bytes] = {}
         self.acks: dict[str, dict[str, Any]] = {}  # envelope_id -> ack message
         self.failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any]]]] = {}
@@ -159,7 +161,8 @@ class FakeSlack:
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
         call = Call(method, params, token, dict(request.headers))
         await self._record(call)
-        if self.enforce_limits and method in ("chat.postMessage", "chat.update"):
+        if self.enforce_limits and method in ("chat.postMessage", "chat.update", "pins.add",
+                                              "pins.remove"):
             wait = self._over_limit(method, str(params.get("channel", "")))
             if wait:
                 self.too_many += 1
@@ -179,6 +182,7 @@ class FakeSlack:
         """0 and the call counted, or whole seconds to wait (a limit would break)."""
         now = self.clock()
         key, count, per = ((f"post:{channel}", 1, 0.9) if method == "chat.postMessage"
+                           else (method, 20, 57.0) if method.startswith("pins.")  # Tier 2
                            else ("update", 50, 57.0))
         times = [t for t in self._sent_at.get(key, []) if t > now - per]
         self._sent_at[key] = times
@@ -243,6 +247,23 @@ class FakeSlack:
             return {"ok": False, "error": "message_not_found"}
         self.messages[key] = {**self.messages[key], **p}
         return {"ok": True, "channel": key[0], "ts": key[1], "text": p.get("text", "")}
+
+    def _m_pins_add(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(p.get("channel", "")), str(p.get("timestamp", ""))
+        if (channel, ts) not in self.messages:
+            return {"ok": False, "error": "message_not_found"}
+        pins = self.pins.setdefault(channel, [])
+        if ts in pins:
+            return {"ok": False, "error": "already_pinned"}
+        pins.append(ts)
+        return {"ok": True}
+
+    def _m_pins_remove(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(p.get("channel", "")), str(p.get("timestamp", ""))
+        if ts not in self.pins.get(channel, []):
+            return {"ok": False, "error": "no_pin"}
+        self.pins[channel].remove(ts)
+        return {"ok": True}
 
     def _m_chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "message_ts": self._new_ts()}

@@ -1,11 +1,12 @@
 """A fake Telegram Bot API server (aiohttp on 127.0.0.1, random port) that records every call.
 
 Serves what the adapter uses: getMe, getUpdates (long-poll on a queue the test pushes to),
-setWebhook/deleteWebhook, sendMessage, editMessageText, forwardMessage, answerCallbackQuery,
-setMyCommands, sendPhoto/sendDocument (multipart), getFile and file downloads. Message ids are
-numbered like Telegram's: per chat in supergroups and channels (ids -100…), and from the
-bot's one common sequence in private chats and basic groups. Any method can be made to fail
-for its next N calls (e.g. 429 with retry_after). Tests wait with `await fake.wait_for(...)`.
+setWebhook/deleteWebhook, sendMessage, editMessageText, forwardMessage, pin/unpinChatMessage
+(`pinned`), answerCallbackQuery, setMyCommands, sendPhoto/sendDocument (multipart), getFile and
+file downloads. Message ids are numbered like Telegram's: per chat in supergroups and channels
+(ids -100…), and from the bot's one common sequence in private chats and basic groups. Any
+method can be made to fail for its next N calls (e.g. 429 with retry_after). Tests wait with
+`await fake.wait_for(...)`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ TOKEN = "123456789:TEST-fake-token_for-tests"
 BOT_ID = 123456789
 BOT_USERNAME = "matchday_test_bot"
 LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument",
-           "editmessagereplymarkup", "editmessagecaption", "forwardmessage"}
+           "editmessagereplymarkup", "editmessagecaption", "forwardmessage",
+           "pinchatmessage", "unpinchatmessage"}  # a pin counts like a message in a group
 BOT_USER = {"id": BOT_ID, "is_bot": True, "first_name": "Matchday", "username": BOT_USERNAME}
 _INT_KEYS = {"offset", "limit", "timeout", "retry_after", "cache_time", "max_connections"}
 
@@ -81,6 +83,7 @@ class FakeTelegram:
         self.files: dict[str, bytes] = {}
         self.webhook: dict[str, Any] = {}
         self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
+        self.pinned: dict[int, list[int]] = {}  # chat id -> pinned message ids, newest last
         self._pending: list[tuple[dict[str, Any], bool]] = []  # (update, ignore_offset)
         self._update_ids = itertools.count(1000)
         self._message_ids = itertools.count(1)  # the bot's common sequence (private, groups)
@@ -503,6 +506,25 @@ class FakeTelegram:
         else:
             msg.pop("reply_markup", None)
         return msg
+
+    async def _m_pinchatmessage(self, p: dict, f: dict) -> bool:
+        chat, mid = int(p["chat_id"]), int(p["message_id"])
+        if (chat, mid) not in self.messages:
+            raise _ApiError(400, "Bad Request: message to pin not found")
+        pins = self.pinned.setdefault(chat, [])
+        if mid in pins:
+            pins.remove(mid)
+        pins.append(mid)
+        return True
+
+    async def _m_unpinchatmessage(self, p: dict, f: dict) -> bool:
+        chat = int(p["chat_id"])
+        pins = self.pinned.get(chat, [])
+        mid = int(p["message_id"]) if p.get("message_id") else (pins[-1] if pins else 0)
+        if mid not in pins:
+            raise _ApiError(400, "Bad Request: message to unpin not found")
+        pins.remove(mid)
+        return True
 
     async def _m_sendphoto(self, p: dict, f: dict) -> dict[str, Any]:
         data = next(iter(f.values()), b"")

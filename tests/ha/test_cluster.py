@@ -26,7 +26,9 @@ TG = {"as_": "100000001", "platform": "telegram"}
 
 
 def _args(line: str) -> list[str]:
-    return [codecs.escape_decode(a.encode())[0].decode() for a in ARG.findall(line)]
+    # the write script's ops travel as MessagePack: binary, not text
+    return [codecs.escape_decode(a.encode())[0].decode(errors="replace")
+            for a in ARG.findall(line)]
 
 
 class Monitor:

@@ -98,6 +98,7 @@ def night_config(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     return cfg, people
 
 
+@pytest.mark.long  # ~4 min of real time at the fakes' limits: CI runs it once, not per topology
 async def test_two_webhook_replicas_run_the_bundled_night_once(
         store: Store, redis_url: str, tmp_path: Path,
         night_config: tuple[Path, dict[str, int]]) -> None:

@@ -3,6 +3,8 @@ looks like a placeholder (old or new syntax) is stored as it is."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bot.domain.ledger import Event, Var
@@ -42,3 +44,59 @@ async def test_a_refusal_names_the_current_value(store):
 def test_a_var_cannot_be_formatted_into_text_by_mistake():
     with pytest.raises(TypeError):
         f"INC-{Var('n')}"  # noqa: B018
+
+
+async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch):
+    """Ops travel to the script as MessagePack; what a report stores (the outbox entries
+    for the control and command chats and the reporter, the log, the incident) is the same,
+    byte for byte, as when they travelled as JSON."""
+    from bot.core.messages import Command
+    from bot.sample import ensure_sample_fixture
+    from bot.store import client
+    from bot.store.ops import encode_json
+    from bot.store.outbox import Outbox
+
+    core.notifier.outbox = Outbox(core.store)
+    text = ('/incident missile @stb_walkway s4 🔥 coins & "bottles" thrown — é\\u00e9 '
+            '{"v":"n"} ☎️ 𝄞 from the upper tier')
+
+    async def stored() -> tuple[list, list, dict]:
+        r = await core.handle(Command(platform="console", chat="steward", user="steward",
+                                      text=text, dedupe_key="wire:1", reply_via="send"))
+        assert r is not None and r.reply.ok and r.reply.title == "Logged INC-1"
+        fx = await core.active_fixture()
+        p = fx_prefix(fx.id)
+        outbox = [f for _, f in await core.store.r.xrange(p + "obx")]
+        log = [f for _, f in await core.store.r.xrange(p + "log")]
+        return outbox, log, await core.store.r.hgetall(p + "inc:1")
+
+    packed = await stored()
+    assert {o["m"].split('"aud":"')[1].split('"')[0] for o in packed[0]} == \
+        {"control,command", "user:console:steward"}
+    assert "🔥" in json.loads(packed[0][0]["m"])["r"]["text"]
+    assert "𝄞" in packed[2]["description"]
+    await core.store.reset_for_tests()
+    await ensure_sample_fixture(core)
+    monkeypatch.setattr(client, "encode", encode_json)
+    assert await stored() == packed
+
+
+async def test_branches_run_only_when_taken_and_a_refusal_inside_one_refuses_all(store):
+    from bot.store.ops import Unless, When, WhenCmp
+
+    applied = await store.apply(P, [
+        Incr("seq", "n"),
+        When("n", [Hset("x", {"when": "yes", "odd": "\ud800"}),
+                   WhenCmp("n", "<", 5, [Hset("x", {"lt": "yes"})]),
+                   WhenCmp("n", "==", "2", [Hset("x", {"eq": "wrong"})]),
+                   Unless("n", [Hset("x", {"unless": "wrong"})])]),
+        Unless("none", [Hset("x", {"unless": "yes"})]),
+        ReturnHash("x"),
+    ])
+    assert applied.hashes == [{"when": "yes", "odd": "\ufffd", "lt": "yes", "unless": "yes"}]
+    with pytest.raises(Refused, match="^lt is yes$"):
+        await store.apply(P, [Hget("x", "when", "w"),
+                              When("w", [WhenCmp("w", "==", "yes", [
+                                  RequireIn("x", "lt", ["no"], "lt is " + Var("current"))])]),
+                              Hset("x", {"after": "never"})])
+    assert "after" not in await store.r.hgetall(P + "x")

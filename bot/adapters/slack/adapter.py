@@ -201,6 +201,24 @@ class SlackAdapter:
             await _native(self._upload(reply.images, channel, ts))
         return True
 
+    async def pin(self, chat: str, message_id: str) -> None:
+        """pins.add (Tier 2) for a message the bot posted (the flashpoint board)."""
+        channel, ts = _split_ref(message_id, chat)
+        try:
+            await _native(self.client.pins_add(channel=channel, timestamp=ts))
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_pinned":
+                raise
+
+    async def unpin(self, chat: str, message_id: str) -> None:
+        """pins.remove for a message the bot pinned."""
+        channel, ts = _split_ref(message_id, chat)
+        try:
+            await _native(self.client.pins_remove(channel=channel, timestamp=ts))
+        except SlackApiError as exc:
+            if exc.response.get("error") not in ("no_pin", "message_not_found"):
+                raise
+
 
     async def _respond(self, chat: str, target: str, reply: Reply) -> bool:
         """The ephemeral answer through the command's response_url; when Slack no longer

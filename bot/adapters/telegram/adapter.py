@@ -585,6 +585,24 @@ class TelegramAdapter:
             moved = await self.chat_moved(now, str(exc.new_chat_id))
             return await self._edit_at(moved, message_id, reply, private=_private(chat))
 
+    async def pin(self, chat: str, message_id: str) -> None:
+        """Pin a message (the flashpoint board) quietly; Telegram counts it like a message."""
+        now = await self.moves.resolve(PLATFORM, chat)
+        try:
+            await _native(self.application.bot.pin_chat_message(
+                _chat_id(now), int(message_id), disable_notification=True))
+        except BadRequest as exc:  # e.g. not an admin here: the board still works unpinned
+            log.warning("telegram: board not pinned in %s: %s", chat, exc)
+
+    async def unpin(self, chat: str, message_id: str) -> None:
+        """Unpin a message the bot pinned."""
+        now = await self.moves.resolve(PLATFORM, chat)
+        try:
+            await _native(self.application.bot.unpin_chat_message(
+                _chat_id(now), message_id=int(message_id)))
+        except BadRequest as exc:  # unpinned by hand meanwhile: nothing left to do
+            log.info("telegram: board not unpinned in %s: %s", chat, exc)
+
     async def _edit_at(self, chat: str, message_id: str, reply: Reply, *,
                        private: bool) -> bool:
         chat_id = _chat_id(chat)

@@ -1,0 +1,127 @@
+"""The live board a control chat gets at a flashpoint: one pinned message, edited in place.
+
+While a chat is in digest mode (more new incidents than its budget takes one by one), it also
+gets a board listing the open incidents (worst first, then oldest), with counts and "N more"
+when long. The board is rendered at send time from the latest card of each incident, so a
+superseded state is never sent. When the burst has been over for a while it gets a final
+edit and is unpinned. Built from the cards the chat receives; no platform details here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bot.core.messages import Outbound, Reply
+
+REF = "board"  # the board's live-message ref (its platform id is kept in the store)
+MAX_JUST_IN = 60  # ids on the "Just in" line
+MAX_ROWS = 30  # incidents listed; the rest are counted ("N more")
+EDIT_EVERY_SLOTS = 5  # one board edit per this many of the chat's sustained message slots
+QUIET_S = 60.0  # seconds without a digest before the flashpoint counts as over
+
+_SEVERITY = re.compile(r"^Severity (\d)")
+_ID = re.compile(r"\bINC-\d+\b")
+_MARK = re.compile(r"^\W+\s*")  # the severity emoji before the INC id in a card's title
+
+
+@dataclass
+class Row:
+    """One incident as the board shows it, from its latest card."""
+
+    title: str  # "INC-7 Throwing missiles"
+    place: str
+    severity: int
+    status: str
+    first_seen: float
+    closed: bool = False
+
+    def line(self) -> str:
+        """'INC-7 Throwing missiles · STB walkway · s4 · Reported'."""
+        return " · ".join(p for p in (self.title, self.place, f"s{self.severity}",
+                                      self.status) if p)
+
+
+def incident_id(card: Reply) -> str:
+    """The INC id in a card's title ('' if none)."""
+    m = _ID.search(card.title)
+    return m.group(0) if m else ""
+
+
+def row_of(card: Reply, seen: float) -> Row | None:
+    """The board row of an incident card; None for any other message."""
+    lines = card.text.splitlines()
+    sev = next((m for m in map(_SEVERITY.match, lines) if m), None)
+    if sev is None:
+        return None
+    where = next((x.removeprefix("Where: ") for x in lines if x.startswith("Where: ")), "")
+    status = next((x.removeprefix("Status: ") for x in lines if x.startswith("Status: ")), "")
+    status = status.split(" by ")[0].split(" · ")[0]
+    title = _MARK.sub("", card.title.strip())
+    closed = title.endswith("(closed)")
+    return Row(title.removesuffix("(closed)").strip(), where, int(sev.group(1)), status, seen,
+               closed)
+
+
+@dataclass
+class Board:
+    """One chat's board state: the incidents it knows, and whether the board is live."""
+
+    rows: dict[str, Row] = field(default_factory=dict)  # incident ref -> latest row
+    fixture: str = ""
+    live: bool = False
+    dirty: bool = False  # something changed since the last board edit
+    ending: bool = False  # the final edit is owed
+    pin_owed: str = ""  # a board just posted, pinned once a digest has had its turn
+    last_edit: float | None = None
+    last_burst: float | None = None
+
+    def note(self, out: Outbound, now: float) -> None:
+        """Take an incident card's latest state (other messages are ignored)."""
+        if not out.ref or out.quote or out.edit or out.ref == REF:
+            return
+        old = self.rows.get(out.ref)
+        row = row_of(out.reply, old.first_seen if old else now)
+        if row is None:
+            return
+        self.rows[out.ref] = row
+        self.fixture = out.fixture or self.fixture
+        if self.live:
+            self.dirty = True
+
+    def burst(self, now: float, fixture: str) -> None:
+        """A digest went out: the board goes (or stays) live."""
+        self.last_burst = now
+        self.fixture = fixture or self.fixture
+        if not self.live:
+            self.live = self.dirty = True
+            self.ending = False
+
+    def open_rows(self) -> list[Row]:
+        """Open incidents, worst first, then oldest first."""
+        return sorted((r for r in self.rows.values() if not r.closed),
+                      key=lambda r: (-r.severity, r.first_seen))
+
+    def render(self, hhmm: str, just_in: list[str] | None = None) -> Reply:
+        """The board's current text; `just_in` names incidents no digest has named yet
+        (so a board edit never delays the news: the digest details them next)."""
+        rows = self.open_rows()
+        counts: dict[int, int] = {}
+        for r in rows:
+            counts[r.severity] = counts.get(r.severity, 0) + 1
+        by_sev = ", ".join(f"s{s}: {n}" for s, n in sorted(counts.items(), reverse=True))
+        lines = [r.line() for r in rows[:MAX_ROWS]]
+        if len(rows) > MAX_ROWS:
+            lines.append(f"… {len(rows) - MAX_ROWS} more")
+        head = f"{len(rows)} open" + (f" ({by_sev})" if by_sev else "")
+        lines.insert(0, f"{head} · updated {hhmm}")
+        if just_in:  # ids only, so a long burst still fits one message
+            more = f" (+{len(just_in) - MAX_JUST_IN})" if len(just_in) > MAX_JUST_IN else ""
+            lines.insert(1, "Just in: " + ", ".join(just_in[:MAX_JUST_IN]) + more)
+        return Reply("\n".join(lines), title="📋 Live board (flashpoint)")
+
+    def final(self, hhmm: str) -> Reply:
+        """The board's last text, once the flashpoint is over."""
+        return Reply(f"Flashpoint over at {hhmm} — board no longer live. "
+                     f"{len(self.open_rows())} incidents still open; see their cards.",
+                     title="📋 Board (no longer live)")
