@@ -7,16 +7,6 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 
 from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
-
-
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    """The fake Bot API, enforcing Telegram's limits."""
-    f = FakeTelegram(enforce_limits=True)
-    await f.start()
-    yield f
-    await f.stop()
 
 
 @pytest_asyncio.fixture
