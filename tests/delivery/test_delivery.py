@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
 
-import pytest_asyncio
 from pydantic import SecretStr
 
 from bot.adapters.telegram.adapter import TelegramAdapter
@@ -200,14 +198,6 @@ async def test_two_replicas_share_one_limit_in_redis(store: Store):
 def tg_settings(settings: Settings, fake: FakeTelegram) -> Settings:
     return settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
                                        "telegram_base_url": fake.base_url})
-
-
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    f = FakeTelegram(enforce_limits=True)
-    await f.start()
-    yield f
-    await f.stop()
 
 
 async def durable(core: Core) -> OutboxReader:
