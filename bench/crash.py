@@ -1,6 +1,8 @@
 """Crash benchmark: kill -9 the real bot mid-burst (30 final form taps + 30 one-line reports),
 restart it, and count what was lost or doubled. Prints `name: value` lines (goal: all 0).
-Usage: python bench/crash.py [--kill-after N] [--settle S]
+The bot has a Telegram archive chat (MATCHDAY_TELEGRAM_ARCHIVE_CHAT), so a send the kill
+left in doubt is looked up rather than repeated; --no-archive measures without it.
+Usage: python bench/crash.py [--kill-after N] [--settle S] [--no-archive]
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 import time
@@ -22,6 +25,7 @@ TAPS = 30
 LINES = 30
 ANSWER = re.compile(r"Logged INC-\d+|Added to INC-\d+|Already logged as INC-\d+")
 LOGGED = re.compile(r"Logged (INC-\d+)")
+ARCHIVE = "-1009999999999"  # a private channel only the bot posts in
 
 
 def keyboard(msg: dict) -> list[str]:
@@ -69,15 +73,29 @@ def answers_to(rig: Rig, user: int, since: float) -> list[str]:
     return out
 
 
-async def main(kill_after: int, settle: float) -> None:
-    for name, value in (await crash_run(kill_after, settle)).items():
+async def main(kill_after: int, settle: float, archive: bool) -> None:
+    for name, value in (await crash_run(kill_after, settle, archive=archive)).items():
         print(f"{name}: {value}")
 
 
 async def crash_run(kill_after: int, settle: float, taps: int = TAPS,
-                    lines: int = LINES) -> dict[str, object]:
+                    lines: int = LINES, archive: bool = True) -> dict[str, object]:
     """Run the burst, kill -9 mid-way, restart; the figures."""
     TAPS, LINES = taps, lines  # noqa: N806
+    before = os.environ.get("MATCHDAY_TELEGRAM_ARCHIVE_CHAT")
+    os.environ.pop("MATCHDAY_TELEGRAM_ARCHIVE_CHAT", None)
+    if archive:
+        os.environ["MATCHDAY_TELEGRAM_ARCHIVE_CHAT"] = ARCHIVE  # read by the bot process
+    try:
+        return await _run(kill_after, settle, TAPS, LINES)
+    finally:
+        os.environ.pop("MATCHDAY_TELEGRAM_ARCHIVE_CHAT", None)
+        if before is not None:
+            os.environ["MATCHDAY_TELEGRAM_ARCHIVE_CHAT"] = before
+
+
+async def _run(kill_after: int, settle: float, TAPS: int, LINES: int  # noqa: N803
+               ) -> dict[str, object]:
     rig = Rig(TAPS + LINES)
     await rig.start()
     try:
@@ -160,7 +178,8 @@ async def crash_run(kill_after: int, settle: float, taps: int = TAPS,
                                      + [f"slack card {k}" for k, v in sl_cards.items() if v > 1]
                                      + [f"logged {k}" for k, v in logged_counts.items()
                                         if v > 1]),
-                "telegram_429": rig.tg.too_many, "slack_429": rig.slack.too_many}
+                "telegram_429": rig.tg.too_many, "slack_429": rig.slack.too_many,
+                "telegram_probes": len(rig.tg.calls_of("forwardMessage", ok_only=False))}
     finally:
         await rig.stop()
 
@@ -169,5 +188,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--kill-after", type=int, default=8)
     ap.add_argument("--settle", type=float, default=60.0)
+    ap.add_argument("--no-archive", action="store_true")
     a = ap.parse_args()
-    asyncio.run(main(a.kill_after, a.settle))
+    asyncio.run(main(a.kill_after, a.settle, not a.no_archive))

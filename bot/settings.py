@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     telegram_base_url: str | None = Field(default=None, alias="TELEGRAM_BASE_URL")
     telegram_webhook_secret: SecretStr | None = Field(default=None, alias="TELEGRAM_WEBHOOK_SECRET")
     telegram_webhook_url: str | None = Field(default=None, alias="TELEGRAM_WEBHOOK_URL")
+    # A private channel/group the bot can post in: after a crash, a send left in doubt is
+    # looked up by forwarding candidate messages there (Telegram bots can't read history).
+    telegram_archive_chat: str | None = Field(default=None,
+                                              alias="MATCHDAY_TELEGRAM_ARCHIVE_CHAT")
     slack_bot_token: SecretStr | None = Field(default=None, alias="SLACK_BOT_TOKEN")
     slack_app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
     slack_signing_secret: SecretStr | None = Field(default=None, alias="SLACK_SIGNING_SECRET")

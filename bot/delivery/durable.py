@@ -14,9 +14,12 @@ On recovery such a send is resolved per platform:
 - Slack: every post carries the outbox entries in its message metadata; the reader looks
   the message up (conversations.history / .replies) and, if it is there, records it as
   delivered instead of posting again.
-- Telegram has no way to read a chat back, so the send is repeated: at least once, never
-  lost. A repeat needs a kill -9 inside the one HTTP call of the send; a lost safety message
-  would be worse than a repeated one.
+- Telegram has no way to read a chat back, but its message ids grow within a chat: the
+  in-flight mark holds the highest id known in the chat then, and the adapter forwards the
+  few ids above it into a private archive chat (MATCHDAY_TELEGRAM_ARCHIVE_CHAT), looking
+  for the bot's own message with the entry's text. Found: delivered (its id kept for later
+  edits). Not found, or no archive chat configured: sent again (at least once; a lost
+  safety message would be worse than a repeated one).
 """
 
 from __future__ import annotations
@@ -128,8 +131,24 @@ class OutboxReader:
     async def _found(self, platform: str, chat: str, mark: Mark, out: Outbound) -> bool:
         """A send a crash left in doubt: if the platform can show it arrived, record it as
         delivered (and where the card is) instead of sending it again."""
-        find = getattr(self.notifier.sinks[platform], "find_sent", None)
-        if find is None:  # Telegram: no read API, so it is sent again (see the module doc)
+        sink = self.notifier.sinks[platform]
+        probe = getattr(sink, "probe_sent", None)
+        if probe is not None and not out.edit:  # Telegram (an edit is simply redone)
+            try:
+                floor = await self.outbox.floor(mark.fx, mark.entry, f"{platform}:{chat}")
+                mid = await probe(chat, floor, out.reply)
+            except Exception as exc:  # the lookup failed: sending again beats losing it
+                log.warning("could not look up %s in %s:%s (%s); sending again", mark.tag,
+                            platform, chat, exc)
+                return False
+            if not mid:
+                log.info("%s to %s:%s was in flight at a crash and is not there; sending it",
+                         mark.tag, platform, chat)
+                return False
+            await self.delivered(platform, chat, [mark], out, mid)
+            return True
+        find = getattr(sink, "find_sent", None)
+        if find is None:
             log.info("%s to %s:%s was in flight at a crash; sending it again", mark.tag,
                      platform, chat)
             return False
@@ -155,8 +174,10 @@ class OutboxReader:
 
     async def flying(self, platform: str, chat: str, marks: list[Mark]) -> None:
         """The notifier is about to send these entries to a chat: note it (one round trip)."""
+        floor = getattr(self.notifier.sinks.get(platform), "floor", None)
+        known = floor(chat) if floor is not None else 0
         await _persist(lambda: self.outbox.flying([(m.fx, m.entry) for m in marks],
-                                                  f"{platform}:{chat}"))
+                                                  f"{platform}:{chat}", known))
 
     async def delivered(self, platform: str, chat: str, marks: list[Mark],
                         out: Outbound | None = None, mid: str = "") -> None:
@@ -174,7 +195,10 @@ class OutboxReader:
         ref = None
         if out is not None and out.ref and mid and not out.edit:
             ref = (out.fixture, platform, chat, out.ref, mid)
-        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref))
+        space = getattr(self.notifier.sinks.get(platform), "id_space", None)
+        last = ((f"{platform}:{space(chat)}", int(mid))
+                if space is not None and mid.isdigit() else None)
+        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last))
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Wait until every watched outbox is empty and the chat queues are idle (tests)."""

@@ -27,6 +27,7 @@ STREAM = "obx"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
 REF_TTL = 14 * 86400  # as long as bot.store.client keeps live messages' ids
+LAST_IDS = OPS + "lastid"  # 'platform:id space' -> the highest message id seen there
 
 
 def encode(out: Outbound) -> str:
@@ -159,21 +160,37 @@ class Outbox:
         return {c: "done" if res[2 * i] else "fly" if res[2 * i + 1] else ""
                 for i, c in enumerate(chats)}
 
-    async def flying(self, entries: list[tuple[str, str]], chat: str) -> None:
+    async def flying(self, entries: list[tuple[str, str]], chat: str, floor: int = 0) -> None:
         """Note that a send of these (fixture, entry)s to 'platform:chat' is about to begin
-        (one round trip), so a crash before its answer is known leaves a trace."""
+        (one round trip), so a crash before its answer is known leaves a trace. `floor`: the
+        highest message id known in that chat then (0: unknown); the send's id is above it."""
         pipe = self.r.pipeline(transaction=False)
         for fx, entry in entries:
-            pipe.set(self._fly(fx, entry, chat), "1", ex=DONE_TTL)
+            pipe.set(self._fly(fx, entry, chat), str(max(floor, 0)), ex=DONE_TTL)
         await self.store._call(pipe.execute())
 
+    async def floor(self, fx: str, entry: str, chat: str) -> int:
+        """The message id an in-flight mark recorded as the chat's highest (0: unknown)."""
+        raw = await self.store._call(self.r.get(self._fly(fx, entry, chat)))
+        return int(raw) if raw and str(raw).isdigit() else 0
+
+    async def last_ids(self, platform: str) -> dict[str, int]:
+        """Id space -> the highest message id recorded there (see `delivered`)."""
+        rows = await self.store._call(self.r.zrange(LAST_IDS, 0, -1, withscores=True))
+        head = platform + ":"
+        return {str(k)[len(head):]: int(v) for k, v in rows if str(k).startswith(head)}
+
     async def delivered(self, entries: list[tuple[str, str, bool]], chat: str,
-                        ref: tuple[str, str, str, str, str] | None = None) -> None:
+                        ref: tuple[str, str, str, str, str] | None = None,
+                        last_id: tuple[str, int] | None = None) -> None:
         """The platform accepted the send: in ONE round trip, record where a live message
         now is (`ref`: fixture, platform, chat, ref, message id), then each (fixture,
         entry, last)'s delivered mark for 'platform:chat'; a `last` entry is done
-        everywhere, so it is acknowledged and dropped."""
+        everywhere, so it is acknowledged and dropped. `last_id` ('platform:id space',
+        message id) raises that space's highest known id."""
         pipe = self.r.pipeline(transaction=False)
+        if last_id is not None:
+            pipe.zadd(LAST_IDS, {last_id[0]: last_id[1]}, gt=True)
         if ref is not None:
             fixture, platform, chat_id, name, mid = ref
             pipe.set(f"{OPS}msgof:{platform}:{chat_id}:{mid}", f"{fixture}|{name}",

@@ -20,8 +20,7 @@ async def test_kill_9_mid_burst_then_restart_loses_and_doubles_nothing(redis_url
     for name in ("acked_lost", "cards_never_delivered", "replies_never_delivered",
                  "taps_lost", "reports_lost", "telegram_429", "slack_429"):
         assert got[name] == 0, (name, got)
-    # Slack sends left in doubt by the kill are looked up (message metadata), never
-    # repeated. The Bot API can't be read back: a Telegram send inside its one HTTP call
-    # when the process died is sent again (at least once: see bot/delivery/durable.py).
-    assert not [d for d in got["duplicated"] if d.startswith("slack")], got["duplicated"]
-    assert got["duplicates"] <= 1, got["duplicated"]
+    # Sends left in doubt by the kill are looked up, never repeated: Slack by message
+    # metadata, Telegram by forwarding the ids above the send's floor into the archive chat
+    # the bench configures (see bot/delivery/durable.py).
+    assert got["duplicates"] == 0, got["duplicated"]

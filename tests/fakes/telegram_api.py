@@ -1,10 +1,12 @@
 """A fake Telegram Bot API server (aiohttp on 127.0.0.1, random port) that records every call.
 
 Serves what the adapter uses: getMe, getUpdates (long-poll on a queue the test pushes to),
-setWebhook/deleteWebhook, sendMessage, editMessageText, pin/unpinChatMessage (`pinned`),
-answerCallbackQuery, setMyCommands,
-sendPhoto/sendDocument (multipart), getFile and file downloads. Any method can be made to fail
-for its next N calls (e.g. 429 with retry_after). Tests wait with `await fake.wait_for(...)`.
+setWebhook/deleteWebhook, sendMessage, editMessageText, forwardMessage, pin/unpinChatMessage
+(`pinned`), answerCallbackQuery, setMyCommands, sendPhoto/sendDocument (multipart), getFile and
+file downloads. Message ids are numbered like Telegram's: per chat in supergroups and channels
+(ids -100…), and from the bot's one common sequence in private chats and basic groups. Any
+method can be made to fail for its next N calls (e.g. 429 with retry_after). Tests wait with
+`await fake.wait_for(...)`.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ TOKEN = "123456789:TEST-fake-token_for-tests"
 BOT_ID = 123456789
 BOT_USERNAME = "matchday_test_bot"
 LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument",
-           "editmessagereplymarkup", "editmessagecaption",
+           "editmessagereplymarkup", "editmessagecaption", "forwardmessage",
            "pinchatmessage", "unpinchatmessage"}  # a pin counts like a message in a group
+BOT_USER = {"id": BOT_ID, "is_bot": True, "first_name": "Matchday", "username": BOT_USERNAME}
 _INT_KEYS = {"offset", "limit", "timeout", "retry_after", "cache_time", "max_connections"}
 
 
@@ -83,7 +86,10 @@ class FakeTelegram:
         self.pinned: dict[int, list[int]] = {}  # chat id -> pinned message ids, newest last
         self._pending: list[tuple[dict[str, Any], bool]] = []  # (update, ignore_offset)
         self._update_ids = itertools.count(1000)
-        self._message_ids = itertools.count(1)
+        self._message_ids = itertools.count(1)  # the bot's common sequence (private, groups)
+        self._channel_ids: dict[int, int] = {}  # supergroup/channel -> its last message id
+        self.incoming: dict[tuple[int, int], dict[str, Any]] = {}  # users' messages
+        self._html: set[tuple[int, int]] = set()  # messages sent with parse_mode HTML
         self._cond: asyncio.Condition | None = None
         self._updates_cond: asyncio.Condition | None = None
         self._runner: web.AppRunner | None = None
@@ -151,6 +157,7 @@ class FakeTelegram:
         for (chat, mid), msg in list(self.messages.items()):
             if chat == int(old):
                 self.messages[(int(new), mid)] = {**msg, "chat": self.chat(int(new))}
+                self._channel_ids[int(new)] = max(self._channel_ids.get(int(new), 0), mid)
 
     def migration_updates(self, old: int, new: int, by: int) -> list[dict[str, Any]]:
         """The two service messages Telegram sends on an upgrade (Bot API "Message" fields
@@ -223,7 +230,7 @@ class FakeTelegram:
         """An update carrying a message (text, photo or location) from a user."""
         chat_id = user_id if chat_id is None else chat_id
         msg: dict[str, Any] = {
-            "message_id": next(self._message_ids), "date": int(time.time()),
+            "message_id": self.next_message_id(chat_id), "date": int(time.time()),
             "chat": self.chat(chat_id), "from": self.user(user_id, first_name),
         }
         if text:
@@ -243,7 +250,17 @@ class FakeTelegram:
             msg["location"] = {"latitude": location[0], "longitude": location[1]}
         if reply_to:
             msg["reply_to_message"] = reply_to
+        self.incoming[(chat_id, msg["message_id"])] = msg
         return {"update_id": self.next_update_id(), "message": msg}
+
+    def next_message_id(self, chat_id: int) -> int:
+        """The id Telegram gives the next message in a chat: sequential within a supergroup
+        or channel; one sequence across the bot's private chats and basic groups."""
+        if not str(chat_id).startswith("-100"):
+            return next(self._message_ids)
+        n = self._channel_ids.get(chat_id, 0) + 1
+        self._channel_ids[chat_id] = n
+        return n
 
     def callback_update(self, user_id: int, message: dict[str, Any], data: str,
                         first_name: str = "Test") -> dict[str, Any]:
@@ -313,6 +330,11 @@ class FakeTelegram:
             if fail.retry_after is not None:
                 body["parameters"] = {"retry_after": fail.retry_after}
             return web.json_response(body, status=fail.code)
+        if method.lower() == "forwardmessage" and self._forwarded(params) is None:
+            call.ok = False  # nothing posted, so not counted towards the limits
+            await self._record(call)
+            return web.json_response({"ok": False, "error_code": 400, "description":
+                                      "Bad Request: message to forward not found"}, status=400)
         if self.enforce_limits and method.lower() in LIMITED:
             wait = self._over_limit(str(params.get("chat_id", "")))
             if wait:
@@ -418,16 +440,38 @@ class FakeTelegram:
     def _new_message(self, p: dict[str, Any], **content: Any) -> dict[str, Any]:
         chat_id = int(p["chat_id"])
         msg: dict[str, Any] = {
-            "message_id": next(self._message_ids), "date": int(time.time()),
-            "chat": self.chat(chat_id),
-            "from": {"id": BOT_ID, "is_bot": True, "first_name": "Matchday",
-                     "username": BOT_USERNAME},
-            **content,
+            "message_id": self.next_message_id(chat_id), "date": int(time.time()),
+            "chat": self.chat(chat_id), "from": dict(BOT_USER), **content,
         }
         if isinstance(p.get("reply_markup"), dict) and "inline_keyboard" in p["reply_markup"]:
             msg["reply_markup"] = p["reply_markup"]
         self.messages[(chat_id, msg["message_id"])] = msg
+        if p.get("parse_mode") == "HTML":
+            self._html.add((chat_id, msg["message_id"]))
         return msg
+
+    def _forwarded(self, p: dict[str, Any]) -> dict[str, Any] | None:
+        """The message forwardMessage names (one the bot sent or a user's), or None."""
+        if not str(p.get("from_chat_id", "")).lstrip("-").isdigit():
+            return None
+        key = (int(p["from_chat_id"]), int(p.get("message_id") or 0))
+        return self.messages.get(key) or self.incoming.get(key)
+
+    async def _m_forwardmessage(self, p: dict, f: dict) -> dict[str, Any]:
+        """A copy in the target chat, as Telegram shows it: plain text (entities not
+        modelled), no keyboard, forward_origin naming the original sender."""
+        src = self._forwarded(p)
+        assert src is not None
+        key = (int(p["from_chat_id"]), int(p["message_id"]))
+        content = {k: v for k, v in src.items() if k in ("text", "caption", "photo",
+                                                          "document", "location")}
+        for k in ("text", "caption"):
+            if k in content and key in self._html:
+                content[k] = _plain(content[k])
+        origin = {"type": "user", "sender_user": src["from"], "date": src["date"]}
+        return self._new_message({"chat_id": p["chat_id"]}, forward_origin=origin,
+                                 forward_from=src["from"], forward_date=src["date"],
+                                 **content)
 
     @staticmethod
     def _check_text(text: str, parse_mode: str | None, limit: int = 4096) -> None:
@@ -547,6 +591,14 @@ class _ApiError(Exception):
 
 _ALLOWED_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code",
                  "pre", "tg-spoiler", "span", "blockquote", "tg-emoji"}
+
+
+def _plain(html: str) -> str:
+    """What a message sent with parse_mode HTML reads as (its text without the markup)."""
+    import html as _h
+    import re
+
+    return _h.unescape(re.sub(r"<[^<>]+>", "", html)).strip()
 
 
 def _check_html(text: str) -> None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import html
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -24,6 +26,7 @@ from telegram import (
     BotCommandScopeDefault,
     LinkPreviewOptions,
     Message,
+    MessageOriginUser,
     ReplyParameters,
     Update,
 )
@@ -62,6 +65,7 @@ from bot.settings import Settings
 from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves
 from bot.store.inbox import Inbox, Seen
+from bot.store.outbox import Outbox
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +82,9 @@ NOT_MY_BUTTON = "That button isn't one I can use (old or not mine). Send /help."
 EDITS_NOT_TAKEN = ("Edits aren't taken into the log: it keeps what you first sent. Send the "
                    "correction as a new message (it is added to your latest report), or "
                    "/update <id> <text>; control can /amend type, severity or place.")
+PROBE_SPAN = 10  # message ids above an in-doubt send's floor that are looked at
+ARCHIVE_GAP = 1.1  # seconds between forwards that land in the archive chat (~1/s per chat)
+ARCHIVE_PER_MIN = 19  # and per minute (groups: ~20)
 T = TypeVar("T")
 Gate = Callable[[str, str], Awaitable[None]]
 
@@ -133,6 +140,9 @@ class TelegramAdapter:
         self.bot_id = token.get_secret_value().split(":", 1)[0]
         self.inbox = Inbox(core.store, self.bot_id)
         self.seen = Seen(core.store)
+        self.last_ids: dict[str, int] = {}  # id space -> highest message id seen there
+        self._probing = asyncio.Lock()
+        self._archived: list[float] = []  # when probes landed in the archive chat
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, poll: bool = True) -> None:
@@ -141,6 +151,14 @@ class TelegramAdapter:
         webhooks."""
         if self.register_sink:
             self.core.notifier.add_sink(self)
+        if not self.settings.telegram_archive_chat:
+            log.warning("MATCHDAY_TELEGRAM_ARCHIVE_CHAT is not set: a Telegram message whose "
+                        "send was cut short by a crash is sent again, so people may see it "
+                        "twice (set it to a private channel the bot can post in)")
+        try:
+            self.last_ids.update(await Outbox(self.core.store).last_ids(PLATFORM))
+        except StoreUnavailable:
+            pass  # learnt again from the next updates and sends
         try:
             await self.application.initialize()
         except TelegramError as exc:
@@ -243,6 +261,7 @@ class TelegramAdapter:
     async def _process(self, raw: dict[str, Any]) -> None:
         """Handle one recorded update, then forget it (a failing update is not retried
         for ever: it is logged and dropped, like PTB does)."""
+        self._learn_update(raw)
         try:
             update = Update.de_json(raw, self.application.bot)
             await self.application.process_update(update)
@@ -277,6 +296,7 @@ class TelegramAdapter:
         # 200, since a 4xx makes Telegram redeliver the same update again and again.
         update = parse_update(data, self.application.bot)
         if update is not None:
+            self._learn_update(data)
             await self.application.process_update(update)
         return web.Response(text="ok")
 
@@ -625,6 +645,8 @@ class TelegramAdapter:
         for image in images:
             await self._next(chat_id)
             sent.append(await bot.send_photo(chat_id, image))
+        for m in sent:
+            self._learn(str(chat_id), m.message_id)
         return sent
 
     async def _edit(self, chat_id: int | str, message_id: int, r: Rendered) -> bool:
@@ -642,6 +664,95 @@ class TelegramAdapter:
                 return False
             raise
         return True
+
+    # ---------------------------------------------------------------- sends left in doubt
+    # Message ids only grow within a chat: sequential in a supergroup or channel, from the
+    # bot's one sequence across its private chats and basic groups. The highest id known
+    # when a send begins is recorded with its in-flight mark (`floor`); after a crash the
+    # send, if it happened, is one of the next few ids, which forwardMessage can show.
+    @staticmethod
+    def id_space(chat: str) -> str:
+        """Which message-id sequence a chat's messages take their ids from."""
+        return chat if chat.startswith("-100") else "common"
+
+    def floor(self, chat: str) -> int:
+        """The highest message id this process knows in the chat's id space (0: none)."""
+        return self.last_ids.get(self.id_space(chat), 0)
+
+    def _learn(self, chat: str, mid: int) -> None:
+        space = self.id_space(chat)
+        if mid > self.last_ids.get(space, 0):
+            self.last_ids[space] = mid
+
+    def _learn_update(self, raw: Any) -> None:
+        """An update's message ids raise what is known of its chat's sequence."""
+        if not isinstance(raw, dict):
+            return
+        for key in ("message", "edited_message", "callback_query"):
+            msg = raw.get(key)
+            if isinstance(msg, dict) and key == "callback_query":
+                msg = msg.get("message")
+            if isinstance(msg, dict) and isinstance(msg.get("chat"), dict) and \
+                    isinstance(msg.get("message_id"), int):
+                self._learn(str(msg["chat"].get("id")), msg["message_id"])
+
+    async def probe_sent(self, chat: str, floor: int, reply: Reply) -> str:
+        """The id of the bot's message with this reply's text among the PROBE_SPAN ids above
+        `floor` in the chat, or '' (not there, or no archive chat to look with). Each
+        candidate is forwarded into the archive chat: read-only for the chat itself."""
+        archive = self.settings.telegram_archive_chat
+        if not archive or floor <= 0:
+            return ""
+        now = await self.moves.resolve(PLATFORM, chat)
+        want = _plain(self._render(reply, _private(chat)).chunks[0])
+        async with self._probing:
+            for mid in range(floor + 1, floor + 1 + PROBE_SPAN):
+                copy = await self._forward(archive, now, mid)
+                if copy is None:
+                    continue
+                origin = copy.forward_origin
+                if isinstance(origin, MessageOriginUser) and \
+                        origin.sender_user.id == self.application.bot.id and \
+                        (copy.text or copy.caption or "").strip() == want:
+                    self._learn(now, mid)
+                    log.info("telegram: a send left in doubt is in %s, %d above its floor",
+                             now, mid - floor)
+                    return str(mid)
+        return ""
+
+    async def _forward(self, archive: str, chat: str, mid: int) -> Message | None:
+        """Forward one message into the archive chat (None: no such message in `chat`),
+        paced within the archive chat's limits; a 429 is waited out."""
+        bot = self.application.bot
+        while True:
+            ago = time.monotonic() - 60
+            self._archived = [t for t in self._archived if t > ago]
+            wait = 0.0
+            if self._archived:
+                wait = self._archived[-1] + ARCHIVE_GAP - time.monotonic()
+            if len(self._archived) >= ARCHIVE_PER_MIN:
+                wait = max(wait, self._archived[-ARCHIVE_PER_MIN] + 60 - time.monotonic())
+            if wait > 0:
+                await asyncio.sleep(wait)
+            try:
+                copy = await bot.forward_message(_chat_id(archive), _chat_id(chat), mid,
+                                                 disable_notification=True)
+            except RetryAfter as exc:
+                ra = exc.retry_after
+                await asyncio.sleep(ra.total_seconds() if hasattr(ra, "total_seconds") else ra)
+                continue
+            except BadRequest as exc:
+                why = str(exc).lower()
+                if "message to forward not found" in why or "message_id_invalid" in why:
+                    return None
+                raise
+            self._archived.append(time.monotonic())
+            return copy
+
+
+def _plain(text: str) -> str:
+    """What a message sent with parse_mode HTML reads as: its text without the markup."""
+    return html.unescape(re.sub(r"<[^<>]+>", "", text)).strip()
 
 
 def _callback_reply_via(msg: Message | None, data: str, private: bool) -> str:
