@@ -36,6 +36,10 @@ from bot.store import StoreUnavailable
 from bot.store.outbox import Outbox
 
 log = logging.getLogger(__name__)
+# How long one send left in doubt may be looked for (Telegram forwards, rate limited in the
+# archive chat) before it is sent again: the lookup holds up the fixture's other sends, and
+# control seeing them in seconds matters more than never repeating one message.
+PROBE_WAIT_S = 6.0
 
 
 class OutboxReader:
@@ -136,7 +140,11 @@ class OutboxReader:
         if probe is not None and not out.edit:  # Telegram (an edit is simply redone)
             try:
                 floor = await self.outbox.floor(mark.fx, mark.entry, f"{platform}:{chat}")
-                mid = await probe(chat, floor, out.reply)
+                mid = await asyncio.wait_for(probe(chat, floor, out.reply), PROBE_WAIT_S)
+            except TimeoutError:
+                log.warning("looking up %s in %s:%s took over %.0fs; sending it again",
+                            mark.tag, platform, chat, PROBE_WAIT_S)
+                return False
             except Exception as exc:  # the lookup failed: sending again beats losing it
                 log.warning("could not look up %s in %s:%s (%s); sending again", mark.tag,
                             platform, chat, exc)
