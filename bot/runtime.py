@@ -24,6 +24,7 @@ from bot.store import StoreUnavailable
 from bot.store.lease import Lease
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
+from bot.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -120,11 +121,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
                                                   ["headless", *platforms]))
             await stop.wait()
     finally:
-        if watchdog is not None:
-            watchdog.cancel()
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+        await cancel_and_wait([watchdog, *background])
         await scheduler.stop()
         if app.reader is not None:
             await app.reader.stop()

@@ -34,6 +34,7 @@ from bot.core.messages import Outbound
 from bot.delivery.notifier import Notifier
 from bot.store import StoreUnavailable
 from bot.store.outbox import Outbox
+from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 # How long one send left in doubt may be looked for (Telegram forwards, rate limited in the
@@ -64,11 +65,7 @@ class OutboxReader:
 
     async def stop(self) -> None:
         """Stop reading and hand the leases over (what is unsent stays in the outbox)."""
-        tasks = [t for t in [self._main, self.watchdog, *self._loops.values()]
-                 if t is not None]
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait([self._main, self.watchdog, *self._loops.values()])
         for fx in list(self._loops):
             try:
                 await self.outbox.release(fx, self.owner)

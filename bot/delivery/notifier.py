@@ -38,6 +38,7 @@ from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import SENDING, Gone, RetryLater, Sink
 from bot.observe import metrics
+from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 READERS = "readers"
@@ -578,9 +579,7 @@ class Notifier:
         for queue in self._queues.values():
             if queue.timer is not None:
                 queue.timer.cancel()
-        for task in self._workers.values():
-            task.cancel()
-        await asyncio.gather(*self._workers.values(), return_exceptions=True)
+        await cancel_and_wait(self._workers.values())
         self._workers.clear()
         self._queues.clear()
 

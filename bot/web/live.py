@@ -9,7 +9,6 @@ gets the same bytes (no per-screen serialising, no per-screen Redis reads).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import zlib
@@ -24,6 +23,7 @@ from bot.domain.models import Fixture
 from bot.evidence.charts import BIN, ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
+from bot.tasks import cancel_and_wait
 from bot.web.chart import render_svg_chart
 from bot.web.delivery import delivery_rows
 from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
@@ -229,12 +229,7 @@ class FixtureFeed:
         for q in self.queues:
             q.put_nowait(None)
         self.queues.clear()
-        if self._chart is not None:
-            self._chart.cancel()
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+        await cancel_and_wait([self._chart, self.task])
 
 
 class LiveRoom:
@@ -276,10 +271,7 @@ class LiveRoom:
 
     async def close(self) -> None:
         """Stop every feed and close the blocking connections."""
-        if self._delivery_task is not None:
-            self._delivery_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._delivery_task
+        await cancel_and_wait([self._delivery_task])
         for f in self.feeds.values():
             await f.stop()
         await self.feed.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.core.messages import Outbound, Reply
+from bot.delivery.durable import OutboxReader
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from tests.delivery.test_delivery import durable, tg_settings
@@ -53,6 +54,15 @@ async def test_a_telegram_send_in_doubt_is_found_by_forwarding_not_sent_twice(
     await adapter.send(str(STEWARD), reply.reply)
 
     reader = await durable(core)
+    try:
+        await found_once_and_edited_in_place(core, fake, reader, outbox, fx, posted)
+    finally:
+        await reader.stop()
+        await adapter.stop()
+
+
+async def found_once_and_edited_in_place(core: Core, fake: FakeTelegram, reader: OutboxReader,
+                                         outbox: Outbox, fx: str, posted: str) -> None:
     await reader.drain()
     cards = [c.params["text"] for c in fake.sent_to(GROUP)]
     assert sum("INC-51" in t for t in cards) == 1  # found: not sent again
@@ -69,8 +79,6 @@ async def test_a_telegram_send_in_doubt_is_found_by_forwarding_not_sent_twice(
     [edit] = [c for c in fake.calls_of("editMessageText") if "INC-51" in c.params["text"]]
     assert str(edit.params["message_id"]) == posted and "Acknowledged" in edit.params["text"]
     assert sum("INC-51" in c.params["text"] for c in fake.sent_to(GROUP)) == 1
-    await reader.stop()
-    await adapter.stop()
 
 
 async def test_without_an_archive_chat_a_send_in_doubt_is_sent_again(
@@ -86,11 +94,13 @@ async def test_without_an_archive_chat_a_send_in_doubt_is_sent_again(
     await outbox.flying([(fx, entry)], f"telegram:{GROUP}", 1)
     await adapter.send(GROUP, out.reply)
     reader = await durable(core)
-    await reader.drain()
-    assert sum("INC-53" in c.params["text"] for c in fake.sent_to(GROUP)) == 2  # at least once
-    assert fake.calls_of("forwardMessage", ok_only=False) == []
-    await reader.stop()
-    await adapter.stop()
+    try:
+        await reader.drain()
+        assert sum("INC-53" in c.params["text"] for c in fake.sent_to(GROUP)) == 2  # at least once
+        assert fake.calls_of("forwardMessage", ok_only=False) == []
+    finally:
+        await reader.stop()
+        await adapter.stop()
 
 
 async def test_fake_forward_message_behaves_like_telegram():

@@ -100,6 +100,7 @@ class FakeTelegram:
         self.enforce_limits = enforce_limits
         self.clock = clock
         self.too_many = 0  # 429s answered for a broken limit
+        self.too_many_at: list[str] = []  # "method chat" of each, to tell who broke it
         self.polls = 0  # getUpdates calls (a polling bot is up)
         self._sent_at: dict[str, list[float]] = {}
 
@@ -339,6 +340,7 @@ class FakeTelegram:
             wait = self._over_limit(str(params.get("chat_id", "")))
             if wait:
                 self.too_many += 1
+                self.too_many_at.append(f"{method} {params.get('chat_id', '')}")
                 call.ok = False
                 await self._record(call)
                 return web.json_response(

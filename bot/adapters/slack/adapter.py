@@ -31,6 +31,7 @@ from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
 from bot.delivery.sink import SENDING, Gone, RetryLater
 from bot.settings import Settings
+from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +120,7 @@ class SlackAdapter:
             await asyncio.wait_for(self.flush(), drain_seconds)
         except TimeoutError:
             log.warning("slack: stopping with unsent messages")
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
         self._tasks.clear()
 
     def routes(self) -> list[web.RouteDef]:

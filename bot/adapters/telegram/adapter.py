@@ -66,6 +66,7 @@ from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves
 from bot.store.inbox import Inbox, Seen
 from bot.store.outbox import Outbox
+from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class TelegramAdapter:
         try:
             await asyncio.wait_for(asyncio.shield(poller), self.poll_timeout + 6)
         except TimeoutError:
-            poller.cancel()
+            await cancel_and_wait([poller])
         await asyncio.gather(poller, return_exceptions=True)
 
     async def stop(self) -> None:
