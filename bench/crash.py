@@ -178,6 +178,11 @@ async def _run(kill_after: int, settle: float, TAPS: int, LINES: int  # noqa: N8
                                      + [f"slack card {k}" for k, v in sl_cards.items() if v > 1]
                                      + [f"logged {k}" for k, v in logged_counts.items()
                                         if v > 1]),
+                "dup_calls": [(c.method, c.params.get("chat_id"), c.params.get("message_id"),
+                               str(c.params.get("text"))[:20], round(c.at - burst, 2))
+                              for c in rig.tg.calls if c.ok and any(
+                                  re.search(rf"Logged {k}\b", str(c.params.get("text", "")))
+                                  for k, v in logged_counts.items() if v > 1)],
                 "telegram_429": rig.tg.too_many, "telegram_429_at": rig.tg.too_many_at,
                 "slack_429": rig.slack.too_many,
                 "telegram_probes": len(rig.tg.calls_of("forwardMessage", ok_only=False))}

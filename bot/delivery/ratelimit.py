@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.delivery.sink import BOT_WIDE
+
 Sleeper = Callable[[float], Awaitable[object]]
 
 
@@ -71,7 +73,8 @@ class RateLimiter:
                  chat: str) -> list[tuple[Limit, list[float]]]:
         out = []
         for i, lim in enumerate(self.limits.get(platform, ())):
-            if lim.scope == "group" and not is_group(platform, chat):
+            if lim.scope == "group" and not is_group(platform, chat) or \
+                    chat == BOT_WIDE and lim.scope != "platform":
                 continue
             key = (platform, "" if lim.scope == "platform" else chat, i)
             out.append((lim, log.setdefault(key, [])))
@@ -180,7 +183,8 @@ class SharedRateLimiter:
     def _scopes(self, platform: str, chat: str) -> list[tuple[str, int, float]]:
         out = []
         for lim in self.limits.get(platform, ()):
-            if lim.scope == "group" and not is_group(platform, chat):
+            if lim.scope == "group" and not is_group(platform, chat) or \
+                    chat == BOT_WIDE and lim.scope != "platform":
                 continue
             scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
             scope += f":{lim.count}/{lim.per:g}"

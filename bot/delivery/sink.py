@@ -11,6 +11,10 @@ from typing import Protocol, runtime_checkable
 
 from bot.core.messages import Reply
 
+# A sink's `gate` asked for this 'chat' takes a slot of the bot-wide limit only: for calls
+# that may or may not post and whose chat the sink paces itself (Telegram's lookup forwards).
+BOT_WIDE = "*"
+
 # The outbox entries ('<fixture>/<entry id>') the message being sent delivers, set by the
 # delivery layer around a send: a platform that can carry and read back metadata (Slack)
 # tags the message with them, so after a crash an unknown outcome can be looked up.

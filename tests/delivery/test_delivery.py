@@ -15,7 +15,7 @@ from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
-from bot.delivery.sink import RetryLater
+from bot.delivery.sink import BOT_WIDE, RetryLater
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.inbox import Inbox
@@ -192,6 +192,23 @@ async def test_two_replicas_share_one_limit_in_redis(store: Store):
                    for t in granted), (per, count)
     for n in replicas:
         await n.close()
+
+
+async def test_a_bot_wide_slot_counts_towards_30_a_second_but_no_chat(store: Store):
+    """Telegram's lookup forwards take a slot of the bot's 30/s only: 40 of them while
+    replies go out spread over two seconds (not 40 seconds of one chat's 1/s), and every
+    second still holds at most 30 calls in all."""
+    time = FakeTime()
+    await store.r.delete(*[k async for k in store.r.scan_iter("md:{rl:telegram}:*")] or ["x"])
+    limiter = SharedRateLimiter(Windows(store), clock=time.clock, sleep=time.sleep)
+    at: list[float] = []
+    for k in range(40):
+        await limiter.acquire("telegram", BOT_WIDE)
+        at.append(time.now)
+        await limiter.acquire("telegram", str(STEWARD + k))  # a reply to another steward
+        at.append(time.now)
+    assert at[-1] - at[0] < 3.0  # no chat's 1/s applied to the forwards
+    assert all(sum(1 for u in at if t <= u < t + 1.0 - 1e-6) <= 30 for t in at)
 
 
 # ---------------------------------------------------------------- outbox and inbox

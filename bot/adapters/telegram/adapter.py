@@ -59,7 +59,7 @@ from bot.adapters.telegram.updates import LenientBot, parse_update
 from bot.core.messages import Command, Outbound, Reply
 from bot.core.ports import CoreAPI
 from bot.core.roles import STRANGER_COMMANDS
-from bot.delivery.sink import Gone, RetryLater
+from bot.delivery.sink import BOT_WIDE, Gone, RetryLater
 from bot.domain.models import Fixture
 from bot.settings import Settings
 from bot.store import StoreUnavailable
@@ -83,7 +83,11 @@ NOT_MY_BUTTON = "That button isn't one I can use (old or not mine). Send /help."
 EDITS_NOT_TAKEN = ("Edits aren't taken into the log: it keeps what you first sent. Send the "
                    "correction as a new message (it is added to your latest report), or "
                    "/update <id> <text>; control can /amend type, severity or place.")
-PROBE_SPAN = 10  # message ids above an in-doubt send's floor that are looked at
+# Message ids above an in-doubt send's floor that are looked at. The bot's private chats
+# share one sequence, so at a flashpoint dozens of other stewards' messages and replies can
+# take ids between the floor and the send; those probes answer "not found" and cost no slot
+# of the archive chat's limit. A supergroup has its own sequence: only its members' posts.
+PROBE_SPAN = {"common": 60, "chat": 20}
 ARCHIVE_GAP = 1.1  # seconds between forwards that land in the archive chat (~1/s per chat)
 ARCHIVE_PER_MIN = 19  # and per minute (groups: ~20)
 T = TypeVar("T")
@@ -120,6 +124,12 @@ class TelegramAdapter:
                          request=HTTPXRequest(connection_pool_size=256),
                          get_updates_request=HTTPXRequest(connection_pool_size=1),
                          rate_limiter=rate_limiter or AIORateLimiter(max_retries=max_retries))
+        # Lookup forwards bypass PTB's AIORateLimiter: it counts every call to a negative
+        # chat id against that group's 20/min, though a forward that finds nothing posts
+        # nothing; _forward paces what lands in the archive chat and takes bot-wide slots.
+        self._prober = LenientBot(token.get_secret_value(), base_url=base + "/bot",
+                                  base_file_url=base + "/file/bot",
+                                  request=HTTPXRequest(connection_pool_size=4))
         builder = ApplicationBuilder().bot(bot).job_queue(None)
         if webhook:
             builder = builder.updater(None)
@@ -222,6 +232,7 @@ class TelegramAdapter:
         if self.application.running:
             await self.application.stop()
         await self.application.shutdown()
+        await self._prober.shutdown()
 
     # ---------------------------------------------------------------- polling (inbox)
     async def _poll(self) -> None:
@@ -707,7 +718,8 @@ class TelegramAdapter:
         now = await self.moves.resolve(PLATFORM, chat)
         want = _plain(self._render(reply, _private(chat)).chunks[0])
         async with self._probing:
-            for mid in range(floor + 1, floor + 1 + PROBE_SPAN):
+            span = PROBE_SPAN["common" if self.id_space(now) == "common" else "chat"]
+            for mid in range(floor + 1, floor + 1 + span):
                 copy = await self._forward(archive, now, mid)
                 if copy is None:
                     continue
@@ -724,7 +736,8 @@ class TelegramAdapter:
     async def _forward(self, archive: str, chat: str, mid: int) -> Message | None:
         """Forward one message into the archive chat (None: no such message in `chat`),
         paced within the archive chat's limits; a 429 is waited out."""
-        bot = self.application.bot
+        bot = self._prober
+        await bot.initialize()  # once: later calls return at once
         while True:
             ago = time.monotonic() - 60
             self._archived = [t for t in self._archived if t > ago]
@@ -735,6 +748,9 @@ class TelegramAdapter:
                 wait = max(wait, self._archived[-ARCHIVE_PER_MIN] + 60 - time.monotonic())
             if wait > 0:
                 await asyncio.sleep(wait)
+            # A forward that finds its message posts into the archive chat, so it counts
+            # towards the bot's 30/s that the replies being recovered are using too.
+            await self.gate(PLATFORM, BOT_WIDE)
             try:
                 copy = await bot.forward_message(_chat_id(archive), _chat_id(chat), mid,
                                                  disable_notification=True)
