@@ -62,14 +62,19 @@ async def to_severity_step(rig: Rig, i: int) -> dict:
     return await prompt(rig, user, " sev ")
 
 
-def answers_to(rig: Rig, user: int, since: float) -> list[str]:
+def answers_to(rig: Rig, user: int, since: float) -> list[tuple[str, tuple[str, object]]]:
+    """The answers a steward got, each with the message it is in: a sendMessage is a new
+    message, an edit is the message it edits (a redelivered tap's answer edits the same
+    form prompt again: one message to the steward, not two)."""
     out = []
-    for c in rig.tg.calls:
+    for i, c in enumerate(rig.tg.calls):
         if c.ok and c.at >= since and c.method in ("sendMessage", "editMessageText") \
                 and c.params.get("chat_id") == user:
             m = ANSWER.search(str(c.params.get("text", "")))
             if m:
-                out.append(m.group(0))
+                where = ("edit", str(c.params.get("message_id"))) \
+                    if c.method == "editMessageText" else ("send", i)
+                out.append((m.group(0), where))
     return out
 
 
@@ -133,15 +138,16 @@ async def _run(kill_after: int, settle: float, TAPS: int, LINES: int  # noqa: N8
         ids = {i.id for i in incs}
         # ---- what people saw
         replies_missing = acked_lost = 0
-        logged_counts: Counter[str] = Counter()
+        logged_in: dict[str, set[tuple[int, tuple[str, object]]]] = {}
         for u in range(TAPS + LINES):
             got = answers_to(rig, STEWARD0 + u, burst)
             replies_missing += not got
-            for a in got:
+            for a, where in got:
                 m = LOGGED.search(a)
                 if m and not a.startswith("Already"):
-                    logged_counts[m.group(1)] += 1
+                    logged_in.setdefault(m.group(1), set()).add((u, where))
                     acked_lost += m.group(1) not in ids
+        logged_counts = Counter({inc: len(msgs) for inc, msgs in logged_in.items()})
         taps_lost = sum(f"telegram:{STEWARD0 + i}" not in reported_by for i in range(TAPS))
         reports_lost = sum(f"telegram:{STEWARD0 + TAPS + j}" not in reported_by
                            for j in range(LINES))
@@ -178,7 +184,7 @@ async def _run(kill_after: int, settle: float, TAPS: int, LINES: int  # noqa: N8
                                      + [f"slack card {k}" for k, v in sl_cards.items() if v > 1]
                                      + [f"logged {k}" for k, v in logged_counts.items()
                                         if v > 1]),
-                "dup_calls": [(c.method, c.params.get("chat_id"), c.params.get("message_id"),
+                "duplicated_calls": [(c.method, c.params.get("chat_id"), c.params.get("message_id"),
                                str(c.params.get("text"))[:20], round(c.at - burst, 2))
                               for c in rig.tg.calls if c.ok and any(
                                   re.search(rf"Logged {k}\b", str(c.params.get("text", "")))
