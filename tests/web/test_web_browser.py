@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.print_page_options import PrintOptions
@@ -78,9 +78,12 @@ class Screen:
         await self.wait(press, 5)
 
     async def wait(self, condition: Callable[[webdriver.Chrome], Any], seconds: float) -> Any:
-        """Poll the DOM until the condition holds (fails after `seconds`)."""
+        """Poll the DOM until the condition holds (fails after `seconds`). While the live
+        view re-renders, ChromeDriver can also answer "Node with given id does not belong
+        to the document" (an unknown error, not a stale element): polled again too."""
         return await self.run(lambda: WebDriverWait(
-            self.driver, seconds, 0.05, ignored_exceptions=(StaleElementReferenceException,)
+            self.driver, seconds, 0.05,
+            ignored_exceptions=(StaleElementReferenceException, WebDriverException)
         ).until(condition))
 
     async def text(self, css: str = "body") -> str:
