@@ -49,7 +49,15 @@ PACED_LIMITS: dict[str, tuple[Limit, ...]] = {
 def interval(limits: tuple[Limit, ...], platform: str, chat: str) -> float:
     """The chat's sustained pace: seconds per message under its tightest limit."""
     return max((lim.per / lim.count for lim in limits
-                if not (lim.scope == "group" and not is_group(platform, chat))), default=0.0)
+                if applies(lim, platform, chat)), default=0.0)
+
+
+def applies(lim: Limit, platform: str, chat: str) -> bool:
+    """Whether a limit counts a message to this chat (group limits only groups; BOT_WIDE
+    only the bot-wide limit)."""
+    if chat == BOT_WIDE:
+        return lim.scope == "platform"
+    return lim.scope != "group" or is_group(platform, chat)
 
 
 def is_group(platform: str, chat: str) -> bool:
@@ -73,8 +81,7 @@ class RateLimiter:
                  chat: str) -> list[tuple[Limit, list[float]]]:
         out = []
         for i, lim in enumerate(self.limits.get(platform, ())):
-            if lim.scope == "group" and not is_group(platform, chat) or \
-                    chat == BOT_WIDE and lim.scope != "platform":
+            if not applies(lim, platform, chat):
                 continue
             key = (platform, "" if lim.scope == "platform" else chat, i)
             out.append((lim, log.setdefault(key, [])))
@@ -183,8 +190,7 @@ class SharedRateLimiter:
     def _scopes(self, platform: str, chat: str) -> list[tuple[str, int, float]]:
         out = []
         for lim in self.limits.get(platform, ()):
-            if lim.scope == "group" and not is_group(platform, chat) or \
-                    chat == BOT_WIDE and lim.scope != "platform":
+            if not applies(lim, platform, chat):
                 continue
             scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
             scope += f":{lim.count}/{lim.per:g}"
