@@ -152,6 +152,12 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     )
     if applied.duplicate:  # a redelivery: the first answer is already in the outbox
         n = applied.n
+        joined = await ctx.store.incident(fx.id, n) \
+            if applied.joined and sim is not None and ctx.durable else None
+        if joined is not None and sim is not None:
+            # The first run's answer went to the outbox after the script, once per command:
+            # rendered again it adds nothing, or what a crash in between kept from going.
+            return merged_reply(ctx, fx, joined, sim)
         return Result(Reply(f"Already logged as {incident_id(n)}.",
                             title=f"Logged {incident_id(n)}"),
                       queued=ctx.reply_outbound(Reply(""), fx.id) is not None

@@ -393,7 +393,7 @@ class Core:
                         f"user:{cmd.platform}:{cmd.chat}", result.reply, fixture=fx,
                         quote=mid if how == "quote" else "", edit=mid if how == "edit" else ""))
                     result.queued = True
-            await self.notifier.send(result.outbound)
+            await self.notifier.send(result.outbound, once=cmd.dedupe_key)
         return result
 
     async def _handle(self, cmd: Command) -> Result | None:

@@ -210,10 +210,12 @@ class Notifier:
         return channels.get(audience, {})
 
     # ---------------------------------------------------------------- queueing
-    async def send(self, outs: list[Outbound]) -> None:
+    async def send(self, outs: list[Outbound], once: str = "") -> None:
         """Queue everything for delivery and return at once: chats in parallel, each chat in
         order. The sender's own reply never waits for a busy control group; one failing
-        platform never stops the others. `drain()` waits until the queues are empty."""
+        platform never stops the others. `drain()` waits until the queues are empty.
+        `once`: the command's dedupe key; a redelivered command adds nothing to an outbox
+        its first run already wrote to."""
         for out in outs:
             for tap in self.taps:
                 await tap(out)
@@ -224,7 +226,7 @@ class Notifier:
                     by_fx.setdefault(out.fixture, []).append(out)
             for fx, group in by_fx.items():
                 try:
-                    await self.outbox.add(fx, group)
+                    await self.outbox.add(fx, group, once=once)
                 except Exception:  # the store is down: deliver from memory rather than not
                     log.warning("outbox unavailable; %d message(s) sent from memory", len(group))
                     self._fan_out(group)

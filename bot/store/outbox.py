@@ -28,6 +28,15 @@ DONE_TTL = 2 * 86400
 LEASE_MS = 5000
 REF_TTL = 14 * 86400  # as long as bot.store.client keeps live messages' ids
 LAST_IDS = OPS + "lastid"  # 'platform:id space' -> the highest message id seen there
+# KEYS[1] stream, KEYS[2] once-mark; ARGV[1] TTL, ARGV[2..] entries: add them only if the
+# mark was not there (a redelivered command's messages are already in the outbox).
+_ADD_ONCE = """
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[1]) then
+  for i = 2, #ARGV do redis.call('XADD', KEYS[1], '*', 'm', ARGV[i]) end
+  return 1
+end
+return 0
+"""
 
 
 def encode(out: Outbound) -> str:
@@ -80,6 +89,7 @@ class Outbox:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.r = store.r
+        self._add_once = store.r.register_script(_ADD_ONCE)
 
     def _key(self, fx: str) -> str:
         return fx_prefix(fx) + STREAM
@@ -88,12 +98,19 @@ class Outbox:
         """Every fixture (each has its own outbox)."""
         return sorted(await self.store._call(self.r.smembers(OPS + "fixtures")))
 
-    async def add(self, fx: str, outs: list[Outbound]) -> None:
-        """Write messages to a fixture's outbox (when no write of the store carried them)."""
+    async def add(self, fx: str, outs: list[Outbound], once: str = "") -> bool:
+        """Write messages to a fixture's outbox (when no write of the store carried them).
+        With `once` (the command's dedupe key) only the first add for that key writes:
+        False when an earlier one already did."""
+        if once:
+            mark = f"{fx_prefix(fx)}obx:once:{once}"
+            return bool(await self.store._call(self._add_once(
+                keys=[self._key(fx), mark], args=[DONE_TTL, *(encode(o) for o in outs)])))
         pipe = self.r.pipeline(transaction=True)
         for o in outs:
             pipe.xadd(self._key(fx), {"m": encode(o)})
         await self.store._call(pipe.execute())
+        return True
 
     async def ensure_group(self, fx: str) -> None:
         """Create the delivery consumer group (from the start of the stream) once."""
