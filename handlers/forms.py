@@ -10,7 +10,7 @@ from bot.core.messages import Button, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.methane import continue_methane
-from handlers.reporting import log_incident, parse_severity
+from handlers.reporting import joined_again, log_incident, parse_severity
 
 EXPIRED = "This form has expired. Send /incident to start a new report."
 FAVOURITES = ["disorder", "missile", "pyro", "medical", "crowd_density", "antisocial",
@@ -145,6 +145,9 @@ async def form_cmd(ctx: Ctx) -> Result:
         done = await ctx.store.applied_vars(fx.id, ctx.cmd.dedupe_key) \
             if ctx.cmd.dedupe_key else None
         n = (done or {}).get("similar") or (done or {}).get("n")
+        again = await joined_again(ctx, fx, int(n)) if n and done.get("similar") else None
+        if again is not None:
+            return again
         if n:  # durable: its "Logged" answer is already in the outbox, don't say it twice
             queued = (ctx.reply_outbound(Reply(""), fx.id) is not None
                       and not done.get("similar"))

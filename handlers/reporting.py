@@ -152,12 +152,9 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     )
     if applied.duplicate:  # a redelivery: the first answer is already in the outbox
         n = applied.n
-        joined = await ctx.store.incident(fx.id, n) \
-            if applied.joined and sim is not None and ctx.durable else None
-        if joined is not None and sim is not None:
-            # The first run's answer went to the outbox after the script, once per command:
-            # rendered again it adds nothing, or what a crash in between kept from going.
-            return merged_reply(ctx, fx, joined, sim)
+        again = await joined_again(ctx, fx, n, sim) if applied.joined else None
+        if again is not None:
+            return again
         return Result(Reply(f"Already logged as {incident_id(n)}.",
                             title=f"Logged {incident_id(n)}"),
                       queued=ctx.reply_outbound(Reply(""), fx.id) is not None
@@ -289,9 +286,7 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
     ground = ctx.ground(fx)
     loc = fields["location"]
     near = ground.nearby(loc)
-    key = ctx.cmd.dedupe_key
-    token = hashlib.sha256(f"{fx.id}|{key}".encode()).hexdigest()[:8] if key \
-        else secrets.token_hex(4)
+    token = merge_token(ctx, fx)
     name = ctx.member.name if ctx.member else ctx.who
     report = {k: fields.get(k) for k in ("type", "location", "severity", "description",
                                          "affiliation", "people")}
@@ -311,6 +306,28 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
     return Similar(since=int(ctx.now.timestamp()) - window, near=near, event=ev,
                    token=token, record=record, severity=sev,
                    ack_after_s=tiers[0].after_s if tiers else None)
+
+
+def merge_token(ctx: Ctx, fx: Fixture) -> str:
+    """Names a report's merge (for its split button): from the command's dedupe key, so a
+    redelivery names the same one."""
+    key = ctx.cmd.dedupe_key
+    return hashlib.sha256(f"{fx.id}|{key}".encode()).hexdigest()[:8] if key \
+        else secrets.token_hex(4)
+
+
+async def joined_again(ctx: Ctx, fx: Fixture, n: int, sim: Similar | None = None) \
+        -> Result | None:
+    """A redelivered report that joined INC-n: its 'Added to' answer rendered again (None when
+    it cannot be). The first run queued its messages after its write, once per command, so
+    this adds nothing then, and is what a crash in between kept from going."""
+    if not ctx.durable or not ctx.cmd.dedupe_key:
+        return None
+    if sim is None:  # the form that made it is gone: the merge record has the report
+        rec = await ctx.store.merge_record(fx.id, merge_token(ctx, fx))
+        sim = similar_query(ctx, fx, rec["fields"], rec.get("evidence", [])) if rec else None
+    inc = await ctx.store.incident(fx.id, n) if sim is not None else None
+    return merged_reply(ctx, fx, inc, sim) if inc is not None and sim is not None else None
 
 
 def merged_reply(ctx: Ctx, fx: Fixture, inc: Incident, sim: Similar) -> Result:

@@ -195,6 +195,11 @@ class Lifecycle(StoreBase):
         ops += log_event(ev)
         return await self.apply(fx_prefix(fx_id), ops)
 
+    async def merge_record(self, fx_id: str, token: str) -> dict[str, Any] | None:
+        """A merged report as its split would log it (None: split out already, or expired)."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}mrg:{token}"))
+        return json.loads(raw) if raw else None
+
     async def take_merge(self, fx_id: str, token: str, who: str) -> dict[str, Any] | None:
         """Claim a merged report once so its reporter can split it out (None if not theirs,
         already split, or expired)."""

@@ -1,10 +1,12 @@
-"""A report that joined an open incident, redelivered after a crash (its update still in the
-inbox), is answered once: never a second message when the first reached the steward, and the
-answer and control's note when the crash came before they were queued."""
+"""A report that joined an open incident (a one-line report or a form's final tap),
+redelivered after a crash (its update still in the inbox), is answered once: nothing more
+when the first answer reached the steward, and the answer and control's note when the crash
+came before they were queued."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -16,16 +18,52 @@ from bot.core.messages import Outbound
 from bot.delivery.durable import OutboxReader
 from bot.settings import Settings
 from bot.store.inbox import Inbox
-from tests.adapters.telegram.test_telegram_adapter import tg_settings
+from tests.adapters.telegram.test_telegram_adapter import (
+    buttons,
+    edits_of,
+    sent_message,
+    tg_settings,
+)
 from tests.delivery.test_delivery import GROUP, STEWARD, durable
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
 
-SAME = "/incident medical @bbs s3 fainted"  # joins INC-1 (medical, the adjacent zone)
+FIRST = "/incident missile @gate_away s3"  # INC-1, from a console steward
 
 
-def about_inc1(fake: FakeTelegram, chat: int | str, needle: str = "INC-1") -> list[Any]:
-    """Messages to a chat naming INC-1 (sends; edits of one message are not new ones)."""
-    return [c for c in fake.sent_to(chat) if needle in str(c.params.get("text"))]
+async def one_line(fake: FakeTelegram) -> dict[str, Any]:
+    """A one-line report that joins INC-1 (same type, same zone)."""
+    return fake.message_update(STEWARD, "/incident missile @gate_away s3 coins")
+
+
+async def form(fake: FakeTelegram) -> dict[str, Any]:
+    """The guided form up to its last step; its final tap (severity 3) joins INC-1."""
+    await fake.push(fake.message_update(STEWARD, "/incident"))
+    await fake.wait_for(lambda calls: [c for c in fake.sent_to(STEWARD) if buttons(c)])
+    prompt = sent_message(fake, STEWARD, "What is happening?")
+    mid = prompt["message_id"]
+    tap = next(b for b in buttons(fake.sent_to(STEWARD)[0]) if b.endswith(" type missile"))
+    await fake.push(fake.callback_update(STEWARD, prompt, tap))
+    where = (await fake.wait_for(edits_of(STEWARD, mid, "Where?")))[-1]
+    loc = next(b for b in buttons(where) if b.endswith(" loc gate_away"))
+    await fake.push(fake.callback_update(STEWARD, fake.message(STEWARD, mid), loc))
+    sev = (await fake.wait_for(edits_of(STEWARD, mid, "How serious?")))[-1]
+    sev3 = next(b for b in buttons(sev) if b.endswith(" sev 3"))
+    return fake.callback_update(STEWARD, fake.message(STEWARD, mid), sev3)
+
+
+Report = Callable[[FakeTelegram], Awaitable[dict[str, Any]]]
+WAYS = pytest.mark.parametrize("report", [one_line, form], ids=["one-line", "form"])
+
+
+def answers(fake: FakeTelegram) -> list[Call]:
+    """What the steward was sent about INC-1 (new messages and edits of the form)."""
+    return [c for c in fake.calls if c.ok and c.method in ("sendMessage", "editMessageText")
+            and str(c.params.get("chat_id")) == str(STEWARD)
+            and "INC-1" in str(c.params.get("text"))]
+
+
+def notes_to_control(fake: FakeTelegram) -> list[Call]:
+    return [c for c in fake.sent_to(GROUP) if "Same incident" in str(c.params.get("text"))]
 
 
 async def restart_with(core: Core, settings: Settings, fake: FakeTelegram,
@@ -47,69 +85,73 @@ async def restart_with(core: Core, settings: Settings, fake: FakeTelegram,
     raise AssertionError("the restarted adapter never polled")
 
 
-async def first_incident(core: Core, say: Any, fake: FakeTelegram) -> None:
-    await say("/incident medical @bbs_lower s3", as_="steward")
-    await fake.wait_for(lambda calls: about_inc1(fake, GROUP))
+async def merged(core: Core) -> int:
+    fx = await core.active_fixture()
+    assert fx is not None
+    inc = await core.store.incident(fx.id, 1)
+    assert inc is not None
+    return inc.merged
 
 
+@WAYS
 async def test_a_redelivered_joined_report_is_not_answered_twice(
-        core: Core, settings: Settings, fake: FakeTelegram, say: Any):
+        core: Core, settings: Settings, fake: FakeTelegram, say: Any, report: Report):
     adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     reader = await durable(core)
     try:
-        await first_incident(core, say, fake)
-        update = fake.message_update(STEWARD, SAME)
+        await say(FIRST, as_="steward")
+        update = await report(fake)
         await fake.push(update)
-        await fake.wait_for(lambda calls: about_inc1(fake, STEWARD, "Added to INC-1"))
+        await fake.wait_for(lambda calls: [c for c in answers(fake)
+                                           if "Added to INC-1" in c.params["text"]])
         await reader.drain()
+        answered = answers(fake)
         await reader.stop()
         await adapter.stop()  # ... and the process died before the inbox forgot the update
         adapter, reader = await restart_with(core, settings, fake, update)
         assert await Inbox(core.store, TOKEN.split(":")[0]).pending() == []
         await reader.drain()
-        assert len(about_inc1(fake, STEWARD)) == 1  # "Added to INC-1", nothing after it
-        assert len(about_inc1(fake, GROUP, "Same incident")) == 1
-        fx = await core.active_fixture()
-        assert (await core.store.incident(fx.id, 1)).merged == 1  # type: ignore[union-attr]
+        assert answers(fake) == answered  # "Added to INC-1" stands; nothing after it
+        assert len(notes_to_control(fake)) == 1
+        assert await merged(core) == 1
     finally:
         await reader.stop()
         await adapter.stop()
 
 
+@WAYS
 async def test_a_joined_report_whose_answer_died_with_the_process_is_answered_after_it(
-        core: Core, settings: Settings, fake: FakeTelegram, say: Any,
+        core: Core, settings: Settings, fake: FakeTelegram, say: Any, report: Report,
         monkeypatch: pytest.MonkeyPatch):
     adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     reader = await durable(core)
     try:
-        await first_incident(core, say, fake)
+        await say(FIRST, as_="steward")
+        update = await report(fake)
 
         async def died(outs: list[Outbound], once: str = "") -> None:
             """The process is killed after the report's write, before its messages are
             queued."""
 
         monkeypatch.setattr(core.notifier, "send", died)
-        update = fake.message_update(STEWARD, SAME)
         await fake.push(update)
-        fx = await core.active_fixture()
-        assert fx is not None
         for _ in range(500):  # until the report's write is in
-            if (await core.store.incident(fx.id, 1)).merged == 1:  # type: ignore[union-attr]
+            if await merged(core) == 1:
                 break
             await asyncio.sleep(0.01)
         await reader.stop()
         await adapter.stop()
-        assert about_inc1(fake, STEWARD) == []
+        assert answers(fake) == [] and notes_to_control(fake) == []
         adapter, reader = await restart_with(core, settings, fake, update)
-        await fake.wait_for(lambda calls: about_inc1(fake, STEWARD))
+        await fake.wait_for(lambda calls: answers(fake))
         await reader.drain()
-        [answer] = about_inc1(fake, STEWARD)
+        [answer] = answers(fake)
         assert "Added to INC-1" in answer.params["text"]
         assert "Already" not in answer.params["text"]
-        assert len(about_inc1(fake, GROUP, "Same incident")) == 1
-        assert (await core.store.incident(fx.id, 1)).merged == 1  # type: ignore[union-attr]
+        assert len(notes_to_control(fake)) == 1
+        assert await merged(core) == 1
     finally:
         await reader.stop()
         await adapter.stop()
