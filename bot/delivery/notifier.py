@@ -34,9 +34,9 @@ from typing import Any, TypeVar
 
 from bot.core.messages import Outbound, Reply
 from bot.delivery import board as boards
-from bot.delivery.ratelimit import RateLimiter
+from bot.delivery.ratelimit import RateLimiter, chat_gap
 from bot.delivery.scopes import Scopes, audience_readers
-from bot.delivery.sink import SENDING, Gone, RetryLater, Sink
+from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink
 from bot.observe import metrics
 from bot.tasks import cancel_and_wait
 
@@ -158,6 +158,7 @@ class Notifier:
         self._queues: dict[tuple[str, str], ChatQueue] = {}
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._posted: dict[tuple[str, str], set[str]] = {}
+        self._answered: dict[tuple[str, str], float] = {}  # when a chat's last call returned
 
     def add_sink(self, sink: Sink) -> None:
         """Register an adapter; one per platform. A sink that sends a reply as several
@@ -167,7 +168,26 @@ class Notifier:
             sink.gate = self._gate
 
     async def _gate(self, platform: str, chat: str) -> None:
+        if chat != BOT_WIDE:  # the reply's previous message to this chat has just returned
+            self._answered[(platform, chat)] = self._limiter_now()
+            await self._spaced(platform, chat)
         await self.limiter.acquire(platform, chat, 1)
+
+    def _limiter_now(self) -> float:
+        """Now on the limiter's clock (its sleeps are what wait)."""
+        return getattr(self.limiter, "clock", self.clock)()
+
+    async def _spaced(self, platform: str, chat: str) -> None:
+        """A chat's next message waits the per-chat interval after the platform answered the
+        last one, not after the limiter let it go: the limiter counts when a send leaves, the
+        platform when it arrives, and a send held up on the way (a busy process, a slow
+        network) would otherwise arrive too close to the next and be refused with a 429."""
+        last = self._answered.get((platform, chat))
+        gap = chat_gap(getattr(self.limiter, "limits", {}), platform)
+        if last is not None and gap:
+            wait = last + gap - self._limiter_now()
+            if wait > 0:
+                await self.limiter.sleep(wait)
 
     def readers_of(self, audience: str, fixture: str = "") -> frozenset[str] | None:
         """Every role that reads an audience's chats (for one fixture's messages), counting
@@ -353,6 +373,7 @@ class Notifier:
 
     async def _admit(self, platform: str, chat: str, slot: float | None) -> None:
         """Wait for the limiter's go for one message to this chat."""
+        await self._spaced(platform, chat)
         if slot is not None:
             await self.limiter.wait_until(slot)
             await self.limiter.admit(platform, chat, 1)
@@ -361,6 +382,7 @@ class Notifier:
 
     async def _readmit(self, platform: str, chat: str) -> None:
         """A retry: counted like a new message, but not behind what is queued after it."""
+        await self._spaced(platform, chat)
         admit = getattr(self.limiter, "admit", None)
         if admit is not None:
             await admit(platform, chat, 1)
@@ -421,8 +443,11 @@ class Notifier:
         backoff = 1.0
         while True:
             try:
-                return await call()
+                done = await call()
+                self._answered[(platform, chat)] = self._limiter_now()
+                return done
             except RetryLater as exc:
+                self._answered[(platform, chat)] = self._limiter_now()
                 self.health[(platform, chat)].last_429_at = self.clock()
                 metrics.RATE_LIMITED.labels(platform).inc()
                 log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,

@@ -52,6 +52,12 @@ def interval(limits: tuple[Limit, ...], platform: str, chat: str) -> float:
                 if applies(lim, platform, chat)), default=0.0)
 
 
+def chat_gap(limits: dict[str, tuple[Limit, ...]], platform: str) -> float:
+    """Seconds between two messages to one chat under the per-chat limit (0: none)."""
+    return max((lim.per / lim.count for lim in limits.get(platform, ())
+                if lim.scope == "chat"), default=0.0)
+
+
 def applies(lim: Limit, platform: str, chat: str) -> bool:
     """Whether a limit counts a message to this chat (group limits only groups; BOT_WIDE
     only the bot-wide limit)."""

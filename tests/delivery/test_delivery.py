@@ -136,6 +136,31 @@ async def test_superseded_card_versions_are_coalesced(store: Store):
     await n.close()
 
 
+async def test_a_message_held_up_on_the_way_does_not_crowd_the_next_one(store: Store):
+    time = FakeTime()
+    n, sink = notifier(store, time)
+
+    class SlowFirst(Recorder):
+        """The first send reaches the platform (and is answered) 0.6 s after it left."""
+
+        async def send(self, chat: str, reply: Reply, *, thread: str = "",
+                       quote: str = "") -> str:
+            if not self.log:
+                await self.time.sleep(0.6)
+            return await super().send(chat, reply, thread=thread, quote=quote)
+
+    slow = SlowFirst(time)
+    n.add_sink(slow)
+    for k in range(3):
+        n.reply("telegram", "42", Reply(f"answer {k}"))
+    await n.drain()
+    arrived = [t for t, op, chat, _ in slow.log if op == "send" and chat == "42"]
+    assert len(arrived) == 3
+    # the platform counts arrivals: at most one a second in a chat, however late one came
+    assert all(b - a >= 1.0 for a, b in itertools.pairwise(arrived))
+    await n.close()
+
+
 async def test_a_20s_429_window_loses_nothing(store: Store):
     time = FakeTime()
     n, sink = notifier(store, time)

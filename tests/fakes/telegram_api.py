@@ -100,7 +100,8 @@ class FakeTelegram:
         self.enforce_limits = enforce_limits
         self.clock = clock
         self.too_many = 0  # 429s answered for a broken limit
-        self.too_many_at: list[str] = []  # "method chat" of each, to tell who broke it
+        self.too_many_at: list[str] = []  # "method chat window" of each: who broke which
+        self._broke = ""  # the window the last refused send would have broken
         self.polls = 0  # getUpdates calls (a polling bot is up)
         self._sent_at: dict[str, list[float]] = {}
 
@@ -340,7 +341,7 @@ class FakeTelegram:
             wait = self._over_limit(str(params.get("chat_id", "")))
             if wait:
                 self.too_many += 1
-                self.too_many_at.append(f"{method} {params.get('chat_id', '')}")
+                self.too_many_at.append(f"{method} {params.get('chat_id', '')} {self._broke}")
                 call.ok = False
                 await self._record(call)
                 return web.json_response(
@@ -374,6 +375,8 @@ class FakeTelegram:
             self._sent_at[key] = times
             if len(times) >= count:
                 wait = max(wait, times[len(times) - count] + per - now)
+                self._broke = (f"{key.partition(':')[0]} {count}/{per:g}s, the oldest "
+                               f"{now - times[len(times) - count]:.3f}s ago")
         if wait > 0:
             return max(1, int(wait + 0.999))
         for key, _, _ in windows:
