@@ -85,6 +85,14 @@ async def restart_with(core: Core, settings: Settings, fake: FakeTelegram,
     raise AssertionError("the restarted adapter never polled")
 
 
+async def first_process(core: Core, settings: Settings, fake: FakeTelegram
+                        ) -> tuple[TelegramAdapter, OutboxReader]:
+    """The bot before the crash: polling Telegram, delivering from the outbox."""
+    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    await adapter.start()
+    return adapter, await durable(core)
+
+
 async def merged(core: Core) -> int:
     fx = await core.active_fixture()
     assert fx is not None
@@ -96,9 +104,7 @@ async def merged(core: Core) -> int:
 @WAYS
 async def test_a_redelivered_joined_report_is_not_answered_twice(
         core: Core, settings: Settings, fake: FakeTelegram, say: Any, report: Report):
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
-    await adapter.start()
-    reader = await durable(core)
+    adapter, reader = await first_process(core, settings, fake)
     try:
         await say(FIRST, as_="steward")
         update = await report(fake)
@@ -124,9 +130,7 @@ async def test_a_redelivered_joined_report_is_not_answered_twice(
 async def test_a_joined_report_whose_answer_died_with_the_process_is_answered_after_it(
         core: Core, settings: Settings, fake: FakeTelegram, say: Any, report: Report,
         monkeypatch: pytest.MonkeyPatch):
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
-    await adapter.start()
-    reader = await durable(core)
+    adapter, reader = await first_process(core, settings, fake)
     try:
         await say(FIRST, as_="steward")
         update = await report(fake)
