@@ -89,8 +89,9 @@ class App:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
         url = self.settings.redis_url
         if url is None:
-            from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError
+            from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError, private_dir
 
+            private_dir(self.settings.data_dir)  # AOF, exports, charts, keys: this account only
             self.embedded = EmbeddedRedis(self.settings.data_dir / "redis",
                                           appendfsync=self.settings.appendfsync)
             try:
@@ -131,8 +132,8 @@ class App:
             if self.core is not None:
                 self.core.store = fresh
             await stale.close()
-        log.warning("embedded Redis restarted: pid %s at %s (%s)", self.embedded.pid, url,
-                    self.embedded.binary)
+        log.warning("embedded Redis restarted: pid %s at %s (%s)", self.embedded.pid,
+                    self.embedded.display_url, self.embedded.binary)
         return True
 
     async def watchdog(self, every_s: float = 1.0) -> None:

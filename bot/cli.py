@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -215,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `matchday` console script."""
+    # Everything the bot writes (AOF, exports, charts, keys) is for this account only.
+    os.umask(0o077)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "verify":  # files only: no store needed
