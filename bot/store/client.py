@@ -264,6 +264,28 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
             return res
         raise StoreUnavailable("script not loaded")
 
+    async def replicated(self, key: str) -> bool:
+        """True once every write so far in key's hash slot has reached replica_acks replicas
+        (True at once without replicas). A small write of ours in that slot, then WAIT on the
+        same connection: replication is in order, so it covers every earlier write there."""
+        if not self.replica_acks:
+            return True
+        node = self.r.get_node_from_key(key) if is_cluster(self.r) else None
+        pipe = self.r.pipeline(transaction=False)
+        pipe.set(key + ":confirm", "1", px=60_000)
+        wait = ("WAIT", self.replica_acks, self.replica_timeout_ms)
+        if node is not None:  # WAIT counts this connection's writes: same node
+            pipe.execute_command(*wait, target_nodes=node)
+        else:
+            pipe.execute_command(*wait)
+        res, acked = await self._call(pipe.execute(raise_on_error=False))
+        if isinstance(res, Exception):
+            await self._call(_raise(res))
+        if isinstance(acked, Exception) or int(acked) < self.replica_acks:
+            await rediscover(self.r)
+            return False
+        return True
+
     async def _script(self, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA the write script straight through the client (redis-py's Script wrapper
         and its argument checks cost a tenth of a report's Python); load it once if the
