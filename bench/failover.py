@@ -195,6 +195,7 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             stop.set()
             await asyncio.wait_for(asyncio.gather(*workers), 60)
             await reader.stop()
+            await core.notifier.close()
             # what the log holds now, on whichever server is master
             lost = 0
             for rid, n in tally.acked.items():
