@@ -16,6 +16,7 @@ from bot.domain.grounds import load_grounds
 from bot.observe import metrics
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
+from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,7 @@ class App:
         self.adapters: list[Adapter] = []
         self.lease: Any = None  # bot.store.lease.Lease once runtime starts one
         self.reader: Any = None  # the outbox reader, when platforms are running
+        self._failovers: asyncio.Task[None] | None = None  # follows Sentinel's switch-master
 
     async def start_store(self) -> Store:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
@@ -108,6 +110,7 @@ class App:
             raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
         store.observe_latency = metrics.STORE_SECONDS.observe
         self.store = store
+        self._failovers = asyncio.create_task(store.follow_failovers())
         return store
 
     async def watch_embedded(self) -> bool:
@@ -170,6 +173,8 @@ class App:
                 await adapter.stop()
             except Exception:
                 log.exception("stopping %s failed", adapter.platform)
+        if self._failovers is not None:
+            await cancel_and_wait([self._failovers])
         if self.store is not None:
             await self.store.close()
         if self.embedded is not None:

@@ -7,6 +7,7 @@ the `{ops}` tag.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -36,7 +37,15 @@ from bot.store.base import (
     track_writes,
 )
 from bot.store.choices import Choices
-from bot.store.connect import connect, is_cluster, rediscover, replica_count, unavailable
+from bot.store.connect import (
+    connect,
+    is_cluster,
+    rediscover,
+    replica_count,
+    sentinels_of,
+    unavailable,
+    wrong_master,
+)
 from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
@@ -175,6 +184,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         self.replica_timeout_ms = 500
         self._auto_acks, self._acks_checked = False, 0.0
         self.observe_latency: Callable[[float], None] | None = None  # seconds per call
+        self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
@@ -232,12 +242,48 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
                     note_not_run()
                 else:
                     note_outage()
+                if wrong_master(exc):
+                    await self._rediscover_soon()
                 raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
                                        type(exc).__name__) from None
             raise
         finally:
             if self.observe_latency is not None:
                 self.observe_latency(time.perf_counter() - t0)
+
+    async def _rediscover_soon(self) -> None:
+        """Ask the sentinels again after an error a failover causes, at most 5 times a
+        second (an outage must not turn into a storm of sentinel queries)."""
+        now = time.monotonic()
+        if now - self._rediscovered < 0.2:
+            return
+        self._rediscovered = now
+        await rediscover(self.r)
+
+    async def follow_failovers(self) -> None:
+        """Until cancelled: on each sentinel's `+switch-master`, drop every connection to
+        the old master at once (not at the next error). Returns at once without Sentinel."""
+        sentinels = sentinels_of(self.r)
+        if not sentinels:
+            return
+        while True:
+            for sentinel in sentinels:  # the first that answers; the next if it goes away
+                pubsub = sentinel.pubsub()
+                try:
+                    await pubsub.subscribe("+switch-master")
+                    while True:
+                        msg = await pubsub.get_message(ignore_subscribe_messages=True,
+                                                       timeout=1.0)
+                        if msg is not None:
+                            await rediscover(self.r)
+                except (RedisError, OSError):
+                    pass
+                finally:
+                    try:
+                        await pubsub.aclose()
+                    except (RedisError, OSError):
+                        pass
+            await asyncio.sleep(1.0)
 
     async def _script_then_wait(self, keys: list[str], args: list[Any]) -> Any:
         """The write script and WAIT in one pipeline on one connection (one round trip);
