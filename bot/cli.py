@@ -56,12 +56,36 @@ async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> in
     app.core.drill = Drill(live=live)  # before the scheduler plans anything
     app.core.store.use_drill_index()  # the live bot never sweeps the drill's deadlines
     scheduler = make_scheduler(app, live=False)
+    refused = _count_refusals(app.core)
     await scheduler.start()
     try:
         await replay(app.core, scheduler, app.clock, lines, path.name, printer(as_json))
     finally:
         await scheduler.stop()
-    return 0
+    if not as_json and app.core.drill.created:
+        for fx in sorted(app.core.drill.created):
+            print(f"\nReplayed into {fx}: `matchday summary --fixture {fx}`, or the control "
+                  f"room at /control/?fixture={fx} (matchday run --web)")
+    if refused:
+        print(f"matchday: replay: {len(refused)} of {len(lines)} lines refused (the first: "
+              f"{refused[0]})", file=sys.stderr)
+    return 1 if len(refused) == len(lines) else 0
+
+
+def _count_refusals(core: Any) -> list[str]:
+    """The first line of every refusal the core answers from now on (the replay's lines)."""
+    refused: list[str] = []
+    handle = core.handle
+
+    async def counted(cmd: Any) -> Any:
+        result = await handle(cmd)
+        if result is not None and not result.reply.ok:
+            refused.append(result.reply.text.strip().splitlines()[0] if result.reply.text
+                           else result.reply.title)
+        return result
+
+    core.handle = counted
+    return refused
 
 
 def demo_script() -> Path:
