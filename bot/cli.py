@@ -21,8 +21,21 @@ log = logging.getLogger("matchday")
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"matchday: {message}", file=sys.stderr)
+    for line in message.splitlines() or [""]:
+        print(f"matchday: {line}", file=sys.stderr)
     return code
+
+
+def _check_config(settings: Settings) -> int:
+    from bot.app import check_config_or_fail
+
+    try:
+        files = check_config_or_fail(settings.config_dir)
+    except StartupError as exc:
+        print(exc)
+        return 1
+    print(f"config OK: {files} files in {settings.config_dir}")
+    return 0
 
 
 async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
@@ -232,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--json", action="store_true")
     wl = sub.add_parser("web-link", help="a one-time sign-in link to the control-room view")
     wl.add_argument("--by", required=True, help="the member it signs in (platform:user)")
+    sub.add_parser("check-config", help="check every config file (MATCHDAY_CONFIG_DIR) "
+                   "without starting: one line per problem")
     vf = sub.add_parser("verify", help="recompute an export's hash chain")
     vf.add_argument("dir", type=Path)
     return p
@@ -261,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(**overrides)
     except SettingsError as exc:
         return _fail(str(exc))
+    if args.cmd == "check-config":
+        return _check_config(settings)
     from bot.observe.logs import configure_logging
 
     configure_logging(settings.log_format)
