@@ -72,6 +72,25 @@ def build_core(store: Store, settings: Settings, clock: Clock,
                 notifier, settings, cache_ttl=cache_ttl, roles=roles)
 
 
+def check_config_or_fail(config_dir: Path) -> int:
+    """The number of config files, all valid; else StartupError with one line a problem."""
+    from bot.config_check import check_config
+
+    files, problems = check_config(config_dir, lambda: build_registry().commands())
+    if problems:
+        raise StartupError("\n".join(problems))
+    return files
+
+
+def warm_config(core: Core) -> None:
+    """Read the files read on first use now, so they are the ones checked at start-up."""
+    from bot.domain.cadence import config_for
+    from bot.schedule.escalation import policy
+
+    policy(core)
+    config_for(core.settings)
+
+
 class App:
     """One process: one Redis connection pool, one core, one scheduler, many adapters."""
 
@@ -149,9 +168,12 @@ class App:
                 log.exception("embedded Redis watchdog failed")
 
     async def start(self) -> Core:
-        """Start the store and the core (adapters are added and started by the caller)."""
+        """Check the config, start the store and the core (adapters are added and started by
+        the caller)."""
+        check_config_or_fail(self.settings.config_dir)
         store = await self.start_store()
         self.core = build_core(store, self.settings, self.clock)
+        warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))
         return self.core
