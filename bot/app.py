@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -176,8 +177,13 @@ class App:
 
 
 def safe_url(url: str) -> str:
-    """A Redis URL without its password, for messages and logs."""
-    if "@" in url:
-        scheme, _, rest = url.partition("://")
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return url
+    """A Redis URL without its credentials, for messages and logs. They end at the LAST '@'
+    (as redis-py's urlparse and bot.store.connect read them), so an '@' in a password hides
+    nothing of it; a `password=` query argument is masked too."""
+    scheme, sep, rest = url.partition("://")
+    head, qsep, query = rest.partition("?")
+    if "@" in head:
+        head = "***@" + head.rpartition("@")[2]
+    if qsep:
+        query = re.sub(r"(?i)(^|&)(password|username)=[^&#]*", r"\1\2=***", query)
+    return f"{scheme}{sep}{head}{qsep}{query}"

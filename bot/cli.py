@@ -21,7 +21,9 @@ log = logging.getLogger("matchday")
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"matchday: {message}", file=sys.stderr)
+    from bot.observe.redact import redact
+
+    print(f"matchday: {redact(message)}", file=sys.stderr)
     return code
 
 
@@ -238,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         return _fail(str(exc))
     from bot.observe.logs import configure_logging
+    from bot.observe.redact import settings_secrets
 
-    configure_logging(settings.log_format)
+    configure_logging(settings.log_format, secrets=settings_secrets(settings))
     clock = None
     if args.cmd in ("replay", "demo"):
         from datetime import UTC, datetime
