@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -14,6 +15,7 @@ from bot.delivery.scopes import load_scopes
 from bot.domain.clock import Clock, FileClock, SystemClock
 from bot.domain.grounds import load_grounds
 from bot.observe import metrics
+from bot.observe.redact import add_secret
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
 from bot.tasks import cancel_and_wait
@@ -115,6 +117,7 @@ class App:
             private_dir(self.settings.data_dir)  # AOF, exports, charts, keys: this account only
             self.embedded = EmbeddedRedis(self.settings.data_dir / "redis",
                                           appendfsync=self.settings.appendfsync)
+            add_secret(self.embedded.password)  # it travels in the URL: never in a log line
             try:
                 url = self.embedded.start()
             except EmbeddedRedisError as exc:
@@ -204,8 +207,13 @@ class App:
 
 
 def safe_url(url: str) -> str:
-    """A Redis URL without its password, for messages and logs."""
-    if "@" in url:
-        scheme, _, rest = url.partition("://")
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return url
+    """A Redis URL without its credentials, for messages and logs. They end at the LAST '@'
+    (as redis-py's urlparse and bot.store.connect read them), so an '@' in a password hides
+    nothing of it; a `password=` query argument is masked too."""
+    scheme, sep, rest = url.partition("://")
+    head, qsep, query = rest.partition("?")
+    if "@" in head:
+        head = "***@" + head.rpartition("@")[2]
+    if qsep:
+        query = re.sub(r"(?i)(^|&)(password|username)=[^&#]*", r"\1\2=***", query)
+    return f"{scheme}{sep}{head}{qsep}{query}"

@@ -22,7 +22,9 @@ log = logging.getLogger("matchday")
 
 
 def _fail(message: str, code: int = 2) -> int:
-    for line in message.splitlines() or [""]:
+    from bot.observe.redact import redact
+
+    for line in redact(message).splitlines() or [""]:
         print(f"matchday: {line}", file=sys.stderr)
     return code
 
@@ -282,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "check-config":
         return _check_config(settings)
     from bot.observe.logs import configure_logging
+    from bot.observe.redact import settings_secrets
 
-    configure_logging(settings.log_format)
+    configure_logging(settings.log_format, secrets=settings_secrets(settings))
     clock = None
     if args.cmd in ("replay", "demo"):
         from datetime import UTC, datetime

@@ -243,6 +243,13 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
         return []
     from aiohttp import web  # the platform SDKs are imported only when a token asks for them
 
+    if settings.slack_bot_token is not None:  # before anything starts: no half-started bot
+        from bot.adapters.slack.adapter import check_http
+
+        try:
+            check_http(settings, http)
+        except ValueError as exc:
+            raise StartupError(str(exc)) from None
     started: list[str] = []
     site = web.Application()
     routes = 0
@@ -263,12 +270,12 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
                 app.adapters.append(tg)
                 started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:
-            from bot.adapters.slack.adapter import SlackAdapter
+            from bot.adapters.slack.adapter import SlackAdapter, serves_http
 
             slack = SlackAdapter(core, settings)
             # Home tabs are refreshed by one replica: the lease holder (a singleton duty).
             slack.home.leader = lambda: app.lease is None or app.lease.held
-            if http or settings.slack_app_token is None:
+            if serves_http(settings, http):
                 site.add_routes(slack.routes())
                 routes += 1
             await slack.start()
