@@ -153,6 +153,9 @@ async def form_cmd(ctx: Ctx) -> Result:
                       and not done.get("similar"))
             return Result(Reply(f"Already logged as INC-{n}.", title=f"Logged INC-{n}"),
                           queued=queued)
+        finished = await ctx.store.form_done(fx.id, ctx.who)
+        if finished is not None and finished[0] == fid:  # a second tap on a finished form
+            return Result(Reply(f"Already logged as INC-{finished[1]}."), toast_only=True)
         return Result(Reply(EXPIRED, ok=False))
     return await _advance(ctx, fx, state, field_name, value)
 
@@ -177,7 +180,7 @@ async def _back(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result:
 async def _log(ctx: Ctx, fx: Fixture, state: dict[str, Any], sev: int) -> Result:
     fields = {"type": state["type"], "location": state["location"], "severity": sev,
               "affiliation": "unknown", "people": "", "description": ""}
-    return await log_incident(ctx, fx, fields, drop_form=True,
+    return await log_incident(ctx, fx, fields, drop_form=True, form_id=state["fid"],
                               extra_evidence=state.get("evidence", []))
 
 

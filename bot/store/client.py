@@ -72,6 +72,7 @@ from bot.store.plans import Plans
 N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
 INC_N, ID_N = "inc:" + N, "INC-" + N
+FORM_DONE_TTL = 3600  # how long a second tap on a finished guided form still finds its number
 
 # KEYS[1] form key; ARGV: expected version ("" = start afresh), new state JSON, TTL seconds.
 FORM_CAS = """
@@ -425,6 +426,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
     # ---------------------------------------------------------------- incidents
     async def report_incident(self, fx_id: str, fields: dict[str, str], ev: Event,
                               reported_ts: int, dedupe: str, drop_form: str = "",
+                              form_id: str = "",
                               last_ttl: int = 900,
                               deadlines: dict[str, int] | None = None,
                               similar: Similar | None = None,
@@ -466,6 +468,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         if drop_form:
             ops.append(Del(f"form:{drop_form}"))
             head.append(Del(f"form:{drop_form}"))
+        if drop_form and form_id:  # a second tap on the finished form finds its number
+            done = f"formdone:{drop_form}"
+            ops.append(Set(done, form_id + " " + N, FORM_DONE_TTL))
+            if similar is not None:
+                head.append(When("similar", [Set(done, form_id + " " + SIMILAR,
+                                                 FORM_DONE_TTL)]))
         if similar is not None:
             return await self.apply(fx_prefix(fx_id), [*head, Unless("similar", ops)], dedupe)
         return await self.apply(fx_prefix(fx_id), head + ops, dedupe)
@@ -775,6 +783,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
                     yield what, fixture, origin
         finally:
             await pubsub.aclose()
+
+    async def form_done(self, fx_id: str, who: str) -> tuple[str, int] | None:
+        """(form id, incident number) of the person's last finished guided form, or None."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}formdone:{who}"))
+        fid, _, n = (raw or "").partition(" ")
+        return (fid, int(n)) if n.isdigit() else None
 
     async def form_ttl(self, fx_id: str, who: str) -> int:
         """Seconds a form has left (negative when there is none)."""
