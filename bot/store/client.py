@@ -481,7 +481,8 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
                             ev: Event, now_ts: int, dedupe: str, refusal: str | Any,
                             fields: dict[str, str] | None = None,
-                            deadlines: dict[str, int] | None = None) -> Applied:
+                            deadlines: dict[str, int] | None = None,
+                            first: Event | None = None) -> Applied:
         """Move an incident to a new status if its current one allows it (the refusal may
         name Var("current")); an acknowledgement stops its escalation deadlines and a close
         its reminders, in the same round trip. The event may use Var("from")."""
@@ -493,6 +494,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
             RequireExists(key, missing_incident(n)),
             RequireIn(key, "status", allowed_from, refusal),
             Hget(key, "status", "from"),
+            # `first`: an event the move implies, logged just before it (a police handover of
+            # an unacknowledged incident is its acknowledgement)
+            *(log_event(first) if first is not None else []),
             Hset(key, {"status": to, f"{to}_at": ev.at, f"{to}_by": ev.by,
                        "updated_at": ev.at, **(fields or {})}),
             *log_event(ev),
