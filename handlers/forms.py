@@ -104,10 +104,13 @@ def _location_step(ctx: Ctx, fx: Fixture, fid: str, type_key: str, zones: list[s
                for z in zones[:6]]
     rows = _rows(buttons, 1)
     rows.append(_nav(fid))
-    text = (f"{INCIDENT_TYPES.label(type_key)}. Where? Tap a place, share your location, "
-            "or type a stand, block or gate.")
+    # No "share my location" key: on Telegram it is a message of its own beside the one the
+    # form edits, and it held each next step a second behind the chat's pacing. A location
+    # sent from the attachment menu answers this step just the same.
+    text = (f"{INCIDENT_TYPES.label(type_key)}. Where? Tap a place, type a stand, block or "
+            "gate, or send your location (📎 → Location).")
     return Result(Reply((note + "\n" if note else "") + text, title="New report",
-                        buttons=rows, request_location=True, ok=ok))
+                        buttons=rows, ok=ok))
 
 
 def _severity_step(ctx: Ctx, fx: Fixture, fid: str, state: dict[str, Any], note: str = "",
