@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from bot.core.messages import Outbound, Reply
 from bot.delivery import board as boards
-from bot.delivery.ratelimit import RateLimiter, chat_gap
+from bot.delivery.ratelimit import RateLimiter, chat_gap, is_group
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink
 from bot.observe import metrics
@@ -128,6 +128,14 @@ class ChatQueue:
         self.items.append(item)
         self.idle.clear()
         self.wake.set()
+
+
+def tap_answer(platform: str, chat: str, out: Outbound) -> bool:
+    """An answer edited into the message whose button was just tapped, in a private chat
+    (a guided form's next step): it is not paced at the chat's one message a second, which
+    counts messages sent to a chat, so a steward's taps are answered at once. Only the
+    bot-wide limit counts it; a 429 is still waited out like any other."""
+    return bool(out.edit) and chat != BOT_WIDE and not is_group(platform, chat)
 
 
 class Notifier:
@@ -281,7 +289,8 @@ class Notifier:
             queue = self._queues[key] = ChatQueue()
             self._workers[key] = asyncio.create_task(self._worker(platform, chat, queue))
         reserve = getattr(self.limiter, "reserve", None)
-        slot = reserve(platform, chat, 1) if reserve else None  # booked in call order: fair
+        booked = BOT_WIDE if tap_answer(platform, chat, out) else chat
+        slot = reserve(platform, booked, 1) if reserve else None  # booked in call order: fair
         queue.put(Item(out, self.clock(), [done] if done else [], slot))
         queue.board.note(out, self.clock())
         if queue.board.dirty:
@@ -319,7 +328,11 @@ class Notifier:
             queue.busy = True
             try:
                 await self._pace(platform, chat, queue)
-                await self._admit(platform, chat, queue.items[0].slot)
+                first = queue.items[0]
+                if tap_answer(platform, chat, first.out):
+                    await self._admit_tap(platform, first.slot)
+                else:
+                    await self._admit(platform, chat, first.slot)
                 batch, out = await self._compose(platform, chat, queue)
                 if await self._journaled(sink, platform, chat, batch, out):
                     continue
@@ -379,6 +392,14 @@ class Notifier:
             await self.limiter.admit(platform, chat, 1)
         else:
             await self.limiter.acquire(platform, chat, 1)
+
+    async def _admit_tap(self, platform: str, slot: float | None) -> None:
+        """A tap's answer edited into the tapped message: only the bot-wide limit waits."""
+        if slot is not None:
+            await self.limiter.wait_until(slot)
+            await self.limiter.admit(platform, BOT_WIDE, 1)
+        else:
+            await self.limiter.acquire(platform, BOT_WIDE, 1)
 
     async def _readmit(self, platform: str, chat: str) -> None:
         """A retry: counted like a new message, but not behind what is queued after it."""

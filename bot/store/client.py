@@ -81,6 +81,7 @@ from bot.store.plans import Plans
 N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
 INC_N, ID_N = "inc:" + N, "INC-" + N
+FORM_DONE_TTL = 3600  # how long a second tap on a finished guided form still finds its number
 
 # KEYS[1] form key; ARGV: expected version ("" = start afresh), new state JSON, TTL seconds.
 FORM_CAS = """
@@ -471,6 +472,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
     # ---------------------------------------------------------------- incidents
     async def report_incident(self, fx_id: str, fields: dict[str, str], ev: Event,
                               reported_ts: int, dedupe: str, drop_form: str = "",
+                              form_id: str = "",
                               last_ttl: int = 900,
                               deadlines: dict[str, int] | None = None,
                               similar: Similar | None = None,
@@ -512,6 +514,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         if drop_form:
             ops.append(Del(f"form:{drop_form}"))
             head.append(Del(f"form:{drop_form}"))
+        if drop_form and form_id:  # a second tap on the finished form finds its number
+            done = f"formdone:{drop_form}"
+            ops.append(Set(done, form_id + " " + N, FORM_DONE_TTL))
+            if similar is not None:
+                head.append(When("similar", [Set(done, form_id + " " + SIMILAR,
+                                                 FORM_DONE_TTL)]))
         if similar is not None:
             return await self.apply(fx_prefix(fx_id), [*head, Unless("similar", ops)], dedupe)
         return await self.apply(fx_prefix(fx_id), head + ops, dedupe)
@@ -519,7 +527,8 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
                             ev: Event, now_ts: int, dedupe: str, refusal: str | Any,
                             fields: dict[str, str] | None = None,
-                            deadlines: dict[str, int] | None = None) -> Applied:
+                            deadlines: dict[str, int] | None = None,
+                            first: Event | None = None) -> Applied:
         """Move an incident to a new status if its current one allows it (the refusal may
         name Var("current")); an acknowledgement stops its escalation deadlines and a close
         its reminders, in the same round trip. The event may use Var("from")."""
@@ -531,6 +540,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
             RequireExists(key, missing_incident(n)),
             RequireIn(key, "status", allowed_from, refusal),
             Hget(key, "status", "from"),
+            # `first`: an event the move implies, logged just before it (a police handover of
+            # an unacknowledged incident is its acknowledgement)
+            *(log_event(first) if first is not None else []),
             Hset(key, {"status": to, f"{to}_at": ev.at, f"{to}_by": ev.by,
                        "updated_at": ev.at, **(fields or {})}),
             *log_event(ev),
@@ -821,6 +833,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
                     yield what, fixture, origin
         finally:
             await pubsub.aclose()
+
+    async def form_done(self, fx_id: str, who: str) -> tuple[str, int] | None:
+        """(form id, incident number) of the person's last finished guided form, or None."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}formdone:{who}"))
+        fid, _, n = (raw or "").partition(" ")
+        return (fid, int(n)) if n.isdigit() else None
 
     async def form_ttl(self, fx_id: str, who: str) -> int:
         """Seconds a form has left (negative when there is none)."""
