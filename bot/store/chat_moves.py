@@ -63,10 +63,15 @@ class ChatMoves:
         """Copy the live-message references (card ids to edit in place) to the new chat."""
         r = self.store.r
         old_part, new_part = f":{platform}:{old}:", f":{platform}:{new}:"
-        keys: list[str] = []
-        for pattern in (f"md:*:msg:{platform}:{old}:*", f"{OPS}msgof:{platform}:{old}:*"):
-            async for key in r.scan_iter(match=pattern, count=500):
-                keys.append(key)
+
+        async def scan() -> list[str]:
+            keys: list[str] = []
+            for pattern in (f"md:*:msg:{platform}:{old}:*", f"{OPS}msgof:{platform}:{old}:*"):
+                async for key in r.scan_iter(match=pattern, count=500):
+                    keys.append(key)
+            return keys
+
+        keys = await self.store._call(scan())  # an outage mid-scan is StoreUnavailable
         if not keys:
             return
         pipe = r.pipeline(transaction=False)
