@@ -74,7 +74,19 @@ class _ReportsSends:
     """Tells the current command when a write goes on the wire (note_sent), once the
     connection is up: a refused connection provably sent nothing ("NOT logged")."""
 
+    _handshake = False  # sending AUTH/HELLO/SELECT inside connect(): not the write
+
+    async def on_connect_check_health(self, check_health: bool = True) -> None:
+        self._handshake = True
+        try:
+            await super().on_connect_check_health(check_health)  # type: ignore[misc]
+        finally:
+            self._handshake = False
+
     async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if self._handshake:
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            return
         if writing() and self.is_connected:  # type: ignore[attr-defined]
             # A pooled connection the server closed (it stopped) or left dirty: open a new
             # one, so a server that is gone is a refused connection, not a lost reply. Two
