@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from bot.domain.clock import parse_iso
 from bot.domain.ledger import PHASE, Event, Var
@@ -33,6 +33,7 @@ from bot.store.base import (
     note_not_run,
     note_outage,
     note_write,
+    note_write_done,
     result_vars,
     track_writes,
 )
@@ -42,6 +43,7 @@ from bot.store.connect import (
     is_cluster,
     rediscover,
     replica_count,
+    reports_sends,
     sentinels_of,
     unavailable,
     wrong_master,
@@ -186,6 +188,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         self._auto_acks, self._acks_checked = False, 0.0
         self.observe_latency: Callable[[float], None] | None = None  # seconds per call
         self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
+        self._sends_reported = reports_sends(client)
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
@@ -237,7 +240,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         t0 = time.perf_counter()
         try:
             return await awaitable
-        except (RedisError, RedisClusterException, OSError) as exc:
+        except Exception as exc:
             if unavailable(exc):
                 if isinstance(exc, ResponseError):  # an error reply: the script never ran
                     note_not_run()
@@ -356,11 +359,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         if self._auto_acks and self.replica_acks and \
                 time.monotonic() - self._acks_checked > 1.0:
             await self._refresh_acks()
-        note_write()
-        if self.replica_acks:
-            res = await self._script_then_wait(keys, args)
-        else:
-            res = await self._script(keys, args)
+        note_write(self._sends_reported)
+        try:
+            if self.replica_acks:
+                res = await self._script_then_wait(keys, args)
+            else:
+                res = await self._script(keys, args)
+        finally:
+            note_write_done()
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
