@@ -62,10 +62,15 @@ async def _run(app: App, args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- replay / demo
 async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> int:
     from bot.core.drill import Drill
-    from bot.replay import printer, read_script, replay
+    from bot.replay import ScriptError, parse_script, printer, replay
     from bot.runtime import make_scheduler
 
-    lines = read_script(path)
+    script = parse_script(path)
+    for no, problem in script.bad:  # named and skipped: the rest of the drill still runs
+        _fail(f"{path.name}:{no}: line skipped: {problem}")
+    if not script.lines:
+        raise ScriptError(f"{path.name}: no lines" + (" that can run" if script.bad else ""))
+    lines = script.lines
     assert isinstance(app.clock, VirtualClock)
     app.clock.set(lines[0].at)
     assert app.core is not None
@@ -85,6 +90,9 @@ async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> in
     if refused:
         print(f"matchday: replay: {len(refused)} of {len(lines)} lines refused (the first: "
               f"{refused[0]})", file=sys.stderr)
+    if script.bad:
+        return _fail(f"{path.name}: {len(lines)} lines replayed, {len(script.bad)} bad "
+                     f"line{'s' if len(script.bad) > 1 else ''} skipped", 1)
     return 1 if len(refused) == len(lines) else 0
 
 

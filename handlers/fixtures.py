@@ -27,8 +27,12 @@ NOTE_KEYS = ("segregation", "gates", "alcohol", "pyro", "travel", "dispersal", "
 FIXTURE_ACTIONS = {"add": "add", "use": "use", "list": "list", "ls": "list",
                    "category": "category", "cat": "category", "kickoff": "kickoff",
                    "ko": "kickoff", "cancel": "cancel", "note": "note", "notes": "note"}
-ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2})"
-                    r"(.*)$", re.IGNORECASE)
+# /fixture add is read word by word, never by one regex: "(.+?)\s+v\s+(.+?)\s+" backtracks
+# for hours over 3,000 characters of spaces and "v"s, on the event loop.
+WORD = re.compile(r"\S+")
+VERSUS = frozenset({"v", "vs", "v.", "vs."})
+DATE_WORD = re.compile(r"\d{4}-\d{2}-\d{2}")
+TIME_START = re.compile(r"\d{1,2}:\d{2}")
 
 
 # Kick-offs are accepted only this close to today: year 1 or 9999 broke change hooks, the
@@ -162,11 +166,30 @@ async def _use(ctx: Ctx) -> Result:
                         + (f" at {ground.name}" if ground else "") + "."))
 
 
+def read_add(text: str) -> tuple[str, str, str, str, str] | None:
+    """(home, away, date, time, options) of "<Home> v <Away> <YYYY-MM-DD> <HH:MM>[options]",
+    or None; linear in the text. Home ends at the first "v" word, away at the first date
+    after it that a time follows."""
+    words = list(WORD.finditer(text))
+    vs = next((i for i in range(1, len(words)) if words[i][0].lower() in VERSUS), None)
+    if vs is None:
+        return None
+    for d in range(vs + 2, len(words) - 1):
+        if DATE_WORD.fullmatch(words[d][0]) and (t := TIME_START.match(words[d + 1][0])):
+            home = text[:words[vs - 1].end()]
+            away = text[words[vs + 1].start():words[d - 1].end()]
+            tail = text[words[d + 1].start() + t.end():]
+            if "\n" in home + away + tail:  # one fixture is one line
+                return None
+            return home, away, words[d][0], t[0], tail
+    return None
+
+
 async def _add(ctx: Ctx, text: str) -> Result:
-    m = ADD_RE.match(text.strip())
-    if not m:
+    parts = read_add(text.strip())
+    if parts is None:
         raise UsageError("Couldn't read that fixture.")
-    home, away, date, hhmm, tail = m.groups()
+    home, away, date, hhmm, tail = parts
     ko = kickoff_time(ctx, date, hhmm)
     opts: dict[str, str] = {}
     for word in tail.split():

@@ -8,7 +8,7 @@ import logging
 import shlex
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
 from bot.domain.grounds import Ground
-from bot.domain.ledger import Event, clean_text
+from bot.domain.ledger import Event
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics
@@ -212,17 +212,6 @@ def split_args(text: str) -> list[str]:
         return text.split()
 
 
-def as_valid_text(cmd: Command) -> Command:
-    """The command with every user string as valid Unicode (see ledger.clean_text): the
-    one change the bot makes to what people type before it is logged."""
-    texts = [cmd.text, cmd.user_name, *(a.caption for a in cmd.attachments)]
-    if all(clean_text(t) is t for t in texts):
-        return cmd
-    return replace(cmd, text=clean_text(cmd.text), user_name=clean_text(cmd.user_name),
-                   attachments=tuple(replace(a, caption=clean_text(a.caption))
-                                     for a in cmd.attachments))
-
-
 class Core:
     """Turns Commands into Results, for every platform, through one registry."""
 
@@ -398,7 +387,7 @@ class Core:
 
     async def _handle(self, cmd: Command) -> Result | None:
         now = self.clock.now()  # the log's time is when the bot received it
-        cmd = self.unsure.resend(as_valid_text(cmd), now)
+        cmd = self.unsure.resend(cmd, now)
         writes = self.store.track_writes()
         result = await self._answer(cmd, now, writes)
         if writes.unconfirmed:
