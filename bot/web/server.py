@@ -19,7 +19,7 @@ from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.charts import chart_data, chart_from_counts
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import StoreUnavailable
-from bot.web.access import COOKIE, LINK_PATH, Access, Session
+from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.web.live import (
@@ -119,7 +119,7 @@ class ControlRoom:
         got = await self.access.session(sid)
         if isinstance(got, Session):
             return got
-        await self.access.deny("", f"{request.method} {request.path}: {got}")
+        await self.access.deny("", f"{request.method} {clip(request.path)}: {got}")
         if json_reply:
             raise web.HTTPUnauthorized(text='{"ok":false,"text":"Not signed in."}',
                                        content_type="application/json")
@@ -153,7 +153,7 @@ class ControlRoom:
     async def redeem(self, request: web.Request) -> web.Response:
         """Press of the sign-in button: the link is used up and the session cookie set."""
         if not self._same_origin(request):
-            await self.access.deny("", f"sign-in posted from {request.headers['Origin']}")
+            await self.access.deny("", f"sign-in posted from {clip(request.headers['Origin'])}")
             raise web.HTTPForbidden(text="Sign in from the link's own page.")
         got = await self.access.redeem(request.match_info["token"])
         if not isinstance(got, Session):
