@@ -17,7 +17,6 @@ BOARD_COLUMNS = (("reported", "Reported"), ("acknowledged", "Acknowledged"),
 def _doc(title: str, body: str, *, head: str = "", cls: str = "") -> str:
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<meta name=\"referrer\" content=\"same-origin\">"
             f"<title>{escape(title)}</title>"
             "<link rel=\"stylesheet\" href=\"/control/static/control.css\">"
             f"{head}</head><body class=\"{cls}\">{body}</body></html>")
@@ -161,8 +160,9 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
         f"{escape(ground_name)} · kick-off {labels['kickoff']:%a %d %b %Y %H:%M} · category "
         f"{escape(fx.category)} · phase {escape(PHASES.label(fx.phase))}</p>"
         "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
-        "<button type=\"button\" onclick=\"window.print()\">Print</button></nav></header>"
+        "<button type=\"button\" id=\"print\">Print</button></nav></header>"
         f"<main class=\"post\">{still}<div class=\"two\">{''.join(sections)}</div>"
         f"<section class=\"chart\"><h2>Incidents per 15 minutes by phase</h2>{chart_svg}"
         f"</section><section class=\"map\"><h2>Where</h2>{map_svg}</section></main>")
-    return _doc(f"{fx.title} · post-match", body, cls="postmatch")
+    return _doc(f"{fx.title} · post-match", body, cls="postmatch",
+                head="<script src=\"/control/static/postmatch.js\" defer></script>")

@@ -51,7 +51,14 @@ BOARD_CARDS = 30  # cards a board column draws (the rest are counted): control.j
 BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
 HEARTBEAT_S = 15.0
 SESSION_CHECK_S = 1.0  # an idle screen's session is checked this often (expiry)
-STATIC = {"control.js": "application/javascript", "control.css": "text/css"}
+STATIC = {"control.js": "application/javascript", "control.css": "text/css",
+          "postmatch.js": "application/javascript"}
+# Only the site's own script, style and connections; no inline script, no framing. The
+# referrer stays on the site: with no-referrer browsers send `Origin: null` on its own POSTs.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY"}
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 INCIDENT = re.compile(r"INC-\d{1,7}")
@@ -102,6 +109,7 @@ class ControlRoom:
             web.get("/control/static/{name}", self.static),
         ])
         app.on_shutdown.append(self._on_shutdown)
+        app.on_response_prepare.append(self._security_headers)
 
     def web_app(self) -> web.Application:
         """A standalone aiohttp app with only these routes (tests, bench)."""
@@ -111,6 +119,14 @@ class ControlRoom:
 
     async def _on_shutdown(self, _app: web.Application) -> None:
         await self.live.close()
+
+    async def _security_headers(self, request: web.Request, resp: web.StreamResponse) -> None:
+        """No server banner on any answer; the control room's pages (refusals included) get
+        the security headers, and are never stored by a browser or proxy."""
+        resp.headers.popall("Server", None)
+        if request.path == "/control" or request.path.startswith("/control/"):
+            resp.headers.update(SECURITY_HEADERS)
+            resp.headers.setdefault("Cache-Control", "no-store")  # static files: no-cache
 
     # ---------------------------------------------------------------- sessions
     async def _session(self, request: web.Request, *, json_reply: bool = False) -> Session:
