@@ -28,11 +28,15 @@ def message_page(title: str, text: str) -> str:
                        f"<p>{escape(text)}</p></main>", cls="plain")
 
 
-def link_page(action: str) -> str:
-    """The page a sign-in link opens: one button, so link previews cannot use the link up."""
+def link_page(action: str, name: str = "", role: str = "") -> str:
+    """The page a sign-in link opens: whose account it opens, and one button, so link
+    previews cannot use the link up. Without a name (unknown, used or expired link) it says
+    nothing about anyone: pressing the button tells why it is refused."""
+    whose = (f"<p class=\"whose\">This one-time link signs this browser in as "
+             f"<b><bdi>{escape(name)}</bdi></b> · {escape(ROLES.label(role))}.</p>"
+             if name else "<p>This one-time link signs this browser in.</p>")
     return _doc("Sign in · Matchday control room",
-                "<main class=\"message\"><h1>Matchday control room</h1>"
-                "<p>This one-time link signs this browser in.</p>"
+                "<main class=\"message\"><h1>Matchday control room</h1>" + whose +
                 f"<form method=\"post\" action=\"{escape(action)}\">"
                 "<button type=\"submit\" id=\"signin\" class=\"big\">Sign in</button></form>"
                 "</main>", cls="plain")

@@ -156,8 +156,11 @@ class ControlRoom:
         raise web.HTTPFound("/control/")
 
     async def link(self, request: web.Request) -> web.Response:
-        """A sign-in link: a page with one button (previews in chat only GET)."""
-        return web.Response(text=link_page(request.path), content_type="text/html",
+        """A sign-in link: whose account it opens and one button (previews in chat only GET)."""
+        holder = await self.access.link_holder(request.match_info["token"])
+        body = (link_page(request.path, holder.name or holder.who, holder.role) if holder
+                else link_page(request.path))
+        return web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})
 
     def _same_origin(self, request: web.Request) -> bool:
