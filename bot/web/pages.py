@@ -86,7 +86,7 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         f"<div class=\"phase\" id=\"phase\">{escape(PHASES.label(fx.phase))}</div>"
         "<div class=\"clock\" id=\"clock\"></div>"
         "<div class=\"live\" id=\"live\" title=\"Live connection\">●</div>"
-        f"<div class=\"me\">{escape(me['name'] or me['who'])} · "
+        f"<div class=\"me\"><bdi>{escape(me['name'] or me['who'])}</bdi> · "
         f"{escape(ROLES.label(me['role']))}</div>"
         f"<nav><a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>"
         "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
@@ -156,7 +156,8 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
                    "<h3>Bans by type</h3><table>" + _rows(ban["by_type"], labels["ban"])
                    + "</table>")
     sections.append(police + "</section>")
-    still = ("<p class=\"open\">Still open: " + escape(", ".join(open_lines)) + "</p>"
+    still = ("<p class=\"open\">Still open: "
+             + ", ".join(f"<bdi>{escape(line)}</bdi>" for line in open_lines) + "</p>"
              if open_lines else "")
     body = (
         "<header class=\"print-head\">"
