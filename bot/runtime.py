@@ -230,10 +230,10 @@ class WebServer:
 
     platform = "http"
 
-    def __init__(self, app: web.Application, port: int) -> None:
+    def __init__(self, app: web.Application, port: int, host: str = "127.0.0.1") -> None:
         from aiohttp import web  # only HTTP modes pay for aiohttp's import
 
-        self.app, self.port = app, port
+        self.app, self.port, self.host = app, port, host
         self.runner = web.AppRunner(app)
 
     async def start(self) -> None:
@@ -241,7 +241,7 @@ class WebServer:
         from aiohttp import web
 
         await self.runner.setup()
-        await web.TCPSite(self.runner, "0.0.0.0", self.port).start()
+        await web.TCPSite(self.runner, self.host, self.port).start()
 
     async def stop(self) -> None:
         """Stop listening."""
@@ -310,8 +310,8 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
         from bot.observe.health import health_routes
 
         site.add_routes(health_routes(core.store.ping, app.role, outbox_lag(core)))
-        server = WebServer(site, settings.port)
+        server = WebServer(site, settings.port, settings.bind)
         await server.start()
         app.adapters.append(server)
-        started.append(f"http :{settings.port}")
+        started.append(f"http {settings.bind}:{settings.port}")
     return started

@@ -15,6 +15,7 @@ from typing import IO
 from bot.core.dispatch import Core
 from bot.core.messages import Button, Command, Outbound, Reply
 from bot.core.roles import Member
+from bot.domain.bidi_controls import without_bidi_controls
 from bot.domain.ledger import clean_text
 from bot.domain.vocab import ROLES
 
@@ -25,7 +26,7 @@ def render_text(reply: Reply, numbered: bool = True) -> str:
     buttons = [b for row in reply.buttons for b in row]
     if buttons and numbered:
         lines.append("  " + "  ".join(f"[{i}] {b.label}" for i, b in enumerate(buttons, 1)))
-    return "\n".join(lines)
+    return without_bidi_controls("\n".join(lines))
 
 
 class ConsoleAdapter:
