@@ -107,6 +107,7 @@ class App:
         self.lease: Any = None  # bot.store.lease.Lease once runtime starts one
         self.reader: Any = None  # the outbox reader, when platforms are running
         self._failovers: asyncio.Task[None] | None = None  # follows Sentinel's switch-master
+        self.loss_risk: Any = None  # bot.observe.loss_risk.LossRisk once the store is up
 
     async def start_store(self) -> Store:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
@@ -132,8 +133,30 @@ class App:
             raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
         store.observe_latency = metrics.STORE_SECONDS.observe
         self.store = store
+        await self._check_durability(store, url)
         self._failovers = asyncio.create_task(store.follow_failovers())
         return store
+
+    async def _check_durability(self, store: Store, url: str) -> None:
+        """Warn in one line (or, with MATCHDAY_REQUIRE_DURABLE, refuse to start) when a
+        crash of this Redis can lose a report already answered "Logged"."""
+        from bot.observe.loss_risk import LossRisk
+
+        where = safe_url(url) if self.embedded is None else \
+            f"{self.embedded.data_dir} (embedded)"
+        self.loss_risk = LossRisk(lambda: self._current_store().durability(), where)
+        try:  # app.stop() closes the store when start-up fails here
+            line = self.loss_risk.prime(await store.durability())
+        except StoreUnavailable:
+            raise StartupError(f"Redis at {where} is not answering") from None
+        if line and self.settings.require_durable:
+            raise StartupError(f"{line} (MATCHDAY_REQUIRE_DURABLE=1: not starting)")
+        if line:
+            log.warning("%s", line)
+
+    def _current_store(self) -> Store:
+        assert self.store is not None
+        return self.store
 
     async def watch_embedded(self) -> bool:
         """Restart the embedded server if it died (same data dir); True if it restarted.
@@ -176,6 +199,8 @@ class App:
         check_config_or_fail(self.settings.config_dir)
         store = await self.start_store()
         self.core = build_core(store, self.settings, self.clock)
+        if self.loss_risk is not None:
+            self.core.commander_lines.append(self.loss_risk.lines)
         warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))

@@ -29,6 +29,8 @@ class Settings(BaseSettings):
         alias="MATCHDAY_DATA_DIR",
     )
     appendfsync: str = Field(default="always", alias="MATCHDAY_APPENDFSYNC")
+    # Refuse to start when Redis could lose a report already answered "Logged".
+    require_durable: bool = Field(default=False, alias="MATCHDAY_REQUIRE_DURABLE")
     tz: str = Field(default="Europe/London", alias="MATCHDAY_TZ")
     config_dir: Path = Field(default=PROJECT_CONFIG, alias="MATCHDAY_CONFIG_DIR")
     telegram_bot_token: SecretStr | None = Field(default=None, alias="TELEGRAM_BOT_TOKEN")

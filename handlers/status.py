@@ -36,6 +36,8 @@ async def status_cmd(ctx: Ctx) -> Result:
     extras: list[str] = []
     if ctx.role in COMMANDERS:
         extras += await live_line(ctx, fx)
+        for extra in ctx.core.commander_lines:  # e.g. Redis could lose acknowledged reports
+            extras += await extra(fx)
     for extra in ctx.core.status_lines:  # missed briefings and other parts' lines
         extras += await extra(fx)
     lines = await board(ctx, fx, extras)  # fitted to one phone screen

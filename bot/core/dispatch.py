@@ -233,6 +233,8 @@ class Core:
         self.publish: Callable[[str, str], Awaitable[None]] | None = None
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
+        # Lines only commanders and control see (e.g. Redis could lose acknowledged reports).
+        self.commander_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
         self.drill: Drill | None = None  # set by a replay: fixtures it may write into
         self._telling: set[asyncio.Task[None]] = set()  # change notices being published
 

@@ -2,6 +2,7 @@
 
 from bot.store.base import Applied, Refused, StoreUnavailable, WriteAttempts
 from bot.store.client import Similar, Store, Unconfirmed
+from bot.store.durability import Durability
 
-__all__ = ["Applied", "Refused", "Similar", "Store", "StoreUnavailable", "Unconfirmed",
-           "WriteAttempts"]
+__all__ = ["Applied", "Durability", "Refused", "Similar", "Store", "StoreUnavailable",
+           "Unconfirmed", "WriteAttempts"]

@@ -48,6 +48,7 @@ from bot.store.connect import (
     unavailable,
     wrong_master,
 )
+from bot.store.durability import Persistence
 from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
@@ -167,7 +168,7 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
     ]
 
 
-class Store(Lifecycle, Plans, Choices, HomeWatchers):
+class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
     """Async facade over Redis for the whole product."""
 
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
