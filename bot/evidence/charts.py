@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -81,13 +83,14 @@ def chart_from_counts(counts: dict[str, int]) -> ChartData | None:
 
 def render_chart(data: ChartData, title: str, tz: ZoneInfo,
                  kickoff: datetime | None = None) -> bytes:
-    """A phone-readable PNG (about 1000x600 px) of the binned data."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    """A phone-readable PNG (about 1000x600 px) of the binned data. Thread-safe: its own
+    Figure on its own Agg canvas, none of pyplot's global state (draw_chart runs it in a
+    worker thread)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(8.4, 5.0), dpi=120)
+    canvas = FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     xs = list(range(data.bins))
     bottom = [0] * data.bins
@@ -128,8 +131,16 @@ def render_chart(data: ChartData, title: str, tz: ZoneInfo,
         ax.spines[side].set_visible(False)
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    canvas.print_png(buf)
     return buf.getvalue()
+
+
+async def draw_chart(data: ChartData, title: str, tz: ZoneInfo,
+                     kickoff: datetime | None = None,
+                     render: Callable[..., bytes] | None = None) -> bytes:
+    """render_chart (or `render`) in a worker thread: drawing, and matplotlib's first import,
+    take up to a second, and every other command waits while the event loop is busy."""
+    return await asyncio.to_thread(render or render_chart, data, title, tz, kickoff)
 
 
 def incident_chart(events: list[Event], title: str, tz: ZoneInfo,

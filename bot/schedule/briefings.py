@@ -12,7 +12,7 @@ from bot.core.messages import Outbound, Reply
 from bot.domain.cadence import BriefingConfig, config_for
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
-from bot.evidence.charts import chart_data, chart_from_counts, render_chart
+from bot.evidence.charts import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
 
 log = logging.getLogger(__name__)
@@ -154,8 +154,8 @@ async def summary_chart(core: Core, fx: Fixture) -> bytes | None:
         data = chart_data(await core.store.events(fx.id))
     if data is None:
         return None
-    return render_chart(data, f"{fx.title}: incidents per 15 min",
-                        config_for(core.settings).tz, fx.kickoff)
+    return await draw_chart(data, f"{fx.title}: incidents per 15 min",
+                            config_for(core.settings).tz, fx.kickoff)
 
 
 async def summary_reply(core: Core, fx: Fixture, late_due: datetime | None = None) -> Reply:
