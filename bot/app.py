@@ -70,8 +70,10 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         roles = load_role_matrix(roles_file, registry.commands())
     except RolesError as exc:
         raise StartupError(str(exc)) from None
-    return Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
+    core = Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
                 notifier, settings, cache_ttl=cache_ttl, roles=roles)
+    store.observe_answer = core.outage.observe  # one line when Redis goes, one when back
+    return core
 
 
 def check_config_or_fail(config_dir: Path) -> int:
@@ -108,6 +110,7 @@ class App:
         self.reader: Any = None  # the outbox reader, when platforms are running
         self._failovers: asyncio.Task[None] | None = None  # follows Sentinel's switch-master
         self.loss_risk: Any = None  # bot.observe.loss_risk.LossRisk once the store is up
+        self._restart_failed: str | None = None  # why the embedded server last failed to start
 
     async def start_store(self) -> Store:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
@@ -171,11 +174,16 @@ class App:
         try:
             url = await asyncio.to_thread(self.embedded.start)
         except EmbeddedRedisError as exc:
-            log.error("embedded Redis is down and did not restart: %s",
-                      str(exc).splitlines()[0])
+            why = str(exc).splitlines()[0]
+            if why != self._restart_failed:  # once, not every second it keeps failing
+                log.error("embedded Redis is down and did not restart: %s", why)
+            self._restart_failed = why
             return False
+        self._restart_failed = None
         if url != old and self.store is not None:
             fresh = Store.from_url(url, dedupe_ttl=self.settings.dedupe_ttl_seconds)
+            fresh.observe_latency = self.store.observe_latency
+            fresh.observe_answer = self.store.observe_answer
             stale, self.store = self.store, fresh
             if self.core is not None:
                 self.core.store = fresh

@@ -24,6 +24,7 @@ from bot.domain.ledger import Event
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics
+from bot.observe.outage import OutageLog
 from bot.store import Refused, Store, StoreUnavailable, Unconfirmed, WriteAttempts
 
 log = logging.getLogger(__name__)
@@ -228,6 +229,8 @@ class Core:
         self.settings = settings
         self.cache = TTLCache(cache_ttl)
         self.unsure = UnsureWrites()  # resends after an outage reuse the first dedupe key
+        # A Redis outage is logged when it starts and ends, not per command or per tick.
+        self.outage = OutageLog()
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # Set when other replicas run: tells them a SHARED_CHANGES change (pub/sub).
         self.publish: Callable[[str, str], Awaitable[None]] | None = None
@@ -368,7 +371,7 @@ class Core:
         try:
             await self.publish(what, fixture_id)
         except StoreUnavailable:
-            log.warning("could not tell other replicas: %s changed", what)
+            self.outage.count("{n} changes not told to other replicas at once")
 
     # ---------------------------------------------------------------- dispatch
     async def handle(self, cmd: Command) -> Result | None:
@@ -461,7 +464,7 @@ class Core:
             return Result(Reply(HELD, ok=False))
         except StoreUnavailable:
             outcome = "unavailable"
-            log.warning("store unavailable during /%s", spec.name)
+            self.outage.count()  # one line when Redis goes, the count when it is back
             if writes.attempted:  # the write may have run before the reply was lost
                 writes.unconfirmed = True
                 return Result(Reply(NOT_CONFIRMED, ok=False))
@@ -497,7 +500,7 @@ class Core:
             await self.store.audit(cmd.who, "refused", f"/{name} as {role or 'stranger'}: {why}",
                                    iso(self.clock.now()))
         except StoreUnavailable:
-            log.warning("audit trail unavailable; refusal of %s not recorded", cmd.who)
+            self.outage.count("{n} refusals not recorded in the audit trail")
 
 
 def default_roles(registry: Registry) -> RoleMatrix:

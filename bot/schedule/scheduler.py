@@ -139,8 +139,8 @@ class Scheduler:
         async def tick() -> None:
             try:
                 await fn(self.clock.now())
-            except StoreUnavailable:
-                log.warning("ticker %s: the store is not answering", getattr(fn, "__name__", fn))
+            except StoreUnavailable:  # the outage log says so once, not every tick
+                self.core.outage.gone()
             except Exception:
                 log.exception("ticker %s failed", getattr(fn, "__name__", fn))
 

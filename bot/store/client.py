@@ -188,6 +188,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         self.replica_timeout_ms = 500
         self._auto_acks, self._acks_checked = False, 0.0
         self.observe_latency: Callable[[float], None] | None = None  # seconds per call
+        self.observe_answer: Callable[[bool], None] | None = None  # answered, or not answering
         self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
         self._sends_reported = reports_sends(client)
 
@@ -240,9 +241,11 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
     async def _call(self, awaitable: Any) -> Any:
         t0 = time.perf_counter()
         try:
-            return await awaitable
+            res = await awaitable
         except Exception as exc:
             if unavailable(exc):
+                if self.observe_answer is not None:
+                    self.observe_answer(False)
                 if isinstance(exc, ResponseError):  # an error reply: the script never ran
                     note_not_run()
                 else:
@@ -252,6 +255,10 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
                 raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
                                        type(exc).__name__) from None
             raise
+        else:
+            if self.observe_answer is not None:
+                self.observe_answer(True)
+            return res
         finally:
             if self.observe_latency is not None:
                 self.observe_latency(time.perf_counter() - t0)

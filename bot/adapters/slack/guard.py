@@ -107,7 +107,7 @@ class RequestGuard:
             await self.core.store.audit(who, "refused", f"slack: {why}",
                                         iso(self.core.clock.now()))
         except StoreUnavailable:
-            log.warning("audit trail unavailable; refusal of %s not recorded", who)
+            self.core.outage.count("{n} refusals not recorded in the audit trail")
 
     async def __call__(self, body: dict[str, Any], context: Any,
                        next: Callable[[], Awaitable[Any]]) -> Any:

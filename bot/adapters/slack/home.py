@@ -55,7 +55,7 @@ class HomeTab:
         try:
             await self.core.store.watch_home(user, time.time() + HOME_WATCH_S)
         except StoreUnavailable:
-            log.warning("slack: could not record %s's open Home tab", user)
+            self.core.outage.count("{n} Home tab openings not recorded")
         await self.publish(user)
 
     async def publish(self, user: str) -> None:

@@ -1,0 +1,73 @@
+"""A Redis outage is two lines in the log, not a warning per command and per second: one when
+Redis stops answering, one when it is back with how many commands were answered NOT logged."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from pydantic import SecretStr
+
+from bot.app import App
+from bot.runtime import run_bot
+from bot.sample import ensure_sample_fixture
+from bot.settings import load_settings
+from tests.conftest import Chat
+from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.ha.topology import free_port
+
+
+async def _until(check, what: str) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(600):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+async def test_an_outage_is_one_line_when_it_goes_and_one_with_the_count_when_back(
+        server, tmp_path, caplog: pytest.LogCaptureFixture):
+    fake = FakeTelegram()
+    await fake.start()
+    settings = load_settings(REDIS_URL=server.url, MATCHDAY_DATA_DIR=str(tmp_path),
+                             PORT=str(free_port()), MATCHDAY_LEASE_MS="1000").model_copy(
+        update={"telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
+    app = App(settings)
+    core = await app.start()
+    await ensure_sample_fixture(core)
+    bot = asyncio.create_task(run_bot(app, web=True))  # scheduler, lease, outbox, feeds
+    say = Chat(core)
+    try:
+        await _until(lambda: app.reader is not None or bot.done(), "the bot is running")
+        assert not bot.done(), bot.exception()
+        assert (await say("/incident pyro @stb_upper s3", as_="steward")).reply.ok
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            server.stop()
+            for i in range(20):
+                r = await say(f"/incident missile @seg_ne s4 coins {i}", as_="steward")
+                assert r.reply.text.startswith("NOT logged"), r.reply.text
+            # a few seconds of background loops (escalation ticks, lease, outbox reader)
+            # while Redis is away: what is measured is what they log, not how fast
+            await asyncio.sleep(3)
+            during = [r for r in caplog.records if r.levelno >= logging.WARNING]
+            server.start()  # same port, same data directory
+            await _until(lambda: any("back after" in r.getMessage() for r in caplog.records),
+                         "the 'back' line")
+            assert (await say("/incident disorder @stb_walkway s5", as_="steward")).reply.ok
+        texts = [r.getMessage() for r in caplog.records]
+        gone = [t for t in texts if "Redis not answering (since " in t]
+        back = [t for t in texts if t.startswith("Redis back after ")]
+        assert len(gone) == 1 and len(back) == 1, texts
+        assert "; 20 commands answered NOT logged" in back[0], back[0]
+        assert back[0].endswith(" meanwhile")
+        # nothing per command or per tick: besides the outage line, at most the lease's
+        # own change ("now the standby")
+        assert len(during) <= 2, [r.getMessage() for r in during]
+        assert not [r for r in caplog.records if r.exc_info], "no traceback in the log"
+    finally:
+        bot.cancel()
+        await asyncio.gather(bot, return_exceptions=True)
+        await app.stop()
+        await fake.stop()
