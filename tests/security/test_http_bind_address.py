@@ -40,6 +40,8 @@ def test_run_web_listens_on_loopback_only_by_default(tmp_path: Path) -> None:
                             stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stderr.readline()  # the "running: ..." line once it listens
+        while line and "running:" not in line:  # after e.g. the appendfsync-no warning
+            line = proc.stderr.readline()
         assert "running:" in line, line
         assert listening_on(port) == {"0100007F"}  # 127.0.0.1, not 0.0.0.0 (00000000)
         assert f"http 127.0.0.1:{port}" in line  # and the operator is told so

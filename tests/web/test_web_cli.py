@@ -41,6 +41,8 @@ def test_headless_web_run_and_a_link_from_the_cli(tmp_path) -> None:
                             stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stderr.readline()  # the "running: ..." line once it listens
+        while line and "running:" not in line:  # after e.g. the appendfsync-no warning
+            line = proc.stderr.readline()
         assert f"control room http://127.0.0.1:{port}/control/" in line, line
         assert status_of(f"http://127.0.0.1:{port}/control/")[0] == 401
         bad = subprocess.run([sys.executable, "-m", "bot.cli", "web-link", "--by", "nobody"],
