@@ -97,6 +97,8 @@ return 1
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
+STRANGERS_AUDIT = OPS + "audit:anonymous"  # refusals of people and clients not known
+STRANGERS_AUDIT_MAXLEN = 2000
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
@@ -761,6 +763,17 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
     async def audit_log(self, count: int = 100) -> list[dict[str, str]]:
         """Newest audit entries, newest first."""
         rows = await self._call(self.r.xrevrange(OPS + "audit", count=count))
+        return [f for _, f in rows]
+
+    async def audit_stranger(self, fields: dict[str, str]) -> None:
+        """Keep a refusal of someone the bot does not know (a capped stream of its own, so a
+        flood of them never pushes members' entries out of the audit trail)."""
+        await self._call(self.r.xadd(STRANGERS_AUDIT, fields, maxlen=STRANGERS_AUDIT_MAXLEN,
+                                     approximate=True))
+
+    async def stranger_refusals(self, count: int = 100) -> list[dict[str, str]]:
+        """Newest refusals of strangers, newest first."""
+        rows = await self._call(self.r.xrevrange(STRANGERS_AUDIT, count=count))
         return [f for _, f in rows]
 
     # ---------------------------------------------------------------- live messages
