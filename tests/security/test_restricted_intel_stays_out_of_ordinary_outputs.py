@@ -49,13 +49,19 @@ async def plant(say) -> None:
     assert all(m in r.reply.text for m in MARKERS.values()), r.reply.text
 
 
-async def test_the_log_and_the_ordinary_export_hold_no_intelligence(say, core, store,
-                                                                     redis_url, tmp_path):
+async def test_no_unrestricted_output_holds_intelligence(say, core, store, client, redis_url,
+                                                        tmp_path):
+    await sign_in(client, say, "viewer")
+    feed = await client.get("/control/events?after=0-0")  # the viewer's live feed
     await plant(say)
     fx = await core.active_fixture()
+
+    # the ordinary log
     log = json.dumps([e.data for e in await store.events(fx.id)])
     assert leaks(log) == []
     assert "Gate B opens" in log  # ordinary notes stay in the log
+
+    # the ordinary (FA/SAG) export and the summaries
     env = {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path / "data")}
     p = matchday("export", "--fixture", fx.id, "--out", str(tmp_path / "ex"), env=env)
     assert p.returncode == 0, p.stderr
@@ -64,28 +70,14 @@ async def test_the_log_and_the_ordinary_export_hold_no_intelligence(say, core, s
     p = matchday("summary", "--fixture", fx.id, "--json", env=env)
     assert p.returncode == 0 and leaks(p.stdout) == [], p.stdout
     assert leaks(json.dumps(await summary_figures(store, fx))) == []
-    # the restricted export carries every one of them, in its restricted log only
-    p = matchday("export", "--fixture", fx.id, "--out", str(tmp_path / "r"), "--restricted",
-                 "--by", "console:police_commander", env=env)
-    assert p.returncode == 0, p.stderr
-    restricted = (tmp_path / "r" / "restricted_events.jsonl").read_text()
-    assert all(m in restricted for m in (*MARKERS.values(), *SAMPLE)), restricted
-    assert leaks((tmp_path / "r" / "events.jsonl").read_text()) == []
-    assert matchday("verify", str(tmp_path / "r"), env=env).returncode == 0
 
-
-async def test_a_viewers_chats_hold_no_intelligence(say, core):
-    await plant(say)
+    # a viewer's chats
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
     for text in ("/status", "/briefing", "/summary", "/fixtures", "/incident 1"):
         r = await say(text, as_="viewer")
         assert r is None or leaks(r.reply.text) == [], (text, r.reply.text)
 
-
-async def test_a_viewers_screen_and_feed_hold_no_intelligence(say, core, client):
-    await sign_in(client, say, "viewer")
-    feed = await client.get("/control/events?after=0-0")
-    await plant(say)
-    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    # a viewer's screen and feed
     seen: list[str] = []
 
     async def until_the_incident() -> None:
@@ -100,3 +92,12 @@ async def test_a_viewers_screen_and_feed_hold_no_intelligence(say, core, client)
         resp = await client.get(path)
         assert resp.status == 200, path
         assert leaks(await resp.text()) == [], path
+
+    # the restricted export carries every one of them, in its restricted log only
+    p = matchday("export", "--fixture", fx.id, "--out", str(tmp_path / "r"), "--restricted",
+                 "--by", "console:police_commander", env=env)
+    assert p.returncode == 0, p.stderr
+    restricted = (tmp_path / "r" / "restricted_events.jsonl").read_text()
+    assert all(m in restricted for m in (*MARKERS.values(), *SAMPLE)), restricted
+    assert leaks((tmp_path / "r" / "events.jsonl").read_text()) == []
+    assert matchday("verify", str(tmp_path / "r"), env=env).returncode == 0
