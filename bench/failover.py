@@ -1,18 +1,26 @@
 """Failover benchmark: reports during a Sentinel failover, with and without WAIT.
 
 A master, 2 replicas and 3 sentinels on loopback (down-after 1 s). Several tasks send
-incident reports through the core as stewards do: each report carries its own dedupe key,
-and a steward who is not told "Logged" sends the same report again (same key) until it is.
-Mid-burst the master is paused (SIGSTOP 5 s, then SIGCONT) or, separately, killed (SIGKILL).
-Afterwards every report answered "Logged INC-n" is checked against the new master.
+incident reports through the core as stewards do on Telegram: each report carries its own
+dedupe key, its answer goes through the durable outbox (as a Telegram answer does), and a
+steward who is not shown "Logged" sends the same report again (same key) until it is.
+What a steward is shown is what an outbox reader delivers to a recording sink.
+Mid-burst the master is paused (SIGSTOP 5 s, then SIGCONT), killed (SIGKILL), or, in the
+`stall` case, both replication links stall for 3 s (tests/ha/stall_link.py: the bytes stay in
+the link) and then the master is killed and the links cut, so the replicas never get the
+last writes. Afterwards every report shown
+"Logged INC-n" is checked against the new master.
 
-Prints, per case: acked_lost_<case> (answered Logged, not in the log afterwards),
-inc_reused_<case> (one INC number told to two different reports), not_logged_replies_<case>
+Prints, per case: acked_lost_<case> (shown Logged, not in the log afterwards),
+inc_reused_<case> (one INC number shown for two different reports), not_logged_replies_<case>
 (answers that were "NOT logged" or "HELD": honest refusals), seconds_unavailable_<case>
-(the longest stretch with no report acknowledged). The baseline is the same run with
-MATCHDAY_REPLICA_ACKS=0 (no WAIT), measured in the same process.
+(the longest stretch with no report acknowledged), max_answer_wait_s_<case> (the longest a
+steward waited from first sending a report to being shown "Logged"), answers_repeated_<case>
+(an answer shown a second time: its delivered mark was lost with the old master).
+The baseline is the same run with MATCHDAY_REPLICA_ACKS=0 (no WAIT), measured in the same
+process.
 
-Usage: python bench/failover.py [--tasks 8] [--seconds 14] [--no-baseline]
+Usage: python bench/failover.py [--tasks 8] [--seconds 14] [--no-baseline] [--cases ...]
 """
 
 from __future__ import annotations
@@ -34,11 +42,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.app import build_core  # noqa: E402
-from bot.core.messages import Command  # noqa: E402
+from bot.core.messages import Command, Reply  # noqa: E402
+from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
+from bot.store.outbox import Outbox  # noqa: E402
 from tests.ha.topology import start_sentinel  # noqa: E402
 
 INC = re.compile(r"(?:Logged|Already logged as) INC-(\d+)")
@@ -50,34 +60,89 @@ TYPES = ["missile", "pyro", "disorder", "antisocial", "alcohol", "criminal_damag
 
 @dataclass
 class Tally:
-    """What the stewards were told."""
+    """What the stewards were shown."""
 
-    acked: dict[str, int] = field(default_factory=dict)  # report id -> INC number told
+    acked: dict[str, int] = field(default_factory=dict)  # report id -> INC number shown
     refusals: int = 0
     ack_times: list[float] = field(default_factory=list)
+    waits: list[float] = field(default_factory=list)  # first send -> shown Logged
     reused: int = 0
+    repeats: int = 0  # an answer shown again (its delivered mark was lost with a master)
+
+
+class Phones:
+    """The stewards' phones: a console sink that records each "Logged INC-n" by chat."""
+
+    platform = "console"
+
+    def __init__(self) -> None:
+        self.shown: dict[str, asyncio.Queue[int]] = {}
+
+    def phone(self, chat: str) -> asyncio.Queue[int]:
+        """What one steward's phone shows, in order (INC numbers)."""
+        return self.shown.setdefault(chat, asyncio.Queue())
+
+    def cost(self, reply: Reply) -> int:
+        """One message a reply."""
+        return 1
+
+    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+        """Show a message on a steward's phone."""
+        m = INC.search(reply.title or reply.text)
+        if m and reply.ok:
+            self.phone(chat).put_nowait(int(m.group(1)))
+        return ""
+
+    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        """An edit changes a message already shown (its number was counted when sent)."""
+        return True
+
+
+async def shown(phone: asyncio.Queue[int], wait: float, seen: set[int],
+                tally: Tally) -> int | None:
+    """The next new number the phone shows within `wait` seconds; an earlier answer shown
+    again (its entry redelivered after a failover lost its delivered mark) is counted as a
+    repeat, not taken for the report in hand."""
+    end = time.monotonic() + wait
+    while (left := end - time.monotonic()) > 0:
+        try:
+            n = await asyncio.wait_for(phone.get(), left)
+        except TimeoutError:
+            return None
+        if n not in seen:
+            return n
+        tally.repeats += 1
+    return None
 
 
 async def steward(core, clock: VirtualClock, task: int, stop: asyncio.Event,
-                  tally: Tally, told: dict[int, str]) -> None:
-    """Send reports one after another; resend one until it is acknowledged."""
+                  tally: Tally, told: dict[int, str], phones: Phones) -> None:
+    """Send reports one after another; resend one until the phone shows it logged."""
     i = 0
+    chat = f"steward-{task}"
+    phone = phones.phone(chat)
+    seen: set[int] = set()  # numbers this phone already showed
     while not stop.is_set():
         i += 1
         rid = f"r{task}x{i}"
+        first = time.monotonic()
         while True:
             clock.advance(timedelta(minutes=11))  # nor two of one steward's reports
-            cmd = Command(platform="console", chat="steward", user="steward",
+            cmd = Command(platform="console", chat=chat, user="steward",
                           text=f"/incident {TYPES[task % len(TYPES)]} @seg_ne s3 {rid}",
-                          dedupe_key=f"fo:{rid}")
+                          dedupe_key=f"fo:{rid}", reply_via="send")
             result = await core.handle(cmd)
-            m = INC.search(result.reply.title or result.reply.text) if result else None
-            if m and result.reply.ok:
-                n = int(m.group(1))
+            # The answer travels through the outbox: look at the phone for it, a while after
+            # an OK, a moment after "HELD" (a "Logged" shown then is believed just the same).
+            ok = result is not None and result.reply.ok
+            n = await shown(phone, 5.0 if ok else 0.3, seen, tally)
+            if n is not None:
                 if told.setdefault(n, rid) != rid:
                     tally.reused += 1
                 tally.acked[rid] = n
+                seen.add(n)
                 tally.ack_times.append(time.monotonic())
+                tally.waits.append(time.monotonic() - first)
                 # a moment before the next report, so some pooled connections sit idle when
                 # the master stops (those are the ones that would write to it afterwards)
                 await asyncio.sleep(random.random() * 0.02)
@@ -91,7 +156,8 @@ async def steward(core, clock: VirtualClock, task: int, stop: asyncio.Event,
 async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> dict[str, float]:
     """One failover under a burst of reports; the four figures."""
     with tempfile.TemporaryDirectory(prefix=f"failover-{case}-") as tmp:
-        topo = start_sentinel(Path(tmp) / "redis", replicas=2, down_after_ms=1000)
+        topo = start_sentinel(Path(tmp) / "redis", replicas=2, down_after_ms=1000,
+                              stall_links=case == "stall")
         try:
             settings = load_settings(REDIS_URL=topo.url, MATCHDAY_DATA_DIR=tmp)
             store = Store.from_url(topo.url)
@@ -99,8 +165,14 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             clock = VirtualClock(datetime(2026, 12, 2, 18, 0, tzinfo=UTC))
             core = build_core(store, settings, clock, cache_ttl=5.0)
             fx = await ensure_sample_fixture(core)
+            phones = Phones()
+            core.notifier.add_sink(phones)
+            core.notifier.outbox = Outbox(store)
+            reader = OutboxReader(core.notifier, core.notifier.outbox, block_ms=200,
+                                  rescan_s=0.5)
+            reader.start()
             tally, told, stop = Tally(), {}, asyncio.Event()
-            workers = [asyncio.create_task(steward(core, clock, t, stop, tally, told))
+            workers = [asyncio.create_task(steward(core, clock, t, stop, tally, told, phones))
                        for t in range(tasks)]
             t0 = time.monotonic()
             await asyncio.sleep(2)
@@ -110,11 +182,20 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
                 os.kill(master, signal.SIGSTOP)
                 await asyncio.sleep(5)
                 os.kill(master, signal.SIGCONT)
+            elif case == "stall":  # the replication links stall, then the master dies
+                for link in topo.links:
+                    link.stall()
+                await asyncio.sleep(3)
+                os.kill(master, signal.SIGKILL)
+                for link in topo.links:
+                    link.cut()  # what the links held is gone with the master
             else:
                 os.kill(master, signal.SIGKILL)
             await asyncio.sleep(max(0.0, seconds - (time.monotonic() - t0)))
             stop.set()
             await asyncio.wait_for(asyncio.gather(*workers), 60)
+            await reader.stop()
+            await core.notifier.close()
             # what the log holds now, on whichever server is master
             lost = 0
             for rid, n in tally.acked.items():
@@ -126,7 +207,9 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             gap = max(b - a for a, b in zip(after, after[1:], strict=False))
             await store.close()
             return {"acked": len(tally.acked), "acked_lost": lost, "inc_reused": tally.reused,
-                    "not_logged_replies": tally.refusals, "seconds_unavailable": round(gap, 2)}
+                    "not_logged_replies": tally.refusals, "seconds_unavailable": round(gap, 2),
+                    "max_answer_wait_s": round(max(tally.waits, default=0.0), 2),
+                    "answers_repeated": tally.repeats}
         finally:
             topo.stop()
 
@@ -137,13 +220,16 @@ async def main() -> None:
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--seconds", type=float, default=14.0)
     ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--cases", nargs="+", default=["pause", "kill", "stall"],
+                    choices=["pause", "kill", "stall"])
     args = ap.parse_args()
     random.seed(args.seed)
-    logging.getLogger("bot").setLevel(logging.ERROR)  # one warning per refusal otherwise
-    for case in ("pause", "kill"):
+    logging.getLogger("bot").setLevel(logging.CRITICAL)  # one warning per refusal otherwise
+    for case in args.cases:
         res = await run_case(case, None, args.tasks, args.seconds)
         print(f"reports_acked_{case}: {res['acked']}")
-        for k in ("acked_lost", "inc_reused", "not_logged_replies", "seconds_unavailable"):
+        for k in ("acked_lost", "inc_reused", "not_logged_replies", "seconds_unavailable",
+                  "max_answer_wait_s", "answers_repeated"):
             print(f"{k}_{case}: {res[k]}")
         if not args.no_baseline:
             base = await run_case(case, 0, args.tasks, args.seconds)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -14,8 +15,10 @@ from bot.delivery.scopes import load_scopes
 from bot.domain.clock import Clock, FileClock, SystemClock
 from bot.domain.grounds import load_grounds
 from bot.observe import metrics
+from bot.observe.redact import add_secret
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
+from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +74,25 @@ def build_core(store: Store, settings: Settings, clock: Clock,
                 notifier, settings, cache_ttl=cache_ttl, roles=roles)
 
 
+def check_config_or_fail(config_dir: Path) -> int:
+    """The number of config files, all valid; else StartupError with one line a problem."""
+    from bot.config_check import check_config
+
+    files, problems = check_config(config_dir, lambda: build_registry().commands())
+    if problems:
+        raise StartupError("\n".join(problems))
+    return files
+
+
+def warm_config(core: Core) -> None:
+    """Read the files read on first use now, so they are the ones checked at start-up."""
+    from bot.domain.cadence import config_for
+    from bot.schedule.escalation import policy
+
+    policy(core)
+    config_for(core.settings)
+
+
 class App:
     """One process: one Redis connection pool, one core, one scheduler, many adapters."""
 
@@ -84,15 +106,18 @@ class App:
         self.adapters: list[Adapter] = []
         self.lease: Any = None  # bot.store.lease.Lease once runtime starts one
         self.reader: Any = None  # the outbox reader, when platforms are running
+        self._failovers: asyncio.Task[None] | None = None  # follows Sentinel's switch-master
 
     async def start_store(self) -> Store:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
         url = self.settings.redis_url
         if url is None:
-            from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError
+            from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError, private_dir
 
+            private_dir(self.settings.data_dir)  # AOF, exports, charts, keys: this account only
             self.embedded = EmbeddedRedis(self.settings.data_dir / "redis",
                                           appendfsync=self.settings.appendfsync)
+            add_secret(self.embedded.password)  # it travels in the URL: never in a log line
             try:
                 url = self.embedded.start()
             except EmbeddedRedisError as exc:
@@ -107,6 +132,7 @@ class App:
             raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
         store.observe_latency = metrics.STORE_SECONDS.observe
         self.store = store
+        self._failovers = asyncio.create_task(store.follow_failovers())
         return store
 
     async def watch_embedded(self) -> bool:
@@ -131,8 +157,8 @@ class App:
             if self.core is not None:
                 self.core.store = fresh
             await stale.close()
-        log.warning("embedded Redis restarted: pid %s at %s (%s)", self.embedded.pid, url,
-                    self.embedded.binary)
+        log.warning("embedded Redis restarted: pid %s at %s (%s)", self.embedded.pid,
+                    self.embedded.display_url, self.embedded.binary)
         return True
 
     async def watchdog(self, every_s: float = 1.0) -> None:
@@ -145,9 +171,12 @@ class App:
                 log.exception("embedded Redis watchdog failed")
 
     async def start(self) -> Core:
-        """Start the store and the core (adapters are added and started by the caller)."""
+        """Check the config, start the store and the core (adapters are added and started by
+        the caller)."""
+        check_config_or_fail(self.settings.config_dir)
         store = await self.start_store()
         self.core = build_core(store, self.settings, self.clock)
+        warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))
         return self.core
@@ -161,7 +190,9 @@ class App:
         (it holds the log)."""
         if self.core is not None:
             try:
-                await asyncio.wait_for(self.core.notifier.close(), 10)
+                # briefly: what is in the outbox is delivered by another replica or the
+                # next start; a platform that is unreachable must not hold the stop up
+                await asyncio.wait_for(self.core.notifier.close(), 2)
             except TimeoutError:
                 log.warning("stopping with undelivered messages")
         for adapter in reversed(self.adapters):
@@ -169,6 +200,8 @@ class App:
                 await adapter.stop()
             except Exception:
                 log.exception("stopping %s failed", adapter.platform)
+        if self._failovers is not None:
+            await cancel_and_wait([self._failovers])
         if self.store is not None:
             await self.store.close()
         if self.embedded is not None:
@@ -176,8 +209,13 @@ class App:
 
 
 def safe_url(url: str) -> str:
-    """A Redis URL without its password, for messages and logs."""
-    if "@" in url:
-        scheme, _, rest = url.partition("://")
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return url
+    """A Redis URL without its credentials, for messages and logs. They end at the LAST '@'
+    (as redis-py's urlparse and bot.store.connect read them), so an '@' in a password hides
+    nothing of it; a `password=` query argument is masked too."""
+    scheme, sep, rest = url.partition("://")
+    head, qsep, query = rest.partition("?")
+    if "@" in head:
+        head = "***@" + head.rpartition("@")[2]
+    if qsep:
+        query = re.sub(r"(?i)(^|&)(password|username)=[^&#]*", r"\1\2=***", query)
+    return f"{scheme}{sep}{head}{qsep}{query}"

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import re
 import sys
 import tempfile
@@ -22,8 +23,23 @@ log = logging.getLogger("matchday")
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"matchday: {message}", file=sys.stderr)
+    from bot.observe.redact import redact
+
+    for line in redact(message).splitlines() or [""]:
+        print(f"matchday: {line}", file=sys.stderr)
     return code
+
+
+def _check_config(settings: Settings) -> int:
+    from bot.app import check_config_or_fail
+
+    try:
+        files = check_config_or_fail(settings.config_dir)
+    except StartupError as exc:
+        print(exc)
+        return 1
+    print(f"config OK: {files} files in {settings.config_dir}")
+    return 0
 
 
 async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
@@ -57,12 +73,36 @@ async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> in
     app.core.drill = Drill(live=live)  # before the scheduler plans anything
     app.core.store.use_drill_index()  # the live bot never sweeps the drill's deadlines
     scheduler = make_scheduler(app, live=False)
+    refused = _count_refusals(app.core)
     await scheduler.start()
     try:
         await replay(app.core, scheduler, app.clock, lines, path.name, printer(as_json))
     finally:
         await scheduler.stop()
-    return 0
+    if not as_json and app.core.drill.created:
+        for fx in sorted(app.core.drill.created):
+            print(f"\nReplayed into {fx}: `matchday summary --fixture {fx}`, or the control "
+                  f"room at /control/?fixture={fx} (matchday run --web)")
+    if refused:
+        print(f"matchday: replay: {len(refused)} of {len(lines)} lines refused (the first: "
+              f"{refused[0]})", file=sys.stderr)
+    return 1 if len(refused) == len(lines) else 0
+
+
+def _count_refusals(core: Any) -> list[str]:
+    """The first line of every refusal the core answers from now on (the replay's lines)."""
+    refused: list[str] = []
+    handle = core.handle
+
+    async def counted(cmd: Any) -> Any:
+        result = await handle(cmd)
+        if result is not None and not result.reply.ok:
+            refused.append(result.reply.text.strip().splitlines()[0] if result.reply.text
+                           else result.reply.title)
+        return result
+
+    core.handle = counted
+    return refused
 
 
 def demo_script() -> Path:
@@ -99,7 +139,6 @@ async def _web_link(app: App, by: str) -> int:
 
 def unix_user() -> str:
     """Who runs this command, by the operating system's account (not the claimed --by)."""
-    import os
     import pwd
 
     uid = os.geteuid()
@@ -288,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--json", action="store_true")
     wl = sub.add_parser("web-link", help="a one-time sign-in link to the control-room view")
     wl.add_argument("--by", required=True, help="the member it signs in (platform:user)")
+    sub.add_parser("check-config", help="check every config file (MATCHDAY_CONFIG_DIR) "
+                   "without starting: one line per problem")
     vf = sub.add_parser("verify", help="check an export's signature and recompute its chain")
     vf.add_argument("dir", type=Path)
     vf.add_argument("--key", help="the public key it must be signed by: 64 hex digits, or a "
@@ -302,6 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `matchday` console script."""
+    # Everything the bot writes (AOF, exports, charts, keys) is for this account only.
+    os.umask(0o077)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "verify":  # files only: no store needed
@@ -324,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(**overrides)
     except SettingsError as exc:
         return _fail(str(exc))
+    if args.cmd == "check-config":
+        return _check_config(settings)
     if args.cmd == "keys":
         return _keys(settings)
     if args.cmd == "run":  # the installation's export-signing key is made on its first run
@@ -331,8 +376,9 @@ def main(argv: list[str] | None = None) -> int:
         if code:
             return code
     from bot.observe.logs import configure_logging
+    from bot.observe.redact import settings_secrets
 
-    configure_logging(settings.log_format)
+    configure_logging(settings.log_format, secrets=settings_secrets(settings))
     clock = None
     if args.cmd in ("replay", "demo"):
         from datetime import UTC, datetime

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from bot.app import App, StartupError, safe_url
 from bot.core.dispatch import Core
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
@@ -91,8 +92,11 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     background: list[asyncio.Task[None]] = []
     try:
-        platforms = await _start_platforms(app, webhook=webhook, http=http,
-                                           control_room=web or http or webhook)
+        started = await _unless_stopped(stop, _start_platforms(
+            app, webhook=webhook, http=http, control_room=web or http or webhook))
+        if started is None:  # SIGTERM during start-up (e.g. a platform still unreachable)
+            return 0
+        platforms = started
         if core.notifier.sinks:
             start_outbox(app)
         background = [asyncio.create_task(_keep_lease(app)),
@@ -127,6 +131,18 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             await app.reader.stop()
         await app.lease.release()
     return 0
+
+
+async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:
+    """The result of `work`, or None (work cancelled) if `stop` is set first."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.create_task(stop.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if task.done():
+        return task.result()
+    await cancel_and_wait([task])
+    return None
 
 
 async def _keep_lease(app: App) -> None:
@@ -243,6 +259,13 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
         return []
     from aiohttp import web  # the platform SDKs are imported only when a token asks for them
 
+    if settings.slack_bot_token is not None:  # before anything starts: no half-started bot
+        from bot.adapters.slack.adapter import check_http
+
+        try:
+            check_http(settings, http)
+        except ValueError as exc:
+            raise StartupError(str(exc)) from None
     started: list[str] = []
     site = web.Application()
     routes = 0
@@ -263,12 +286,12 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
                 app.adapters.append(tg)
                 started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:
-            from bot.adapters.slack.adapter import SlackAdapter
+            from bot.adapters.slack.adapter import SlackAdapter, serves_http
 
             slack = SlackAdapter(core, settings)
             # Home tabs are refreshed by one replica: the lease holder (a singleton duty).
             slack.home.leader = lambda: app.lease is None or app.lease.held
-            if http or settings.slack_app_token is None:
+            if serves_http(settings, http):
                 site.add_routes(slack.routes())
                 routes += 1
             await slack.start()

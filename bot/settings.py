@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -41,6 +42,10 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
     slack_signing_secret: SecretStr | None = Field(default=None, alias="SLACK_SIGNING_SECRET")
     slack_api_url: str | None = Field(default=None, alias="SLACK_API_URL")
+    # Hosts a command's response_url may point at (answers carry sign-in links); `*.x` is any
+    # subdomain of x. GovSlack or tests add theirs.
+    slack_response_hosts: str = Field(default="hooks.slack.com,*.slack.com",
+                                      alias="SLACK_RESPONSE_HOSTS")
     port: int = Field(default=8080, alias="PORT")
     form_ttl_seconds: int = Field(default=600, alias="MATCHDAY_FORM_TTL")
     dedupe_ttl_seconds: int = Field(default=86400, alias="MATCHDAY_DEDUPE_TTL")
@@ -83,6 +88,22 @@ class Settings(BaseSettings):
 
             parse_url(v)  # ValueError with one line
         return v or None
+
+    @field_validator("slack_response_hosts")
+    @classmethod
+    def _response_hosts(cls, v: str) -> str:
+        hosts = [h.strip().lower() for h in v.split(",") if h.strip()]
+        if not hosts:
+            raise ValueError("needs at least one host, e.g. hooks.slack.com")
+        for h in hosts:
+            if not re.fullmatch(r"(\*\.)?[a-z0-9.\-]+|\[[0-9a-f:]+\]", h) or h.startswith("*.."):
+                raise ValueError(f"{h!r} is not a host name (hooks.slack.com, *.slack.com)")
+        return ",".join(hosts)
+
+    @property
+    def response_hosts(self) -> tuple[str, ...]:
+        """SLACK_RESPONSE_HOSTS as a tuple of host patterns."""
+        return tuple(self.slack_response_hosts.split(","))
 
     @field_validator("public_url")
     @classmethod

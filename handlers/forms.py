@@ -104,10 +104,13 @@ def _location_step(ctx: Ctx, fx: Fixture, fid: str, type_key: str, zones: list[s
                for z in zones[:6]]
     rows = _rows(buttons, 1)
     rows.append(_nav(fid))
-    text = (f"{INCIDENT_TYPES.label(type_key)}. Where? Tap a place, share your location, "
-            "or type a stand, block or gate.")
+    # No "share my location" key: on Telegram it is a message of its own beside the one the
+    # form edits, and it held each next step a second behind the chat's pacing. A location
+    # sent from the attachment menu answers this step just the same.
+    text = (f"{INCIDENT_TYPES.label(type_key)}. Where? Tap a place, type a stand, block or "
+            "gate, or send your location (📎 → Location).")
     return Result(Reply((note + "\n" if note else "") + text, title="New report",
-                        buttons=rows, request_location=True, ok=ok))
+                        buttons=rows, ok=ok))
 
 
 def _severity_step(ctx: Ctx, fx: Fixture, fid: str, state: dict[str, Any], note: str = "",
@@ -153,6 +156,9 @@ async def form_cmd(ctx: Ctx) -> Result:
                       and not done.get("similar"))
             return Result(Reply(f"Already logged as INC-{n}.", title=f"Logged INC-{n}"),
                           queued=queued)
+        finished = await ctx.store.form_done(fx.id, ctx.who)
+        if finished is not None and finished[0] == fid:  # a second tap on a finished form
+            return Result(Reply(f"Already logged as INC-{finished[1]}."), toast_only=True)
         return Result(Reply(EXPIRED, ok=False))
     return await _advance(ctx, fx, state, field_name, value)
 
@@ -177,7 +183,7 @@ async def _back(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result:
 async def _log(ctx: Ctx, fx: Fixture, state: dict[str, Any], sev: int) -> Result:
     fields = {"type": state["type"], "location": state["location"], "severity": sev,
               "affiliation": "unknown", "people": "", "description": ""}
-    return await log_incident(ctx, fx, fields, drop_form=True,
+    return await log_incident(ctx, fx, fields, drop_form=True, form_id=state["fid"],
                               extra_evidence=state.get("evidence", []))
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
 from bot.core.paging import page_of, split_page_args
-from bot.domain.ledger import Var
+from bot.domain.ledger import Event, Var
 from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.forms import start_form
 from handlers.reporting import add_text, log_incident, parse_report
-from handlers.views import card, timeline_lines
+from handlers.views import card, clock_time, timeline_lines
 
 REPORT_USAGE = "/incident <type> @<location> [s<1-5>] [aff=home|away] [xN people] [text]"
 
@@ -80,15 +80,22 @@ async def transition(ctx: Ctx) -> Result:
         before = before[1:]  # never from "reported": that would be an acknowledgement
     cls = "close" if to == "closed" else "progress"
     name = ctx.member.name if ctx.member else ctx.who
-    ev = ctx.event("incident.status", {"id": incident_id(n), "from": Var("from"), "to": to,
-                                       "cls": cls, "note": note})
     extra = {"owner": ctx.who, "owner_name": name} if to in OWNER_STATUSES else {}
+    ack = await _handover_ack(ctx, fx, n, name) if to == "handed_to_police" else None
+    if ack is not None:  # only from "reported": a race with an /ack refuses, writes nothing
+        before = ["reported"]
+        extra |= {"acknowledged_at": ack.at, "acknowledged_by": ack.by, "ack_by_name": name,
+                  "ack_via": "handover"}
+    ev = ctx.event("incident.status", {"id": incident_id(n),
+                                       "from": "acknowledged" if ack else Var("from"),
+                                       "to": to, "cls": cls, "note": note})
     extra["status_by_name"] = name
     if note:
         extra["last_note"] = note
     applied = await ctx.store.change_status(
         fx.id, n, to, before, ev, int(ctx.now.timestamp()), ctx.cmd.dedupe_key,
         refusal=f"INC-{n} is already " + Var("current") + "; nothing changed.", fields=extra,
+        first=ack,
     )
     if applied.duplicate:
         return Result(Reply(f"Already done: INC-{n} {STATUSES.label(to).lower()}."))
@@ -98,13 +105,29 @@ async def transition(ctx: Ctx) -> Result:
     ctx.notify("control", live, ref=inc.id, fixture=fx.id)
     if inc.severity >= 3:
         ctx.notify("command", live, ref=inc.id, fixture=fx.id)
-    if to in ("acknowledged", "closed") and inc.reporter != ctx.who:
-        word = "acknowledged" if to == "acknowledged" else "closed"
+    if (to in ("acknowledged", "closed") or ack) and inc.reporter != ctx.who:
+        word = "closed" if to == "closed" else "acknowledged"
         ctx.notify("user:" + inc.reporter, Reply(
             f"Your report {inc.id} ({INCIDENT_TYPES.label(inc.type)}) was {word} "
             f"by {name}." + (f" “{note}”" if note else "")), fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
-    return Result(Reply(f"{inc.id} {STATUSES.label(to).lower()}.", title=""))
+    said = f"{inc.id} {STATUSES.label(to).lower()}."
+    if ack is not None:
+        said += (f" It had not been acknowledged: your handover is recorded as its "
+                 f"acknowledgement (by {name}, {clock_time(ack.at, ctx.core.settings.zone)}), "
+                 "and its escalation stops.")
+    return Result(Reply(said, title=""))
+
+
+async def _handover_ack(ctx: Ctx, fx: Fixture, n: int, name: str) -> Event | None:
+    """A handover of an unacknowledged incident acknowledges it: the acknowledgement event,
+    by the police member at this time (None when it was acknowledged already)."""
+    inc = await ctx.store.incident(fx.id, n)
+    if inc is None or inc.status != "reported":
+        return None
+    return ctx.event("incident.status", {
+        "id": incident_id(n), "from": "reported", "to": "acknowledged", "cls": "progress",
+        "note": f"acknowledged by {name} by handing it to police", "via": "handover"})
 
 
 async def _on_scene_note(ctx: Ctx, fx: Fixture, n: int, note: str) -> Result:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.messages import Reply, Result
+from bot.domain.ledger import Event
+from bot.domain.models import Fixture, incident_id
+from bot.schedule.escalation import policy
+from bot.store import Refused
 from handlers.reporting import log_incident
+from handlers.views import card
 
 MERGE_USAGE = "/merge <token> new"
 
@@ -24,9 +29,60 @@ async def merge_cmd(ctx: Ctx) -> Result:
     ev = ctx.event("incident.unmerged", {"id": f"INC-{first}", "token": ctx.args[0],
                                          "reporter": taken["who"],
                                          "now": result.reply.title.removeprefix("Logged ")})
-    await ctx.store.unmerge(fx.id, first, ev)
+    lower = await _lowered(ctx, fx, first, ctx.args[0])
+    try:
+        applied = await ctx.store.unmerge(fx.id, first, ev, lower)
+    except Refused:  # INC-n changed meanwhile (an /amend): the split stands, severity stays
+        await ctx.store.unmerge(fx.id, first, ev)
+        applied = None
+    if lower is not None and applied is not None:
+        inc = applied.incident
+        live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
+        ctx.notify("control", live, ref=inc.id, fixture=fx.id)
+        if inc.severity >= 3:
+            ctx.notify("command", live, ref=inc.id, fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
     return result
+
+
+def remaining_severity(events: list[Event], token: str) -> int | None:
+    """The severity INC-n's reports support once the report `token` is split out: the
+    highest of its own report (or the last /amend of severity, which a person chose) and the
+    merged reports still with it; None when the log says nothing."""
+    base: int | None = None
+    merged: dict[str, int] = {}
+    for ev in events:
+        d = ev.data
+        if ev.kind == "incident.reported":
+            base = int(d["severity"])
+        elif ev.kind == "incident.amended" and "severity" in d.get("new", {}) \
+                and not d.get("merged") and not d.get("split"):
+            base, merged = int(d["new"]["severity"]), {}
+        elif ev.kind == "incident.merged":
+            merged[d.get("token", "")] = int(d.get("report", {}).get("severity") or 0)
+        elif ev.kind == "incident.unmerged":
+            merged.pop(d.get("token", ""), None)
+    merged.pop(token, None)
+    return None if base is None else max([base, *merged.values()])
+
+
+async def _lowered(ctx: Ctx, fx: Fixture, n: int, token: str
+                   ) -> tuple[str, str, Event, int | None] | None:
+    """The severity change the split brings (None: the split report raised nothing)."""
+    inc = await ctx.store.incident(fx.id, n)
+    if inc is None:
+        return None
+    sev = remaining_severity(await ctx.store.incident_events(fx.id, n), token)
+    if sev is None or sev >= inc.severity:
+        return None
+    old, new = str(inc.severity), str(sev)
+    text = f"severity {old} → {new} (a merged report was split out)"
+    amend = ctx.event("incident.amended", {
+        "id": incident_id(n), "old": {"severity": old}, "new": {"severity": new},
+        "why": "a merged report was split out", "split": token, "status": inc.status,
+        "text": text, "was": {"type": inc.type, "location": inc.location}})
+    tiers = policy(ctx.core).for_severity(sev).tiers
+    return old, new, amend, inc.reported_ts + tiers[0].after_s if tiers else None
 
 
 def register(registry: Registry) -> None:

@@ -109,7 +109,7 @@ def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str
 
 
 async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
-                       drop_form: bool = False,
+                       drop_form: bool = False, form_id: str = "",
                        extra_evidence: list[dict[str, Any]] | None = None) -> Result:
     """Write a new incident (one round trip) and alert control; shared by all report paths."""
     ground = ctx.ground(fx)
@@ -146,6 +146,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     seen = _for_the_outbox(ctx, fx, *drafted) if ctx.durable else []
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
+        form_id=form_id,
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
         outbox=outbox_ops(seen, stand_in),

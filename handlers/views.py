@@ -40,7 +40,9 @@ def lifecycle_lines(inc: Incident) -> list[str]:
     """Response times, escalation and corrections of an incident, for its card."""
     times = []
     if inc.tta_s is not None:
-        times.append(f"acknowledged in {_secs(inc.tta_s)}")
+        times.append(f"acknowledged in {_secs(inc.tta_s)}"
+                     + (f" (by {inc.marks.get('ack_by_name', 'police')} handing it to police)"
+                        if inc.marks.get("ack_via") == "handover" else ""))
     if inc.ttc_s is not None:
         times.append(f"closed in {_secs(inc.ttc_s)}")
     if inc.escalated_tier:

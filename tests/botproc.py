@@ -22,7 +22,7 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
 from bot.store.embedded import EmbeddedRedis
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +90,8 @@ class Rig:
                 "MATCHDAY_DATA_DIR": str(self.tmp / "data"), "TELEGRAM_BOT_TOKEN": TOKEN,
                 "TELEGRAM_BASE_URL": self.tg.base_url, "SLACK_BOT_TOKEN": "xoxb-bench",
                 "SLACK_SIGNING_SECRET": "bench-secret", "SLACK_API_URL": self.slack.api_url,
-                "PORT": str(free_port()), "PYTHONUNBUFFERED": "1"}
+                "SLACK_RESPONSE_HOSTS": RESPONSE_HOSTS, "PORT": str(free_port()),
+                "PYTHONUNBUFFERED": "1"}
 
     async def spawn(self) -> None:
         """Start `matchday run` and wait until it polls Telegram."""

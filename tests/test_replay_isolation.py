@@ -45,9 +45,9 @@ async def app(store, settings, clock):
     await a.stop()
 
 
-async def replay(app: App, path: Path, capsys, live: bool = False) -> list[dict]:
+async def replay(app: App, path: Path, capsys, live: bool = False, code: int = 0) -> list[dict]:
     capsys.readouterr()
-    assert await cli._replay(app, path, as_json=True, live=live) == 0
+    assert await cli._replay(app, path, as_json=True, live=live) == code
     return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
 
 
@@ -64,7 +64,7 @@ async def test_a_drill_without_its_own_fixture_logs_nothing_live(app, tmp_path, 
     live = (await app.core.active_fixture()).id
     drill = tmp_path / "drill.jsonl"
     drill.write_text("\n".join(NO_ADD) + "\n")
-    out = await replay(app, drill, capsys)
+    out = await replay(app, drill, capsys, code=1)  # every line refused: the replay fails
     refusals = [r["text"] for r in out if r["to"] == "stw-1"]
     assert refusals and "--live" in refusals[0] and "Logged" not in refusals[0]
     assert not any("Escalated to" in r["text"] for r in out)
@@ -149,7 +149,7 @@ def test_the_replay_command_fences_off_the_live_fixture(store, redis_url, tmp_pa
         return json.loads(s.stdout)["incidents"]["total"]
 
     p = matchday("replay", str(drill), env=env)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1 and "2 of 2 lines refused" in p.stderr  # nothing it could do
     assert "--live" in p.stdout and incidents() == 0
     p = matchday("replay", str(drill), "--live", env=env)
     assert p.returncode == 0, p.stderr

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.fakes.slack_api import SIGNING_SECRET, FakeSlack, signed_headers, slash_body
+from tests.fakes.slack_api import (
+    RESPONSE_HOSTS,
+    SIGNING_SECRET,
+    FakeSlack,
+    signed_headers,
+    slash_body,
+)
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +40,7 @@ async def test_both_platforms_in_one_process(core, redis_url, tmp_path):  # core
         "REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path),
         "TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_BASE_URL": tg_url,
         "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_API_URL": sl.api_url, "PORT": str(port)}
+        "SLACK_API_URL": sl.api_url, "SLACK_RESPONSE_HOSTS": RESPONSE_HOSTS, "PORT": str(port)}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "run", "--http", env=env, cwd=ROOT,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,

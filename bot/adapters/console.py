@@ -42,16 +42,36 @@ class ConsoleAdapter:
         self.buttons: list[Button] = []
         self.save_image = save_image
         self._sent: Counter[str] = Counter()
+        self._prompt_shown = False  # the prompt is the last thing written: input awaited
         core.notifier.taps.append(self._tap)
 
-    def _print(self, text: str) -> None:
-        self.stdout.write(text + "\n")
-        self.stdout.flush()
+    @property
+    def prompt(self) -> str:
+        """What the console shows where the user types."""
+        return f"{self.user}> "
 
-    def _images(self, reply: Reply) -> None:
-        for png in reply.images:
-            if self.save_image:
-                self._print(f"  (chart saved to {self.save_image(png)})")
+    def _show_prompt(self) -> None:
+        self.stdout.write(self.prompt)
+        self.stdout.flush()
+        self._prompt_shown = True
+
+    def _print(self, text: str) -> None:
+        """Write a message; one arriving while input is awaited (an escalation, someone
+        else's report) goes on a line of its own and the prompt is shown again under it."""
+        if not self._prompt_shown:
+            self.stdout.write(text + "\n")
+            self.stdout.flush()
+            return
+        # A new line rather than erasing the prompt: what the user had half typed stays
+        # visible above (the terminal still holds it and sends it with the next Enter).
+        self.stdout.write("\n" + text + "\n")
+        self._show_prompt()
+
+    def _images(self, reply: Reply) -> str:
+        """Lines saying where each chart of a reply was saved (to print after its text)."""
+        if not self.save_image:
+            return ""
+        return "".join(f"\n  (chart saved to {self.save_image(png)})" for png in reply.images)
 
     async def _tap(self, out: Outbound) -> None:
         if out.audience == f"user:console:{self.user}":
@@ -59,8 +79,7 @@ class ConsoleAdapter:
             return
         text = render_text(out.reply, numbered=False).replace("\n", "\n    ")
         prefix = f"→ {out.audience}" + (f" (re {out.thread})" if out.thread else "")
-        self._print(f"  {prefix}: {text}")
-        self._images(out.reply)
+        self._print(f"  {prefix}: {text}" + self._images(out.reply))
 
     def become(self, role: str) -> str:
         """Switch who you are (drills): any console roster member or role name."""
@@ -97,8 +116,7 @@ class ConsoleAdapter:
         if result is None:
             return
         self.buttons = [b for row in result.reply.buttons for b in row]
-        self._print(render_text(result.reply))
-        self._images(result.reply)
+        self._print(render_text(result.reply) + self._images(result.reply))
 
     def _reader(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         for line in iter(self.stdin.readline, ""):
@@ -114,9 +132,9 @@ class ConsoleAdapter:
         self._print(self.become(self.user) + " Type /help, or :as <role> to switch. "
                     "Ctrl-D or /quit to leave.")
         while True:
-            self.stdout.write(f"{self.user}> ")
-            self.stdout.flush()
+            self._show_prompt()
             line = await queue.get()
+            self._prompt_shown = False
             if not line or line.strip() in ("/quit", "/exit"):
                 break
             await self.say(line)

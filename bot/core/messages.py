@@ -115,6 +115,7 @@ class Result:
     reply: Reply
     outbound: list[Outbound] = field(default_factory=list)
     queued: bool = False  # the reply is already in the durable outbox: adapters don't send it
+    toast_only: bool = False  # a button's answer that leaves the tapped message as it is
 
 
 def answer(text: str, *, title: str = "", ok: bool = True, **kw: object) -> Result:

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 
 from bot.core.messages import Outbound
 from bot.delivery.notifier import Notifier
-from bot.store import StoreUnavailable
+from bot.store import StoreUnavailable, Unconfirmed
 from bot.store.outbox import Outbox
 from bot.tasks import cancel_and_wait
 
@@ -102,6 +102,9 @@ class OutboxReader:
                     await self._dispatch(fx, entry, out)
             except asyncio.CancelledError:
                 raise
+            except Unconfirmed:  # read, but not yet on the replicas (each try WAITs a while)
+                leader = False  # claim them again, and re-check, on the next turn
+                await asyncio.sleep(0.05)
             except StoreUnavailable:
                 leader = False  # the lease may lapse meanwhile: claim again when back
                 await asyncio.sleep(1.0)

@@ -34,10 +34,11 @@ from typing import Any, TypeVar
 
 from bot.core.messages import Outbound, Reply
 from bot.delivery import board as boards
-from bot.delivery.ratelimit import RateLimiter, chat_gap
+from bot.delivery.ratelimit import RateLimiter, chat_gap, is_group
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink
 from bot.observe import metrics
+from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -130,6 +131,14 @@ class ChatQueue:
         self.wake.set()
 
 
+def tap_answer(platform: str, chat: str, out: Outbound) -> bool:
+    """An answer edited into the message whose button was just tapped, in a private chat
+    (a guided form's next step): it is not paced at the chat's one message a second, which
+    counts messages sent to a chat, so a steward's taps are answered at once. Only the
+    bot-wide limit counts it; a 429 is still waited out like any other."""
+    return bool(out.edit) and chat != BOT_WIDE and not is_group(platform, chat)
+
+
 class Notifier:
     """Routes each Outbound to every sink that has chats for its audience, and delivers it."""
 
@@ -159,6 +168,8 @@ class Notifier:
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._posted: dict[tuple[str, str], set[str]] = {}
         self._answered: dict[tuple[str, str], float] = {}  # when a chat's last call returned
+        self._unreachable: set[tuple[str, str]] = set()  # platform calls failing now
+        self._store_waits: dict[str, float] = {}  # "platform:chat" -> next backoff (store away)
 
     def add_sink(self, sink: Sink) -> None:
         """Register an adapter; one per platform. A sink that sends a reply as several
@@ -281,7 +292,8 @@ class Notifier:
             queue = self._queues[key] = ChatQueue()
             self._workers[key] = asyncio.create_task(self._worker(platform, chat, queue))
         reserve = getattr(self.limiter, "reserve", None)
-        slot = reserve(platform, chat, 1) if reserve else None  # booked in call order: fair
+        booked = BOT_WIDE if tap_answer(platform, chat, out) else chat
+        slot = reserve(platform, booked, 1) if reserve else None  # booked in call order: fair
         queue.put(Item(out, self.clock(), [done] if done else [], slot))
         queue.board.note(out, self.clock())
         if queue.board.dirty:
@@ -319,7 +331,11 @@ class Notifier:
             queue.busy = True
             try:
                 await self._pace(platform, chat, queue)
-                await self._admit(platform, chat, queue.items[0].slot)
+                first = queue.items[0]
+                if tap_answer(platform, chat, first.out):
+                    await self._admit_tap(platform, first.slot)
+                else:
+                    await self._admit(platform, chat, first.slot)
                 batch, out = await self._compose(platform, chat, queue)
                 if await self._journaled(sink, platform, chat, batch, out):
                     continue
@@ -333,11 +349,29 @@ class Notifier:
                 self.health[(platform, chat)].delivered += len(batch)
             except asyncio.CancelledError:
                 raise
+            except StoreUnavailable:  # what it needs from Redis is away: wait, don't spin
+                await self._store_away(f"{platform}:{chat}")
+                continue
             except Exception:  # e.g. the chat is gone: nothing more to do for this message
                 log.exception("delivery to %s:%s failed", platform, chat)
             finally:
                 queue.busy = False
                 self._update_health(platform, chat, queue)
+
+    async def _store_away(self, where: str) -> None:
+        """The log store is not answering: one log line when a chat's delivery starts
+        waiting for it, then back off (1 s, doubling, at most MAX_BACKOFF)."""
+        backoff = self._store_waits.get(where)
+        if backoff is None:
+            log.warning("delivery to %s waiting for the log store (Redis is not answering)",
+                        where)
+            backoff = 1.0
+        await self.limiter.sleep(backoff)
+        self._store_waits[where] = min(backoff * 2, MAX_BACKOFF)
+
+    def _store_back(self, where: str) -> None:
+        if self._store_waits.pop(where, None) is not None:
+            log.warning("delivery to %s going again (the log store is back)", where)
 
     async def _journaled(self, sink: Sink, platform: str, chat: str, batch: list[Item],
                          out: Outbound) -> bool:
@@ -379,6 +413,14 @@ class Notifier:
             await self.limiter.admit(platform, chat, 1)
         else:
             await self.limiter.acquire(platform, chat, 1)
+
+    async def _admit_tap(self, platform: str, slot: float | None) -> None:
+        """A tap's answer edited into the tapped message: only the bot-wide limit waits."""
+        if slot is not None:
+            await self.limiter.wait_until(slot)
+            await self.limiter.admit(platform, BOT_WIDE, 1)
+        else:
+            await self.limiter.acquire(platform, BOT_WIDE, 1)
 
     async def _readmit(self, platform: str, chat: str) -> None:
         """A retry: counted like a new message, but not behind what is queued after it."""
@@ -445,6 +487,10 @@ class Notifier:
             try:
                 done = await call()
                 self._answered[(platform, chat)] = self._limiter_now()
+                self._store_back(f"{platform}:{chat}")
+                if (platform, chat) in self._unreachable:
+                    self._unreachable.discard((platform, chat))
+                    log.warning("%s:%s reachable again", platform, chat)
                 return done
             except RetryLater as exc:
                 self._answered[(platform, chat)] = self._limiter_now()
@@ -456,9 +502,14 @@ class Notifier:
                 await self._readmit(platform, chat)
             except Gone:
                 raise
+            except StoreUnavailable:  # before the send (a live message's id): try again
+                await self._store_away(f"{platform}:{chat}")
             except (ConnectionError, TimeoutError, OSError) as exc:
-                log.warning("%s:%s unreachable (%s); retrying in %.0fs", platform, chat, exc,
-                            backoff)
+                if (platform, chat) not in self._unreachable:  # one line per state change
+                    self._unreachable.add((platform, chat))
+                    log.warning("%s:%s unreachable (%s); retrying until it answers",
+                                platform, chat, str(exc).splitlines()[0] if str(exc) else
+                                type(exc).__name__)
                 await self.limiter.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
@@ -486,7 +537,11 @@ class Notifier:
         if out.ref:
             self._posted.setdefault((platform, chat), set()).add(out.ref)
             if store is not None and mid and keep_ref:  # else the journal records it
-                await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
+                try:
+                    await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
+                except StoreUnavailable:  # sent: not again; its next version is a new post
+                    log.warning("%s:%s: %s sent, its message id not kept (Redis is not "
+                                "answering)", platform, chat, out.ref)
         return mid
 
     # ---------------------------------------------------------------- the live board

@@ -7,6 +7,7 @@ the `{ops}` tag.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -15,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from bot.domain.clock import parse_iso
 from bot.domain.ledger import PHASE, Event, Var
@@ -32,11 +33,21 @@ from bot.store.base import (
     note_not_run,
     note_outage,
     note_write,
+    note_write_done,
     result_vars,
     track_writes,
 )
 from bot.store.choices import Choices
-from bot.store.connect import connect, is_cluster, rediscover, replica_count, unavailable
+from bot.store.connect import (
+    connect,
+    is_cluster,
+    rediscover,
+    replica_count,
+    reports_sends,
+    sentinels_of,
+    unavailable,
+    wrong_master,
+)
 from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
@@ -74,6 +85,7 @@ from bot.store.plans import Plans
 N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
 INC_N, ID_N = "inc:" + N, "INC-" + N
+FORM_DONE_TTL = 3600  # how long a second tap on a finished guided form still finds its number
 
 # KEYS[1] form key; ARGV: expected version ("" = start afresh), new state JSON, TTL seconds.
 FORM_CAS = """
@@ -177,6 +189,8 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         self.replica_timeout_ms = 500
         self._auto_acks, self._acks_checked = False, 0.0
         self.observe_latency: Callable[[float], None] | None = None  # seconds per call
+        self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
+        self._sends_reported = reports_sends(client)
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
@@ -228,18 +242,54 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         t0 = time.perf_counter()
         try:
             return await awaitable
-        except (RedisError, RedisClusterException, OSError) as exc:
+        except Exception as exc:
             if unavailable(exc):
                 if isinstance(exc, ResponseError):  # an error reply: the script never ran
                     note_not_run()
                 else:
                     note_outage()
+                if wrong_master(exc):
+                    await self._rediscover_soon()
                 raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
                                        type(exc).__name__) from None
             raise
         finally:
             if self.observe_latency is not None:
                 self.observe_latency(time.perf_counter() - t0)
+
+    async def _rediscover_soon(self) -> None:
+        """Ask the sentinels again after an error a failover causes, at most 5 times a
+        second (an outage must not turn into a storm of sentinel queries)."""
+        now = time.monotonic()
+        if now - self._rediscovered < 0.2:
+            return
+        self._rediscovered = now
+        await rediscover(self.r)
+
+    async def follow_failovers(self) -> None:
+        """Until cancelled: on each sentinel's `+switch-master`, drop every connection to
+        the old master at once (not at the next error). Returns at once without Sentinel."""
+        sentinels = sentinels_of(self.r)
+        if not sentinels:
+            return
+        while True:
+            for sentinel in sentinels:  # the first that answers; the next if it goes away
+                pubsub = sentinel.pubsub()
+                try:
+                    await pubsub.subscribe("+switch-master")
+                    while True:
+                        msg = await pubsub.get_message(ignore_subscribe_messages=True,
+                                                       timeout=1.0)
+                        if msg is not None:
+                            await rediscover(self.r)
+                except (RedisError, OSError):
+                    pass
+                finally:
+                    try:
+                        await pubsub.aclose()
+                    except (RedisError, OSError):
+                        pass
+            await asyncio.sleep(1.0)
 
     async def _script_then_wait(self, keys: list[str], args: list[Any]) -> Any:
         """The write script and WAIT in one pipeline on one connection (one round trip);
@@ -266,6 +316,28 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
             return res
         raise StoreUnavailable("script not loaded")
 
+    async def replicated(self, key: str) -> bool:
+        """True once every write so far in key's hash slot has reached replica_acks replicas
+        (True at once without replicas). A small write of ours in that slot, then WAIT on the
+        same connection: replication is in order, so it covers every earlier write there."""
+        if not self.replica_acks:
+            return True
+        node = self.r.get_node_from_key(key) if is_cluster(self.r) else None
+        pipe = self.r.pipeline(transaction=False)
+        pipe.set(key + ":confirm", "1", px=60_000)
+        wait = ("WAIT", self.replica_acks, self.replica_timeout_ms)
+        if node is not None:  # WAIT counts this connection's writes: same node
+            pipe.execute_command(*wait, target_nodes=node)
+        else:
+            pipe.execute_command(*wait)
+        res, acked = await self._call(pipe.execute(raise_on_error=False))
+        if isinstance(res, Exception):
+            await self._call(_raise(res))
+        if isinstance(acked, Exception) or int(acked) < self.replica_acks:
+            await rediscover(self.r)
+            return False
+        return True
+
     async def _script(self, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA the write script straight through the client (redis-py's Script wrapper
         and its argument checks cost a tenth of a report's Python); load it once if the
@@ -289,11 +361,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         if self._auto_acks and self.replica_acks and \
                 time.monotonic() - self._acks_checked > 1.0:
             await self._refresh_acks()
-        note_write()
-        if self.replica_acks:
-            res = await self._script_then_wait(keys, args)
-        else:
-            res = await self._script(keys, args)
+        note_write(self._sends_reported)
+        try:
+            if self.replica_acks:
+                res = await self._script_then_wait(keys, args)
+            else:
+                res = await self._script(keys, args)
+        finally:
+            note_write_done()
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
@@ -410,6 +485,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
     # ---------------------------------------------------------------- incidents
     async def report_incident(self, fx_id: str, fields: dict[str, str], ev: Event,
                               reported_ts: int, dedupe: str, drop_form: str = "",
+                              form_id: str = "",
                               last_ttl: int = 900,
                               deadlines: dict[str, int] | None = None,
                               similar: Similar | None = None,
@@ -451,6 +527,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         if drop_form:
             ops.append(Del(f"form:{drop_form}"))
             head.append(Del(f"form:{drop_form}"))
+        if drop_form and form_id:  # a second tap on the finished form finds its number
+            done = f"formdone:{drop_form}"
+            ops.append(Set(done, form_id + " " + N, FORM_DONE_TTL))
+            if similar is not None:
+                head.append(When("similar", [Set(done, form_id + " " + SIMILAR,
+                                                 FORM_DONE_TTL)]))
         if similar is not None:
             return await self.apply(fx_prefix(fx_id), [*head, Unless("similar", ops)], dedupe)
         return await self.apply(fx_prefix(fx_id), head + ops, dedupe)
@@ -458,7 +540,8 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
                             ev: Event, now_ts: int, dedupe: str, refusal: str | Any,
                             fields: dict[str, str] | None = None,
-                            deadlines: dict[str, int] | None = None) -> Applied:
+                            deadlines: dict[str, int] | None = None,
+                            first: Event | None = None) -> Applied:
         """Move an incident to a new status if its current one allows it (the refusal may
         name Var("current")); an acknowledgement stops its escalation deadlines and a close
         its reminders, in the same round trip. The event may use Var("from")."""
@@ -470,6 +553,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
             RequireExists(key, missing_incident(n)),
             RequireIn(key, "status", allowed_from, refusal),
             Hget(key, "status", "from"),
+            # `first`: an event the move implies, logged just before it (a police handover of
+            # an unacknowledged incident is its acknowledgement)
+            *(log_event(first) if first is not None else []),
             Hset(key, {"status": to, f"{to}_at": ev.at, f"{to}_by": ev.by,
                        "updated_at": ev.at, **(fields or {})}),
             *log_event(ev),
@@ -769,6 +855,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
                     yield what, fixture, origin
         finally:
             await pubsub.aclose()
+
+    async def form_done(self, fx_id: str, who: str) -> tuple[str, int] | None:
+        """(form id, incident number) of the person's last finished guided form, or None."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}formdone:{who}"))
+        fid, _, n = (raw or "").partition(" ")
+        return (fid, int(n)) if n.isdigit() else None
 
     async def form_ttl(self, fx_id: str, who: str) -> int:
         """Seconds a form has left (negative when there is none)."""

@@ -8,14 +8,21 @@ Also the one place that says which Redis errors mean "the store is not answering
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.asyncio.sentinel import (
+    MasterNotFoundError,
+    Sentinel,
+    SentinelConnectionPool,
+    SentinelManagedConnection,
+)
 from redis.backoff import NoBackoff
 from redis.exceptions import (
     ClusterDownError,
@@ -28,6 +35,8 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot.store.base import note_sent, writing
 
 SENTINEL = "redis+sentinel://"
 CLUSTER = "redis+cluster://"
@@ -47,10 +56,83 @@ _UNAVAILABLE_WORDS = ("LOADING", "MASTERDOWN", "READONLY", "NOREPLICAS", "CLUSTE
 
 
 def unavailable(exc: BaseException) -> bool:
-    """Whether an error means 'the store is not answering' (nothing written), not a bug."""
+    """Whether an error means 'the store is not answering', not a bug: a connection or
+    failover error, or any other error raised inside the client's own code (a failover
+    closing a connection under a command gives e.g. AttributeError '... writelines')."""
     if isinstance(exc, _UNAVAILABLE):
         return True
-    return isinstance(exc, RedisError) and str(exc).lstrip("-").startswith(_UNAVAILABLE_WORDS)
+    if isinstance(exc, RedisError):  # a reply from the server, or our bad input (DataError)
+        return str(exc).lstrip("-").startswith(_UNAVAILABLE_WORDS)
+    return isinstance(exc, Exception) and _raised_in_client(exc)
+
+
+def _raised_in_client(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis.")
+
+
+class _ReportsSends:
+    """Tells the current command when a write goes on the wire (note_sent), once the
+    connection is up: a refused connection provably sent nothing ("NOT logged")."""
+
+    _handshake = False  # sending AUTH/HELLO/SELECT inside connect(): not the write
+
+    async def on_connect_check_health(self, check_health: bool = True) -> None:
+        self._handshake = True
+        try:
+            await super().on_connect_check_health(check_health)  # type: ignore[misc]
+        finally:
+            self._handshake = False
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if self._handshake:
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            return
+        if writing() and self.is_connected:  # type: ignore[attr-defined]
+            # A pooled connection the server closed (it stopped) or left dirty: open a new
+            # one, so a server that is gone is a refused connection, not a lost reply. Two
+            # loop turns first, so a close that has arrived is read (the first polls the
+            # socket, the second runs its read callback before this task).
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            try:
+                stale = await self.can_read()  # type: ignore[attr-defined]
+            except (RedisConnectionError, OSError):
+                stale = True
+            if stale:
+                await self.disconnect()  # type: ignore[attr-defined]
+        if not self.is_connected:  # type: ignore[attr-defined]
+            await self.connect()  # type: ignore[attr-defined]
+        note_sent()
+        await super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+class _Plain(_ReportsSends, Connection):
+    pass
+
+
+class _Tls(_ReportsSends, SSLConnection):
+    pass
+
+
+class _Unix(_ReportsSends, UnixDomainSocketConnection):
+    pass
+
+
+class _Sentinel(_ReportsSends, SentinelManagedConnection):
+    pass
+
+
+def reports_sends(client: Any) -> bool:
+    """Whether a client's connections report each send (plain and Sentinel; not Cluster,
+    whose nodes redis-py builds itself)."""
+    pool = getattr(client, "connection_pool", None)
+    return isinstance(pool, aioredis.ConnectionPool) and \
+        issubclass(pool.connection_class, _ReportsSends)
 
 
 @dataclass(frozen=True)
@@ -124,17 +206,55 @@ def connect(url: str, *, blocking: bool = False) -> Any:
     t = parse_url(url)
     timeouts = {**_TIMEOUTS, "socket_timeout": None} if blocking else _TIMEOUTS
     if t.kind == "plain":
+        kind = _Unix if url.startswith("unix://") else _Tls if url.startswith("rediss://") \
+            else _Plain
         return aioredis.Redis.from_url(url, decode_responses=True, health_check_interval=15,
-                                       retry=Retry(NoBackoff(), 1), **timeouts)
+                                       retry=Retry(NoBackoff(), 1), connection_class=kind,
+                                       **timeouts)
     auth = {"username": t.username, "password": t.password}
     if t.kind == "sentinel":
-        sentinel = Sentinel(list(t.nodes), sentinel_kwargs=dict(_TIMEOUTS), **timeouts)
+        sentinel = EpochSentinel(list(t.nodes), sentinel_kwargs=dict(_TIMEOUTS), **timeouts)
         return sentinel.master_for(t.master, decode_responses=True, db=t.db,
                                    retry=Retry(NoBackoff(), 1), health_check_interval=15,
-                                   **auth)
+                                   connection_class=_Sentinel, **auth)
     return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in t.nodes],
                         decode_responses=True, retry=Retry(NoBackoff(), 1),
                         **auth, **timeouts)
+
+
+class EpochSentinel(Sentinel):
+    """redis-py's Sentinel client, except that the master is the one named by the newest
+    configuration (highest config-epoch) among all sentinels that answer, not by the first
+    sentinel that answers: right after a failover the others still name the old master for
+    a second or two (they learn the new one from hello messages), and a resumed old master
+    would take writes again."""
+
+    async def discover_master(self, service_name: str) -> tuple[str, int]:
+        """(host, port) of the master the newest configuration names."""
+        async def ask(sentinel: Any) -> tuple[int, tuple[str, int]] | None:
+            try:
+                state = (await sentinel.sentinel_masters()).get(service_name)
+                # during a failover the leader's MASTERS still shows the old master while
+                # GET-MASTER-ADDR-BY-NAME already names the promoted replica
+                addr = await sentinel.sentinel_get_master_addr_by_name(service_name)
+            except (RedisError, OSError):
+                return None
+            if not state or not addr or not self.check_master_state(state, service_name):
+                return None
+            host = addr[0].decode() if isinstance(addr[0], bytes) else str(addr[0])
+            return _epoch(state), (host, int(addr[1]))
+
+        answers = [a for a in await asyncio.gather(*(ask(s) for s in self.sentinels)) if a]
+        if not answers:
+            raise MasterNotFoundError(f"No master found for {service_name!r}")
+        return max(answers, key=lambda a: a[0])[1]
+
+
+def _epoch(state: dict[str, Any]) -> int:
+    try:
+        return int(state.get("config-epoch", 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 def is_cluster(client: Any) -> bool:
@@ -155,14 +275,46 @@ async def replica_count(client: Any) -> int:
     return _online(await client.info("replication"))
 
 
+# Errors after which the master the pool talks to may no longer be the master.
+_WRONG_MASTER_WORDS = ("READONLY", "NOREPLICAS", "MASTERDOWN")
+
+
+def wrong_master(exc: BaseException) -> bool:
+    """Whether an error suggests this connection's server is no longer the master (a
+    demoted or isolated old master, or a connection that broke in a failover)."""
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, ReadOnlyError, OSError,
+                        MasterDownError)):
+        return True
+    return isinstance(exc, RedisError) and str(exc).lstrip("-").startswith(_WRONG_MASTER_WORDS)
+
+
 async def rediscover(client: Any) -> None:
-    """After a write the master could not get confirmed: ask the sentinels again and drop
-    idle connections, so none keeps writing to a demoted or isolated master (redis-py only
-    re-asks when it opens a connection)."""
+    """Ask the sentinels which server is master now and drop every connection to any other
+    (idle ones at once, busy ones when they are handed back), so none keeps writing to a
+    demoted, paused-then-resumed or isolated old master: redis-py only asks again when it
+    opens a connection, and keeps a pool's old connections."""
     pool = getattr(client, "connection_pool", None)
-    if isinstance(pool, SentinelConnectionPool):
+    if not isinstance(pool, SentinelConnectionPool):
+        return
+    try:
+        master = await pool.get_master_address()
+    except (RedisError, OSError):
+        return
+    stale = [c for c in list(pool._available_connections)
+             if (getattr(c, "host", None), getattr(c, "port", None)) != master]
+    for conn in list(pool._in_use_connections):
+        if (getattr(conn, "host", None), getattr(conn, "port", None)) != master:
+            conn.mark_for_reconnect()  # disconnected when released
+    for conn in stale:
         try:
-            await pool.get_master_address()
+            await conn.disconnect()
         except (RedisError, OSError):
-            return
-        await pool.disconnect(inuse_connections=False)
+            pass
+
+
+def sentinels_of(client: Any) -> list[Any]:
+    """The Sentinel clients behind a Sentinel-managed client (none for other kinds)."""
+    pool = getattr(client, "connection_pool", None)
+    if not isinstance(pool, SentinelConnectionPool):
+        return []
+    return list(pool.sentinel_manager.sentinels)

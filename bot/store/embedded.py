@@ -15,6 +15,7 @@ import fcntl
 import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -35,6 +36,7 @@ STATE_FILE = "server.json"
 LOCK_FILE = "server.lock"
 CONF_FILE = "server.conf"
 LOG_FILE = "server.log"
+SECRET_FILE = "server.secret"  # the generated requirepass; 0600, like everything here
 HOST = "127.0.0.1"
 START_TIMEOUT = 10.0  # seconds until the server must answer PING
 STOP_TIMEOUT = 10.0  # seconds until a stopping server must have exited
@@ -160,6 +162,34 @@ def _wait_exit(pid: int, timeout: float) -> bool:
     return True
 
 
+def private_dir(path: Path) -> Path:
+    """Create path (and parents) readable by this user only: 0700, also if it existed."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write text to path atomically with mode 0600 (never readable by other accounts)."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        os.fchmod(fh.fileno(), 0o600)  # an older tmp file may have had wider bits
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _tighten(data_dir: Path) -> None:
+    """Bring files left by an older version (0644 AOF, 0755 dirs) down to 0600/0700."""
+    for root, dirs, files in os.walk(data_dir):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(root, name), 0o700)
+        for name in files:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(root, name), 0o600)
+
+
 def _conf_quote(value: str) -> str:
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
@@ -188,6 +218,7 @@ class EmbeddedRedis:
         self._pid: int | None = None
         self._url: str | None = None
         self._owned = False
+        self._password: str | None = None
 
     @property
     def url(self) -> str:
@@ -207,6 +238,18 @@ class EmbeddedRedis:
     def data_dir(self) -> Path:
         """The data directory."""
         return self._data_dir
+
+    @property
+    def password(self) -> str:
+        """The server's generated requirepass (kept in server.secret, mode 0600)."""
+        if self._password is None:
+            self._password = self._load_or_make_password()
+        return self._password
+
+    @property
+    def display_url(self) -> str:
+        """The server's URL without its password, for logs and messages."""
+        return f"redis://{HOST}:{self._port}/0"
 
     @property
     def owned(self) -> bool:
@@ -235,8 +278,8 @@ class EmbeddedRedis:
         candidate is left: the next one is tried and the failure logged."""
         if self._url is not None and self.alive():
             return self._url
-        self._data_dir.mkdir(parents=True, exist_ok=True)
-        self._data_dir = self._data_dir.resolve()
+        self._data_dir = private_dir(self._data_dir).resolve()
+        _tighten(self._data_dir)
         with self._locked():
             if self._reuse_stale():
                 return self.url
@@ -257,8 +300,8 @@ class EmbeddedRedis:
                 self._binary = binary
                 break
         log.info(
-            "embedded Redis %s pid %s at %s (data %s)", self._binary, self._pid, self._url,
-            self._data_dir,
+            "embedded Redis %s pid %s at %s (data %s)", self._binary, self._pid,
+            self.display_url, self._data_dir,
         )
         return self.url
 
@@ -312,10 +355,26 @@ class EmbeddedRedis:
 
     # -- internals -----------------------------------------------------------
 
+    def _load_or_make_password(self) -> str:
+        """The password in server.secret, made (256 random bits) on first start."""
+        path = private_dir(self._data_dir) / SECRET_FILE
+        try:
+            text = path.read_text().strip()
+        except FileNotFoundError:
+            text = ""
+        if not text:
+            text = secrets.token_hex(32)
+            write_private(path, text + "\n")
+        return text
+
+    def _url_for(self, port: int) -> str:
+        return f"redis://:{self.password}@{HOST}:{port}/0"
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self._data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self._data_dir / LOCK_FILE, "a+b") as fh:
+        private_dir(self._data_dir)
+        fd = os.open(self._data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a+b") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
                 yield
@@ -326,6 +385,7 @@ class EmbeddedRedis:
         return redis.Redis(
             host=HOST,
             port=port,
+            password=self.password,
             socket_connect_timeout=timeout,
             socket_timeout=timeout,
             decode_responses=True,
@@ -363,7 +423,6 @@ class EmbeddedRedis:
     def _write_state(self, pid: int, port: int, binary: Path,
                      started_at: float | None = None) -> None:
         path = self._data_dir / STATE_FILE
-        tmp = path.with_suffix(".tmp")
         state = {
             "pid": pid,
             "port": port,
@@ -373,8 +432,7 @@ class EmbeddedRedis:
             "owner": os.getpid(),
             "owner_start": _proc_start(os.getpid()),
         }
-        tmp.write_text(json.dumps(state))
-        os.replace(tmp, path)
+        write_private(path, json.dumps(state))
 
     def _remove_state(self, pid: int) -> None:
         state = self._read_state()
@@ -398,15 +456,15 @@ class EmbeddedRedis:
                     )
                 self._pid, self._port, self._proc = pid, port, None
                 self._binary = Path(binary) if binary else self._binary
-                self._url = f"redis://{HOST}:{port}/0"
+                self._url = self._url_for(port)
                 self._owned = not _owner_alive(state)
                 if self._owned:
                     self._write_state(pid, port, Path(binary), state.get("started_at"))
                     log.info("adopting embedded Redis pid %d at %s (its owner is gone)", pid,
-                             self._url)
+                             self.display_url)
                 else:
                     log.info("using embedded Redis pid %d at %s (owned by pid %s)", pid,
-                             self._url, state.get("owner"))
+                             self.display_url, state.get("owner"))
                 return True
             if _process_holds_dir(pid, self._data_dir, binary):
                 log.warning(
@@ -425,6 +483,8 @@ class EmbeddedRedis:
             f"port {port}",
             f"bind {HOST}",
             "protected-mode yes",
+            # Other local accounts can reach 127.0.0.1: without the password they get NOAUTH.
+            f"requirepass {_conf_quote(self.password)}",
             "daemonize no",
             f"dir {_conf_quote(str(self._data_dir))}",
             f"logfile {_conf_quote(str(self._data_dir / LOG_FILE))}",
@@ -435,7 +495,7 @@ class EmbeddedRedis:
         else:
             lines += ["appendonly no"]
         conf = self._data_dir / CONF_FILE
-        conf.write_text("\n".join(lines) + "\n")
+        write_private(conf, "\n".join(lines) + "\n")  # it holds the password
         return conf
 
     def _spawn(self, binary: Path, port: int) -> None:
@@ -443,7 +503,8 @@ class EmbeddedRedis:
         logfile = self._data_dir / LOG_FILE
         offset = logfile.stat().st_size if logfile.exists() else 0
         # Errors before the server opens its logfile go to stderr: append them to the log too.
-        with open(logfile, "ab") as out:
+        fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "ab") as out:
             try:
                 proc = subprocess.Popen(
                     [str(binary), str(conf)],
@@ -452,6 +513,7 @@ class EmbeddedRedis:
                     stdout=out,
                     stderr=out,
                     start_new_session=True,  # Ctrl-C in the terminal must not kill it first
+                    umask=0o077,  # its AOF and log: this account only
                 )
             except OSError as exc:  # not executable, wrong format, gone
                 raise EmbeddedRedisError(f"cannot run {binary}: {exc.strerror or exc}") from None
@@ -465,7 +527,7 @@ class EmbeddedRedis:
                 raise _PortInUse(f"{exc}; port {port} is in use:\n{tail}") from None
             raise EmbeddedRedisError(f"{binary}: {exc}; last server log lines:\n{tail}") from None
         self._proc, self._pid, self._port = proc, proc.pid, port
-        self._url = f"redis://{HOST}:{port}/0"
+        self._url = self._url_for(port)
         self._owned = True
         self._write_state(proc.pid, port, binary)
 

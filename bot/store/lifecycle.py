@@ -149,31 +149,11 @@ class Lifecycle(StoreBase):
                              ack_due: int | None) -> Applied:
         """Correct type/severity/location: guarded on the values read, the originals kept in
         orig_* fields, counters moved, open order and escalation re-planned; one round trip."""
-        key = f"inc:{n}"
         if ack_due is not None:
             await self.index_escalation(fx_id)
-        ops: list[Op] = [RequireExists(key, missing_incident(n))]
-        ops += [RequireIn(key, fld, [value],
-                          f"INC-{n} changed meanwhile; look again with /incident {n}.")
-                for fld, value in old.items()]
-        ops.append(phase_op())
-        ops += [Hsetnx(key, f"orig_{fld}", value) for fld, value in old.items()]
-        ops += [
-            Hset(key, {**new, "updated_at": ev.at, "amended_at": ev.at}),
-            Hincrby(key, "amendments", 1),
-            *log_event(ev),
-            *counter_ops(ev),
-        ]
-        if "severity" in new:
-            sev = int(new["severity"])
-            if ev.data.get("status") != "closed":
-                ops.append(ZaddScoreFrom("open", key, "reported_ts", (5 - sev) * SEV_BAND,
-                                         str(n)))
-            if ev.data.get("status") == "reported":
-                ops.append(Hset(key, {"esc_next": "0"}))
-                ops.append(Zadd("esc", ack_due, f"{n}:ack") if ack_due is not None
-                           else Zrem("esc", f"{n}:ack"))
-        ops.append(ReturnHash(key))
+        guards, writes = _amend_ops(n, old, new, ev, ack_due)
+        ops: list[Op] = [RequireExists(f"inc:{n}", missing_incident(n)), *guards, phase_op(),
+                         *writes, ReturnHash(f"inc:{n}")]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
     async def police_records(self, fx_id: str, kind: str) -> list[dict[str, str]]:
@@ -212,10 +192,47 @@ class Lifecycle(StoreBase):
             return None  # another press got there first
         return json.loads(raw)
 
-    async def unmerge(self, fx_id: str, n: int, ev: Event) -> Applied:
-        """Record on INC-n that one merged report became its own incident."""
+    async def unmerge(self, fx_id: str, n: int, ev: Event,
+                      lower: tuple[str, str, Event, int | None] | None = None) -> Applied:
+        """Record on INC-n that one merged report became its own incident; with `lower`
+        (old severity, new severity, the amendment event, the new first escalation due) the
+        severity that report raised comes down in the same round trip (guarded on the old)."""
         key = f"inc:{n}"
-        ops: list[Op] = [RequireExists(key, missing_incident(n)), phase_op(),
-                         Hincrby(key, "merged", -1), *log_event(ev)]
+        guards: list[Op] = []
+        writes: list[Op] = []
+        if lower is not None:
+            old, new, amend, ack_due = lower
+            if ack_due is not None:
+                await self.index_escalation(fx_id)
+            guards, writes = _amend_ops(n, {"severity": old}, {"severity": new}, amend, ack_due)
+        ops: list[Op] = [RequireExists(key, missing_incident(n)), *guards, phase_op(),
+                         Hincrby(key, "merged", -1), *log_event(ev), *writes,
+                         ReturnHash(key)]
         return await self.apply(fx_prefix(fx_id), ops)
+
+
+def _amend_ops(n: int, old: dict[str, str], new: dict[str, str], ev: Event,
+               ack_due: int | None) -> tuple[list[Op], list[Op]]:
+    """Guards and writes of an amendment: guarded on the values read, the originals kept in
+    orig_* fields, counters moved, open order and escalation re-planned."""
+    key = f"inc:{n}"
+    guards: list[Op] = [RequireIn(key, fld, [value],
+                                  f"INC-{n} changed meanwhile; look again with /incident {n}.")
+                        for fld, value in old.items()]
+    ops: list[Op] = [Hsetnx(key, f"orig_{fld}", value) for fld, value in old.items()]
+    ops += [
+        Hset(key, {**new, "updated_at": ev.at, "amended_at": ev.at}),
+        Hincrby(key, "amendments", 1),
+        *log_event(ev),
+        *counter_ops(ev),
+    ]
+    if "severity" in new:
+        sev = int(new["severity"])
+        if ev.data.get("status") != "closed":
+            ops.append(ZaddScoreFrom("open", key, "reported_ts", (5 - sev) * SEV_BAND, str(n)))
+        if ev.data.get("status") == "reported":
+            ops.append(Hset(key, {"esc_next": "0"}))
+            ops.append(Zadd("esc", ack_due, f"{n}:ack") if ack_due is not None
+                       else Zrem("esc", f"{n}:ack"))
+    return guards, ops
 

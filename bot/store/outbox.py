@@ -18,7 +18,7 @@ from redis.exceptions import ResponseError
 from bot.core.messages import Attachment, Button, Outbound, Reply
 from bot.domain.ledger import Tpl, Var
 from bot.store.base import OPS, fx_prefix
-from bot.store.client import Store
+from bot.store.client import Store, Unconfirmed
 from bot.store.ops import Op
 from bot.store.ops import Outbox as OutboxOp
 
@@ -148,6 +148,7 @@ class Outbox:
             start, rows = res[0], res[1]
             out += [(i, decode(f["m"])) for i, f in rows if f]
             if start in ("0-0", b"0-0"):
+                await self._confirmed(fx, out)
                 return out
 
     async def read(self, fx: str, consumer: str, block_ms: int,
@@ -155,7 +156,16 @@ class Outbox:
         """New entries for this consumer (waits up to block_ms)."""
         res = await self.store._call(self.r.xreadgroup(GROUP, consumer, {self._key(fx): ">"},
                                                        count=count, block=block_ms))
-        return [(i, decode(f["m"])) for _, rows in res or [] for i, f in rows]
+        out = [(i, decode(f["m"])) for _, rows in res or [] for i, f in rows]
+        await self._confirmed(fx, out)
+        return out
+
+    async def _confirmed(self, fx: str, entries: list[tuple[str, Outbound]]) -> None:
+        """Hand entries out only once the writes that made them are on the replicas: a
+        "Logged" that a failover could still lose must not be shown. Unconfirmed leaves them
+        pending for this reader, which claims them again (and re-checks) after a pause."""
+        if entries and not await self.store.replicated(self._key(fx)):
+            raise Unconfirmed(f"{len(entries)} outbox entries of {fx} not yet on the replicas")
 
     def _done(self, fx: str, entry: str, chat: str) -> str:
         return f"{fx_prefix(fx)}obx:done:{entry}:{chat}"

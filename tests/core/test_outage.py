@@ -52,7 +52,7 @@ async def test_acknowledged_report_survives_a_server_restart(server, settings, c
 
 async def test_a_write_whose_reply_is_lost_is_not_confirmed_and_a_resend_logs_it_once(
         server, settings, clock):
-    link = FlakyLink("127.0.0.1", urlparse(server.url).port or 6379)
+    link = FlakyLink("127.0.0.1", urlparse(server.url).port or 6379, server.password)
     store = Store.from_url(await link.start())
     core = build_core(store, settings, clock, cache_ttl=0)
     await ensure_sample_fixture(core)

@@ -11,7 +11,7 @@ from bot.adapters.slack.adapter import SlackAdapter
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.settings import Settings
-from tests.fakes.slack_api import SIGNING_SECRET, FakeSlack
+from tests.fakes.slack_api import RESPONSE_HOSTS, SIGNING_SECRET, FakeSlack
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
 
@@ -25,7 +25,7 @@ async def both_adapters(core: Core, settings: Settings, tg: FakeTelegram, slack:
         "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": tg.base_url,
         "slack_bot_token": SecretStr("xoxb-test"),
         "slack_signing_secret": SecretStr(SIGNING_SECRET),
-        "slack_api_url": slack.api_url})
+        "slack_api_url": slack.api_url, "slack_response_hosts": RESPONSE_HOSTS})
     telegram = TelegramAdapter(core, s, poll_timeout=1)
     slack_adapter = SlackAdapter(core, s)
     await telegram.start()

@@ -11,8 +11,9 @@ class FlakyLink:
     """127.0.0.1 proxy in front of a Redis; `lose_next_script_reply()` drops the answer to
     the next EVALSHA/EVAL and then refuses connections until `restore()`."""
 
-    def __init__(self, upstream_host: str, upstream_port: int) -> None:
+    def __init__(self, upstream_host: str, upstream_port: int, password: str = "") -> None:
         self.upstream = (upstream_host, upstream_port)
+        self.password = password
         self.down = False
         self._armed = False
         self._server: asyncio.Server | None = None
@@ -23,7 +24,8 @@ class FlakyLink:
         """Listen; return the redis:// URL to use."""
         self._server = await asyncio.start_server(self._client, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def lose_next_script_reply(self) -> None:
         """The next script runs in Redis, but its reply is lost and the link goes down."""

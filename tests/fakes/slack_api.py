@@ -39,6 +39,7 @@ class FakeSlack:
     """Start with `await fake.start()`; point `AsyncWebClient(base_url=fake.api_url)` at it."""
 
     def __init__(self, team_id: str = "T0TEAM", bot_user: str = "U0BOT", *,
+                 enterprise_id: str | None = None, enterprise_install: bool = False,
                  enforce_limits: bool = False,
                  clock: Callable[[], float] = time.monotonic) -> None:
         # Slack's documented limits, answered with 429 + Retry-After when broken:
@@ -50,6 +51,8 @@ class FakeSlack:
         self.too_many = 0
         self._sent_at: dict[str, list[float]] = {}
         self.team_id = team_id
+        self.enterprise_id = enterprise_id
+        self.enterprise_install = enterprise_install
         self.bot_user = bot_user
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) -> params
@@ -192,9 +195,14 @@ class FakeSlack:
         return 0
 
     def _m_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "matchday",
-                "team_id": self.team_id, "user_id": self.bot_user, "bot_id": "B0BOT",
-                "is_enterprise_install": False}
+        # As Slack answers: enterprise_id only in an Enterprise Grid, is_enterprise_install
+        # true for an org-wide install (whose requests come from any workspace of the org).
+        out = {"ok": True, "url": "https://fake.slack.test/", "team": "Fake",
+               "user": "matchday", "team_id": self.team_id, "user_id": self.bot_user,
+               "bot_id": "B0BOT", "is_enterprise_install": self.enterprise_install}
+        if self.enterprise_id:
+            out["enterprise_id"] = self.enterprise_id
+        return out
 
     def _new_ts(self) -> str:
         # Like Slack's: the posting time (epoch seconds), unique by its fraction.
@@ -368,6 +376,8 @@ class FakeSlack:
 # ---------------------------------------------------------------------- signed requests
 SIGNING_SECRET = "test-signing-secret"
 TEAM = "T0TEAM"
+# The fake serves response_urls on this host: tests allow it like Slack's own hosts.
+RESPONSE_HOSTS = "127.0.0.1"
 
 
 def signed_headers(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = None,
@@ -397,9 +407,9 @@ def bolt_request(body: str, **kw: Any) -> Any:
 
 
 def slash_body(command: str, text: str, *, user: str, channel: str, trigger: str,
-               response_url: str, channel_name: str = "control") -> str:
+               response_url: str, channel_name: str = "control", team: str = TEAM) -> str:
     """A slash command's form body."""
-    return urlencode({"token": "legacy", "team_id": TEAM, "team_domain": "fake",
+    return urlencode({"token": "legacy", "team_id": team, "team_domain": "fake",
                       "channel_id": channel, "channel_name": channel_name, "user_id": user,
                       "user_name": user.lower(), "command": command, "text": text,
                       "api_app_id": "A0APP", "response_url": response_url,

@@ -15,7 +15,13 @@ from bot.sample import ensure_sample_fixture
 from bot.store import Store
 from bot.store.lease import Lease
 from tests.conftest import Chat
-from tests.fakes.slack_api import SIGNING_SECRET, FakeSlack, bolt_request, event_body
+from tests.fakes.slack_api import (
+    RESPONSE_HOSTS,
+    SIGNING_SECRET,
+    FakeSlack,
+    bolt_request,
+    event_body,
+)
 
 CONTROL = "U0CONTROL1"
 
@@ -26,7 +32,8 @@ async def test_a_home_tab_opened_on_one_replica_is_refreshed_once_by_the_leader(
     await fake.start()
     s = settings.model_copy(update={"slack_bot_token": SecretStr("xoxb-test"),
                                     "slack_signing_secret": SecretStr(SIGNING_SECRET),
-                                    "slack_api_url": fake.api_url})
+                                    "slack_api_url": fake.api_url,
+                                    "slack_response_hosts": RESPONSE_HOSTS})
     other = Store.from_url(redis_url)
     a, b = build_core(store, s, clock, cache_ttl=0), build_core(other, s, clock, cache_ttl=0)
     await ensure_sample_fixture(a)

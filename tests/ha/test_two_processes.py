@@ -24,7 +24,7 @@ from bot.replay import read_script
 from bot.store import Store
 from bot.store.outbox import Outbox
 from tests.botproc import ROOT, free_port
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
 NIGHT = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
@@ -114,7 +114,8 @@ async def test_two_webhook_replicas_run_the_bundled_night_once(
            "TELEGRAM_BASE_URL": tg.base_url, "TELEGRAM_WEBHOOK_SECRET": SECRET,
            "TELEGRAM_WEBHOOK_URL": "https://bot.example.test/telegram",
            "SLACK_BOT_TOKEN": "xoxb-two", "SLACK_SIGNING_SECRET": "two-secret",
-           "SLACK_API_URL": slack.api_url, "PYTHONUNBUFFERED": "1"}
+           "SLACK_API_URL": slack.api_url, "SLACK_RESPONSE_HOSTS": RESPONSE_HOSTS,
+           "PYTHONUNBUFFERED": "1"}
     replicas = [Replica("a", env, tmp_path), Replica("b", env, tmp_path)]
     try:
         async with aiohttp.ClientSession() as http:

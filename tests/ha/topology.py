@@ -20,6 +20,7 @@ from pathlib import Path
 import redis
 
 from bot.store.embedded import find_server_binary
+from tests.ha.stall_link import StallLink
 
 SLOTS = 16384
 
@@ -85,6 +86,7 @@ class Topology:
         self.master_port = 0
         self.replica_ports: list[int] = []
         self.sentinel_ports: list[int] = []
+        self.links: list[StallLink] = []  # replicas' links to the first master, if asked
 
     def spawn(self, port: int, *extra: str, sentinel: bool = False) -> subprocess.Popen[bytes]:
         """Start one server (or sentinel) on a port in its own directory."""
@@ -109,6 +111,8 @@ class Topology:
 
     def stop(self) -> None:
         """Stop every process this topology started (SIGCONT first: some may be paused)."""
+        for link in self.links:
+            link.cut()
         for proc in self.procs.values():
             for sig in (signal.SIGCONT, signal.SIGTERM):
                 try:
@@ -147,14 +151,20 @@ def start_cluster(base: Path, masters: int = 3) -> Topology:
 
 
 def start_sentinel(base: Path, replicas: int = 1, sentinels: int = 3,
-                   down_after_ms: int = 1000, name: str = "matchday") -> Topology:
-    """A master with replicas and sentinels (quorum 2) that fail over within seconds."""
+                   down_after_ms: int = 1000, name: str = "matchday",
+                   stall_links: bool = False) -> Topology:
+    """A master with replicas and sentinels (quorum 2) that fail over within seconds; with
+    stall_links, each replica reaches the first master through a StallLink (t.links)."""
     t = Topology(base)
     t.master_port = free_port()
     t.spawn(t.master_port)
     for _ in range(replicas):
         port = free_port()
-        t.spawn(port, "replicaof", f"127.0.0.1 {t.master_port}", "repl-ping-replica-period", "1")
+        upstream = t.master_port
+        if stall_links:
+            t.links.append(StallLink(t.master_port))
+            upstream = t.links[-1].port
+        t.spawn(port, "replicaof", f"127.0.0.1 {upstream}", "repl-ping-replica-period", "1")
         t.replica_ports.append(port)
     _wait(lambda: _online(t.master_port) == replicas, what="replicas in sync")
     for _ in range(sentinels):

@@ -1,9 +1,12 @@
-"""Fixtures of the control-room tests: the Telegram adapter against the fake Bot API."""
+"""Fixtures of the control-room tests: the Telegram adapter against the fake Bot API; the
+`browser` marker's rule (left out unless `-m` names it) and where the browsers are found."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
 
+import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
@@ -15,6 +18,39 @@ from bot.web.server import ControlRoom
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
 TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
+BROWSERS = "chromium, chromium-driver and firefox-esr"
+INSTALL = "sudo apt-get install chromium chromium-driver firefox-esr"
+RUN = 'python -m pytest -m browser'
+_left_out: list[int] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests need system packages the Quick start does not install: they run only
+    when the -m expression names `browser` (`-m browser`), never in a plain run."""
+    if "browser" in (config.option.markexpr or ""):
+        return
+    out = [i for i in items if i.get_closest_marker("browser")]
+    if out:
+        items[:] = [i for i in items if not i.get_closest_marker("browser")]
+        config.hook.pytest_deselected(items=out)
+        _left_out.append(len(out))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say that browser tests were left out, and how to run them (never a silent skip)."""
+    if _left_out:
+        terminalreporter.write_line(
+            f"{sum(_left_out)} browser tests not run (they need {BROWSERS}): "
+            f"{INSTALL} && {RUN}")
+
+
+def browser_binary(names: tuple[str, ...], what: str) -> str:
+    """The first of these programs on PATH; a browser test without it fails with one line."""
+    for name in names:
+        if found := shutil.which(name):
+            return found
+    pytest.fail(f"{what} not found on PATH (none of {', '.join(names)}): install the browsers "
+                f"with `{INSTALL}`, then {RUN}", pytrace=False)
 
 
 @pytest_asyncio.fixture

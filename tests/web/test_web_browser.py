@@ -1,8 +1,9 @@
 """The control-room screen in a real browser: headless Chromium from the system packages,
 driven by Selenium through chromedriver, against the bot's own server and the fake Bot API.
 
-Chromium is installed by .ci/run; a machine without it fails these tests (it does not skip
-them). Screenshots and a printed PDF go to test-artifacts/ (or $MATCHDAY_TEST_ARTIFACTS).
+Marked `browser`: run with `python -m pytest -m browser` (.ci/run installs Chromium and runs
+them); asked for on a machine without Chromium, they fail with one line (they do not skip).
+Screenshots and a printed PDF go to test-artifacts/ (or $MATCHDAY_TEST_ARTIFACTS).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import asyncio
 import base64
 import os
 import re
-import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -28,31 +28,27 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import Chat
 from tests.fakes.telegram_api import Call
-from tests.web.conftest import TG_CONTROL
+from tests.web.conftest import TG_CONTROL, browser_binary
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.browser
 ARTIFACTS = Path(os.environ.get("MATCHDAY_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
 
 
 def _binary(names: tuple[str, ...]) -> str:
-    for name in names:
-        found = shutil.which(name) or (name if Path(name).exists() else None)
-        if found:
-            return found
-    pytest.fail(f"none of {', '.join(names)} found: install Chromium and its driver "
-                "(apt-get install chromium chromium-driver; .ci/run does)", pytrace=False)
+    return browser_binary(names, "Chromium and its driver")
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
     """Headless Chromium at 1920x1080, the wall screen's size."""
     opts = webdriver.ChromeOptions()
-    opts.binary_location = _binary(("chromium", "/usr/bin/chromium", "chromium-browser"))
+    opts.binary_location = _binary(("chromium", "chromium-browser"))
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                 "--window-size=1920,1080", "--hide-scrollbars", "--force-device-scale-factor=1"):
         opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(_binary(("chromedriver", "/usr/bin/chromedriver"))),
+    driver = webdriver.Chrome(service=Service(_binary(("chromedriver",))),
                               options=opts)
     yield driver
     driver.quit()

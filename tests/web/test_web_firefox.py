@@ -1,7 +1,8 @@
 """The control-room screen in Firefox (Debian's firefox-esr, installed by .ci/run), driven
 over WebDriver BiDi, which Firefox speaks itself (tests/web/bidi.py; no geckodriver).
 
-A machine without Firefox fails this test (it does not skip it). The screenshot goes to
+Marked `browser`: run with `python -m pytest -m browser`; asked for on a machine without
+Firefox, it fails with one line (it does not skip). The screenshot goes to
 test-artifacts/ (or $MATCHDAY_TEST_ARTIFACTS).
 """
 
@@ -16,19 +17,18 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.web.bidi import Firefox, firefox, firefox_binary
+from tests.web.bidi import FIREFOX, Firefox, firefox
+from tests.web.conftest import browser_binary
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.browser
 ARTIFACTS = Path(os.environ.get("MATCHDAY_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
 
 
 @pytest_asyncio.fixture
 async def ff(tmp_path: Path) -> AsyncIterator[Firefox]:
-    binary = firefox_binary()
-    if binary is None:
-        pytest.fail("firefox-esr not found: install it (apt-get install firefox-esr; .ci/run "
-                    "does)", pytrace=False)
+    binary = browser_binary(FIREFOX, "Firefox")
     async with firefox(binary, tmp_path / "profile") as browser:
         yield browser
 

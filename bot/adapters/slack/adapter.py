@@ -24,8 +24,10 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.adapters.slack import listeners
 from bot.adapters.slack.blocks import message_payload
+from bot.adapters.slack.guard import RequestGuard, host_allowed, middleware
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.inbound import RESPOND, VIEW_DEADLINE, Inbound
+from bot.adapters.slack.sdklog import socket_mode_logger
 from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
@@ -39,8 +41,25 @@ EVENTS_PATH = "/slack/events"
 OUTBOX_EVENT = "matchday_outbox"  # message metadata naming the outbox entries it delivers
 
 
+NEEDS_SECRET = ("SLACK_SIGNING_SECRET is required to serve Slack over HTTP (--http); set it, "
+                "or drop --http to use Socket Mode")
+
+
 def _secret(value: Any) -> str:
     return value.get_secret_value() if value is not None else ""
+
+
+def serves_http(settings: Settings, http: bool) -> bool:
+    """Whether Slack is served at /slack/events: asked for (--http), or no Socket Mode token.
+    Socket Mode alone never mounts it."""
+    return settings.slack_bot_token is not None and (http or not _secret(settings.slack_app_token))
+
+
+def check_http(settings: Settings, http: bool) -> None:
+    """ValueError (one line naming SLACK_SIGNING_SECRET) when Slack would be served over
+    HTTP without a signing secret: anyone could forge its requests."""
+    if serves_http(settings, http) and not _secret(settings.slack_signing_secret):
+        raise ValueError(NEEDS_SECRET)
 
 
 def _split_ref(stored: str, chat: str) -> tuple[str, str]:
@@ -61,10 +80,9 @@ class SlackAdapter:
         if not token:
             raise ValueError("SLACK_BOT_TOKEN is not set")
         self.app_token = _secret(settings.slack_app_token)
-        signing_secret = _secret(settings.slack_signing_secret)
+        signing_secret = self.signing_secret = _secret(settings.slack_signing_secret)
         if not self.app_token and not signing_secret:
-            raise ValueError("SLACK_SIGNING_SECRET is required in HTTP mode "
-                             "(or set SLACK_APP_TOKEN for Socket Mode)")
+            raise ValueError(NEEDS_SECRET)
         base_url = settings.slack_api_url or AsyncWebClient.BASE_URL
         if not base_url.endswith("/"):
             base_url += "/"
@@ -87,6 +105,9 @@ class SlackAdapter:
         self.home = HomeTab(core, settings, self.client, self._spawn)
         self.inbound = Inbound(core, settings, self.client, upload=self._upload,
                                spawn=self._spawn, home=self.home, view_deadline=view_deadline)
+        # Before every listener: the installed workspace only, Slack's response_url hosts only.
+        self.guard = RequestGuard(core, self.client, settings.response_hosts)
+        self.bolt_app.use(middleware(self.guard))
         listeners.register(self.bolt_app, self.inbound)
 
     # ================================================================ lifecycle
@@ -100,11 +121,13 @@ class SlackAdapter:
         if self.app_token and self._socket is None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
+            logger, once = socket_mode_logger()  # unreachable: one line, no tracebacks
             self._socket = AsyncSocketModeHandler(self.bolt_app, self.app_token,
-                                                  web_client=self.client)
+                                                  web_client=self.client, logger=logger)
             await self._socket.connect_async()
+            once.reset()
 
-    async def stop(self, drain_seconds: float = 5.0) -> None:
+    async def stop(self, drain_seconds: float = 1.0) -> None:
         """Disconnect, send what is queued (briefly), stop workers and background tasks."""
         if self._started:
             if self.home.on_change in self.core.hooks:
@@ -124,7 +147,10 @@ class SlackAdapter:
         self._tasks.clear()
 
     def routes(self) -> list[web.RouteDef]:
-        """The HTTP-mode route, for mounting on an existing aiohttp app."""
+        """The HTTP-mode route, for mounting on an existing aiohttp app; ValueError without a
+        signing secret (an unsigned route would take forged requests)."""
+        if not self.signing_secret:
+            raise ValueError(NEEDS_SECRET)
         return [web.post(EVENTS_PATH, self.handle_http)]
 
     def web_app(self) -> web.Application:
@@ -223,6 +249,11 @@ class SlackAdapter:
         """The ephemeral answer through the command's response_url; when Slack no longer
         takes it (expired or used up), a DM to the person instead."""
         user, _, url = target.partition(":")
+        if not host_allowed(url, self.settings.response_hosts):  # queued before the guard
+            await self.guard.refuse(f"slack:{user}", "queued answer's response_url is not on "
+                                                     "a Slack host; answering by DM")
+            await self.send(user, reply)
+            return True
         resp = await AsyncWebhookClient(url).send_dict(
             {"response_type": "ephemeral", "replace_original": False, **message_payload(reply)})
         if resp.status_code == 429:

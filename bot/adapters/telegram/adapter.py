@@ -492,6 +492,9 @@ class TelegramAdapter:
             await self._answer(query)
             return
         reply = result.reply
+        if result.toast_only:  # the message keeps its answer ("Logged INC-7")
+            await self._answer(query, toast(reply))
+            return
         if msg is not None and data.startswith(EDIT_IN_PLACE):
             await self._answer(query, None if reply.ok else toast(reply))
             if not result.queued:

@@ -16,6 +16,7 @@ from bot.core.dispatch import Core
 from bot.domain.models import Incident
 from bot.settings import Settings
 from tests.fakes.slack_api import (
+    RESPONSE_HOSTS,
     SIGNING_SECRET,
     FakeSlack,
     bolt_request,
@@ -35,7 +36,7 @@ CHANNEL = "C0CONTROL"
 def slack_settings(settings: Settings, fake: FakeSlack, **extra: Any) -> Settings:
     update = {"slack_bot_token": SecretStr("xoxb-test"),
               "slack_signing_secret": SecretStr(SIGNING_SECRET),
-              "slack_api_url": fake.api_url, **extra}
+              "slack_api_url": fake.api_url, "slack_response_hosts": RESPONSE_HOSTS, **extra}
     return settings.model_copy(update=update)
 
 
