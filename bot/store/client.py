@@ -52,6 +52,7 @@ from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
 from bot.store.ops import (
+    RESTRICTED_LOG,
     Del,
     FindSimilar,
     Hget,
@@ -77,6 +78,7 @@ from bot.store.ops import (
     encode,
     json_value,
     log_event,
+    log_restricted,
 )
 from bot.store.plans import Plans
 
@@ -431,11 +433,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         return [fx for fx in out if fx in listed]
 
     # ---------------------------------------------------------------- fixtures
-    async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str) -> Applied:
-        """Create a fixture (refused if the id exists) and list it in the directory."""
+    async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str,
+                             restricted: Event | None = None) -> Applied:
+        """Create a fixture (refused if the id exists) and list it in the directory; a
+        restricted event goes to the fixture's restricted log in the same write."""
         ops: list[Op] = [
             RequireMissing("meta", f"Fixture {fx.id} already exists."),
             Hset("meta", fx.to_hash()),
+            *log_restricted(restricted),
             *log_event(ev),
         ]
         applied = await self.apply(fx_prefix(fx.id), ops, dedupe)
@@ -444,11 +449,13 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
-                             dedupe: str) -> Applied:
-        """Change fixture fields (category, kick-off, phase, status) and log it."""
+                             dedupe: str, restricted: Event | None = None) -> Applied:
+        """Change fixture fields (category, kick-off, phase, status) and log it (restricted
+        fields in the restricted log, in the same write)."""
         ops: list[Op] = [
             RequireExists("meta", f"No fixture {fx_id}."),
             Hset("meta", fields),
+            *log_restricted(restricted),
             *log_event(ev),
             ReturnHash("meta"),
         ]
@@ -681,6 +688,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         rows = await self._call(self.r.xrange(fx_prefix(fx_id) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
+    async def restricted_events(self, fx_id: str) -> list[Event]:
+        """The fixture's restricted log (intelligence), in order: only restricted exports
+        read it."""
+        rows = await self._call(self.r.xrange(fx_prefix(fx_id) + RESTRICTED_LOG, "-", "+"))
+        return [Event.from_stream(sid, f) for sid, f in rows]
+
     async def incident_events(self, fx_id: str, n: int) -> list[Event]:
         """The events about one incident, in order, from its timeline index (cost ~ its own
         events, not the fixture's). An incident logged before the index existed is found by
@@ -754,11 +767,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
             return None
         return applied.vars["role"]
 
-    async def audit(self, who: str, action: str, detail: str, at: str) -> None:
-        """Append to the audit trail (refusals, restricted reads, admin changes)."""
-        await self._call(self.r.xadd(OPS + "audit", {"at": at, "who": who, "action": action,
-                                                     "detail": detail},
-                                     maxlen=100_000, approximate=True))
+    async def audit(self, who: str, action: str, detail: str, at: str,
+                    unix_user: str = "") -> None:
+        """Append to the audit trail (refusals, restricted reads, admin changes); a command-line
+        action also names the Unix user who ran it (`who` is only what they claimed)."""
+        entry = {"at": at, "who": who, "action": action, "detail": detail}
+        if unix_user:
+            entry["unix_user"] = unix_user
+        await self._call(self.r.xadd(OPS + "audit", entry, maxlen=100_000, approximate=True))
 
     async def audit_log(self, count: int = 100) -> list[dict[str, str]]:
         """Newest audit entries, newest first."""
