@@ -83,6 +83,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
 
     core = app.core
     assert core is not None
+    code = 0
     stop = _stop_on_signals()
     origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     app.lease = Lease(core.store, "singleton", origin, app.settings.lease_ms)
@@ -118,6 +119,11 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             await asyncio.wait({chat, stopped}, return_when=asyncio.FIRST_COMPLETED)
             for task in (chat, stopped):
                 task.cancel()
+            if chat.done() and not chat.cancelled() and chat.exception() is not None:
+                # the console died under the user: say so and exit non-zero, not quietly 0
+                log.error("the console chat stopped: %s", chat.exception(),
+                          exc_info=chat.exception())
+                code = 1
         else:  # with --http/--web and no tokens: headless, stdin ignored
             if app.embedded is not None:
                 platforms.append(f"embedded Redis {app.embedded.binary}")
@@ -130,7 +136,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         if app.reader is not None:
             await app.reader.stop()
         await app.lease.release()
-    return 0
+    return code
 
 
 async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:

@@ -17,6 +17,7 @@ from bot.core.messages import Command, Outbound, Reply, Result, refuse
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.resend import NOT_CONFIRMED, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
+from bot.core.strangers import StrangerAudit
 from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
 from bot.domain.grounds import Ground
@@ -231,6 +232,8 @@ class Core:
         self.unsure = UnsureWrites()  # resends after an outage reuse the first dedupe key
         # A Redis outage is logged when it starts and ends, not per command or per tick.
         self.outage = OutageLog()
+        # refusals of people the bot does not know: apart from the members' audit trail
+        self.strangers = StrangerAudit(store, lambda: self.clock.now().timestamp())
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # Set when other replicas run: tells them a SHARED_CHANGES change (pub/sub).
         self.publish: Callable[[str, str], Awaitable[None]] | None = None
@@ -496,8 +499,12 @@ class Core:
 
     async def _audit_refusal(self, cmd: Command, name: str, role: str | None, why: str) -> None:
         # Never the user's words: they could name an arrested person.
+        if role is None:  # a stranger: a flood of these must not evict members' entries
+            await self.strangers.refused(cmd.who, f"/{name} as stranger: {why}",
+                                         iso(self.clock.now()))
+            return
         try:
-            await self.store.audit(cmd.who, "refused", f"/{name} as {role or 'stranger'}: {why}",
+            await self.store.audit(cmd.who, "refused", f"/{name} as {role}: {why}",
                                    iso(self.clock.now()))
         except StoreUnavailable:
             self.outage.count("{n} refusals not recorded in the audit trail")

@@ -53,6 +53,7 @@ from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
 from bot.store.ops import (
+    RESTRICTED_LOG,
     Del,
     FindSimilar,
     Hget,
@@ -78,6 +79,7 @@ from bot.store.ops import (
     encode,
     json_value,
     log_event,
+    log_restricted,
 )
 from bot.store.plans import Plans
 
@@ -98,6 +100,8 @@ return 1
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
+STRANGERS_AUDIT = OPS + "audit:anonymous"  # refusals of people and clients not known
+STRANGERS_AUDIT_MAXLEN = 2000
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
@@ -437,11 +441,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         return [fx for fx in out if fx in listed]
 
     # ---------------------------------------------------------------- fixtures
-    async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str) -> Applied:
-        """Create a fixture (refused if the id exists) and list it in the directory."""
+    async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str,
+                             restricted: Event | None = None) -> Applied:
+        """Create a fixture (refused if the id exists) and list it in the directory; a
+        restricted event goes to the fixture's restricted log in the same write."""
         ops: list[Op] = [
             RequireMissing("meta", f"Fixture {fx.id} already exists."),
             Hset("meta", fx.to_hash()),
+            *log_restricted(restricted),
             *log_event(ev),
         ]
         applied = await self.apply(fx_prefix(fx.id), ops, dedupe)
@@ -450,11 +457,13 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
-                             dedupe: str) -> Applied:
-        """Change fixture fields (category, kick-off, phase, status) and log it."""
+                             dedupe: str, restricted: Event | None = None) -> Applied:
+        """Change fixture fields (category, kick-off, phase, status) and log it (restricted
+        fields in the restricted log, in the same write)."""
         ops: list[Op] = [
             RequireExists("meta", f"No fixture {fx_id}."),
             Hset("meta", fields),
+            *log_restricted(restricted),
             *log_event(ev),
             ReturnHash("meta"),
         ]
@@ -687,6 +696,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         rows = await self._call(self.r.xrange(fx_prefix(fx_id) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
+    async def restricted_events(self, fx_id: str) -> list[Event]:
+        """The fixture's restricted log (intelligence), in order: only restricted exports
+        read it."""
+        rows = await self._call(self.r.xrange(fx_prefix(fx_id) + RESTRICTED_LOG, "-", "+"))
+        return [Event.from_stream(sid, f) for sid, f in rows]
+
     async def incident_events(self, fx_id: str, n: int) -> list[Event]:
         """The events about one incident, in order, from its timeline index (cost ~ its own
         events, not the fixture's). An incident logged before the index existed is found by
@@ -760,15 +775,29 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
             return None
         return applied.vars["role"]
 
-    async def audit(self, who: str, action: str, detail: str, at: str) -> None:
-        """Append to the audit trail (refusals, restricted reads, admin changes)."""
-        await self._call(self.r.xadd(OPS + "audit", {"at": at, "who": who, "action": action,
-                                                     "detail": detail},
-                                     maxlen=100_000, approximate=True))
+    async def audit(self, who: str, action: str, detail: str, at: str,
+                    unix_user: str = "") -> None:
+        """Append to the audit trail (refusals, restricted reads, admin changes); a command-line
+        action also names the Unix user who ran it (`who` is only what they claimed)."""
+        entry = {"at": at, "who": who, "action": action, "detail": detail}
+        if unix_user:
+            entry["unix_user"] = unix_user
+        await self._call(self.r.xadd(OPS + "audit", entry, maxlen=100_000, approximate=True))
 
     async def audit_log(self, count: int = 100) -> list[dict[str, str]]:
         """Newest audit entries, newest first."""
         rows = await self._call(self.r.xrevrange(OPS + "audit", count=count))
+        return [f for _, f in rows]
+
+    async def audit_stranger(self, fields: dict[str, str]) -> None:
+        """Keep a refusal of someone the bot does not know (a capped stream of its own, so a
+        flood of them never pushes members' entries out of the audit trail)."""
+        await self._call(self.r.xadd(STRANGERS_AUDIT, fields, maxlen=STRANGERS_AUDIT_MAXLEN,
+                                     approximate=True))
+
+    async def stranger_refusals(self, count: int = 100) -> list[dict[str, str]]:
+        """Newest refusals of strangers, newest first."""
+        rows = await self._call(self.r.xrevrange(STRANGERS_AUDIT, count=count))
         return [f for _, f in rows]
 
     # ---------------------------------------------------------------- live messages

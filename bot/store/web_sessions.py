@@ -15,8 +15,6 @@ from collections.abc import AsyncIterator
 from bot.store.client import OPS, Store
 
 REVOKED = OPS + "websess.revoked"  # pub/sub channel: the member whose sessions ended
-ANONYMOUS_AUDIT = OPS + "audit:anonymous"
-ANONYMOUS_AUDIT_MAXLEN = 2000  # the member audit trail (100,000) is never touched by these
 
 
 def _digest(secret: str) -> str:
@@ -112,13 +110,3 @@ class WebSessions:
                     yield msg["data"]
         finally:
             await pubsub.aclose()
-
-    async def refused_anonymously(self, fields: dict[str, str]) -> None:
-        """Keep a refusal of a client without a session (capped stream of its own)."""
-        await self.store._call(self.r.xadd(ANONYMOUS_AUDIT, fields,
-                                           maxlen=ANONYMOUS_AUDIT_MAXLEN, approximate=True))
-
-    async def anonymous_refusals(self, count: int = 100) -> list[dict[str, str]]:
-        """Newest refusals of clients without a session, newest first."""
-        rows = await self.store._call(self.r.xrevrange(ANONYMOUS_AUDIT, count=count))
-        return [f for _, f in rows]

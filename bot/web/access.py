@@ -18,7 +18,6 @@ CLIP = 200  # characters of a client-sent value (Origin, path) an audit entry ke
 # Refusals of clients without a session written per minute by this process; the rest are
 # counted and the count goes with the next entry (anyone can send requests: none of them
 # may cost a disk write each, nor push out the member audit trail).
-ANONYMOUS_PER_MINUTE = 30
 
 
 def clip(value: str, limit: int = CLIP) -> str:
@@ -44,7 +43,7 @@ class Access:
         self.sessions = WebSessions(core.store)
         self.link_ttl = int(getattr(core.settings, "web_link_ttl_seconds", 300))
         self.session_ttl = int(getattr(core.settings, "web_session_ttl_seconds", 12 * 3600))
-        self._anon_minute, self._anon_written, self._anon_dropped = -1, 0, 0
+        self.strangers = core.strangers  # one quota for chat and web strangers
 
     def _now_ts(self) -> int:
         return int(self.core.clock.now().timestamp())
@@ -134,20 +133,9 @@ class Access:
 
     async def deny(self, who: str, what: str) -> None:
         """Write a refusal to the audit trail: a member's to theirs, one of a client without
-        a session to the anonymous stream (at most ANONYMOUS_PER_MINUTE a minute)."""
+        a session to the strangers' stream (bot.core.strangers: capped, rate-limited)."""
         at = iso(self.core.clock.now())
         if who:
             await self.core.store.audit(who, "refused", f"web: {what}", at)
             return
-        minute = self._now_ts() // 60
-        if minute != self._anon_minute:
-            self._anon_minute, self._anon_written = minute, 0
-        if self._anon_written >= ANONYMOUS_PER_MINUTE:
-            self._anon_dropped += 1
-            return
-        self._anon_written += 1
-        fields = {"at": at, "who": "web:anonymous", "action": "refused", "detail": f"web: {what}"}
-        if self._anon_dropped:
-            fields["not_written_before"] = str(self._anon_dropped)
-        await self.sessions.refused_anonymously(fields)
-        self._anon_dropped = 0
+        await self.strangers.refused("web:anonymous", f"web: {what}", at)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.core.dispatch import Core
+from bot.core.messages import Command
 from bot.domain.clock import VirtualClock
-from bot.store.web_sessions import WebSessions
 from tests.conftest import Chat
 from tests.security.screens import link_for, sign_in
 
@@ -33,13 +33,30 @@ async def test_a_flood_of_refused_requests_leaves_the_member_audit_trail_alone(
             assert resp.status == 403
     # the member trail is exactly as it was: nothing pushed in, so nothing pushed out
     assert await core.store.audit_log(1000) == trail
-    kept = await WebSessions(core.store).anonymous_refusals(1000)
+    kept = await core.store.stranger_refusals(1000)
     assert 0 < len(kept) <= PER_MINUTE
     assert any("sign-in posted from https://evil.example/AAA" in a["detail"] for a in kept)
     assert max(len(v) for a in kept for v in a.values()) < 300  # not 8 KB each
     clock.advance(timedelta(minutes=1))
     assert (await client.get("/control/")).status == 401
-    newest = (await WebSessions(core.store).anonymous_refusals(1))[0]
+    newest = (await core.store.stranger_refusals(1))[0]
     assert newest["not_written_before"] == str(FLOOD - len(kept))  # counted, not lost
     # and the link the flood aimed next to still works for its member
     assert (await client.post(path)).status == 200
+
+
+async def test_a_flood_of_strangers_in_chat_leaves_the_member_audit_trail_alone(
+        say: Chat, core: Core) -> None:
+    await say("/incident missile @seg_ne s4", as_="steward")
+    await say("/arrest throwing_missiles", as_="steward")  # a member's refusal: kept
+    trail = await core.store.audit_log(1000)
+    assert trail and trail[0]["who"] == "console:steward"
+    for i in range(FLOOD):  # someone the bot does not know, typing commands
+        cmd = Command(platform="telegram", chat=str(900 + i), user=str(900 + i),
+                      text="/status " + "x" * 500, dedupe_key=f"flood:{i}", private=True)
+        result = await core.handle(cmd)
+        assert result is not None and not result.reply.ok
+    assert await core.store.audit_log(1000) == trail  # nothing pushed in, nothing out
+    kept = await core.store.stranger_refusals(1000)
+    assert 0 < len(kept) <= PER_MINUTE
+    assert kept[0]["who"].startswith("telegram:") and "x" * 50 not in str(kept)

@@ -14,7 +14,6 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.core.dispatch import Core
 from bot.domain.clock import VirtualClock
-from bot.store.web_sessions import WebSessions
 from bot.web.access import COOKIE
 from bot.web.live import stream_key
 from bot.web.server import ControlRoom, takes_gzip
@@ -69,7 +68,7 @@ async def sign_in(client: TestClient, say: Chat, who: str) -> str:
 
 async def refusals(core: Core) -> list[dict[str, str]]:
     """Refusals of members (the audit trail) and of clients without a session (their own)."""
-    anonymous = await WebSessions(core.store).anonymous_refusals(50)
+    anonymous = await core.store.stranger_refusals(50)
     return [a for a in await core.store.audit_log(50) + anonymous if a["action"] == "refused"]
 
 
