@@ -136,26 +136,29 @@ class App:
             raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
         store.observe_latency = metrics.STORE_SECONDS.observe
         self.store = store
-        await self._check_durability(store, url)
         self._failovers = asyncio.create_task(store.follow_failovers())
         return store
 
-    async def _check_durability(self, store: Store, url: str) -> None:
-        """Warn in one line (or, with MATCHDAY_REQUIRE_DURABLE, refuse to start) when a
-        crash of this Redis can lose a report already answered "Logged"."""
+    async def check_durability(self) -> None:
+        """Before the bot answers anyone: warn in one line (or, with MATCHDAY_REQUIRE_DURABLE,
+        refuse to start) when a crash of this Redis can lose a report already answered
+        "Logged"; control sees the same line in /status. (One-shot CLI commands answer
+        nobody "Logged": they skip it.)"""
         from bot.observe.loss_risk import LossRisk
 
-        where = safe_url(url) if self.embedded is None else \
+        assert self.store is not None and self.core is not None
+        where = safe_url(self.settings.redis_url or "") if self.embedded is None else \
             f"{self.embedded.data_dir} (embedded)"
         self.loss_risk = LossRisk(lambda: self._current_store().durability(), where)
         try:  # app.stop() closes the store when start-up fails here
-            line = self.loss_risk.prime(await store.durability())
+            line = self.loss_risk.prime(await self.store.durability())
         except StoreUnavailable:
             raise StartupError(f"Redis at {where} is not answering") from None
         if line and self.settings.require_durable:
             raise StartupError(f"{line} (MATCHDAY_REQUIRE_DURABLE=1: not starting)")
         if line:
             log.warning("%s", line)
+        self.core.commander_lines.append(self.loss_risk.lines)
 
     def _current_store(self) -> Store:
         assert self.store is not None
@@ -207,8 +210,6 @@ class App:
         check_config_or_fail(self.settings.config_dir)
         store = await self.start_store()
         self.core = build_core(store, self.settings, self.clock)
-        if self.loss_risk is not None:
-            self.core.commander_lines.append(self.loss_risk.lines)
         warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))

@@ -85,6 +85,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     assert core is not None
     code = 0
     stop = _stop_on_signals()
+    await app.check_durability()  # one line (or a refusal) before anyone is answered
     origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     app.lease = Lease(core.store, "singleton", origin, app.settings.lease_ms)
     metrics.LEADER.set(1 if await app.lease.tick() else 0)

@@ -89,7 +89,8 @@ async def test_http_mode_without_signing_secret_refuses_to_start(redis_url, tmp_
         assert not started, "served Slack over HTTP with no signing secret"
         err = (await proc.stderr.read()).decode()
         assert proc.returncode == 1
-        lines = [line for line in err.splitlines() if line.strip()]
+        lines = [line for line in err.splitlines() if line.strip()
+                 and "a crash can lose reports" not in line]  # the test Redis keeps no AOF
         assert len(lines) == 1 and "Traceback" not in err, err
         assert lines[0].startswith("matchday: ") and "SLACK_SIGNING_SECRET" in lines[0]
     finally:
