@@ -39,7 +39,8 @@ async def test_an_outage_is_one_line_when_it_goes_and_one_with_the_count_when_ba
     bot = asyncio.create_task(run_bot(app, web=True))  # scheduler, lease, outbox, feeds
     say = Chat(core)
     try:
-        await _until(lambda: app.reader is not None or bot.done(), "the bot is running")
+        await _until(lambda: bot.done() or any(r.getMessage().startswith("running:")
+                                                for r in caplog.records), "the bot is running")
         assert not bot.done(), bot.exception()
         assert (await say("/incident pyro @stb_upper s3", as_="steward")).reply.ok
         caplog.clear()
