@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -77,6 +77,7 @@ from bot.store.ops import (
     log_event,
 )
 from bot.store.plans import Plans
+from bot.store.unsure import UnsureResends
 
 N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
@@ -165,7 +166,7 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
     ]
 
 
-class Store(Lifecycle, Plans, Choices, HomeWatchers):
+class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
     """Async facade over Redis for the whole product."""
 
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
@@ -818,12 +819,15 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers):
         """Tell other replicas something they may cache changed (fixture, phase, active)."""
         await self._call(self.r.publish(CHANGES, f"{what}|{fixture}|{origin}"))
 
-    async def changes(self) -> AsyncIterator[tuple[str, str, str]]:
+    async def changes(self, subscribed: Callable[[], Awaitable[None]] | None = None,
+                      ) -> AsyncIterator[tuple[str, str, str]]:
         """(what, fixture, origin) as other replicas publish them; ends when Redis goes
-        away (the caller resubscribes)."""
+        away (the caller resubscribes). `subscribed` runs once listening (to catch up)."""
         pubsub = self.r.pubsub()
         try:
             await self._call(pubsub.subscribe(CHANGES))
+            if subscribed is not None:
+                await subscribed()
             while True:
                 msg = await self._call(pubsub.get_message(ignore_subscribe_messages=True,
                                                           timeout=1.0))
