@@ -433,7 +433,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         ]
         applied = await self.apply(fx_prefix(fx.id), ops, dedupe)
         # The directory is an idempotent index in another slot; re-adding is harmless.
-        await self._call(self.r.sadd(OPS + "fixtures", fx.id))
+        await self._call(self.r.sadd(_directory(fx.drill), fx.id))
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
@@ -452,9 +452,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         h = await self._call(self.r.hgetall(fx_prefix(fx_id) + "meta"))
         return Fixture.from_hash(h) if h else None
 
-    async def fixtures(self) -> list[Fixture]:
-        """Every fixture in the directory, by kick-off."""
-        ids = sorted(await self._call(self.r.smembers(OPS + "fixtures")))
+    async def fixtures(self, *, drill: bool = False) -> list[Fixture]:
+        """Every live fixture in the directory (drill=True: every drill's), by kick-off."""
+        ids = sorted(await self._call(self.r.smembers(_directory(drill))))
         pipe = self._pipe()
         for i in ids:
             pipe.hgetall(fx_prefix(i) + "meta")
@@ -851,6 +851,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""
         await self._call(self.r.delete(f"{fx_prefix(fx_id)}form:{who}"))
+
+
+def _directory(drill: bool) -> str:
+    """Live fixtures and drills' fixtures are listed apart: nothing that walks the live
+    directory (scheduler, delivery, retention, season figures) ever meets a drill."""
+    return OPS + ("fixtures:drill" if drill else "fixtures")
 
 
 async def _raise(exc: Exception) -> Any:
