@@ -190,7 +190,9 @@ class App:
         (it holds the log)."""
         if self.core is not None:
             try:
-                await asyncio.wait_for(self.core.notifier.close(), 10)
+                # briefly: what is in the outbox is delivered by another replica or the
+                # next start; a platform that is unreachable must not hold the stop up
+                await asyncio.wait_for(self.core.notifier.close(), 2)
             except TimeoutError:
                 log.warning("stopping with undelivered messages")
         for adapter in reversed(self.adapters):

@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -62,10 +63,15 @@ async def _run(app: App, args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- replay / demo
 async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> int:
     from bot.core.drill import Drill
-    from bot.replay import printer, read_script, replay
+    from bot.replay import ScriptError, parse_script, printer, replay
     from bot.runtime import make_scheduler
 
-    lines = read_script(path)
+    script = parse_script(path)
+    for no, problem in script.bad:  # named and skipped: the rest of the drill still runs
+        _fail(f"{path.name}:{no}: line skipped: {problem}")
+    if not script.lines:
+        raise ScriptError(f"{path.name}: no lines" + (" that can run" if script.bad else ""))
+    lines = script.lines
     assert isinstance(app.clock, VirtualClock)
     app.clock.set(lines[0].at)
     assert app.core is not None
@@ -85,6 +91,9 @@ async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> in
     if refused:
         print(f"matchday: replay: {len(refused)} of {len(lines)} lines refused (the first: "
               f"{refused[0]})", file=sys.stderr)
+    if script.bad:
+        return _fail(f"{path.name}: {len(lines)} lines replayed, {len(script.bad)} bad "
+                     f"line{'s' if len(script.bad) > 1 else ''} skipped", 1)
     return 1 if len(refused) == len(lines) else 0
 
 
@@ -130,8 +139,27 @@ async def _web_link(app: App, by: str) -> int:
     url = await Access(app.core).issue_link(by, app.settings.web_base) if ":" in by else None
     if url is None:
         return _fail(f"--by {by!r} is not a member (platform:user, e.g. console:control)", 1)
+    await app.core.store.audit(by, "cli.web-link", "sign-in link issued on the command line",
+                               _now(app), unix_user())
     print(url)
     return 0
+
+
+def unix_user() -> str:
+    """Who runs this command, by the operating system's account (not the claimed --by)."""
+    import pwd
+
+    uid = os.geteuid()
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:  # an account with no passwd entry (some containers)
+        return f"uid {uid}"
+
+
+def _now(app: App) -> str:
+    from bot.domain.clock import iso
+
+    return iso(app.clock.now())
 
 
 # ---------------------------------------------------------------- read-only views
@@ -166,18 +194,77 @@ async def _export(app: App, args: argparse.Namespace) -> int:
             return _fail("--restricted needs --by <platform:user> of a police or admin member "
                          "(e.g. --by console:police_commander)", 1)
         by = member.who
-    out = await export_fixture(core.store, args.fixture, args.out, args.restricted, by=by)
-    print(f"Exported {args.fixture} to {out}" + (" (restricted: custody refs included)"
+    from bot.evidence.signing import load_or_create, public_hex
+
+    key = load_or_create(app.settings.data_dir)
+    out = await export_fixture(core.store, args.fixture, args.out, args.restricted, by=by,
+                               key=key, at=_now(app), unix_user=unix_user())
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    print(f"Exported {args.fixture} to {out}" + (" (restricted: custody refs and "
+                                                 "intelligence included)"
                                                  if args.restricted else ""))
+    print(f"{manifest['events']} events, chain head {manifest['head']}; signed by key "
+          f"{public_hex(key)}")
     return 0
 
 
-def _verify(directory: Path) -> int:
-    from bot.evidence.verify import verify_dir
+def _verify(args: argparse.Namespace) -> int:
+    from bot.evidence.signing import SigningKeyError
+    from bot.evidence.verify import read_key_arg, verify_dir
 
-    result = verify_dir(directory)
+    try:
+        key = read_key_arg(args.key) if args.key is not None else None
+    except SigningKeyError as exc:
+        return _fail(str(exc))
+    if args.head is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", args.head.strip()):
+        return _fail("--head takes a chain head: 64 hex digits (matchday heads lists them)")
+    try:
+        result = verify_dir(args.dir, key, args.head)
+    except Exception as exc:  # a last line of defence: one line, never a traceback
+        return _fail(f"verify failed: {exc.__class__.__name__}: {str(exc)[:200]}", 1)
     print(result)
     return 0 if result.ok else 1
+
+
+def _keys_quietly(settings: Settings) -> int:
+    from bot.evidence.signing import SigningKeyError, load_or_create
+
+    try:
+        load_or_create(settings.data_dir)
+    except (SigningKeyError, OSError) as exc:
+        return _fail(f"signing key: {exc}", 1)
+    return 0
+
+
+def _keys(settings: Settings) -> int:
+    from bot.evidence.signing import SigningKeyError, key_path, load_or_create, public_hex
+
+    try:
+        key = load_or_create(settings.data_dir)
+    except (SigningKeyError, OSError) as exc:
+        return _fail(f"signing key: {exc}", 1)
+    print(f"Export signing key (Ed25519, public): {public_hex(key)}")
+    print(f"Private key file: {key_path(settings.data_dir)} (keep it; never share it)")
+    return 0
+
+
+async def _heads(app: App, fixture_id: str) -> int:
+    from bot.evidence.export import chain_head
+
+    assert app.core is not None
+    store = app.core.store
+    if await store.fixture(fixture_id) is None:
+        return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
+    mark = f"fixture={fixture_id} "
+    rows = [a for a in reversed(await store.audit_log(100_000))
+            if a.get("action") in ("fixture.closed", "export.head")
+            and a.get("detail", "").startswith(mark)]
+    for a in rows:
+        print(f"{a['at']}  {a['action']:<15} {a['detail'][len(mark):]}  by {a['who']}"
+              + (f" [unix {a['unix_user']}]" if a.get("unix_user") else ""))
+    n, head = await chain_head(store, fixture_id)
+    print(f"now{' ' * 18}  {'(current)':<15} events={n} head={head}")
+    return 0
 
 
 async def _fixtures(app: App, as_json: bool) -> int:
@@ -252,8 +339,15 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("--by", required=True, help="the member it signs in (platform:user)")
     sub.add_parser("check-config", help="check every config file (MATCHDAY_CONFIG_DIR) "
                    "without starting: one line per problem")
-    vf = sub.add_parser("verify", help="recompute an export's hash chain")
+    vf = sub.add_parser("verify", help="check an export's signature and recompute its chain")
     vf.add_argument("dir", type=Path)
+    vf.add_argument("--key", help="the public key it must be signed by: 64 hex digits, or a "
+                                  "file holding them (matchday keys prints it)")
+    vf.add_argument("--head", help="a chain head recorded in the audit trail (matchday heads) "
+                                   "that must be one of the export's events")
+    sub.add_parser("keys", help="the export-signing public key (made on first use)")
+    hd = sub.add_parser("heads", help="chain heads of a fixture recorded at close and export")
+    hd.add_argument("--fixture", required=True)
     return p
 
 
@@ -264,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "verify":  # files only: no store needed
-        return _verify(args.dir)
+        return _verify(args)
     if args.cmd == "run":
         from bot.domain.vocab import ROLES
 
@@ -285,6 +379,12 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc))
     if args.cmd == "check-config":
         return _check_config(settings)
+    if args.cmd == "keys":
+        return _keys(settings)
+    if args.cmd == "run":  # the installation's export-signing key is made on its first run
+        code = _keys_quietly(settings)
+        if code:
+            return code
     from bot.observe.logs import configure_logging
     from bot.observe.redact import settings_secrets
 
@@ -303,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         "export": lambda app: _export(app, args),
         "season": lambda app: _season(app, args.club, args.season, args.json),
         "web-link": lambda app: _web_link(app, args.by),
+        "heads": lambda app: _heads(app, args.fixture),
     }
     try:
         return asyncio.run(_with_app(settings, bodies[args.cmd], clock))

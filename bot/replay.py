@@ -16,6 +16,7 @@ from bot.core.dispatch import Core
 from bot.core.messages import Command, Outbound
 from bot.core.roles import Member
 from bot.domain.clock import VirtualClock, iso
+from bot.domain.ledger import clean_text
 from bot.domain.vocab import ROLES
 from bot.schedule.escalation import next_due
 from bot.schedule.scheduler import Scheduler
@@ -38,28 +39,69 @@ class Line:
     text: str
 
 
-def read_script(path: Path) -> list[Line]:
-    """Parse and check a replay file: one JSON object per line, times never going back."""
+@dataclass(frozen=True)
+class Script:
+    """A replay file's good lines, and (line number, what is wrong) of each bad one."""
+
+    lines: list[Line]
+    bad: list[tuple[int, str]]
+
+
+def _line(raw: str) -> Line:
+    """One line of a replay file, or a ValueError saying what is wrong with it."""
+    try:
+        obj = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+    if not isinstance(obj, dict):
+        raise ValueError("needs a JSON object with at, user, role, text")
+    missing = [k for k in ("at", "user", "role", "text") if k not in obj]
+    if missing:
+        raise ValueError(f"needs at, user, role, text (missing {', '.join(missing)})")
+    try:
+        at = datetime.fromisoformat(str(obj["at"]))
+    except ValueError:
+        raise ValueError(f"'at' is not a time: {clean_text(str(obj['at']))[:40]!r}") from None
+    if at.tzinfo is None:
+        raise ValueError("'at' needs a UTC offset, e.g. +01:00")
+    role = ROLES.resolve(str(obj["role"]))
+    if role is None:
+        raise ValueError(f"unknown role '{clean_text(str(obj['role']))[:40]}'")
+    # what people type arrives as valid Unicode: a lone surrogate ("\ud800") becomes U+FFFD
+    return Line(at, clean_text(str(obj["user"])), role, clean_text(str(obj["text"])))
+
+
+def parse_script(path: Path) -> Script:
+    """A replay file: one JSON object per line, times never going back. A bad line (not
+    JSON, a field missing, a bad time or role, a time going back) is named with its line
+    number and skipped; the others still run."""
     lines: list[Line] = []
-    for no, raw in enumerate(path.read_text().splitlines(), 1):
+    bad: list[tuple[int, str]] = []
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    # "\n" only: splitlines() would also cut inside a text at U+2028 or a form feed
+    for no, raw in enumerate(text.split("\n"), 1):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         try:
-            obj = json.loads(raw)
-            at = datetime.fromisoformat(obj["at"])
-            user, role, text = str(obj["user"]), str(obj["role"]), str(obj["text"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ScriptError(f"{path.name}:{no}: needs at, user, role, text ({exc})") from None
-        if at.tzinfo is None:
-            raise ScriptError(f"{path.name}:{no}: 'at' needs a UTC offset, e.g. +01:00")
-        if ROLES.resolve(role) is None:
-            raise ScriptError(f"{path.name}:{no}: unknown role '{role}'")
-        if lines and at < lines[-1].at:
-            raise ScriptError(f"{path.name}:{no}: time goes backwards")
-        lines.append(Line(at, user, ROLES.resolve(role) or role, text))
-    if not lines:
+            line = _line(raw)
+            if lines and line.at < lines[-1].at:
+                raise ValueError("time goes backwards")
+        except ValueError as exc:
+            bad.append((no, str(exc)))
+            continue
+        lines.append(line)
+    return Script(lines, bad)
+
+
+def read_script(path: Path) -> list[Line]:
+    """A replay file's lines; ScriptError naming the first bad line, or when none is good."""
+    script = parse_script(path)
+    if script.bad:
+        no, problem = script.bad[0]
+        raise ScriptError(f"{path.name}:{no}: {problem}")
+    if not script.lines:
         raise ScriptError(f"{path.name}: no lines")
-    return lines
+    return script.lines
 
 
 def line_keys(name: str, lines: list[Line]) -> list[str]:

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from bot.app import App, StartupError, safe_url
 from bot.core.dispatch import Core
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
@@ -82,6 +83,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
 
     core = app.core
     assert core is not None
+    code = 0
     stop = _stop_on_signals()
     origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     app.lease = Lease(core.store, "singleton", origin, app.settings.lease_ms)
@@ -91,8 +93,11 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     background: list[asyncio.Task[None]] = []
     try:
-        platforms = await _start_platforms(app, webhook=webhook, http=http,
-                                           control_room=web or http or webhook)
+        started = await _unless_stopped(stop, _start_platforms(
+            app, webhook=webhook, http=http, control_room=web or http or webhook))
+        if started is None:  # SIGTERM during start-up (e.g. a platform still unreachable)
+            return 0
+        platforms = started
         if core.notifier.sinks:
             start_outbox(app)
         background = [asyncio.create_task(_keep_lease(app)),
@@ -115,6 +120,11 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             await asyncio.wait({chat, stopped}, return_when=asyncio.FIRST_COMPLETED)
             for task in (chat, stopped):
                 task.cancel()
+            if chat.done() and not chat.cancelled() and chat.exception() is not None:
+                # the console died under the user: say so and exit non-zero, not quietly 0
+                log.error("the console chat stopped: %s", chat.exception(),
+                          exc_info=chat.exception())
+                code = 1
         else:  # with --http/--web and no tokens: headless, stdin ignored
             if app.embedded is not None:
                 platforms.append(f"embedded Redis {app.embedded.binary}")
@@ -127,7 +137,19 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         if app.reader is not None:
             await app.reader.stop()
         await app.lease.release()
-    return 0
+    return code
+
+
+async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:
+    """The result of `work`, or None (work cancelled) if `stop` is set first."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.create_task(stop.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if task.done():
+        return task.result()
+    await cancel_and_wait([task])
+    return None
 
 
 async def _keep_lease(app: App) -> None:
@@ -228,10 +250,10 @@ class WebServer:
 
     platform = "http"
 
-    def __init__(self, app: web.Application, port: int) -> None:
+    def __init__(self, app: web.Application, port: int, host: str = "127.0.0.1") -> None:
         from aiohttp import web  # only HTTP modes pay for aiohttp's import
 
-        self.app, self.port = app, port
+        self.app, self.port, self.host = app, port, host
         self.runner = web.AppRunner(app)
 
     async def start(self) -> None:
@@ -239,7 +261,7 @@ class WebServer:
         from aiohttp import web
 
         await self.runner.setup()
-        await web.TCPSite(self.runner, "0.0.0.0", self.port).start()
+        await web.TCPSite(self.runner, self.host, self.port).start()
 
     async def stop(self) -> None:
         """Stop listening."""
@@ -308,8 +330,8 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
         from bot.observe.health import health_routes
 
         site.add_routes(health_routes(core.store.ping, app.role, outbox_lag(core)))
-        server = WebServer(site, settings.port)
+        server = WebServer(site, settings.port, settings.bind)
         await server.start()
         app.adapters.append(server)
-        started.append(f"http :{settings.port}")
+        started.append(f"http {settings.bind}:{settings.port}")
     return started

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -47,6 +48,8 @@ class Settings(BaseSettings):
     slack_response_hosts: str = Field(default="hooks.slack.com,*.slack.com",
                                       alias="SLACK_RESPONSE_HOSTS")
     port: int = Field(default=8080, alias="PORT")
+    # The HTTP server's address: this machine only unless a deployment opens it (0.0.0.0).
+    bind: str = Field(default="127.0.0.1", alias="MATCHDAY_BIND")
     form_ttl_seconds: int = Field(default=600, alias="MATCHDAY_FORM_TTL")
     dedupe_ttl_seconds: int = Field(default=86400, alias="MATCHDAY_DEDUPE_TTL")
     # Plain text joins the sender's latest report only this long after it (then /update <id>).
@@ -116,6 +119,16 @@ class Settings(BaseSettings):
     def web_base(self) -> str:
         """Where the control-room web view is reached (MATCHDAY_PUBLIC_URL or this host)."""
         return self.public_url or f"http://127.0.0.1:{self.port}"
+
+    @field_validator("bind")
+    @classmethod
+    def _bind(cls, v: str) -> str:
+        try:
+            ipaddress.ip_address(v)
+        except ValueError:
+            raise ValueError("must be an IP address, e.g. 127.0.0.1 or 0.0.0.0") from None
+        return v
+
     @field_validator("replica_acks", mode="before")
     @classmethod
     def _acks(cls, v: object) -> object:

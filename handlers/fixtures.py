@@ -12,6 +12,7 @@ from bot.core.messages import Reply, Result
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture, slug
+from bot.domain.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
 from handlers.words import resolve_word
 
@@ -27,8 +28,12 @@ NOTE_KEYS = ("segregation", "gates", "alcohol", "pyro", "travel", "dispersal", "
 FIXTURE_ACTIONS = {"add": "add", "use": "use", "list": "list", "ls": "list",
                    "category": "category", "cat": "category", "kickoff": "kickoff",
                    "ko": "kickoff", "cancel": "cancel", "note": "note", "notes": "note"}
-ADD_RE = re.compile(r"^(.+?)\s+(?:v|vs|v\.|vs\.)\s+(.+?)\s+(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2})"
-                    r"(.*)$", re.IGNORECASE)
+# /fixture add is read word by word, never by one regex: "(.+?)\s+v\s+(.+?)\s+" backtracks
+# for hours over 3,000 characters of spaces and "v"s, on the event loop.
+WORD = re.compile(r"\S+")
+VERSUS = frozenset({"v", "vs", "v.", "vs."})
+DATE_WORD = re.compile(r"\d{4}-\d{2}-\d{2}")
+TIME_START = re.compile(r"\d{1,2}:\d{2}")
 
 
 # Kick-offs are accepted only this close to today: year 1 or 9999 broke change hooks, the
@@ -95,12 +100,29 @@ def _category(word: str) -> str:
                         "Use A, B, C, C-IRD or police_free.")
 
 
+def intel_notes(core: Core) -> frozenset[str]:
+    """The note keys the briefing config calls intelligence."""
+    from bot.domain.cadence import config_for
+
+    return config_for(core.settings).intel_notes
+
+
+def restricted_twin(ev: Event, data: dict[str, Any]) -> Event | None:
+    """The restricted event beside ev (same time, person, phase) carrying data, if any."""
+    if not data:
+        return None
+    return Event(kind=RESTRICTED_KIND, at=ev.at, by=ev.by, role=ev.role, data=data,
+                 phase=ev.phase)
+
+
 async def create_fixture(core: Core, fx: Fixture, ev: Event, dedupe: str) -> bool:
-    """Store a new fixture; False if one with that id exists already."""
+    """Store a new fixture; False if one with that id exists already. The event's restricted
+    fields (the risk category's reason, intelligence notes) go to the restricted log."""
     from bot.store import Refused
 
+    ev.data, secret = split_fixture_data(ev.data, intel_notes(core))
     try:
-        applied = await core.store.create_fixture(fx, ev, dedupe)
+        applied = await core.store.create_fixture(fx, ev, dedupe, restricted_twin(ev, secret))
     except Refused:
         return False
     if core.drill is not None:  # this replay made it (or made it on an earlier run)
@@ -127,9 +149,12 @@ async def fixture_cmd(ctx: Ctx) -> Result:
         if len(ctx.args) < 2:
             raise UsageError("Which category?")
         cat, why = _category(ctx.args[1]), " ".join(ctx.args[2:])
+        line = f"Risk category now {RISK_CATEGORIES.label(cat)}"
+        touched = {"category_why": why} if why or fx.category_why else {}
         return await _change(ctx, fx, {"category": cat, "category_why": why},
-                             f"Risk category now {RISK_CATEGORIES.label(cat)}"
-                             + (f": {why}" if why else ""))
+                             line + (f": {why}" if why else ""),
+                             {"category": cat, **({"restricted": ["category_why"]}
+                                                  if touched else {})}, touched, notice=line)
     if action in ("kickoff", "ko"):
         if len(ctx.args) != 3:
             raise UsageError("Give the new kick-off as YYYY-MM-DD HH:MM.")
@@ -145,8 +170,13 @@ async def fixture_cmd(ctx: Ctx) -> Result:
         notes = {**fx.notes, key: text} if text else {k: v for k, v in fx.notes.items()
                                                        if k != key}
         word = key.replace("_", " ")
-        return await _change(ctx, fx, {"notes": json.dumps(notes, separators=(",", ":"))},
-                             f"{word.capitalize()} note {'set' if text else 'cleared'}")
+        line = f"{word.capitalize()} note {'set' if text else 'cleared'}"
+        fields = {"notes": json.dumps(notes, separators=(",", ":"))}
+        if note_restricted(key, intel_notes(ctx.core)):
+            return await _change(ctx, fx, fields, line, {"restricted": [f"notes.{key}"]},
+                                 {f"notes.{key}": text})
+        public, _ = split_fixture_data(fields, intel_notes(ctx.core))
+        return await _change(ctx, fx, fields, line, {"notes": public["notes"]})
     raise UsageError(f"Unknown fixture action '{action}'.")
 
 
@@ -183,11 +213,30 @@ async def _use(ctx: Ctx) -> Result:
                         + (f" at {ground.name}" if ground else "") + "."))
 
 
+def read_add(text: str) -> tuple[str, str, str, str, str] | None:
+    """(home, away, date, time, options) of "<Home> v <Away> <YYYY-MM-DD> <HH:MM>[options]",
+    or None; linear in the text. Home ends at the first "v" word, away at the first date
+    after it that a time follows."""
+    words = list(WORD.finditer(text))
+    vs = next((i for i in range(1, len(words)) if words[i][0].lower() in VERSUS), None)
+    if vs is None:
+        return None
+    for d in range(vs + 2, len(words) - 1):
+        if DATE_WORD.fullmatch(words[d][0]) and (t := TIME_START.match(words[d + 1][0])):
+            home = text[:words[vs - 1].end()]
+            away = text[words[vs + 1].start():words[d - 1].end()]
+            tail = text[words[d + 1].start() + t.end():]
+            if "\n" in home + away + tail:  # one fixture is one line
+                return None
+            return home, away, words[d][0], t[0], tail
+    return None
+
+
 async def _add(ctx: Ctx, text: str) -> Result:
-    m = ADD_RE.match(text.strip())
-    if not m:
+    parts = read_add(text.strip())
+    if parts is None:
         raise UsageError("Couldn't read that fixture.")
-    home, away, date, hhmm, tail = m.groups()
+    home, away, date, hhmm, tail = parts
     ko = kickoff_time(ctx, date, hhmm)
     opts: dict[str, str] = {}
     for word in tail.split():
@@ -218,12 +267,20 @@ async def _add(ctx: Ctx, text: str) -> Result:
                         f"(/fixture use {fx.id} to run it).", title="Fixture added"))
 
 
-async def _change(ctx: Ctx, fx: Fixture, fields: dict[str, str], line: str) -> Result:
-    ev = ctx.event("fixture.changed", {"id": fx.id, **fields})
-    applied = await ctx.store.update_fixture(fx.id, fields, ev, ctx.cmd.dedupe_key)
+async def _change(ctx: Ctx, fx: Fixture, fields: dict[str, str], line: str,
+                  public: dict[str, Any] | None = None, secret: dict[str, str] | None = None,
+                  notice: str | None = None) -> Result:
+    """Write fields; log `public` (default: fields) and, apart, the restricted `secret`;
+    tell the command chat `notice` (default: line) unless it may read intelligence."""
+    ev = ctx.event("fixture.changed", {"id": fx.id, **(fields if public is None else public)})
+    twin = restricted_twin(ev, {"id": fx.id, **secret} if secret else {})
+    applied = await ctx.store.update_fixture(fx.id, fields, ev, ctx.cmd.dedupe_key, twin)
     if not applied.duplicate:
+        from bot.schedule.briefings import reads_intel
+
         await ctx.core.changed("fixture", fx.id)
-        ctx.notify("command", Reply(line, title=fx.title), fixture=fx.id)
+        told = line if notice is None or reads_intel(ctx.core, "command", fx.id) else notice
+        ctx.notify("command", Reply(told, title=fx.title), fixture=fx.id)
     return Result(Reply(f"{line}.", title=fx.title))
 
 
@@ -250,6 +307,12 @@ async def phase_cmd(ctx: Ctx) -> Result:
     ev.phase = phase
     applied = await ctx.store.update_fixture(fx.id, {"phase": phase}, ev, ctx.cmd.dedupe_key)
     if not applied.duplicate:
+        if phase == "closed":  # the log's head at close, kept apart from the log itself
+            from bot.evidence.export import chain_head, head_detail
+
+            n, head = await chain_head(ctx.store, fx.id)
+            await ctx.store.audit(ctx.who, "fixture.closed", head_detail(fx.id, n, head),
+                                  iso(ctx.now))
         await ctx.core.changed("phase", fx.id)
         for audience in ("control", "command"):
             ctx.notify(audience, Reply(f"Phase: {PHASES.label(phase)}", title=fx.title),

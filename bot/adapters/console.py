@@ -15,6 +15,8 @@ from typing import IO
 from bot.core.dispatch import Core
 from bot.core.messages import Button, Command, Outbound, Reply
 from bot.core.roles import Member
+from bot.domain.bidi_controls import without_bidi_controls
+from bot.domain.ledger import clean_text
 from bot.domain.vocab import ROLES
 
 
@@ -24,7 +26,7 @@ def render_text(reply: Reply, numbered: bool = True) -> str:
     buttons = [b for row in reply.buttons for b in row]
     if buttons and numbered:
         lines.append("  " + "  ".join(f"[{i}] {b.label}" for i, b in enumerate(buttons, 1)))
-    return "\n".join(lines)
+    return without_bidi_controls("\n".join(lines))
 
 
 class ConsoleAdapter:
@@ -102,7 +104,7 @@ class ConsoleAdapter:
 
     async def say(self, line: str) -> None:
         """Handle one typed line, as if sent in a private chat."""
-        line = line.strip()
+        line = clean_text(line.strip())  # undecodable bytes read as surrogates: U+FFFD
         if not line:
             return
         if line.startswith(":as "):
@@ -127,6 +129,9 @@ class ConsoleAdapter:
         """Read until end of input or /quit."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[str] = asyncio.Queue()
+        if getattr(self.stdin, "errors", "") == "strict" and hasattr(self.stdin, "reconfigure"):
+            # a strict reader dies on the first byte that is not UTF-8 and the chat hangs
+            self.stdin.reconfigure(errors="replace")
         # A daemon thread, so a blocked read never holds up shutdown (Ctrl-C, SIGTERM).
         threading.Thread(target=self._reader, args=(loop, queue), daemon=True).start()
         self._print(self.become(self.user) + " Type /help, or :as <role> to switch. "

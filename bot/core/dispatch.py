@@ -8,7 +8,7 @@ import logging
 import shlex
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,10 +17,11 @@ from bot.core.messages import Command, Outbound, Reply, Result, refuse
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
+from bot.core.strangers import StrangerAudit
 from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
 from bot.domain.grounds import Ground
-from bot.domain.ledger import Event, clean_text
+from bot.domain.ledger import Event
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics
@@ -212,17 +213,6 @@ def split_args(text: str) -> list[str]:
         return text.split()
 
 
-def as_valid_text(cmd: Command) -> Command:
-    """The command with every user string as valid Unicode (see ledger.clean_text): the
-    one change the bot makes to what people type before it is logged."""
-    texts = [cmd.text, cmd.user_name, *(a.caption for a in cmd.attachments)]
-    if all(clean_text(t) is t for t in texts):
-        return cmd
-    return replace(cmd, text=clean_text(cmd.text), user_name=clean_text(cmd.user_name),
-                   attachments=tuple(replace(a, caption=clean_text(a.caption))
-                                     for a in cmd.attachments))
-
-
 class Core:
     """Turns Commands into Results, for every platform, through one registry."""
 
@@ -239,6 +229,8 @@ class Core:
         self.settings = settings
         self.cache = TTLCache(cache_ttl)
         self.unsure = UnsureWrites(store)  # resends after an outage reuse the first dedupe key
+        # refusals of people the bot does not know: apart from the members' audit trail
+        self.strangers = StrangerAudit(store, lambda: self.clock.now().timestamp())
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # Set when other replicas run: tells them a SHARED_CHANGES change (pub/sub).
         self.publish: Callable[[str, str], Awaitable[None]] | None = None
@@ -404,7 +396,7 @@ class Core:
 
     async def _handle(self, cmd: Command) -> Result | None:
         now = self.clock.now()  # the log's time is when the bot received it
-        cmd = await self.unsure.resend(as_valid_text(cmd), now)
+        cmd = await self.unsure.resend(cmd, now)
         writes = self.store.track_writes()
         result = await self._answer(cmd, now, writes)
         if writes.unconfirmed:
@@ -521,8 +513,12 @@ class Core:
 
     async def _audit_refusal(self, cmd: Command, name: str, role: str | None, why: str) -> None:
         # Never the user's words: they could name an arrested person.
+        if role is None:  # a stranger: a flood of these must not evict members' entries
+            await self.strangers.refused(cmd.who, f"/{name} as stranger: {why}",
+                                         iso(self.clock.now()))
+            return
         try:
-            await self.store.audit(cmd.who, "refused", f"/{name} as {role or 'stranger'}: {why}",
+            await self.store.audit(cmd.who, "refused", f"/{name} as {role}: {why}",
                                    iso(self.clock.now()))
         except StoreUnavailable:
             log.warning("audit trail unavailable; refusal of %s not recorded", cmd.who)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.domain.ledger import clean_text
+
 MEDIA_ICONS = {
     "photo": "📷 photo", "document": "📄 document", "voice": "🎤 voice note", "audio": "🎵 audio",
     "video": "🎥 video", "video_note": "📹 video message", "animation": "🎞 animation",
@@ -26,6 +28,11 @@ class Attachment:
     mime_type: str = ""
     detail: str = ""  # file name, sticker emoji, venue title, contact phone
     platform: str = ""  # where file_id is valid ("telegram", "slack")
+
+    def __post_init__(self) -> None:
+        # what people typed, as valid Unicode from the moment it arrives (see Command)
+        for name in ("caption", "detail"):
+            object.__setattr__(self, name, clean_text(getattr(self, name)))
 
     def describe(self) -> str:
         """One line saying what it is, e.g. '🎤 voice note 0:12'."""
@@ -56,6 +63,13 @@ class Command:
     # How the adapter lets the core queue the reply durably: "" (the adapter sends it),
     # "send", "quote:<message id>" or "edit:<message id>" (a guided form's prompt).
     reply_via: str = ""
+
+    def __post_init__(self) -> None:
+        # Every platform's message becomes a Command here: lone UTF-16 surrogates (JSON may
+        # carry "\ud800", a console may read undecodable bytes as them) become U+FFFD, the
+        # one change the bot makes to what people type; nothing later can fail to encode it.
+        for name in ("text", "user_name"):
+            object.__setattr__(self, name, clean_text(getattr(self, name)))
 
     @property
     def who(self) -> str:

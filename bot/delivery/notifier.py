@@ -38,6 +38,7 @@ from bot.delivery.ratelimit import RateLimiter, chat_gap, is_group
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink
 from bot.observe import metrics
+from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -167,6 +168,8 @@ class Notifier:
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._posted: dict[tuple[str, str], set[str]] = {}
         self._answered: dict[tuple[str, str], float] = {}  # when a chat's last call returned
+        self._unreachable: set[tuple[str, str]] = set()  # platform calls failing now
+        self._store_waits: dict[str, float] = {}  # "platform:chat" -> next backoff (store away)
 
     def add_sink(self, sink: Sink) -> None:
         """Register an adapter; one per platform. A sink that sends a reply as several
@@ -346,11 +349,29 @@ class Notifier:
                 self.health[(platform, chat)].delivered += len(batch)
             except asyncio.CancelledError:
                 raise
+            except StoreUnavailable:  # what it needs from Redis is away: wait, don't spin
+                await self._store_away(f"{platform}:{chat}")
+                continue
             except Exception:  # e.g. the chat is gone: nothing more to do for this message
                 log.exception("delivery to %s:%s failed", platform, chat)
             finally:
                 queue.busy = False
                 self._update_health(platform, chat, queue)
+
+    async def _store_away(self, where: str) -> None:
+        """The log store is not answering: one log line when a chat's delivery starts
+        waiting for it, then back off (1 s, doubling, at most MAX_BACKOFF)."""
+        backoff = self._store_waits.get(where)
+        if backoff is None:
+            log.warning("delivery to %s waiting for the log store (Redis is not answering)",
+                        where)
+            backoff = 1.0
+        await self.limiter.sleep(backoff)
+        self._store_waits[where] = min(backoff * 2, MAX_BACKOFF)
+
+    def _store_back(self, where: str) -> None:
+        if self._store_waits.pop(where, None) is not None:
+            log.warning("delivery to %s going again (the log store is back)", where)
 
     async def _journaled(self, sink: Sink, platform: str, chat: str, batch: list[Item],
                          out: Outbound) -> bool:
@@ -466,6 +487,10 @@ class Notifier:
             try:
                 done = await call()
                 self._answered[(platform, chat)] = self._limiter_now()
+                self._store_back(f"{platform}:{chat}")
+                if (platform, chat) in self._unreachable:
+                    self._unreachable.discard((platform, chat))
+                    log.warning("%s:%s reachable again", platform, chat)
                 return done
             except RetryLater as exc:
                 self._answered[(platform, chat)] = self._limiter_now()
@@ -477,9 +502,14 @@ class Notifier:
                 await self._readmit(platform, chat)
             except Gone:
                 raise
+            except StoreUnavailable:  # before the send (a live message's id): try again
+                await self._store_away(f"{platform}:{chat}")
             except (ConnectionError, TimeoutError, OSError) as exc:
-                log.warning("%s:%s unreachable (%s); retrying in %.0fs", platform, chat, exc,
-                            backoff)
+                if (platform, chat) not in self._unreachable:  # one line per state change
+                    self._unreachable.add((platform, chat))
+                    log.warning("%s:%s unreachable (%s); retrying until it answers",
+                                platform, chat, str(exc).splitlines()[0] if str(exc) else
+                                type(exc).__name__)
                 await self.limiter.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
@@ -507,7 +537,11 @@ class Notifier:
         if out.ref:
             self._posted.setdefault((platform, chat), set()).add(out.ref)
             if store is not None and mid and keep_ref:  # else the journal records it
-                await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
+                try:
+                    await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
+                except StoreUnavailable:  # sent: not again; its next version is a new post
+                    log.warning("%s:%s: %s sent, its message id not kept (Redis is not "
+                                "answering)", platform, chat, out.ref)
         return mid
 
     # ---------------------------------------------------------------- the live board

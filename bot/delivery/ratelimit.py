@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bot.delivery.sink import BOT_WIDE
+from bot.store import StoreUnavailable
 
+log = logging.getLogger(__name__)
 Sleeper = Callable[[float], Awaitable[object]]
 
 
@@ -192,15 +195,37 @@ def unlimited() -> RateLimiter:
 class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
-    `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it)."""
+    `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it). While
+    Redis is away, a local limiter with the same limits paces this replica's sends (so an
+    answer that needs nothing else from the store still leaves); the shared windows are
+    asked again every `retry_s` seconds."""
 
     def __init__(self, windows: object, limits: dict[str, tuple[Limit, ...]] | None = None,
                  *, clock: Callable[[], float] = time.time,
-                 sleep: Sleeper = asyncio.sleep) -> None:
+                 sleep: Sleeper = asyncio.sleep, monotonic: Callable[[], float] = time.monotonic,
+                 retry_s: float = 5.0) -> None:
         self.windows: Any = windows
         self.limits = PACED_LIMITS if limits is None else limits
         self.clock = clock
         self.sleep = sleep
+        self.local = RateLimiter(self.limits, clock=monotonic, sleep=sleep)
+        self.retry_s = retry_s
+        self.away_until: float | None = None  # monotonic time to ask Redis again; None: up
+
+    def _shared(self) -> bool:
+        """Whether to ask the shared windows now (Redis up, or time to look again)."""
+        return self.away_until is None or self.local.clock() >= self.away_until
+
+    def _away(self) -> None:
+        if self.away_until is None:
+            log.warning("shared rate limits unavailable (Redis is not answering): pacing "
+                        "this replica's sends locally")
+        self.away_until = self.local.clock() + self.retry_s
+
+    def _back(self) -> None:
+        if self.away_until is not None:
+            log.warning("shared rate limits back")
+            self.away_until = None
 
     def _scopes(self, platform: str, chat: str) -> list[tuple[str, int, float]]:
         out = []
@@ -217,7 +242,15 @@ class SharedRateLimiter:
         scopes = self._scopes(platform, chat)
         for _ in range(max(1, cost)):
             while True:
-                wait = await self.windows.take(scopes, self.clock())
+                if not self._shared():
+                    await self.local.acquire(platform, chat, 1)
+                    break
+                try:
+                    wait = await self.windows.take(scopes, self.clock())
+                except StoreUnavailable:
+                    self._away()
+                    continue
+                self._back()
                 if wait <= 0:
                     break
                 await self.sleep(wait)
@@ -231,6 +264,12 @@ class SharedRateLimiter:
         scopes = self._scopes(platform, chat)
         if not scopes:
             return 10**6
-        used = await self.windows.used(scopes, self.clock())
+        if not self._shared():
+            return self.local.budget(platform, chat, horizon)
+        try:
+            used = await self.windows.used(scopes, self.clock())
+        except StoreUnavailable:
+            self._away()
+            return self.local.budget(platform, chat, horizon)
         return max(0, min(int(count * max(1.0, horizon / per)) - n
                           for (_, count, per), n in zip(scopes, used, strict=True)))

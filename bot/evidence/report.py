@@ -15,7 +15,8 @@ def _secs(v: str | float | None) -> str:
     return f"{s // 60}m{s % 60:02d}s"
 
 
-async def report_markdown(store: Store, fx: Fixture, events: list[Event], head: str) -> str:
+async def report_markdown(store: Store, fx: Fixture, events: list[Event], head: str,
+                          public_key: str = "") -> str:
     """Fixture, figures, every incident with its response times and timeline, chain head."""
     from bot.evidence.summary import summary_figures, summary_text
 
@@ -24,7 +25,10 @@ async def report_markdown(store: Store, fx: Fixture, events: list[Event], head: 
              f"- Fixture: `{fx.id}` · {fx.competition} · kick-off {fx.kickoff.isoformat()}",
              f"- Ground: {fx.ground} · category {fx.category}",
              f"- Events: {len(events)} · chain head SHA-256 `{head}`",
-             "- Verify with `matchday verify <this folder>`.", "", "## Figures", "", "```",
+             f"- Manifest signed (Ed25519) by key `{public_key}`",
+             "- Verify with `matchday verify <this folder> --key <key>`, the key as "
+             "`matchday keys` prints it on the exporting installation.", "", "## Figures", "",
+             "```",
              summary_text(fig, _NoGround()), "```", "", "## Incidents", ""]
     by_inc: dict[str, list[Event]] = {}
     for ev in events:

@@ -1,15 +1,52 @@
-"""Verify an evidence export: recompute the hash chain and name the first altered, removed or
-inserted event (in events.jsonl and events.csv), and check the manifest's file hashes."""
+"""Verify an evidence export: check the manifest's Ed25519 signature (and, when given, that
+it is the installation's key and that a recorded chain head is in the log), recompute the hash
+chain and name the first altered, removed or inserted event (in events.jsonl and events.csv),
+and check every listed file's hash. Files are read only inside the export folder, regular
+files only and up to a size cap."""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.evidence.export import CSV, JSONL, MANIFEST, chain_hash, file_sha, genesis
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bot.evidence.export import (
+    CSV,
+    JSONL,
+    MANIFEST,
+    MANIFEST_FORMAT,
+    chain_hash,
+    file_sha,
+    genesis,
+    signed_part,
+)
+from bot.evidence.signing import SigningKeyError, parse_public, public_hex, signature_ok
+
+MANIFEST_CAP = 1 << 20  # bytes: a manifest is a few hundred
+FILE_CAP = 256 << 20  # bytes per file: a busy night's log is a few MB
+HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+class Manifest(BaseModel):
+    """What verify needs of manifest.json (more keys may be there: the signature covers them)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    format: int
+    fixture: str
+    events: int
+    genesis: str
+    head: str
+    files: dict[str, str]
+    public_key: str = ""
+    signature: str = ""
 
 
 @dataclass
@@ -19,16 +56,27 @@ class VerifyResult:
     ok: bool
     events: int = 0
     head: str = ""
-    problem: str = ""  # "altered" | "removed" | "inserted" | "unreadable" | "file" | ""
+    # "altered" | "removed" | "inserted" | "unreadable" | "unsigned" | "signature" | "key" |
+    # "head" | "path" | ""
+    problem: str = ""
     file: str = ""
     line: int | None = None
     seq: int | None = None
     message: str = ""
+    key: str = ""  # the public key that signed the manifest
+    key_checked: bool = False  # it was compared with a key the operator gave
+    head_at: int | None = None  # the event whose hash is the head the operator gave
 
     def __str__(self) -> str:
-        if self.ok:
-            return f"OK: {self.events} events, chain head {self.head}"
-        return f"FAILED: {self.message}"
+        if not self.ok:
+            return f"FAILED: {self.message}"
+        text = f"OK: {self.events} events, chain head {self.head}; manifest signed by key " \
+               f"{self.key}"
+        text += " (the key given)" if self.key_checked else \
+            " (compare it with `matchday keys` on the exporting installation, or pass --key)"
+        if self.head_at is not None:
+            text += f"; the given head is event {self.head_at}'s"
+        return text
 
 
 def _body(rec: dict[str, Any]) -> dict[str, Any]:
@@ -73,64 +121,186 @@ def check_chain(records: list[dict[str, Any]], start: str, file: str,
     return VerifyResult(True, events=len(records), head=prev)
 
 
+def _open_inside(d: Path, name: object, cap: int) -> Path | VerifyResult:
+    """The file `name` of folder d: a plain name, a regular file (no link), within cap."""
+    label = str(name)[:80]
+    if (not isinstance(name, str) or name in ("", ".", "..") or name != os.path.basename(name)
+            or any(c in name for c in "/\\\0")):
+        return _fail("path", MANIFEST, None, None,
+                     f"file name {label!r} is not a plain name inside the export folder")
+    path = d / name
+    try:
+        st = path.lstat()
+    except OSError:
+        return _fail("removed", name, None, None, "file missing")
+    if not stat.S_ISREG(st.st_mode):
+        return _fail("path", name, None, None, "not a regular file (a link or device)")
+    if st.st_size > cap:
+        return _fail("unreadable", name, None, None,
+                     f"{st.st_size} bytes, over the {cap} byte limit")
+    return path
+
+
+def _read_text(path: Path, cap: int) -> str | VerifyResult:
+    try:
+        with path.open("rb") as f:
+            raw = f.read(cap + 1)
+    except OSError as exc:
+        return _fail("unreadable", path.name, None, None, f"cannot read ({exc.strerror})")
+    if len(raw) > cap:
+        return _fail("unreadable", path.name, None, None, f"over the {cap} byte limit")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _fail("altered", path.name, None, None, "not UTF-8 text (edited)")
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]] | VerifyResult:
+    text = _read_text(path, FILE_CAP)
+    if isinstance(text, VerifyResult):
+        return text
     out = []
     # split on "\n" only: str.splitlines() also splits on U+2028, U+2029 and NEL, which
     # canonical JSON (ensure_ascii=False) keeps raw inside people's text
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    for i, text in enumerate(lines, 1):
+    for i, line in enumerate(lines, 1):
         try:
-            out.append(json.loads(text))
-        except ValueError:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
             return _fail("altered", path.name, i, None, "not valid JSON (edited)")
+        if not isinstance(rec, dict):
+            return _fail("altered", path.name, i, None, "not an event record (edited)")
+        out.append(rec)
     return out
 
 
 def _read_csv(path: Path) -> list[dict[str, Any]] | VerifyResult:
-    out = []
-    with path.open(encoding="utf-8", newline="") as f:
-        for i, row in enumerate(csv.DictReader(f), 2):
+    text = _read_text(path, FILE_CAP)
+    if isinstance(text, VerifyResult):
+        return text
+    out, i = [], 1
+    rows = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        for i, row in enumerate(rows, 2):
+            if None in row or None in row.values():
+                return _fail("altered", path.name, i, None, "unreadable row (edited)")
             try:
                 rec: dict[str, Any] = {**row, "seq": int(row["seq"]),
                                        "data": json.loads(row["data"])}
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 return _fail("altered", path.name, i, None, "unreadable row (edited)")
             out.append(rec)
+    except csv.Error as exc:
+        return _fail("altered", path.name, i + 1, None, f"unreadable CSV ({exc})")
     return out
 
 
-def verify_dir(directory: Path | str) -> VerifyResult:
-    """Recompute the chain of an export folder; OK or the first altered/removed/inserted."""
-    d = Path(directory)
+def _manifest(d: Path) -> tuple[dict[str, Any], Manifest] | VerifyResult:
+    path = _open_inside(d, MANIFEST, MANIFEST_CAP)
+    if isinstance(path, VerifyResult):
+        return path
+    text = _read_text(path, MANIFEST_CAP)
+    if isinstance(text, VerifyResult):
+        return text
     try:
-        manifest = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return _fail("unreadable", MANIFEST, None, None, "missing or unreadable")
-    start = manifest.get("genesis") or genesis(manifest.get("fixture", ""))
-    if start != genesis(manifest.get("fixture", "")):
+        raw = json.loads(text)
+        return raw, Manifest.model_validate(raw)
+    except (ValueError, RecursionError, ValidationError):
+        return _fail("unreadable", MANIFEST, None, None, "not a manifest (unreadable, or a "
+                     "field missing or of the wrong type)")
+
+
+def _signature(raw: dict[str, Any], manifest: Manifest, key: str | None) -> VerifyResult | None:
+    """None when the manifest is signed, by the given key if one is given; else the failure."""
+    if manifest.format < MANIFEST_FORMAT or not manifest.signature:
+        return _fail("unsigned", MANIFEST, None, None, "the manifest is not signed, so "
+                     "nothing shows who made this export (re-export it with this version)")
+    if not signature_ok(manifest.public_key, manifest.signature, signed_part(raw)):
+        return _fail("signature", MANIFEST, None, None, "the signature does not match the "
+                     "manifest (edited after signing, or not signed by the key it names)")
+    if key is not None:
+        try:
+            given = public_hex(parse_public(key))
+        except SigningKeyError as exc:
+            return _fail("key", "--key", None, None, str(exc))
+        if given != manifest.public_key.lower():
+            return _fail("key", MANIFEST, None, None, f"signed by key {manifest.public_key}, "
+                         f"not by the given key {given}: not this installation's export")
+    return None
+
+
+def read_key_arg(value: str) -> str:
+    """--key: 64 hex digits, or a file whose first word is them (SigningKeyError otherwise)."""
+    text = value.strip()
+    if not HEX64.fullmatch(text):
+        path = Path(value)
+        try:
+            with path.open("rb") as f:
+                words = f.read(4096).decode("utf-8", "replace").split() if path.is_file() \
+                    else []
+        except OSError:
+            words = []
+        if not words:
+            raise SigningKeyError(f"--key {value[:80]!r} is neither 64 hex digits nor a "
+                                  "readable file holding them")
+        text = words[0]
+    return public_hex(parse_public(text))
+
+
+def verify_dir(directory: Path | str, key: str | None = None,
+               head: str | None = None) -> VerifyResult:
+    """Check an export folder: signature (by `key` if given), chain, file hashes, and that
+    `head` (a chain head recorded in the audit trail) is one of its events' hashes."""
+    d = Path(directory)
+    if not d.is_dir():
+        return _fail("unreadable", str(d)[:200], None, None, "not an export folder")
+    read = _manifest(d)
+    if isinstance(read, VerifyResult):
+        return read
+    raw, manifest = read
+    failed = _signature(raw, manifest, key)
+    if failed is not None:
+        return failed
+    start = genesis(manifest.fixture)
+    if manifest.genesis != start:
         return _fail("altered", MANIFEST, None, None, "genesis does not match the fixture")
     result = VerifyResult(True)
+    hashes: list[str] = []
     for name, reader, first in ((JSONL, _read_jsonl, 1), (CSV, _read_csv, 2)):
-        if not (d / name).exists():
-            return _fail("removed", name, None, None, "file missing")
-        records = reader(d / name)
+        path = _open_inside(d, name, FILE_CAP)
+        if isinstance(path, VerifyResult):
+            return path
+        records = reader(path)
         if isinstance(records, VerifyResult):
             return records
-        result = check_chain(records, start, name, first, manifest.get("events"))
+        result = check_chain(records, start, name, first, manifest.events)
         if not result.ok:
             return result
-        if result.events != manifest.get("events") or result.head != manifest.get("head"):
+        if result.events != manifest.events or result.head != manifest.head:
             n = result.events
-            what = "removed" if n < manifest.get("events", 0) else "inserted"
+            what = "removed" if n < manifest.events else "inserted"
             return _fail(what, name, first + n - 1 if n else None, n + 1 if what == "removed"
                          else n, f"the log ends at event {n} but the manifest says "
-                         f"{manifest.get('events')} events (head differs): event(s) {what} at "
+                         f"{manifest.events} events (head differs): event(s) {what} at "
                          "the end")
-    for name, digest in manifest.get("files", {}).items():
-        if name in (JSONL, CSV):
-            continue
-        if not (d / name).exists() or file_sha(d / name) != digest:
+        hashes = [r["hash"] for r in records]
+    for name, digest in manifest.files.items():
+        path = _open_inside(d, name, FILE_CAP)
+        if isinstance(path, VerifyResult):
+            return path
+        # the logs are checked record by record against the signed head above (so a CSV
+        # saved again with other line endings still verifies); other files byte for byte
+        if name not in (JSONL, CSV) and file_sha(path) != digest:
             return _fail("altered", name, None, None, "file changed since export")
+    result.key, result.key_checked = manifest.public_key.lower(), key is not None
+    if head is not None:
+        want = head.strip().lower()
+        if want == start:
+            hashes = [start, *hashes]  # the empty log's head: before event 1
+        if want not in hashes:
+            return _fail("head", MANIFEST, None, None, f"the given head {want[:64]} is no "
+                         "event's hash in this log: the log differs from the one recorded")
+        result.head_at = hashes.index(want) + (0 if want == start else 1)
     return result

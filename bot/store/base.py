@@ -32,6 +32,9 @@ class WriteAttempts:
     attempted: bool = False
     outage: bool = False  # the store stopped answering during the command
     unconfirmed: bool = False  # the sender was told the outcome is unknown
+    # A write is on its way out on a client whose connections report each send
+    # (note_sent): then `attempted` means bytes left, not just that sending began.
+    writing: bool = False
 
 
 _attempts: ContextVar[WriteAttempts | None] = ContextVar("matchday_writes", default=None)
@@ -59,10 +62,34 @@ def note_not_run() -> None:
         attempts.attempted = False
 
 
-def note_write() -> None:
-    """A write is about to be sent."""
+def note_write(sends_reported: bool = False) -> None:
+    """A write is about to be sent. With `sends_reported`, the connection marks it
+    attempted only once bytes leave (note_sent): a refused connection sent nothing."""
     attempts = _attempts.get()
     if attempts is not None:
+        if sends_reported:
+            attempts.writing = True
+        else:
+            attempts.attempted = True
+
+
+def note_write_done() -> None:
+    """The write's round trip is over (answered or failed)."""
+    attempts = _attempts.get()
+    if attempts is not None:
+        attempts.writing = False
+
+
+def writing() -> bool:
+    """Whether the current command is sending a write now (see note_write)."""
+    attempts = _attempts.get()
+    return attempts is not None and attempts.writing
+
+
+def note_sent() -> None:
+    """A connection is about to put a command on the wire (during a write: attempted)."""
+    attempts = _attempts.get()
+    if attempts is not None and attempts.writing:
         attempts.attempted = True
 
 

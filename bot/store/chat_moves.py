@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from bot.store.client import OPS, Store
+from bot.store.client import OPS, Store, StoreUnavailable
 
 KEY = OPS + "chatmoves"  # hash: "<platform>:<old chat>" -> new chat
 MAX_HOPS = 5  # a chat moved again after its move (never seen, but cheap to follow)
@@ -35,8 +35,13 @@ class ChatMoves:
         return self._cache
 
     async def resolve(self, platform: str, chat: str) -> str:
-        """The chat to send to now: the newest id of a moved chat, else the chat itself."""
-        moves = await self.all()
+        """The chat to send to now: the newest id of a moved chat, else the chat itself.
+        While the store is away, the moves last read (an answer still leaves)."""
+        try:
+            moves = await self.all()
+        except StoreUnavailable:
+            moves = self._cache
+            self._fresh_until = self._monotonic() + self.ttl  # ask again after ttl, not per send
         for _ in range(MAX_HOPS):
             new = moves.get(f"{platform}:{chat}")
             if not new:
@@ -63,10 +68,15 @@ class ChatMoves:
         """Copy the live-message references (card ids to edit in place) to the new chat."""
         r = self.store.r
         old_part, new_part = f":{platform}:{old}:", f":{platform}:{new}:"
-        keys: list[str] = []
-        for pattern in (f"md:*:msg:{platform}:{old}:*", f"{OPS}msgof:{platform}:{old}:*"):
-            async for key in r.scan_iter(match=pattern, count=500):
-                keys.append(key)
+
+        async def scan() -> list[str]:
+            keys: list[str] = []
+            for pattern in (f"md:*:msg:{platform}:{old}:*", f"{OPS}msgof:{platform}:{old}:*"):
+                async for key in r.scan_iter(match=pattern, count=500):
+                    keys.append(key)
+            return keys
+
+        keys = await self.store._call(scan())  # an outage mid-scan is StoreUnavailable
         if not keys:
             return
         pipe = r.pipeline(transaction=False)

@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from bot.domain.clock import parse_iso
 from bot.domain.ledger import PHASE, Event, Var
@@ -33,6 +33,7 @@ from bot.store.base import (
     note_not_run,
     note_outage,
     note_write,
+    note_write_done,
     result_vars,
     track_writes,
 )
@@ -42,6 +43,7 @@ from bot.store.connect import (
     is_cluster,
     rediscover,
     replica_count,
+    reports_sends,
     sentinels_of,
     unavailable,
     wrong_master,
@@ -50,6 +52,7 @@ from bot.store.home_tabs import HomeWatchers
 from bot.store.keys import script_keys
 from bot.store.lifecycle import Lifecycle, counter_ops, missing_incident, phase_op
 from bot.store.ops import (
+    RESTRICTED_LOG,
     Del,
     FindSimilar,
     Hget,
@@ -75,6 +78,7 @@ from bot.store.ops import (
     encode,
     json_value,
     log_event,
+    log_restricted,
 )
 from bot.store.plans import Plans
 from bot.store.unsure import UnsureResends
@@ -96,6 +100,8 @@ return 1
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
+STRANGERS_AUDIT = OPS + "audit:anonymous"  # refusals of people and clients not known
+STRANGERS_AUDIT_MAXLEN = 2000
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
@@ -187,6 +193,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         self._auto_acks, self._acks_checked = False, 0.0
         self.observe_latency: Callable[[float], None] | None = None  # seconds per call
         self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
+        self._sends_reported = reports_sends(client)
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
@@ -238,7 +245,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         t0 = time.perf_counter()
         try:
             return await awaitable
-        except (RedisError, RedisClusterException, OSError) as exc:
+        except Exception as exc:
             if unavailable(exc):
                 if isinstance(exc, ResponseError):  # an error reply: the script never ran
                     note_not_run()
@@ -357,11 +364,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         if self._auto_acks and self.replica_acks and \
                 time.monotonic() - self._acks_checked > 1.0:
             await self._refresh_acks()
-        note_write()
-        if self.replica_acks:
-            res = await self._script_then_wait(keys, args)
-        else:
-            res = await self._script(keys, args)
+        note_write(self._sends_reported)
+        try:
+            if self.replica_acks:
+                res = await self._script_then_wait(keys, args)
+            else:
+                res = await self._script(keys, args)
+        finally:
+            note_write_done()
         status = res[0]
         if status == "refused":
             raise Refused(res[1])
@@ -424,11 +434,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         return [fx for fx in out if fx in listed]
 
     # ---------------------------------------------------------------- fixtures
-    async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str) -> Applied:
-        """Create a fixture (refused if the id exists) and list it in the directory."""
+    async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str,
+                             restricted: Event | None = None) -> Applied:
+        """Create a fixture (refused if the id exists) and list it in the directory; a
+        restricted event goes to the fixture's restricted log in the same write."""
         ops: list[Op] = [
             RequireMissing("meta", f"Fixture {fx.id} already exists."),
             Hset("meta", fx.to_hash()),
+            *log_restricted(restricted),
             *log_event(ev),
         ]
         applied = await self.apply(fx_prefix(fx.id), ops, dedupe)
@@ -437,11 +450,13 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
-                             dedupe: str) -> Applied:
-        """Change fixture fields (category, kick-off, phase, status) and log it."""
+                             dedupe: str, restricted: Event | None = None) -> Applied:
+        """Change fixture fields (category, kick-off, phase, status) and log it (restricted
+        fields in the restricted log, in the same write)."""
         ops: list[Op] = [
             RequireExists("meta", f"No fixture {fx_id}."),
             Hset("meta", fields),
+            *log_restricted(restricted),
             *log_event(ev),
             ReturnHash("meta"),
         ]
@@ -674,6 +689,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         rows = await self._call(self.r.xrange(fx_prefix(fx_id) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
+    async def restricted_events(self, fx_id: str) -> list[Event]:
+        """The fixture's restricted log (intelligence), in order: only restricted exports
+        read it."""
+        rows = await self._call(self.r.xrange(fx_prefix(fx_id) + RESTRICTED_LOG, "-", "+"))
+        return [Event.from_stream(sid, f) for sid, f in rows]
+
     async def incident_events(self, fx_id: str, n: int) -> list[Event]:
         """The events about one incident, in order, from its timeline index (cost ~ its own
         events, not the fixture's). An incident logged before the index existed is found by
@@ -747,15 +768,29 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
             return None
         return applied.vars["role"]
 
-    async def audit(self, who: str, action: str, detail: str, at: str) -> None:
-        """Append to the audit trail (refusals, restricted reads, admin changes)."""
-        await self._call(self.r.xadd(OPS + "audit", {"at": at, "who": who, "action": action,
-                                                     "detail": detail},
-                                     maxlen=100_000, approximate=True))
+    async def audit(self, who: str, action: str, detail: str, at: str,
+                    unix_user: str = "") -> None:
+        """Append to the audit trail (refusals, restricted reads, admin changes); a command-line
+        action also names the Unix user who ran it (`who` is only what they claimed)."""
+        entry = {"at": at, "who": who, "action": action, "detail": detail}
+        if unix_user:
+            entry["unix_user"] = unix_user
+        await self._call(self.r.xadd(OPS + "audit", entry, maxlen=100_000, approximate=True))
 
     async def audit_log(self, count: int = 100) -> list[dict[str, str]]:
         """Newest audit entries, newest first."""
         rows = await self._call(self.r.xrevrange(OPS + "audit", count=count))
+        return [f for _, f in rows]
+
+    async def audit_stranger(self, fields: dict[str, str]) -> None:
+        """Keep a refusal of someone the bot does not know (a capped stream of its own, so a
+        flood of them never pushes members' entries out of the audit trail)."""
+        await self._call(self.r.xadd(STRANGERS_AUDIT, fields, maxlen=STRANGERS_AUDIT_MAXLEN,
+                                     approximate=True))
+
+    async def stranger_refusals(self, count: int = 100) -> list[dict[str, str]]:
+        """Newest refusals of strangers, newest first."""
+        rows = await self._call(self.r.xrevrange(STRANGERS_AUDIT, count=count))
         return [f for _, f in rows]
 
     # ---------------------------------------------------------------- live messages

@@ -15,8 +15,14 @@ from urllib.parse import unquote
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
+from redis.asyncio.sentinel import (
+    MasterNotFoundError,
+    Sentinel,
+    SentinelConnectionPool,
+    SentinelManagedConnection,
+)
 from redis.backoff import NoBackoff
 from redis.exceptions import (
     ClusterDownError,
@@ -29,6 +35,8 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot.store.base import note_sent, writing
 
 SENTINEL = "redis+sentinel://"
 CLUSTER = "redis+cluster://"
@@ -48,10 +56,83 @@ _UNAVAILABLE_WORDS = ("LOADING", "MASTERDOWN", "READONLY", "NOREPLICAS", "CLUSTE
 
 
 def unavailable(exc: BaseException) -> bool:
-    """Whether an error means 'the store is not answering' (nothing written), not a bug."""
+    """Whether an error means 'the store is not answering', not a bug: a connection or
+    failover error, or any other error raised inside the client's own code (a failover
+    closing a connection under a command gives e.g. AttributeError '... writelines')."""
     if isinstance(exc, _UNAVAILABLE):
         return True
-    return isinstance(exc, RedisError) and str(exc).lstrip("-").startswith(_UNAVAILABLE_WORDS)
+    if isinstance(exc, RedisError):  # a reply from the server, or our bad input (DataError)
+        return str(exc).lstrip("-").startswith(_UNAVAILABLE_WORDS)
+    return isinstance(exc, Exception) and _raised_in_client(exc)
+
+
+def _raised_in_client(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis.")
+
+
+class _ReportsSends:
+    """Tells the current command when a write goes on the wire (note_sent), once the
+    connection is up: a refused connection provably sent nothing ("NOT logged")."""
+
+    _handshake = False  # sending AUTH/HELLO/SELECT inside connect(): not the write
+
+    async def on_connect_check_health(self, check_health: bool = True) -> None:
+        self._handshake = True
+        try:
+            await super().on_connect_check_health(check_health)  # type: ignore[misc]
+        finally:
+            self._handshake = False
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if self._handshake:
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            return
+        if writing() and self.is_connected:  # type: ignore[attr-defined]
+            # A pooled connection the server closed (it stopped) or left dirty: open a new
+            # one, so a server that is gone is a refused connection, not a lost reply. Two
+            # loop turns first, so a close that has arrived is read (the first polls the
+            # socket, the second runs its read callback before this task).
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            try:
+                stale = await self.can_read()  # type: ignore[attr-defined]
+            except (RedisConnectionError, OSError):
+                stale = True
+            if stale:
+                await self.disconnect()  # type: ignore[attr-defined]
+        if not self.is_connected:  # type: ignore[attr-defined]
+            await self.connect()  # type: ignore[attr-defined]
+        note_sent()
+        await super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+class _Plain(_ReportsSends, Connection):
+    pass
+
+
+class _Tls(_ReportsSends, SSLConnection):
+    pass
+
+
+class _Unix(_ReportsSends, UnixDomainSocketConnection):
+    pass
+
+
+class _Sentinel(_ReportsSends, SentinelManagedConnection):
+    pass
+
+
+def reports_sends(client: Any) -> bool:
+    """Whether a client's connections report each send (plain and Sentinel; not Cluster,
+    whose nodes redis-py builds itself)."""
+    pool = getattr(client, "connection_pool", None)
+    return isinstance(pool, aioredis.ConnectionPool) and \
+        issubclass(pool.connection_class, _ReportsSends)
 
 
 @dataclass(frozen=True)
@@ -125,14 +206,17 @@ def connect(url: str, *, blocking: bool = False) -> Any:
     t = parse_url(url)
     timeouts = {**_TIMEOUTS, "socket_timeout": None} if blocking else _TIMEOUTS
     if t.kind == "plain":
+        kind = _Unix if url.startswith("unix://") else _Tls if url.startswith("rediss://") \
+            else _Plain
         return aioredis.Redis.from_url(url, decode_responses=True, health_check_interval=15,
-                                       retry=Retry(NoBackoff(), 1), **timeouts)
+                                       retry=Retry(NoBackoff(), 1), connection_class=kind,
+                                       **timeouts)
     auth = {"username": t.username, "password": t.password}
     if t.kind == "sentinel":
         sentinel = EpochSentinel(list(t.nodes), sentinel_kwargs=dict(_TIMEOUTS), **timeouts)
         return sentinel.master_for(t.master, decode_responses=True, db=t.db,
                                    retry=Retry(NoBackoff(), 1), health_check_interval=15,
-                                   **auth)
+                                   connection_class=_Sentinel, **auth)
     return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in t.nodes],
                         decode_responses=True, retry=Retry(NoBackoff(), 1),
                         **auth, **timeouts)

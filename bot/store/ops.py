@@ -369,6 +369,17 @@ def log_event(ev: Event) -> list[Op]:
     return ops
 
 
+RESTRICTED_LOG = "rlog"
+
+
+def log_restricted(ev: Event | None) -> list[Op]:
+    """Append an event to the fixture's restricted log (none when ev is None)."""
+    if ev is None:
+        return []
+    return [Xadd(RESTRICTED_LOG, {"kind": ev.kind, "at": ev.at, "by": ev.by, "role": ev.role,
+                                  "phase": ev.phase, "data": json_value(ev.data)})]
+
+
 class When(NamedTuple):
     """Run `ops` only when Var(var) is set."""
 

@@ -1,14 +1,20 @@
 """Sign-in links and sessions of the control-room web view (keys under the `{ops}` tag).
 
 Only SHA-256 digests of link tokens and session ids are stored, so a copy of the database
-does not hand out live sessions.
+does not hand out live sessions. Ending a session publishes the member on REVOKED, so every
+replica ends that member's open live feeds at once. Refusals of anonymous clients go to a
+small stream of their own, so nobody without a session can evict the member audit trail.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+from collections.abc import AsyncIterator
 
 from bot.store.client import OPS, Store
+
+REVOKED = OPS + "websess.revoked"  # pub/sub channel: the member whose sessions ended
 
 
 def _digest(secret: str) -> str:
@@ -40,6 +46,11 @@ class WebSessions:
         rec, _ = await self.store._call(pipe.execute())
         return rec or None
 
+    async def peek_link(self, token: str) -> dict[str, str] | None:
+        """A link's record without using it up (the sign-in page names its member)."""
+        rec = await self.store._call(self.r.hgetall(f"{OPS}weblink:{_digest(token)}"))
+        return rec or None
+
     async def open_session(self, sid: str, who: str, role: str, csrf: str, expires_ts: int,
                            ttl: int) -> None:
         """Record a session, indexed by member so it can be ended with them."""
@@ -65,6 +76,7 @@ class WebSessions:
         pipe.delete(f"{OPS}websess:{d}")
         pipe.srem(f"{OPS}websess_of:{who}", d)
         await self.store._call(pipe.execute())
+        await self._revoke(who)
 
     async def end_sessions_of(self, who: str) -> int:
         """End every session of a member (removed or role changed); how many there were."""
@@ -75,4 +87,26 @@ class WebSessions:
             pipe.delete(f"{OPS}websess:{d}")
         pipe.delete(index)
         await self.store._call(pipe.execute())
+        await self._revoke(who)
         return len(digests)
+
+    async def _revoke(self, who: str) -> None:
+        # after the write, outside MULTI: PUBLISH has no key, so no Cluster slot to share
+        await self.store._call(self.r.publish(REVOKED, who))
+
+    async def revocations(self, ready: asyncio.Event | None = None) -> AsyncIterator[str]:
+        """Members whose sessions ended, as any replica ends them; `ready` is set once the
+        subscription is confirmed. Ends when Redis goes away (the caller resubscribes)."""
+        pubsub = self.r.pubsub()
+        try:
+            await self.store._call(pubsub.subscribe(REVOKED))
+            while True:
+                msg = await self.store._call(pubsub.get_message(timeout=1.0))
+                if msg is None:
+                    continue
+                if msg.get("type") == "subscribe" and ready is not None:
+                    ready.set()
+                elif msg.get("type") == "message" and isinstance(msg.get("data"), str):
+                    yield msg["data"]
+        finally:
+            await pubsub.aclose()

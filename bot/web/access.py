@@ -7,12 +7,22 @@ import secrets
 from dataclasses import dataclass
 
 from bot.core.dispatch import Core
+from bot.core.roles import Member
 from bot.domain.clock import iso
 from bot.store.web_sessions import WebSessions
 from bot.web.view import Viewer
 
 COOKIE = "matchday_session"
 LINK_PATH = "/control/login/"
+CLIP = 200  # characters of a client-sent value (Origin, path) an audit entry keeps
+# Refusals of clients without a session written per minute by this process; the rest are
+# counted and the count goes with the next entry (anyone can send requests: none of them
+# may cost a disk write each, nor push out the member audit trail).
+
+
+def clip(value: str, limit: int = CLIP) -> str:
+    """A client-sent value cut to `limit` characters for the audit trail."""
+    return value if len(value) <= limit else value[:limit] + f"… ({len(value)} chars)"
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,7 @@ class Access:
         self.sessions = WebSessions(core.store)
         self.link_ttl = int(getattr(core.settings, "web_link_ttl_seconds", 300))
         self.session_ttl = int(getattr(core.settings, "web_session_ttl_seconds", 12 * 3600))
+        self.strangers = core.strangers  # one quota for chat and web strangers
 
     def _now_ts(self) -> int:
         return int(self.core.clock.now().timestamp())
@@ -50,6 +61,27 @@ class Access:
         await self.core.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
         return f"{base.rstrip('/')}{LINK_PATH}{token}"
 
+    async def _member(self, who: str) -> Member | None:
+        """The member as of now: read fresh (not the core's few-second cache), so a removal
+        or a role change ends their screens at the next check."""
+        if who in self.core.roster:
+            return self.core.roster[who]
+        rec = await self.core.store.member(who)
+        if rec is None:
+            return None
+        platform, user = who.split(":", 1)
+        return Member(platform, user, rec["role"], rec.get("name", ""), rec.get("zone", ""))
+
+    async def link_holder(self, token: str) -> Member | None:
+        """Whose account a valid link opens (the link stays unused), or None."""
+        if not token or len(token) > 64:
+            return None
+        rec = await self.sessions.peek_link(token)
+        if rec is None or int(rec.get("exp", 0)) < self._now_ts():
+            return None
+        member = await self._member(rec["who"])
+        return member if member is not None and member.role == rec["role"] else None
+
     async def redeem(self, token: str) -> Session | str:
         """Turn a link into a session, once; or the reason it was refused."""
         if not token or len(token) > 64:
@@ -59,7 +91,7 @@ class Access:
             return "unknown, used or expired link"
         if int(rec.get("exp", 0)) < self._now_ts():
             return f"expired link of {rec['who']}"
-        member = await self.core.member(rec["who"])
+        member = await self._member(rec["who"])
         if member is None or member.role != rec["role"]:
             return f"link of {rec['who']}, who is no longer a {rec['role']}"
         sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
@@ -82,7 +114,7 @@ class Access:
         if int(rec.get("exp", 0)) < self._now_ts():
             await self.sessions.end_session(sid, rec["who"])
             return f"expired session of {rec['who']}"
-        member = await self.core.member(rec["who"])
+        member = await self._member(rec["who"])
         if member is None or member.role != rec["role"]:
             await self.sessions.end_sessions_of(rec["who"])
             return f"session of {rec['who']}, who is no longer a {rec['role']}"
@@ -100,6 +132,10 @@ class Access:
         return bool(token) and hmac.compare_digest(session.csrf, token or "")
 
     async def deny(self, who: str, what: str) -> None:
-        """Write a refusal to the audit trail."""
-        await self.core.store.audit(who or "web:anonymous", "refused", f"web: {what}",
-                                    iso(self.core.clock.now()))
+        """Write a refusal to the audit trail: a member's to theirs, one of a client without
+        a session to the strangers' stream (bot.core.strangers: capped, rate-limited)."""
+        at = iso(self.core.clock.now())
+        if who:
+            await self.core.store.audit(who, "refused", f"web: {what}", at)
+            return
+        await self.strangers.refused("web:anonymous", f"web: {what}", at)

@@ -23,6 +23,7 @@ from bot.domain.models import Fixture
 from bot.evidence.charts import BIN, ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
+from bot.store.web_sessions import WebSessions
 from bot.tasks import cancel_and_wait
 from bot.web.chart import render_svg_chart
 from bot.web.delivery import delivery_rows
@@ -138,7 +139,13 @@ class Notice:
         return self.pieces[police, gz]
 
 
-Item = Batch | Notice | None
+class Recheck:
+    """Put in a screen's queue when its member's sessions ended somewhere (sign-out, removal,
+    role change, on any replica): the screen checks its own session before anything else."""
+
+
+RECHECK = Recheck()
+Item = Batch | Notice | Recheck | None
 
 
 class FixtureFeed:
@@ -242,6 +249,42 @@ class LiveRoom:
         self.delivery: list[dict[str, Any]] = []
         self._delivery_key: tuple[Any, ...] | None = None
         self._delivery_task: asyncio.Task[None] | None = None
+        self.screens: dict[str, set[asyncio.Queue[Item]]] = {}  # member -> their screens
+        self._revocations: asyncio.Task[None] | None = None
+        self._revocations_ready = asyncio.Event()
+
+    async def follow_member(self, who: str, q: asyncio.Queue[Item]) -> None:
+        """Tell this screen at once when its member's sessions end (waits, briefly, until
+        the revocations are subscribed to)."""
+        self.screens.setdefault(who, set()).add(q)
+        if self._revocations is None or self._revocations.done():
+            self._revocations_ready = asyncio.Event()
+            self._revocations = asyncio.create_task(self._watch_revocations())
+        try:  # without it the screen still checks its session every second
+            await asyncio.wait_for(self._revocations_ready.wait(), 2.0)
+        except TimeoutError:
+            pass
+
+    def unfollow_member(self, who: str, q: asyncio.Queue[Item]) -> None:
+        """The screen closed."""
+        mine = self.screens.get(who)
+        if mine is not None:
+            mine.discard(q)
+            if not mine:
+                del self.screens[who]
+
+    async def _watch_revocations(self) -> None:
+        sessions = WebSessions(self.core.store)
+        while True:
+            try:
+                async for who in sessions.revocations(self._revocations_ready):
+                    for q in list(self.screens.get(who, ())):
+                        q.put_nowait(RECHECK)
+            except StoreUnavailable:
+                pass
+            except Exception:
+                log.exception("web session revocations failed; resubscribing")
+            await asyncio.sleep(1)
 
     def delivery_now(self) -> list[dict[str, Any]]:
         """The delivery-health rows as they are now."""
@@ -271,7 +314,7 @@ class LiveRoom:
 
     async def close(self) -> None:
         """Stop every feed and close the blocking connections."""
-        await cancel_and_wait([self._delivery_task])
+        await cancel_and_wait([self._delivery_task, self._revocations])
         for f in self.feeds.values():
             await f.stop()
         await self.feed.close()

@@ -17,7 +17,6 @@ BOARD_COLUMNS = (("reported", "Reported"), ("acknowledged", "Acknowledged"),
 def _doc(title: str, body: str, *, head: str = "", cls: str = "") -> str:
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<meta name=\"referrer\" content=\"same-origin\">"
             f"<title>{escape(title)}</title>"
             "<link rel=\"stylesheet\" href=\"/control/static/control.css\">"
             f"{head}</head><body class=\"{cls}\">{body}</body></html>")
@@ -35,11 +34,15 @@ def message_page(title: str, text: str) -> str:
                        f"<p>{escape(text)}</p></main>", cls="plain")
 
 
-def link_page(action: str) -> str:
-    """The page a sign-in link opens: one button, so link previews cannot use the link up."""
+def link_page(action: str, name: str = "", role: str = "") -> str:
+    """The page a sign-in link opens: whose account it opens, and one button, so link
+    previews cannot use the link up. Without a name (unknown, used or expired link) it says
+    nothing about anyone: pressing the button tells why it is refused."""
+    whose = (f"<p class=\"whose\">This one-time link signs this browser in as "
+             f"<b><bdi>{escape(name)}</bdi></b> · {escape(ROLES.label(role))}.</p>"
+             if name else "<p>This one-time link signs this browser in.</p>")
     return _doc("Sign in · Matchday control room",
-                "<main class=\"message\"><h1>Matchday control room</h1>"
-                "<p>This one-time link signs this browser in.</p>"
+                "<main class=\"message\"><h1>Matchday control room</h1>" + whose +
                 f"<form method=\"post\" action=\"{escape(action)}\">"
                 "<button type=\"submit\" id=\"signin\" class=\"big\">Sign in</button></form>"
                 "</main>", cls="plain")
@@ -90,7 +93,7 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         f"<div class=\"phase\" id=\"phase\">{escape(PHASES.label(fx.phase))}</div>"
         "<div class=\"clock\" id=\"clock\"></div>"
         "<div class=\"live\" id=\"live\" title=\"Live connection\">●</div>"
-        f"<div class=\"me\">{escape(me['name'] or me['who'])} · "
+        f"<div class=\"me\"><bdi>{escape(me['name'] or me['who'])}</bdi> · "
         f"{escape(ROLES.label(me['role']))}</div>"
         f"<nav><a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>"
         "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
@@ -160,7 +163,8 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
                    "<h3>Bans by type</h3><table>" + _rows(ban["by_type"], labels["ban"])
                    + "</table>")
     sections.append(police + "</section>")
-    still = ("<p class=\"open\">Still open: " + escape(", ".join(open_lines)) + "</p>"
+    still = ("<p class=\"open\">Still open: "
+             + ", ".join(f"<bdi>{escape(line)}</bdi>" for line in open_lines) + "</p>"
              if open_lines else "")
     body = (
         "<header class=\"print-head\">"
@@ -169,9 +173,10 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
         f"{escape(ground_name)} · kick-off {labels['kickoff']:%a %d %b %Y %H:%M} · category "
         f"{escape(fx.category)} · phase {escape(PHASES.label(fx.phase))}</p>"
         "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
-        "<button type=\"button\" onclick=\"window.print()\">Print</button></nav></header>"
+        "<button type=\"button\" id=\"print\">Print</button></nav></header>"
         f"<main class=\"post\">{still}<div class=\"two\">{''.join(sections)}</div>"
         f"<section class=\"chart\"><h2>Incidents per 15 minutes by phase</h2>{chart_svg}"
         f"</section><section class=\"map\"><h2>Where</h2>{map_svg}</section></main>")
     return _doc(f"{'DRILL · ' if fx.drill else ''}{fx.title} · post-match", body,
-                cls="postmatch")
+                cls="postmatch",
+                head="<script src=\"/control/static/postmatch.js\" defer></script>")

@@ -19,7 +19,7 @@ from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.charts import chart_data, chart_from_counts
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import StoreUnavailable
-from bot.web.access import COOKIE, LINK_PATH, Access, Session
+from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.web.live import (
@@ -28,6 +28,7 @@ from bot.web.live import (
     Batch,
     LiveRoom,
     Notice,
+    Recheck,
     gzip_piece,
     stream_key,
 )
@@ -49,7 +50,15 @@ LOG_LINES = 200  # log lines a screen opens with
 BOARD_CARDS = 30  # cards a board column draws (the rest are counted): control.js's CARDS
 BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
 HEARTBEAT_S = 15.0
-STATIC = {"control.js": "application/javascript", "control.css": "text/css"}
+SESSION_CHECK_S = 1.0  # an idle screen's session is checked this often (expiry)
+STATIC = {"control.js": "application/javascript", "control.css": "text/css",
+          "postmatch.js": "application/javascript"}
+# Only the site's own script, style and connections; no inline script, no framing. The
+# referrer stays on the site: with no-referrer browsers send `Origin: null` on its own POSTs.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY"}
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 INCIDENT = re.compile(r"INC-\d{1,7}")
@@ -83,6 +92,7 @@ class ControlRoom:
         self.secure = self.public_url.startswith("https://")
         self.maps: dict[str, GroundMap] = {}
         self.heartbeat_s = HEARTBEAT_S
+        self.session_check_s = SESSION_CHECK_S
         self._static = {name: resources.files("bot.web").joinpath(f"static/{name}").read_bytes()
                         for name in STATIC}
 
@@ -99,6 +109,7 @@ class ControlRoom:
             web.get("/control/static/{name}", self.static),
         ])
         app.on_shutdown.append(self._on_shutdown)
+        app.on_response_prepare.append(self._security_headers)
 
     def web_app(self) -> web.Application:
         """A standalone aiohttp app with only these routes (tests, bench)."""
@@ -109,6 +120,14 @@ class ControlRoom:
     async def _on_shutdown(self, _app: web.Application) -> None:
         await self.live.close()
 
+    async def _security_headers(self, request: web.Request, resp: web.StreamResponse) -> None:
+        """No server banner on any answer; the control room's pages (refusals included) get
+        the security headers, and are never stored by a browser or proxy."""
+        resp.headers.popall("Server", None)
+        if request.path == "/control" or request.path.startswith("/control/"):
+            resp.headers.update(SECURITY_HEADERS)
+            resp.headers.setdefault("Cache-Control", "no-store")  # static files: no-cache
+
     # ---------------------------------------------------------------- sessions
     async def _session(self, request: web.Request, *, json_reply: bool = False) -> Session:
         """The request's live session, or raise a 401 after writing the refusal to the audit."""
@@ -116,7 +135,7 @@ class ControlRoom:
         got = await self.access.session(sid)
         if isinstance(got, Session):
             return got
-        await self.access.deny("", f"{request.method} {request.path}: {got}")
+        await self.access.deny("", f"{request.method} {clip(request.path)}: {got}")
         if json_reply:
             raise web.HTTPUnauthorized(text='{"ok":false,"text":"Not signed in."}',
                                        content_type="application/json")
@@ -137,8 +156,11 @@ class ControlRoom:
         raise web.HTTPFound("/control/")
 
     async def link(self, request: web.Request) -> web.Response:
-        """A sign-in link: a page with one button (previews in chat only GET)."""
-        return web.Response(text=link_page(request.path), content_type="text/html",
+        """A sign-in link: whose account it opens and one button (previews in chat only GET)."""
+        holder = await self.access.link_holder(request.match_info["token"])
+        body = (link_page(request.path, holder.name or holder.who, holder.role) if holder
+                else link_page(request.path))
+        return web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})
 
     def _same_origin(self, request: web.Request) -> bool:
@@ -150,7 +172,7 @@ class ControlRoom:
     async def redeem(self, request: web.Request) -> web.Response:
         """Press of the sign-in button: the link is used up and the session cookie set."""
         if not self._same_origin(request):
-            await self.access.deny("", f"sign-in posted from {request.headers['Origin']}")
+            await self.access.deny("", f"sign-in posted from {clip(request.headers['Origin'])}")
             raise web.HTTPForbidden(text="Sign in from the link's own page.")
         got = await self.access.redeem(request.match_info["token"])
         if not isinstance(got, Session):
@@ -322,63 +344,92 @@ class ControlRoom:
         if not STREAM_ID.fullmatch(after):
             after = await self.live.feed.last_id(fx.id)
         feed = self.live.fixture_feed(fx.id)
-        queue = await feed.subscribe()  # before the catch-up read: nothing falls in between
         gz = takes_gzip(request.headers.get("Accept-Encoding", ""))
         headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-store",
                    "X-Accel-Buffering": "no"}
         if gz:
             headers["Content-Encoding"] = "gzip"
         resp = web.StreamResponse(headers=headers)
-        await resp.prepare(request)
-
-        def piece(text: bytes) -> bytes:
-            return gzip_piece(text) if gz else text
-
-        sent = stream_key(after)
+        queue = await feed.subscribe()  # before the catch-up read: nothing falls in between
         try:
-            await resp.write((GZIP_HEADER if gz else b"") + piece(b"retry: 2000\n\n"))
-            while True:
-                missed = await self.live.feed.after(fx.id, after, 1000)
-                if not missed:
-                    break
-                blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live,
-                                                                          gz=gz)
-                if blob:
-                    await resp.write(blob)
-                after = missed[-1].id
-                sent = stream_key(after)
-            while True:
-                try:
-                    batch = await asyncio.wait_for(queue.get(), self.heartbeat_s)
-                except TimeoutError:
-                    if not isinstance(await self.access.session(session.sid), Session):
-                        await resp.write(piece(b"event: signout\ndata: {}\n\n"))
-                        break
-                    await resp.write(piece(b": ping\n\n"))
-                    continue
-                # a screen that fell behind takes everything waiting in one write
-                batches = [batch]
-                while batch is not None and not queue.empty():
-                    batch = queue.get_nowait()
-                    batches.append(batch)
-                blobs = []
-                for b in batches:
-                    if b is None:
-                        break
-                    blobs.append(b.blob(viewer, self.live, sent, gz))
-                    if not isinstance(b, Notice) and b.changes:
-                        sent = max(sent, stream_key(b.changes[-1].event.id))
-                if any(blobs):
-                    await resp.write(b"".join(blobs))
-                if batches[-1] is None:
-                    break  # fell too far behind: the browser reconnects and resumes
+            await self.live.follow_member(viewer.who, queue)
+            await resp.prepare(request)
+            await self._stream(resp, session, fx, after, queue, gz)
         except (ConnectionResetError, asyncio.CancelledError, StoreUnavailable):
             pass
         finally:
             feed.unsubscribe(queue)
+            self.live.unfollow_member(viewer.who, queue)
         with contextlib.suppress(Exception):
             await resp.write_eof()
         return resp
+
+    async def _still_signed_in(self, session: Session) -> bool:
+        """Is the screen's session still live, with the role it opened with?"""
+        now = await self.access.session(session.sid)
+        return isinstance(now, Session) and now.viewer.role == session.viewer.role
+
+    async def _stream(self, resp: web.StreamResponse, session: Session, fx: Fixture,
+                      after: str, queue: asyncio.Queue[Any], gz: bool) -> None:
+        """Catch up after `after`, then every batch, each sent only after the session
+        (and its role) is checked; ends at sign-out, expiry, removal or a role change."""
+        viewer = session.viewer
+        loop = asyncio.get_running_loop()
+
+        def piece(text: bytes) -> bytes:
+            return gzip_piece(text) if gz else text
+
+        async def signed_out() -> bool:
+            if await self._still_signed_in(session):
+                return False
+            await resp.write(piece(b"event: signout\ndata: {}\n\n"))
+            return True
+
+        sent = stream_key(after)
+        await resp.write((GZIP_HEADER if gz else b"") + piece(b"retry: 2000\n\n"))
+        while True:
+            missed = await self.live.feed.after(fx.id, after, 1000)
+            if not missed:
+                break
+            if await signed_out():
+                return
+            blob = Batch(await self.live.changes(fx.id, missed)).blob(viewer, self.live, gz=gz)
+            if blob:
+                await resp.write(blob)
+            after = missed[-1].id
+            sent = stream_key(after)
+        pinged = loop.time()
+        while True:
+            try:
+                batch = await asyncio.wait_for(queue.get(), self.session_check_s)
+            except TimeoutError:
+                # idle: an expiry is noticed within session_check_s even with no revocation
+                if await signed_out():
+                    return
+                if loop.time() - pinged >= self.heartbeat_s:
+                    await resp.write(piece(b": ping\n\n"))
+                    pinged = loop.time()
+                continue
+            # a screen that fell behind takes everything waiting in one write
+            batches = [batch]
+            while batch is not None and not queue.empty():
+                batch = queue.get_nowait()
+                batches.append(batch)
+            if await signed_out():
+                return
+            blobs = []
+            for b in batches:
+                if b is None:
+                    break
+                if isinstance(b, Recheck):
+                    continue
+                blobs.append(b.blob(viewer, self.live, sent, gz))
+                if not isinstance(b, Notice) and b.changes:
+                    sent = max(sent, stream_key(b.changes[-1].event.id))
+            if any(blobs):
+                await resp.write(b"".join(blobs))
+            if batches[-1] is None:
+                return  # fell too far behind: the browser reconnects and resumes
 
     # ---------------------------------------------------------------- actions
     async def action(self, request: web.Request) -> web.Response:

@@ -19,6 +19,7 @@ from bot.domain.clock import VirtualClock
 from bot.domain.ledger import recount
 from bot.domain.vocab import INCIDENT_TYPES
 from bot.evidence.export import export_fixture
+from bot.evidence.signing import new_key
 from bot.evidence.verify import verify_dir
 from bot.sample import ensure_sample_fixture
 from bot.schedule.escalation import sweep_escalations
@@ -146,7 +147,7 @@ def test_fuzzed_commands_from_every_role(redis_url: str, tmp_path: Path) -> None
                 events = await store.events(fx.id)
                 assert await store.counts(fx.id) == dict(recount(events).counts), fx.id
                 out = await export_fixture(store, fx.id, tmp_path / f"ex-{fx.id}",
-                                           restricted=False)
+                                           restricted=False, key=new_key())
                 result = verify_dir(out)
                 assert result.ok and result.events == len(events), result
             return len(fixtures)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from bot.core.messages import Attachment
 from bot.domain.ledger import clean_text
 from bot.evidence.export import export_fixture
+from bot.evidence.signing import new_key
 from bot.evidence.verify import verify_dir
 
 NASTY = ["\\u0001", "\x01", "\x00", "\\", '"', "\\\\u0001", "\x01n\x01", "\x01current\x01",
@@ -41,7 +42,7 @@ async def _all_reads_work(say, core, tmp_path, expect: list[str]) -> None:
     for cmd in ("/status", "/summary"):
         r = await say(cmd, as_="police_commander")
         assert r.reply.ok and "failed" not in r.reply.text, (cmd, r.reply.text)
-    out = await export_fixture(core.store, fx.id, tmp_path / "x", restricted=False)
+    out = await export_fixture(core.store, fx.id, tmp_path / "x", restricted=False, key=new_key())
     result = verify_dir(out)
     assert result.ok, result
     exported = [json.loads(line)["data"].get("text")

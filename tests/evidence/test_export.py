@@ -4,6 +4,7 @@ removed or inserted event; custody refs only in the restricted export."""
 import json
 
 from bot.evidence.export import export_fixture
+from bot.evidence.signing import new_key
 from bot.evidence.verify import verify_dir
 
 
@@ -18,7 +19,7 @@ async def _matchday(say) -> None:
 async def test_export_verifies_and_keeps_custody_refs_out(say, core, tmp_path):
     await _matchday(say)
     fx = await core.active_fixture()
-    out = await export_fixture(core.store, fx.id, tmp_path / "ex", restricted=False)
+    out = await export_fixture(core.store, fx.id, tmp_path / "ex", restricted=False, key=new_key())
     result = verify_dir(out)
     assert result.ok, result
     assert result.events == len(await core.store.events(fx.id))
@@ -35,7 +36,8 @@ async def test_export_verifies_and_keeps_custody_refs_out(say, core, tmp_path):
 async def test_restricted_export_carries_refs_and_is_audited(say, core, tmp_path):
     await _matchday(say)
     fx = await core.active_fixture()
-    out = await export_fixture(core.store, fx.id, tmp_path / "r", restricted=True, by="cli:dfo")
+    out = await export_fixture(core.store, fx.id, tmp_path / "r", restricted=True, by="cli:dfo",
+                               key=new_key())
     assert verify_dir(out).ok
     refs = [json.loads(x) for x in (out / "custody_refs.jsonl").read_text().splitlines()]
     assert [(r["record"], r["ref"]) for r in refs] == [("A-1", "CUS/77"), ("B-1", "CLUB/9")]
@@ -50,7 +52,7 @@ def _lines(path):
 async def test_verify_names_an_edited_a_deleted_and_an_inserted_line(say, core, tmp_path):
     await _matchday(say)
     fx = await core.active_fixture()
-    out = await export_fixture(core.store, fx.id, tmp_path / "t", restricted=False)
+    out = await export_fixture(core.store, fx.id, tmp_path / "t", restricted=False, key=new_key())
     jl = out / "events.jsonl"
     original = _lines(jl)
 

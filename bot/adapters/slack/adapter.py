@@ -27,6 +27,7 @@ from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.guard import RequestGuard, host_allowed, middleware
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.inbound import RESPOND, VIEW_DEADLINE, Inbound
+from bot.adapters.slack.sdklog import socket_mode_logger
 from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
@@ -120,11 +121,13 @@ class SlackAdapter:
         if self.app_token and self._socket is None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
+            logger, once = socket_mode_logger()  # unreachable: one line, no tracebacks
             self._socket = AsyncSocketModeHandler(self.bolt_app, self.app_token,
-                                                  web_client=self.client)
+                                                  web_client=self.client, logger=logger)
             await self._socket.connect_async()
+            once.reset()
 
-    async def stop(self, drain_seconds: float = 5.0) -> None:
+    async def stop(self, drain_seconds: float = 1.0) -> None:
         """Disconnect, send what is queued (briefly), stop workers and background tasks."""
         if self._started:
             if self.home.on_change in self.core.hooks:

@@ -18,6 +18,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.core.messages import Button, Reply
+from bot.domain.bidi_controls import without_bidi_controls
 
 SECTION_MAX = 2900  # Slack allows 3000 characters of text per section
 MESSAGE_BLOCKS_MAX = 50
@@ -26,7 +27,8 @@ BUTTON_PREFIX = "cmd_"
 
 
 def escape(text: str) -> str:
-    """Slack's three control characters in user text: &, <, >."""
+    """Slack's three control characters in user text: &, <, > (and bidi controls dropped)."""
+    text = without_bidi_controls(text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -53,7 +55,8 @@ def _chunks(lines: list[str], limit: int = SECTION_MAX) -> list[str]:
 
 def button(b: Button, i: int) -> ButtonElement:
     """One Reply button: its command text travels in `value`, action_id is unique."""
-    return ButtonElement(text=PlainTextObject(text=b.label[:75] or "…", emoji=True),
+    label = without_bidi_controls(b.label)
+    return ButtonElement(text=PlainTextObject(text=label[:75] or "…", emoji=True),
                          action_id=f"{BUTTON_PREFIX}{i}", value=b.command[:2000],
                          style=b.style if b.style in ("primary", "danger") else None)
 

@@ -43,7 +43,8 @@ ACTION = "v"  # every input's action_id; the block_id names the field
 ZONE_KIND_LABELS = {"stand": "Stands", "blocks": "Blocks", "walkway": "Walkways",
                     "concourse": "Concourses", "gate": "Gates", "segregation": "Segregation",
                     "perimeter": "Pitch perimeter", "outside": "Outside the ground"}
-INC_RE = re.compile(r"(?:inc-?)?\s*(\d{1,6})", re.IGNORECASE)
+# The spaces belong to "inc": "(?:inc-?)?\s*\d" searched a long blank line in quadratic time.
+INC_RE = re.compile(r"(?:inc-?\s*)?(\d{1,6})", re.IGNORECASE)
 MAJOR = 5  # the severity whose report needs a confirm step (as the Telegram guided form)
 CONFIRM_CALLBACK = "md_incident_confirm"
 METADATA_MAX = 3000  # Slack's limit on private_metadata

@@ -15,6 +15,7 @@ from telegram import (
 )
 
 from bot.core.messages import Button, Reply
+from bot.domain.bidi_controls import without_bidi_controls
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,8 @@ class Rendered:
 
 
 def escape(text: str) -> str:
-    """Escape a user-supplied string for Telegram's HTML parse mode."""
-    return html.escape(text, quote=False)
+    """Escape a user-supplied string for Telegram's HTML parse mode (bidi controls dropped)."""
+    return html.escape(without_bidi_controls(text), quote=False)
 
 
 def _pieces(line: str, limit: int) -> list[str]:
@@ -96,7 +97,8 @@ def inline_keyboard(rows: list[list[Button]], sign: Callable[[str], str] = _plai
             if len(data.encode()) > MAX_CALLBACK:
                 log.warning("button %r dropped: command over 64 bytes", b.label)
                 continue
-            keys.append(InlineKeyboardButton(b.label[:MAX_BUTTON_LABEL] or "·",
+            label = without_bidi_controls(b.label)
+            keys.append(InlineKeyboardButton(label[:MAX_BUTTON_LABEL] or "·",
                                              callback_data=data))
         if keys:
             out.append(keys)
@@ -121,5 +123,5 @@ def render(reply: Reply, *, private: bool = True, sign: Callable[[str], str] = _
 
 def toast(reply: Reply, limit: int = 200) -> str:
     """A Reply as a callback-query notification (plain text, at most 200 characters)."""
-    text = " ".join(reply.lines()).strip()
+    text = without_bidi_controls(" ".join(reply.lines())).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -87,7 +87,7 @@ def test_modes_match_the_procfile() -> None:
     """worker: (Socket Mode, no public URL) uses slack_manifest.yaml; web: (--http, POST
     /slack/events) uses slack_manifest.http.yaml, every URL pointing at that endpoint."""
     assert re.search(r"^worker: matchday run$", PROCFILE, re.M)
-    assert re.search(r"^web: matchday run .*--http", PROCFILE, re.M)
+    assert re.search(r"^web: (?:[A-Z_]+=\S+ )*matchday run .*--http", PROCFILE, re.M)
     assert SOCKET["settings"]["socket_mode_enabled"] is True
     assert "request_url" not in SOCKET["settings"]["event_subscriptions"]
     assert "request_url" not in SOCKET["settings"]["interactivity"]

@@ -11,6 +11,8 @@ from bot.adapters.slack.blocks import BUTTON_PREFIX
 from bot.adapters.slack.inbound import Inbound
 from bot.core.messages import Command
 
+BUTTON_ACTION = re.compile(rf"^{BUTTON_PREFIX}\d+$")  # the action ids of rendered buttons
+
 
 def register(app: AsyncApp, inbound: Inbound) -> None:
     """Buttons the bot rendered (action ids cmd_<n>)."""
@@ -35,4 +37,4 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         await inbound.answer(result, user=user, channel=channel,
                              respond=respond if body.get("response_url") else None)
 
-    app.action(re.compile(rf"^{BUTTON_PREFIX}\d+$"))(on_button)
+    app.action(BUTTON_ACTION)(on_button)

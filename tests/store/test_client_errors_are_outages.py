@@ -1,0 +1,43 @@
+"""A failover that closes a connection under a command makes redis-py raise from its own
+code (AttributeError: 'NoneType' object has no attribute 'writelines'): that is the store
+not answering, not a bug, so the command answers "NOT logged" (#27 item 2b)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.store import Store, StoreUnavailable
+
+
+async def set_on_a_connection_cut_under_it(store: Store) -> None:
+    """SET on a pooled connection that another task closes the moment it is sent (what
+    redis-py's own error handling does to a shared connection during a Cluster failover)."""
+    conn = await store.r.connection_pool.get_connection()
+    try:
+        await conn.connect()
+        cut = asyncio.create_task(conn.disconnect(nowait=True))
+        try:
+            await conn.send_command("SET", "md:{ops}:cut", "1")
+            await conn.read_response()
+        finally:
+            await cut
+    finally:
+        await store.r.connection_pool.release(conn)
+
+
+async def test_a_client_error_from_a_closed_connection_is_the_store_not_answering(store):
+    with pytest.raises(AttributeError):  # what redis-py raises, as in the field
+        await set_on_a_connection_cut_under_it(store)
+    with pytest.raises(StoreUnavailable):
+        await store._call(set_on_a_connection_cut_under_it(store))
+    await store.ping()  # and the store carries on
+
+
+async def test_a_bug_in_our_own_code_is_still_a_bug(store):
+    async def ours() -> None:
+        raise AttributeError("a bug of ours")
+
+    with pytest.raises(AttributeError):
+        await store._call(ours())
