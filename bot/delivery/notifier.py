@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 READERS = "readers"
 
 DIGEST_HORIZON = 5.0  # seconds: more new incidents than fit in this go out as a digest
-ACTIONABLE = 4  # severity from which an incident always gets its own card
+ACTIONABLE = boards.ACTIONABLE  # severity from which an incident always gets its own card
 MAX_BACKOFF = 30.0
 SEVERITY = re.compile(r"^Severity (\d)")
 
@@ -547,7 +547,7 @@ class Notifier:
             if not mid:
                 return
             await self._readmit(platform, chat)
-            reply = board.final(hhmm)
+            reply = board.final(hhmm, self._posted.get((platform, chat), set()))
             await self._retrying(platform, chat, lambda: sink.edit(chat, mid, reply))
             if board.pin_owed:  # never pinned: nothing to take down
                 board.pin_owed = ""

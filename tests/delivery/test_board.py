@@ -248,3 +248,24 @@ async def test_a_quiet_night_pins_nothing_through_the_adapters(core: Core, limit
     assert len(cards) == 2 and first in str(cards[0].params["text"])
     assert not any("new incidents" in str(c.params.get("text")) for c in cards)
     assert tg.too_many == 0 and slack.too_many == 0
+
+
+async def test_the_final_board_says_which_incidents_have_cards_and_where_the_rest_are(
+        store: Store):
+    time = FakeTime()
+    n, sink = await flashpoint(store, time)
+    n.wall = lambda: datetime(2026, 12, 2, 21, 47)
+    board_id = sink.pinned[-1]
+    await time.sleep(boards.QUIET_S)
+    n.poke()
+    await until(lambda: not sink.pinned)
+    final = sink.texts[board_id]
+    # severity 4+ got a card each; the ten below severity 4 were only ever in the digest
+    assert "see their cards" not in final
+    assert "12 incidents still open." in final
+    assert "With a card of their own above: INC-107, INC-103." in final
+    assert "The other 10 got no card of their own (below severity 4): they are named in the " \
+           "digests above and listed in the web view (/web)." in final
+    cards = {x.splitlines()[0] for x in sink.sent()}
+    assert "INC-107 Missile" in cards and "INC-100 Missile" not in cards
+    await n.close()
