@@ -94,6 +94,24 @@ T = TypeVar("T")
 Gate = Callable[[str, str], Awaitable[None]]
 
 
+class _RetryAfterIsWaitedOut(logging.Filter):
+    """PTB's AIORateLimiter logs a 429 it does not retry (max_retries=0) as an ERROR with a
+    traceback; the delivery layer waits retry_after and sends again, so it is a warning."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR and record.exc_info and \
+                isinstance(record.exc_info[1], RetryAfter):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.msg = f"{record.getMessage()}: {record.exc_info[1]} (waited out by delivery)"
+            record.args, record.exc_info, record.exc_text = (), None, None
+        return True
+
+
+_PTB_LIMITER_LOG = logging.getLogger("telegram.ext.AIORateLimiter")
+if not any(isinstance(f, _RetryAfterIsWaitedOut) for f in _PTB_LIMITER_LOG.filters):
+    _PTB_LIMITER_LOG.addFilter(_RetryAfterIsWaitedOut())
+
+
 class TelegramStartError(RuntimeError):
     """Telegram cannot start; the message is one line for the operator."""
 

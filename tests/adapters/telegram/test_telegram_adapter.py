@@ -311,6 +311,7 @@ async def test_two_replicas_same_webhook_update_logged_once(
     finally:
         await other_client.close()
         await other.stop()
+        await other_core.notifier.close()
 
 
 async def test_429_mid_send_no_duplicate(polling: TelegramAdapter, fake: FakeTelegram,
