@@ -242,7 +242,7 @@ class FakeTelegram:
     def message_update(self, user_id: int, text: str = "", *, chat_id: int | None = None,
                        photo: str = "", caption: str = "", location: tuple[float, float] |
                        None = None, reply_to: dict[str, Any] | None = None,
-                       first_name: str = "Test") -> dict[str, Any]:
+                       first_name: str = "Test", live_period: int = 0) -> dict[str, Any]:
         """An update carrying a message (text, photo or location) from a user."""
         chat_id = user_id if chat_id is None else chat_id
         msg: dict[str, Any] = {
@@ -264,10 +264,21 @@ class FakeTelegram:
             msg["caption"] = caption
         if location:
             msg["location"] = {"latitude": location[0], "longitude": location[1]}
+            if live_period:  # a live location: later positions arrive as edits of it
+                msg["location"]["live_period"] = live_period
         if reply_to:
             msg["reply_to_message"] = reply_to
         self.incoming[(chat_id, msg["message_id"])] = msg
         return {"update_id": self.next_update_id(), "message": msg}
+
+    def location_moved(self, shared: dict[str, Any], lat: float, lon: float,
+                       at: int | None = None) -> dict[str, Any]:
+        """The update Telegram sends when a live location (the update that shared it) moves:
+        an edited_message with the new position, its live_period and edit_date."""
+        msg = dict(shared["message"])
+        msg["location"] = {**msg["location"], "latitude": lat, "longitude": lon}
+        msg["edit_date"] = at if at is not None else int(time.time())
+        return {"update_id": self.next_update_id(), "edited_message": msg}
 
     def next_message_id(self, chat_id: int) -> int:
         """The id Telegram gives the next message in a chat: sequential within a supergroup

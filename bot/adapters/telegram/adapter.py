@@ -467,12 +467,24 @@ class TelegramAdapter:
                 await self.set_member_menu(cmd.user, member.role)
 
     async def _on_edit(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """An edited message: the log keeps what was first sent; say how to correct it."""
+        """An edited message: a live location's next position updates the evidence quietly;
+        an edited text is not taken into the log (it keeps what was first sent): say how to
+        correct it."""
         msg = update.edited_message
         if msg is None or msg.from_user is None or msg.from_user.is_bot:
             return
         if not await self._first_time(update.update_id):
             return
+        moved = media.moved_location(msg)
+        if moved is not None:
+            await self.core.handle(Command(
+                platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id), text="",
+                dedupe_key=f"telegram:{update.update_id}", attachments=(moved,),
+                user_name=msg.from_user.full_name, private=msg.chat.type == ChatType.PRIVATE,
+                at=msg.edit_date or msg.date))
+            return  # never answered: a phone sends a position every few seconds
+        if msg.text is None and msg.caption is None:
+            return  # e.g. a caption removed: nothing was said to correct
         text = msg.text or msg.caption or ""
         private = msg.chat.type == ChatType.PRIVATE
         if not private and (not text.startswith("/") or self._for_me(text) is None):

@@ -59,8 +59,23 @@ def attachments(msg: Message) -> tuple[Attachment, ...]:
                               detail=f"{v.title}, {v.address}", platform=PLATFORM))
     elif msg.location:
         out.append(Attachment("location", lat=msg.location.latitude,
-                              lon=msg.location.longitude, platform=PLATFORM))
+                              lon=msg.location.longitude, platform=PLATFORM,
+                              live=live_key(msg) if msg.location.live_period else ""))
     return tuple(out)
+
+
+def live_key(msg: Message) -> str:
+    """A live location's key: its message (Telegram sends each new position as an edit of
+    the message that shared it)."""
+    return f"{PLATFORM}:{msg.chat_id}:{msg.message_id}"
+
+
+def moved_location(msg: Message) -> Attachment | None:
+    """An edited message's new position of a live location, or None (not a location)."""
+    if msg.location is None:
+        return None
+    return Attachment("location", lat=msg.location.latitude, lon=msg.location.longitude,
+                      platform=PLATFORM, live=live_key(msg), moved=True)
 
 
 def not_kept(msg: Message) -> str:
