@@ -337,7 +337,7 @@ class FakeTelegram:
         params, files = await self._params(request)
         if self.latency and method.lower() != "getupdates":
             await asyncio.sleep(self.latency)
-        call = Call(method, params, files)
+        call = Call(method, params, files, at=self.clock())
         moved = self.migrated.get(int(params["chat_id"])) \
             if str(params.get("chat_id", "")).lstrip("-").isdigit() else None
         if moved is not None:

@@ -608,6 +608,12 @@ class TelegramAdapter:
         chat_id = _chat_id(chat)
         r = self._render(reply, private)
         reply_to = ReplyParameters(int(mid), allow_sending_without_reply=True) if mid else None
+        shown = media.captioned(reply, r.chunks)
+        if shown is not None:  # one message: the evidence itself, its line as the caption
+            msg = await _native(media.show_captioned(self.application.bot, chat_id, shown,
+                                                     r.chunks[0], reply_to))
+            self._learn(str(chat_id), msg.message_id)
+            return str(msg.message_id)
         sent = await _native(self._send(chat_id, r, reply.images, reply_to))
         if reply.media and sent:  # the evidence itself, under its line
             await self._next(chat_id)

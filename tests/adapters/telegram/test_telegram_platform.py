@@ -143,7 +143,9 @@ async def test_every_media_kind_is_kept_and_shown_to_control(
     await feed(with_content(fake, STEWARD, **{field: obj}))
     answer = (await fake.wait_for(sends_to(STEWARD, "Added to INC-1")))[0]
     assert line in answer.params["text"]
-    await fake.wait_for(sends_to(CONTROL, line))
+    await fake.wait_for(lambda c: [x for x in c if x.ok and x.params.get("chat_id") == CONTROL
+                                   and line in str(x.params.get("text") or
+                                                   x.params.get("caption"))])
     fx = await core.active_fixture()
     [ev] = [e for e in await core.store.events(fx.id) if e.kind == "incident.evidence"]
     kept = ev.data["evidence"][0]
