@@ -25,7 +25,7 @@ from aiohttp import web
 TOKEN = "123456789:TEST-fake-token_for-tests"
 BOT_ID = 123456789
 BOT_USERNAME = "matchday_test_bot"
-LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument",
+LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument", "sendmediagroup",
            "editmessagereplymarkup", "editmessagecaption", "forwardmessage",
            "pinchatmessage", "unpinchatmessage"}  # a pin counts like a message in a group
 # The fields the Bot API always sets on each media object beyond file_id/file_unique_id
@@ -363,7 +363,10 @@ class FakeTelegram:
             return web.json_response({"ok": False, "error_code": 400, "description":
                                       "Bad Request: message to forward not found"}, status=400)
         if self.enforce_limits and method.lower() in LIMITED:
-            wait = self._over_limit(str(params.get("chat_id", "")))
+            # an album is as many messages as it has media (each counted against the limits)
+            cost = len(params["media"]) if method.lower() == "sendmediagroup" and \
+                isinstance(params.get("media"), list) else 1
+            wait = self._over_limit(str(params.get("chat_id", "")), cost)
             if wait:
                 self.too_many += 1
                 self.too_many_at.append(f"{method} {params.get('chat_id', '')} {self._broke}")
@@ -388,8 +391,9 @@ class FakeTelegram:
             await self._record(call)
         return web.json_response({"ok": True, "result": result})
 
-    def _over_limit(self, chat: str) -> int:
-        """0 and the send counted, or the whole seconds to wait (a limit would break)."""
+    def _over_limit(self, chat: str, cost: int = 1) -> int:
+        """0 and the send counted (`cost` messages), or the whole seconds to wait (a limit
+        would break)."""
         now = self.clock()
         windows = [(f"chat:{chat}", 1, 0.9), ("bot", 30, 0.95)]
         if chat.startswith("-"):
@@ -398,14 +402,16 @@ class FakeTelegram:
         for key, count, per in windows:
             times = [t for t in self._sent_at.get(key, []) if t > now - per]
             self._sent_at[key] = times
-            if len(times) >= count:
-                wait = max(wait, times[len(times) - count] + per - now)
+            room = count if key.startswith("chat:") else count - cost + 1  # an album: at once
+            if len(times) >= room:
+                oldest = times[len(times) - max(room, 1)] if room > 0 else now
+                wait = max(wait, oldest + per - now, 1e-3)
                 self._broke = (f"{key.partition(':')[0]} {count}/{per:g}s, the oldest "
-                               f"{now - times[len(times) - count]:.3f}s ago")
+                               f"{now - oldest:.3f}s ago")
         if wait > 0:
             return max(1, int(wait + 0.999))
         for key, _, _ in windows:
-            self._sent_at[key].append(now)
+            self._sent_at[key] += [now] * cost
         return 0
 
     async def _file(self, request: web.Request) -> web.Response:
@@ -639,6 +645,35 @@ class FakeTelegram:
 
     async def _m_sendsticker(self, p: dict, f: dict) -> dict[str, Any]:
         return self._send_media(p, f, "sticker")
+
+    async def _m_sendmediagroup(self, p: dict, f: dict) -> list[dict[str, Any]]:
+        """An album: 2-10 photos/videos (or documents, or audio, not mixed with the others),
+        each by file id or an attach://<name> upload, captions per item; an array of
+        Message sharing one media_group_id, the first replying where asked."""
+        items = p.get("media")
+        if not isinstance(items, list) or not 2 <= len(items) <= 10:
+            raise _ApiError(400, "Bad Request: wrong number of media in the album (2-10)")
+        kinds = {str(i.get("type")) for i in items if isinstance(i, dict)}
+        if len(kinds) > 1 and not kinds <= {"photo", "video"}:
+            raise _ApiError(400, "Bad Request: documents and audio can't be mixed with other "
+                                 "media types in an album")
+        group = str(next(self._update_ids))
+        out = []
+        for n, item in enumerate(items):
+            kind, ref = str(item.get("type")), item.get("media")
+            given = {"chat_id": p["chat_id"], "caption": item.get("caption", ""),
+                     "parse_mode": item.get("parse_mode")}
+            files: dict[str, bytes] = {}
+            if isinstance(ref, str) and ref.startswith("attach://"):
+                files = {ref[9:]: f.get(ref[9:], b"")}
+            else:
+                given[kind] = ref
+            if n == 0 and p.get("reply_parameters"):
+                given["reply_parameters"] = p["reply_parameters"]
+            msg = self._send_media(given, files, kind)
+            msg["media_group_id"] = group
+            out.append(msg)
+        return out
 
     async def _m_sendlocation(self, p: dict, f: dict) -> dict[str, Any]:
         return self._new_message(p, location={"latitude": float(p["latitude"]),
