@@ -4,6 +4,7 @@ chat's budget, ended and unpinned when the burst is over; quiet nights get no bo
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import re
@@ -294,6 +295,8 @@ async def test_a_missing_slack_scope_is_one_warning_shown_in_delivery_health(
         core: Core, settings: Settings, caplog: pytest.LogCaptureFixture):
     """Without pins:write the board works unpinned: one warning line (no traceback), and
     the delivery health on /status and the Slack Home tab says what is off and why."""
+    gc.collect()  # what earlier tests left pending is destroyed now, not during this one
+    caplog.clear()
     caplog.set_level(logging.INFO)
     tg = FakeTelegram(enforce_limits=True)
     slack = FakeSlack(enforce_limits=True, scopes=APP_SCOPES - {"pins:write"})
