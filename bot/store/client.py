@@ -97,6 +97,7 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 return 1
 """
+LIVE_TTL_S = 86400  # a live location is kept a day after its last position
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
@@ -581,8 +582,10 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
     async def add_to_incident(self, fx_id: str, n: int, ev: Event, dedupe: str,
-                              counter_field: str = "updates") -> Applied:
-        """Append an update or evidence to an incident's timeline."""
+                              counter_field: str = "updates",
+                              live: dict[str, dict[str, Any]] | None = None) -> Applied:
+        """Append an update or evidence to an incident's timeline; `live` keeps each live
+        location's first position under its key, for its later positions (move_live)."""
         key = f"inc:{n}"
         ops: list[Op] = [
             RequireExists(key, missing_incident(n)),
@@ -590,7 +593,25 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends):
             Hincrby(key, counter_field, 1),
             Hset(key, {"updated_at": ev.at}),
             *log_event(ev),
+            *(Set(f"live:{k}", json.dumps({"n": n, **pos}), LIVE_TTL_S)
+              for k, pos in (live or {}).items()),
             ReturnHash(key),
+        ]
+        return await self.apply(fx_prefix(fx_id), ops, dedupe)
+
+    async def live_location(self, fx_id: str, live: str) -> dict[str, Any] | None:
+        """A kept live location's incident (n) and latest position (lat, lon, at), or None."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}live:{live}"))
+        return json.loads(raw) if raw else None
+
+    async def move_live(self, fx_id: str, n: int, live: str, pos: dict[str, Any], ev: Event,
+                        dedupe: str) -> Applied:
+        """A live location's later position: its latest position and time replaced and the
+        move appended to the incident's timeline, in one round trip."""
+        ops: list[Op] = [
+            RequireExists(f"inc:{n}", missing_incident(n)),
+            Set(f"live:{live}", json.dumps({"n": n, **pos}), LIVE_TTL_S),
+            *log_event(ev),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 

@@ -204,7 +204,7 @@ async def test_a_stranger_is_refused(slack, fake, core):
     await fake.wait_call("respond", count=2)
     assert fake.of("views.open") == []
     assert await open_incidents(core) == []
-    audit = await core.store.audit_log()
+    audit = await core.store.stranger_refusals()  # strangers' stream, apart from members'
     assert any(a.get("who") == "slack:U0STRANGER" or "U0STRANGER" in json.dumps(a)
                for a in audit)
 
