@@ -271,7 +271,8 @@ async def _fixtures(app: App, as_json: bool) -> int:
     from handlers.fixtures import fixture_summary_fields
 
     assert app.core is not None
-    rows = [fixture_summary_fields(f) for f in await app.core.store.fixtures()]
+    rows = [fixture_summary_fields(f) for f in [*await app.core.store.fixtures(),
+                                                *await app.core.store.fixtures(drill=True)]]
     if as_json:
         print(json.dumps(rows, indent=2))
     elif not rows:
@@ -279,7 +280,8 @@ async def _fixtures(app: App, as_json: bool) -> int:
     else:
         for r in rows:
             print(f"{r['id']}  {r['home']} v {r['away']}  {r['kickoff']}  cat {r['category']}"
-                  f"  {r['phase']}" + ("  cancelled" if r["status"] == "cancelled" else ""))
+                  f"  {r['phase']}" + ("  cancelled" if r["status"] == "cancelled" else "")
+                  + ("  DRILL" if r["drill"] else ""))
     return 0
 
 

@@ -102,7 +102,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         if core.notifier.sinks:
             start_outbox(app)
         background = [asyncio.create_task(_keep_lease(app)),
-                      asyncio.create_task(follow_changes(core, origin))]
+                      asyncio.create_task(follow_changes(core, origin)),
+                      asyncio.create_task(share_unsure(core))]
         chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
         adapter = None
         if console or not (chats or http or web or webhook):
@@ -170,10 +171,11 @@ async def _keep_lease(app: App) -> None:
 
 
 async def follow_changes(core: Core, origin: str) -> None:
-    """Drop cached fixture state when another replica changes it (Redis pub/sub)."""
+    """Drop cached fixture state when another replica changes it (Redis pub/sub); learn of
+    other replicas' NOT CONFIRMED writes (said on the channel, or before we listened)."""
     while True:
         try:
-            async for what, fixture, sender in core.store.changes():
+            async for what, fixture, sender in core.store.changes(core.learn_unsure):
                 if sender != origin:
                     await core.changed(what, fixture, here=False)
         except StoreUnavailable:
@@ -181,6 +183,18 @@ async def follow_changes(core: Core, origin: str) -> None:
         except Exception:
             log.exception("following other replicas' changes failed; resubscribing")
             await asyncio.sleep(1)
+
+
+async def share_unsure(core: Core, every_s: float = 1.0) -> None:
+    """Write NOT CONFIRMED commands through to the store once it answers again, when no
+    command on this replica has done it yet (a quiet replica)."""
+    while True:
+        await asyncio.sleep(every_s)
+        if core.unsure.pending:
+            try:
+                await core.share_unsure()
+            except Exception:
+                log.exception("sharing NOT CONFIRMED writes with other replicas failed")
 
 
 def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:

@@ -51,9 +51,26 @@ def club_slug(name: str) -> str:
     return slug("".join(words), 12)
 
 
-def fixture_id(home: str, away: str, kickoff_local: datetime) -> str:
-    """A readable, stable id: westham-chelsea-20261125."""
-    return f"{club_slug(home)}-{club_slug(away)}-{kickoff_local:%Y%m%d}"
+# A drill's fixture id: the live id with this in front. A live id is two slugs (letters and
+# digits) and a date joined by two hyphens, a drill id has three: the two never meet.
+DRILL_PREFIX = "drill-"
+
+
+def fixture_id(home: str, away: str, kickoff_local: datetime, *, drill: bool = False) -> str:
+    """A readable, stable id: westham-chelsea-20261125 (drill-westham-chelsea-20261125 for a
+    replay's)."""
+    live = f"{club_slug(home)}-{club_slug(away)}-{kickoff_local:%Y%m%d}"
+    return DRILL_PREFIX + live if drill else live
+
+
+async def _named(ctx: Ctx, fx_id: str) -> Fixture | None:
+    """The fixture an id names; in a drill, a script's live-style id means the drill's own
+    fixture of that match (scripts run unchanged, inside the drill's namespace)."""
+    if ctx.core.drill is not None and not fx_id.startswith(DRILL_PREFIX):
+        fx = await ctx.store.fixture(DRILL_PREFIX + fx_id)
+        if fx is not None:
+            return fx
+    return await ctx.store.fixture(fx_id)
 
 
 def local_time(core: Core, date: str, hhmm: str) -> datetime:
@@ -177,9 +194,13 @@ async def _use(ctx: Ctx) -> Result:
         whom = "this chat" if scope == "chat" else "everyone"
         return Result(Reply(f"Choosing the fixture for {whom} is for admins; "
                             "/fixture use <id> chooses yours.", ok=False))
-    fx = await ctx.store.fixture(ctx.args[1])
+    fx = await _named(ctx, ctx.args[1])
     if fx is None:
         raise UsageError(f"No fixture '{ctx.args[1]}'. /fixtures lists their ids.")
+    if fx.drill and ctx.core.drill is None:
+        return Result(Reply(f"{fx.id} is a drill's fixture: live work never goes into it "
+                            f"(the control room shows it at /control/?fixture={fx.id}).",
+                            ok=False))
     refusal = await ctx.core.choose_fixture(ctx.cmd, fx.id, scope)
     if refusal is not None:
         return Result(Reply(refusal, ok=False))
@@ -230,7 +251,9 @@ async def _add(ctx: Ctx, text: str) -> Result:
         att, away_n = int(opts.get("att", 0)), int(opts.get("away", 0))
     except ValueError:
         raise UsageError("att= and away= take whole numbers.") from None
-    fx = Fixture(id=fixture_id(home, away, ko), home=home.strip(), away=away.strip(),
+    drill = ctx.core.drill is not None  # a replay's fixtures are drills, even with --live
+    fx = Fixture(id=fixture_id(home, away, ko, drill=drill), home=home.strip(),
+                 away=away.strip(), drill=drill,
                  kickoff=ko, ground=ground, category=_category(opts.get("cat", "B")),
                  competition=opts.get("comp", "").replace("_", " "), attendance=att,
                  away_allocation=away_n)
@@ -263,7 +286,7 @@ async def _change(ctx: Ctx, fx: Fixture, fields: dict[str, str], line: str,
 
 async def fixtures_cmd(ctx: Ctx) -> Result:
     """/fixtures: every fixture with its id."""
-    rows = await ctx.store.fixtures()
+    rows = await ctx.store.fixtures(drill=ctx.core.drill is not None)
     if not rows:
         return Result(Reply("No fixtures yet. /fixture add Home v Away YYYY-MM-DD HH:MM"))
     active = getattr(await ctx.core.fixture_for(ctx.cmd), "id", None)
@@ -301,7 +324,7 @@ def fixture_summary_fields(fx: Fixture) -> dict[str, Any]:
     """The fixture as plain data for JSON outputs."""
     return {"id": fx.id, "home": fx.home, "away": fx.away, "kickoff": iso(fx.kickoff),
             "ground": fx.ground, "category": fx.category, "phase": fx.phase,
-            "status": fx.status, "season": fx.season}
+            "status": fx.status, "season": fx.season, "drill": fx.drill}
 
 
 def register(registry: Registry) -> None:

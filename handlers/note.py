@@ -9,12 +9,15 @@ from bot.core.dispatch import Ctx, Registry, Spec
 from bot.core.messages import Reply, Result
 from bot.domain.models import parse_incident_id
 from handlers.forms import continue_with_text
-from handlers.reporting import add_text, window_words
+from handlers.reporting import add_text, move_live, window_words
 
 
 async def note_cmd(ctx: Ctx) -> Result:
     """Plain text or a photo in a private chat: continue a form, or add to the latest report."""
     fx = await ctx.fixture()
+    moved = next((a for a in ctx.cmd.attachments if a.moved and a.live), None)
+    if moved is not None:  # a live location's next position: never a new note
+        return await move_live(ctx, fx, moved)
     # The open form and the latest report are read together: one round trip of latency.
     state, last = await asyncio.gather(ctx.store.form(fx.id, ctx.who),
                                        ctx.store.last_report_of(fx.id, ctx.who))

@@ -230,6 +230,8 @@ def evidence_of(a: Attachment) -> dict[str, Any]:
     """An attachment as an evidence record: what it is, in one line, and how to fetch it."""
     if a.kind == "location":
         point: dict[str, Any] = {"kind": "location", "lat": a.lat, "lon": a.lon}
+        if a.live:  # it moves: its latest position is kept under this key (move_live)
+            point["live"] = a.live
         return point | ({"what": a.describe(), "detail": a.detail} if a.detail else {})
     rec: dict[str, Any] = {"kind": a.kind, "what": a.describe()}
     for key, value in (("file_id", a.file_id), ("caption", a.caption), ("lat", a.lat),
@@ -251,8 +253,10 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
         data["evidence"] = evidence
     ev = ctx.event(kind, data)
     counter = "evidence" if kind == "incident.evidence" else "updates"
+    live = {a.live: live_position(ctx, a) for a in ctx.cmd.attachments if a.live}
     try:
-        applied = await ctx.store.add_to_incident(fx.id, n, ev, ctx.cmd.dedupe_key, counter)
+        applied = await ctx.store.add_to_incident(fx.id, n, ev, ctx.cmd.dedupe_key, counter,
+                                                  live=live)
     except Refused as exc:
         raise UsageError(str(exc)) from None
     if applied.duplicate:
@@ -276,6 +280,28 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
     place = ctx.ground(fx).short_label(inc.location, 40)
     what = f"{inc.id} ({INCIDENT_TYPES.label(inc.type)} at {place})"
     return Result(Reply(f"Added to {what}: {kept}." if kept else f"Added to {what}."))
+
+
+def live_position(ctx: Ctx, a: Attachment) -> dict[str, Any]:
+    """A live location's position and when the platform says it was there."""
+    return {"lat": a.lat, "lon": a.lon, "at": iso(ctx.cmd.at or ctx.now)}
+
+
+async def move_live(ctx: Ctx, fx: Fixture, a: Attachment) -> Result:
+    """A later position of a live location kept as evidence: its latest position and time
+    updated, and the move appended to the incident's timeline. Silent: nobody is told of
+    each step (a steward's phone sends one every few seconds); unknown ones are ignored."""
+    kept = await ctx.store.live_location(fx.id, a.live)
+    if kept is None:
+        return Result(Reply("", ok=True))
+    n = int(kept["n"])
+    pos = live_position(ctx, a)
+    ev = ctx.event("incident.live_location", {"id": incident_id(n), "live": a.live, **pos})
+    try:
+        await ctx.store.move_live(fx.id, n, a.live, pos, ev, ctx.cmd.dedupe_key)
+    except Refused:  # the incident is gone (merged, a test reset): nothing to move
+        pass
+    return Result(Reply("", ok=True))
 
 
 def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],

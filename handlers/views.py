@@ -178,6 +178,7 @@ async def board(ctx: Ctx, fx: Fixture, extras: list[str]) -> list[str]:
 KIND_WORDS = {
     "incident.reported": "reported", "incident.status": "status", "incident.update": "update",
     "incident.evidence": "evidence", "incident.escalated": "escalated",
+    "incident.live_location": "live location moved",
     "incident.amended": "amended", "incident.merged": "merged report",
     "incident.unmerged": "report split out",
     "incident.reminder": "reminder", "arrest.recorded": "arrest", "ban.recorded": "ban",
@@ -187,14 +188,20 @@ KIND_WORDS = {
 def timeline_lines(events: list[Event], iid: str, tz: object) -> list[str]:
     """One line per event about an incident, oldest first (arrests and bans by count only)."""
     lines = []
+    # a live location moves every few seconds: only its latest position is a line
+    latest = {ev.data.get("live"): ev for ev in events if ev.kind == "incident.live_location"}
     for ev in events:
         if ev.data.get("id") != iid and ev.data.get("incident") != iid:
             continue  # (arrests and bans link with data["incident"])
+        if ev.kind == "incident.live_location" and latest.get(ev.data.get("live")) is not ev:
+            continue
         who = ev.by.split(":", 1)[-1]
         what = KIND_WORDS.get(ev.kind, ev.kind)
         if ev.kind == "incident.status":
             what = f"→ {ev.data.get('to', '').replace('_', ' ')}"
         detail = ev.data.get("text") or ev.data.get("note") or ""
+        if ev.kind == "incident.live_location":
+            detail = f"{ev.data.get('lat', 0):.5f},{ev.data.get('lon', 0):.5f}"
         if ev.kind in ("arrest.recorded", "ban.recorded"):  # counts only, never refs
             detail = f"{ev.data.get('count', 1)} × {ev.data.get('offence') or ev.data.get('type')}"
         lines.append(f"{clock_time(ev.at, tz)} {what} ({who})" + (f": {detail}" if detail else ""))

@@ -65,8 +65,8 @@ def test_replay_json_then_summary_and_fixtures(env):
     assert records and all(set(r) == {"at", "to", "text"} for r in records)
     assert any(r["to"] == "control" and "INC-7" in r["text"] for r in records)
     fixtures = json.loads(matchday("fixtures", "--json", env=env).stdout)
-    assert [f["id"] for f in fixtures] == ["westham-chelsea-20261202"]
-    s = matchday("summary", "--fixture", "westham-chelsea-20261202", "--json", env=env)
+    assert [f["id"] for f in fixtures] == ["drill-westham-chelsea-20261202"]
+    s = matchday("summary", "--fixture", "drill-westham-chelsea-20261202", "--json", env=env)
     fig = json.loads(s.stdout)
     assert fig["arrests"]["total"] == 7
     assert fig["arrests"]["by_offence"] == {"violent_disorder": 4, "throwing_missiles": 2,
@@ -76,7 +76,7 @@ def test_replay_json_then_summary_and_fixtures(env):
     assert fig["incidents"]["by_location"]["stb_walkway"] == 3
     # replaying the same drill again logs nothing twice
     matchday("replay", str(SCENARIO), "--json", env=env)
-    again = json.loads(matchday("summary", "--fixture", "westham-chelsea-20261202", "--json",
+    again = json.loads(matchday("summary", "--fixture", "drill-westham-chelsea-20261202", "--json",
                                 env=env).stdout)
     assert again["arrests"] == fig["arrests"] and again["incidents"] == fig["incidents"]
 
@@ -155,7 +155,7 @@ def test_sigterm_stops_the_bot_and_its_embedded_server(tmp_path):
 
 def test_export_verify_and_restricted_refs(env, tmp_path):
     assert matchday("replay", str(SCENARIO), "--json", env=env).returncode == 0
-    fx = "westham-chelsea-20261202"
+    fx = "drill-westham-chelsea-20261202"
     out = tmp_path / "export"
     p = matchday("export", "--fixture", fx, "--out", str(out), env=env)
     assert p.returncode == 0, p.stderr

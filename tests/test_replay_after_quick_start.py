@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.test_cli import SCENARIO, matchday
 
-NIGHT = "westham-chelsea-20261202"  # the fixture the bundled night's first line adds
+NIGHT = "drill-westham-chelsea-20261202"  # the fixture the bundled night's first line adds
 
 
 def quick_start(tmp_path: Path) -> dict[str, str]:

@@ -14,7 +14,7 @@ from bot.adapters.console import ConsoleAdapter
 from bot.app import App
 from bot.sample import ensure_sample_fixture
 
-DRILL_FX = "arsenal-spurs-20261127"
+DRILL_FX = "drill-arsenal-spurs-20261127"
 
 
 def line(at: str, user: str, role: str, text: str) -> str:

@@ -9,13 +9,13 @@ import shlex
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.drill import NO_DRILL_FIXTURE, Drill
 from bot.core.messages import Command, Outbound, Reply, Result, refuse
 from bot.core.paging import fits, overflow, page_of, split_page_args
-from bot.core.resend import NOT_CONFIRMED, UnsureWrites
+from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.core.strangers import StrangerAudit
 from bot.delivery.notifier import Notifier
@@ -229,7 +229,7 @@ class Core:
         self.notifier = notifier
         self.settings = settings
         self.cache = TTLCache(cache_ttl)
-        self.unsure = UnsureWrites()  # resends after an outage reuse the first dedupe key
+        self.unsure = UnsureWrites(store)  # resends after an outage reuse the first dedupe key
         # A Redis outage is logged when it starts and ends, not per command or per tick.
         self.outage = OutageLog()
         # refusals of people the bot does not know: apart from the members' audit trail
@@ -356,6 +356,12 @@ class Core:
         about what they may have cached."""
         if what in SHARED_CHANGES:
             self.cache.drop()  # the default, fixtures by id and choices: all re-read
+        if what == UNSURE_CHANGE:  # not a change to views: only replicas need to know
+            if not here:  # another replica has unsure writes: look resends up in the store
+                self.unsure.watch(self.clock.now() + timedelta(seconds=self.unsure.window_s))
+            elif self.publish is not None:
+                await self._tell(what, fixture_id)
+            return
         if here and self.publish is not None:
             if what in SHARED_CHANGES:  # others' caches must drop before anyone relies on it
                 await self._tell(what, fixture_id)
@@ -395,14 +401,27 @@ class Core:
 
     async def _handle(self, cmd: Command) -> Result | None:
         now = self.clock.now()  # the log's time is when the bot received it
-        cmd = self.unsure.resend(cmd, now)
+        cmd = await self.unsure.resend(cmd, now)
         writes = self.store.track_writes()
         result = await self._answer(cmd, now, writes)
         if writes.unconfirmed:
             self.unsure.remember(cmd, now)
         elif not writes.outage:
-            self.unsure.settle(cmd)  # answered with the store up: the outcome is known
+            await self.unsure.settle(cmd)  # answered with the store up: the outcome is known
+            if self.unsure.pending:  # the store answers again: let other replicas know too
+                await self.share_unsure()
         return result
+
+    async def share_unsure(self) -> None:
+        """Write commands answered NOT CONFIRMED through to the store once it answers again,
+        and tell the other replicas to look resends up there."""
+        if await self.unsure.write_through():
+            await self.changed(UNSURE_CHANGE, "")
+
+    async def learn_unsure(self) -> None:
+        """Whether another replica has unsure writes, from the store (on (re)subscribing to
+        the changes channel: what was published meanwhile was not heard)."""
+        await self.unsure.learn(self.clock.now())
 
     async def _answer(self, cmd: Command, now: datetime,
                       writes: WriteAttempts) -> Result | None:

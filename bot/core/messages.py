@@ -28,6 +28,8 @@ class Attachment:
     mime_type: str = ""
     detail: str = ""  # file name, sticker emoji, venue title, contact phone
     platform: str = ""  # where file_id is valid ("telegram", "slack")
+    live: str = ""  # a live location's key on its platform: later positions move it
+    moved: bool = False  # a later position of that live location (not new evidence)
 
     def __post_init__(self) -> None:
         # what people typed, as valid Unicode from the moment it arrives (see Command)

@@ -19,6 +19,7 @@ MAX_JUST_IN = 60  # ids on the "Just in" line
 MAX_ROWS = 30  # incidents listed; the rest are counted ("N more")
 EDIT_EVERY_SLOTS = 5  # one board edit per this many of the chat's sustained message slots
 QUIET_S = 60.0  # seconds without a digest before the flashpoint counts as over
+ACTIONABLE = 4  # severity from which an incident always gets its own card (the notifier's)
 
 _SEVERITY = re.compile(r"^Severity (\d)")
 _ID = re.compile(r"\bINC-\d+\b")
@@ -120,8 +121,22 @@ class Board:
             lines.insert(1, "Just in: " + ", ".join(just_in[:MAX_JUST_IN]) + more)
         return Reply("\n".join(lines), title="📋 Live board (flashpoint)")
 
-    def final(self, hhmm: str) -> Reply:
-        """The board's last text, once the flashpoint is over."""
-        return Reply(f"Flashpoint over at {hhmm} — board no longer live. "
-                     f"{len(self.open_rows())} incidents still open; see their cards.",
-                     title="📋 Board (no longer live)")
+    def final(self, hhmm: str, carded: set[str] | frozenset[str] = frozenset()) -> Reply:
+        """The board's last text, once the flashpoint is over: which open incidents have a
+        card of their own in this chat (`carded`: their refs) and where the others are."""
+        rows = self.open_rows()
+        own = [ref for ref, r in sorted(self.rows.items(),
+                                        key=lambda kv: (-kv[1].severity, kv[1].first_seen))
+               if not r.closed and ref in carded]
+        rest = len(rows) - len(own)
+        lines = [f"Flashpoint over at {hhmm} — board no longer live. "
+                 f"{len(rows)} incident{'s' if len(rows) != 1 else ''} still open."]
+        if own:
+            more = f" (+{len(own) - MAX_JUST_IN})" if len(own) > MAX_JUST_IN else ""
+            lines.append(f"With a card of their own above: {', '.join(own[:MAX_JUST_IN])}"
+                         f"{more}.")
+        if rest:
+            lines.append(f"{'The other' if own else 'All'} {rest} got no card of their own "
+                         f"(below severity {ACTIONABLE}): they are named in the digests above "
+                         "and listed in the web view (/web).")
+        return Reply("\n".join(lines), title="📋 Board (no longer live)")

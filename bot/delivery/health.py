@@ -16,10 +16,13 @@ def _ago(seconds: float) -> str:
 
 
 def status_lines(notifier: Notifier) -> list[str]:
-    """One line per chat with something queued or a recent 429; 'all delivered' otherwise."""
+    """One line per chat with something queued or a recent 429, and per feature a missing
+    permission turned off; 'all delivered' otherwise."""
     now = notifier.clock()
     lines = []
     for h in notifier.pending():
+        lines += [f"Delivery {h.platform} {h.chat}: {feature}: {why}"
+                  for feature, why in h.unsupported.items()]
         recent_429 = h.last_429_at is not None and now - h.last_429_at < 600
         if not h.queued and not recent_429:
             continue

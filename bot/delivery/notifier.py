@@ -36,7 +36,7 @@ from bot.core.messages import Outbound, Reply
 from bot.delivery import board as boards
 from bot.delivery.ratelimit import RateLimiter, chat_gap, is_group
 from bot.delivery.scopes import Scopes, audience_readers
-from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink
+from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink, Unsupported
 from bot.observe import metrics
 from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait
@@ -45,9 +45,10 @@ log = logging.getLogger(__name__)
 READERS = "readers"
 
 DIGEST_HORIZON = 5.0  # seconds: more new incidents than fit in this go out as a digest
-ACTIONABLE = 4  # severity from which an incident always gets its own card
+ACTIONABLE = boards.ACTIONABLE  # severity from which an incident always gets its own card
 MAX_BACKOFF = 30.0
 SEVERITY = re.compile(r"^Severity (\d)")
+UNPINNED = "the flashpoint board is not pinned"
 
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
 T = TypeVar("T")
@@ -100,6 +101,8 @@ class Health:
     delivered: int = 0
     digests: int = 0
     warned: bool = False
+    # what does not work in this chat for want of a permission -> why (see degraded)
+    unsupported: dict[str, str] = field(default_factory=dict)
 
 
 class ChatQueue:
@@ -602,13 +605,16 @@ class Notifier:
             if not mid:
                 return
             await self._readmit(platform, chat)
-            reply = board.final(hhmm)
+            reply = board.final(hhmm, self._posted.get((platform, chat), set()))
             await self._retrying(platform, chat, lambda: sink.edit(chat, mid, reply))
             if board.pin_owed:  # never pinned: nothing to take down
                 board.pin_owed = ""
             else:
                 await self._readmit(platform, chat)
-                await self._retrying(platform, chat, lambda: sink.unpin(chat, mid))  # type: ignore[attr-defined]
+                try:
+                    await self._retrying(platform, chat, lambda: sink.unpin(chat, mid))  # type: ignore[attr-defined]
+                except Unsupported as exc:
+                    self.degraded(platform, chat, UNPINNED, exc)
             if self.store is not None:
                 await self.store.drop_message_ref(*ref)
             return
@@ -617,7 +623,12 @@ class Notifier:
         queue.board_at = self.clock()
         if turn == "pin":
             pin, board.pin_owed = board.pin_owed, ""
-            await self._retrying(platform, chat, lambda: sink.pin(chat, pin))  # type: ignore[attr-defined]
+            try:
+                await self._retrying(platform, chat, lambda: sink.pin(chat, pin))  # type: ignore[attr-defined]
+            except Unsupported as exc:  # the board still works, unpinned
+                self.degraded(platform, chat, UNPINNED, exc)
+            else:
+                self.restored(platform, chat, UNPINNED)
             return
         board.dirty = False
         board.last_edit = self.clock()
@@ -630,6 +641,20 @@ class Notifier:
         if self.store is not None and new:
             await self.store.set_message_ref(*ref, new)
         board.pin_owed = new
+
+    def degraded(self, platform: str, chat: str, feature: str, exc: Unsupported) -> None:
+        """A feature the platform refused for want of a permission: one warning line the
+        first time, and a line in the delivery health (/status, the Slack Home tab)."""
+        h = self.health.setdefault((platform, chat), Health(platform, chat))
+        if h.unsupported.get(feature) != str(exc):
+            log.warning("%s:%s: %s (%s)", platform, chat, feature, exc)
+        h.unsupported[feature] = str(exc)
+
+    def restored(self, platform: str, chat: str, feature: str) -> None:
+        """A feature that failed for want of a permission works again."""
+        h = self.health.get((platform, chat))
+        if h is not None:
+            h.unsupported.pop(feature, None)
 
     # ---------------------------------------------------------------- lifecycle
     def poke(self) -> None:

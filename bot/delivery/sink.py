@@ -29,6 +29,12 @@ class RetryLater(Exception):
         self.seconds = max(0.0, float(seconds))
 
 
+class Unsupported(Exception):
+    """The platform refused a feature for want of a permission the bot was not given (e.g. a
+    Slack scope missing from the app): that feature is skipped, not retried; the delivery
+    health says so until it works."""
+
+
 class Gone(Exception):
     """The chat cannot be reached at all (bot removed, chat deleted): retrying is useless."""
 

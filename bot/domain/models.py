@@ -49,6 +49,7 @@ class Fixture:
     notes: dict[str, str] = field(default_factory=dict)
     status: str = "scheduled"  # scheduled | cancelled
     phase: str = "pre"
+    drill: bool = False  # made by a replay: its own ids and keys, never a live fixture
 
     @property
     def title(self) -> str:
@@ -65,6 +66,10 @@ class Fixture:
         d = asdict(self)
         d["kickoff"] = iso(self.kickoff)
         d["notes"] = _notes_to_text(self.notes)
+        if self.drill:
+            d["drill"] = "1"
+        else:
+            del d["drill"]  # a live fixture's record is as it always was
         return {k: str(v) for k, v in d.items()}
 
     @classmethod
@@ -77,7 +82,7 @@ class Fixture:
             attendance=int(h.get("attendance") or 0),
             away_allocation=int(h.get("away_allocation") or 0),
             notes=_notes_from_text(h.get("notes", "")), status=h.get("status", "scheduled"),
-            phase=h.get("phase", "pre"),
+            phase=h.get("phase", "pre"), drill=h.get("drill") == "1",
         )
 
 

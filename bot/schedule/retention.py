@@ -25,7 +25,7 @@ async def sweep_retention(core: Core, now: datetime) -> list[Event]:
     """Blank refs older than their period in every fixture; one logged event per fixture."""
     days = load_retention(Path(core.settings.config_dir) / "retention.toml")
     logged: list[Event] = []
-    for fx in await core.store.fixtures():
+    for fx in [*await core.store.fixtures(), *await core.store.fixtures(drill=True)]:
         records: list[str] = []
         names: list[str] = []
         for kind, (_, letter) in KINDS.items():

@@ -87,7 +87,7 @@ class Scheduler:
     async def resync(self) -> None:
         """Re-derive every recent fixture's plan and rebuild the in-process jobs from Redis."""
         cutoff = self.clock.now() - HORIZON
-        for fx in await self.core.store.fixtures():
+        for fx in await self.core.store.fixtures(drill=self.core.drill is not None):
             if fx.kickoff >= cutoff and self.in_scope(fx.id):
                 await self.replan(fx.id, fx)
 

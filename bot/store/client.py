@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -82,6 +82,7 @@ from bot.store.ops import (
     log_restricted,
 )
 from bot.store.plans import Plans
+from bot.store.unsure import UnsureResends
 
 N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
@@ -97,6 +98,7 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 return 1
 """
+LIVE_TTL_S = 86400  # a live location is kept a day after its last position
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
@@ -172,7 +174,7 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
     ]
 
 
-class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
+class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence):
     """Async facade over Redis for the whole product."""
 
     def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
@@ -453,7 +455,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         ]
         applied = await self.apply(fx_prefix(fx.id), ops, dedupe)
         # The directory is an idempotent index in another slot; re-adding is harmless.
-        await self._call(self.r.sadd(OPS + "fixtures", fx.id))
+        await self._call(self.r.sadd(_directory(fx.drill), fx.id))
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
@@ -474,9 +476,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         h = await self._call(self.r.hgetall(fx_prefix(fx_id) + "meta"))
         return Fixture.from_hash(h) if h else None
 
-    async def fixtures(self) -> list[Fixture]:
-        """Every fixture in the directory, by kick-off."""
-        ids = sorted(await self._call(self.r.smembers(OPS + "fixtures")))
+    async def fixtures(self, *, drill: bool = False) -> list[Fixture]:
+        """Every live fixture in the directory (drill=True: every drill's), by kick-off."""
+        ids = sorted(await self._call(self.r.smembers(_directory(drill))))
         pipe = self._pipe()
         for i in ids:
             pipe.hgetall(fx_prefix(i) + "meta")
@@ -588,8 +590,10 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
     async def add_to_incident(self, fx_id: str, n: int, ev: Event, dedupe: str,
-                              counter_field: str = "updates") -> Applied:
-        """Append an update or evidence to an incident's timeline."""
+                              counter_field: str = "updates",
+                              live: dict[str, dict[str, Any]] | None = None) -> Applied:
+        """Append an update or evidence to an incident's timeline; `live` keeps each live
+        location's first position under its key, for its later positions (move_live)."""
         key = f"inc:{n}"
         ops: list[Op] = [
             RequireExists(key, missing_incident(n)),
@@ -597,7 +601,25 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
             Hincrby(key, counter_field, 1),
             Hset(key, {"updated_at": ev.at}),
             *log_event(ev),
+            *(Set(f"live:{k}", json.dumps({"n": n, **pos}), LIVE_TTL_S)
+              for k, pos in (live or {}).items()),
             ReturnHash(key),
+        ]
+        return await self.apply(fx_prefix(fx_id), ops, dedupe)
+
+    async def live_location(self, fx_id: str, live: str) -> dict[str, Any] | None:
+        """A kept live location's incident (n) and latest position (lat, lon, at), or None."""
+        raw = await self._call(self.r.get(f"{fx_prefix(fx_id)}live:{live}"))
+        return json.loads(raw) if raw else None
+
+    async def move_live(self, fx_id: str, n: int, live: str, pos: dict[str, Any], ev: Event,
+                        dedupe: str) -> Applied:
+        """A live location's later position: its latest position and time replaced and the
+        move appended to the incident's timeline, in one round trip."""
+        ops: list[Op] = [
+            RequireExists(f"inc:{n}", missing_incident(n)),
+            Set(f"live:{live}", json.dumps({"n": n, **pos}), LIVE_TTL_S),
+            *log_event(ev),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)
 
@@ -861,12 +883,15 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
         """Tell other replicas something they may cache changed (fixture, phase, active)."""
         await self._call(self.r.publish(CHANGES, f"{what}|{fixture}|{origin}"))
 
-    async def changes(self) -> AsyncIterator[tuple[str, str, str]]:
+    async def changes(self, subscribed: Callable[[], Awaitable[None]] | None = None,
+                      ) -> AsyncIterator[tuple[str, str, str]]:
         """(what, fixture, origin) as other replicas publish them; ends when Redis goes
-        away (the caller resubscribes)."""
+        away (the caller resubscribes). `subscribed` runs once listening (to catch up)."""
         pubsub = self.r.pubsub()
         try:
             await self._call(pubsub.subscribe(CHANGES))
+            if subscribed is not None:
+                await subscribed()
             while True:
                 msg = await self._call(pubsub.get_message(ignore_subscribe_messages=True,
                                                           timeout=1.0))
@@ -890,6 +915,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, Persistence):
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""
         await self._call(self.r.delete(f"{fx_prefix(fx_id)}form:{who}"))
+
+
+def _directory(drill: bool) -> str:
+    """Live fixtures and drills' fixtures are listed apart: nothing that walks the live
+    directory (scheduler, delivery, retention, season figures) ever meets a drill."""
+    return OPS + ("fixtures:drill" if drill else "fixtures")
 
 
 async def _raise(exc: Exception) -> Any:

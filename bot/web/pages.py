@@ -22,6 +22,12 @@ def _doc(title: str, body: str, *, head: str = "", cls: str = "") -> str:
             f"{head}</head><body class=\"{cls}\">{body}</body></html>")
 
 
+def drill_badge(fx: Fixture) -> str:
+    """The badge on every page of a drill's fixture, so nobody takes it for a live one."""
+    return ("<span class=\"badge drill\" title=\"A replayed drill, not a live fixture\">"
+            "DRILL</span> " if fx.drill else "")
+
+
 def message_page(title: str, text: str) -> str:
     """A plain page with one message (refusals, signed out)."""
     return _doc(title, f"<main class=\"message\"><h1>{escape(title)}</h1>"
@@ -81,7 +87,8 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
                     for k, label in BOARD_COLUMNS)
     body = (
         "<header class=\"top\">"
-        f"<h1>{escape(fx.title)} <small>{escape(ground_name)} · cat {escape(fx.category)}"
+        f"<h1>{drill_badge(fx)}{escape(fx.title)} <small>{escape(ground_name)} · cat "
+        f"{escape(fx.category)}"
         "</small></h1>"
         f"<div class=\"phase\" id=\"phase\">{escape(PHASES.label(fx.phase))}</div>"
         "<div class=\"clock\" id=\"clock\"></div>"
@@ -110,7 +117,7 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         "</main>"
         f"<script type=\"application/json\" id=\"state\">{_state_json(state)}</script>"
         "<script src=\"/control/static/control.js\" defer></script>")
-    return _doc(f"{fx.title} · control room", body,
+    return _doc(f"{'DRILL · ' if fx.drill else ''}{fx.title} · control room", body,
                 head=f"<meta name=\"csrf\" content=\"{escape(csrf)}\">", cls="wall")
 
 
@@ -161,7 +168,8 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
              if open_lines else "")
     body = (
         "<header class=\"print-head\">"
-        f"<h1>{escape(fx.title)}</h1><p>{escape(fx.competition.replace('_', ' '))} · "
+        f"<h1>{drill_badge(fx)}{escape(fx.title)}</h1>"
+        f"<p>{escape(fx.competition.replace('_', ' '))} · "
         f"{escape(ground_name)} · kick-off {labels['kickoff']:%a %d %b %Y %H:%M} · category "
         f"{escape(fx.category)} · phase {escape(PHASES.label(fx.phase))}</p>"
         "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
@@ -169,5 +177,6 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
         f"<main class=\"post\">{still}<div class=\"two\">{''.join(sections)}</div>"
         f"<section class=\"chart\"><h2>Incidents per 15 minutes by phase</h2>{chart_svg}"
         f"</section><section class=\"map\"><h2>Where</h2>{map_svg}</section></main>")
-    return _doc(f"{fx.title} · post-match", body, cls="postmatch",
+    return _doc(f"{'DRILL · ' if fx.drill else ''}{fx.title} · post-match", body,
+                cls="postmatch",
                 head="<script src=\"/control/static/postmatch.js\" defer></script>")

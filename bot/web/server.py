@@ -204,8 +204,9 @@ class ControlRoom:
         fx_id = request.query.get("fixture", "")
         fx = await (self.core.store.fixture(fx_id) if fx_id else self.core.fixture_of(viewer.who))
         if fx is None and not fx_id:  # none active (e.g. after a replay): the nearest night
-            now = self.core.clock.now()
-            fx = min(await self.core.store.fixtures(), default=None,
+            now = self.core.clock.now()  # a live one; else a drill's (its pages say DRILL)
+            fx = min(await self.core.store.fixtures()
+                     or await self.core.store.fixtures(drill=True), default=None,
                      key=lambda f: abs(f.kickoff - now))
         if fx is None:
             raise web.HTTPNotFound(text=message_page(

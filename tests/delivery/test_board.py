@@ -4,18 +4,23 @@ chat's budget, ended and unpinned when the burst is over; quiet nights get no bo
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
 import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+import pytest
 import pytest_asyncio
+import yaml
 
 from bot.core.dispatch import Core
 from bot.core.messages import Command, Outbound, Reply
 from bot.delivery import board as boards
-from bot.settings import Settings
+from bot.delivery.health import status_lines
+from bot.settings import PROJECT_CONFIG, Settings
 from bot.store import Store
 from tests.delivery.test_delivery import GROUP, FakeTime, Recorder, card, notifier
 from tests.fakes.adapters import both_adapters
@@ -248,3 +253,79 @@ async def test_a_quiet_night_pins_nothing_through_the_adapters(core: Core, limit
     assert len(cards) == 2 and first in str(cards[0].params["text"])
     assert not any("new incidents" in str(c.params.get("text")) for c in cards)
     assert tg.too_many == 0 and slack.too_many == 0
+
+
+async def test_the_final_board_says_which_incidents_have_cards_and_where_the_rest_are(
+        store: Store):
+    time = FakeTime()
+    n, sink = await flashpoint(store, time)
+    n.wall = lambda: datetime(2026, 12, 2, 21, 47)
+    board_id = sink.pinned[-1]
+    await time.sleep(boards.QUIET_S)
+    n.poke()
+    await until(lambda: not sink.pinned)
+    final = sink.texts[board_id]
+    # severity 4+ got a card each; the ten below severity 4 were only ever in the digest
+    assert "see their cards" not in final
+    assert "12 incidents still open." in final
+    assert "With a card of their own above: INC-107, INC-103." in final
+    assert "The other 10 got no card of their own (below severity 4): they are named in the " \
+           "digests above and listed in the web view (/web)." in final
+    cards = {x.splitlines()[0] for x in sink.sent()}
+    assert "INC-107 Missile" in cards and "INC-100 Missile" not in cards
+    await n.close()
+
+
+MANIFEST = yaml.safe_load((PROJECT_CONFIG / "slack_manifest.yaml").read_text())
+APP_SCOPES = set(MANIFEST["oauth_config"]["scopes"]["bot"])
+
+
+async def test_the_manifest_scopes_let_the_board_be_pinned(core: Core, settings: Settings):
+    """A Slack token with exactly the manifest's scopes pins the board (pins:write)."""
+    tg, slack = FakeTelegram(enforce_limits=True), FakeSlack(enforce_limits=True,
+                                                             scopes=APP_SCOPES)
+    async with both_adapters(core, settings, tg, slack):
+        ids = [await report(core, k) for k in range(12)]
+        await slack.wait_for(lambda: slack.pins.get(SLACK_CONTROL), timeout=30)
+        await core.notifier.drain()
+    assert ids and not [c for c in slack.calls if not c.ok]
+
+
+async def test_a_missing_slack_scope_is_one_warning_shown_in_delivery_health(
+        core: Core, settings: Settings, caplog: pytest.LogCaptureFixture):
+    """Without pins:write the board works unpinned: one warning line (no traceback), and
+    the delivery health on /status and the Slack Home tab says what is off and why."""
+    gc.collect()  # what earlier tests left pending is destroyed now, not during this one
+    caplog.clear()
+    caplog.set_level(logging.INFO)
+    tg = FakeTelegram(enforce_limits=True)
+    slack = FakeSlack(enforce_limits=True, scopes=APP_SCOPES - {"pins:write"})
+
+    async def delivery_lines(_fx: object) -> list[str]:  # as bot.runtime wires it
+        return status_lines(core.notifier)
+    core.status_lines.append(delivery_lines)
+    async with both_adapters(core, settings, tg, slack) as slack_adapter:
+        ids = [await report(core, k) for k in range(12)]
+
+        def slack_board() -> str:
+            return " ".join(json.dumps(m) for (c, _), m in slack.messages.items()
+                            if c == SLACK_CONTROL and "Live board" in json.dumps(m))
+
+        await slack.wait_for(lambda: all(i in slack_board() for i in ids), timeout=30)
+        await slack.wait_for(lambda: slack.of("pins.add"), timeout=30)
+        await tg.wait_for(lambda _: tg.pinned.get(int(GROUP)), timeout=30)
+        await core.notifier.drain()
+        assert slack.of("pins.add")[0].ok is False and not slack.pins.get(SLACK_CONTROL)
+        line = (f"Delivery slack {SLACK_CONTROL}: the flashpoint board is not pinned: "
+                "the Slack app lacks the pins:write scope")
+        status = await core.handle(Command("console", "c", "police_commander", "/status",
+                                           "scope-status"))
+        assert status is not None and line in status.reply.text
+        await slack_adapter.home.publish("U0CONTROL1")
+        [home] = slack.of("views.publish")
+        assert line in json.dumps(home.params["view"], ensure_ascii=False)
+    records = [r for r in caplog.records if r.levelno >= logging.WARNING
+               and "pins:write" in r.getMessage()]
+    assert len(records) == 1 and records[0].levelno == logging.WARNING
+    assert not any(r.exc_info for r in records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -21,6 +21,16 @@ from urllib.parse import parse_qsl, urlencode
 from aiohttp import WSMsgType, web
 
 JSON_PARAMS = {"blocks", "view", "files", "attachments", "channels", "metadata"}
+# The bot token scope each method needs (docs.slack.dev/reference/methods/<method>, "Required
+# scopes"); a token without it is answered like Slack does: HTTP 200, ok false,
+# error "missing_scope", with the scope `needed` and the ones `provided`.
+NEEDS_SCOPE = {
+    "chat.postMessage": "chat:write", "chat.update": "chat:write",
+    "chat.postEphemeral": "chat:write", "pins.add": "pins:write", "pins.remove": "pins:write",
+    "conversations.open": "im:write", "conversations.history": "channels:history",
+    "conversations.replies": "channels:history", "users.info": "users:read",
+    "files.getUploadURLExternal": "files:write", "files.completeUploadExternal": "files:write",
+}
 
 
 @dataclass
@@ -41,13 +51,15 @@ class FakeSlack:
     def __init__(self, team_id: str = "T0TEAM", bot_user: str = "U0BOT", *,
                  enterprise_id: str | None = None, enterprise_install: bool = False,
                  enforce_limits: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 scopes: set[str] | None = None) -> None:
         # Slack's documented limits, answered with 429 + Retry-After when broken:
         # chat.postMessage ~1/s per channel, chat.update Tier 3 (~50/min), pins.add and
         # pins.remove Tier 2 (~20/min). Windows are a little shorter than the limits so a
         # well-behaved client's network jitter passes.
         self.enforce_limits = enforce_limits
         self.clock = clock
+        self.scopes = scopes  # the bot token's scopes (None: every scope a method needs)
         self.too_many = 0
         self._sent_at: dict[str, list[float]] = {}
         self.team_id = team_id
@@ -164,6 +176,12 @@ class FakeSlack:
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
         call = Call(method, params, token, dict(request.headers))
         await self._record(call)
+        needed = NEEDS_SCOPE.get(method)
+        if self.scopes is not None and needed and needed not in self.scopes:
+            call.ok = False
+            return web.json_response({"ok": False, "error": "missing_scope", "needed": needed,
+                                      "provided": ",".join(sorted(self.scopes))},
+                                     headers={"x-oauth-scopes": ",".join(sorted(self.scopes))})
         if self.enforce_limits and method in ("chat.postMessage", "chat.update", "pins.add",
                                               "pins.remove"):
             wait = self._over_limit(method, str(params.get("channel", "")))

@@ -2,11 +2,12 @@
 
 Serves what the adapter uses: getMe, getUpdates (long-poll on a queue the test pushes to),
 setWebhook/deleteWebhook, sendMessage, editMessageText, forwardMessage, pin/unpinChatMessage
-(`pinned`), answerCallbackQuery, setMyCommands, sendPhoto/sendDocument (multipart), getFile and
-file downloads. Message ids are numbered like Telegram's: per chat in supergroups and channels
-(ids -100…), and from the bot's one common sequence in private chats and basic groups. Any
-method can be made to fail for its next N calls (e.g. 429 with retry_after). Tests wait with
-`await fake.wait_for(...)`.
+(`pinned`), answerCallbackQuery, setMyCommands, send<Media> (an upload, or a file id seen
+before: answered with the documented "Message" fields, e.g. photo as an array of PhotoSize),
+sendLocation, sendMediaGroup, getFile and file downloads. Message ids are numbered like
+Telegram's: per chat in supergroups and channels (ids -100…), and from the bot's one common
+sequence in private chats and basic groups. Any method can be made to fail for its next N
+calls (e.g. 429 with retry_after). Tests wait with `await fake.wait_for(...)`.
 """
 
 from __future__ import annotations
@@ -24,9 +25,22 @@ from aiohttp import web
 TOKEN = "123456789:TEST-fake-token_for-tests"
 BOT_ID = 123456789
 BOT_USERNAME = "matchday_test_bot"
-LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument",
+LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument", "sendmediagroup",
            "editmessagereplymarkup", "editmessagecaption", "forwardmessage",
            "pinchatmessage", "unpinchatmessage"}  # a pin counts like a message in a group
+# The fields the Bot API always sets on each media object beyond file_id/file_unique_id
+# (an upload's; a file id sent again returns the object it was first seen with).
+MEDIA_FIELDS: dict[str, dict[str, Any]] = {
+    "voice": {"duration": 1, "mime_type": "audio/ogg"},
+    "audio": {"duration": 1, "mime_type": "audio/mpeg"},
+    "video": {"width": 640, "height": 360, "duration": 1, "mime_type": "video/mp4"},
+    "video_note": {"length": 240, "duration": 1},
+    "animation": {"width": 320, "height": 240, "duration": 1, "mime_type": "video/mp4"},
+    "sticker": {"type": "regular", "width": 512, "height": 512, "is_animated": False,
+                "is_video": False},
+    "document": {"file_name": "file", "mime_type": "application/octet-stream"},
+}
+FOLDERS = {"photo": "photos", "document": "documents", "sticker": "stickers"}
 BOT_USER = {"id": BOT_ID, "is_bot": True, "first_name": "Matchday", "username": BOT_USERNAME}
 _INT_KEYS = {"offset", "limit", "timeout", "retry_after", "cache_time", "max_connections"}
 
@@ -228,7 +242,7 @@ class FakeTelegram:
     def message_update(self, user_id: int, text: str = "", *, chat_id: int | None = None,
                        photo: str = "", caption: str = "", location: tuple[float, float] |
                        None = None, reply_to: dict[str, Any] | None = None,
-                       first_name: str = "Test") -> dict[str, Any]:
+                       first_name: str = "Test", live_period: int = 0) -> dict[str, Any]:
         """An update carrying a message (text, photo or location) from a user."""
         chat_id = user_id if chat_id is None else chat_id
         msg: dict[str, Any] = {
@@ -250,10 +264,21 @@ class FakeTelegram:
             msg["caption"] = caption
         if location:
             msg["location"] = {"latitude": location[0], "longitude": location[1]}
+            if live_period:  # a live location: later positions arrive as edits of it
+                msg["location"]["live_period"] = live_period
         if reply_to:
             msg["reply_to_message"] = reply_to
         self.incoming[(chat_id, msg["message_id"])] = msg
         return {"update_id": self.next_update_id(), "message": msg}
+
+    def location_moved(self, shared: dict[str, Any], lat: float, lon: float,
+                       at: int | None = None) -> dict[str, Any]:
+        """The update Telegram sends when a live location (the update that shared it) moves:
+        an edited_message with the new position, its live_period and edit_date."""
+        msg = dict(shared["message"])
+        msg["location"] = {**msg["location"], "latitude": lat, "longitude": lon}
+        msg["edit_date"] = at if at is not None else int(time.time())
+        return {"update_id": self.next_update_id(), "edited_message": msg}
 
     def next_message_id(self, chat_id: int) -> int:
         """The id Telegram gives the next message in a chat: sequential within a supergroup
@@ -312,7 +337,7 @@ class FakeTelegram:
         params, files = await self._params(request)
         if self.latency and method.lower() != "getupdates":
             await asyncio.sleep(self.latency)
-        call = Call(method, params, files)
+        call = Call(method, params, files, at=self.clock())
         moved = self.migrated.get(int(params["chat_id"])) \
             if str(params.get("chat_id", "")).lstrip("-").isdigit() else None
         if moved is not None:
@@ -338,7 +363,10 @@ class FakeTelegram:
             return web.json_response({"ok": False, "error_code": 400, "description":
                                       "Bad Request: message to forward not found"}, status=400)
         if self.enforce_limits and method.lower() in LIMITED:
-            wait = self._over_limit(str(params.get("chat_id", "")),
+            # an album is as many messages as it has media (each counted against the limits)
+            cost = len(params["media"]) if method.lower() == "sendmediagroup" and \
+                isinstance(params.get("media"), list) else 1
+            wait = self._over_limit(str(params.get("chat_id", "")), cost,
                                     edit=method.lower().startswith("edit"))
             if wait:
                 self.too_many += 1
@@ -364,11 +392,12 @@ class FakeTelegram:
             await self._record(call)
         return web.json_response({"ok": True, "result": result})
 
-    def _over_limit(self, chat: str, edit: bool = False) -> int:
-        """0 and the send counted, or the whole seconds to wait (a limit would break).
-        An edit in a private chat (a button's answer edited into its message) counts only
-        bot-wide: the one-a-second per chat is Telegram's figure for messages sent to a
-        chat, and inline menus edit on every tap (an assumption: no figure is published)."""
+    def _over_limit(self, chat: str, cost: int = 1, edit: bool = False) -> int:
+        """0 and the send counted (`cost` messages), or the whole seconds to wait (a limit
+        would break). An edit in a private chat (a button's answer edited into its message)
+        counts only bot-wide: the one-a-second per chat is Telegram's figure for messages
+        sent to a chat, and inline menus edit on every tap (an assumption: no figure is
+        published)."""
         now = self.clock()
         private = not chat.startswith(("-", "@"))
         windows = [("bot", 30, 0.95)] if edit and private else \
@@ -379,14 +408,16 @@ class FakeTelegram:
         for key, count, per in windows:
             times = [t for t in self._sent_at.get(key, []) if t > now - per]
             self._sent_at[key] = times
-            if len(times) >= count:
-                wait = max(wait, times[len(times) - count] + per - now)
+            room = count if key.startswith("chat:") else count - cost + 1  # an album: at once
+            if len(times) >= room:
+                oldest = times[len(times) - max(room, 1)] if room > 0 else now
+                wait = max(wait, oldest + per - now, 1e-3)
                 self._broke = (f"{key.partition(':')[0]} {count}/{per:g}s, the oldest "
-                               f"{now - times[len(times) - count]:.3f}s ago")
+                               f"{now - oldest:.3f}s ago")
         if wait > 0:
             return max(1, int(wait + 0.999))
         for key, _, _ in windows:
-            self._sent_at[key].append(now)
+            self._sent_at[key] += [now] * cost
         return 0
 
     async def _file(self, request: web.Request) -> web.Response:
@@ -456,6 +487,15 @@ class FakeTelegram:
         }
         if isinstance(p.get("reply_markup"), dict) and "inline_keyboard" in p["reply_markup"]:
             msg["reply_markup"] = p["reply_markup"]
+        quoted = p.get("reply_parameters")
+        if isinstance(quoted, dict):  # the replied-to message, one level deep, as Telegram
+            key = (int(quoted.get("chat_id") or chat_id), int(quoted.get("message_id") or 0))
+            replied = self.messages.get(key) or self.incoming.get(key)
+            if replied is not None:
+                msg["reply_to_message"] = {k: v for k, v in replied.items()
+                                           if k != "reply_to_message"}
+            elif not quoted.get("allow_sending_without_reply"):
+                raise _ApiError(400, "Bad Request: message to be replied not found")
         self.messages[(chat_id, msg["message_id"])] = msg
         if p.get("parse_mode") == "HTML":
             self._html.add((chat_id, msg["message_id"]))
@@ -498,7 +538,10 @@ class FakeTelegram:
         self._check_text(text, p.get("parse_mode"))
         return self._new_message(p, text=text)
 
-    async def _m_editmessagetext(self, p: dict, f: dict) -> dict[str, Any]:
+    async def _m_editmessagetext(self, p: dict, f: dict) -> dict[str, Any] | bool:
+        """The edited Message; True for an inline message (Bot API: "Message or True")."""
+        if p.get("inline_message_id"):
+            return True
         key = (int(p["chat_id"]), int(p["message_id"]))
         msg = self.messages.get(key)
         if msg is None:
@@ -537,49 +580,106 @@ class FakeTelegram:
         pins.remove(mid)
         return True
 
-    async def _m_sendphoto(self, p: dict, f: dict) -> dict[str, Any]:
+    # Media sent again by file id comes back as Telegram describes it ("Message" fields photo:
+    # array of PhotoSize, voice: Voice, …, each with its required fields); an upload gets a
+    # new file id. An unknown file id is refused like Telegram refuses it.
+    def _known_media(self, kind: str, fid: str) -> Any:
+        """The media object (PhotoSize array for photos) a file id was seen with, or None."""
+        for msg in [*self.incoming.values(), *self.messages.values()]:
+            obj = msg.get(kind)
+            if kind == "photo" and isinstance(obj, list) and \
+                    any(size.get("file_id") == fid for size in obj):
+                return [dict(size) for size in obj]
+            if isinstance(obj, dict) and obj.get("file_id") == fid:
+                return dict(obj)
+        return None
+
+    def _media(self, p: dict[str, Any], f: dict[str, bytes], kind: str) -> Any:
+        """The media object a send<Kind> posts: the known one for a file id, a new one for
+        an upload (sized like Telegram's defaults)."""
+        given = p.get(kind)
+        if isinstance(given, str) and given:
+            known = self._known_media(kind, given)
+            if known is None:
+                raise _ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+            return known
         data = next(iter(f.values()), b"")
-        fid = f"photo-{len(self.files) + 1}"
-        self.files[f"photos/{fid}.png"] = data
+        n = len(self.files) + 1
+        fid = f"{kind}-{n}"
+        self.files[f"{FOLDERS.get(kind, kind + 's')}/{fid}"] = data
+        base = {"file_id": fid, "file_unique_id": fid + "u", "file_size": len(data)}
+        if kind == "photo":  # a thumbnail and the picture itself, smallest first
+            return [{**base, "file_id": fid + "-s", "file_unique_id": fid + "su",
+                     "width": 90, "height": 68, "file_size": max(1, len(data) // 20)},
+                    {**base, "width": 800, "height": 600}]
+        return {**base, **MEDIA_FIELDS.get(kind, {})}
+
+    def _send_media(self, p: dict[str, Any], f: dict[str, bytes], kind: str) -> dict[str, Any]:
         caption = str(p.get("caption", ""))
         if caption:
             self._check_text(caption, p.get("parse_mode"), 1024)
-        photo = [{"file_id": fid, "file_unique_id": fid + "u", "width": 800, "height": 600,
-                  "file_size": len(data)}]
-        return self._new_message(p, photo=photo, **({"caption": caption} if caption else {}))
+        obj = self._media(p, f, kind)
+        content: dict[str, Any] = {kind: obj}
+        if kind == "animation":  # Bot API: "the document field will also be set"
+            content["document"] = {k: v for k, v in obj.items()
+                                   if k in ("file_id", "file_unique_id", "file_name",
+                                            "mime_type", "file_size")}
+        if caption:
+            content["caption"] = caption
+        return self._new_message(p, **content)
+
+    async def _m_sendphoto(self, p: dict, f: dict) -> dict[str, Any]:
+        return self._send_media(p, f, "photo")
 
     async def _m_senddocument(self, p: dict, f: dict) -> dict[str, Any]:
-        data = next(iter(f.values()), b"")
-        fid = f"doc-{len(self.files) + 1}"
-        self.files[f"documents/{fid}"] = data
-        return self._new_message(p, document={"file_id": fid, "file_unique_id": fid + "u",
-                                              "file_size": len(data)})
-
-    def _by_file_id(self, p: dict[str, Any], f: dict[str, bytes], kind: str) -> dict[str, Any]:
-        """send<Kind> with a file_id the bot already knows (or an upload): the media again."""
-        fid = p.get(kind) if isinstance(p.get(kind), str) else f"{kind}-{len(self.files) + 1}"
-        return self._new_message(p, **{kind: {"file_id": fid, "file_unique_id": fid + "u"}})
+        return self._send_media(p, f, "document")
 
     async def _m_sendvoice(self, p: dict, f: dict) -> dict[str, Any]:
-        return self._by_file_id(p, f, "voice")
+        return self._send_media(p, f, "voice")
 
     async def _m_sendaudio(self, p: dict, f: dict) -> dict[str, Any]:
-        return self._by_file_id(p, f, "audio")
+        return self._send_media(p, f, "audio")
 
     async def _m_sendvideo(self, p: dict, f: dict) -> dict[str, Any]:
-        return self._by_file_id(p, f, "video")
+        return self._send_media(p, f, "video")
 
     async def _m_sendvideonote(self, p: dict, f: dict) -> dict[str, Any]:
-        return self._by_file_id(p, f, "video_note")
+        return self._send_media(p, f, "video_note")
 
     async def _m_sendanimation(self, p: dict, f: dict) -> dict[str, Any]:
-        return self._by_file_id(p, f, "animation")
+        return self._send_media(p, f, "animation")
 
     async def _m_sendsticker(self, p: dict, f: dict) -> dict[str, Any]:
-        msg = self._by_file_id(p, f, "sticker")
-        msg["sticker"].update(type="regular", width=512, height=512, is_animated=False,
-                              is_video=False)
-        return msg
+        return self._send_media(p, f, "sticker")
+
+    async def _m_sendmediagroup(self, p: dict, f: dict) -> list[dict[str, Any]]:
+        """An album: 2-10 photos/videos (or documents, or audio, not mixed with the others),
+        each by file id or an attach://<name> upload, captions per item; an array of
+        Message sharing one media_group_id, the first replying where asked."""
+        items = p.get("media")
+        if not isinstance(items, list) or not 2 <= len(items) <= 10:
+            raise _ApiError(400, "Bad Request: wrong number of media in the album (2-10)")
+        kinds = {str(i.get("type")) for i in items if isinstance(i, dict)}
+        if len(kinds) > 1 and not kinds <= {"photo", "video"}:
+            raise _ApiError(400, "Bad Request: documents and audio can't be mixed with other "
+                                 "media types in an album")
+        group = str(next(self._update_ids))
+        out = []
+        for n, item in enumerate(items):
+            kind, ref = str(item.get("type")), item.get("media")
+            given = {"chat_id": p["chat_id"], "caption": item.get("caption", ""),
+                     "parse_mode": item.get("parse_mode")}
+            files: dict[str, bytes] = {}
+            if isinstance(ref, str) and ref.startswith("attach://"):
+                files = {ref[9:]: f.get(ref[9:], b"")}
+            else:
+                given[kind] = ref
+            if n == 0 and p.get("reply_parameters"):
+                given["reply_parameters"] = p["reply_parameters"]
+            msg = self._send_media(given, files, kind)
+            msg["media_group_id"] = group
+            out.append(msg)
+        return out
 
     async def _m_sendlocation(self, p: dict, f: dict) -> dict[str, Any]:
         return self._new_message(p, location={"latitude": float(p["latitude"]),

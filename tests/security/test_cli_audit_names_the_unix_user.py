@@ -14,7 +14,7 @@ async def test_restricted_export_and_web_link_name_the_unix_user(store, redis_ur
     env = {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path / "data"),
            "USER": "someone_else", "LOGNAME": "someone_else"}
     assert matchday("replay", str(SCENARIO), "--json", env=env).returncode == 0
-    p = matchday("export", "--fixture", "westham-chelsea-20261202", "--out",
+    p = matchday("export", "--fixture", "drill-westham-chelsea-20261202", "--out",
                  str(tmp_path / "r"), "--restricted", "--by", "console:police_commander",
                  env=env)
     assert p.returncode == 0, p.stderr

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from tests.test_cli import SCENARIO, matchday
 
-FIXTURE = "westham-chelsea-20261202"
+FIXTURE = "drill-westham-chelsea-20261202"
 
 
 def canonical(obj) -> str:

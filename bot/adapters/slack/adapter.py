@@ -31,7 +31,7 @@ from bot.adapters.slack.sdklog import socket_mode_logger
 from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
-from bot.delivery.sink import SENDING, Gone, RetryLater
+from bot.delivery.sink import SENDING, Gone, RetryLater, Unsupported
 from bot.settings import Settings
 from bot.tasks import cancel_and_wait
 
@@ -300,6 +300,9 @@ async def _native(call: Awaitable[Any]) -> Any:
             raise RetryLater(float(exc.response.headers.get("Retry-After", 1) or 1),
                              "slack 429") from None
         data = exc.response.data if isinstance(exc.response.data, dict) else {}
+        if data.get("error") == "missing_scope":  # the app lacks it: add it, reinstall
+            raise Unsupported(f"the Slack app lacks the {data.get('needed', '?')} scope") \
+                from None
         if data.get("error") in ("channel_not_found", "not_in_channel", "is_archived",
                                  "account_inactive"):
             raise Gone(str(data.get("error"))) from None

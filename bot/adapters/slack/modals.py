@@ -12,16 +12,19 @@ from typing import Any
 from slack_sdk.models.blocks import (
     Block,
     InputBlock,
+    MarkdownTextObject,
     NumberInputElement,
     Option,
     OptionGroup,
     PlainTextInputElement,
     PlainTextObject,
     RadioButtonsElement,
+    SectionBlock,
     StaticSelectElement,
 )
 from slack_sdk.models.views import View
 
+from bot.adapters.slack.blocks import escape
 from bot.domain.grounds import Ground
 from bot.domain.vocab import (
     AFFILIATIONS,
@@ -42,6 +45,9 @@ ZONE_KIND_LABELS = {"stand": "Stands", "blocks": "Blocks", "walkway": "Walkways"
                     "perimeter": "Pitch perimeter", "outside": "Outside the ground"}
 # The spaces belong to "inc": "(?:inc-?)?\s*\d" searched a long blank line in quadratic time.
 INC_RE = re.compile(r"(?:inc-?\s*)?(\d{1,6})", re.IGNORECASE)
+MAJOR = 5  # the severity whose report needs a confirm step (as the Telegram guided form)
+CONFIRM_CALLBACK = "md_incident_confirm"
+METADATA_MAX = 3000  # Slack's limit on private_metadata
 
 
 class FormError(Exception):
@@ -277,6 +283,48 @@ BAN = Modal(
     "md_ban", "ban", "Record a banning order", "Record", _ban_blocks, _ban_command,
     ("type", "count", "years", "status", "side", "ref", "inc", "club"),
 )
+
+
+
+# ---------------------------------------------------------------- severity 5: confirm first
+def needs_confirm(modal: Modal, v: dict[str, str]) -> bool:
+    """A major incident (severity 5) from the incident modal is logged only once confirmed."""
+    return modal is INCIDENT and v.get("severity") == str(MAJOR)
+
+
+def _option_label(view: dict[str, Any], block_id: str, value: str) -> str:
+    """The label the modal showed for a selected option (its value when not found)."""
+    for block in view.get("blocks", []):
+        if block.get("block_id") != block_id:
+            continue
+        element = block.get("element", {})
+        groups = element.get("option_groups") or [{"options": element.get("options") or []}]
+        for opt in (o for g in groups for o in g.get("options", [])):
+            if opt.get("value") == value:
+                return str(opt.get("text", {}).get("text") or value)
+    return value
+
+
+def confirm_view(view: dict[str, Any], v: dict[str, str], text: str,
+                 metadata: dict[str, Any]) -> dict[str, Any] | None:
+    """The step that replaces the form before a severity-5 report is logged: Confirm logs
+    `text` (carried in private_metadata), Cancel closes it with nothing logged. None when the
+    report is too long to carry."""
+    carried = json.dumps({**metadata, "text": text}, ensure_ascii=False)
+    if len(carried) > METADATA_MAX:
+        return None
+    what = escape(INCIDENT_TYPES.label(v["type"]))
+    where = escape(_option_label(view, "location", v["location"]))
+    body = (f"*Declare {what} at {where} a MAJOR INCIDENT (severity {MAJOR})?*\n"
+            "Command, control and police are alerted at once and you will be asked for "
+            "METHANE. Cancel logs nothing: report again with a lower severity if it is not "
+            "a major incident.")
+    return View(type="modal", callback_id=CONFIRM_CALLBACK,
+                title=PlainTextObject(text="Major incident?"),
+                submit=PlainTextObject(text="Yes, declare it"),
+                close=PlainTextObject(text="Cancel"), private_metadata=carried,
+                blocks=[SectionBlock(text=MarkdownTextObject(text=body))]).to_dict()
+
 
 MODALS: dict[str, Modal] = {m.command: m for m in (INCIDENT, ARREST, BAN)}
 BY_CALLBACK: dict[str, Modal] = {m.callback_id: m for m in MODALS.values()}

@@ -94,6 +94,24 @@ T = TypeVar("T")
 Gate = Callable[[str, str], Awaitable[None]]
 
 
+class _RetryAfterIsWaitedOut(logging.Filter):
+    """PTB's AIORateLimiter logs a 429 it does not retry (max_retries=0) as an ERROR with a
+    traceback; the delivery layer waits retry_after and sends again, so it is a warning."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR and record.exc_info and \
+                isinstance(record.exc_info[1], RetryAfter):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.msg = f"{record.getMessage()}: {record.exc_info[1]} (waited out by delivery)"
+            record.args, record.exc_info, record.exc_text = (), None, None
+        return True
+
+
+_PTB_LIMITER_LOG = logging.getLogger("telegram.ext.AIORateLimiter")
+if not any(isinstance(f, _RetryAfterIsWaitedOut) for f in _PTB_LIMITER_LOG.filters):
+    _PTB_LIMITER_LOG.addFilter(_RetryAfterIsWaitedOut())
+
+
 class TelegramStartError(RuntimeError):
     """Telegram cannot start; the message is one line for the operator."""
 
@@ -449,12 +467,24 @@ class TelegramAdapter:
                 await self.set_member_menu(cmd.user, member.role)
 
     async def _on_edit(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """An edited message: the log keeps what was first sent; say how to correct it."""
+        """An edited message: a live location's next position updates the evidence quietly;
+        an edited text is not taken into the log (it keeps what was first sent): say how to
+        correct it."""
         msg = update.edited_message
         if msg is None or msg.from_user is None or msg.from_user.is_bot:
             return
         if not await self._first_time(update.update_id):
             return
+        moved = media.moved_location(msg)
+        if moved is not None:
+            await self.core.handle(Command(
+                platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id), text="",
+                dedupe_key=f"telegram:{update.update_id}", attachments=(moved,),
+                user_name=msg.from_user.full_name, private=msg.chat.type == ChatType.PRIVATE,
+                at=msg.edit_date or msg.date))
+            return  # never answered: a phone sends a position every few seconds
+        if msg.text is None and msg.caption is None:
+            return  # e.g. a caption removed: nothing was said to correct
         text = msg.text or msg.caption or ""
         private = msg.chat.type == ChatType.PRIVATE
         if not private and (not text.startswith("/") or self._for_me(text) is None):
@@ -581,6 +611,12 @@ class TelegramAdapter:
         chat_id = _chat_id(chat)
         r = self._render(reply, private)
         reply_to = ReplyParameters(int(mid), allow_sending_without_reply=True) if mid else None
+        shown = media.captioned(reply, r.chunks)
+        if shown is not None:  # one message: the evidence itself, its line as the caption
+            msg = await _native(media.show_captioned(self.application.bot, chat_id, shown,
+                                                     r.chunks[0], reply_to))
+            self._learn(str(chat_id), msg.message_id)
+            return str(msg.message_id)
         sent = await _native(self._send(chat_id, r, reply.images, reply_to))
         if reply.media and sent:  # the evidence itself, under its line
             await self._next(chat_id)

@@ -4,11 +4,14 @@ be kept (polls, dice, games…), and showing kept media to control again by file
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 from telegram import Bot, Message, ReplyParameters
+from telegram.constants import ParseMode
 
-from bot.core.messages import Attachment
+from bot.core.messages import Attachment, Reply
 
 PLATFORM = "telegram"
 # Content the log cannot keep as evidence: named in the polite refusal.
@@ -19,6 +22,9 @@ NOT_KEPT = {"poll": "polls", "dice": "dice", "game": "games", "story": "stories"
 RESEND = {"photo": "send_photo", "document": "send_document", "voice": "send_voice",
           "audio": "send_audio", "video": "send_video", "video_note": "send_video_note",
           "animation": "send_animation", "sticker": "send_sticker"}
+# Media whose send takes a caption (Bot API: not video notes or stickers), and its limit.
+CAPTIONED = {"photo", "document", "voice", "audio", "video", "animation"}
+CAPTION_MAX = 1024
 
 
 def _raw(obj: Any) -> dict[str, Any]:
@@ -59,13 +65,56 @@ def attachments(msg: Message) -> tuple[Attachment, ...]:
                               detail=f"{v.title}, {v.address}", platform=PLATFORM))
     elif msg.location:
         out.append(Attachment("location", lat=msg.location.latitude,
-                              lon=msg.location.longitude, platform=PLATFORM))
+                              lon=msg.location.longitude, platform=PLATFORM,
+                              live=live_key(msg) if msg.location.live_period else ""))
     return tuple(out)
+
+
+def live_key(msg: Message) -> str:
+    """A live location's key: its message (Telegram sends each new position as an edit of
+    the message that shared it)."""
+    return f"{PLATFORM}:{msg.chat_id}:{msg.message_id}"
+
+
+def moved_location(msg: Message) -> Attachment | None:
+    """An edited message's new position of a live location, or None (not a location)."""
+    if msg.location is None:
+        return None
+    return Attachment("location", lat=msg.location.latitude, lon=msg.location.longitude,
+                      platform=PLATFORM, live=live_key(msg), moved=True)
 
 
 def not_kept(msg: Message) -> str:
     """What the message is when the log cannot keep it ('' when it can)."""
     return next((word for field, word in NOT_KEPT.items() if getattr(msg, field, None)), "")
+
+
+def captioned(reply: Reply, chunks: list[str]) -> Attachment | None:
+    """The one Telegram medium a reply can be sent as, its text the caption (an evidence
+    line: one message instead of two), or None."""
+    if reply.buttons or reply.images or reply.request_location or len(chunks) != 1:
+        return None
+    here = [a for a in reply.media if a.platform == PLATFORM]
+    if len(here) != 1 or len(reply.media) != 1:
+        return None
+    a = here[0]
+    if a.kind not in CAPTIONED or not a.file_id or len(_plain(chunks[0])) > CAPTION_MAX:
+        return None
+    return a
+
+
+async def show_captioned(bot: Bot, chat_id: int | str, a: Attachment, caption: str,
+                         quote: ReplyParameters | None) -> Message:
+    """Send Telegram media again by file id with an HTML caption."""
+    method = getattr(bot, RESEND[a.kind])
+    msg: Message = await method(chat_id, a.file_id, caption=caption, parse_mode=ParseMode.HTML,
+                                reply_parameters=quote)
+    return msg
+
+
+def _plain(text: str) -> str:
+    """What an HTML caption counts as (Telegram's limit is on the text without markup)."""
+    return html.unescape(re.sub(r"<[^<>]+>", "", text)).strip()
 
 
 async def show(bot: Bot, chat_id: int | str, media: list[Attachment],

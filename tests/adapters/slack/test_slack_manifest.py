@@ -28,7 +28,7 @@ BUILT_IN = {"/active", "/away", "/apps", "/archive", "/call", "/collapse", "/dm"
 # bot display name 80, of a-z 0-9 - _ . only.
 COMMAND = re.compile(r"/[a-z0-9_-]{1,31}")
 BOT_NAME = re.compile(r"[a-z0-9._-]{1,80}")
-UNUSED_SCOPES = {"users:read", "im:write", "im:read", "files:read"}
+UNUSED_SCOPES = {"users:read", "im:read", "files:read"}
 
 
 def commands(manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,6 +77,9 @@ def test_scopes_are_the_ones_used() -> None:
                 "app_mentions:read"} <= scopes
         # reading history back: a post a crash left in doubt is looked up, not repeated
         assert {"channels:history", "groups:history"} <= scopes
+        # the flashpoint board is pinned (pins.add/remove); a DM's history is read through
+        # conversations.open (im:write)
+        assert {"pins:write", "im:write"} <= scopes
         events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
         assert events == {"app_home_opened", "app_mention", "message.im"}
         assert manifest["settings"]["interactivity"]["is_enabled"] is True

@@ -211,10 +211,15 @@ async def test_photo_reply_attaches_evidence(polling: TelegramAdapter, fake: Fak
     fx = await core.active_fixture()
     ev = [e for e in await core.store.events(fx.id) if e.kind == "incident.evidence"]
     assert ev and ev[0].data["evidence"][0]["file_id"] == "AgACphoto1"
-    # the control card is edited in place to count the evidence; the note goes under it
+    # the control card is edited in place to count the evidence; the photo goes under it,
+    # one message with its evidence line as the caption
     await fake.wait_for(edits_of(CONTROL, card["message_id"], "1 evidence item"))
-    note = (await fake.wait_for(sends_to(CONTROL, "Evidence on INC-1")))[0]
+    [note] = await fake.wait_for(lambda c: [x for x in c if x.ok and x.method == "sendPhoto"
+                                            and x.params.get("chat_id") == CONTROL])
+    assert note.params["photo"] == "AgACphoto1"
+    assert "Evidence on INC-1" in note.params["caption"] and "red coat" in note.params["caption"]
     assert note.params["reply_parameters"]["message_id"] == card["message_id"]
+    assert not sends_to(CONTROL, "Evidence on INC-1")(fake.calls)
 
 
 async def test_group_photo_reply_to_card(polling: TelegramAdapter, fake: FakeTelegram,
@@ -228,7 +233,7 @@ async def test_group_photo_reply_to_card(polling: TelegramAdapter, fake: FakeTel
     await feed(fake.message_update(SUPERVISOR, "nice weather", chat_id=CONTROL))
     await feed(fake.message_update(SUPERVISOR, photo="AgACgroup", chat_id=CONTROL,
                                    reply_to=card))
-    # the group's 1 message/s: evidence line, the photo again, the card's edit, then this
+    # the group's 1 message/s: the photo again (its line the caption), the card's edit, this
     await fake.wait_for(sends_to(CONTROL, "Added to INC-1"), timeout=10)
     assert not sends_to(CONTROL, "register")(fake.calls)
 
@@ -308,6 +313,7 @@ async def test_two_replicas_same_webhook_update_logged_once(
     finally:
         await other_client.close()
         await other.stop()
+        await other_core.notifier.close()
 
 
 async def test_429_mid_send_no_duplicate(polling: TelegramAdapter, fake: FakeTelegram,

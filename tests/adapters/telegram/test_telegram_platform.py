@@ -143,7 +143,9 @@ async def test_every_media_kind_is_kept_and_shown_to_control(
     await feed(with_content(fake, STEWARD, **{field: obj}))
     answer = (await fake.wait_for(sends_to(STEWARD, "Added to INC-1")))[0]
     assert line in answer.params["text"]
-    await fake.wait_for(sends_to(CONTROL, line))
+    await fake.wait_for(lambda c: [x for x in c if x.ok and x.params.get("chat_id") == CONTROL
+                                   and line in str(x.params.get("text") or
+                                                   x.params.get("caption"))])
     fx = await core.active_fixture()
     [ev] = [e for e in await core.store.events(fx.id) if e.kind == "incident.evidence"]
     kept = ev.data["evidence"][0]
@@ -347,3 +349,43 @@ async def test_shared_venue_answers_the_where_step(polling: TelegramAdapter,
     await feed(with_content(fake, STEWARD, location=point, venue={
         "location": point, "title": "Gate F", "address": "Stratford, London"}))
     await fake.wait_for(sends_to(STEWARD, "How serious?"))
+
+
+async def test_live_location_moves_update_the_evidence_silently(polling: TelegramAdapter,
+                                                                fake: FakeTelegram,
+                                                                core: Core) -> None:
+    """A live location shared after a report is evidence; each new position Telegram sends
+    (an edited_message) updates its latest position and time and is appended to the
+    incident's log, with no answer to the steward and nothing new for control."""
+    feed = Feed(fake)
+    await feed(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles"))
+    await fake.wait_for(sends_to(STEWARD, "Logged INC-1"))
+    shared = fake.message_update(STEWARD, location=(51.5383, -0.0166), live_period=900)
+    await feed(shared)
+    await fake.wait_for(sends_to(STEWARD, "Added to INC-1"))
+    await fake.wait_for(sends_to(CONTROL, "📍 location"))
+    await polling.drain()
+    before = len(fake.calls)
+    t0 = int(time.time())
+    for k in range(1, 4):
+        await feed(fake.location_moved(shared, 51.5383 + k / 1000, -0.0166, at=t0 + 10 * k))
+    await feed(fake.message_update(STEWARD, "/whoami"))  # after the moves, in order
+    await fake.wait_for(sends_to(STEWARD, "Steward"))
+    await polling.drain()
+    said = [c for c in fake.calls[before:] if c.method != "getUpdates"]
+    assert [c.method for c in said] == ["sendMessage"], fake.describe()
+    assert "Edits aren't taken" not in fake.describe(100)
+    fx = await core.active_fixture()
+    key = f"telegram:{STEWARD}:{shared['message']['message_id']}"
+    kept = await core.store.live_location(fx.id, key)
+    assert kept is not None and kept["n"] == 1
+    assert (kept["lat"], kept["lon"]) == (51.5413, -0.0166)
+    assert kept["at"].startswith(time.strftime("%Y-%m-%dT", time.gmtime(t0 + 30)))
+    events = await core.store.events(fx.id)
+    moves = [e for e in events if e.kind == "incident.live_location"]
+    assert [m.data["lat"] for m in moves] == [51.5393, 51.5403, 51.5413]
+    assert all(m.data["id"] == "INC-1" and m.data["live"] == key for m in moves)
+    [evidence] = [e for e in events if e.kind == "incident.evidence"]
+    assert evidence.data["evidence"][0]["live"] == key
+    inc = await core.store.incident(fx.id, 1)
+    assert inc is not None and inc.evidence == 1  # a move is not new evidence

@@ -14,12 +14,21 @@ from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.blocks import result_view
 from bot.adapters.slack.inbound import Inbound
-from bot.adapters.slack.modals import BY_CALLBACK, FormError, values
-from bot.core.messages import Command, Result
+from bot.adapters.slack.modals import (
+    BY_CALLBACK,
+    CONFIRM_CALLBACK,
+    INCIDENT,
+    FormError,
+    confirm_view,
+    needs_confirm,
+    values,
+)
+from bot.core.messages import Command, Reply, Result
 
 log = logging.getLogger(__name__)
 
 STALE = "This form is out of date. Close it and start again with the command."
+TOO_LONG_TO_CONFIRM = "Too long to confirm as a major incident: shorten the description."
 
 
 def metadata(view: dict[str, Any]) -> dict[str, Any] | None:
@@ -39,20 +48,37 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         await inbound.answer(await task, user=user, channel="", respond=None)
 
     async def on_submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
-        modal = BY_CALLBACK.get(view.get("callback_id", ""))
+        confirming = view.get("callback_id") == CONFIRM_CALLBACK
+        modal = INCIDENT if confirming else BY_CALLBACK.get(view.get("callback_id", ""))
         if modal is None:
             await ack()
             return
         meta = metadata(view)
-        if meta is None:
+        if meta is None or (confirming and not isinstance(meta.get("text"), str)):
             log.warning("slack: view %s with unreadable private_metadata", view.get("id"))
-            await ack(response_action="errors", errors={modal.first_field: STALE})
+            if confirming:  # a view without inputs has no field to put the error on
+                await ack(response_action="update",
+                          view=result_view(Reply(STALE, ok=False), modal.title))
+            else:
+                await ack(response_action="errors", errors={modal.first_field: STALE})
             return
-        try:
-            text = modal.to_command(values(view))
-        except FormError as exc:
-            await ack(response_action="errors", errors=exc.errors)
-            return
+        if confirming:
+            text = str(meta["text"])
+        else:
+            try:
+                v = values(view)
+                text = modal.to_command(v)
+            except FormError as exc:
+                await ack(response_action="errors", errors=exc.errors)
+                return
+            if needs_confirm(modal, v):  # nothing is logged until the person confirms
+                step = confirm_view(view, v, text, meta)
+                if step is None:
+                    await ack(response_action="errors",
+                              errors={"description": TOO_LONG_TO_CONFIRM})
+                else:
+                    await ack(response_action="update", view=step)
+                return
         user = body.get("user", {}).get("id", "")
         channel = str(meta.get("channel") or user)
         digest = hashlib.sha1(text.encode()).hexdigest()[:12]
@@ -75,8 +101,12 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
             return
         if not result.reply.ok:
             reason = (result.reply.text.splitlines() or ["Not logged."])[0]
-            await ack(response_action="errors",
-                      errors={modal.block_for(result.reply.field): reason[:300]})
+            if confirming:  # the confirm step has no field to put it on: show it instead
+                await ack(response_action="update", view=result_view(
+                    Reply(reason, title="Not logged", ok=False), modal.title))
+            else:
+                await ack(response_action="errors",
+                          errors={modal.block_for(result.reply.field): reason[:300]})
             return
         await ack(response_action="update", view=result_view(result.reply, modal.title))
         if result.reply.images:
