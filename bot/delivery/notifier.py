@@ -14,6 +14,11 @@ replies, incident cards, threads, escalations, briefings. Per (platform, chat):
 - while a chat is in that digest mode it also gets a live board (bot.delivery.board): one
   pinned message listing the open incidents, edited at most once per few of the chat's
   slots, finally marked "no longer live" and unpinned when the burst is over;
+- while a chat is paced (more waiting than it can take in the next few seconds), photos and
+  videos for one incident queued one after another go as one album where the sink can send
+  albums (Telegram's sendMediaGroup), each item with its own caption; they may go ahead of
+  that incident's queued card edit (its latest state follows them). The album counts one
+  message per item against the group and bot-wide limits, once against the per-chat pace;
 - a 429 waits the platform's retry_after and tries again, for ever: a message is delivered
   or superseded, never dropped. `on_done` tells the outbox when an entry is delivered.
 """
@@ -49,6 +54,7 @@ ACTIONABLE = boards.ACTIONABLE  # severity from which an incident always gets it
 MAX_BACKOFF = 30.0
 SEVERITY = re.compile(r"^Severity (\d)")
 UNPINNED = "the flashpoint board is not pinned"
+ALBUM_MAX = 10  # items in one album (Telegram's sendMediaGroup takes 2-10)
 
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
 T = TypeVar("T")
@@ -340,6 +346,9 @@ class Notifier:
                 else:
                     await self._admit(platform, chat, first.slot)
                 batch, out = await self._compose(platform, chat, queue)
+                if out is None:
+                    await self._album(sink, platform, chat, batch)
+                    continue
                 if await self._journaled(sink, platform, chat, batch, out):
                     continue
                 mid = await self._deliver(sink, platform, chat, out)
@@ -435,9 +444,10 @@ class Notifier:
             await self.limiter.acquire(platform, chat, 1)
 
     async def _compose(self, platform: str, chat: str,
-                       queue: ChatQueue) -> tuple[list[Item], Outbound]:
-        """Take what to send now: the next message, or a digest of the new incidents waiting
-        when there are more than the chat's budget allows to send one by one."""
+                       queue: ChatQueue) -> tuple[list[Item], Outbound | None]:
+        """Take what to send now: the next message, a digest of the new incidents waiting
+        when there are more than the chat's budget allows to send one by one, or (no
+        Outbound) an album of one incident's media while the chat is paced."""
         fresh = [i for i in queue.items
                  if not i.named and self._is_new_card(platform, chat, i)]
         if len(fresh) >= 2 and len(fresh) > await self._budget(platform, chat):
@@ -459,9 +469,94 @@ class Notifier:
             queue.last_digest = None  # the burst is over: back to one card at a time
         # After a digest, the actionable cards it named come next, worst first.
         named = [i for i in queue.items if i.named]
+        if not named:
+            album = await self._album_items(platform, chat, queue)
+            if album:
+                return album, None
         item = max(named, key=lambda i: i.severity) if named else queue.items[0]
         queue.items.remove(item)
         return [item], item.out
+
+    async def _album_items(self, platform: str, chat: str, queue: ChatQueue) -> list[Item]:
+        """The media to send now as one album, taken off the queue (or none): the next
+        message and those after it that are media for the same incident, passing over that
+        incident's card when it is already posted (an edit: its latest state follows), when
+        more wait than the chat's budget allows one by one and the limits let them go
+        together (the first is already admitted)."""
+        sink = self.sinks[platform]
+        fits = getattr(sink, "albumable", None)
+        if fits is None or hasattr(sink, "deliver"):
+            return []
+        first = queue.items[0].out
+        if not self._album_item(first, fits, chat):
+            return []
+        posted = self._posted.get((platform, chat), set())
+        run = [queue.items[0]]
+        for item in queue.items[1:]:
+            o = item.out
+            if o.fixture == first.fixture and o.thread == first.thread and \
+                    self._album_item(o, fits, chat):
+                run.append(item)
+                if len(run) == ALBUM_MAX:
+                    break
+            elif not (o.ref == first.thread and o.fixture == first.fixture and
+                      not o.edit and not o.quote and o.ref in posted):
+                break
+        if len(run) < 2 or len(run) <= await self._budget(platform, chat):
+            return []
+        together = getattr(self.limiter, "together", None)
+        extra = await together(platform, chat, len(run) - 1) if together else 0
+        if extra < 1:
+            return []
+        run = run[:1 + extra]
+        await self.limiter.admit_extra(platform, chat, extra)
+        release = getattr(self.limiter, "release", None)
+        for item in run:
+            queue.items.remove(item)
+            if release is not None and item.slot is not None and item is not run[0]:
+                release(platform, chat, item.slot)
+        return run
+
+    @staticmethod
+    def _album_item(out: Outbound, fits: Callable[[str, Reply], bool], chat: str) -> bool:
+        """A message under an incident that is one photo or video (its text the caption)."""
+        return bool(out.thread and not out.ref and not out.edit and not out.quote
+                    and fits(chat, out.reply))
+
+    async def _album(self, sink: Sink, platform: str, chat: str, batch: list[Item]) -> None:
+        """Send items as one album, with the journal's marks around it for every outbox
+        entry in it (in flight before, all delivered in one round trip after, like
+        `_journaled`); other items' `done` each get their own message's id."""
+        marks = [d for item in batch for d in item.done if getattr(d, "journaled", False)]
+        if marks and self.journal is not None:
+            await self.journal.flying(platform, chat, marks)
+        out = batch[0].out
+        store = self.store
+
+        async def send() -> list[str]:
+            thread = ""
+            if out.thread and store is not None:
+                thread = await store.message_ref(out.fixture, platform, chat, out.thread) or ""
+            return await sink.send_album(chat, [i.out.reply for i in batch],  # type: ignore[attr-defined]
+                                         thread=thread)
+
+        token = SENDING.set(tuple(m.tag for m in marks))
+        try:
+            mids = await self._retrying(platform, chat, send)
+        finally:
+            SENDING.reset(token)
+        if marks and self.journal is not None:
+            last = max(mids, key=lambda m: int(m) if m.isdigit() else 0, default="")
+            await self.journal.delivered(platform, chat, marks, None, last)
+        for item, mid in zip(batch, mids + [""] * len(batch), strict=False):
+            for done in item.done:
+                if getattr(done, "journaled", False) and self.journal is not None:
+                    continue
+                try:
+                    await done(platform, chat, mid)
+                except Exception:
+                    log.exception("delivery mark failed for %s:%s", platform, chat)
+        self.health[(platform, chat)].delivered += len(batch)
 
     def _is_new_card(self, platform: str, chat: str, item: Item) -> bool:
         out = item.out

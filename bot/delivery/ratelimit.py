@@ -106,13 +106,13 @@ class RateLimiter:
         return out
 
     @staticmethod
-    def _fits(lim: Limit, sent: list[float], t: float) -> bool:
-        """Would a send at t keep every window [x, x+per) at or under the limit?"""
+    def _fits(lim: Limit, sent: list[float], t: float, need: int = 1) -> bool:
+        """Would `need` sends at t keep every window [x, x+per) at or under the limit?"""
         lo = bisect.bisect_right(sent, t - lim.per)
         starts = [x for x in sent[lo:bisect.bisect_right(sent, t)]] + [t]
         for a in starts:
             n = bisect.bisect_left(sent, a + lim.per) - bisect.bisect_left(sent, a)
-            if n + 1 > lim.count:
+            if n + need > lim.count:
                 return False
         return True
 
@@ -154,6 +154,33 @@ class RateLimiter:
                 self._book(self._sent, platform, chat, cost)
                 return
             await self.sleep(t - now)
+
+    def release(self, platform: str, chat: str, slot: float) -> None:
+        """Give back a planned slot whose message went with another (an album's items)."""
+        for _, planned in self._windows(self._planned, platform, chat):
+            i = bisect.bisect_left(planned, slot)
+            if i < len(planned) and planned[i] == slot:
+                del planned[i]
+
+    async def together(self, platform: str, chat: str, want: int) -> int:
+        """How many more messages (at most `want`) may go now in the same call as the one
+        just admitted: an album, one call to the chat whose items every limit counting
+        messages (group, bot) counts one by one, while the per-chat pace counts the call."""
+        now = self.clock()
+        windows = [(lim, sent) for lim, sent in self._windows(self._sent, platform, chat)
+                   if lim.scope != "chat"]
+        n = 0
+        while n < want and all(self._fits(lim, sent, now, n + 1) for lim, sent in windows):
+            n += 1
+        return n
+
+    async def admit_extra(self, platform: str, chat: str, n: int) -> None:
+        """Count `n` messages going with the one just admitted (see `together`)."""
+        now = self.clock()
+        for lim, sent in self._windows(self._sent, platform, chat):
+            if lim.scope != "chat":
+                for _ in range(n):
+                    bisect.insort(sent, now)
 
     async def wait_until(self, at: float) -> None:
         """Sleep (through the injected sleeper) until clock time `at`."""
@@ -227,10 +254,13 @@ class SharedRateLimiter:
             log.warning("shared rate limits back")
             self.away_until = None
 
-    def _scopes(self, platform: str, chat: str) -> list[tuple[str, int, float]]:
+    def _scopes(self, platform: str, chat: str,
+                per_call: bool = True) -> list[tuple[str, int, float]]:
+        """The shared windows counting a message to this chat (per_call=False: without the
+        per-chat pace, which counts an album once)."""
         out = []
         for lim in self.limits.get(platform, ()):
-            if not applies(lim, platform, chat):
+            if not applies(lim, platform, chat) or (lim.scope == "chat" and not per_call):
                 continue
             scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
             scope += f":{lim.count}/{lim.per:g}"
@@ -258,6 +288,39 @@ class SharedRateLimiter:
     def interval(self, platform: str, chat: str) -> float:
         """Seconds per message this chat can sustain."""
         return interval(self.limits.get(platform, ()), platform, chat)
+
+    async def together(self, platform: str, chat: str, want: int) -> int:
+        """How many more messages (at most `want`) may go now with the one just taken, in
+        one call (an album): the counts of the limits other than the per-chat pace."""
+        scopes = self._scopes(platform, chat, per_call=False)
+        if not scopes:
+            return want
+        if not self._shared():
+            return await self.local.together(platform, chat, want)
+        try:
+            used = await self.windows.used(scopes, self.clock())
+        except StoreUnavailable:
+            self._away()
+            return 0
+        return max(0, min([want] + [count - n for (_, count, _), n
+                                    in zip(scopes, used, strict=True)]))
+
+    async def admit_extra(self, platform: str, chat: str, n: int) -> None:
+        """Take `n` slots of the limits other than the per-chat pace (see `together`)."""
+        scopes = self._scopes(platform, chat, per_call=False)
+        for _ in range(n):
+            while scopes:
+                if not self._shared():
+                    await self.local.admit_extra(platform, chat, 1)
+                    break
+                try:
+                    wait = await self.windows.take(scopes, self.clock())
+                except StoreUnavailable:
+                    self._away()
+                    continue
+                if wait <= 0:
+                    break
+                await self.sleep(wait)
 
     async def budget(self, platform: str, chat: str, horizon: float) -> int:
         """Roughly how many messages this chat could still take within `horizon` seconds."""

@@ -363,7 +363,12 @@ class FakeTelegram:
             return web.json_response({"ok": False, "error_code": 400, "description":
                                       "Bad Request: message to forward not found"}, status=400)
         if self.enforce_limits and method.lower() in LIMITED:
-            # an album is as many messages as it has media (each counted against the limits)
+            # An album is as many messages as it has media against the group and bot-wide
+            # limits, one call against the per-chat pace. Telegram publishes no figure for
+            # albums: its limits are per message (Bots FAQ: at most 20 messages a minute in
+            # a group), sendMediaGroup returns one Message per item and paid broadcasts bill
+            # it per message; bot authors report an album of two photos counted as two
+            # (github.com/astrolabsoftware/fink-filters/pull/156). Nothing says it is one.
             cost = len(params["media"]) if method.lower() == "sendmediagroup" and \
                 isinstance(params.get("media"), list) else 1
             wait = self._over_limit(str(params.get("chat_id", "")), cost,

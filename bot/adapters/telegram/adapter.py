@@ -625,6 +625,38 @@ class TelegramAdapter:
                                                      allow_sending_without_reply=True)))
         return str(sent[0].message_id) if sent else ""
 
+    def albumable(self, chat: str, reply: Reply) -> bool:
+        """Whether a reply is one photo or video with its text as the caption: such replies
+        to one chat can go together as an album (`send_album`)."""
+        shown = media.captioned(reply, self._render(reply, _private(chat)).chunks)
+        return shown is not None and shown.kind in media.ALBUM
+
+    async def send_album(self, chat: str, replies: list[Reply], *, thread: str = "") -> list[str]:
+        """Send 2-10 albumable replies as one album under message `thread`; each one's id.
+        At the chat's current id, like send."""
+        now = await self.moves.resolve(PLATFORM, chat)
+        try:
+            return await self._album_to(now, replies, thread, private=_private(chat))
+        except ChatMigrated as exc:
+            moved = await self.chat_moved(now, str(exc.new_chat_id))
+            return await self._album_to(moved, replies, thread, private=_private(chat))
+
+    async def _album_to(self, chat: str, replies: list[Reply], mid: str, *,
+                        private: bool) -> list[str]:
+        chat_id = _chat_id(chat)
+        items = []
+        for reply in replies:
+            chunks = self._render(reply, private).chunks
+            shown = media.captioned(reply, chunks)
+            if shown is None or shown.kind not in media.ALBUM:
+                raise ValueError("not an album item")  # the caller asked albumable first
+            items.append((shown, chunks[0]))
+        reply_to = ReplyParameters(int(mid), allow_sending_without_reply=True) if mid else None
+        sent = await _native(media.show_album(self.application.bot, chat_id, items, reply_to))
+        for m in sent:
+            self._learn(str(chat_id), m.message_id)
+        return [str(m.message_id) for m in sent]
+
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
         """Edit in place; what does not fit (more chunks, the location key, images) follows
         as new messages. False when the message is gone. At the chat's current id, like

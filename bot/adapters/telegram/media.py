@@ -8,7 +8,7 @@ import html
 import re
 from typing import Any
 
-from telegram import Bot, Message, ReplyParameters
+from telegram import Bot, InputMediaPhoto, InputMediaVideo, Message, ReplyParameters
 from telegram.constants import ParseMode
 
 from bot.core.messages import Attachment, Reply
@@ -25,6 +25,10 @@ RESEND = {"photo": "send_photo", "document": "send_document", "voice": "send_voi
 # Media whose send takes a caption (Bot API: not video notes or stickers), and its limit.
 CAPTIONED = {"photo", "document", "voice", "audio", "video", "animation"}
 CAPTION_MAX = 1024
+# Media that can share an album (Bot API sendMediaGroup: photos and videos mix; documents
+# and audio only with their own kind, which evidence bursts are not).
+ALBUM = {"photo": InputMediaPhoto, "video": InputMediaVideo}
+ALBUM_MAX = 10  # sendMediaGroup takes 2-10 items
 
 
 def _raw(obj: Any) -> dict[str, Any]:
@@ -110,6 +114,14 @@ async def show_captioned(bot: Bot, chat_id: int | str, a: Attachment, caption: s
     msg: Message = await method(chat_id, a.file_id, caption=caption, parse_mode=ParseMode.HTML,
                                 reply_parameters=quote)
     return msg
+
+
+async def show_album(bot: Bot, chat_id: int | str, items: list[tuple[Attachment, str]],
+                     quote: ReplyParameters | None) -> tuple[Message, ...]:
+    """Send 2-10 photos/videos again by file id as one album, each with its HTML caption."""
+    group = [ALBUM[a.kind](a.file_id, caption=caption, parse_mode=ParseMode.HTML)
+             for a, caption in items]
+    return await bot.send_media_group(chat_id, group, reply_parameters=quote)
 
 
 def _plain(text: str) -> str:

@@ -1,6 +1,8 @@
 """A burst of photos from one steward reaches the Telegram control group quickly: each photo
-is one message (the evidence line is its caption), within the group's limits, measured on an
-injected clock shared by the delivery layer's limiter and the fake Bot API's limits."""
+is one message (the evidence line is its caption) and, while the group is paced, the photos
+waiting for one incident go as one album (sendMediaGroup) ahead of that incident's card
+edit, within the group's limits (no 429), measured on an injected clock shared by the
+delivery layer's limiter and the fake Bot API's limits."""
 
 from __future__ import annotations
 
@@ -19,9 +21,9 @@ from tests.fakes.telegram_api import Call, FakeTelegram
 
 PHOTOS = 8
 # The 8th photo was visible to control after 68 s on this clock with two messages a photo
-# (45 s in the field); one message a photo brings it to 16 s. The issue's goal is 15 s
-# (Slack: 9 s), which needs albums (sendMediaGroup) while the group is paced: not done yet.
-BOUND_S = 20.0
+# (45 s in the field); one message a photo brought it to 16 s, albums while the group is
+# paced to ~1 s. The issue's goal is 15 s (Slack: 9 s).
+BOUND_S = 15.0
 
 
 class HeldTime(FakeTime):
@@ -64,11 +66,18 @@ def to_control(calls: list[Call]) -> list[Call]:
     return [c for c in calls if c.ok and c.params.get("chat_id") == CONTROL]
 
 
-def photo_calls(calls: list[Call]) -> list[Call]:
-    return [c for c in to_control(calls) if c.method == "sendPhoto"]
+def shown(calls: list[Call]) -> list[tuple[str, str, float]]:
+    """Each photo control was shown: (file id, caption, when), alone or in an album."""
+    out = []
+    for c in to_control(calls):
+        if c.method == "sendPhoto":
+            out.append((str(c.params["photo"]), str(c.params.get("caption", "")), c.at))
+        elif c.method == "sendMediaGroup":
+            out += [(str(m["media"]), str(m.get("caption", "")), c.at) for m in c.params["media"]]
+    return out
 
 
-async def test_eight_photos_reach_control_as_one_message_each(paced, core: Core) -> None:
+async def test_eight_photos_reach_control_within_15_s(paced, core: Core) -> None:
     fake, adapter, time = paced
     await fake.push(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles"))
     await fake.wait_for(sends_to(STEWARD, "Logged INC-1"))
@@ -86,20 +95,23 @@ async def test_eight_photos_reach_control_as_one_message_each(paced, core: Core)
         await asyncio.sleep(0.01)
     time.go.set()
     last = f"AgACburst{PHOTOS}"
-    [eighth] = await fake.wait_for(
-        lambda c: [x for x in photo_calls(c) if x.params.get("photo") == last], timeout=60)
+    [eighth] = await fake.wait_for(lambda c: [x for x in shown(c) if x[0] == last], timeout=60)
     await adapter.drain()
-    took = eighth.at - t0
+    took = eighth[2] - t0
     print(f"8th photo visible to Telegram control after {took:.1f} s (injected clock)")
     assert took <= BOUND_S, (took, fake.describe(40))
-    # one message per photo, the evidence line its caption; no separate line
-    photos = photo_calls(fake.calls)
-    assert [c.params["photo"] for c in photos] == [f"AgACburst{k}" for k in range(1, 9)]
-    assert all(str(c.params.get("caption", "")).startswith("Evidence on INC-1 from")
-               and f"thrower {k}" in c.params["caption"] for k, c in enumerate(photos, 1))
+    # one message per photo, in order, the evidence line its caption; no separate line
+    photos = shown(fake.calls)
+    assert [p[0] for p in photos] == [f"AgACburst{k}" for k in range(1, 9)]
+    assert all(p[1].startswith("Evidence on INC-1 from") and f"thrower {k}" in p[1]
+               for k, p in enumerate(photos, 1))
+    albums = [c for c in to_control(fake.calls) if c.method == "sendMediaGroup"]
+    assert albums, "the paced group gets the waiting photos as an album"
+    # under the incident's card, like a single photo
+    assert all(c.params.get("reply_parameters", {}).get("message_id") for c in albums)
     assert not [c for c in to_control(fake.calls) if c.method == "sendMessage"
                 and "Evidence on" in str(c.params.get("text"))]
-    assert fake.too_many == 0
+    assert fake.too_many == 0, fake.too_many_at
     # the card counts all of them
     await fake.wait_for(lambda c: [x for x in to_control(c) if x.method == "editMessageText"
                                    and "8 evidence items" in str(x.params.get("text"))])
