@@ -187,6 +187,7 @@ class Seen:
         self.tg_ctl: dict[tuple[int, str], float] = {}
         self.sl_ctl: dict[tuple[int, str], float] = {}
         self.answers = 0
+        self.refused = 0  # "NOT logged" / "NOT CONFIRMED": the steward is told to send again
         self.cross: list[str] = []
         self._i = self._j = 0
 
@@ -200,6 +201,7 @@ class Seen:
                 fx = self.plan.steward_fx.get(int(chat))
                 if fx is not None and c.method == "sendMessage":
                     self.answers += len(ANSWER.findall(text))
+                    self.refused += text.startswith(("NOT logged", "NOT CONFIRMED"))
                     m = LOGGED.search(text)
                     if m:
                         self.logged.setdefault((fx, m.group(1)), c.at)
@@ -394,7 +396,7 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             sched = schedule(plan, list(range(n_fix)), minutes, flash, flash_at, flash_reports)
             await drive(http, tg, replicas, sched)
             load_end = time.monotonic()
-            await settle(seen, set(range(n_fix)), answers0 + len(sched), 30 if quick else 75)
+            await settle(seen, set(range(n_fix)), answers0 + len(sched), 30 if quick else 50)
             wall = time.monotonic() - t0
             cpu = [r.cpu_s() - c for r, c in zip(replicas, cpu0, strict=True)]
             redis_cpu = sum(cpu_of(topo.pid(p)) for p in topo.procs) - redis0
@@ -453,6 +455,8 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             print(f"never_shown: telegram {sum(k not in seen.tg_ctl for k in keys)}, "
                   f"slack {sum(k not in seen.sl_ctl for k in keys)} (when the bench stopped)")
             print(f"lost: {lost}")
+            print(f"not_logged_answers: {seen.refused} (told NOT logged / NOT CONFIRMED: "
+                  "the store did not answer in time)")
             print(f"telegram_429: {tg.too_many - tg429_0}")
             print(f"slack_429: {slack.too_many - sl429_0}")
             print(f"cross_fixture: {len(seen.cross)}")
@@ -463,6 +467,12 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             print(f"cpu_redis_6_servers_s: {redis_cpu:.1f}")
             print(f"cpu_bench_and_fakes_s: {me:.1f}")
             print(f"wall_s: {wall:.1f}")
+            logs = "".join(r.log.read_text(errors="replace") for r in replicas)
+            for label, needle in (("limiter_local_fallbacks", "shared rate limits unavailable"),
+                                  ("store_unavailable_warnings", "store unavailable"),
+                                  ("leader_changes", "is now the leader"),
+                                  ("delivery_stuck_warnings", "stuck for")):
+                print(f"{label}: {logs.count(needle)}")
             print(f"telegram_sends_busiest_10s_per_s: {tg_peak:.1f} (limit {TG_GLOBAL_PER_S}"
                   f" per bot token: {100 * tg_peak / TG_GLOBAL_PER_S:.0f}%)")
             print(f"telegram_sends_per_s_over_load: {tg_need:.1f} ({len(tg_sends)} messages "
