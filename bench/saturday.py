@@ -396,7 +396,7 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             sched = schedule(plan, list(range(n_fix)), minutes, flash, flash_at, flash_reports)
             await drive(http, tg, replicas, sched)
             load_end = time.monotonic()
-            await settle(seen, set(range(n_fix)), answers0 + len(sched), 30 if quick else 50)
+            await settle(seen, set(range(n_fix)), answers0 + len(sched), 30 if quick else 40)
             wall = time.monotonic() - t0
             cpu = [r.cpu_s() - c for r, c in zip(replicas, cpu0, strict=True)]
             redis_cpu = sum(cpu_of(topo.pid(p)) for p in topo.procs) - redis0
