@@ -128,24 +128,36 @@ class Topology:
         (self.base / "pids").unlink(missing_ok=True)
 
 
-def start_cluster(base: Path, masters: int = 3) -> Topology:
-    """A cluster of `masters` masters (no replicas), all slots covered, state ok."""
+def start_cluster(base: Path, masters: int = 3, replicas: int = 0) -> Topology:
+    """A cluster of `masters` masters, each with `replicas` replicas in sync, all slots
+    covered, state ok (t.replica_ports lists the replicas)."""
     t = Topology(base)
     ports = [free_port() for _ in range(masters)]
-    for port in ports:
+    extra = [free_port() for _ in range(masters * replicas)]
+    for port in ports + extra:
         t.spawn(port, "cluster-enabled", "yes", "cluster-config-file", "nodes.conf",
                 "cluster-node-timeout", "2000")
     step = SLOTS // masters
     for i, port in enumerate(ports):
         hi = SLOTS - 1 if i == masters - 1 else (i + 1) * step - 1
         _client(port).execute_command("CLUSTER", "ADDSLOTSRANGE", i * step, hi)
-    for port in ports[1:]:
+    for port in ports[1:] + extra:
         _client(port).execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])
+    for port in ports + extra:
+        _wait(lambda p=port: len(_client(p).execute_command("CLUSTER", "NODES")
+                                 .strip().splitlines()) == len(ports) + len(extra),
+              what="all nodes known")
+    for i, port in enumerate(extra):
+        master = ports[i % masters]
+        node_id = _client(master).execute_command("CLUSTER", "MYID")
+        _wait(lambda p=port, n=node_id: _client(p).execute_command(
+            "CLUSTER", "REPLICATE", n), what="replica attached")
+        t.replica_ports.append(port)
     for port in ports:
+        _wait(lambda p=port: _online(p) == replicas, what="replicas in sync")
+    for port in ports + extra:
         _wait(lambda p=port: "cluster_state:ok" in _client(p).execute_command(
             "CLUSTER", "INFO"), what="cluster_state:ok")
-        _wait(lambda p=port: len(_client(p).execute_command("CLUSTER", "NODES")
-                                 .strip().splitlines()) == masters, what="all nodes known")
     t.url = "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in ports)
     return t
 

@@ -1,0 +1,533 @@
+"""A national Saturday on one deployment: 80 live fixtures, each with its own control, command,
+police and stewards chats on Telegram and Slack (per-fixture sections of channels.toml), a
+background of 1 report a minute per fixture, and three simultaneous flashpoints (300 reports in
+60 s each), on a 3-master Redis Cluster with a replica per master and 3 bot replicas
+(`matchday run --webhook --http`, updates posted round-robin as a load balancer would), against
+the fake Bot API and fake Slack enforcing the platforms' documented limits (loopback only).
+
+First a baseline: one extra fixture alone, a report every 2 s, on the same deployment; then
+the Saturday. Per fixture, the seconds from a steward's "Logged INC-n" to the first message
+naming INC-n in that fixture's control chat, per platform; the worst fixture's p95 is printed.
+Also: lost (answered Logged, not in the store), cross_fixture (a message carrying one
+fixture's report marker in another fixture's chat), 429s, CPU per bot replica (utime+stime
+from /proc over the run), the busiest Telegram/Slack rates against the limits that bind.
+
+Usage: python bench/saturday.py [--fixtures 80] [--minutes 3] [--replicas 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.adapters.telegram.adapter import SECRET_HEADER  # noqa: E402
+from bot.app import build_core  # noqa: E402
+from bot.core.messages import Command  # noqa: E402
+from bot.domain.clock import SystemClock  # noqa: E402
+from bot.domain.models import slug  # noqa: E402
+from bot.settings import load_settings  # noqa: E402
+from bot.store import Store  # noqa: E402
+from tests.botproc import ROOT, STEWARD0, TYPES, ZONES, free_port, percentile  # noqa: E402
+from tests.fakes.slack_api import RESPONSE_HOSTS, FakeSlack  # noqa: E402
+from tests.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from tests.ha.topology import Topology, start_cluster  # noqa: E402
+
+SECRET = "saturday-secret"
+TG_GLOBAL_PER_S = 30  # one bot token, every chat
+TG_GROUP_PER_MIN = 20  # per group chat
+SLACK_PER_MIN = 50  # the bot's pace for all its Slack calls (chat.update's Tier 3)
+GOAL_S = 5.0
+FLASH_REPORTS, FLASH_STEWARDS, FLASHPOINTS = 300, 60, 3
+BG_STEWARDS = 2
+AUDS = ("control", "command", "police", "stewards", "summary")
+LOGGED = re.compile(r"Logged (INC-\d+)")
+ANSWER = re.compile(r"Logged INC-\d+|Added to INC-\d+|Already logged as INC-\d+")
+INC = re.compile(r"\bINC-\d+\b")
+MARK = re.compile(r"\bzq(\d{3})\b")
+TG_SENDS = ("sendMessage", "editMessageText", "sendPhoto", "sendDocument", "sendMediaGroup",
+            "pinChatMessage", "unpinChatMessage")
+
+
+def tg_chat(i: int, aud: str) -> str:
+    """Fixture i's Telegram group for an audience."""
+    return str(-(1_005_000_000_000 + i * 10 + ("control", "command", "stewards").index(aud)))
+
+
+def slack_chan(i: int, aud: str) -> str:
+    """Fixture i's Slack channel for an audience."""
+    return f"C{i:03d}{aud[:3].upper()}"
+
+
+def fixture_section(fx: str, i: int) -> str:
+    """channels.toml: every audience of fixture i in its own chats."""
+    rows = {
+        "control": ("control", "safety_officer"),
+        "command": ("safety_officer", "police_commander", "control"),
+        "police": ("police_liaison", "police_commander"),
+        "stewards": ("steward", "supervisor"),
+        "summary": ("safety_officer", "police_commander", "control"),
+    }
+    chats = {
+        "control": ([tg_chat(i, "control")], [slack_chan(i, "control")]),
+        "command": ([tg_chat(i, "command")], [slack_chan(i, "command")]),
+        "police": ([], [slack_chan(i, "police")]),
+        "stewards": ([tg_chat(i, "stewards")], []),
+        "summary": ([tg_chat(i, "command")], [slack_chan(i, "command"),
+                                                slack_chan(i, "control")]),
+    }
+    out = ""
+    for aud in AUDS:
+        tg, sl = chats[aud]
+        out += (f'\n[fixtures."{fx}".audiences.{aud}]\nreaders = {json.dumps(list(rows[aud]))}\n'
+                f"telegram = {json.dumps(tg)}\nslack = {json.dumps(sl)}\n")
+    return out
+
+
+@dataclass
+class Plan:
+    """Who reports into which fixture, and when (seconds from the start of a phase)."""
+
+    fixtures: int
+    steward_fx: dict[int, int] = field(default_factory=dict)  # Telegram user -> fixture index
+    by_fx: dict[int, list[int]] = field(default_factory=dict)
+
+    def add_stewards(self, i: int, n: int) -> list[int]:
+        users = [STEWARD0 + len(self.steward_fx) + k for k in range(n)]
+        for u in users:
+            self.steward_fx[u] = i
+        self.by_fx.setdefault(i, []).extend(users)
+        return users
+
+
+def report(i: int, k: int) -> str:
+    """A one-line report into fixture i carrying its marker zqNNN; k keeps type@zone apart
+    (identical ones within 10 minutes would merge)."""
+    sev = 5 if k == 150 else 4 if k % 9 == 0 else 2 + k % 2
+    return (f"/incident {TYPES[k % len(TYPES)]} @{ZONES[(k * 7) % len(ZONES)]} s{sev} "
+            f"zq{i:03d} report {k}")
+
+
+class Replica:
+    """One `matchday run --webhook --http` process."""
+
+    def __init__(self, name: str, env: dict[str, str], tmp: Path) -> None:
+        self.port = free_port()
+        self.log = tmp / f"{name}.log"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "run", "--webhook", "--http"], cwd=ROOT,
+            env={**env, "PORT": str(self.port), "MATCHDAY_DATA_DIR": str(tmp / f"data-{name}")},
+            stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    async def wait_healthy(self, http: aiohttp.ClientSession, timeout: float = 90) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"replica exited; see {self.log}")
+            try:
+                async with http.get(self.url + "/healthz") as resp:
+                    if resp.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+        raise RuntimeError(f"replica not healthy; see {self.log}")
+
+    def cpu_s(self) -> float:
+        """utime + stime of the process so far, in seconds."""
+        return cpu_of(self.proc.pid)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def cpu_of(pid: int) -> float:
+    """utime + stime of a process, seconds (fields 14 and 15 of /proc/<pid>/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Seen:
+    """What people saw: Logged answers per (fixture, INC), first sighting in each fixture's
+    control chats, answers per steward, markers in the wrong fixture's chats."""
+
+    def __init__(self, tg: FakeTelegram, slack: FakeSlack, plan: Plan) -> None:
+        self.tg, self.slack, self.plan = tg, slack, plan
+        self.tg_owner = {tg_chat(i, a): i for i in range(plan.fixtures)
+                         for a in ("control", "command", "stewards")}
+        self.sl_owner = {slack_chan(i, a): i for i in range(plan.fixtures)
+                         for a in ("control", "command", "police")}
+        self.logged: dict[tuple[int, str], float] = {}
+        self.tg_ctl: dict[tuple[int, str], float] = {}
+        self.sl_ctl: dict[tuple[int, str], float] = {}
+        self.answers = 0
+        self.refused = 0  # "NOT logged" / "NOT CONFIRMED": the steward is told to send again
+        self.cross: list[str] = []
+        self._i = self._j = 0
+
+    def scan(self) -> None:
+        calls = self.tg.calls
+        for c in calls[self._i:]:
+            if not c.ok or c.method not in ("sendMessage", "editMessageText"):
+                continue
+            chat, text = str(c.params.get("chat_id", "")), str(c.params.get("text", ""))
+            if not chat.startswith("-"):
+                fx = self.plan.steward_fx.get(int(chat))
+                if fx is not None and c.method == "sendMessage":
+                    self.answers += len(ANSWER.findall(text))
+                    self.refused += text.startswith(("NOT logged", "NOT CONFIRMED"))
+                    m = LOGGED.search(text)
+                    if m:
+                        self.logged.setdefault((fx, m.group(1)), c.at)
+            elif chat in self.tg_owner:
+                owner = self.tg_owner[chat]
+                self._cross(owner, text, f"telegram {chat}")
+                if chat == tg_chat(owner, "control"):
+                    for inc in INC.findall(text):
+                        self.tg_ctl.setdefault((owner, inc), c.at)
+        self._i = len(calls)
+        scalls = self.slack.calls
+        for c in scalls[self._j:]:
+            chan = str(c.params.get("channel", ""))
+            if c.ok and c.method in ("chat.postMessage", "chat.update") and chan in self.sl_owner:
+                owner, text = self.sl_owner[chan], json.dumps(c.params)
+                self._cross(owner, text, f"slack {chan}")
+                if chan == slack_chan(owner, "control"):
+                    for inc in INC.findall(text):
+                        self.sl_ctl.setdefault((owner, inc), c.at)
+        self._j = len(scalls)
+
+    def _cross(self, owner: int, text: str, where: str) -> None:
+        for m in MARK.findall(text):
+            if int(m) != owner:
+                self.cross.append(f"zq{m} in {where} (fixture {owner})")
+
+    def missing(self, fixtures: set[int]) -> int:
+        """Logged incidents of these fixtures not yet shown in their control chats."""
+        return sum((k not in self.tg_ctl) + (k not in self.sl_ctl)
+                   for k in self.logged if k[0] in fixtures)
+
+    def p95(self, shown: dict[tuple[int, str], float], fx: int) -> float:
+        """p95 seconds from Logged to the control chat; one never shown counts as the time
+        it has waited so far (a lower bound)."""
+        now = time.monotonic()
+        lat = [max(0.0, shown.get(k, now) - at) for k, at in self.logged.items() if k[0] == fx]
+        return percentile(lat, 0.95)
+
+
+def schedule(plan: Plan, fixtures: list[int], minutes: float, flash: list[int],
+             flash_at: float, flash_reports: int) -> list[tuple[float, int, str]]:
+    """(seconds from start, user, text): background for every fixture, flashpoints."""
+    out = []
+    n = len(fixtures)
+    for j, i in enumerate(fixtures):
+        users = plan.by_fx[i][:BG_STEWARDS]
+        for m in range(int(minutes)):
+            t = m * 60 + 60 * j / n  # spread over the minute
+            out.append((t, users[m % len(users)], report(i, 1000 + m)))
+    for i in flash:
+        users = plan.by_fx[i][BG_STEWARDS:]
+        for k in range(flash_reports):
+            out.append((flash_at + k * 60 / flash_reports, users[k % len(users)], report(i, k)))
+    return sorted(out)
+
+
+async def drive(http: aiohttp.ClientSession, tg: FakeTelegram, replicas: list[Replica],
+                sched: list[tuple[float, int, str]]) -> None:
+    """Post each update at its time to the next replica (round-robin), not waiting for one
+    answer before the next post."""
+    t0 = time.monotonic()
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def post(r: Replica, update: dict[str, Any]) -> None:
+        try:
+            async with http.post(r.url + "/telegram", json=update,
+                                 headers={SECRET_HEADER: SECRET}) as resp:
+                await resp.read()
+        except aiohttp.ClientError as exc:
+            print(f"# post failed: {exc}", file=sys.stderr)
+
+    for n, (at, user, text) in enumerate(sched):
+        await asyncio.sleep(max(0.0, t0 + at - time.monotonic()))
+        task = asyncio.create_task(post(replicas[n % len(replicas)],
+                                        tg.message_update(user, text)))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    await asyncio.gather(*tasks)
+
+
+async def settle(seen: Seen, fixtures: set[int], sent: int, seconds: float) -> None:
+    """Until every report is answered and shown in both control chats, or time is up."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        seen.scan()
+        if seen.answers >= sent and seen.missing(fixtures) == 0:
+            return
+        await asyncio.sleep(1.0)
+    seen.scan()
+
+
+def busiest(times: list[float], window: float) -> float:
+    """Most events in any `window` seconds, per second."""
+    times.sort()
+    best, lo = 0, 0
+    for hi, t in enumerate(times):
+        while times[lo] < t - window:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best / window
+
+
+def dump(path: Path, tg: FakeTelegram, slack: FakeSlack, t0: float) -> None:
+    """Every call the fakes got, one JSON line each (seconds from the Saturday's start)."""
+    with path.open("w") as f:
+        for plat, calls, key in (("telegram", tg.calls, "chat_id"), ("slack", slack.calls,
+                                                                      "channel")):
+            for c in calls:
+                f.write(json.dumps({"p": plat, "m": c.method, "chat": str(c.params.get(key)),
+                                    "t": round(c.at - t0, 3), "ok": c.ok,
+                                    "text": str(c.params.get("text", ""))[:100]}) + "\n")
+
+
+async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
+               dump_to: Path | None = None) -> None:
+    flash_reports = FLASH_REPORTS // 5 if quick else FLASH_REPORTS
+    tmp = Path(tempfile.mkdtemp(prefix="md-saturday-"))
+    plan = Plan(n_fix + 1)  # the last one is the baseline fixture
+    base_fx = n_fix
+    flash = list(range(min(FLASHPOINTS, n_fix)))
+    for i in range(n_fix + 1):
+        plan.add_stewards(i, BG_STEWARDS + (FLASH_STEWARDS if i in flash else 0))
+    topo: Topology | None = None
+    tg, slack = FakeTelegram(record=True, enforce_limits=True), FakeSlack(enforce_limits=True)
+    replicas: list[Replica] = []
+    store: Store | None = None
+    t_setup = time.monotonic()
+    done = False
+    try:
+        topo = await asyncio.to_thread(start_cluster, tmp / "cluster", 3, 1)
+        await tg.start()
+        await slack.start()
+        # ---- config: roster of stewards, a section per fixture
+        now = datetime.now(UTC).replace(second=0, microsecond=0)
+        kickoff = now - timedelta(minutes=30)  # the matches are on
+        day = kickoff.strftime("%Y%m%d")
+        ids = [f"{slug(f'Home{i:03d}')}-{slug(f'Away{i:03d}')}-{day}" for i in range(n_fix + 1)]
+        cfg = tmp / "config"
+        shutil.copytree(ROOT / "config", cfg)
+        with (cfg / "roster.toml").open("a") as f:
+            for u, i in plan.steward_fx.items():
+                f.write(f'\n[[user]]\nplatform = "telegram"\nid = "{u}"\n'
+                        f'name = "Steward {u} of {i}"\nrole = "steward"\n')
+        with (cfg / "channels.toml").open("a") as f:
+            for i, fx in enumerate(ids):
+                f.write(fixture_section(fx, i))
+        # ---- fixtures, added as an admin would; each steward's /fixture use, in the store
+        store = Store.from_url(topo.url)
+        settings = load_settings(REDIS_URL=topo.url, MATCHDAY_CONFIG_DIR=str(cfg),
+                                 MATCHDAY_DATA_DIR=str(tmp / "data"))
+        core = build_core(store, settings, SystemClock(), cache_ttl=0)
+        for i, fx in enumerate(ids):
+            text = (f"/fixture add Home{i:03d} v Away{i:03d} "
+                    f"{kickoff:%Y-%m-%d %H:%M} cat=C")
+            r = await core.handle(Command(platform="console", chat="admin", user="admin",
+                                          text=text, dedupe_key=f"sat-add:{i}"))
+            if r is None or not r.reply.ok or await store.fixture(fx) is None:
+                raise RuntimeError(f"fixture {fx} not added: {r.reply.text if r else None}")
+        for u, i in plan.steward_fx.items():
+            await store.choose_fixture(ids[i], who=f"telegram:{u}")
+        # ---- the bot replicas
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("MATCHDAY_", "TELEGRAM_", "SLACK_", "REDIS_"))}
+        env.update({"REDIS_URL": topo.url, "MATCHDAY_CONFIG_DIR": str(cfg),
+                    "TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_BASE_URL": tg.base_url,
+                    "TELEGRAM_WEBHOOK_SECRET": SECRET,
+                    "TELEGRAM_WEBHOOK_URL": "https://bot.example.test/telegram",
+                    "SLACK_BOT_TOKEN": "xoxb-saturday", "SLACK_SIGNING_SECRET": "sat-secret",
+                    "SLACK_API_URL": slack.api_url, "SLACK_RESPONSE_HOSTS": RESPONSE_HOSTS,
+                    "PYTHONUNBUFFERED": "1"})
+        replicas = [Replica(f"bot{k}", env, tmp) for k in range(n_rep)]
+        timeout = aiohttp.ClientTimeout(total=120)
+        async with aiohttp.ClientSession(timeout=timeout) as http:
+            for r in replicas:
+                await r.wait_healthy(http)
+            print(f"setup_s: {time.monotonic() - t_setup:.1f}")
+            seen = Seen(tg, slack, plan)
+            # ---- baseline: one fixture alone
+            n_base = 5 if quick else 10
+            base = [(2.0 * k, plan.by_fx[base_fx][k % BG_STEWARDS], report(base_fx, 500 + k))
+                    for k in range(n_base)]
+            await drive(http, tg, replicas, base)
+            await settle(seen, {base_fx}, n_base, 30)
+            b_tg, b_sl = seen.p95(seen.tg_ctl, base_fx), seen.p95(seen.sl_ctl, base_fx)
+            # ---- the Saturday
+            cpu0 = [r.cpu_s() for r in replicas]
+            redis0 = sum(cpu_of(topo.pid(p)) for p in topo.procs)
+            me0 = sum(os.times()[:2])
+            t0, tg_calls0, sl_calls0 = time.monotonic(), len(tg.calls), len(slack.calls)
+            tg429_0, sl429_0, answers0 = tg.too_many, slack.too_many, seen.answers
+            flash_at = 0.0 if minutes < 2 else 60.0
+            sched = schedule(plan, list(range(n_fix)), minutes, flash, flash_at, flash_reports)
+            await drive(http, tg, replicas, sched)
+            load_end = time.monotonic()
+            await settle(seen, set(range(n_fix)), answers0 + len(sched), 30 if quick else 40)
+            wall = time.monotonic() - t0
+            cpu = [r.cpu_s() - c for r, c in zip(replicas, cpu0, strict=True)]
+            redis_cpu = sum(cpu_of(topo.pid(p)) for p in topo.procs) - redis0
+            me = sum(os.times()[:2]) - me0
+            # ---- figures
+            tg_p95 = {i: seen.p95(seen.tg_ctl, i) for i in range(n_fix)}
+            sl_p95 = {i: seen.p95(seen.sl_ctl, i) for i in range(n_fix)}
+
+            def worst(d: dict[int, float]) -> tuple[int, float]:
+                # a fixture with nothing shown counts as worst (nan sorts as infinite)
+                return max(d.items(), key=lambda kv: float("inf") if kv[1] != kv[1] else kv[1])
+
+            wt, ws = worst(tg_p95), worst(sl_p95)
+            lost = 0
+            for (i, inc), _ in seen.logged.items():
+                if await store.incident(ids[i], int(inc.split("-")[1])) is None:
+                    lost += 1
+            sat_logged = sum(1 for k in seen.logged if k[0] < n_fix)
+            bg = [i for i in range(n_fix) if i not in flash]
+            tg_sends = [c.at for c in tg.calls[tg_calls0:] if c.ok and c.method in TG_SENDS]
+            sl_calls = [c.at for c in slack.calls[sl_calls0:]
+                        if c.ok and c.method in ("chat.postMessage", "chat.update")]
+            flash_ctl = [c.at for c in tg.calls[tg_calls0:] if c.ok and c.method in TG_SENDS
+                         and str(c.params.get("chat_id")) in {tg_chat(i, "control")
+                                                             for i in flash}]
+            tg_peak = busiest(tg_sends, 10.0)
+            sl_peak_min = busiest(sl_calls, 60.0) * 60
+            # every Telegram message the Saturday caused, over the load's own duration
+            load_s = max(1.0, load_end - t0)
+            tg_need = len(tg_sends) / load_s
+            print(f"fixtures: {n_fix}")
+            print(f"bot_replicas: {n_rep}")
+            print("redis: cluster 3 masters + 1 replica each")
+            print(f"minutes: {minutes:g}")
+            n_bg = len(sched) - len(flash) * flash_reports
+            print(f"reports_sent: {len(sched)} (background {n_bg}"
+                  f", flashpoints {len(flash)}x{flash_reports} in 60 s)")
+            print(f"answered: {seen.answers - answers0}")
+            print(f"incidents_logged: {sat_logged}")
+            print(f"baseline_telegram_control_p95_s: {b_tg:.2f}")
+            print(f"baseline_slack_control_p95_s: {b_sl:.2f}")
+            print(f"telegram_control_p95_s_max: {wt[1]:.2f} (fixture {wt[0]}"
+                  f"{', flashpoint' if wt[0] in flash else ''}; goal <= {GOAL_S:g})")
+            print(f"slack_control_p95_s_max: {ws[1]:.2f} (fixture {ws[0]}"
+                  f"{', flashpoint' if ws[0] in flash else ''}; goal <= {GOAL_S:g})")
+            print(f"telegram_control_p95_s_max_background: "
+                  f"{max((tg_p95[i] for i in bg), default=float('nan')):.2f}")
+            print(f"slack_control_p95_s_max_background: "
+                  f"{max((sl_p95[i] for i in bg), default=float('nan')):.2f}")
+            print(f"ratio_telegram_p95_max_vs_baseline: {wt[1] / max(b_tg, 0.01):.1f}")
+            print(f"ratio_slack_p95_max_vs_baseline: {ws[1] / max(b_sl, 0.01):.1f}")
+            over_tg = sum(v > GOAL_S or v != v for v in tg_p95.values())
+            over_sl = sum(v > GOAL_S or v != v for v in sl_p95.values())
+            print(f"fixtures_over_goal: telegram {over_tg}, slack {over_sl}")
+            keys = [k for k in seen.logged if k[0] < n_fix]
+            print(f"never_shown: telegram {sum(k not in seen.tg_ctl for k in keys)}, "
+                  f"slack {sum(k not in seen.sl_ctl for k in keys)} (when the bench stopped)")
+            print(f"lost: {lost}")
+            print(f"not_logged_answers: {seen.refused} (told NOT logged / NOT CONFIRMED: "
+                  "the store did not answer in time)")
+            print(f"telegram_429: {tg.too_many - tg429_0}")
+            print(f"slack_429: {slack.too_many - sl429_0}")
+            print(f"cross_fixture: {len(seen.cross)}")
+            for line in seen.cross[:5]:
+                print(f"#   {line}")
+            for k, c in enumerate(cpu):
+                print(f"cpu_bot_replica_{k}_s: {c:.1f} ({100 * c / wall:.0f}% of a core)")
+            print(f"cpu_redis_6_servers_s: {redis_cpu:.1f}")
+            print(f"cpu_bench_and_fakes_s: {me:.1f}")
+            print(f"wall_s: {wall:.1f}")
+            logs = "".join(r.log.read_text(errors="replace") for r in replicas)
+            for label, needle in (("limiter_local_fallbacks", "shared rate limits unavailable"),
+                                  ("store_unavailable_warnings", "store unavailable"),
+                                  ("leader_changes", "is now the leader"),
+                                  ("delivery_stuck_warnings", "stuck for")):
+                print(f"{label}: {logs.count(needle)}")
+            print(f"telegram_sends_busiest_10s_per_s: {tg_peak:.1f} (limit {TG_GLOBAL_PER_S}"
+                  f" per bot token: {100 * tg_peak / TG_GLOBAL_PER_S:.0f}%)")
+            print(f"telegram_sends_per_s_over_load: {tg_need:.1f} ({len(tg_sends)} messages "
+                  f"in {load_s:.0f} s of load)")
+            print(f"telegram_flashpoint_control_per_min: "
+                  f"{busiest(flash_ctl, 60.0) * 60 / max(1, len(flash)):.1f} "
+                  f"(limit {TG_GROUP_PER_MIN} per group)")
+            print(f"slack_calls_busiest_min: {sl_peak_min:.0f} (bot's pace {SLACK_PER_MIN}"
+                  f"/min per workspace: {100 * sl_peak_min / SLACK_PER_MIN:.0f}%)")
+            print(f"slack_calls_needed_per_min: {60 * len(sl_calls) / load_s:.0f} "
+                  f"({len(sl_calls)} posts+updates for {load_s:.0f} s of load, sent by "
+                  f"{time.monotonic() - t0:.0f} s)")
+            limits = {"telegram": {
+                f"Telegram {TG_GLOBAL_PER_S}/s per bot token (all fixtures share it)":
+                    tg_peak / TG_GLOBAL_PER_S,
+                f"Telegram {TG_GROUP_PER_MIN}/min per group (a flashpoint's control chat)":
+                    busiest(flash_ctl, 60.0) * 60 / max(1, len(flash)) / TG_GROUP_PER_MIN},
+                "slack": {
+                f"Slack {SLACK_PER_MIN} calls/min per workspace (the bot paces every Slack "
+                "call to chat.update's Tier 3; all fixtures share it)":
+                    sl_peak_min / SLACK_PER_MIN}}
+            for plat, p95 in (("telegram", wt[1]), ("slack", ws[1])):
+                name, use = max(limits[plat].items(), key=lambda kv: kv[1])
+                verdict = (f"goal met ({p95:.1f} s)" if p95 <= GOAL_S else
+                           f"goal missed by {p95 - GOAL_S:.1f} s")
+                print(f"{plat}_binding_limit: {name} at {100 * use:.0f}% of it; {verdict}")
+            done = True
+            if dump_to is not None:
+                dump(dump_to, tg, slack, t0)
+                for r in replicas:
+                    shutil.copy(r.log, dump_to.with_name(f"{dump_to.stem}.{r.log.name}"))
+    finally:
+        for r in replicas:
+            r.stop()
+        if store is not None:
+            await store.close()
+        await tg.stop()
+        await slack.stop()
+        if topo is not None:
+            topo.stop()
+        if done:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"# kept {tmp} (logs of the bot replicas)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fixtures", type=int, default=80)
+    ap.add_argument("--minutes", type=float, default=3.0, help="of background load")
+    ap.add_argument("--replicas", type=int, default=3, help="bot processes")
+    ap.add_argument("--quick", action="store_true",
+                    help="1-minute smoke: 10 fixtures, flashpoints of 60 reports")
+    ap.add_argument("--dump", type=Path, help="write every fake call here (JSON lines)")
+    a = ap.parse_args()
+    if a.quick:
+        a.fixtures, a.minutes = min(a.fixtures, 10), 1.0
+    asyncio.run(main(a.fixtures, a.minutes, a.replicas, a.quick, a.dump))
