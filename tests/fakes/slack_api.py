@@ -42,10 +42,12 @@ class FakeSlack:
                  enterprise_id: str | None = None, enterprise_install: bool = False,
                  enforce_limits: bool = False,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        # Slack's documented limits, answered with 429 + Retry-After when broken:
-        # chat.postMessage ~1/s per channel, chat.update Tier 3 (~50/min), pins.add and
-        # pins.remove Tier 2 (~20/min). Windows are a little shorter than the limits so a
-        # well-behaved client's network jitter passes.
+        # Slack's documented limits, "per API method per workspace per app"
+        # (https://docs.slack.dev/apis/web-api/rate-limits), answered with 429 + Retry-After
+        # when broken: chat.postMessage ~1/s per channel (no published workspace-wide number),
+        # chat.update Tier 3 (~50/min per workspace), pins.add and pins.remove Tier 2
+        # (~20/min each). Windows are a little shorter than the limits so a well-behaved
+        # client's network jitter passes. `clock` times the windows and each recorded call.
         self.enforce_limits = enforce_limits
         self.clock = clock
         self.too_many = 0
@@ -162,7 +164,7 @@ class FakeSlack:
         params = await self._params(request)
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
-        call = Call(method, params, token, dict(request.headers))
+        call = Call(method, params, token, dict(request.headers), at=self.clock())
         await self._record(call)
         if self.enforce_limits and method in ("chat.postMessage", "chat.update", "pins.add",
                                               "pins.remove"):
@@ -186,7 +188,7 @@ class FakeSlack:
         now = self.clock()
         key, count, per = ((f"post:{channel}", 1, 0.9) if method == "chat.postMessage"
                            else (method, 20, 57.0) if method.startswith("pins.")  # Tier 2
-                           else ("update", 50, 57.0))
+                           else ("update", 50, 57.0))  # chat.update, Tier 3
         times = [t for t in self._sent_at.get(key, []) if t > now - per]
         self._sent_at[key] = times
         if len(times) >= count:
