@@ -232,9 +232,10 @@ class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
     `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it). While
-    Redis is away, a local limiter with the same limits paces this replica's sends (so an
-    answer that needs nothing else from the store still leaves); the shared windows are
-    asked again every `retry_s` seconds."""
+    Redis (or, on a Cluster, the slot of a chat's windows) is away, a local limiter with the
+    same limits paces this replica's sends to that chat (so an answer that needs nothing
+    else from the store still leaves); the shared windows are asked again every `retry_s`
+    seconds."""
 
     def __init__(self, windows: object, limits: dict[str, tuple[Limit, ...]] | None = None,
                  *, clock: Callable[[], float] = time.time,
@@ -246,22 +247,23 @@ class SharedRateLimiter:
         self.sleep = sleep
         self.local = RateLimiter(self.limits, clock=monotonic, sleep=sleep)
         self.retry_s = retry_s
-        self.away_until: float | None = None  # monotonic time to ask Redis again; None: up
+        # (platform, chat) -> monotonic time to ask Redis again, while its windows are away
+        self.away: dict[tuple[str, str], float] = {}
 
-    def _shared(self) -> bool:
-        """Whether to ask the shared windows now (Redis up, or time to look again)."""
-        return self.away_until is None or self.local.clock() >= self.away_until
+    def _shared(self, platform: str, chat: str) -> bool:
+        """Whether to ask the shared windows now (up, or time to look again)."""
+        until = self.away.get((platform, chat))
+        return until is None or self.local.clock() >= until
 
-    def _away(self) -> None:
-        if self.away_until is None:
-            log.warning("shared rate limits unavailable (Redis is not answering): pacing "
-                        "this replica's sends locally")
-        self.away_until = self.local.clock() + self.retry_s
+    def _away(self, platform: str, chat: str) -> None:
+        if (platform, chat) not in self.away:
+            log.warning("shared rate limits of %s:%s unavailable (Redis is not answering): "
+                        "pacing this replica's sends there locally", platform, chat)
+        self.away[(platform, chat)] = self.local.clock() + self.retry_s
 
-    def _back(self) -> None:
-        if self.away_until is not None:
-            log.warning("shared rate limits back")
-            self.away_until = None
+    def _back(self, platform: str, chat: str) -> None:
+        if self.away.pop((platform, chat), None) is not None:
+            log.warning("shared rate limits of %s:%s back", platform, chat)
 
     def _scopes(self, platform: str, chat: str, call: str = POST) -> list[tuple[str, int, float]]:
         out = []
@@ -278,15 +280,15 @@ class SharedRateLimiter:
         scopes = self._scopes(platform, chat, call)
         for _ in range(max(1, cost)):
             while True:
-                if not self._shared():
+                if not self._shared(platform, chat):
                     await self.local.acquire(platform, chat, 1, call)
                     break
                 try:
                     wait = await self.windows.take(scopes, self.clock())
                 except StoreUnavailable:
-                    self._away()
+                    self._away(platform, chat)
                     continue
-                self._back()
+                self._back(platform, chat)
                 if wait <= 0:
                     break
                 await self.sleep(wait)
@@ -300,12 +302,12 @@ class SharedRateLimiter:
         scopes = self._scopes(platform, chat, call)
         if not scopes:
             return 10**6
-        if not self._shared():
+        if not self._shared(platform, chat):
             return self.local.budget(platform, chat, horizon, call)
         try:
             used = await self.windows.used(scopes, self.clock())
         except StoreUnavailable:
-            self._away()
+            self._away(platform, chat)
             return self.local.budget(platform, chat, horizon, call)
         return max(0, min(int(count * max(1.0, horizon / per)) - n
                           for (_, count, per), n in zip(scopes, used, strict=True)))
