@@ -126,6 +126,11 @@ class TTLCache:
             return True, hit[1]
         return False, None
 
+    def stale(self, key: str) -> tuple[bool, Any]:
+        """(hit, value) even past its time: what to go on while the store refuses."""
+        hit = self._data.get(key)
+        return (True, hit[1]) if hit else (False, None)
+
     def put(self, key: str, value: Any) -> None:
         """Remember a value."""
         self._data[key] = (time.monotonic() + self.ttl, value)
@@ -254,7 +259,13 @@ class Core:
         hit, m = self.cache.get("member:" + who)
         if hit:
             return m
-        rec = await self.store.member(who)
+        try:
+            rec = await self.store.member(who)
+        except StoreUnavailable:  # e.g. the {ops} slot is away: who they were a moment ago
+            hit, m = self.cache.stale("member:" + who)
+            if hit:
+                return m
+            raise
         platform, user = who.split(":", 1)
         m = Member(platform, user, rec["role"], rec.get("name", ""), rec.get("zone", "")) \
             if rec else None

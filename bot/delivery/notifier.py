@@ -3,14 +3,17 @@
 Every adapter is a `Sink` (send / edit natively); everything the bot says goes through here:
 replies, incident cards, threads, escalations, briefings. Per (platform, chat):
 
-- one worker sends in order, each message only when the rate limiter (shared in Redis when
-  the app wires one) grants a slot; sends and edits count alike;
+- one worker sends in order, each platform call only when the rate limiter (shared in Redis
+  when the app wires one) grants a slot for its kind (post, edit, pin): Telegram counts them
+  alike, Slack limits each method apart (posts per channel, edits and pins per workspace,
+  shared fairly between the chats with a live board);
 - a live message (`Outbound.ref`, e.g. an incident card) is posted once, its platform id kept
   in the store, and later versions edit it in place; queued versions of the same card are
   coalesced, so only its latest state is sent;
-- when more new incidents wait than the chat can take in the next few seconds (a
-  flashpoint), they go out as one digest naming each (highest severity first); cards of
-  severity 4+ still follow individually;
+- when more new incidents wait than the chat can take in the next few seconds, or they
+  have started to wait longer than a couple of seconds (a flashpoint), they go out as one
+  digest naming each (highest severity first); cards of severity 4+ still follow
+  individually;
 - while a chat is in that digest mode it also gets a live board (bot.delivery.board): one
   pinned message listing the open incidents, edited at most once per few of the chat's
   slots, finally marked "no longer live" and unpinned when the burst is over;
@@ -39,7 +42,16 @@ from typing import Any, TypeVar
 
 from bot.core.messages import Outbound, Reply
 from bot.delivery import board as boards
-from bot.delivery.ratelimit import RateLimiter, chat_gap, is_group
+from bot.delivery.ratelimit import (
+    EDIT,
+    PIN,
+    POST,
+    RateLimiter,
+    chat_gap,
+    counted,
+    is_group,
+    shared_interval,
+)
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink, Unsupported
 from bot.observe import metrics
@@ -50,6 +62,9 @@ log = logging.getLogger(__name__)
 READERS = "readers"
 
 DIGEST_HORIZON = 5.0  # seconds: more new incidents than fit in this go out as a digest
+# seconds: new incidents also go out as a digest once the oldest waiting has waited this
+# long (incidents arriving faster than the chat takes them, however many it could take)
+DIGEST_LAG = 2.0
 ACTIONABLE = boards.ACTIONABLE  # severity from which an incident always gets its own card
 MAX_BACKOFF = 30.0
 SEVERITY = re.compile(r"^Severity (\d)")
@@ -87,6 +102,7 @@ class Item:
     done: list[Done] = field(default_factory=list)
     slot: float | None = None  # the time the limiter booked for it (in-process limiter)
     named: bool = False  # already named in a digest; its own card follows when there's room
+    call: str = POST  # the kind of platform call it was booked as (a post, or an edit)
 
     @property
     def severity(self) -> int:
@@ -111,6 +127,15 @@ class Health:
     unsupported: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class Ticket:
+    """A rate-limit slot taken before a call is known: which kind, for which chat (the chat,
+    or BOT_WIDE for a tap's answer). Spent by the first call it covers."""
+
+    call: str | None
+    chat: str
+
+
 class ChatQueue:
     """The messages waiting for one chat, in order."""
 
@@ -123,6 +148,7 @@ class ChatQueue:
         self.last_digest: float | None = None  # when the last digest went (flashpoint mode)
         self.board = boards.Board()
         self.board_at = float("-inf")  # when the board last took one of the chat's slots
+        self.board_retry = float("-inf")  # no board edit before (no shared edit slot free)
         self.timer: asyncio.Task[None] | None = None  # wakes the worker for the board
 
     def put(self, item: Item) -> None:
@@ -193,17 +219,25 @@ class Notifier:
             await self._spaced(platform, chat)
         await self.limiter.acquire(platform, chat, 1)
 
+    def _call_kind(self, platform: str, chat: str, out: Outbound) -> str:
+        """The platform call a message will most likely take: an edit for an answer into a
+        tapped message or a live message already posted here, else a post."""
+        if out.edit or (out.ref and not out.quote and
+                        out.ref in self._posted.get((platform, chat), set())):
+            return EDIT
+        return POST
+
     def _limiter_now(self) -> float:
         """Now on the limiter's clock (its sleeps are what wait)."""
         return getattr(self.limiter, "clock", self.clock)()
 
-    async def _spaced(self, platform: str, chat: str) -> None:
+    async def _spaced(self, platform: str, chat: str, call: str = POST) -> None:
         """A chat's next message waits the per-chat interval after the platform answered the
         last one, not after the limiter let it go: the limiter counts when a send leaves, the
         platform when it arrives, and a send held up on the way (a busy process, a slow
         network) would otherwise arrive too close to the next and be refused with a 429."""
         last = self._answered.get((platform, chat))
-        gap = chat_gap(getattr(self.limiter, "limits", {}), platform)
+        gap = chat_gap(getattr(self.limiter, "limits", {}), platform, call)
         if last is not None and gap:
             wait = last + gap - self._limiter_now()
             if wait > 0:
@@ -302,8 +336,9 @@ class Notifier:
             self._workers[key] = asyncio.create_task(self._worker(platform, chat, queue))
         reserve = getattr(self.limiter, "reserve", None)
         booked = BOT_WIDE if tap_answer(platform, chat, out) else chat
-        slot = reserve(platform, booked, 1) if reserve else None  # booked in call order: fair
-        queue.put(Item(out, self.clock(), [done] if done else [], slot))
+        call = self._call_kind(platform, chat, out)
+        slot = reserve(platform, booked, 1, call) if reserve else None  # in call order: fair
+        queue.put(Item(out, self.clock(), [done] if done else [], slot, call=call))
         queue.board.note(out, self.clock())
         if queue.board.dirty:
             queue.wake.set()
@@ -319,6 +354,8 @@ class Notifier:
         sink = self.sinks[platform]
         while True:
             turn = self._board_due(platform, chat, queue)
+            if turn == "edit" and not await self._edit_room(platform, chat, queue):
+                turn = ""
             if turn:
                 queue.busy = True
                 try:
@@ -342,16 +379,18 @@ class Notifier:
                 await self._pace(platform, chat, queue)
                 first = queue.items[0]
                 if tap_answer(platform, chat, first.out):
-                    await self._admit_tap(platform, first.slot)
+                    await self._admit_tap(platform, first.slot, first.call)
+                    ticket = Ticket(first.call, BOT_WIDE)
                 else:
-                    await self._admit(platform, chat, first.slot)
+                    await self._admit(platform, chat, first.slot, first.call)
+                    ticket = Ticket(first.call, chat)
                 batch, out = await self._compose(platform, chat, queue)
-                if out is None:
+                if out is None:  # an album: its slots were taken with the first item's
                     await self._album(sink, platform, chat, batch)
                     continue
-                if await self._journaled(sink, platform, chat, batch, out):
+                if await self._journaled(sink, platform, chat, batch, out, ticket):
                     continue
-                mid = await self._deliver(sink, platform, chat, out)
+                mid = await self._deliver(sink, platform, chat, out, ticket=ticket)
                 for item in batch:
                     for done in item.done:
                         try:
@@ -386,7 +425,7 @@ class Notifier:
             log.warning("delivery to %s going again (the log store is back)", where)
 
     async def _journaled(self, sink: Sink, platform: str, chat: str, batch: list[Item],
-                         out: Outbound) -> bool:
+                         out: Outbound, ticket: Ticket) -> bool:
         """Deliver outbox entries with the journal: an in-flight mark before the send, and
         right after the platform's answer the delivered marks plus the live message's id
         in one round trip, so a crash can only leave the send itself in doubt (the outbox
@@ -399,7 +438,8 @@ class Notifier:
         digest = not batch or out is not batch[0].out
         token = SENDING.set(tuple(("d:" if digest else "") + m.tag for m in marks))
         try:
-            mid = await self._deliver(sink, platform, chat, out, keep_ref=False)
+            mid = await self._deliver(sink, platform, chat, out, keep_ref=False,
+                                      ticket=ticket)
         finally:
             SENDING.reset(token)
         await self.journal.delivered(platform, chat, marks, out, mid)
@@ -417,31 +457,43 @@ class Notifier:
         if 0 < wait:
             await self.limiter.sleep(wait)
 
-    async def _admit(self, platform: str, chat: str, slot: float | None) -> None:
-        """Wait for the limiter's go for one message to this chat."""
-        await self._spaced(platform, chat)
+    async def _admit(self, platform: str, chat: str, slot: float | None,
+                     call: str = POST) -> None:
+        """Wait for the limiter's go for one call of this kind to this chat."""
+        await self._spaced(platform, chat, call)
         if slot is not None:
             await self.limiter.wait_until(slot)
-            await self.limiter.admit(platform, chat, 1)
+            await self.limiter.admit(platform, chat, 1, call)
         else:
-            await self.limiter.acquire(platform, chat, 1)
+            await self.limiter.acquire(platform, chat, 1, call)
 
-    async def _admit_tap(self, platform: str, slot: float | None) -> None:
+    async def _admit_tap(self, platform: str, slot: float | None, call: str = EDIT) -> None:
         """A tap's answer edited into the tapped message: only the bot-wide limit waits."""
         if slot is not None:
             await self.limiter.wait_until(slot)
-            await self.limiter.admit(platform, BOT_WIDE, 1)
+            await self.limiter.admit(platform, BOT_WIDE, 1, call)
         else:
-            await self.limiter.acquire(platform, BOT_WIDE, 1)
+            await self.limiter.acquire(platform, BOT_WIDE, 1, call)
 
-    async def _readmit(self, platform: str, chat: str) -> None:
-        """A retry: counted like a new message, but not behind what is queued after it."""
-        await self._spaced(platform, chat)
+    async def _readmit(self, platform: str, chat: str, call: str = POST) -> None:
+        """A call not covered by a slot already taken (a retry, or a call of another kind
+        than the one booked): counted anew, but not behind what is queued after it."""
+        await self._spaced(platform, chat, call)
         admit = getattr(self.limiter, "admit", None)
         if admit is not None:
-            await admit(platform, chat, 1)
+            await admit(platform, chat, 1, call)
         else:
-            await self.limiter.acquire(platform, chat, 1)
+            await self.limiter.acquire(platform, chat, 1, call)
+
+    async def _slot(self, ticket: Ticket, platform: str, chat: str, call: str) -> None:
+        """Just before a platform call: spend the ticket when it covers this kind of call
+        (the same limits count both), else take a slot for it now."""
+        limits = getattr(self.limiter, "limits", {})
+        held, ticket.call = ticket.call, None
+        if held is not None and (held == call or counted(limits, platform, ticket.chat, held)
+                                 == counted(limits, platform, ticket.chat, call)):
+            return
+        await self._readmit(platform, ticket.chat if ticket.chat == BOT_WIDE else chat, call)
 
     async def _compose(self, platform: str, chat: str,
                        queue: ChatQueue) -> tuple[list[Item], Outbound | None]:
@@ -450,7 +502,8 @@ class Notifier:
         Outbound) an album of one incident's media while the chat is paced."""
         fresh = [i for i in queue.items
                  if not i.named and self._is_new_card(platform, chat, i)]
-        if len(fresh) >= 2 and len(fresh) > await self._budget(platform, chat):
+        behind = bool(fresh) and self.clock() - fresh[0].queued_at >= DIGEST_LAG
+        if len(fresh) >= 2 and (behind or len(fresh) > await self._budget(platform, chat)):
             fresh.sort(key=lambda i: -i.severity)
             covered = [i for i in fresh if i.severity < ACTIONABLE]
             for i in covered:
@@ -563,23 +616,27 @@ class Notifier:
         return bool(out.ref and not out.edit and not out.quote
                     and out.ref not in self._posted.get((platform, chat), set()))
 
-    async def _budget(self, platform: str, chat: str) -> int:
-        """How many messages this chat can take in the next few seconds."""
+    async def _budget(self, platform: str, chat: str, call: str = POST,
+                      horizon: float = DIGEST_HORIZON) -> int:
+        """How many calls of a kind this chat can take in the next few seconds."""
         budget = getattr(self.limiter, "budget", None)
         if budget is None:
             return 10**6
-        n = budget(platform, chat, DIGEST_HORIZON)
+        n = budget(platform, chat, horizon, call)
         return await n if inspect.isawaitable(n) else n
 
     async def _deliver(self, sink: Sink, platform: str, chat: str, out: Outbound,
-                       keep_ref: bool = True) -> str:
+                       keep_ref: bool = True, *, ticket: Ticket) -> str:
         """Edit the live message in place, or send anew; retry 429s until it goes."""
         return await self._retrying(
-            platform, chat, lambda: self._edit_or_send(sink, platform, chat, out, keep_ref))
+            platform, chat,
+            lambda: self._edit_or_send(sink, platform, chat, out, keep_ref, ticket),
+            ticketed=True)
 
     async def _retrying(self, platform: str, chat: str,
-                        call: Callable[[], Awaitable[T]]) -> T:
-        """Run one platform call until it goes: 429s wait retry_after, outages back off."""
+                        call: Callable[[], Awaitable[T]], *, ticketed: bool = False) -> T:
+        """Run one platform call until it goes: 429s wait retry_after, outages back off.
+        `ticketed`: the call takes its own slots (see _slot), so a retry needs none here."""
         backoff = 1.0
         while True:
             try:
@@ -597,7 +654,8 @@ class Notifier:
                 log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,
                             exc.seconds)
                 await self.limiter.sleep(exc.seconds)
-                await self._readmit(platform, chat)
+                if not ticketed:
+                    await self._readmit(platform, chat)
             except Gone:
                 raise
             except StoreUnavailable:  # before the send (a live message's id): try again
@@ -612,25 +670,30 @@ class Notifier:
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
     async def _edit_or_send(self, sink: Sink, platform: str, chat: str, out: Outbound,
-                            keep_ref: bool = True) -> str:
+                            keep_ref: bool, ticket: Ticket) -> str:
         store = self.store
         whole = getattr(sink, "deliver", None)
         if whole is not None:  # a recorder of whole Outbounds (tests, benchmarks)
+            await self._slot(ticket, platform, chat, ticket.call or POST)
             await whole(out, [chat])
             return ""
         if out.edit:
+            await self._slot(ticket, platform, chat, EDIT)
             if await sink.edit(chat, out.edit, out.reply):
                 return out.edit
+            await self._slot(ticket, platform, chat, POST)
             return await sink.send(chat, out.reply)
         if out.ref and store is not None:
             mid = await store.message_ref(out.fixture, platform, chat, out.ref)
             if mid:
                 self._posted.setdefault((platform, chat), set()).add(out.ref)
+                await self._slot(ticket, platform, chat, EDIT)
                 if await sink.edit(chat, mid, out.reply):
                     return mid
         thread = ""
         if out.thread and store is not None:
             thread = await store.message_ref(out.fixture, platform, chat, out.thread) or ""
+        await self._slot(ticket, platform, chat, POST)
         mid = await sink.send(chat, out.reply, thread=thread, quote=out.quote)
         if out.ref:
             self._posted.setdefault((platform, chat), set()).add(out.ref)
@@ -649,9 +712,14 @@ class Notifier:
         return sink is not None and hasattr(sink, "pin") and not hasattr(sink, "deliver")
 
     def _board_gap(self, platform: str, chat: str) -> float:
-        """Seconds between board edits: a fixed share of the chat's sustained budget."""
+        """Seconds between board edits: a fixed share of the chat's sustained budget, and no
+        more than its fair share of a platform-wide edit limit (Slack's chat.update counts
+        per workspace) among the chats with a live board."""
         gap = getattr(self.limiter, "interval", None)
-        return max(1.0, boards.EDIT_EVERY_SLOTS * (gap(platform, chat) if gap else 0.0))
+        own = boards.EDIT_EVERY_SLOTS * (gap(platform, chat) if gap else 0.0)
+        limits = getattr(self.limiter, "limits", {}).get(platform, ())
+        live = sum(1 for (p, _), q in self._queues.items() if p == platform and q.board.live)
+        return max(1.0, own, max(1, live) * shared_interval(limits, platform, EDIT))
 
     def _board_due(self, platform: str, chat: str, queue: ChatQueue) -> str:
         """'end', 'pin' or 'edit' when the board's turn has come, else ''."""
@@ -665,8 +733,9 @@ class Notifier:
         if board.pin_owed and (board.last_edit is None or queue.last_digest is None or
                                queue.last_digest > board.last_edit or not queue.items):
             return "pin"  # not straight after the post: a digest goes in between
-        if board.dirty and (board.last_edit is None or
-                            now - board.last_edit >= self._board_gap(platform, chat)):
+        if board.dirty and now >= queue.board_retry and (
+                board.last_edit is None or
+                now - board.last_edit >= self._board_gap(platform, chat)):
             return "edit"
         return ""
 
@@ -681,12 +750,27 @@ class Notifier:
         now = self.clock()
         at = board.last_burst + boards.QUIET_S
         if board.dirty and board.last_edit is not None:
-            at = min(at, board.last_edit + self._board_gap(platform, chat))
+            at = min(at, max(board.last_edit + self._board_gap(platform, chat),
+                             queue.board_retry))
 
         async def wake() -> None:
             await self.board_sleep(max(0.0, at - now))
             queue.wake.set()
         queue.timer = asyncio.create_task(wake())
+
+    async def _edit_room(self, platform: str, chat: str, queue: ChatQueue) -> bool:
+        """Whether a board edit may go now. Where edits count against a limit shared by
+        every chat (Slack's chat.update, per workspace) and none is free this moment, the
+        edit waits its turn without holding up the chat's cards."""
+        limits = getattr(self.limiter, "limits", {})
+        wide = shared_interval(limits.get(platform, ()), platform, EDIT)
+        if not wide or counted(limits, platform, chat, EDIT) == \
+                counted(limits, platform, chat, POST):
+            return True
+        if await self._budget(platform, chat, EDIT, 0.0) > 0:
+            return True
+        queue.board_retry = self.clock() + wide
+        return False
 
     async def _board_turn(self, sink: Sink, platform: str, chat: str, queue: ChatQueue,
                           turn: str) -> None:
@@ -699,27 +783,30 @@ class Notifier:
             board.live = False
             if not mid:
                 return
-            await self._readmit(platform, chat)
             reply = board.final(hhmm, self._posted.get((platform, chat), set()))
-            await self._retrying(platform, chat, lambda: sink.edit(chat, mid, reply))
+            await self._retrying(platform, chat, lambda: self._call(
+                platform, chat, EDIT, lambda: sink.edit(chat, mid, reply)), ticketed=True)
             if board.pin_owed:  # never pinned: nothing to take down
                 board.pin_owed = ""
             else:
-                await self._readmit(platform, chat)
                 try:
-                    await self._retrying(platform, chat, lambda: sink.unpin(chat, mid))  # type: ignore[attr-defined]
+                    await self._retrying(platform, chat, lambda: self._call(
+                        platform, chat, PIN, lambda: sink.unpin(chat, mid)), ticketed=True)  # type: ignore[attr-defined]
                 except Unsupported as exc:
                     self.degraded(platform, chat, UNPINNED, exc)
             if self.store is not None:
                 await self.store.drop_message_ref(*ref)
             return
         await self._pace(platform, chat, queue)
-        await self._readmit(platform, chat)  # a pin counts like a message in a group
+        call = PIN if turn == "pin" else EDIT if mid else POST
+        await self._readmit(platform, chat, call)  # a pin counts like a message in a group
+        ticket = Ticket(call, chat)
         queue.board_at = self.clock()
         if turn == "pin":
             pin, board.pin_owed = board.pin_owed, ""
             try:
-                await self._retrying(platform, chat, lambda: sink.pin(chat, pin))  # type: ignore[attr-defined]
+                await self._retrying(platform, chat, lambda: self._call(
+                    platform, chat, PIN, lambda: sink.pin(chat, pin), ticket), ticketed=True)  # type: ignore[attr-defined]
             except Unsupported as exc:  # the board still works, unpinned
                 self.degraded(platform, chat, UNPINNED, exc)
             else:
@@ -730,9 +817,12 @@ class Notifier:
         just_in = [boards.incident_id(i.out.reply) for i in queue.items
                    if not i.named and self._is_new_card(platform, chat, i)]
         reply = board.render(hhmm, [j for j in just_in if j])
-        if mid and await self._retrying(platform, chat, lambda: sink.edit(chat, mid, reply)):
+        if mid and await self._retrying(platform, chat, lambda: self._call(
+                platform, chat, EDIT, lambda: sink.edit(chat, mid, reply), ticket),
+                ticketed=True):
             return
-        new = await self._retrying(platform, chat, lambda: sink.send(chat, reply))
+        new = await self._retrying(platform, chat, lambda: self._call(
+            platform, chat, POST, lambda: sink.send(chat, reply), ticket), ticketed=True)
         if self.store is not None and new:
             await self.store.set_message_ref(*ref, new)
         board.pin_owed = new
@@ -750,6 +840,13 @@ class Notifier:
         h = self.health.get((platform, chat))
         if h is not None:
             h.unsupported.pop(feature, None)
+
+    async def _call(self, platform: str, chat: str, call: str,
+                    fn: Callable[[], Awaitable[T]], ticket: Ticket | None = None) -> T:
+        """One platform call of a kind, after its rate-limit slot (the ticket's, if it
+        covers it)."""
+        await self._slot(ticket or Ticket(None, chat), platform, chat, call)
+        return await fn()
 
     # ---------------------------------------------------------------- lifecycle
     def poke(self) -> None:

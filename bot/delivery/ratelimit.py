@@ -3,7 +3,9 @@
 A reservation is planned synchronously (so concurrent senders queue fairly, in call order),
 the caller sleeps until its slot, then is admitted against the log of real send times (which
 absorbs late starts). Limits are exact sliding windows: at most `count`
-messages in any `per` seconds, per chat, per group chat, or per platform.
+messages in any `per` seconds, per chat, per group chat, or per platform. A limit may count
+only some kinds of platform call (Slack limits each Web API method apart: posts per channel,
+chat.update and pins per workspace), so a call is asked for with its kind.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ from bot.store import StoreUnavailable
 log = logging.getLogger(__name__)
 Sleeper = Callable[[float], Awaitable[object]]
 
+# Kinds of platform call, as limits count them.
+POST = "post"  # a new message (Telegram sendMessage, Slack chat.postMessage)
+EDIT = "edit"  # a message changed in place (editMessageText, chat.update)
+PIN = "pin"  # pinning or unpinning a message
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -36,43 +43,71 @@ class Limit:
     # in the crash test on Sentinel). On Slack it costs the control channel ~0.3 s of
     # flashpoint p95.
     from_answer: bool = False
+    calls: tuple[str, ...] = ()  # the kinds of call it counts (POST, EDIT, PIN); () every call
 
 
-# Telegram: ~1 msg/s per chat, 20/min per group, ~30/s per bot. Slack: ~1/s per channel.
+# Telegram: ~1 msg/s per chat, 20/min per group, ~30/s per bot; sends, edits and pins alike.
+# Slack limits each Web API method apart, "per API method per workspace per app"
+# (https://docs.slack.dev/apis/web-api/rate-limits): chat.postMessage ~1/s per channel with
+# short bursts (its workspace-wide limit is not published: a 429 there is waited out),
+# chat.update Tier 3 (50+/min per workspace), pins.add / pins.remove Tier 2 (20+/min).
 DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
     "telegram": (Limit(1, 1.0, "chat", from_answer=True), Limit(20, 60.0, "group"),
                  Limit(30, 1.0, "platform")),
-    # Slack: posts ~1/s per channel; chat.update ~50/min
-    "slack": (Limit(1, 1.0, "chat", from_answer=True), Limit(50, 60.0, "platform")),
+    "slack": (Limit(1, 1.0, "chat", from_answer=True, calls=(POST,)),
+              Limit(50, 60.0, "platform", calls=(EDIT,)),
+              Limit(20, 60.0, "platform", calls=(PIN,))),
 }
 
 
 # For live delivery the minute windows are also paced, so a burst cannot spend a whole
 # minute's budget in its first seconds and then leave a control room dark for the rest:
 # a Telegram group gets at most 3 messages in any 9 s (a card every 3 s on average, 3 at
-# once on a quiet night), Slack at most 5 calls in any 6 s.
+# once on a quiet night), Slack at most 5 chat.update calls in any 6 s across the workspace.
 PACED_LIMITS: dict[str, tuple[Limit, ...]] = {
     "telegram": (*DEFAULT_LIMITS["telegram"], Limit(3, 9.0, "group")),
-    "slack": (*DEFAULT_LIMITS["slack"], Limit(5, 6.0, "platform")),
+    "slack": (*DEFAULT_LIMITS["slack"], Limit(5, 6.0, "platform", calls=(EDIT,))),
 }
 
 
-def interval(limits: tuple[Limit, ...], platform: str, chat: str) -> float:
-    """The chat's sustained pace: seconds per message under its tightest limit."""
+def interval(limits: tuple[Limit, ...], platform: str, chat: str, call: str = POST) -> float:
+    """The chat's sustained pace for one kind of call: seconds per call under its tightest
+    limit."""
     return max((lim.per / lim.count for lim in limits
-                if applies(lim, platform, chat)), default=0.0)
+                if applies(lim, platform, chat, call)), default=0.0)
 
 
-def chat_gap(limits: dict[str, tuple[Limit, ...]], platform: str) -> float:
+def shared_interval(limits: tuple[Limit, ...], platform: str, call: str) -> float:
+    """Seconds per call of a kind under the platform-wide limits alone (what every chat of
+    the platform shares)."""
+    return max((lim.per / lim.count for lim in limits
+                if lim.scope == "platform" and counts(lim, call)), default=0.0)
+
+
+def chat_gap(limits: dict[str, tuple[Limit, ...]], platform: str, call: str = POST) -> float:
     """Seconds from the platform's answer to one message to the next message to that chat,
     under a per-chat limit counted `from_answer` (0: none)."""
     return max((lim.per / lim.count for lim in limits.get(platform, ())
-                if lim.scope == "chat" and lim.from_answer), default=0.0)
+                if lim.scope == "chat" and lim.from_answer and counts(lim, call)),
+               default=0.0)
 
 
-def applies(lim: Limit, platform: str, chat: str) -> bool:
-    """Whether a limit counts a message to this chat (group limits only groups; BOT_WIDE
-    only the bot-wide limit)."""
+def counted(limits: dict[str, tuple[Limit, ...]], platform: str, chat: str,
+            call: str) -> tuple[Limit, ...]:
+    """The limits a call of this kind to this chat counts against."""
+    return tuple(lim for lim in limits.get(platform, ()) if applies(lim, platform, chat, call))
+
+
+def counts(lim: Limit, call: str) -> bool:
+    """Whether a limit counts this kind of call."""
+    return not lim.calls or call in lim.calls
+
+
+def applies(lim: Limit, platform: str, chat: str, call: str = POST) -> bool:
+    """Whether a limit counts a call of this kind to this chat (group limits only groups;
+    BOT_WIDE only the bot-wide limit)."""
+    if not counts(lim, call):
+        return False
     if chat == BOT_WIDE:
         return lim.scope == "platform"
     return lim.scope != "group" or is_group(platform, chat)
@@ -96,10 +131,10 @@ class RateLimiter:
         self._sent: dict[tuple[str, str, int], list[float]] = {}
 
     def _windows(self, log: dict[tuple[str, str, int], list[float]], platform: str,
-                 chat: str) -> list[tuple[Limit, list[float]]]:
+                 chat: str, call: str = POST) -> list[tuple[Limit, list[float]]]:
         out = []
         for i, lim in enumerate(self.limits.get(platform, ())):
-            if not applies(lim, platform, chat):
+            if not applies(lim, platform, chat, call):
                 continue
             key = (platform, "" if lim.scope == "platform" else chat, i)
             out.append((lim, log.setdefault(key, [])))
@@ -125,8 +160,8 @@ class RateLimiter:
         return cands[-1]  # unreachable: after the last send every window is empty
 
     def _book(self, log: dict[tuple[str, str, int], list[float]], platform: str, chat: str,
-              cost: int) -> float:
-        windows = self._windows(log, platform, chat)
+              cost: int, call: str = POST) -> float:
+        windows = self._windows(log, platform, chat, call)
         now = self.clock()
         for lim, sent in windows:  # forget sends no window can see any more
             del sent[:bisect.bisect_right(sent, now - lim.per)]
@@ -139,19 +174,19 @@ class RateLimiter:
                 first = t
         return first
 
-    def reserve(self, platform: str, chat: str, cost: int = 1) -> float:
-        """Plan `cost` messages to a chat (in call order): the clock time the first may go."""
-        return self._book(self._planned, platform, chat, cost)
+    def reserve(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> float:
+        """Plan `cost` calls to a chat (in call order): the clock time the first may go."""
+        return self._book(self._planned, platform, chat, cost, call)
 
-    async def admit(self, platform: str, chat: str, cost: int = 1) -> None:
+    async def admit(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
         """Just before sending: check against the real send times (waking late elsewhere can
         bunch sends), wait if needed, and record the send at the moment it is let through."""
         while True:
-            windows = self._windows(self._sent, platform, chat)
+            windows = self._windows(self._sent, platform, chat, call)
             now = self.clock()
             t = self._earliest(windows, now)
             if t <= now:
-                self._book(self._sent, platform, chat, cost)
+                self._book(self._sent, platform, chat, cost, call)
                 return
             await self.sleep(t - now)
 
@@ -188,16 +223,17 @@ class RateLimiter:
         if delay > 0:
             await self.sleep(delay)
 
-    def interval(self, platform: str, chat: str) -> float:
-        """Seconds per message this chat can sustain."""
-        return interval(self.limits.get(platform, ()), platform, chat)
+    def interval(self, platform: str, chat: str, call: str = POST) -> float:
+        """Seconds per call of this kind this chat can sustain."""
+        return interval(self.limits.get(platform, ()), platform, chat, call)
 
-    def budget(self, platform: str, chat: str, horizon: float) -> int:
-        """How many messages this chat could still take within the next `horizon` seconds."""
+    def budget(self, platform: str, chat: str, horizon: float, call: str = POST) -> int:
+        """How many calls this chat could still take within the next `horizon` seconds."""
         if not self.limits.get(platform):
             return 10**6
         now = self.clock()
-        windows = [(lim, list(sent)) for lim, sent in self._windows(self._sent, platform, chat)]
+        windows = [(lim, list(sent))
+                   for lim, sent in self._windows(self._sent, platform, chat, call)]
         n, t = 0, now
         while n < 100:
             t = self._earliest(windows, t)
@@ -208,10 +244,10 @@ class RateLimiter:
             n += 1
         return n
 
-    async def acquire(self, platform: str, chat: str, cost: int = 1) -> None:
+    async def acquire(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
         """Plan, wait for the slot, and admit."""
-        await self.wait_until(self.reserve(platform, chat, cost))
-        await self.admit(platform, chat, cost)
+        await self.wait_until(self.reserve(platform, chat, cost, call))
+        await self.admit(platform, chat, cost, call)
 
 
 def unlimited() -> RateLimiter:
@@ -223,9 +259,10 @@ class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
     `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it). While
-    Redis is away, a local limiter with the same limits paces this replica's sends (so an
-    answer that needs nothing else from the store still leaves); the shared windows are
-    asked again every `retry_s` seconds."""
+    Redis (or, on a Cluster, the slot of a chat's windows) is away, a local limiter with the
+    same limits paces this replica's sends to that chat (so an answer that needs nothing
+    else from the store still leaves); the shared windows are asked again every `retry_s`
+    seconds."""
 
     def __init__(self, windows: object, limits: dict[str, tuple[Limit, ...]] | None = None,
                  *, clock: Callable[[], float] = time.time,
@@ -237,57 +274,58 @@ class SharedRateLimiter:
         self.sleep = sleep
         self.local = RateLimiter(self.limits, clock=monotonic, sleep=sleep)
         self.retry_s = retry_s
-        self.away_until: float | None = None  # monotonic time to ask Redis again; None: up
+        # (platform, chat) -> monotonic time to ask Redis again, while its windows are away
+        self.away: dict[tuple[str, str], float] = {}
 
-    def _shared(self) -> bool:
-        """Whether to ask the shared windows now (Redis up, or time to look again)."""
-        return self.away_until is None or self.local.clock() >= self.away_until
+    def _shared(self, platform: str, chat: str) -> bool:
+        """Whether to ask the shared windows now (up, or time to look again)."""
+        until = self.away.get((platform, chat))
+        return until is None or self.local.clock() >= until
 
-    def _away(self) -> None:
-        if self.away_until is None:
-            log.warning("shared rate limits unavailable (Redis is not answering): pacing "
-                        "this replica's sends locally")
-        self.away_until = self.local.clock() + self.retry_s
+    def _away(self, platform: str, chat: str) -> None:
+        if (platform, chat) not in self.away:
+            log.warning("shared rate limits of %s:%s unavailable (Redis is not answering): "
+                        "pacing this replica's sends there locally", platform, chat)
+        self.away[(platform, chat)] = self.local.clock() + self.retry_s
 
-    def _back(self) -> None:
-        if self.away_until is not None:
-            log.warning("shared rate limits back")
-            self.away_until = None
+    def _back(self, platform: str, chat: str) -> None:
+        if self.away.pop((platform, chat), None) is not None:
+            log.warning("shared rate limits of %s:%s back", platform, chat)
 
-    def _scopes(self, platform: str, chat: str,
+    def _scopes(self, platform: str, chat: str, call: str = POST,
                 per_call: bool = True) -> list[tuple[str, int, float]]:
-        """The shared windows counting a message to this chat (per_call=False: without the
-        per-chat pace, which counts an album once)."""
+        """The shared windows counting a call of this kind to this chat (per_call=False:
+        without the per-chat pace, which counts an album once)."""
         out = []
         for lim in self.limits.get(platform, ()):
-            if not applies(lim, platform, chat) or (lim.scope == "chat" and not per_call):
+            if not applies(lim, platform, chat, call) or (lim.scope == "chat" and not per_call):
                 continue
             scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
-            scope += f":{lim.count}/{lim.per:g}"
+            scope += f":{lim.count}/{lim.per:g}" + "".join(f":{c}" for c in lim.calls)
             out.append((self.windows.key(platform, scope), lim.count, lim.per))
         return out
 
-    async def acquire(self, platform: str, chat: str, cost: int = 1) -> None:
-        """Wait until every window has room, and take it (once per message of `cost`)."""
-        scopes = self._scopes(platform, chat)
+    async def acquire(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
+        """Wait until every window has room, and take it (once per call of `cost`)."""
+        scopes = self._scopes(platform, chat, call)
         for _ in range(max(1, cost)):
             while True:
-                if not self._shared():
-                    await self.local.acquire(platform, chat, 1)
+                if not self._shared(platform, chat):
+                    await self.local.acquire(platform, chat, 1, call)
                     break
                 try:
                     wait = await self.windows.take(scopes, self.clock())
                 except StoreUnavailable:
-                    self._away()
+                    self._away(platform, chat)
                     continue
-                self._back()
+                self._back(platform, chat)
                 if wait <= 0:
                     break
                 await self.sleep(wait)
 
-    def interval(self, platform: str, chat: str) -> float:
-        """Seconds per message this chat can sustain."""
-        return interval(self.limits.get(platform, ()), platform, chat)
+    def interval(self, platform: str, chat: str, call: str = POST) -> float:
+        """Seconds per call of this kind this chat can sustain."""
+        return interval(self.limits.get(platform, ()), platform, chat, call)
 
     async def together(self, platform: str, chat: str, want: int) -> int:
         """How many more messages (at most `want`) may go now with the one just taken, in
@@ -295,12 +333,12 @@ class SharedRateLimiter:
         scopes = self._scopes(platform, chat, per_call=False)
         if not scopes:
             return want
-        if not self._shared():
+        if not self._shared(platform, chat):
             return await self.local.together(platform, chat, want)
         try:
             used = await self.windows.used(scopes, self.clock())
         except StoreUnavailable:
-            self._away()
+            self._away(platform, chat)
             return 0
         return max(0, min([want] + [count - n for (_, count, _), n
                                     in zip(scopes, used, strict=True)]))
@@ -310,29 +348,29 @@ class SharedRateLimiter:
         scopes = self._scopes(platform, chat, per_call=False)
         for _ in range(n):
             while scopes:
-                if not self._shared():
+                if not self._shared(platform, chat):
                     await self.local.admit_extra(platform, chat, 1)
                     break
                 try:
                     wait = await self.windows.take(scopes, self.clock())
                 except StoreUnavailable:
-                    self._away()
+                    self._away(platform, chat)
                     continue
                 if wait <= 0:
                     break
                 await self.sleep(wait)
 
-    async def budget(self, platform: str, chat: str, horizon: float) -> int:
-        """Roughly how many messages this chat could still take within `horizon` seconds."""
-        scopes = self._scopes(platform, chat)
+    async def budget(self, platform: str, chat: str, horizon: float, call: str = POST) -> int:
+        """Roughly how many calls this chat could still take within `horizon` seconds."""
+        scopes = self._scopes(platform, chat, call)
         if not scopes:
             return 10**6
-        if not self._shared():
-            return self.local.budget(platform, chat, horizon)
+        if not self._shared(platform, chat):
+            return self.local.budget(platform, chat, horizon, call)
         try:
             used = await self.windows.used(scopes, self.clock())
         except StoreUnavailable:
-            self._away()
-            return self.local.budget(platform, chat, horizon)
+            self._away(platform, chat)
+            return self.local.budget(platform, chat, horizon, call)
         return max(0, min(int(count * max(1.0, horizon / per)) - n
                           for (_, count, per), n in zip(scopes, used, strict=True)))

@@ -15,6 +15,10 @@ from redis.asyncio.client import Pipeline
 from bot.domain.models import Incident
 from bot.store.ops import Op
 
+# Deployment-wide keys (members, invites, fixture choices, audit, leases of singleton
+# duties). Nothing a chat's or a fixture's delivery needs lives here: per-chat keys carry the
+# chat's own tag (chat_prefix) and per-fixture keys the fixture's, so a Cluster slot that
+# stops taking writes stops only what lives in it.
 OPS = "md:{ops}:"
 SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoch seconds
 
@@ -100,6 +104,12 @@ class Refused(Exception):
 def fx_prefix(fixture_id: str) -> str:
     """Key prefix of one fixture (its hash tag)."""
     return f"md:{{{fixture_id}}}:"
+
+
+def chat_prefix(platform: str, chat: str) -> str:
+    """Key prefix of one chat's own keys (its hash tag): rate-limit windows, the reverse
+    index of the bot's messages there."""
+    return f"md:{{chat:{platform}:{chat}}}:"
 
 
 def as_hash(flat: list[str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from bot.store.base import chat_prefix
 from bot.store.client import OPS, Store, StoreUnavailable
 
 KEY = OPS + "chatmoves"  # hash: "<platform>:<old chat>" -> new chat
@@ -71,7 +72,7 @@ class ChatMoves:
 
         async def scan() -> list[str]:
             keys: list[str] = []
-            for pattern in (f"md:*:msg:{platform}:{old}:*", f"{OPS}msgof:{platform}:{old}:*"):
+            for pattern in (f"md:*:msg:{platform}:{old}:*", f"{chat_prefix(platform, old)}msgof:*"):
                 async for key in r.scan_iter(match=pattern, count=500):
                     keys.append(key)
             return keys
@@ -88,6 +89,7 @@ class ChatMoves:
         for i, key in enumerate(keys):
             value, ttl = got[2 * i], got[2 * i + 1]
             if value is not None:
-                pipe.set(key.replace(old_part, new_part, 1), value,
+                moved = key.replace(chat_prefix(platform, old), chat_prefix(platform, new), 1)
+                pipe.set(moved.replace(old_part, new_part, 1), value,
                          ex=ttl if ttl and ttl > 0 else None)
         await self.store._call(pipe.execute())

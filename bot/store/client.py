@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from bot.store.base import (
     StoreUnavailable,
     WriteAttempts,
     as_hash,
+    chat_prefix,
     fx_prefix,
     note_not_run,
     note_outage,
@@ -107,6 +109,13 @@ STRANGERS_AUDIT_MAXLEN = 2000
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
+
+
+log = logging.getLogger(__name__)
+
+def msgof_key(platform: str, chat: str, message_id: str) -> str:
+    """The reverse index of a message the bot posted (-> 'fixture|ref'), with its chat."""
+    return f"{chat_prefix(platform, chat)}msgof:{message_id}"
 
 class Unconfirmed(StoreUnavailable):
     """The write reached the master but not enough replicas confirmed it in time: it may
@@ -834,12 +843,22 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
     async def set_message_ref(self, fixture: str, platform: str, chat: str, ref: str,
                               message_id: str) -> None:
         """Remember where a live message was posted, so later changes edit it in place."""
-        # Two slots ({fixture} and {ops}), so no MULTI: each SET is idempotent, and the
-        # reverse index is written first so a found forward ref always resolves back.
-        pipe = self.r.pipeline(transaction=False)
-        pipe.set(f"{OPS}msgof:{platform}:{chat}:{message_id}", f"{fixture}|{ref}", ex=14 * 86400)
-        pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
-        await self._call(pipe.execute())
+        # Two slots ({fixture} and the chat's), so no MULTI: the reverse index is written
+        # first (best effort: while the chat's slot is away a reply to the message is not
+        # tied to its incident), then the forward ref every later edit needs.
+        await self.note_message_of(platform, chat, message_id, fixture, ref)
+        await self._call(self.r.set(self._ref_key(fixture, platform, chat, ref), message_id,
+                                    ex=14 * 86400))
+
+    async def note_message_of(self, platform: str, chat: str, message_id: str, fixture: str,
+                              ref: str) -> None:
+        """The reverse index of a posted live message, if its chat's slot takes the write."""
+        try:
+            await self._call(self.r.set(msgof_key(platform, chat, message_id),
+                                        f"{fixture}|{ref}", ex=14 * 86400))
+        except StoreUnavailable:
+            log.info("%s:%s: message %s not indexed back to %s (its slot is away)",
+                     platform, chat, message_id, ref)
 
     async def drop_message_ref(self, fixture: str, platform: str, chat: str,
                                ref: str) -> None:
@@ -849,7 +868,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
     async def ref_of_message(self, platform: str, chat: str,
                              message_id: str) -> tuple[str, str] | None:
         """(fixture, ref) of a live message the bot posted, e.g. to attach a reply's photo."""
-        raw = await self._call(self.r.get(f"{OPS}msgof:{platform}:{chat}:{message_id}"))
+        raw = await self._call(self.r.get(msgof_key(platform, chat, message_id)))
         if not raw:
             return None
         fixture, _, ref = raw.partition("|")

@@ -62,7 +62,10 @@ def unavailable(exc: BaseException) -> bool:
     if isinstance(exc, _UNAVAILABLE):
         return True
     if isinstance(exc, RedisError):  # a reply from the server, or our bad input (DataError)
-        return str(exc).lstrip("-").startswith(_UNAVAILABLE_WORDS)
+        # a Cluster pipeline wraps a node's error reply: "Command # 1 (…) of pipeline caused
+        # error: ('NOREPLICAS …',)"
+        said = str(exc).partition("of pipeline caused error: ")[2] or str(exc)
+        return said.lstrip("(\"'-").startswith(_UNAVAILABLE_WORDS)
     return isinstance(exc, Exception) and _raised_in_client(exc)
 
 

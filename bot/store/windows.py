@@ -6,13 +6,20 @@ import itertools
 import os
 from importlib import resources
 
+from bot.store.base import StoreUnavailable, chat_prefix
 from bot.store.client import Store
 
 _ids = itertools.count()
 
 
 class Windows:
-    """Take a slot in several sliding windows at once, or learn how long to wait."""
+    """Take a slot in several sliding windows at once, or learn how long to wait.
+
+    A chat's windows carry the chat's own hash tag, the platform-wide ones the platform's
+    (`{rl:<platform>}`): on a Cluster, a slot that stops taking writes stops only the chats
+    whose windows live there (and the rate limiter paces locally meanwhile). Windows in
+    different slots are taken one slot at a time; when a later slot says wait, the slots
+    already taken are given back, so a refused send holds no room anywhere."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -21,7 +28,11 @@ class Windows:
 
     @staticmethod
     def key(platform: str, scope: str) -> str:
-        """One window's key; all of a platform's windows share a hash slot (one bot token)."""
+        """One window's key: a chat's scope ('chat:<id>:…', 'group:<id>:…') with that chat,
+        the bot-wide one ('bot:…') with the platform."""
+        kind, _, rest = scope.partition(":")
+        if kind in ("chat", "group") and rest:
+            return f"{chat_prefix(platform, _chat_of(rest))}rl:{scope}"
         return f"md:{{rl:{platform}}}:{scope}"
 
     async def take(self, windows: list[tuple[str, int, float]], now: float) -> float:
@@ -29,11 +40,34 @@ class Windows:
         wait before asking again."""
         if not windows:
             return 0.0
-        args: list[object] = [int(now * 1000), f"{os.getpid()}:{next(_ids)}"]
-        for _, count, per in windows:
-            args += [count, int(per * 1000)]
-        ms = await self.store._call(self._take(keys=[k for k, _, _ in windows], args=args))
-        return int(ms) / 1000.0
+        member = f"{os.getpid()}:{next(_ids)}"
+        groups: dict[str, list[tuple[str, int, float]]] = {}
+        for w in windows:
+            groups.setdefault(_tag(w[0]), []).append(w)
+        taken: list[str] = []
+        try:
+            for group in groups.values():
+                args: list[object] = [int(now * 1000), member]
+                for _, count, per in group:
+                    args += [count, int(per * 1000)]
+                ms = int(await self.store._call(
+                    self._take(keys=[k for k, _, _ in group], args=args)))
+                if ms > 0:
+                    await self._give_back(taken, member)
+                    return ms / 1000.0
+                taken += [k for k, _, _ in group]
+        except StoreUnavailable:
+            await self._give_back(taken, member)
+            raise
+        return 0.0
+
+    async def _give_back(self, keys: list[str], member: str) -> None:
+        """Remove a send from windows it was counted in (best effort: it expires anyway)."""
+        for key in keys:
+            try:
+                await self.store._call(self.store.r.zrem(key, member))
+            except StoreUnavailable:
+                pass
 
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
         """How many sends each window holds right now."""
@@ -41,3 +75,20 @@ class Windows:
         for key, _, per in windows:
             pipe.zcount(key, f"({int((now - per) * 1000)}", "+inf")
         return [int(n) for n in await self.store._call(pipe.execute())]
+
+
+def _chat_of(rest: str) -> str:
+    """The chat id in a scope's tail ('<chat>:<count>/<per>[:<call>]'); chat ids hold no
+    '/' and the limit part always does."""
+    parts = rest.split(":")
+    for i, part in enumerate(parts):
+        if "/" in part:
+            return ":".join(parts[:i])
+    return rest
+
+
+def _tag(key: str) -> str:
+    """A key's hash tag (what decides its Cluster slot)."""
+    start = key.find("{")
+    end = key.find("}", start + 1)
+    return key[start + 1:end] if start >= 0 and end > start + 1 else key

@@ -53,10 +53,12 @@ class FakeSlack:
                  enforce_limits: bool = False,
                  clock: Callable[[], float] = time.monotonic,
                  scopes: set[str] | None = None) -> None:
-        # Slack's documented limits, answered with 429 + Retry-After when broken:
-        # chat.postMessage ~1/s per channel, chat.update Tier 3 (~50/min), pins.add and
-        # pins.remove Tier 2 (~20/min). Windows are a little shorter than the limits so a
-        # well-behaved client's network jitter passes.
+        # Slack's documented limits, "per API method per workspace per app"
+        # (https://docs.slack.dev/apis/web-api/rate-limits), answered with 429 + Retry-After
+        # when broken: chat.postMessage ~1/s per channel (no published workspace-wide number),
+        # chat.update Tier 3 (~50/min per workspace), pins.add and pins.remove Tier 2
+        # (~20/min each). Windows are a little shorter than the limits so a well-behaved
+        # client's network jitter passes. `clock` times the windows and each recorded call.
         self.enforce_limits = enforce_limits
         self.clock = clock
         self.scopes = scopes  # the bot token's scopes (None: every scope a method needs)
@@ -174,7 +176,7 @@ class FakeSlack:
         params = await self._params(request)
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
-        call = Call(method, params, token, dict(request.headers))
+        call = Call(method, params, token, dict(request.headers), at=self.clock())
         await self._record(call)
         needed = NEEDS_SCOPE.get(method)
         if self.scopes is not None and needed and needed not in self.scopes:
@@ -204,7 +206,7 @@ class FakeSlack:
         now = self.clock()
         key, count, per = ((f"post:{channel}", 1, 0.9) if method == "chat.postMessage"
                            else (method, 20, 57.0) if method.startswith("pins.")  # Tier 2
-                           else ("update", 50, 57.0))
+                           else ("update", 50, 57.0))  # chat.update, Tier 3
         times = [t for t in self._sent_at.get(key, []) if t > now - per]
         self._sent_at[key] = times
         if len(times) >= count:
