@@ -158,7 +158,7 @@ async def _keep_lease(app: App) -> None:
     lease = app.lease
     was = lease.held
     while True:
-        await asyncio.sleep(lease.ttl_ms / 3000)
+        await asyncio.sleep(lease.next_tick_s())
         held = await lease.tick()
         if held != was:
             log.warning("this replica is now the %s", "leader" if held else "standby")

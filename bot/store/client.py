@@ -278,6 +278,10 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
             if self.observe_latency is not None:
                 self.observe_latency(time.perf_counter() - t0)
 
+    async def rediscover_soon(self) -> None:
+        """Ask the sentinels which server is master now (a call gave up waiting on it)."""
+        await self._rediscover_soon()
+
     async def _rediscover_soon(self) -> None:
         """Ask the sentinels again after an error a failover causes, at most 5 times a
         second (an outage must not turn into a storm of sentinel queries)."""
