@@ -6,6 +6,9 @@
 --          Touching an undeclared key is an error (Redis Cluster only guards declared keys).
 -- ARGV[1]: dedupe id ("" for none); ARGV[2]: dedupe TTL seconds; ARGV[3]: ops as MessagePack
 -- (or as JSON: a payload starting with '[').
+-- ARGV[4]: when the client sent the write (ms, its wall clock; "" for no fence); ARGV[5]: the
+-- longest it may have waited to run (ms). Older, it waited in a paused server, which the
+-- sentinels may have replaced meanwhile: refused, nothing written (see WRITE_FENCE_MS).
 -- A string argument is always taken literally. A value the script fills in is a map
 -- (see bot/store/ops.py): {"v": name} a variable set by an earlier op, {"t": [parts]} the
 -- parts joined, {"q": value} the value as a JSON string (inside event data).
@@ -15,6 +18,14 @@ local vars = {}
 local hashes = {}
 local declared = {}
 for j = 2, #KEYS do declared[KEYS[j]] = true end
+if ARGV[4] and ARGV[4] ~= '' then
+  local t = redis.call('TIME')
+  local waited = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[4])
+  if waited > tonumber(ARGV[5]) then
+    return redis.error_reply('FENCED the write waited ' .. waited .. ' ms to run (over ' ..
+      ARGV[5] .. ' ms): this server was paused and may have been replaced')
+  end
+end
 local function undeclared(key)
   return redis.error_reply('apply.lua: undeclared key ' .. key)
 end

@@ -101,6 +101,14 @@ redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 return 1
 """
 LIVE_TTL_S = 86400  # a live location is kept a day after its last position
+# The longest a replicated write may take from being sent to running in Redis (apply.lua's
+# fence): a write queued in a paused master runs when the master resumes, before it learns
+# that the sentinels replaced it. A failover needs the master silent for
+# down-after-milliseconds (2000 in deploy/compose.yaml), so keep this below that. The send
+# time is stamped in the server's clock (an offset measured with TIME), so the two clocks
+# need not agree. A fenced write ran nowhere: it is sent again once, to the master the
+# sentinels name now.
+WRITE_FENCE_MS = 1000
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
@@ -205,6 +213,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         self.observe_latency: Callable[[float], None] | None = None  # seconds per call
         self.observe_answer: Callable[[bool], None] | None = None  # answered, or not answering
         self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
+        self._fence = False  # stamp writes for apply.lua's fence (see WRITE_FENCE_MS)
+        self._clock_offset = 0.0  # the server's clock minus ours, seconds
+        self._clock_measured = 0.0
         self._sends_reported = reports_sends(client)
 
     @classmethod
@@ -225,7 +236,21 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
             await self._refresh_acks()
         else:
             self.replica_acks = acks
+        await self._measure_clock()
         return self.replica_acks
+
+    async def _measure_clock(self) -> None:
+        """How far the server's clock is ahead of ours (seconds), so the write fence compares
+        times on one clock (the bot's and Redis' hosts need not agree); re-measured each
+        minute. Only where a failover can happen: a lone plain server is never fenced."""
+        self._fence = self.replica_acks > 0 or is_cluster(self.r) or bool(sentinels_of(self.r))
+        if not self._fence:
+            return
+        t0 = time.time()
+        secs, micros = await self._call(self.r.time())
+        t1 = time.time()
+        self._clock_offset = secs + micros / 1e6 - (t0 + t1) / 2
+        self._clock_measured = time.monotonic()
 
     async def _refresh_acks(self) -> None:
         # All in-sync replicas, not just one: Sentinel promotes the replica it last saw
@@ -316,21 +341,33 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
                         pass
             await asyncio.sleep(1.0)
 
-    async def _script_then_wait(self, keys: list[str], args: list[Any]) -> Any:
+    async def _script_then_wait(self, keys: list[str], args: list[Any],
+                                since: float | None) -> Any:
         """The write script and WAIT in one pipeline on one connection (one round trip);
-        raise Unconfirmed when fewer than replica_acks replicas confirm in time."""
-        for attempt in (0, 1):
+        raise Unconfirmed when fewer than replica_acks replicas confirm in time. `since`: when
+        the write began (wall clock), for the fence (WRITE_FENCE_MS)."""
+        loaded = fenced = False
+        while True:
             node = self.r.get_node_from_key(keys[0]) if is_cluster(self.r) else None
             pipe = self.r.pipeline(transaction=False)
-            pipe.execute_command("EVALSHA", self._apply.sha, len(keys), *keys, *args)
+            pipe.execute_command("EVALSHA", self._apply.sha, len(keys), *keys, *args,
+                                 *_fence_args(since))
             wait = ("WAIT", self.replica_acks, self.replica_timeout_ms)
             if node is not None:  # WAIT counts this connection's writes: same node
                 pipe.execute_command(*wait, target_nodes=node)
             else:
                 pipe.execute_command(*wait)
             res, acked = await self._call(pipe.execute(raise_on_error=False))
-            if isinstance(res, NoScriptError) and attempt == 0:
+            if isinstance(res, NoScriptError) and not loaded:
+                loaded = True
                 await self._call(self.r.script_load(self._lua))
+                continue
+            if _fenced(res) and not fenced:  # it ran nowhere: once more, to today's master
+                fenced = True
+                await rediscover(self.r)
+                if self._auto_acks:  # the new master may have fewer replicas in sync
+                    await self._refresh_acks()
+                since = time.time() + self._clock_offset if since is not None else None
                 continue
             if isinstance(res, Exception):
                 await self._call(_raise(res))
@@ -339,7 +376,6 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
                 await rediscover(self.r)
                 raise Unconfirmed(f"{acked} of {self.replica_acks} replicas confirmed")
             return res
-        raise StoreUnavailable("script not loaded")
 
     async def replicated(self, key: str) -> bool:
         """True once every write so far in key's hash slot has reached replica_acks replicas
@@ -363,17 +399,19 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
             return False
         return True
 
-    async def _script(self, keys: list[str], args: list[Any]) -> Any:
+    async def _script(self, keys: list[str], args: list[Any], since: float | None) -> Any:
         """EVALSHA the write script straight through the client (redis-py's Script wrapper
         and its argument checks cost a tenth of a report's Python); load it once if the
         server lacks it (a restart, another server)."""
         try:
             return await self._call(self.r.execute_command("EVALSHA", self._apply.sha,
-                                                           len(keys), *keys, *args))
+                                                           len(keys), *keys, *args,
+                                                           *_fence_args(since)))
         except NoScriptError:
             await self._call(self.r.script_load(self._lua))
             return await self._call(self.r.execute_command("EVALSHA", self._apply.sha,
-                                                           len(keys), *keys, *args))
+                                                           len(keys), *keys, *args,
+                                                           *_fence_args(since)))
 
     async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
         """Run one command's ops atomically in one round trip; raise Refused on a guard.
@@ -381,6 +419,10 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
 
         With replica_acks, the same round trip WAITs for replicas (Unconfirmed if they
         don't confirm in time)."""
+        if self._fence and time.monotonic() - self._clock_measured > 60.0:
+            await self._measure_clock()
+        # the fence counts from here, on the server's clock: a stuck INFO below counts too
+        since = time.time() + self._clock_offset if self._fence else None
         keys = script_keys(prefix, ops, dedupe)
         args = [dedupe, self.dedupe_ttl, encode(ops)]
         if self._auto_acks and self.replica_acks and \
@@ -389,9 +431,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         note_write(self._sends_reported)
         try:
             if self.replica_acks:
-                res = await self._script_then_wait(keys, args)
+                res = await self._script_then_wait(keys, args, since)
             else:
-                res = await self._script(keys, args)
+                res = await self._script(keys, args, since)
         finally:
             note_write_done()
         status = res[0]
@@ -948,3 +990,14 @@ def _directory(drill: bool) -> str:
 
 async def _raise(exc: Exception) -> Any:
     raise exc
+
+
+def _fence_args(since: float | None) -> tuple[Any, ...]:
+    """apply.lua's ARGV[4], ARGV[5]: when the write was sent (ms, server clock) and the
+    longest it may wait to run; ("", 0) for no fence (a lone server has no failover)."""
+    return ("", 0) if since is None else (int(since * 1000), WRITE_FENCE_MS)
+
+
+def _fenced(res: object) -> bool:
+    """Whether apply.lua refused a write that waited too long to run (see WRITE_FENCE_MS)."""
+    return isinstance(res, ResponseError) and str(res).startswith("FENCED")

@@ -52,7 +52,7 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 )
 # The same, when a server error arrives as a plain ResponseError (e.g. inside a script).
 _UNAVAILABLE_WORDS = ("LOADING", "MASTERDOWN", "READONLY", "NOREPLICAS", "CLUSTERDOWN",
-                      "TRYAGAIN", "MOVED", "ASK ")
+                      "TRYAGAIN", "MOVED", "ASK ", "FENCED")
 
 
 def unavailable(exc: BaseException) -> bool:
@@ -279,7 +279,7 @@ async def replica_count(client: Any) -> int:
 
 
 # Errors after which the master the pool talks to may no longer be the master.
-_WRONG_MASTER_WORDS = ("READONLY", "NOREPLICAS", "MASTERDOWN")
+_WRONG_MASTER_WORDS = ("READONLY", "NOREPLICAS", "MASTERDOWN", "FENCED")
 
 
 def wrong_master(exc: BaseException) -> bool:
