@@ -8,7 +8,7 @@ import json
 
 from tests.test_cli import env, matchday  # noqa: F401  (env is a fixture)
 
-FX = "arsenal-spurs-20261127"
+FX = "drill-arsenal-spurs-20261127"  # a replay adds its fixtures as drills
 
 
 def line(at: str, user: str, role: str, text: str) -> str:
