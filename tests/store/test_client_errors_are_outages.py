@@ -14,7 +14,12 @@ from bot.store import Store, StoreUnavailable
 async def set_on_a_connection_cut_under_it(store: Store) -> None:
     """SET on a pooled connection that another task closes the moment it is sent (what
     redis-py's own error handling does to a shared connection during a Cluster failover)."""
-    conn = await store.r.connection_pool.get_connection()
+    pool = getattr(store.r, "connection_pool", None)
+    if pool is None:  # Redis Cluster: a connection of the node that holds the key
+        node = store.r.get_node_from_key("md:{ops}:cut")
+        conn, release = node.acquire_connection(), node.release
+    else:
+        conn, release = await pool.get_connection(), pool.release
     try:
         await conn.connect()
         cut = asyncio.create_task(conn.disconnect(nowait=True))
@@ -24,7 +29,9 @@ async def set_on_a_connection_cut_under_it(store: Store) -> None:
         finally:
             await cut
     finally:
-        await store.r.connection_pool.release(conn)
+        result = release(conn)
+        if asyncio.iscoroutine(result):
+            await result
 
 
 async def test_a_client_error_from_a_closed_connection_is_the_store_not_answering(store):
