@@ -15,6 +15,7 @@ import pytest
 from bot.app import App
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
+from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 from tests.ha.topology import free_port
 
@@ -34,7 +35,7 @@ async def _checked(app: App, caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 async def test_embedded_default_always_starts_without_a_warning(tmp_path: Path, caplog):
-    app = App(load_settings(MATCHDAY_DATA_DIR=str(tmp_path)))
+    app = App(load_settings(REDIS_URL=None, MATCHDAY_DATA_DIR=str(tmp_path)))
     try:
         assert await _checked(app, caplog) == []
     finally:
@@ -42,7 +43,8 @@ async def test_embedded_default_always_starts_without_a_warning(tmp_path: Path, 
 
 
 async def test_embedded_everysec_warns_in_one_line(tmp_path: Path, caplog):
-    app = App(load_settings(MATCHDAY_DATA_DIR=str(tmp_path), MATCHDAY_APPENDFSYNC="everysec"))
+    app = App(load_settings(REDIS_URL=None, MATCHDAY_DATA_DIR=str(tmp_path),
+                            MATCHDAY_APPENDFSYNC="everysec"))
     try:
         lines = await _checked(app, caplog)
     finally:
@@ -65,10 +67,11 @@ def test_run_with_require_durable_refuses_to_start_in_one_line(tmp_path: Path):
     assert "running:" not in proc.stderr
 
 
-async def test_control_sees_the_risk_in_status_and_a_supervisor_does_not(redis_url, tmp_path,
-                                                                          caplog):
-    # the session's server keeps no append-only file and has no replica
-    app = App(load_settings(REDIS_URL=redis_url, MATCHDAY_DATA_DIR=str(tmp_path)))
+async def test_control_sees_the_risk_in_status_and_a_supervisor_does_not(tmp_path, caplog):
+    # a server of its own that keeps no append-only file and has no replica (not REDIS_URL,
+    # which in CI may be a Sentinel set with replicas: durable, so nothing to warn about)
+    server = EmbeddedRedis(tmp_path / "lone", persistent=False)
+    app = App(load_settings(REDIS_URL=server.start(), MATCHDAY_DATA_DIR=str(tmp_path)))
     try:
         assert len(await _checked(app, caplog)) == 1
         assert app.core is not None
@@ -81,3 +84,4 @@ async def test_control_sees_the_risk_in_status_and_a_supervisor_does_not(redis_u
         assert seen.ok and LOST not in seen.text  # not their concern
     finally:
         await app.stop()
+        server.stop()
