@@ -889,22 +889,30 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
     async def set_message_ref(self, fixture: str, platform: str, chat: str, ref: str,
                               message_id: str) -> None:
         """Remember where a live message was posted, so later changes edit it in place."""
-        # Two slots ({fixture} and the chat's), so no MULTI: the reverse index is written
-        # first (best effort: while the chat's slot is away a reply to the message is not
-        # tied to its incident), then the forward ref every later edit needs.
-        await self.note_message_of(platform, chat, message_id, fixture, ref)
-        await self._call(self.r.set(self._ref_key(fixture, platform, chat, ref), message_id,
-                                    ex=14 * 86400))
+        # Two slots ({fixture} and the chat's), so no MULTI: each SET is idempotent, and the
+        # reverse index is written first so a found forward ref always resolves back. The
+        # reverse index is a hint: while the chat's slot refuses writes, a reply to the
+        # message is not tied to its incident, but the forward ref every edit needs is kept.
+        pipe = self.r.pipeline(transaction=False)
+        pipe.set(msgof_key(platform, chat, message_id), f"{fixture}|{ref}", ex=14 * 86400)
+        pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
+        await self.run_with_hints(pipe, 1)
 
-    async def note_message_of(self, platform: str, chat: str, message_id: str, fixture: str,
-                              ref: str) -> None:
-        """The reverse index of a posted live message, if its chat's slot takes the write."""
-        try:
-            await self._call(self.r.set(msgof_key(platform, chat, message_id),
-                                        f"{fixture}|{ref}", ex=14 * 86400))
-        except StoreUnavailable:
-            log.info("%s:%s: message %s not indexed back to %s (its slot is away)",
-                     platform, chat, message_id, ref)
+    async def run_with_hints(self, pipe: Any, hints: int) -> list[Any]:
+        """Run a pipeline in one round trip; its first `hints` commands may fail (logged,
+        not raised), any other failure raises (StoreUnavailable when the store is away)."""
+        res = await self._call(pipe.execute(raise_on_error=False))
+        for i, r in enumerate(res):
+            if not isinstance(r, Exception):
+                continue
+            if i < hints and unavailable(r):
+                log.info("a hint was not written (its slot is away): %s",
+                         str(r).splitlines()[0])
+                continue
+            if unavailable(r):
+                raise StoreUnavailable(str(r).splitlines()[0])
+            raise r
+        return res
 
     async def drop_message_ref(self, fixture: str, platform: str, chat: str,
                                ref: str) -> None:

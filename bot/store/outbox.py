@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 from dataclasses import asdict
 
 from redis.exceptions import ResponseError
 
 from bot.core.messages import Attachment, Button, Outbound, Reply
 from bot.domain.ledger import Tpl, Var
-from bot.store.base import OPS, StoreUnavailable, fx_prefix
-from bot.store.client import Store, Unconfirmed
+from bot.store.base import OPS, fx_prefix
+from bot.store.client import Store, Unconfirmed, msgof_key
 from bot.store.ops import Op
 from bot.store.ops import Outbox as OutboxOp
 
@@ -30,7 +29,6 @@ LEASE_MS = 5000
 REF_TTL = 14 * 86400  # as long as bot.store.client keeps live messages' ids
 # 'platform:id space' -> the highest message id seen there: its own slot, and written apart
 # from the delivered marks (a hint for in-doubt lookups; losing it stops no delivery)
-log = logging.getLogger(__name__)
 LAST_IDS = "md:{lastid}:spaces"
 # KEYS[1] stream, KEYS[2] once-mark; ARGV[1] TTL, ARGV[2..] entries: add them only if the
 # mark was not there (a redelivered command's messages are already in the outbox).
@@ -219,18 +217,15 @@ class Outbox:
         entry, last)'s delivered mark for 'platform:chat'; a `last` entry is done
         everywhere, so it is acknowledged and dropped. `last_id` ('platform:id space',
         message id) raises that space's highest known id."""
-        if last_id is not None:
-            try:
-                await self.store._call(self.r.zadd(LAST_IDS, {last_id[0]: last_id[1]},
-                                                   gt=True))
-            except StoreUnavailable:
-                log.info("highest message id of %s not recorded (its slot is away)",
-                         last_id[0])
-        if ref is not None:  # the reverse index lives with the chat: a hint, not a mark
-            fixture, platform, chat_id, name, mid = ref
-            await self.store.note_message_of(platform, chat_id, mid, fixture, name)
         pipe = self.r.pipeline(transaction=False)
-        if ref is not None:
+        hints = 0  # the first commands are hints in other slots: a refusal there stops nothing
+        if last_id is not None:
+            pipe.zadd(LAST_IDS, {last_id[0]: last_id[1]}, gt=True)
+            hints += 1
+        if ref is not None:  # the reverse index lives with the chat
+            fixture, platform, chat_id, name, mid = ref
+            pipe.set(msgof_key(platform, chat_id, mid), f"{fixture}|{name}", ex=REF_TTL)
+            hints += 1
             pipe.set(self.store._ref_key(fixture, platform, chat_id, name), mid, ex=REF_TTL)
         for fx, entry, last in entries:
             pipe.set(self._done(fx, entry, chat), "1", ex=DONE_TTL)
@@ -238,7 +233,7 @@ class Outbox:
             if last:
                 pipe.xack(self._key(fx), GROUP, entry)
                 pipe.xdel(self._key(fx), entry)
-        await self.store._call(pipe.execute())
+        await self.store.run_with_hints(pipe, hints)
 
     async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:
         """Delivered to one chat; with `last`, the entry is done everywhere: ack and drop."""
