@@ -307,3 +307,10 @@ async def _native(call: Awaitable[Any]) -> Any:
                                  "account_inactive"):
             raise Gone(str(data.get("error"))) from None
         raise
+    except Exception as exc:
+        # slack_sdk's client raises aiohttp's ClientError family when Slack cannot be
+        # reached (ServerDisconnectedError is not an OSError): the delivery layer's
+        # "unreachable", retried quietly, not a traceback
+        if type(exc).__module__.startswith("aiohttp"):
+            raise ConnectionError(f"{type(exc).__name__}: {exc}") from None
+        raise
