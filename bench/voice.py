@@ -157,7 +157,9 @@ async def main() -> None:
     """Run the corpus through the pool, then the stall test; print the figures."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", type=Path, default=CORPUS)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="pool size for wer and rtf")
+    ap.add_argument("--stall-workers", type=int, default=1,
+                    help="pool size for the stall run (the deployment default)")
     ap.add_argument("--stall-notes", type=int, default=20)
     ap.add_argument("--show", action="store_true", help="print each wrong transcript")
     args = ap.parse_args()
@@ -203,7 +205,7 @@ async def main() -> None:
     print(f"suggestion_accuracy_from_text: {text_ok / len(rows):.2f}")
     n = min(args.stall_notes, len(rows))
     voice_ms, text_ms = await stall([(clean[i], int(rows[i]["seconds"]) + 1)
-                                     for i in range(n)], args.workers)
+                                     for i in range(n)], args.stall_workers)
     print(f"loop_stall_ms_max: {voice_ms:.1f}")
     print(f"loop_stall_ms_max_text: {text_ms:.1f}")
 

@@ -106,11 +106,14 @@ def seconds(wav: Path) -> float:
     return float(run("soxi", "-D", str(wav)).strip())
 
 
-def speak(text: str, voice: str, speed: int, pitch: int, out: Path) -> None:
-    """espeak-ng reads the text; sox makes it 16 kHz mono with a little room around it."""
+def speak(text: str, voice: str, speed: int, pitch: int, out: Path, gap: int = 0) -> None:
+    """espeak-ng reads the text (`gap`: pause between words, in 10 ms); sox makes it 16 kHz
+    mono with a little room around it."""
     raw = out.with_suffix(".raw.wav")
-    run("espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-w", str(raw), text)
-    run("sox", str(raw), "-r", "16000", "-c", "1", str(out), "pad", "0.3", "0.4")
+    run("espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-g", str(gap), "-w",
+        str(raw), text)
+    run("sox", str(raw), "-r", "16000", "-c", "1", str(out), "gain", "-2", "pad", "0.3",
+        "0.4")
     raw.unlink()
 
 
@@ -175,7 +178,8 @@ def main() -> None:
         for i, (text, typ, zone) in enumerate(REPORTS, 1):
             voice = VOICES[i % len(VOICES)] + VARIANTS[i % len(VARIANTS)]
             speech = work / "speech.wav"
-            speak(text, voice, rng.randint(145, 175), rng.randint(35, 65), speech)
+            # said deliberately, word by word, as into a phone held up in a loud stand
+            speak(text, voice, rng.randint(130, 150), rng.randint(35, 65), speech, gap=4)
             noisy = work / "noisy.wav"
             mix(speech, babble(seconds(speech), rng, work), SNR_DB, noisy)
             name = f"{i:02d}"

@@ -81,7 +81,8 @@ async def _voice_note(ctx: Ctx, fx: Fixture, note: Attachment,
 async def _offer(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str) -> Result:
     """Suggest type, place and severity from everything said so far; save the state."""
     ground = ctx.ground(fx)
-    s = suggest(state.get("heard", ""), ground)
+    # fuzzy matching costs tens of ms on a long transcript: beside the loop, not on it
+    s = await asyncio.to_thread(suggest, state.get("heard", ""), ground)
     home = ctx.member.zone if ctx.member and ctx.member.zone in ground.zones else ""
     state["types"] = list(s.types)
     state["zones"] = list(s.zones) or ([home] if home else [])

@@ -4,11 +4,12 @@ without a tap)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
-from bot.domain.vocab import INCIDENT_TYPES, norm
+from bot.domain.vocab import INCIDENT_TYPES
 
 # Words stewards say for each type, beyond the vocabulary's keys, labels and aliases.
 SPOKEN: dict[str, tuple[str, ...]] = {
@@ -48,6 +49,9 @@ SPOKEN: dict[str, tuple[str, ...]] = {
 SEVERITY = re.compile(r"\b(?:severity|sev|level|priority)\s+(one|two|three|four|five|[1-5])\b")
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 PROMPT_WORDS = 150  # Whisper's prompt holds about 224 tokens: stay well inside
+NEAR_WORDS = 80  # words looked at for near misses (difflib costs grow with the text)
+NEAR_CUTOFF = 0.8
+NEAR_MIN_CHARS = 5
 
 
 @dataclass(frozen=True)
@@ -87,45 +91,99 @@ def _phrases(words: list[str], size: int) -> list[tuple[int, str]]:
     return [(i, " ".join(words[i:i + size])) for i in range(len(words) - size + 1)]
 
 
+def _near(phrase: str, keys: list[str]) -> str | None:
+    """The vocabulary phrase a misheard one is closest to ("milli bonds stand"), if close."""
+    if len(phrase) < NEAR_MIN_CHARS:
+        return None
+    hits = difflib.get_close_matches(phrase, keys, n=1, cutoff=NEAR_CUTOFF)
+    return hits[0] if hits else None
+
+
+def _by_size(phrases: dict[str, str]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for p in phrases:
+        out.setdefault(len(p.split()), []).append(p)
+    return out
+
+
+_TYPE_PHRASES = {p: t for t, ps in SPOKEN.items() for p in ps} | {
+    k.replace("_", " "): v for k, v in
+    {**{k: k for k in INCIDENT_TYPES.labels}, **INCIDENT_TYPES.aliases}.items()}
+_TYPE_SIZES = _by_size(_TYPE_PHRASES)
+
+
 def suggest_types(text: str, limit: int = 3) -> tuple[str, ...]:
-    """Incident types the words name, most mentions first (then the first said)."""
+    """Incident types the words name, most mentions first (then the first said); a near
+    miss of a word ("flail" for "flare") counts half."""
     words = _words(text)
-    found: dict[str, tuple[int, int]] = {}  # type -> (hits, first position)
-    vocab = {**{k: k for k in INCIDENT_TYPES.labels}, **INCIDENT_TYPES.aliases}
-    spoken = {p: t for t, ps in SPOKEN.items() for p in ps}
-    for size in (3, 2, 1):
-        for i, phrase in _phrases(words, size):
-            key = spoken.get(phrase) or (vocab.get(phrase.replace(" ", "_")) if size == 1
-                                         else None)
-            if key is None:
-                continue
-            hits, first = found.get(key, (0, i))
-            found[key] = (hits + 1, min(first, i))
+    found: dict[str, tuple[float, int]] = {}  # type -> (hits, first position)
+    taken: set[int] = set()
+    for exact in (True, False):
+        for size in (3, 2, 1):
+            for i, phrase in _phrases(words if exact else words[:NEAR_WORDS], size):
+                if taken.intersection(range(i, i + size)):
+                    continue
+                key = _TYPE_PHRASES.get(phrase) if exact else \
+                    _TYPE_PHRASES.get(_near(phrase, _TYPE_SIZES.get(size, [])) or "")
+                if key is None:
+                    continue
+                taken.update(range(i, i + size))
+                hits, first = found.get(key, (0.0, i))
+                found[key] = (hits + (1.0 if exact else 0.5), min(first, i))
     ranked = sorted(found, key=lambda k: (-found[k][0], found[k][1]))
     return tuple(ranked[:limit])
 
 
+_places: dict[str, tuple[dict[str, str], dict[int, list[str]]]] = {}
+
+
+def _place_phrases(ground: Ground) -> tuple[dict[str, str], dict[int, list[str]]]:
+    """Every name of every place as spoken words -> zone id (names without their bracketed
+    part too: "Billy Bonds Stand lower tier"), and the phrases by word count."""
+    if ground.id not in _places:
+        names: dict[str, str] = {}
+        for z in ground.zones.values():
+            said = [re.sub(r"\s*\(.*?\)", "", z.name)]
+            m = re.fullmatch(r"(walkway) at the top of the (.+)", said[0], re.I)
+            if m:  # "Bobby Moore Stand walkway"
+                said.append(f"{m.group(2)} {m.group(1)}")
+            for name in (z.id, z.name, *said, *z.aliases):
+                names.setdefault(" ".join(_words(name.replace("_", " "))), z.id)
+        names.pop("", None)
+        _places[ground.id] = names, _by_size(names)
+    return _places[ground.id]
+
+
 def suggest_zones(text: str, ground: Ground, limit: int = 3) -> tuple[str, ...]:
-    """Places of the ground the words name: a block number first, then the longest names."""
+    """Places of the ground the words name: a block number first, then the names that
+    match the most characters (a near miss, "milli bonds stand", counts by how near)."""
     words = _words(text)
-    found: dict[str, tuple[int, int]] = {}  # zone -> (specificity, first position)
+    found: dict[str, tuple[float, int]] = {}  # zone -> (score, first position)
     for i, w in enumerate(words):
         if w == "block" and i + 1 < len(words) and words[i + 1].isdigit():
             zone = ground.zone_of_block(int(words[i + 1]))
             if zone:
-                found.setdefault(zone, (100, i))
-    # names said without their bracketed part: "Billy Bonds Stand lower tier"
-    plain = {norm(re.sub(r"\s*\(.*?\)", "", z.name)): z.id for z in ground.zones.values()}
-    taken: set[int] = set()  # words inside a longer place already found
-    for size in range(ground.max_words, 0, -1):
+                found.setdefault(zone, (1000.0, i))
+    names, sizes = _place_phrases(ground)
+    seen: list[tuple[float, int, int, str]] = []  # (score, first word, words, zone)
+    for size in range(max(sizes), 0, -1):
         for i, phrase in _phrases(words, size):
-            if phrase.isdigit() or taken.intersection(range(i, i + size)):
+            if phrase.isdigit():
                 continue
-            zone = ground.resolve(phrase) or plain.get(norm(phrase))
-            if zone:
-                taken.update(range(i, i + size))
-                if zone not in found or found[zone][0] < size:
-                    found[zone] = (size, i)
+            key = phrase if phrase in names else (
+                _near(phrase, sizes.get(size, [])) if i < NEAR_WORDS else None)
+            if key is None:
+                continue
+            ratio = 1.0 if key == phrase else \
+                difflib.SequenceMatcher(None, phrase, key).ratio()
+            seen.append((ratio * ratio * len(key), i, size, names[key]))
+    taken: set[int] = set()  # words already inside a better-matching place
+    for score, i, size, zone in sorted(seen, key=lambda c: (-c[0], c[1])):
+        if taken.intersection(range(i, i + size)):
+            continue
+        taken.update(range(i, i + size))
+        if zone not in found or found[zone][0] < score:
+            found[zone] = (score, i)
     ranked = sorted(found, key=lambda z: (-found[z][0], found[z][1]))
     return tuple(ranked[:limit])
 

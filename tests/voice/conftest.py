@@ -5,6 +5,7 @@ be); asked for with `-m voice` on a machine without it, each fails with one line
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -25,10 +26,15 @@ RUN = "python -m pytest -m voice"
 _left_out: list[int] = []
 
 
+def _model_setting() -> str:
+    """MATCHDAY_STT_MODEL as the bot reads it ('' for the bundled model)."""
+    return os.environ.get("MATCHDAY_STT_MODEL", "")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Voice tests need the extra (faster-whisper and its model): without it they run only
     when the -m expression names `voice`, where they fail saying what is missing."""
-    if not unavailable() or "voice" in (config.option.markexpr or ""):
+    if not unavailable(_model_setting()) or "voice" in (config.option.markexpr or ""):
         return
     out = [i for i in items if i.get_closest_marker("voice")]
     if out:
@@ -49,8 +55,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 def whisper() -> Path:
     """The model directory; a voice test on a machine without the extra fails with one
     line."""
-    why = unavailable()
-    path = model_dir()
+    why = unavailable(_model_setting())
+    path = model_dir(_model_setting())
     if why or path is None:
         pytest.fail(f"voice test needs the voice extra: {why}; {INSTALL}, then {RUN}",
                     pytrace=False)
