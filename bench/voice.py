@@ -11,7 +11,10 @@ Prints `name: value` lines:
   loop_stall_ms_max          the event loop's longest stall while voice notes go through the
                              real Telegram path (fake Bot API, PTB, getFile, pool, handler,
                              Redis) (goal <= 50); loop_stall_ms_max_text is the same run with
-                             typed reports, the baseline
+                             typed reports, the baseline (on a loaded machine both include
+                             time the OS gave other processes: see load_average_1min)
+  loop_busy_ms_max           the most CPU the loop's thread spent between two 5 ms ticks
+                             (what the bot itself blocked the loop for), and the baseline
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 import time
@@ -89,17 +93,21 @@ async def transcribe_all(pool: Transcriber, notes: list[bytes]) -> tuple[list[st
 
 
 class Ticker:
-    """How late a 5 ms sleep on the loop wakes: the loop's stalls."""
+    """How late a 5 ms sleep on the loop wakes (the loop's stalls, wall clock: on a shared
+    machine this includes time the OS gave other processes), and the most CPU the loop's
+    thread spent between two wakes (what the bot itself held the loop for)."""
 
     def __init__(self) -> None:
         self.worst = 0.0
+        self.busy = 0.0
         self._task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
         while True:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.thread_time()
             await asyncio.sleep(0.005)
             self.worst = max(self.worst, time.perf_counter() - t - 0.005)
+            self.busy = max(self.busy, time.thread_time() - cpu)
 
     def __enter__(self) -> Ticker:
         self._task = asyncio.create_task(self._run())
@@ -110,8 +118,10 @@ class Ticker:
         self._task.cancel()
 
 
-async def stall(notes: list[tuple[bytes, int]], workers: int) -> tuple[float, float]:
-    """(worst loop stall in ms with voice notes, the same with typed reports) through the
+async def stall(notes: list[tuple[bytes, int]],
+                workers: int) -> tuple[float, float, float, float]:
+    """(worst loop stall in ms with voice notes, the same with typed reports, the loop
+    thread's most CPU between two wakes with each) through the
     real Telegram path: the fake Bot API, python-telegram-bot, getFile, the pool, Redis."""
     from pydantic import SecretStr
 
@@ -150,7 +160,8 @@ async def stall(notes: list[tuple[bytes, int]], workers: int) -> tuple[float, fl
             await answered(before + len(notes))
         await adapter.stop()
         await fake.stop()
-    return voice_ticker.worst * 1000, text_ticker.worst * 1000
+    return (voice_ticker.worst * 1000, text_ticker.worst * 1000, voice_ticker.busy * 1000,
+            text_ticker.busy * 1000)
 
 
 async def main() -> None:
@@ -204,10 +215,13 @@ async def main() -> None:
     print(f"suggestion_accuracy_noise10db: {ok_noisy / len(rows):.2f}")
     print(f"suggestion_accuracy_from_text: {text_ok / len(rows):.2f}")
     n = min(args.stall_notes, len(rows))
-    voice_ms, text_ms = await stall([(clean[i], int(rows[i]["seconds"]) + 1)
+    voice_ms, text_ms, voice_busy, text_busy = await stall([(clean[i], int(rows[i]["seconds"]) + 1)
                                      for i in range(n)], args.stall_workers)
     print(f"loop_stall_ms_max: {voice_ms:.1f}")
     print(f"loop_stall_ms_max_text: {text_ms:.1f}")
+    print(f"loop_busy_ms_max: {voice_busy:.1f}")
+    print(f"loop_busy_ms_max_text: {text_busy:.1f}")
+    print(f"load_average_1min: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from handlers.reporting import DEFAULT_SEVERITY, add_text, evidence_of, log_inci
 
 KIND = "voice"  # the form state of a voice report waiting for its tap
 BUTTON_WIDTH = 40
-MAX_HEARD = 1500  # characters of transcript kept for one voice report
+MAX_HEARD = 600  # characters of transcript kept for one voice report (about a minute)
 
 
 async def voice_cmd(ctx: Ctx) -> Result:
@@ -81,8 +81,7 @@ async def _voice_note(ctx: Ctx, fx: Fixture, note: Attachment,
 async def _offer(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str) -> Result:
     """Suggest type, place and severity from everything said so far; save the state."""
     ground = ctx.ground(fx)
-    # fuzzy matching costs tens of ms on a long transcript: beside the loop, not on it
-    s = await asyncio.to_thread(suggest, state.get("heard", ""), ground)
+    s = suggest(state.get("heard", ""), ground)  # a few ms: MAX_HEARD bounds it
     home = ctx.member.zone if ctx.member and ctx.member.zone in ground.zones else ""
     state["types"] = list(s.types)
     state["zones"] = list(s.zones) or ([home] if home else [])

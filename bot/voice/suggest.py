@@ -46,8 +46,11 @@ SPOKEN: dict[str, tuple[str, ...]] = {
     "drone": ("drone", "drones"),
     "ejection": ("ejected", "eject", "ejection", "thrown out", "removed from the ground"),
 }
-SEVERITY = re.compile(r"\b(?:severity|sev|level|priority)\s+(one|two|three|four|five|[1-5])\b")
-NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+SEVERITY = re.compile(r"\b(?:severity|sev|level|priority)\s+"
+                      r"(one|two|three|four|five|for|to|too|[1-5])\b")
+# "severity for": how Whisper often writes "four" after "severity"
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "for": 4, "to": 2,
+                "too": 2}
 PROMPT_WORDS = 150  # Whisper's prompt holds about 224 tokens: stay well inside
 NEAR_WORDS = 80  # words looked at for near misses (difflib costs grow with the text)
 NEAR_CUTOFF = 0.8
@@ -91,25 +94,49 @@ def _phrases(words: list[str], size: int) -> list[tuple[int, str]]:
     return [(i, " ".join(words[i:i + size])) for i in range(len(words) - size + 1)]
 
 
-def _near(phrase: str, keys: list[str]) -> str | None:
+STOP = {"the", "a", "an", "at", "in", "on", "of", "to", "and", "from", "by", "near", "is"}
+
+
+@dataclass(frozen=True)
+class _Phrases:
+    """Vocabulary phrases -> key, indexed for near-miss lookups that stay cheap: one word is
+    compared with words of about its length, longer phrases with those sharing a word."""
+
+    keys: dict[str, str]
+    short: dict[int, list[str]]  # one-word phrases by length
+    by_word: dict[tuple[int, str], list[str]]  # (words in phrase, a word of it) -> phrases
+
+
+def _index(keys: dict[str, str]) -> _Phrases:
+    short: dict[int, list[str]] = {}
+    by_word: dict[tuple[int, str], list[str]] = {}
+    for p in keys:
+        ws = p.split()
+        if len(ws) == 1:
+            short.setdefault(len(p), []).append(p)
+        for w in set(ws) - STOP:
+            by_word.setdefault((len(ws), w), []).append(p)
+    return _Phrases(keys, short, by_word)
+
+
+def _near(phrase: str, size: int, index: _Phrases) -> str | None:
     """The vocabulary phrase a misheard one is closest to ("milli bonds stand"), if close."""
-    if len(phrase) < NEAR_MIN_CHARS:
+    ws = phrase.split()
+    if len(phrase) < NEAR_MIN_CHARS or ws[0] in STOP or ws[-1] in STOP:
         return None
-    hits = difflib.get_close_matches(phrase, keys, n=1, cutoff=NEAR_CUTOFF)
+    if size == 1:
+        pool = [p for n in range(len(phrase) - 2, len(phrase) + 3)
+                for p in index.short.get(n, [])]
+    else:
+        pool = sorted({p for w in ws for p in index.by_word.get((size, w), [])})
+    hits = difflib.get_close_matches(phrase, pool, n=1, cutoff=NEAR_CUTOFF) if pool else []
     return hits[0] if hits else None
-
-
-def _by_size(phrases: dict[str, str]) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for p in phrases:
-        out.setdefault(len(p.split()), []).append(p)
-    return out
 
 
 _TYPE_PHRASES = {p: t for t, ps in SPOKEN.items() for p in ps} | {
     k.replace("_", " "): v for k, v in
     {**{k: k for k in INCIDENT_TYPES.labels}, **INCIDENT_TYPES.aliases}.items()}
-_TYPE_SIZES = _by_size(_TYPE_PHRASES)
+_TYPE_INDEX = _index(_TYPE_PHRASES)
 
 
 def suggest_types(text: str, limit: int = 3) -> tuple[str, ...]:
@@ -124,7 +151,7 @@ def suggest_types(text: str, limit: int = 3) -> tuple[str, ...]:
                 if taken.intersection(range(i, i + size)):
                     continue
                 key = _TYPE_PHRASES.get(phrase) if exact else \
-                    _TYPE_PHRASES.get(_near(phrase, _TYPE_SIZES.get(size, [])) or "")
+                    _TYPE_PHRASES.get(_near(phrase, size, _TYPE_INDEX) or "")
                 if key is None:
                     continue
                 taken.update(range(i, i + size))
@@ -134,10 +161,10 @@ def suggest_types(text: str, limit: int = 3) -> tuple[str, ...]:
     return tuple(ranked[:limit])
 
 
-_places: dict[str, tuple[dict[str, str], dict[int, list[str]]]] = {}
+_places: dict[str, _Phrases] = {}
 
 
-def _place_phrases(ground: Ground) -> tuple[dict[str, str], dict[int, list[str]]]:
+def _place_phrases(ground: Ground) -> _Phrases:
     """Every name of every place as spoken words -> zone id (names without their bracketed
     part too: "Billy Bonds Stand lower tier"), and the phrases by word count."""
     if ground.id not in _places:
@@ -150,7 +177,7 @@ def _place_phrases(ground: Ground) -> tuple[dict[str, str], dict[int, list[str]]
             for name in (z.id, z.name, *said, *z.aliases):
                 names.setdefault(" ".join(_words(name.replace("_", " "))), z.id)
         names.pop("", None)
-        _places[ground.id] = names, _by_size(names)
+        _places[ground.id] = _index(names)
     return _places[ground.id]
 
 
@@ -164,14 +191,16 @@ def suggest_zones(text: str, ground: Ground, limit: int = 3) -> tuple[str, ...]:
             zone = ground.zone_of_block(int(words[i + 1]))
             if zone:
                 found.setdefault(zone, (1000.0, i))
-    names, sizes = _place_phrases(ground)
+    index = _place_phrases(ground)
+    names = index.keys
+    longest = max(len(p.split()) for p in names)
     seen: list[tuple[float, int, int, str]] = []  # (score, first word, words, zone)
-    for size in range(max(sizes), 0, -1):
+    for size in range(longest, 0, -1):
         for i, phrase in _phrases(words, size):
             if phrase.isdigit():
                 continue
             key = phrase if phrase in names else (
-                _near(phrase, sizes.get(size, [])) if i < NEAR_WORDS else None)
+                _near(phrase, size, index) if i < NEAR_WORDS else None)
             if key is None:
                 continue
             ratio = 1.0 if key == phrase else \
