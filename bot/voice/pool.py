@@ -77,11 +77,17 @@ class Transcriber:
         return Heard(text, audio_s, proc_s)
 
     async def warm(self) -> None:
-        """Start the workers and load the model now (not on the first steward's note)."""
+        """Start the workers and load the model now (not on the first steward's note); a
+        model that cannot load is logged, and each note then answers 'failed'."""
         loop = asyncio.get_running_loop()
-        pool = self._executor()
-        await asyncio.gather(*(loop.run_in_executor(pool, _ready)
-                               for _ in range(self.workers)))
+        try:
+            pool = self._executor()
+            await asyncio.gather(*(loop.run_in_executor(pool, _ready)
+                                   for _ in range(self.workers)))
+        except Exception as exc:  # BrokenProcessPool: the initializer (model load) failed
+            log.warning("voice: transcription workers did not start: %s: %s",
+                        type(exc).__name__, str(exc)[:200])
+            self._pool = None
 
     def close(self) -> None:
         """Stop the worker processes (notes still running are abandoned)."""

@@ -70,24 +70,37 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower().replace("-", " "))
 
 
+KIND_WORDS = {"stand": "Stands", "gate": "Gates", "outside": "Outside",
+              "perimeter": "Pitchside", "segregation": "Segregation"}
+INCIDENT_WORDS = ("flare, smoke bomb, pyro, coins thrown, bottles, fight, pitch invader, "
+                  "racist chanting, drunk, drugs, suspicious package, collapsed, first aid, "
+                  "crush, lost child, fire, drone, ticket, ejected, severity four")
+
+
 def prompt_for(grounds: list[Ground]) -> str:
-    """The grounds' vocabulary (stands, blocks, gates, places, incident words) as a prompt:
-    Whisper spells these as the ground does instead of guessing."""
-    places: list[str] = []
+    """The grounds' vocabulary (stands and what people call them, blocks, gates, outside
+    places, incident words) as a prompt in short sentences: Whisper then spells these as the
+    ground does, and a prompt that reads like speech keeps it from reciting lists."""
+    parts: list[str] = []
     for g in grounds:
-        for z in g.zones.values():
-            name = re.sub(r"\s*\(.*?\)", "", z.name)
-            if re.search(r"(lower|upper) tier|^walkway at|concourse$", name, re.I):
-                continue  # "<stand> lower tier" and the like: the parts are named below
-            places.append(name)
-            places += [a for a in z.aliases[:1]
-                       if a.lower() not in name.lower() and not a.startswith(("block", "stand"))]
-        places += [f"block {lo}" for z in g.zones.values() for lo, _hi in z.blocks]
-    things = ["lower tier", "upper tier", "walkway", "concourse", "flare", "smoke bomb",
-              "coins thrown", "fight", "pitch invader", "racist chanting", "drunk",
-              "suspicious package", "collapsed", "crush", "drone", "ejected", "severity"]
-    text = "Steward report: " + ", ".join(dict.fromkeys(places)) + ". " + ", ".join(things)
-    return " ".join(text.split()[:PROMPT_WORDS]) + "."
+        parts.append(f"Steward reports at {g.name}.")
+        for kind, word in KIND_WORDS.items():
+            names = []
+            for z in g.zones.values():
+                if z.kind != kind:
+                    continue
+                name = re.sub(r"\s*\(.*?\)", "", z.name)
+                alias = next((a for a in z.aliases if a.lower() not in name.lower()
+                              and not a.lower().startswith(("stand ", "block"))), "")
+                names.append(f"{name} ({alias})" if alias and kind == "stand" else name)
+            if names:
+                parts.append(f"{word}: {', '.join(names)}.")
+        blocks = sorted(lo for z in g.zones.values() for lo, _hi in z.blocks)
+        if blocks:
+            parts.append("Upper tier, lower tier, walkway, concourse, "
+                         + ", ".join(f"block {b}" for b in blocks[:4]) + ".")
+    parts.append(f"Incidents: {INCIDENT_WORDS}.")
+    return " ".join(" ".join(parts).split()[:PROMPT_WORDS])
 
 
 def _phrases(words: list[str], size: int) -> list[tuple[int, str]]:

@@ -186,6 +186,10 @@ class TelegramAdapter:
         webhooks."""
         if self.register_sink:
             self.core.notifier.add_sink(self)
+        if self.voice is not None:  # the model loads now, beside the loop, not on a note
+            warm = asyncio.create_task(self.voice.warm())
+            self._hearing.add(warm)
+            warm.add_done_callback(self._hearing.discard)
         if not self.settings.telegram_archive_chat:
             log.warning("MATCHDAY_TELEGRAM_ARCHIVE_CHAT is not set: a Telegram message whose "
                         "send was cut short by a crash is sent again, so people may see it "
