@@ -14,7 +14,9 @@ import pytest_asyncio
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
+from bot.evidence.report import report_markdown
 from bot.settings import Settings
+from bot.web.view import describe
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
     CONTROL,
     STEWARD,
@@ -98,6 +100,14 @@ async def test_a_voice_note_is_added_to_the_open_incident_with_its_transcript(
     assert ev["text"].startswith(MARK) and "away end" in ev["text"].lower()
     assert ev["evidence"][0]["transcript"].lower() in ev["text"].lower()
     assert len(await incidents(core)) == 1
+    # the web view's timeline line and the signed export's say it is automatic too
+    fx = await core.active_fixture()
+    assert fx is not None
+    events = await core.store.events(fx.id)
+    [kept] = [e for e in events if e.kind == "incident.evidence"]
+    assert MARK in describe(kept, core.grounds[fx.ground])
+    assert f"`incident.evidence` by telegram:{STEWARD} (steward): {MARK}" in \
+        await report_markdown(core.store, fx, events, "# Export")
 
 
 @pytest.mark.pool(max_s=5)
