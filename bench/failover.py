@@ -42,9 +42,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.app import build_core  # noqa: E402
-from bot.core.messages import Command, Reply  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.domain.messages import Command, Reply  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402

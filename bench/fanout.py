@@ -23,10 +23,10 @@ from aiohttp import ClientSession, FormData, web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.messages import Outbound, Reply  # noqa: E402
 from bot.delivery.notifier import Notifier  # noqa: E402
 from bot.delivery.ratelimit import DEFAULT_LIMITS, RateLimiter  # noqa: E402
 from bot.domain.ledger import Event  # noqa: E402
+from bot.domain.messages import Outbound, Reply  # noqa: E402
 from bot.evidence.charts import incident_chart  # noqa: E402
 
 TOKEN = "123:bench"

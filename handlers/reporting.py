@@ -11,10 +11,10 @@ from dataclasses import replace
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
-from bot.core.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Var
+from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy

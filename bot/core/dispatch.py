@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.drill import NO_DRILL_FIXTURE, Drill
-from bot.core.messages import Command, Outbound, Reply, Result, refuse
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
@@ -22,6 +21,7 @@ from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
+from bot.domain.messages import Command, Outbound, Reply, Result, refuse
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
-from bot.core.messages import Command, Result
 from bot.core.roles import Member
 from bot.domain.clock import Clock
 from bot.domain.grounds import Ground
+from bot.domain.messages import Command, Result
 from bot.domain.models import Fixture
 
 if TYPE_CHECKING:  # typing only: the core package never imports delivery or the store here

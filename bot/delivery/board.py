@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from bot.core.messages import Outbound, Reply
+from bot.domain.messages import Outbound, Reply
 
 REF = "board"  # the board's live-message ref (its platform id is kept in the store)
 MAX_JUST_IN = 60  # ids on the "Just in" line

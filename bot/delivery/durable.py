@@ -30,9 +30,9 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 
-from bot.core.messages import Outbound
 from bot.delivery.notifier import Notifier
 from bot.delivery.sink import Unsupported
+from bot.domain.messages import Outbound
 from bot.store import StoreUnavailable, Unconfirmed
 from bot.store.outbox import Outbox
 from bot.tasks import cancel_and_wait

@@ -40,7 +40,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.core.messages import Outbound, Reply
 from bot.delivery import board as boards
 from bot.delivery.ratelimit import (
     EDIT,
@@ -54,6 +53,7 @@ from bot.delivery.ratelimit import (
 )
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink, Unsupported
+from bot.domain.messages import Outbound, Reply
 from bot.observe import metrics
 from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait

@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
-from bot.core.messages import Reply
+from bot.domain.messages import Reply
 
 # A sink's `gate` asked for this 'chat' takes a slot of the bot-wide limit only: for calls
 # that may or may not post and whose chat the sink paces itself (Telegram's lookup forwards).

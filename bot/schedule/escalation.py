@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.dispatch import Core
-from bot.core.messages import Button, Outbound, Reply
 from bot.domain.cadence import config_for
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
+from bot.domain.messages import Button, Outbound, Reply
 from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from bot.observe import metrics

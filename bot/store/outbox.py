@@ -15,8 +15,8 @@ from dataclasses import asdict
 
 from redis.exceptions import ResponseError
 
-from bot.core.messages import Attachment, Button, Outbound, Reply
 from bot.domain.ledger import Tpl, Var
+from bot.domain.messages import Attachment, Button, Outbound, Reply
 from bot.store.base import OPS, fx_prefix
 from bot.store.client import Store, Unconfirmed, msgof_key
 from bot.store.ops import Op

@@ -11,11 +11,11 @@ from pydantic import SecretStr
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
 from bot.delivery.sink import BOT_WIDE, RetryLater
+from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.inbox import Inbox

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.core.messages import Outbound
 from bot.delivery.ratelimit import RateLimiter
+from bot.domain.messages import Outbound
 
 
 class Held:

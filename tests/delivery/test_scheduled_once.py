@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.app import build_core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
+from bot.domain.messages import Outbound, Reply
 from bot.schedule.escalation import sweep_escalations
 from bot.store.outbox import Outbox
 from tests.conftest import START

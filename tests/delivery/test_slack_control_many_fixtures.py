@@ -20,10 +20,10 @@ from pydantic import SecretStr
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.app import build_core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.delivery.scopes import Scopes
+from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.windows import Windows

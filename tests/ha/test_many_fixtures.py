@@ -11,10 +11,10 @@ import pytest_asyncio
 
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound
 from bot.core.roles import Member
 from bot.delivery.ratelimit import unlimited
 from bot.domain.clock import VirtualClock
+from bot.domain.messages import Outbound
 from bot.sample import ensure_sample_fixture
 from bot.schedule.briefings import briefing_outbounds
 from bot.schedule.escalation import sweep_escalations
@@ -116,7 +116,7 @@ async def test_a_group_chat_can_be_set_to_a_fixture(two):
 
 
 def _in_group(user: str, text: str, chat: str):
-    from bot.core.messages import Command
+    from bot.domain.messages import Command
 
     return Command(platform="console", chat=chat, user=user, text=text,
                    dedupe_key=f"grp:{user}:{text}", private=False)

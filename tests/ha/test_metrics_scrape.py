@@ -9,10 +9,10 @@ from datetime import timedelta
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import unlimited
 from bot.delivery.sink import RetryLater
+from bot.domain.messages import Outbound, Reply
 from bot.observe import metrics
 from bot.observe.health import health_routes
 from bot.schedule.escalation import sweep_escalations

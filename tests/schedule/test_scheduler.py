@@ -10,10 +10,10 @@ import pytest
 
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound
 from bot.delivery.ratelimit import unlimited
 from bot.domain.cadence import BriefingConfig, briefing_times, config_for, parse_offset
 from bot.domain.clock import VirtualClock
+from bot.domain.messages import Outbound
 from bot.domain.models import Fixture
 from bot.schedule.scheduler import Scheduler
 from bot.store import Store

@@ -7,9 +7,9 @@ import heapq
 import itertools
 from collections import defaultdict
 
-from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter
+from bot.domain.messages import Outbound, Reply
 
 
 class FakeTime:

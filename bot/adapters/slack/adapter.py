@@ -29,9 +29,9 @@ from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.inbound import RESPOND, VIEW_DEADLINE, Inbound
 from bot.adapters.slack.sdklog import socket_mode_logger
 from bot.adapters.slack.verify import StrictRequestVerification
-from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
 from bot.delivery.sink import SENDING, Gone, RetryLater, Unsupported
+from bot.domain.messages import Reply
 from bot.settings import Settings
 from bot.tasks import cancel_and_wait
 

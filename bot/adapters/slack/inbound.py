@@ -13,7 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
-from bot.core.messages import Command, Reply, Result
+from bot.domain.messages import Command, Reply, Result
 from bot.store import StoreUnavailable
 from bot.store.inbox import Seen
 

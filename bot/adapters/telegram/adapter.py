@@ -56,10 +56,10 @@ from bot.adapters.telegram import media
 from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.render import Rendered, render, split_html, toast
 from bot.adapters.telegram.updates import LenientBot, parse_update
-from bot.core.messages import Command, Outbound, Reply
 from bot.core.ports import CoreAPI
 from bot.core.roles import STRANGER_COMMANDS
 from bot.delivery.sink import BOT_WIDE, Gone, RetryLater
+from bot.domain.messages import Command, Outbound, Reply
 from bot.domain.models import Fixture
 from bot.settings import Settings
 from bot.store import StoreUnavailable

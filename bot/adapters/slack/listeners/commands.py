@@ -12,7 +12,7 @@ from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.inbound import Inbound
 from bot.adapters.slack.modals import MODALS
-from bot.core.messages import Command
+from bot.domain.messages import Command
 
 CATCH_ALL = "matchday"
 PREFIX = "md-"

@@ -23,7 +23,7 @@ from bot.adapters.slack.modals import (
     needs_confirm,
     values,
 )
-from bot.core.messages import Command, Reply, Result
+from bot.domain.messages import Command, Reply, Result
 
 log = logging.getLogger(__name__)
 
