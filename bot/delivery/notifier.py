@@ -29,7 +29,6 @@ replies, incident cards, threads, escalations, briefings. Per (platform, chat):
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import re
 import time
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.delivery import board as boards
+from bot.delivery.limits import Limiter
 from bot.delivery.ratelimit import (
     EDIT,
     PIN,
@@ -52,7 +52,7 @@ from bot.delivery.ratelimit import (
     shared_interval,
 )
 from bot.delivery.scopes import Scopes, audience_readers
-from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink, Unsupported
+from bot.delivery.sink import BOT_WIDE, SENDING, Gone, PlatformSink, RetryLater, Unsupported
 from bot.domain.messages import Outbound, Reply
 from bot.observe import metrics
 from bot.store import StoreUnavailable
@@ -178,15 +178,15 @@ class Notifier:
     """Routes each Outbound to every sink that has chats for its audience, and delivers it."""
 
     def __init__(self, channels: dict[str, dict[str, list[str]]],
-                 limiter: RateLimiter | None = None,
+                 limiter: Limiter | None = None,
                  readers: dict[str, frozenset[str]] | None = None, *,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.channels = channels
         self.readers = readers or {}  # audience -> roles reading it (who may see what)
         self.scopes = Scopes()  # per-ground / per-fixture audiences (several fixtures at once)
-        self.limiter: Any = limiter or RateLimiter()
+        self.limiter: Limiter = limiter or RateLimiter()
         self.clock = clock
-        self.sinks: dict[str, Sink] = {}
+        self.sinks: dict[str, PlatformSink] = {}
         self.store: Any = None  # where live messages' platform ids are kept (set by the app)
         self.outbox: Any = None  # the durable outbox (bot.store.outbox.Outbox) when wired
         # Writes outbox entries' in-flight and delivered marks around each send (the outbox
@@ -206,12 +206,11 @@ class Notifier:
         self._unreachable: set[tuple[str, str]] = set()  # platform calls failing now
         self._store_waits: dict[str, float] = {}  # "platform:chat" -> next backoff (store away)
 
-    def add_sink(self, sink: Sink) -> None:
+    def add_sink(self, sink: PlatformSink) -> None:
         """Register an adapter; one per platform. A sink that sends a reply as several
         messages asks `gate` for a rate-limit slot before each after the first."""
         self.sinks[sink.platform] = sink
-        if hasattr(sink, "gate"):
-            sink.gate = self._gate
+        sink.gate = self._gate
 
     async def _gate(self, platform: str, chat: str) -> None:
         if chat != BOT_WIDE:  # the reply's previous message to this chat has just returned
@@ -229,7 +228,7 @@ class Notifier:
 
     def _limiter_now(self) -> float:
         """Now on the limiter's clock (its sleeps are what wait)."""
-        return getattr(self.limiter, "clock", self.clock)()
+        return self.limiter.clock()
 
     async def _spaced(self, platform: str, chat: str, call: str = POST) -> None:
         """A chat's next message waits the per-chat interval after the platform answered the
@@ -237,7 +236,7 @@ class Notifier:
         platform when it arrives, and a send held up on the way (a busy process, a slow
         network) would otherwise arrive too close to the next and be refused with a 429."""
         last = self._answered.get((platform, chat))
-        gap = chat_gap(getattr(self.limiter, "limits", {}), platform, call)
+        gap = chat_gap(self.limiter.limits, platform, call)
         if last is not None and gap:
             wait = last + gap - self._limiter_now()
             if wait > 0:
@@ -334,10 +333,9 @@ class Notifier:
         if queue is None:
             queue = self._queues[key] = ChatQueue()
             self._workers[key] = asyncio.create_task(self._worker(platform, chat, queue))
-        reserve = getattr(self.limiter, "reserve", None)
         booked = BOT_WIDE if tap_answer(platform, chat, out) else chat
         call = self._call_kind(platform, chat, out)
-        slot = reserve(platform, booked, 1, call) if reserve else None  # in call order: fair
+        slot = self.limiter.reserve(platform, booked, 1, call)  # in call order: fair
         queue.put(Item(out, self.clock(), [done] if done else [], slot, call=call))
         queue.board.note(out, self.clock())
         if queue.board.dirty:
@@ -424,7 +422,7 @@ class Notifier:
         if self._store_waits.pop(where, None) is not None:
             log.warning("delivery to %s going again (the log store is back)", where)
 
-    async def _journaled(self, sink: Sink, platform: str, chat: str, batch: list[Item],
+    async def _journaled(self, sink: PlatformSink, platform: str, chat: str, batch: list[Item],
                          out: Outbound, ticket: Ticket) -> bool:
         """Deliver outbox entries with the journal: an in-flight mark before the send, and
         right after the platform's answer the delivered marks plus the live message's id
@@ -451,9 +449,8 @@ class Notifier:
         spending a burst at once and then going dark), so each waits one interval at most."""
         if queue.last_digest is None:
             return
-        gap = getattr(self.limiter, "interval", None)
         last = max(queue.last_digest, queue.board_at)  # board turns share the pace
-        wait = last + (gap(platform, chat) if gap else 0.0) - self.clock()
+        wait = last + self.limiter.interval(platform, chat) - self.clock()
         if 0 < wait:
             await self.limiter.sleep(wait)
 
@@ -479,16 +476,12 @@ class Notifier:
         """A call not covered by a slot already taken (a retry, or a call of another kind
         than the one booked): counted anew, but not behind what is queued after it."""
         await self._spaced(platform, chat, call)
-        admit = getattr(self.limiter, "admit", None)
-        if admit is not None:
-            await admit(platform, chat, 1, call)
-        else:
-            await self.limiter.acquire(platform, chat, 1, call)
+        await self.limiter.admit(platform, chat, 1, call)
 
     async def _slot(self, ticket: Ticket, platform: str, chat: str, call: str) -> None:
         """Just before a platform call: spend the ticket when it covers this kind of call
         (the same limits count both), else take a slot for it now."""
-        limits = getattr(self.limiter, "limits", {})
+        limits = self.limiter.limits
         held, ticket.call = ticket.call, None
         if held is not None and (held == call or counted(limits, platform, ticket.chat, held)
                                  == counted(limits, platform, ticket.chat, call)):
@@ -537,9 +530,7 @@ class Notifier:
         more wait than the chat's budget allows one by one and the limits let them go
         together (the first is already admitted)."""
         sink = self.sinks[platform]
-        fits = getattr(sink, "albumable", None)
-        if fits is None or hasattr(sink, "deliver"):
-            return []
+        fits = sink.albumable
         first = queue.items[0].out
         if not self._album_item(first, fits, chat):
             return []
@@ -557,17 +548,15 @@ class Notifier:
                 break
         if len(run) < 2 or len(run) <= await self._budget(platform, chat):
             return []
-        together = getattr(self.limiter, "together", None)
-        extra = await together(platform, chat, len(run) - 1) if together else 0
+        extra = await self.limiter.together(platform, chat, len(run) - 1)
         if extra < 1:
             return []
         run = run[:1 + extra]
         await self.limiter.admit_extra(platform, chat, extra)
-        release = getattr(self.limiter, "release", None)
         for item in run:
             queue.items.remove(item)
-            if release is not None and item.slot is not None and item is not run[0]:
-                release(platform, chat, item.slot)
+            if item.slot is not None and item is not run[0]:
+                self.limiter.release(platform, chat, item.slot)
         return run
 
     @staticmethod
@@ -576,7 +565,7 @@ class Notifier:
         return bool(out.thread and not out.ref and not out.edit and not out.quote
                     and fits(chat, out.reply))
 
-    async def _album(self, sink: Sink, platform: str, chat: str, batch: list[Item]) -> None:
+    async def _album(self, sink: PlatformSink, platform: str, chat: str, batch: list[Item]) -> None:
         """Send items as one album, with the journal's marks around it for every outbox
         entry in it (in flight before, all delivered in one round trip after, like
         `_journaled`); other items' `done` each get their own message's id."""
@@ -590,8 +579,7 @@ class Notifier:
             thread = ""
             if out.thread and store is not None:
                 thread = await store.message_ref(out.fixture, platform, chat, out.thread) or ""
-            return await sink.send_album(chat, [i.out.reply for i in batch],  # type: ignore[attr-defined]
-                                         thread=thread)
+            return await sink.send_album(chat, [i.out.reply for i in batch], thread=thread)
 
         token = SENDING.set(tuple(m.tag for m in marks))
         try:
@@ -619,13 +607,9 @@ class Notifier:
     async def _budget(self, platform: str, chat: str, call: str = POST,
                       horizon: float = DIGEST_HORIZON) -> int:
         """How many calls of a kind this chat can take in the next few seconds."""
-        budget = getattr(self.limiter, "budget", None)
-        if budget is None:
-            return 10**6
-        n = budget(platform, chat, horizon, call)
-        return await n if inspect.isawaitable(n) else n
+        return await self.limiter.budget(platform, chat, horizon, call)
 
-    async def _deliver(self, sink: Sink, platform: str, chat: str, out: Outbound,
+    async def _deliver(self, sink: PlatformSink, platform: str, chat: str, out: Outbound,
                        keep_ref: bool = True, *, ticket: Ticket) -> str:
         """Edit the live message in place, or send anew; retry 429s until it goes."""
         return await self._retrying(
@@ -669,14 +653,9 @@ class Notifier:
                 await self.limiter.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
-    async def _edit_or_send(self, sink: Sink, platform: str, chat: str, out: Outbound,
+    async def _edit_or_send(self, sink: PlatformSink, platform: str, chat: str, out: Outbound,
                             keep_ref: bool, ticket: Ticket) -> str:
         store = self.store
-        whole = getattr(sink, "deliver", None)
-        if whole is not None:  # a recorder of whole Outbounds (tests, benchmarks)
-            await self._slot(ticket, platform, chat, ticket.call or POST)
-            await whole(out, [chat])
-            return ""
         if out.edit:
             await self._slot(ticket, platform, chat, EDIT)
             if await sink.edit(chat, out.edit, out.reply):
@@ -709,15 +688,14 @@ class Notifier:
     def _pins(self, platform: str) -> bool:
         """Whether this platform's sink can keep a pinned board (recorders cannot)."""
         sink = self.sinks.get(platform)
-        return sink is not None and hasattr(sink, "pin") and not hasattr(sink, "deliver")
+        return sink is not None and sink.pins
 
     def _board_gap(self, platform: str, chat: str) -> float:
         """Seconds between board edits: a fixed share of the chat's sustained budget, and no
         more than its fair share of a platform-wide edit limit (Slack's chat.update counts
         per workspace) among the chats with a live board."""
-        gap = getattr(self.limiter, "interval", None)
-        own = boards.EDIT_EVERY_SLOTS * (gap(platform, chat) if gap else 0.0)
-        limits = getattr(self.limiter, "limits", {}).get(platform, ())
+        own = boards.EDIT_EVERY_SLOTS * self.limiter.interval(platform, chat)
+        limits = self.limiter.limits.get(platform, ())
         live = sum(1 for (p, _), q in self._queues.items() if p == platform and q.board.live)
         return max(1.0, own, max(1, live) * shared_interval(limits, platform, EDIT))
 
@@ -762,7 +740,7 @@ class Notifier:
         """Whether a board edit may go now. Where edits count against a limit shared by
         every chat (Slack's chat.update, per workspace) and none is free this moment, the
         edit waits its turn without holding up the chat's cards."""
-        limits = getattr(self.limiter, "limits", {})
+        limits = self.limiter.limits
         wide = shared_interval(limits.get(platform, ()), platform, EDIT)
         if not wide or counted(limits, platform, chat, EDIT) == \
                 counted(limits, platform, chat, POST):
@@ -772,7 +750,7 @@ class Notifier:
         queue.board_retry = self.clock() + wide
         return False
 
-    async def _board_turn(self, sink: Sink, platform: str, chat: str, queue: ChatQueue,
+    async def _board_turn(self, sink: PlatformSink, platform: str, chat: str, queue: ChatQueue,
                           turn: str) -> None:
         """Post and pin the board, edit it with the latest state, or end it."""
         board = queue.board
@@ -791,7 +769,7 @@ class Notifier:
             else:
                 try:
                     await self._retrying(platform, chat, lambda: self._call(
-                        platform, chat, PIN, lambda: sink.unpin(chat, mid)), ticketed=True)  # type: ignore[attr-defined]
+                        platform, chat, PIN, lambda: sink.unpin(chat, mid)), ticketed=True)
                 except Unsupported as exc:
                     self.degraded(platform, chat, UNPINNED, exc)
             if self.store is not None:
@@ -806,7 +784,7 @@ class Notifier:
             pin, board.pin_owed = board.pin_owed, ""
             try:
                 await self._retrying(platform, chat, lambda: self._call(
-                    platform, chat, PIN, lambda: sink.pin(chat, pin), ticket), ticketed=True)  # type: ignore[attr-defined]
+                    platform, chat, PIN, lambda: sink.pin(chat, pin), ticket), ticketed=True)
             except Unsupported as exc:  # the board still works, unpinned
                 self.degraded(platform, chat, UNPINNED, exc)
             else:

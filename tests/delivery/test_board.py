@@ -33,6 +33,8 @@ SLACK_CONTROL = "C0CONTROL"
 class Pinning(Recorder):
     """A native sink that can pin, like the real adapters (so the board is on)."""
 
+    pins = True
+
     def __init__(self, time: FakeTime) -> None:
         super().__init__(time)
         self.pinned: list[str] = []

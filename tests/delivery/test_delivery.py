@@ -22,6 +22,7 @@ from bot.store.inbox import Inbox
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.recording_sink import RecordingSink
 
 GROUP = "-1001000000001"  # channels.toml: the Telegram control group
 STEWARD = 100000001
@@ -41,12 +42,13 @@ class FakeTime:
         await asyncio.sleep(0)
 
 
-class Recorder:
+class Recorder(RecordingSink):
     """A native sink: records sends and edits with the fake time; can answer 429s."""
 
     platform = "telegram"
 
     def __init__(self, time: FakeTime) -> None:
+        super().__init__()
         self.time = time
         self.log: list[tuple[float, str, str, str]] = []  # (t, op, chat, first line)
         self.busy_until = 0.0

@@ -19,14 +19,14 @@ from bot.schedule.escalation import sweep_escalations
 from bot.schedule.scheduler import Scheduler
 from tests.conftest import START
 from tests.ha.topology import serving
+from tests.recording_sink import RecordingSink
 
 
-class Sink:
+class Sink(RecordingSink):
     """A platform that answers 429 to the first send, then holds the next until released."""
 
-    platform = "telegram"
-
     def __init__(self) -> None:
+        super().__init__("telegram")
         self.sends = 0
         self.release = asyncio.Event()
 
