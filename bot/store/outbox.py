@@ -96,6 +96,13 @@ class Outbox:
     def _key(self, fx: str) -> str:
         return fx_prefix(fx) + STREAM
 
+    def ops(self, outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
+        """Ops that write these messages with the store write that causes them (see `ops`
+        above); they are marked stored, so delivery only shows them to its observers."""
+        for out in outs:
+            out.stored = True
+        return ops(outs, stand_in, var)
+
     async def fixture_ids(self) -> list[str]:
         """Every fixture (each has its own outbox)."""
         return sorted(await self.store._call(self.r.smembers(OPS + "fixtures")))
