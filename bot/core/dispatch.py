@@ -191,7 +191,7 @@ class Ctx:
 
     @property
     def outbox(self) -> Outbox:
-        """Where this command's messages go first (see bot.core.ports.Outbox)."""
+        """Where this command's messages go first (see bot.core.delivery_port.Outbox)."""
         return self.core.notifier.outbox
 
     def reply_outbound(self, reply: Reply, fixture: str) -> Outbound | None:

@@ -141,7 +141,7 @@ class OutboxReader:
         store = self.notifier.store
         try:
             thread = (await store.message_ref(out.fixture, platform, chat, out.thread) or ""
-                      if out.thread else "")
+                      if out.thread and store is not None else "")
             doubt = Doubt(tag=mark.tag, since=int(mark.entry.split("-", 1)[0]) / 1000 - 60,
                           thread=thread, reply=out.reply, edit=bool(out.edit),
                           floor=await self.outbox.floor(mark.fx, mark.entry,
