@@ -16,6 +16,19 @@ SEVERITY = re.compile(r"^Severity (\d)")
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
 
 
+class Journaled:
+    """A `Done` that is an outbox entry's delivered mark (bot.delivery.durable.Mark): the
+    worker hands these to the journal in batches, around the send, not one by one after."""
+
+    fx: str
+    entry: str
+
+    @property
+    def tag(self) -> str:
+        """How a platform's message metadata names this entry."""
+        return f"{self.fx}/{self.entry}"
+
+
 @dataclass
 class Item:
     """One message waiting for one chat, plus who to tell once it is delivered."""

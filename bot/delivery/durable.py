@@ -30,6 +30,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 
+from bot.delivery.chat_queue import Journaled
 from bot.delivery.notifier import Notifier
 from bot.delivery.sink import Doubt, Unsupported
 from bot.domain.messages import Outbound
@@ -208,21 +209,14 @@ class OutboxReader:
         raise TimeoutError("outbox not drained")
 
 
-class Mark:
+class Mark(Journaled):
     """An outbox entry's delivered callback for one chat; the notifier hands batches of them
     to the reader's journal (`flying`, `delivered`) rather than calling them one by one."""
-
-    journaled = True
 
     def __init__(self, reader: OutboxReader, fx: str, entry: str) -> None:
         self.reader = reader
         self.fx = fx
         self.entry = entry
-
-    @property
-    def tag(self) -> str:
-        """How a platform's message metadata names this entry."""
-        return f"{self.fx}/{self.entry}"
 
     async def __call__(self, platform: str, chat: str, _mid: str) -> None:
         await self.reader.delivered(platform, chat, [self])

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from bot.delivery import board as boards
-from bot.delivery.chat_queue import ChatQueue, Health, Item
+from bot.delivery.chat_queue import ChatQueue, Health, Item, Journaled
 from bot.delivery.pacing import Pacer, Ticket, tap_answer
 from bot.delivery.ratelimit import EDIT, PIN, POST
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, PlatformSink, RetryLater, Unsupported
@@ -202,7 +202,7 @@ class ChatWorker:
         journal = self.desk.journal
         marks = [d for item in batch for d in item.done]
         if journal is None or not marks or \
-                not all(getattr(d, "journaled", False) for d in marks):
+                not all(isinstance(d, Journaled) for d in marks):
             return False
         await journal.flying(self.platform, self.chat, marks)
         digest = not batch or out is not batch[0].out
@@ -309,7 +309,7 @@ class ChatWorker:
         `_journaled`); other items' `done` each get their own message's id."""
         platform, chat, journal, store = self.platform, self.chat, self.desk.journal, \
             self.desk.store
-        marks = [d for item in batch for d in item.done if getattr(d, "journaled", False)]
+        marks = [d for item in batch for d in item.done if isinstance(d, Journaled)]
         if marks and journal is not None:
             await journal.flying(platform, chat, marks)
         out = batch[0].out
@@ -331,7 +331,7 @@ class ChatWorker:
             await journal.delivered(platform, chat, marks, None, last)
         for item, mid in zip(batch, mids + [""] * len(batch), strict=False):
             for done in item.done:
-                if getattr(done, "journaled", False) and journal is not None:
+                if isinstance(done, Journaled) and journal is not None:
                     continue
                 try:
                     await done(platform, chat, mid)
