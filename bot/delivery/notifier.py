@@ -209,6 +209,9 @@ class Notifier:
                 done: Done | None = None) -> None:
         """Queue one message for one chat; `done` is awaited once it is delivered."""
         key = (platform, chat)
+        if platform not in self.sinks:  # its adapter never started: nobody to hand it to
+            log.warning("no %s sink: a message for %s:%s is not sent", platform, platform, chat)
+            return
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = ChatQueue()
