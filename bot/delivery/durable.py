@@ -169,13 +169,13 @@ class OutboxReader:
             await self.delivered(platform, chat, [mark])
         return True
 
-    async def flying(self, platform: str, chat: str, marks: list[Mark]) -> None:
+    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> None:
         """The notifier is about to send these entries to a chat: note it (one round trip)."""
         known = self.notifier.sinks[platform].floor(chat)
         await _persist(lambda: self.outbox.flying([(m.fx, m.entry) for m in marks],
                                                   f"{platform}:{chat}", known))
 
-    async def delivered(self, platform: str, chat: str, marks: list[Mark],
+    async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
         """The platform took the send: the delivered marks, acks of entries now done
         everywhere and the live message's id, in one round trip."""

@@ -38,7 +38,7 @@ from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.routing import Channels, Routes
 from bot.delivery.scopes import Scopes
 from bot.delivery.sink import PlatformSink, Unsupported
-from bot.delivery.worker import ChatWorker, Desk
+from bot.delivery.worker import ChatWorker, Desk, Journal
 from bot.domain.messages import Outbound, Reply
 from bot.tasks import cancel_and_wait
 
@@ -106,12 +106,12 @@ class Notifier:
         self.desk.store = store
 
     @property
-    def journal(self) -> Any:
+    def journal(self) -> Journal | None:
         """The outbox reader's in-flight and delivered marks (bot.delivery.durable)."""
         return self.desk.journal
 
     @journal.setter
-    def journal(self, journal: Any) -> None:
+    def journal(self, journal: Journal | None) -> None:
         self.desk.journal = journal
 
     @property

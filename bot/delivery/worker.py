@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from bot.delivery import board as boards
 from bot.delivery.chat_queue import ChatQueue, Health, Item, Journaled
@@ -34,6 +34,17 @@ ALBUM_MAX = 10  # items in one album (Telegram's sendMediaGroup takes 2-10)
 T = TypeVar("T")
 
 
+class Journal(Protocol):
+    """Outbox entries' marks around each send (bot.delivery.durable.OutboxReader)."""
+
+    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> None:
+        """A send of these entries to a chat is about to begin."""
+
+    async def delivered(self, platform: str, chat: str, marks: list[Journaled],
+                        out: Outbound | None = None, mid: str = "") -> None:
+        """The platform took the send (and where the live message now is)."""
+
+
 @dataclass
 class Desk:
     """What every chat's worker shares: the sinks, the pacer, where live messages' ids are
@@ -45,7 +56,7 @@ class Desk:
     store: Any = None  # where live messages' platform ids are kept (set by the app)
     # Writes outbox entries' in-flight and delivered marks around each send (the outbox
     # reader, bot.delivery.durable, when wired): see ChatWorker._journaled.
-    journal: Any = None
+    journal: Journal | None = None
     wall: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))  # board HH:MM
     # Waits for a board's next turn; real time even when the limiter's clock is injected
     # (tests replace it and call poke() after moving their clock).
