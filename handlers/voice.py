@@ -9,7 +9,7 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Attachment, Button, Reply, Result
+from bot.domain.messages import Attachment, Button, Reply, Result
 from bot.domain.models import Fixture, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from bot.voice.outcome import Heard, NotHeard, from_args, marked, reason

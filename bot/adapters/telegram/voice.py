@@ -8,7 +8,7 @@ import logging
 from telegram import Bot
 from telegram.error import TelegramError
 
-from bot.core.messages import Attachment
+from bot.domain.messages import Attachment
 from bot.voice.outcome import NotHeard, Outcome
 from bot.voice.pool import Transcriber
 
