@@ -47,7 +47,7 @@ from bot.web.view import (
 log = logging.getLogger(__name__)
 
 LOG_LINES = 200  # log lines a screen opens with
-BOARD_CARDS = 30  # cards a board column draws (the rest are counted): control.js's CARDS
+BOARD_CARDS = 60  # cards a board column may draw (the rest are counted): control.js's CARDS
 BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
 HEARTBEAT_S = 15.0
 SESSION_CHECK_S = 1.0  # an idle screen's session is checked this often (expiry)
@@ -250,7 +250,9 @@ class ControlRoom:
         mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
                 if sees_incident(viewer, b)]
         columns: dict[str, list[dict[str, Any]]] = {}
-        for b in sorted((b for b in mine if not b["closed"]), key=lambda b: b["reported_at"]):
+        # worst first, then oldest: what the board draws first (control.js sorts alike)
+        for b in sorted((b for b in mine if not b["closed"]),
+                        key=lambda b: (-int(b.get("severity") or 1), b["reported_at"])):
             columns.setdefault(board_column(b.get("status", "")), []).append(b)
         wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
         log_ids = {int(i[4:]) for e in newest if e.kind.startswith("incident.")
@@ -407,7 +409,9 @@ class ControlRoom:
                 if await signed_out():
                     return
                 if loop.time() - pinged >= self.heartbeat_s:
-                    await resp.write(piece(b": ping\n\n"))
+                    # an event, not a comment: the screen's watchdog hears it (a silent
+                    # half-open connection is shown NOT LIVE)
+                    await resp.write(piece(b"event: ping\ndata: {}\n\n"))
                     pinged = loop.time()
                 continue
             # a screen that fell behind takes everything waiting in one write
