@@ -9,15 +9,22 @@ Marked `browser`: run with `python -m pytest -m browser`. Screenshots go to test
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
+import pytest_asyncio
+from aiohttp.test_utils import TestServer
 from selenium.webdriver.common.by import By
 
 from bot.core.dispatch import Core
-from tests.botproc import TYPES, ZONES
+from bot.schedule.escalation import sweep_escalations
+from bot.web.server import ControlRoom
+from tests.botproc import TYPES, ZONES, free_port
 from tests.web import test_web_browser as chromium
-from tests.web.test_web_browser import ROOT, Screen
+from tests.web.conftest import TG_CONTROL
+from tests.web.test_web_browser import ROOT, Screen, card_edited, has
 
 browser, screen = chromium.browser, chromium.screen  # the Chromium fixtures
 
@@ -103,3 +110,112 @@ async def test_every_unacknowledged_s4_s5_is_on_screen_at_a_flashpoint(screen, s
     finally:
         await screen.run(screen.driver.execute_cdp_cmd,
                          "Emulation.clearDeviceMetricsOverride", {})
+
+
+# ---------------------------------------------------------------- item 2: never silently stale
+@pytest_asyncio.fixture
+async def restartable(core: Core) -> AsyncIterator[Restartable]:
+    """The control room on a fixed port, to stop and start again as a crashed server would."""
+    r = Restartable(core, free_port())
+    await r.start()
+    yield r
+    await r.stop()
+
+
+class Restartable:
+    """A control-room server that can be stopped and started again on the same port."""
+
+    def __init__(self, core: Core, port: int) -> None:
+        self.core, self.port = core, port
+        self.server: TestServer | None = None
+        self.room: ControlRoom | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        self.room = ControlRoom(self.core, "http://127.0.0.1")
+        self.server = TestServer(self.room.web_app(), host="127.0.0.1", port=self.port)
+        await self.server.start_server()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            await self.server.close()
+            self.server = None
+
+
+def shown(css: str) -> Callable[[Any], bool]:
+    return lambda d: any(e.is_displayed() for e in d.find_elements(By.CSS_SELECTOR, css))
+
+
+async def test_a_dead_screen_says_not_live_stops_counting_and_recovers(browser, restartable,
+                                                                       say) -> None:
+    s = Screen(browser, restartable.base)
+    try:
+        await s.sign_in(say, "control")
+        await complete(s)
+        await s.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
+        await say("/incident pyro @away_upper s3 flare lit", as_="steward")
+        await s.wait(has('.col[data-status="reported"] .card', "INC-1"), 5)
+        assert not await s.run(shown("#notlive"), browser)
+
+        await restartable.stop()  # the server dies
+        await s.wait(shown("#notlive"), 5)
+        assert "NOT LIVE since" in await s.text("#notlive")
+        assert "stale" in await s.run(lambda: browser.find_element(By.TAG_NAME, "body")
+                                      .get_attribute("class"))
+        frozen = await s.run(browser.execute_script, FROZEN)
+        ticks = int(frozen["ticks"])
+        # two more ticks of the screen's one-second counter: nothing it shows moved
+        await s.wait(lambda d: int(d.find_element(By.TAG_NAME, "body")
+                                   .get_attribute("data-ticks") or 0) >= ticks + 2, 5)
+        assert await s.run(browser.execute_script, FROZEN) | {"ticks": 0} == \
+            frozen | {"ticks": 0}
+        await s.shot("wall-not-live")
+
+        await say("/incident disorder @seg_ne s5 fighting on the line", as_="steward")
+        await restartable.start()  # back: the screen resumes after the last id it had
+        await s.wait(lambda d: not shown("#notlive")(d), 10)
+        await s.wait(has('.col[data-status="reported"] .card', "INC-2"), 5)
+        await s.wait(has("#log li", "INC-2 reported"), 5)
+        assert "stale" not in await s.run(lambda: browser.find_element(By.TAG_NAME, "body")
+                                          .get_attribute("class"))
+    finally:
+        await s.run(browser.get, "about:blank")
+        await s.run(browser.delete_all_cookies)
+
+
+FROZEN = """
+return {ticks: document.body.dataset.ticks || '0',
+        clock: document.getElementById('clock').textContent,
+        ages: [...document.querySelectorAll('.age')].map((e) => e.textContent).join(',')};
+"""
+
+
+# ---------------------------------------------------------------- item 3: what must be acked now
+async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, core, clock,
+                                                                    telegram) -> None:
+    await screen.sign_in(say, "control")
+    await complete(screen)
+    await screen.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
+    assert await screen.run(lambda: screen.driver.find_element(By.ID, "sound")
+                            .get_attribute("aria-pressed")) == "false"  # off by default
+    await screen.click("#sound")
+    await say("/incident pyro @away_upper s3 flare lit", as_="steward")
+    await screen.wait(has('.col[data-status="reported"] .card', "INC-1"), 5)
+    assert not await screen.run(shown("#alerts"), screen.driver)  # an S3 is not an alarm
+    await say("/incident segregation_breach @seg_ne s5 fans through the line", as_="steward")
+    await screen.wait(has("#alerts .alert.sev5", "INC-2"), 3)
+    assert "New S5" in await screen.text("#alerts")
+    assert await screen.run(lambda: screen.driver.find_element(By.TAG_NAME, "body")
+                            .get_attribute("data-beeps")) == "1"  # sound was switched on
+    # an unacknowledged S3 that escalates on its timer raises one too
+    await sweep_escalations(core, clock.now() + timedelta(minutes=10))
+    await screen.wait(has("#alerts .alert", "Escalated"), 5)
+    await screen.shot("wall-alert")
+    await screen.click('#alerts button.act-ack[data-incident="INC-2"]')
+    await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))
+    await screen.wait(has('.col[data-status="acknowledged"] .card', "INC-2"), 5)
+    await screen.wait(lambda d: not has("#alerts .alert", "INC-2")(d), 5)
+    assert "INC-1" in await screen.text("#alerts")  # stays until acknowledged itself
