@@ -396,3 +396,31 @@ async def test_the_live_chart_shows_the_last_hours_and_the_post_match_page_the_n
     live = await (await client.get("/control/chart.svg")).text()
     night = await (await client.get("/control/post-match")).text()
     assert live.count("<title>1 in ") == 1 and night.count("<title>1 in ") == 2
+
+
+# ---------------------------------------------------------------- the wall screen (#23)
+async def test_the_page_opens_with_the_worst_cards_however_many_older_ones(client, say,
+                                                                           core) -> None:
+    for i in range(65):
+        core.clock.advance(timedelta(minutes=11))  # past the merge window: new incidents
+        await say(f"/incident antisocial @bms_lower s2 noise {i}", as_="steward")
+    await say("/incident segregation_breach @seg_ne s5 fans through the line", as_="steward")
+    await sign_in(client, say, "control")
+    state = state_of(await (await client.get("/control/")).text())
+    # the newest incident is the worst: the first paint has it, older S2s wait their turn
+    assert state["partial"] and "INC-66" in state["incidents"]
+    assert state["columns"] == {"reported": 66}
+
+
+async def test_a_card_has_the_short_place_the_words_the_count_and_the_reporter(client, say,
+                                                                              core) -> None:
+    await say("/incident missile @seg_ne s4 x30 coins thrown both ways", as_="steward")
+    await sign_in(client, say, "control")
+    inc = state_of(await (await client.get("/control/"))
+                   .text())["incidents"]["INC-1"]
+    assert inc["place"] == "NE segregation"  # the ground file's `short`, not the long name
+    assert inc["location_label"] == "North-east segregation line (home/away)"
+    assert inc["description"] == "coins thrown both ways"
+    assert inc["people"] == "30"
+    assert inc["reporter_name"] == "Steward 14 (STB upper)"  # config/roster.toml
+    assert inc["severity"] == 4 and inc["reports"] == 1

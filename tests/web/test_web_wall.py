@@ -66,6 +66,11 @@ return {shown: cards.filter(seen).map((c) => c.dataset.id),
         more: (col.querySelector('li.more') || {}).textContent || '',
         scroll: [...document.querySelectorAll('.col, .col ol')]
           .some((e) => e.scrollHeight > e.clientHeight + 1),
+        // one line each, never wrapped, so never a word broken in the middle
+        wrapped: [...document.querySelectorAll('.card .txt > div')].filter((e) => {
+          const st = getComputedStyle(e);
+          return e.clientHeight > 1.6 * parseFloat(st.lineHeight) || st.whiteSpace !== 'nowrap'
+            || st.wordBreak !== 'normal' || st.overflowWrap !== 'normal'; }).length,
         page: document.documentElement.scrollHeight <= vh + 1 &&
               document.documentElement.scrollWidth <= vw + 1};
 """
@@ -102,6 +107,7 @@ async def test_every_unacknowledged_s4_s5_is_on_screen_at_a_flashpoint(screen, s
         assert urgent <= set(got["shown"]), (urgent - set(got["shown"]), got["more"])
         assert got["sev"] == sorted(got["sev"], reverse=True)  # worst first
         assert not got["scroll"] and got["page"], got  # nothing to scroll on a wall
+        assert got["wrapped"] == 0, got
         hidden = 200 - len(got["shown"])
         lowest = max(s for i, s in unacked.items() if i not in got["shown"])
         assert got["more"] == f"+{hidden} more (lowest severity S{lowest})", got["more"]
