@@ -120,7 +120,8 @@ def _name(gm: GroundMap, zone_id: str) -> str:
 def render_map(gm: GroundMap, pins: str = "") -> str:
     """The map as an inline SVG; `pins` is the pin layer (see pin_layer)."""
     vb = " ".join(str(v) for v in gm.viewbox)
-    out = [f'<svg class="ground" viewBox="{vb}" role="img" '
+    # a group, not an image: its zones and pins are buttons of their own
+    out = [f'<svg class="ground" viewBox="{vb}" role="group" '
            f'aria-label="Map of {escape(gm.ground.name)}">',
            f"<title>{escape(gm.ground.name)}</title>"]
     for d in gm.decor:
@@ -185,9 +186,10 @@ def pin_svg(zid: str, label: str, at: tuple[float, float], worst: int, cls: str,
                  f'transform="rotate(45 {x} {y})" fill="{colour}"/>')
     else:
         shape = f'<circle cx="{x}" cy="{y}" r="{r}" fill="{colour}"/>'
-    return (f'<g class="pin sev{worst}{cls}" data-zone="{escape(zid)}" tabindex="0" '
-            f'role="button" aria-label="{escape(label)}: {n} incident{"" if n == 1 else "s"}, '
-            f'worst S{worst}">{shape}<text class="sevn" x="{x}" y="{y + 9}">{worst}</text>'
+    # hidden from assistive technology: the zone under it is the keyboard's button
+    return (f'<g class="pin sev{worst}{cls}" data-zone="{escape(zid)}" aria-hidden="true">'
+            f'<title>{escape(label)}: {n} incident{"" if n == 1 else "s"}, worst S{worst}'
+            f'</title>{shape}<text class="sevn" x="{x}" y="{y + 9}">{worst}</text>'
             f'<g class="count"><circle cx="{x + 26}" cy="{y - 24}" r="15"/>'
             f'<text x="{x + 26}" y="{y - 17}">{n}</text></g></g>')
 

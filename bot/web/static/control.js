@@ -58,7 +58,8 @@
 
   function button(inc, a, label, short) {
     return `<button type="button" class="act act-${a}" data-action="${a}" ` +
-      `data-incident="${esc(inc.id)}" aria-label="${label} ${esc(inc.id)}">` +
+      `data-incident="${esc(inc.id)}" aria-label="${short || label} ${esc(inc.id)}` +
+      `${short ? ` (${label.toLowerCase()})` : ""}" title="${label} ${esc(inc.id)}">` +
       `${short ? esc(short) : label}</button>`;
   }
 
@@ -186,9 +187,9 @@
       : worst === 4 ? `<rect x="${x - r}" y="${y - r}" width="${2 * r}" height="${2 * r}" ` +
         `rx="4" transform="rotate(45 ${x} ${y})" fill="${SEV[worst]}"/>`
         : `<circle cx="${x}" cy="${y}" r="${r}" fill="${SEV[worst]}"/>`;
-    return `<g class="pin sev${worst}${cls}" data-zone="${esc(zone)}" tabindex="0" ` +
-      `role="button" aria-label="${esc((zones[zone] || {label: zone}).label)}: ${n} ` +
-      `incident${n === 1 ? "" : "s"}, worst S${worst}">${shape}` +
+    return `<g class="pin sev${worst}${cls}" data-zone="${esc(zone)}" aria-hidden="true">` +
+      `<title>${esc((zones[zone] || {label: zone}).label)}: ${n} ` +
+      `incident${n === 1 ? "" : "s"}, worst S${worst}</title>${shape}` +
       `<text class="sevn" x="${x}" y="${y + 9}">${worst}</text>` +
       `<g class="count"><circle cx="${x + 26}" cy="${y - 24}" r="15"/>` +
       `<text x="${x + 26}" y="${y - 17}">${n}</text></g></g>`;
