@@ -211,7 +211,9 @@ class OutboxReader:
         space = getattr(self.notifier.sinks.get(platform), "id_space", None)
         last = ((f"{platform}:{space(chat)}", int(mid))
                 if space is not None and mid.isdigit() else None)
-        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last))
+        at = int(self.notifier.wall().timestamp() * 1000) if ref else None
+        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last,
+                                                     at_ms=at))
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Wait until every watched outbox is empty and the chat queues are idle (tests)."""

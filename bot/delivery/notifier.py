@@ -150,6 +150,8 @@ class ChatQueue:
         self.board_at = float("-inf")  # when the board last took one of the chat's slots
         self.board_retry = float("-inf")  # no board edit before (no shared edit slot free)
         self.timer: asyncio.Task[None] | None = None  # wakes the worker for the board
+        self.sending: list[Item] = []  # taken off the queue, being sent (or retried)
+        self.digested: set[tuple[str, str]] = set()  # (fixture, ref)s named in a digest only
 
     def put(self, item: Item) -> None:
         """Queue a message; a newer version of a queued live message replaces it in place."""
@@ -385,6 +387,7 @@ class Notifier:
                     await self._admit(platform, chat, first.slot, first.call)
                     ticket = Ticket(first.call, chat)
                 batch, out = await self._compose(platform, chat, queue)
+                queue.sending = batch
                 if out is None:  # an album: its slots were taken with the first item's
                     await self._album(sink, platform, chat, batch)
                     continue
@@ -407,6 +410,7 @@ class Notifier:
                 log.exception("delivery to %s:%s failed", platform, chat)
             finally:
                 queue.busy = False
+                queue.sending = []
                 self._update_health(platform, chat, queue)
 
     async def _store_away(self, where: str) -> None:
@@ -508,6 +512,8 @@ class Notifier:
             covered = [i for i in fresh if i.severity < ACTIONABLE]
             for i in covered:
                 queue.items.remove(i)
+                if i.out.ref:
+                    queue.digested.add((i.out.fixture, i.out.ref))
             for i in fresh:
                 i.named = True
             self.health[(platform, chat)].digests += 1
@@ -699,7 +705,8 @@ class Notifier:
             self._posted.setdefault((platform, chat), set()).add(out.ref)
             if store is not None and mid and keep_ref:  # else the journal records it
                 try:
-                    await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
+                    await store.set_message_ref(out.fixture, platform, chat, out.ref, mid,
+                                                int(self.wall().timestamp() * 1000))
                 except StoreUnavailable:  # sent: not again; its next version is a new post
                     log.warning("%s:%s: %s sent, its message id not kept (Redis is not "
                                 "answering)", platform, chat, out.ref)
@@ -857,6 +864,25 @@ class Notifier:
     def queued(self) -> int:
         """Messages waiting in every chat's queue."""
         return sum(len(q.items) for q in self._queues.values())
+
+    def waiting(self, fixture: str) -> dict[str, list[tuple[str, str, float, bool]]]:
+        """A fixture's live messages not yet delivered: ref -> (platform, chat, seconds
+        queued, the platform answered 429 in the last minute), for the screens' per-incident
+        line; seconds is -1 for a card only named in a digest."""
+        now = self.clock()
+        out: dict[str, list[tuple[str, str, float, bool]]] = {}
+        for (platform, chat), q in self._queues.items():
+            h = self.health.get((platform, chat))
+            limited = bool(h and h.last_429_at is not None and now - h.last_429_at < 60)
+            for item in q.items + q.sending:
+                o = item.out
+                if o.ref and o.fixture == fixture and not o.quote and not o.edit:
+                    out.setdefault(o.ref, []).append((platform, chat, now - item.queued_at,
+                                                      limited))
+            for fx, ref in q.digested:
+                if fx == fixture and ref not in out:
+                    out.setdefault(ref, []).append((platform, chat, -1.0, False))
+        return out
 
     def pending(self) -> list[Health]:
         """Delivery health of every chat that has had traffic, worst first."""

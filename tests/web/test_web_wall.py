@@ -219,6 +219,9 @@ async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, 
     # an unacknowledged S3 that escalates on its timer raises one too
     await sweep_escalations(core, clock.now() + timedelta(minutes=10))
     await screen.wait(has("#alerts .alert", "Escalated"), 5)
+    # where each card's chat message is (item 9), from the delivered marks
+    await screen.wait(has('.card[data-id="INC-2"] .dlv', "delivered"), 5)
+    assert "(Telegram)" in await screen.text('.card[data-id="INC-2"] .dlv')
     await screen.shot("wall-alert")
     await screen.click('#alerts button.act-ack[data-incident="INC-2"]')
     await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))
