@@ -136,7 +136,12 @@ async def _web_link(app: App, by: str) -> int:
     from bot.web.access import Access
 
     assert app.core is not None
-    url = await Access(app.core).issue_link(by, app.settings.web_base) if ":" in by else None
+    access = Access(app.core)
+    base = await access.running_base()  # the running server's, not this shell's PORT
+    if base is None:
+        return _fail("no control-room server is running: start the bot with `matchday run "
+                     "--web`, then ask again", 1)
+    url = await access.issue_link(by, base) if ":" in by else None
     if url is None:
         return _fail(f"--by {by!r} is not a member (platform:user, e.g. console:control)", 1)
     await app.core.store.audit(by, "cli.web-link", "sign-in link issued on the command line",

@@ -98,7 +98,9 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         "title=\"Sound for a new S4/S5 or an escalation\">Sound off</button>"
         f"<div class=\"me\"><bdi>{escape(me['name'] or me['who'])}</bdi> · "
         f"{escape(ROLES.label(me['role']))}</div>"
-        f"<nav><a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>"
+        "<nav>" + ("" if me["role"] == "steward" else  # a steward may not open it
+                   f"<a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>")
+        +
         "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
         f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf)}\">"
         "<button type=\"submit\">Sign out</button></form></nav></header>"

@@ -76,6 +76,27 @@
     return i.people ? `${i.people} ${i.people === "1" ? "person" : "people"}` : "";
   }
 
+  // where the card is in the control chats: "delivered to control 21:06:14 (Slack) · queued
+  // 40 s (Telegram, rate limit)", so nobody has to guess whether a message is pending
+  function deliveryText(i, short) {
+    const rows = i.delivery || [];
+    if (!rows.length) return "";
+    const since = (performance.now() - (i.deliveryAt || performance.now())) / 1000;
+    const done = rows.filter((r) => r.at != null);
+    const parts = [];
+    if (done.length) {
+      parts.push(`${short ? "✓ delivered" : "delivered to control"} ${fmtS.format(new Date(Math.min(...done.map((r) =>
+        r.at))))} (${done.map((r) => r.platform).join(", ")})`);
+    }
+    for (const r of rows) {
+      if (r.queued_s != null) {
+        parts.push(`queued ${secs(r.queued_s + since)} (${r.platform}, ${r.why})`);
+      } else if (r.digest) parts.push(`named in a digest (${r.platform})`);
+      else if (r.sending) parts.push(`sending (${r.platform})`);
+    }
+    return parts.join(" · ");
+  }
+
   function card(i, oldest) {
     const cls = ["card", "sev" + i.severity];
     if (oldest) cls.push("oldest");
@@ -94,6 +115,8 @@
       (i.description ? `<div class="l3 words">“${esc(i.description)}”</div>` : "") +
       (meta.length ? `<div class="l3 meta">${meta.map((m) => `<span>${m}</span>`)
         .join(" · ")}</div>` : "") +
+      (i.delivery && i.delivery.length ? `<div class="l3 dlv${i.delivery.some((r) =>
+        r.queued_s != null) ? " queued" : ""}">${esc(deliveryText(i, true))}</div>` : "") +
       (oldest ? '<div class="l3 flag">OLDEST UNACKED</div>' : "") + "</div>" +
       (first ? button(i, first[0], first[1], SHORT[first[0]]) : "") + "</li>";
   }
@@ -320,6 +343,8 @@
       `${fmt.format(new Date(i.reported_at))}` +
       (i.description ? `<div class="desc">“${esc(i.description)}”</div>` : "") +
       (meta ? `<div class="desc">${meta}</div>` : "") +
+      (i.delivery && i.delivery.length ? `<div class="desc dlv">${esc(deliveryText(i))}</div>`
+        : "") +
       `<div class="acts">${buttons(i)}</div></li>`;
     panel.hidden = false;
   }
@@ -348,6 +373,11 @@
   function apply(change) {
     const e = change.event;
     if (change.incident) {
+      const was = incidents[change.incident.id];
+      if (was && was.delivery && !change.incident.delivery) {  // told apart ("seen" events)
+        change.incident.delivery = was.delivery;
+        change.incident.deliveryAt = was.deliveryAt;
+      }
       incidents[change.incident.id] = change.incident;
       touched.add(change.incident.id);
     }
@@ -411,6 +441,15 @@
       delivery = JSON.parse(msg.data).rows;
       deliveryAt = performance.now();
       renderTiles();
+    });
+    es.addEventListener("seen", (msg) => {
+      hear();
+      for (const [id, rows] of Object.entries(JSON.parse(msg.data).incidents)) {
+        if (!incidents[id]) continue;
+        incidents[id].delivery = rows;
+        incidents[id].deliveryAt = performance.now();
+      }
+      render();
     });
     es.addEventListener("signout", () => { es.close(); location.reload(); });
     es.onopen = () => {
@@ -569,6 +608,10 @@
     $("#clock").textContent = fmt.format(new Date(now()));
     for (const el of document.querySelectorAll(".age")) el.textContent = age(el.dataset.at);
     if (delivery && delivery.some((r) => r.queued || r.last_429_s != null)) renderTiles();
+    if (Object.values(incidents).some((i) => !i.closed && i.delivery &&
+                                         i.delivery.some((r) => r.queued_s != null))) {
+      render();  // the queued seconds count on
+    }
   }, 1000);
   $("#clock").textContent = fmt.format(new Date(now()));
   async function loadRest() {
