@@ -228,3 +228,39 @@ async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, 
     await screen.wait(has('.col[data-status="acknowledged"] .card', "INC-2"), 5)
     await screen.wait(lambda d: not has("#alerts .alert", "INC-2")(d), 5)
     assert "INC-1" in await screen.text("#alerts")  # stays until acknowledged itself
+
+
+# ---------------------------------------------------------------- item 5: a map that reads
+PINS = """
+const boxes = [...document.querySelectorAll('#pins .pin')].map((p) => {
+  const r = p.querySelector('polygon, rect, circle').getBoundingClientRect();
+  return {zone: p.dataset.zone, l: r.left, t: r.top, r: r.right, b: r.bottom}; });
+const overlaps = [];
+for (let a = 0; a < boxes.length; a++) for (let b = a + 1; b < boxes.length; b++) {
+  const p = boxes[a], q = boxes[b];
+  // the shapes' own extents, less a little for a diamond's corners
+  if (Math.min(p.r, q.r) - Math.max(p.l, q.l) > 4 && Math.min(p.b, q.b) - Math.max(p.t, q.t) > 4)
+    overlaps.push(p.zone + '/' + q.zone); }
+const heat = {};
+for (const z of document.querySelectorAll('svg.ground .zone[data-zone]'))
+  heat[z.dataset.zone] = [...z.classList].filter((c) => c.startsWith('heat')).join('');
+return {n: boxes.length, overlaps, heat};
+"""
+
+
+async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clock) -> None:
+    # neighbouring places in the north-east corner, where the seed night's trouble was
+    for text in ("missile @seg_ne s4 coins", "missile @away_upper s4 coins back",
+                 "pyro @stb_upper s3 flare", "disorder @stb_walkway s4 fighting",
+                 "crowd_density @gate_away s2 queue", "missile @seg_ne s4 bottles"):
+        result = await say(f"/incident {text}", as_="steward")
+        clock.advance(timedelta(seconds=20))
+        if not result.reply.title.startswith("Logged"):  # joined: still a report
+            continue
+    await screen.sign_in(say, "control")
+    await complete(screen)
+    got = await screen.run(screen.driver.execute_script, PINS)
+    assert got["n"] >= 4 and got["overlaps"] == [], got
+    assert got["heat"]["seg_ne"] == "heat2" and got["heat"]["gate_away"] == "heat1", got["heat"]
+    assert got["heat"]["ws_lower"] == ""  # a quiet zone stays as it is
+    await screen.shot("wall-map")

@@ -19,7 +19,7 @@
   const CARDS = 60;  // cards a column may draw; fewer when they do not fit (never a scroll)
   // board layouts, roomiest first: how many sub-columns the unacknowledged column takes, and
   // whether cards keep the reporter's words and details (a flashpoint needs the denser ones)
-  const LAYOUTS = [{sub: 1, full: true, wide: false}, {sub: 2, full: true, wide: false},
+  const LAYOUTS = [{sub: 1, full: true, wide: false}, {sub: 1, full: false, wide: false},
                    {sub: 2, full: false, wide: false}, {sub: 2, full: false, wide: true},
                    {sub: 3, full: false, wide: true}];
   const COLUMNS = ["reported", "acknowledged", "dispatched", "on_scene", "contained"];
@@ -218,13 +218,56 @@
       `<text x="${x + 26}" y="${y - 17}">${n}</text></g></g>`;
   }
 
+  // pins that would overlap are pushed apart (a few rounds of relaxation), so every number
+  // and shape stays readable; each keeps as close to its zone as the others allow
+  const reach = (p) => (p.worst >= 4 ? 38 : 28) + 2;  // a diamond's corners reach furthest
+  function spread(points) {
+    for (let round = 0; round < 12; round++) {
+      let moved = false;
+      for (let a = 0; a < points.length; a++) {
+        for (let b = a + 1; b < points.length; b++) {
+          const p = points[a], q = points[b];
+          let dx = q.x - p.x, dy = q.y - p.y;
+          let d = Math.hypot(dx, dy);
+          const gap = reach(p) + reach(q);
+          if (d >= gap) continue;
+          if (d < 0.01) { dx = 1; dy = 0; d = 1; }  // same spot: side by side
+          const push = (gap - d) / 2;
+          p.x -= dx / d * push; p.y -= dy / d * push;
+          q.x += dx / d * push; q.y += dy / d * push;
+          moved = true;
+        }
+      }
+      if (!moved) break;
+    }
+    return points;
+  }
+
+  // how many reports (joined ones count: they are the signal) each zone had in 15 minutes
+  const HEAT_MS = 15 * 60 * 1000;
+  function renderHeat() {
+    const since = now() - HEAT_MS;
+    const n = {};
+    for (const e of log) {
+      if ((e.kind === "incident.reported" || e.kind === "incident.merged") && e.location &&
+          Date.parse(e.at) >= since) n[e.location] = (n[e.location] || 0) + 1;
+    }
+    for (const el of document.querySelectorAll("svg.ground .zone[data-zone]")) {
+      const k = n[el.dataset.zone] || 0;
+      const level = k >= 5 ? 3 : k >= 2 ? 2 : k >= 1 ? 1 : 0;
+      for (const h of [1, 2, 3]) el.classList.toggle("heat" + h, h === level);
+      el.dataset.reports15 = String(k);
+    }
+  }
+
   function renderPins() {
+    renderHeat();
     if (partial) return;  // the server drew tonight's pins; redrawn once all incidents are here
     const byZone = {};
     for (const i of Object.values(incidents)) {
       (byZone[i.location] = byZone[i.location] || []).push(i);
     }
-    const out = [];
+    const pins = [];
     for (const [zone, list] of Object.entries(byZone)) {
       const z = zones[zone];
       if (!z) continue;
@@ -232,10 +275,10 @@
       const worst = Math.max(...(live.length ? live : list).map((i) => i.severity));
       let cls = list.some((i) => i.status === "reported") ? " pulse" : "";
       if (!live.length) cls += " closed";
-      const [x, y] = z.pin;
-      out.push(pin(zone, x, y, worst, cls, list.length));
+      pins.push({zone, x: z.pin[0], y: z.pin[1], worst, cls, n: list.length});
     }
-    $("#pins").innerHTML = out.join("");
+    $("#pins").innerHTML = spread(pins).map((p) =>
+      pin(p.zone, Math.round(p.x), Math.round(p.y), p.worst, p.cls, p.n)).join("");
   }
 
   function tile(label, value, extra) {
@@ -605,6 +648,7 @@
     document.body.dataset.ticks = String(Number(document.body.dataset.ticks || 0) + 1);
     if (source && performance.now() - heard > WATCHDOG_MS) { setLive(false); connect(); }
     if (notLiveSince !== null) return;  // a stale screen's clock and ages stop where it died
+    if (Number(document.body.dataset.ticks) % 15 === 0) renderHeat();  // the 15 minutes move
     $("#clock").textContent = fmt.format(new Date(now()));
     for (const el of document.querySelectorAll(".age")) el.textContent = age(el.dataset.at);
     if (delivery && delivery.some((r) => r.queued || r.last_429_s != null)) renderTiles();
