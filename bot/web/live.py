@@ -20,7 +20,7 @@ from bot.core.dispatch import Core
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
-from bot.evidence.charts import BIN, ChartData, chart_from_counts
+from bot.evidence.charts import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
 from bot.store.web_sessions import WebSessions
@@ -36,7 +36,7 @@ BLOCK_MS = 5000
 # computation and one write per screen cover many events, so screens never slow reports.
 COALESCE_S = 0.15
 CHART_KINDS = ("incident.reported", "arrest.recorded")  # what moves the timeline
-LIVE_BINS = 40  # a live screen's chart: the last 10 hours (a night, gates to egress)
+LIVE_BINS = 24  # a live screen's chart: the last 2 hours, per 5 minutes
 CHART_S = 1.5  # the chart is redrawn for the screens at most this often
 DELIVERY_S = 1.0  # how often the delivery-health tile is checked (pushed only on a change)
 WATCH_S = 300.0  # how long an incident's card delivery is followed for the screens
@@ -222,7 +222,8 @@ class FixtureFeed:
             try:
                 fx = await self.room.core.store.fixture(self.fx_id)
                 # from the bins' counters: the cost is the number of bins, not of events
-                data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id))
+                data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id),
+                                         fine=True)
             except StoreUnavailable:
                 self._chart_dirty = True  # tried again in CHART_S
                 continue
@@ -389,8 +390,9 @@ class LiveRoom:
         screens show its last `last_bins` bins, the post-match page all (None)."""
         if data is not None and last_bins is not None and data.bins > last_bins:
             cut = data.bins - last_bins
-            data = ChartData(data.start + cut * BIN, last_bins,
-                             {k: v[cut:] for k, v in data.incidents.items()}, data.arrests[cut:])
+            data = ChartData(data.start + cut * data.width, last_bins,
+                             {k: v[cut:] for k, v in data.incidents.items()}, data.arrests[cut:],
+                             data.bin_s)
         if data is not None and not police_view:
             data = replace(data, arrests=[0] * data.bins)
             if not any(any(v) for v in data.incidents.values()):

@@ -123,8 +123,8 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         "<section class=\"panel tiles\" aria-label=\"Figures\" id=\"tiles\"></section>"
         f"<section class=\"panel log\" aria-label=\"Live log\"><h2>Log</h2>{filters}"
         "<ol id=\"log\" tabindex=\"0\" aria-label=\"Log lines, newest first\"></ol></section>"
-        f"<section class=\"panel chart\" aria-label=\"Incidents per 15 minutes\">"
-        f"<h2>Incidents per 15 minutes</h2><div id=\"chart\">{chart_svg}</div></section>"
+        f"<section class=\"panel chart\" aria-label=\"Incidents per 5 minutes\">"
+        f"<h2>Incidents per 5 minutes</h2><div id=\"chart\">{chart_svg}</div></section>"
         "</main>"
         f"<script type=\"application/json\" id=\"state\">{_state_json(state)}</script>"
         "<script src=\"/control/static/control.js\" defer></script>")

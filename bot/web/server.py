@@ -264,9 +264,9 @@ class ControlRoom:
     async def _chart_svg(self, fx: Fixture, viewer: Viewer, whole: bool = False) -> str:
         """The timeline for a member: the live screens' last hours, or the whole night."""
         if not viewer.steward:  # from the bins' counters, as the live feed draws it
-            counts = await self.core.store.chart_counts(fx.id)
-            return self.live.chart(fx, chart_from_counts(counts), viewer.police_view,
-                                   None if whole else LIVE_BINS)
+            counts = await self.core.store.chart_counts(fx.id)  # live: per 5 minutes
+            return self.live.chart(fx, chart_from_counts(counts, fine=not whole),
+                                   viewer.police_view, None if whole else LIVE_BINS)
         events = [e for e in await self.core.store.events(fx.id)
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)

@@ -472,3 +472,16 @@ async def test_refusals_say_how_to_get_a_link_and_stewards_get_no_post_match_lin
     await sign_in(client, say, "steward")
     assert "/control/post-match" not in await (await client.get("/control/")).text()
 
+
+
+async def test_the_live_chart_counts_per_5_minutes_the_post_match_per_15(client, say,
+                                                                          core) -> None:
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    core.clock.advance(timedelta(minutes=6))
+    await say("/incident medical @gate_f s2 faint", as_="steward")
+    await sign_in(client, say, "control")
+    live = await (await client.get("/control/chart.svg")).text()
+    night = await (await client.get("/control/post-match")).text()
+    # two reports 6 minutes apart: two bars live, one in the night's quarter-hour
+    assert live.count("<title>1 in ") == 2 and "per 5 minutes" in live
+    assert night.count("<title>2 in ") == 1
