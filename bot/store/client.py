@@ -886,6 +886,12 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         """The platform message id of a live message (e.g. an incident card) in a chat."""
         return await self._call(self.r.get(self._ref_key(fixture, platform, chat, ref)))
 
+    async def log_once(self, fx_id: str, ev: Event, extra: list[Op], once: str) -> bool:
+        """Log a system event (and its outbox entries) once for `once`, whichever replica
+        asks first: False when it was logged already."""
+        applied = await self.apply(fx_prefix(fx_id), log_event(ev) + extra, dedupe=once)
+        return not applied.duplicate
+
     @staticmethod
     def _seen_key(fixture: str, ref: str) -> str:
         return f"{fx_prefix(fixture)}seen:{ref}"

@@ -120,6 +120,8 @@ def describe(ev: Event, ground: Ground) -> str:
         return f"Banning order ×{n}: {BAN_TYPES.label(d.get('type', ''))}, {d.get('status', '')}"
     if ev.kind == "fixture.phase":
         return f"Phase: {PHASES.label(d.get('phase', ''))}"
+    if ev.kind == "fixture.early_warning":
+        return str(d.get("text", "Early warning"))
     if ev.kind == "fixture.created":
         return f"Fixture created: {d.get('home', '')} v {d.get('away', '')}"
     if ev.kind == "fixture.changed":
@@ -146,6 +148,8 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
                    severity=int(inc.get("severity", 1)), location=inc.get("location", ""))
     if police and ev.data.get("zone"):
         out["location"] = ev.data["zone"]
+    if ev.kind == "fixture.early_warning":
+        out.update(location=ev.data.get("zone", ""), zones=ev.data.get("zones", []))
     return out
 
 

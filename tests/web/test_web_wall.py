@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestServer
 from selenium.webdriver.common.by import By
 
 from bot.core.dispatch import Core
+from bot.schedule.early_warning import EarlyWarning
 from bot.schedule.escalation import sweep_escalations
 from bot.web.server import ControlRoom
 from tests.botproc import TYPES, ZONES, free_port
@@ -248,7 +249,10 @@ return {n: boxes.length, overlaps, heat};
 """
 
 
-async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clock) -> None:
+async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clock,
+                                                                 core) -> None:
+    warnings = EarlyWarning.of(core)
+    await warnings.sweep()  # follows the log from now
     # neighbouring places in the north-east corner, where the seed night's trouble was
     for text in ("missile @seg_ne s4 coins", "missile @away_upper s4 coins back",
                  "pyro @stb_upper s3 flare", "disorder @stb_walkway s4 fighting",
@@ -257,9 +261,15 @@ async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clo
         clock.advance(timedelta(seconds=20))
         if not result.reply.title.startswith("Logged"):  # joined: still a report
             continue
+    warned, *_ = await warnings.sweep()  # item 10: the area heating up
     await screen.sign_in(say, "control")
     await complete(screen)
     got = await screen.run(screen.driver.execute_script, PINS)
+    await screen.wait(has("#log li.k-fixture-early_warning", "Early warning — "), 5)
+    pulsing = await screen.run(screen.driver.execute_script, "return [...document."
+                               "querySelectorAll('svg.ground .zone.warn')].map((z) => "
+                               "z.dataset.zone)")
+    assert warned.zone in pulsing and set(warned.zones) <= set(pulsing), pulsing
     assert got["n"] >= 4 and got["overlaps"] == [], got
     assert got["heat"]["seg_ne"] == "heat2" and got["heat"]["gate_away"] == "heat1", got["heat"]
     assert got["heat"]["ws_lower"] == ""  # a quiet zone stays as it is

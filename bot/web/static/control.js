@@ -252,7 +252,14 @@
       if ((e.kind === "incident.reported" || e.kind === "incident.merged") && e.location &&
           Date.parse(e.at) >= since) n[e.location] = (n[e.location] || 0) + 1;
     }
+    const warned = new Set();  // early warnings of the last 15 minutes: their zones pulse
+    for (const e of log) {
+      if (e.kind === "fixture.early_warning" && Date.parse(e.at) >= since) {
+        for (const z of e.zones || [e.location]) warned.add(z);
+      }
+    }
     for (const el of document.querySelectorAll("svg.ground .zone[data-zone]")) {
+      el.classList.toggle("warn", warned.has(el.dataset.zone));
       const k = n[el.dataset.zone] || 0;
       const level = k >= 5 ? 3 : k >= 2 ? 2 : k >= 1 ? 1 : 0;
       for (const h of [1, 2, 3]) el.classList.toggle("heat" + h, h === level);
