@@ -17,7 +17,8 @@ from bot.domain.clock import iso
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.charts import chart_data, chart_from_counts
-from bot.evidence.summary import mmss, summary_figures
+from bot.evidence.postmatch import build_report
+from bot.evidence.summary import mmss
 from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
@@ -353,16 +354,19 @@ class ControlRoom:
                 "safety officer, police and viewers."), content_type="text/html")
         fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
-        fig = await summary_figures(self.core.store, fx)
+        tz = self.core.settings.zone
+        # the same values as `matchday report --pdf` (figures, rows, generated at, chain head)
+        report = await build_report(self.core.store, fx, gm.ground, tz, self.core.clock.now())
+        fig = report.figures
         incidents = await self._incidents(fx, viewer)
         labels = {"mmss": mmss, "zone": gm.ground.label,
                   "offence": OFFENCES.label, "ban": BAN_TYPES.label,
-                  "kickoff": fx.kickoff.astimezone(self.core.settings.zone)}
+                  "kickoff": fx.kickoff.astimezone(tz)}
         body = post_match_page(fx, gm.ground.name, fig,
                                render_map(gm, pin_layer(gm, incidents, open_only=False)),
                                await self._chart_svg(fx, viewer, whole=True), viewer.police_view,
                                labels,
-                               fig["open_incidents"])
+                               fig["open_incidents"], report)
         return web.Response(text=body, content_type="text/html")
 
     async def static(self, request: web.Request) -> web.Response:
