@@ -68,6 +68,10 @@ def test_matchday_report_pdf_of_the_replayed_night(tmp_path) -> None:
     assert made.returncode == 0, made.stderr
     pages = pdf_pages(out.read_bytes())
     assert 1 <= len(pages) <= 2, len(pages)
+    if os.environ.get("MATCHDAY_DOCS_SHOTS"):  # the bundled night's PDF, as docs/ shows it
+        doc = pdfium.PdfDocument(out.read_bytes())
+        for i in range(len(doc)):
+            doc[i].render(scale=1.25).to_pil().save(ROOT / "docs" / f"report-pdf-{i + 1}.png")
     text = "".join(pages)
     assert all(f"INC-{n}" in text for n in range(1, 8)) and "Violent disorder" in text
     bad = cli("report", "--fixture", "no-such-night", "--pdf")

@@ -179,7 +179,9 @@ async def test_a_dead_screen_says_not_live_stops_counting_and_recovers(browser, 
                                    .get_attribute("data-ticks") or 0) >= ticks + 2, 5)
         assert await s.run(browser.execute_script, FROZEN) | {"ticks": 0} == \
             frozen | {"ticks": 0}
-        await s.shot("wall-not-live")
+        path = await s.shot("wall-not-live")
+        if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+            (DOCS / path.name).write_bytes(path.read_bytes())
 
         await say("/incident disorder @seg_ne s5 fighting on the line", as_="steward")
         await restartable.start()  # back: the screen resumes after the last id it had
@@ -223,7 +225,9 @@ async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, 
     # where each card's chat message is (item 9), from the delivered marks
     await screen.wait(has('.card[data-id="INC-2"] .dlv', "delivered"), 5)
     assert "(Telegram)" in await screen.text('.card[data-id="INC-2"] .dlv')
-    await screen.shot("wall-alert")
+    path = await screen.shot("wall-alert")
+    if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+        (DOCS / path.name).write_bytes(path.read_bytes())
     await screen.click('#alerts button.act-ack[data-incident="INC-2"]')
     await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))
     await screen.wait(has('.col[data-status="acknowledged"] .card', "INC-2"), 5)
@@ -273,4 +277,6 @@ async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clo
     assert got["n"] >= 4 and got["overlaps"] == [], got
     assert got["heat"]["seg_ne"] == "heat2" and got["heat"]["gate_away"] == "heat1", got["heat"]
     assert got["heat"]["ws_lower"] == ""  # a quiet zone stays as it is
-    await screen.shot("wall-map")
+    path = await screen.shot("wall-map")
+    if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+        (DOCS / path.name).write_bytes(path.read_bytes())

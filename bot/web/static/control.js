@@ -166,7 +166,7 @@
     const urgent = cols.reported.filter((i) => i.severity >= 4).length;
     // empty columns give their width to the unacknowledged one
     const widths = (sub) => [`${(0.6 + sub).toFixed(1)}fr`].concat(COLUMNS.slice(1)
-      .map((c) => (counts[c] ? "1fr" : ".55fr"))).join(" ");
+      .map((c) => (counts[c] ? "1fr" : ".45fr"))).join(" ");
     const first = cols.reported.reduce((o, i) => (!o || i.reported_at < o.reported_at ? i : o),
                                        null);
     const oldest = first ? first.id : "";
