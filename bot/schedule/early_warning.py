@@ -18,6 +18,7 @@ from bot.store.outbox import ops as outbox_ops
 log = logging.getLogger(__name__)
 AUDIENCES = ("control", "command")
 SYSTEM = "system:early-warning"
+SHIPPED = Path(__file__).resolve().parents[2] / "config" / "early_warning.toml"
 
 
 def report_of(ev: Event) -> Report | None:
@@ -48,9 +49,11 @@ class EarlyWarning:
 
     @classmethod
     def of(cls, core: Core) -> EarlyWarning:
-        """From config/early_warning.toml."""
-        return cls(core, load_rules(Path(core.settings.config_dir) / "early_warning.toml"),
-                   Feed(core.store))
+        """From config/early_warning.toml (the shipped rules when a config folder has none)."""
+        path = Path(core.settings.config_dir) / "early_warning.toml"
+        if not path.exists():
+            path = SHIPPED
+        return cls(core, load_rules(path), Feed(core.store))
 
     async def sweep(self) -> list[Warning]:
         """Read each active fixture's new events; warn about every zone heating up."""

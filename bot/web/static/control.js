@@ -506,7 +506,7 @@
       hear();
       const was = notLiveSince !== null;
       setLive(true);
-      if (was) { refreshChart(); refreshTiles(); }  // what was pushed meanwhile is not replayed
+      if (was) { refreshChart(); refreshIncidents(); }  // what was pushed meanwhile is not replayed
     };
     es.onerror = () => {
       setLive(false);
@@ -517,7 +517,7 @@
     };
   }
 
-  async function refreshTiles() {
+  async function refreshIncidents() {
     const r = await fetch(`/control/incidents?fixture=${encodeURIComponent(state.fixture)}`,
                           {credentials: "same-origin"}).catch(() => null);
     if (!r || !r.ok) return;
