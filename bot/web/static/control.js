@@ -171,28 +171,30 @@
                                        null);
     const oldest = first ? first.id : "";
     // the roomiest layout that shows every unacknowledged card, else every S4/S5 of them
-    let fallback = LAYOUTS.length - 1;
-    for (let k = 0; k < LAYOUTS.length; k++) {
-      const L = LAYOUTS[k];
-      board.dataset.sub = L.sub;
-      board.querySelector(".cols").style.gridTemplateColumns = widths(L.sub);
-      board.classList.toggle("compact", !L.full);
-      document.body.classList.toggle("flash", L.wide);
-      const r = fill(document.querySelector('.col[data-status="reported"]'), cols.reported,
-                     counts.reported, oldest);
-      if (r.shown >= counts.reported) { layout = k; fallback = -1; break; }
-      if (r.shown >= urgent && fallback === LAYOUTS.length - 1) fallback = k;
-    }
-    if (fallback >= 0) {
-      const L = LAYOUTS[fallback];
-      layout = fallback;
-      board.dataset.sub = L.sub;
-      board.querySelector(".cols").style.gridTemplateColumns = widths(L.sub);
-      board.classList.toggle("compact", !L.full);
-      document.body.classList.toggle("flash", L.wide);
-      fill(document.querySelector('.col[data-status="reported"]'), cols.reported,
-           counts.reported, oldest);
-    }
+    // (denser layouts show more; the search starts from the last one: a few reflows, not all)
+    const repCol = document.querySelector('.col[data-status="reported"]');
+    let drawn = -1;
+    const memo = {};
+    const shownAt = (k) => {
+      if (!(k in memo)) {
+        const L = LAYOUTS[k];
+        board.dataset.sub = L.sub;
+        board.querySelector(".cols").style.gridTemplateColumns = widths(L.sub);
+        board.classList.toggle("compact", !L.full);
+        document.body.classList.toggle("flash", L.wide);
+        memo[k] = fill(repCol, cols.reported, counts.reported, oldest).shown;
+        drawn = k;
+      }
+      return memo[k];
+    };
+    const last = LAYOUTS.length - 1;
+    let k = Math.min(layout, last);
+    const need = shownAt(last) >= counts.reported ? counts.reported : urgent;
+    if (shownAt(last) < need) k = last;
+    else if (shownAt(k) >= need) { while (k > 0 && shownAt(k - 1) >= need) k--; }
+    else { while (k < last && shownAt(k) < need) k++; }
+    layout = k;
+    if (drawn !== k) { delete memo[k]; shownAt(k); }
     for (const col of COLUMNS.slice(1)) {
       fill(document.querySelector(`.col[data-status="${col}"]`), cols[col], counts[col], "");
     }
