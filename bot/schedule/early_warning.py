@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.domain.clock import iso, parse_iso
 from bot.domain.early_warning import Report, Rules, Warning, Watch, load_rules
 from bot.domain.ledger import Event
+from bot.domain.messages import Outbound, Reply
 from bot.store.feed import Feed
-from bot.store.outbox import ops as outbox_ops
 
 log = logging.getLogger(__name__)
 AUDIENCES = ("control", "command")
@@ -87,11 +86,9 @@ class EarlyWarning:
         reply = Reply(w.text + "\nCheck the area and the cards on the control-room screen.",
                       title="Early warning")
         outs = [Outbound(a, reply, fixture=fx_id) for a in AUDIENCES]
-        durable = self.core.notifier.outbox is not None
-        for o in outs:
-            o.stored = durable
         once = f"early-warning:{fx_id}:{w.zone}:{w.rule}:{int(at.timestamp())}"
-        if not await self.core.store.log_once(fx_id, ev, outbox_ops(outs) if durable else [],
+        # the messages go into the outbox in the same write as the logged warning
+        if not await self.core.store.log_once(fx_id, ev, self.core.notifier.outbox.ops(outs),
                                               once):
             return False
         await self.core.notifier.send(outs)
