@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BROWSER_TESTS = ("tests/web/test_web_browser.py::", "tests/web/test_web_firefox.py::",
                  "tests/web/test_web_wall.py::", "tests/web/test_web_a11y.py::")
-BROWSER_COUNT = 16
+BROWSER_COUNT = 17
 
 
 def pytest_run(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,8 @@
 WCAG 2.2 A/AA on the live, post-match and sign-in pages, in Chromium and Firefox; severity is
 readable without colour; every control is at least 44 px square and works from the keyboard.
 
-Marked `browser`: run with `python -m pytest -m browser`.
+Marked `browser`: run with `python -m pytest -m browser`. The last test runs the wall's items
+1 and 2 in Firefox as well.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ import pytest_asyncio
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from tests.botproc import free_port
 from tests.web import test_web_browser as chromium
 from tests.web.bidi import FIREFOX, Firefox, firefox
 from tests.web.conftest import browser_binary
 from tests.web.test_web_browser import LINK, Screen, has
+from tests.web.test_web_wall import VISIBLE, Restartable, flashpoint
 
 pytestmark = pytest.mark.browser
 browser, screen = chromium.browser, chromium.screen  # the Chromium fixtures
@@ -128,4 +131,37 @@ async def test_the_live_page_passes_axe_in_firefox(ff, control_url, say) -> None
     await ff.js(AXE)
     found = json.loads(await ff.js(f"(() => {{ {RUN}; }})()"))
     assert serious(found) == ""
-    assert await ff.js(f"(() => {{ {SMALL} }})()") == []
+    assert json.loads(await ff.js(f"JSON.stringify((() => {{ {SMALL} }})())")) == []
+
+
+async def test_firefox_wall_worst_first_and_not_live(tmp_path, say, clock, core) -> None:
+    """Items 1 and 2 in Firefox: a flashpoint's S4/S5 all on screen at 1366x768 with the rest
+    counted, and a dead server shown NOT LIVE, then recovered from the last id."""
+    await flashpoint(say, clock, 120)
+    server = Restartable(core, free_port())
+    await server.start()
+    binary = browser_binary(FIREFOX, "Firefox")
+    try:
+        async with firefox(binary, tmp_path / "profile", 1366, 768) as b:
+            result = await say("/web", as_="control")
+            await b.navigate(server.base + LINK.search(result.reply.text).group(1))
+            await b.js("document.getElementById('signin').click()")
+            await b.until("location.pathname === '/control/' && !!document.body.dataset"
+                          ".complete && document.getElementById('live').classList"
+                          ".contains('on')", 20)
+            got = json.loads(await b.js(
+                f"JSON.stringify((() => {{ {VISIBLE} }})())"))
+            rows, _ = await core.store.open_incidents((await core.active_fixture()).id, 1000)
+            urgent = {i.id for i in rows if i.severity >= 4 and i.status == "reported"}
+            assert urgent <= set(got["shown"]) and got["more"].startswith("+"), got["more"]
+            assert not got["scroll"] and got["page"]
+            lines = await b.js("document.querySelectorAll('#log li').length")
+            await server.stop()
+            await b.until("!document.getElementById('notlive').hidden && "
+                          "document.body.classList.contains('stale')", 5)
+            await say("/incident disorder @seg_ne s5 fighting on the line", as_="steward")
+            await server.start()
+            await b.until("document.getElementById('notlive').hidden && "
+                          f"document.querySelectorAll('#log li').length > {lines}", 15)
+    finally:
+        await server.stop()
