@@ -267,7 +267,7 @@ async def test_report_card_and_reply_are_in_the_outbox_until_delivered(
     assert (await outbox.backlog(fx))[0] == 2
     assert fake.sent_to(STEWARD) == []
     other = build_core(core.store, settings, core.clock, cache_ttl=0)  # a fresh process
-    other.notifier.add_sink(adapter)
+    other.notifier.add_sink(adapter.sink)
     other.notifier.store = core.store
     reader = await durable(other)
     await fake.wait_for(lambda calls: fake.sent_to(STEWARD) and fake.sent_to(GROUP))

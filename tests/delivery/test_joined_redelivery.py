@@ -74,7 +74,7 @@ async def restart_with(core: Core, settings: Settings, fake: FakeTelegram,
     other = build_core(core.store, settings, core.clock, cache_ttl=0)
     before = fake.polls
     adapter = TelegramAdapter(other, tg_settings(settings, fake), poll_timeout=1)
-    other.notifier.add_sink(adapter)
+    other.notifier.add_sink(adapter.sink)
     other.notifier.store = core.store
     reader = await durable(other)
     await adapter.start()

@@ -99,7 +99,7 @@ async def test_an_album_left_in_doubt_is_found_not_sent_twice(core: Core, settin
     # The dead process marked the album's entries in flight, Telegram took the album, and
     # the process died before the delivered marks were written.
     await outbox.flying([(fx, e) for e, _ in read], f"telegram:{GROUP}", floor["message_id"])
-    await adapter.send_album(GROUP, [o.reply for _, o in read])
+    await adapter.sink.send_album(GROUP, [o.reply for _, o in read])
     reader = await durable(core)
     try:
         await reader.drain()

@@ -51,9 +51,9 @@ async def test_a_telegram_send_in_doubt_is_found_by_forwarding_not_sent_twice(
         fake.message_update(OTHER + k, f"hello {k}")
     # Telegram took INC-51's card and the steward's reply, then the process died before
     # their answers were recorded; INC-52's card never reached Telegram.
-    posted = await adapter.send(GROUP, o51.reply)
+    posted = await adapter.sink.send(GROUP, o51.reply)
     fake.message_update(OTHER, "hello again")
-    await adapter.send(str(STEWARD), reply.reply)
+    await adapter.sink.send(str(STEWARD), reply.reply)
 
     reader = await durable(core)
     try:
@@ -94,7 +94,7 @@ async def test_without_an_archive_chat_a_send_in_doubt_is_sent_again(
     await outbox.add(fx, [card(fx, 53, "Reported")])
     [(entry, out)] = await outbox.read(fx, "dead-replica", 10)
     await outbox.flying([(fx, entry)], f"telegram:{GROUP}", 1)
-    await adapter.send(GROUP, out.reply)
+    await adapter.sink.send(GROUP, out.reply)
     reader = await durable(core)
     try:
         await reader.drain()

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.adapters.telegram.adapter import SECRET_HEADER
+from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.domain.clock import FileClock, parse_iso
 from bot.replay import read_script
 from bot.store import Store

@@ -10,7 +10,8 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import SECRET_HEADER, TelegramAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.core.messages import Reply
@@ -407,7 +408,7 @@ async def test_only_the_lease_holder_polls_the_inbox(core: Core, settings: Setti
         await a.stop_polling()
         fetched = len([c for c in fake.calls if c.method == "getUpdates"])
         await fake.push(fake.message_update(STEWARD, "/help"))
-        await a.send(str(STEWARD), Reply("still sending"))
+        await a.sink.send(str(STEWARD), Reply("still sending"))
         assert sends_to(STEWARD, "still sending")(fake.calls)
         assert len([c for c in fake.calls if c.method == "getUpdates"]) == fetched
     finally:

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from bot.adapters.telegram.adapter import ALLOWED_UPDATES, SECRET_HEADER, TelegramAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.polling import ALLOWED_UPDATES
+from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.core.dispatch import Core
 from bot.core.messages import Command
 from bot.store.chat_moves import ChatMoves
