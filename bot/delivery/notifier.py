@@ -180,21 +180,24 @@ class Notifier:
     def __init__(self, channels: dict[str, dict[str, list[str]]],
                  limiter: RateLimiter | None = None,
                  readers: dict[str, frozenset[str]] | None = None, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, scopes: Scopes | None = None,
+                 store: Any = None, outbox: Any = None,
+                 wall: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.channels = channels
         self.readers = readers or {}  # audience -> roles reading it (who may see what)
-        self.scopes = Scopes()  # per-ground / per-fixture audiences (several fixtures at once)
+        # per-ground / per-fixture audiences (several fixtures at once)
+        self.scopes = scopes or Scopes()
         self.limiter: Any = limiter or RateLimiter()
         self.clock = clock
         self.sinks: dict[str, Sink] = {}
-        self.store: Any = None  # where live messages' platform ids are kept (set by the app)
-        self.outbox: Any = None  # the durable outbox (bot.store.outbox.Outbox) when wired
+        self.store: Any = store  # where live messages' platform ids are kept
+        self.outbox: Any = outbox  # the durable outbox (bot.store.outbox.Outbox) when wired
         # Writes outbox entries' in-flight and delivered marks around each send (the outbox
         # reader, bot.delivery.durable, when wired): see _journaled.
         self.journal: Any = None
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
-        self.wall: Callable[[], datetime] = lambda: datetime.now(UTC)  # the board's HH:MM
+        self.wall = wall  # the board's local HH:MM
         # Waits for a board's next turn; real time even when the limiter's clock is injected
         # (tests replace it and call poke() after moving their clock).
         self.board_sleep: Callable[[float], Awaitable[object]] = asyncio.sleep

@@ -20,7 +20,7 @@ import redis.asyncio as aioredis
 from bot.runtime import _keep_lease
 from bot.store import Store
 from bot.store.lease import Lease
-from tests.ha.topology import start_sentinel
+from rigs.topology import start_sentinel
 
 # The lease's share of the <= 6 s polling gap the issue asks for (polling starts after it).
 LEASE_BACK_S = 2.5

@@ -15,6 +15,7 @@ from bot.core.messages import Outbound
 from bot.core.roles import Member
 from bot.delivery.ratelimit import unlimited
 from bot.domain.clock import VirtualClock
+from bot.runtime import telegram_for
 from bot.sample import ensure_sample_fixture
 from bot.schedule.briefings import briefing_outbounds
 from bot.schedule.escalation import sweep_escalations
@@ -174,8 +175,7 @@ async def test_through_telegram_two_stewards_cards_land_in_their_fixtures_chats(
         store, settings, clock, tmp_path):
     from pydantic import SecretStr
 
-    from bot.adapters.telegram.adapter import TelegramAdapter
-    from tests.fakes.telegram_api import TOKEN, FakeTelegram
+    from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
     core = build_core(store, settings, clock, config_dir=two_ground_config(tmp_path),
                       cache_ttl=0)
@@ -186,7 +186,7 @@ async def test_through_telegram_two_stewards_cards_land_in_their_fixtures_chats(
     await fake.start()
     s = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
                                     "telegram_base_url": fake.base_url})
-    tg = TelegramAdapter(core, s, poll_timeout=1)
+    tg = telegram_for(core, s, poll_timeout=1)
     await tg.start()
     try:
         await fake.push(fake.message_update(100000002, f"/fixture use {WOMEN}"))

@@ -15,6 +15,7 @@ from bot.delivery.ratelimit import unlimited
 from bot.domain.cadence import BriefingConfig, briefing_times, config_for, parse_offset
 from bot.domain.clock import VirtualClock
 from bot.domain.models import Fixture
+from bot.runtime import attach_scheduler
 from bot.schedule.scheduler import Scheduler
 from bot.store import Store
 
@@ -47,7 +48,7 @@ async def add(say, text: str = "Arsenal v Spurs 2026-11-28 15:00 cat=B") -> None
 
 
 async def started(core: Core, clock, live: bool = False) -> Scheduler:
-    s = Scheduler(core, clock=clock, live=live)
+    s = attach_scheduler(core, Scheduler(core, clock=clock, live=live))
     await s.start()
     return s
 
@@ -294,7 +295,7 @@ async def test_summary_after_full_time_once(core, say, clock, redis_url, setting
 
 
 async def test_tickers_run_at_due_times(core, say, clock):
-    s = Scheduler(core, clock=clock, live=False)
+    s = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
     seen: list[datetime] = []
 
     async def sweep(now: datetime) -> None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -32,6 +32,7 @@ from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
 from bot.delivery.sink import SENDING, Gone, RetryLater, Unsupported
+from bot.domain.routes import Answer, Request, Route
 from bot.settings import Settings
 from bot.tasks import cancel_and_wait
 
@@ -75,7 +76,9 @@ class SlackAdapter:
     platform = "slack"
 
     def __init__(self, core: CoreAPI, settings: Settings, *, max_retries: int = 0,
-                 view_deadline: float = VIEW_DEADLINE) -> None:
+                 view_deadline: float = VIEW_DEADLINE,
+                 leader: Callable[[], bool] = lambda: True) -> None:
+        """`leader`: whether this replica holds the singleton lease (it refreshes Home tabs)."""
         token = _secret(settings.slack_bot_token)
         if not token:
             raise ValueError("SLACK_BOT_TOKEN is not set")
@@ -100,9 +103,8 @@ class SlackAdapter:
             raise_error_for_unhandled_request=False)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._socket: Any = None
-        self._runner: web.AppRunner | None = None
-        self._started = False
-        self.home = HomeTab(core, settings, self.client, self._spawn)
+        self._stopped = False
+        self.home = HomeTab(core, settings, self.client, self._spawn, leader)
         self.inbound = Inbound(core, settings, self.client, upload=self._upload,
                                spawn=self._spawn, home=self.home, view_deadline=view_deadline)
         # Before every listener: the installed workspace only, Slack's response_url hosts only.
@@ -112,12 +114,8 @@ class SlackAdapter:
 
     # ================================================================ lifecycle
     async def start(self) -> None:
-        """Become the delivery layer's Slack sink, watch for changes (Home tab), and connect
-        Socket Mode when SLACK_APP_TOKEN is set (HTTP mode needs web_app() served)."""
-        if not self._started:
-            self.core.notifier.add_sink(self)
-            self.core.hooks.append(self.home.on_change)
-            self._started = True
+        """Connect Socket Mode when SLACK_APP_TOKEN is set (HTTP mode: routes() served)."""
+        self._stopped = False
         if self.app_token and self._socket is None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
@@ -129,16 +127,10 @@ class SlackAdapter:
 
     async def stop(self, drain_seconds: float = 1.0) -> None:
         """Disconnect, send what is queued (briefly), stop workers and background tasks."""
-        if self._started:
-            if self.home.on_change in self.core.hooks:
-                self.core.hooks.remove(self.home.on_change)
-            self._started = False
+        self._stopped = True  # a change heard after this starts no Home tab refresh
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
         try:
             await asyncio.wait_for(self.flush(), drain_seconds)
         except TimeoutError:
@@ -146,31 +138,24 @@ class SlackAdapter:
         await cancel_and_wait(self._tasks)
         self._tasks.clear()
 
-    def routes(self) -> list[web.RouteDef]:
-        """The HTTP-mode route, for mounting on an existing aiohttp app; ValueError without a
-        signing secret (an unsigned route would take forged requests)."""
+    def routes(self) -> list[Route]:
+        """The HTTP-mode route, for the one HTTP server (bot/web/host.py); ValueError without
+        a signing secret (an unsigned route would take forged requests)."""
         if not self.signing_secret:
             raise ValueError(NEEDS_SECRET)
-        return [web.post(EVENTS_PATH, self.handle_http)]
+        return [Route("POST", EVENTS_PATH, self.handle_http)]
 
-    def web_app(self) -> web.Application:
-        """An aiohttp app serving POST /slack/events (HTTP mode)."""
-        app = web.Application()
-        app.add_routes(self.routes())
-        return app
-
-    async def serve_http(self, host: str = "0.0.0.0", port: int | None = None) -> int:
-        """Run web_app() on host:port (settings.port by default; 0 = any); returns the port."""
-        self._runner = web.AppRunner(self.web_app())
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, self.settings.port if port is None else port)
-        await site.start()
-        return site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    async def handle_http(self, request: web.Request) -> web.Response:
+    async def handle_http(self, request: Request) -> Answer:
         """One Slack HTTP request through Bolt (signature checked by Bolt's middleware)."""
-        bolt_resp = await self.bolt_app.async_dispatch(await to_bolt_request(request))
-        return await to_aiohttp_response(bolt_resp)
+        bolt = await self.bolt_app.async_dispatch(AsyncBoltRequest(
+            body=request.body.decode("utf-8", "replace"), query=request.query,
+            headers=dict(request.headers)))
+        headers = bolt.first_headers_without_set_cookie()
+        kind = next((v for k, v in headers.items() if k.lower() == "content-type"), None) \
+            or ("application/json" if bolt.body.startswith("{") else "text/plain")
+        rest = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        return Answer(bolt.status, bolt.body, rest,
+                      re.sub(r";\s*charset=utf-8", "", kind))
 
     async def _upload(self, images: list[bytes], channel: str, thread_ts: str | None) -> None:
         for i, png in enumerate(images, 1):
@@ -179,6 +164,10 @@ class SlackAdapter:
                                               thread_ts=thread_ts)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
+        if self._stopped:
+            if asyncio.iscoroutine(coro):
+                coro.close()
+            return
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

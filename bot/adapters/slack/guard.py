@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.ports import CoreAPI
 from bot.domain.clock import iso
 from bot.store import StoreUnavailable
 
@@ -83,7 +84,7 @@ class RequestGuard:
     """Bolt global middleware: pin requests to the installed workspace, allow only Slack's
     response_url hosts; refuse and audit everything else."""
 
-    def __init__(self, core: Any, client: AsyncWebClient, hosts: tuple[str, ...]) -> None:
+    def __init__(self, core: CoreAPI, client: AsyncWebClient, hosts: tuple[str, ...]) -> None:
         self.core = core
         self.client = client
         self.hosts = hosts

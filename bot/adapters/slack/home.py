@@ -20,6 +20,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import home_view
 from bot.core.messages import Command, Reply
+from bot.core.ports import CoreAPI
+from bot.settings import Settings
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -32,13 +34,14 @@ NOT_A_MEMBER = Reply("You are not registered. Ask control for an invite code, th
 class HomeTab:
     """Publishes members' Home tabs (views.publish) from their /status."""
 
-    def __init__(self, core: Any, settings: Any, client: AsyncWebClient,
-                 spawn: Callable[[Awaitable[Any]], None]) -> None:
+    def __init__(self, core: CoreAPI, settings: Settings, client: AsyncWebClient,
+                 spawn: Callable[[Awaitable[Any]], None],
+                 leader: Callable[[], bool] = lambda: True) -> None:
         self.core = core
         self.settings = settings
         self.client = client
         self.spawn = spawn
-        self.leader: Callable[[], bool] = lambda: True  # the runtime sets: holds the lease
+        self.leader = leader  # whether this replica holds the singleton lease
         self._shown: dict[str, str] = {}  # user -> digest of what their tab shows
         self._busy = False
         self._again = False

@@ -14,6 +14,8 @@ from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
 from bot.core.messages import Command, Reply, Result
+from bot.core.ports import CoreAPI
+from bot.settings import Settings
 from bot.store import StoreUnavailable
 from bot.store.inbox import Seen
 
@@ -27,7 +29,8 @@ Upload = Callable[[list[bytes], str, str | None], Awaitable[None]]
 class Inbound:
     """The state and steps the listeners (commands, actions, views, events) share."""
 
-    def __init__(self, core: Any, settings: Any, client: AsyncWebClient, *, upload: Upload,
+    def __init__(self, core: CoreAPI, settings: Settings, client: AsyncWebClient, *,
+                 upload: Upload,
                  spawn: Callable[[Awaitable[Any]], None], home: HomeTab,
                  view_deadline: float = VIEW_DEADLINE) -> None:
         self.core = core

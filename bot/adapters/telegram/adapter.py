@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from aiohttp import web
 from telegram.error import TelegramError
 from telegram.ext import (
     AIORateLimiter,
@@ -37,6 +36,7 @@ from bot.adapters.telegram.sink import TelegramSink
 from bot.adapters.telegram.updates import LenientBot
 from bot.adapters.telegram.webhook import Webhook
 from bot.core.ports import CoreAPI
+from bot.domain.routes import Route
 from bot.settings import Settings
 from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves
@@ -61,8 +61,7 @@ class TelegramAdapter:
 
     def __init__(self, core: CoreAPI, settings: Settings, *, webhook: bool = False,
                  rate_limiter: BaseRateLimiter | None = None, max_retries: int = 0,
-                 serve_port: int | None = None, poll_timeout: int = 10,
-                 register_sink: bool = True) -> None:
+                 poll_timeout: int = 10) -> None:
         token = settings.telegram_bot_token
         if token is None or not token.get_secret_value():
             raise TelegramStartError("TELEGRAM_BOT_TOKEN is not set")
@@ -72,7 +71,6 @@ class TelegramAdapter:
         self.core = core
         self.settings = settings
         self.webhook = webhook
-        self.serve_port = serve_port
         secret = token.get_secret_value()
         base = (settings.telegram_base_url or "https://api.telegram.org").rstrip("/")
         bot = LenientBot(secret, base_url=base + "/bot", base_file_url=base + "/file/bot",
@@ -86,7 +84,6 @@ class TelegramAdapter:
             builder = builder.updater(None)
         self.application: Application = builder.build()  # type: ignore[type-arg]
         self.bot_id = secret.split(":", 1)[0]
-        self.register_sink = register_sink
         self.ids = MessageIds()
         moves = ChatMoves(core.store)
         self.migrations = ChatMigrations(moves, core.notifier.send, core.notifier.channels)
@@ -107,15 +104,11 @@ class TelegramAdapter:
         self.application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE,
                                                     self.inbound.on_edit))
         self.application.add_error_handler(self.inbound.on_error)
-        self._runner: web.AppRunner | None = None
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, poll: bool = True) -> None:
-        """Become the delivery layer's Telegram sink, connect (getMe), set command menus,
-        then poll (unless `poll` is False: a standby replica, see start_polling) or accept
-        webhooks."""
-        if self.register_sink:
-            self.core.notifier.add_sink(self.sink)
+        """Connect (getMe), set command menus, then poll (unless `poll` is False: a standby
+        replica, see start_polling) or accept webhooks."""
         if not self.settings.telegram_archive_chat:
             log.warning("MATCHDAY_TELEGRAM_ARCHIVE_CHAT is not set: a Telegram message whose "
                         "send was cut short by a crash is sent again, so people may see it "
@@ -129,8 +122,6 @@ class TelegramAdapter:
         except TelegramError as exc:
             raise TelegramStartError(f"Telegram refused the bot token or is unreachable: "
                                      f"{exc}") from None
-        if self.migrations.status_lines not in self.core.status_lines:
-            self.core.status_lines.append(self.migrations.status_lines)
         await self.menus.set_all()
         await self.application.start()
         if self.webhook:
@@ -140,10 +131,6 @@ class TelegramAdapter:
                     url, secret_token=self.hook.secret, allowed_updates=ALLOWED_UPDATES)
             else:
                 log.warning("TELEGRAM_WEBHOOK_URL not set: not calling setWebhook")
-            if self.serve_port is not None:
-                self._runner = web.AppRunner(self.web_app(), access_log=None)
-                await self._runner.setup()
-                await web.TCPSite(self._runner, "0.0.0.0", self.serve_port).start()
         elif poll:
             await self.start_polling()
 
@@ -158,12 +145,7 @@ class TelegramAdapter:
 
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""
-        if self.migrations.status_lines in self.core.status_lines:
-            self.core.status_lines.remove(self.migrations.status_lines)
         await self.stop_polling()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
         try:
             await asyncio.wait_for(self.drain(), 10)
         except TimeoutError:
@@ -177,22 +159,6 @@ class TelegramAdapter:
         """Wait until everything queued for delivery has gone out (tests, shutdown)."""
         await self.core.notifier.drain()
 
-    # ---------------------------------------------------------------- webhook
-    def add_routes(self, app: web.Application, path: str = "/telegram") -> None:
-        """Mount the webhook endpoint on an existing aiohttp application."""
-        app.router.add_post(path, self.hook.handle)
-
-    def web_app(self, path: str = "/telegram") -> web.Application:
-        """A standalone aiohttp application serving the webhook at `path`."""
-        app = web.Application(client_max_size=1024 * 1024)
-        self.add_routes(app, path)
-        return app
-
-
-def telegram_adapter(core: CoreAPI, settings: Settings, *, webhook: bool = False,
-                     serve_port: int | None = None) -> TelegramAdapter | None:
-    """The adapter when TELEGRAM_BOT_TOKEN is set (registered as the core's Telegram sink),
-    else None. The caller awaits start() and, at exit, stop()."""
-    if settings.telegram_bot_token is None:
-        return None
-    return TelegramAdapter(core, settings, webhook=webhook, serve_port=serve_port)
+    def routes(self, path: str = "/telegram") -> list[Route]:
+        """The webhook endpoint, for the one HTTP server (bot/web/host.py)."""
+        return [Route("POST", path, self.hook.handle)]

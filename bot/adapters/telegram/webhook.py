@@ -5,13 +5,14 @@ processed before it is answered, so a failure makes Telegram retry (the core ded
 from __future__ import annotations
 
 import hmac
+import json
 from typing import Any
 
-from aiohttp import web
 from telegram.ext import Application
 
 from bot.adapters.telegram.probes import MessageIds
 from bot.adapters.telegram.updates import parse_update
+from bot.domain.routes import Answer, Request
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
@@ -25,16 +26,17 @@ class Webhook:
         self.secret = secret
         self.ids = ids
 
-    async def handle(self, request: web.Request) -> web.Response:
+    async def handle(self, request: Request) -> Answer:
         """One update from Telegram; refused (403) without the right secret-token header."""
-        got = request.headers.get(SECRET_HEADER, "")
+        got = next((v for k, v in request.headers.items() if k.lower() == SECRET_HEADER.lower()),
+                   "")
         if not self.secret or not hmac.compare_digest(got.encode(), self.secret.encode()):
-            return web.Response(status=403, text="forbidden")
+            return Answer(403, "forbidden")
         if not self.application.running:  # Telegram retries later
-            return web.Response(status=503, text="starting")
+            return Answer(503, "starting")
         try:
-            data = await request.json()
-        except ValueError:
+            data = json.loads(request.body)
+        except ValueError:  # not JSON, or not UTF-8
             data = None
         # Not JSON, or fields this library version cannot read: logged once and answered
         # 200, since a 4xx makes Telegram redeliver the same update again and again.
@@ -42,4 +44,4 @@ class Webhook:
         if update is not None:
             self.ids.learn_update(data)
             await self.application.process_update(update)
-        return web.Response(text="ok")
+        return Answer(200, "ok")
