@@ -36,7 +36,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.adapters.telegram.adapter import SECRET_HEADER  # noqa: E402
+from bot.adapters.telegram.webhook import SECRET_HEADER  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.core.messages import Command  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
