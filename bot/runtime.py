@@ -25,6 +25,7 @@ from bot.tasks import cancel_and_wait
 
 if TYPE_CHECKING:  # the platform SDKs are imported only when a token asks for them
     from bot.adapters.console import ConsoleAdapter
+    from bot.adapters.parts import AdapterParts
     from bot.adapters.slack.adapter import SlackAdapter
     from bot.adapters.telegram.adapter import TelegramAdapter
 
@@ -67,11 +68,20 @@ def attach_scheduler(core: Core, scheduler: Scheduler) -> Scheduler:
     return scheduler
 
 
+def adapter_parts(core: Core) -> AdapterParts:
+    """What a platform adapter uses besides the core's narrow face (CoreAPI)."""
+    from bot.adapters.parts import AdapterParts
+
+    return AdapterParts(delivery=core.notifier, store=core.store, clock=core.clock,
+                        outage=core.outage, registry=core.registry, roles=core.roles,
+                        roster=core.roster, grounds=core.grounds)
+
+
 def telegram_for(core: Core, settings: Settings, **options: Any) -> TelegramAdapter:
     """The Telegram adapter, its sink delivering for the core, its chat moves in /status."""
     from bot.adapters.telegram.adapter import TelegramAdapter
 
-    tg = TelegramAdapter(core, settings, **options)
+    tg = TelegramAdapter(core, adapter_parts(core), settings, **options)
     core.notifier.add_sink(tg.sink)
     core.status_lines.append(tg.migrations.status_lines)
     return tg
@@ -81,7 +91,7 @@ def slack_for(core: Core, settings: Settings, **options: Any) -> SlackAdapter:
     """The Slack adapter, delivering for the core, its Home tabs following changes."""
     from bot.adapters.slack.adapter import SlackAdapter
 
-    slack = SlackAdapter(core, settings, **options)
+    slack = SlackAdapter(core, adapter_parts(core), settings, **options)
     core.notifier.add_sink(slack)
     core.hooks.append(slack.home.on_change)
     return slack

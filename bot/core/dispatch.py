@@ -290,6 +290,10 @@ class Core:
         self.cache.put("active", fx)
         return fx
 
+    def may(self, role: str | None, command: str, sub: str | None = None) -> bool:
+        """May someone with this role (None: a stranger) run this (sub-)command?"""
+        return self.roles.allowed(role, command, sub)
+
     async def fixture_for(self, cmd: Command) -> Fixture | None:
         """The fixture a command applies to: its group chat's choice, else its sender's,
         else the deployment default (see `choose_fixture`)."""

@@ -22,6 +22,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.adapters.parts import AdapterParts
 from bot.adapters.slack import listeners
 from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.guard import RequestGuard, host_allowed, middleware
@@ -75,7 +76,8 @@ class SlackAdapter:
 
     platform = "slack"
 
-    def __init__(self, core: CoreAPI, settings: Settings, *, max_retries: int = 0,
+    def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings, *,
+                 max_retries: int = 0,
                  view_deadline: float = VIEW_DEADLINE,
                  leader: Callable[[], bool] = lambda: True) -> None:
         """`leader`: whether this replica holds the singleton lease (it refreshes Home tabs)."""
@@ -90,6 +92,7 @@ class SlackAdapter:
         if not base_url.endswith("/"):
             base_url += "/"
         self.core = core
+        self.delivery = parts.delivery
         self.settings = settings
         self.client = AsyncWebClient(
             token=token, base_url=base_url,
@@ -104,11 +107,11 @@ class SlackAdapter:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._socket: Any = None
         self._stopped = False
-        self.home = HomeTab(core, settings, self.client, self._spawn, leader)
-        self.inbound = Inbound(core, settings, self.client, upload=self._upload,
+        self.home = HomeTab(core, parts, settings, self.client, self._spawn, leader)
+        self.inbound = Inbound(core, parts, settings, self.client, upload=self._upload,
                                spawn=self._spawn, home=self.home, view_deadline=view_deadline)
         # Before every listener: the installed workspace only, Slack's response_url hosts only.
-        self.guard = RequestGuard(core, self.client, settings.response_hosts)
+        self.guard = RequestGuard(parts, self.client, settings.response_hosts)
         self.bolt_app.use(middleware(self.guard))
         listeners.register(self.bolt_app, self.inbound)
 
@@ -180,7 +183,7 @@ class SlackAdapter:
 
     async def flush(self) -> None:
         """Wait until everything queued so far has been sent (tests, shutdown)."""
-        await self.core.notifier.drain()
+        await self.delivery.drain()
 
     async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
         """chat.postMessage (in the thread of `thread`/`quote` when given), then images; the

@@ -25,6 +25,7 @@ from telegram.ext import (
 )
 from telegram.request import HTTPXRequest
 
+from bot.adapters.parts import AdapterParts
 from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.inbound import Inbound
 from bot.adapters.telegram.menus import Menus
@@ -59,7 +60,8 @@ class TelegramAdapter:
 
     platform = PLATFORM
 
-    def __init__(self, core: CoreAPI, settings: Settings, *, webhook: bool = False,
+    def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings, *,
+                 webhook: bool = False,
                  rate_limiter: BaseRateLimiter | None = None, max_retries: int = 0,
                  poll_timeout: int = 10) -> None:
         token = settings.telegram_bot_token
@@ -69,6 +71,8 @@ class TelegramAdapter:
             raise TelegramStartError("webhook mode needs TELEGRAM_WEBHOOK_SECRET (Telegram "
                                      "sends it back in every request; others are refused)")
         self.core = core
+        self.delivery = parts.delivery
+        self.store = parts.store
         self.settings = settings
         self.webhook = webhook
         secret = token.get_secret_value()
@@ -85,15 +89,15 @@ class TelegramAdapter:
         self.application: Application = builder.build()  # type: ignore[type-arg]
         self.bot_id = secret.split(":", 1)[0]
         self.ids = MessageIds()
-        moves = ChatMoves(core.store)
-        self.migrations = ChatMigrations(moves, core.notifier.send, core.notifier.channels)
+        moves = ChatMoves(parts.store)
+        self.migrations = ChatMigrations(moves, parts.delivery.send, parts.delivery.channels)
         signer = CallbackSigner(secret)
         self.sink = TelegramSink(bot, moves, signer.sign, self.migrations.chat_moved, self.ids,
                                  prober, settings.telegram_archive_chat or "")
-        self.menus = Menus(bot, core.registry.specs, core.roles, core.roster)
-        self.inbound = Inbound(core, bot, Seen(core.store), self.bot_id, signer, self.menus,
-                               self.migrations)
-        self.poller = Poller(self.application, Inbox(core.store, self.bot_id), self.ids,
+        self.menus = Menus(bot, parts.registry.specs, parts.roles, parts.roster)
+        self.inbound = Inbound(core, parts.delivery, parts.store, bot, Seen(parts.store),
+                               self.bot_id, signer, self.menus, self.migrations)
+        self.poller = Poller(self.application, Inbox(parts.store, self.bot_id), self.ids,
                              self.inbound.replayed, poll_timeout)
         hook_secret = settings.telegram_webhook_secret
         self.hook = Webhook(self.application, hook_secret.get_secret_value()
@@ -114,7 +118,7 @@ class TelegramAdapter:
                         "send was cut short by a crash is sent again, so people may see it "
                         "twice (set it to a private channel the bot can post in)")
         try:
-            self.ids.last.update(await Outbox(self.core.store).last_ids(PLATFORM))
+            self.ids.last.update(await Outbox(self.store).last_ids(PLATFORM))
         except StoreUnavailable:
             pass  # learnt again from the next updates and sends
         try:
@@ -157,7 +161,7 @@ class TelegramAdapter:
 
     async def drain(self) -> None:
         """Wait until everything queued for delivery has gone out (tests, shutdown)."""
-        await self.core.notifier.drain()
+        await self.delivery.drain()
 
     def routes(self, path: str = "/telegram") -> list[Route]:
         """The webhook endpoint, for the one HTTP server (bot/web/host.py)."""

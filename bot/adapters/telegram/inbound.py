@@ -19,7 +19,8 @@ from bot.adapters.telegram.migrations import ChatMigrations
 from bot.adapters.telegram.render import toast
 from bot.core.messages import Command, Reply
 from bot.core.ports import CoreAPI
-from bot.store import StoreUnavailable
+from bot.delivery.notifier import Notifier
+from bot.store import Store, StoreUnavailable
 from bot.store.inbox import Seen
 
 log = logging.getLogger(__name__)
@@ -62,9 +63,12 @@ async def answer(query: Any, text: str | None = None, alert: bool = False) -> No
 class Inbound:
     """PTB's handlers for messages, edits and button taps."""
 
-    def __init__(self, core: CoreAPI, bot: ExtBot[Any], seen: Seen, bot_id: str,
-                 signer: CallbackSigner, menus: Menus, migrations: ChatMigrations) -> None:
+    def __init__(self, core: CoreAPI, delivery: Notifier, store: Store, bot: ExtBot[Any],
+                 seen: Seen, bot_id: str, signer: CallbackSigner, menus: Menus,
+                 migrations: ChatMigrations) -> None:
         self.core = core
+        self.delivery = delivery
+        self.store = store  # which incident a bot message is the live message of
         self.bot = bot
         self.seen = seen
         self.bot_id = bot_id
@@ -85,7 +89,7 @@ class Inbound:
 
     async def _incident_of(self, chat_id: int, replied: Message) -> str:
         """The incident a replied-to bot message is about ('' if none)."""
-        found = await self.core.store.ref_of_message(PLATFORM, str(chat_id),
+        found = await self.store.ref_of_message(PLATFORM, str(chat_id),
                                                      str(replied.message_id))
         if found and found[1].startswith("INC-"):
             return found[1]
@@ -108,8 +112,8 @@ class Inbound:
     def _say(self, msg: Message, text: str) -> None:
         """A short plain answer to a message (quoted in groups)."""
         private = msg.chat.type == ChatType.PRIVATE
-        self.core.notifier.reply(PLATFORM, str(msg.chat_id), Reply(text),
-                                 quote="" if private else str(msg.message_id))
+        self.delivery.reply(PLATFORM, str(msg.chat_id), Reply(text),
+                            quote="" if private else str(msg.message_id))
 
     async def on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A message: a command, a report, evidence for an incident, or a chat move."""
@@ -160,8 +164,8 @@ class Inbound:
         if result is None:
             return
         if not result.queued:
-            self.core.notifier.reply(PLATFORM, str(msg.chat_id), result.reply,
-                                     quote="" if private else str(msg.message_id))
+            self.delivery.reply(PLATFORM, str(msg.chat_id), result.reply,
+                                quote="" if private else str(msg.message_id))
         if text.startswith("/join") and result.reply.ok:
             member = await self.core.member(cmd.who)
             if member is not None:
@@ -230,15 +234,15 @@ class Inbound:
         if msg is not None and data.startswith(EDIT_IN_PLACE):
             await answer(query, None if reply.ok else toast(reply))
             if not result.queued:
-                self.core.notifier.reply(PLATFORM, str(chat_id), reply,
-                                         edit=str(msg.message_id))
+                self.delivery.reply(PLATFORM, str(chat_id), reply,
+                                    edit=str(msg.message_id))
         elif not private and not reply.buttons and not reply.images \
                 and len(" ".join(reply.lines())) <= 200:
             await answer(query, toast(reply), alert=not reply.ok)
         else:
             await answer(query)
             if not result.queued:
-                self.core.notifier.reply(PLATFORM, str(chat_id), reply)
+                self.delivery.reply(PLATFORM, str(chat_id), reply)
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """PTB's error handler: one logged error per failed update."""
