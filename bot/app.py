@@ -10,7 +10,7 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
@@ -28,6 +28,10 @@ from bot.store.lease import Lease
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from bot.tasks import cancel_and_wait
+
+if TYPE_CHECKING:  # imported when used: a one-shot command with REDIS_URL needs neither
+    from bot.observe.loss_risk import LossRisk
+    from bot.store.embedded import EmbeddedRedis
 
 log = logging.getLogger(__name__)
 
@@ -122,13 +126,13 @@ class App:
         self.origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         # A Redis outage is logged when it starts and ends, not per command or per tick.
         self.outage = OutageLog()
-        self.embedded = None
+        self.embedded: EmbeddedRedis | None = None  # when no REDIS_URL is set
         self.store: Store | None = None
         self.core: Core | None = None
         self.adapters: list[Adapter] = []
         self.lease: Lease | None = None  # the singleton duties' lease, when serving
         self._failovers: asyncio.Task[None] | None = None  # follows Sentinel's switch-master
-        self.loss_risk: Any = None  # bot.observe.loss_risk.LossRisk once the store is up
+        self.loss_risk: LossRisk | None = None  # once the store is up
         self._restart_failed: str | None = None  # why the embedded server last failed to start
 
     async def start_store(self) -> Store:

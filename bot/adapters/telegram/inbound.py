@@ -7,7 +7,7 @@ import logging
 import re
 from typing import Any
 
-from telegram import Message, Update
+from telegram import CallbackQuery, Message, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import ContextTypes, ExtBot
@@ -52,7 +52,7 @@ def start_alias(text: str) -> str:
     return f"/join {rest.strip()}" if rest.strip() else "/help"
 
 
-async def answer(query: Any, text: str | None = None, alert: bool = False) -> None:
+async def answer(query: CallbackQuery, text: str | None = None, alert: bool = False) -> None:
     """Answer a button tap (a toast, or an alert); too old to answer is fine."""
     try:
         await query.answer(text=text, show_alert=alert)
