@@ -142,7 +142,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         if started is None:  # SIGTERM during start-up (e.g. a platform still unreachable)
             return 0
         platforms, pollers = started
-        if core.notifier.outbox is not None:
+        if isinstance(core.notifier.outbox, Outbox):  # durable: build_core(durable=True)
             reader = start_outbox(core)
             background.append(asyncio.create_task(
                 watch(core.notifier, float(app.settings.delivery_warn_seconds))))
@@ -263,8 +263,9 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
 
 def start_outbox(core: Core) -> OutboxReader:
     """Start delivering what commands caused from the outbox (a durable core's)."""
-    assert core.notifier.outbox is not None, "build_core(..., durable=True)"
-    reader = OutboxReader(core.notifier, core.notifier.outbox)
+    outbox = core.notifier.outbox
+    assert isinstance(outbox, Outbox), "build_core(..., durable=True)"
+    reader = OutboxReader(core.notifier, outbox)
     reader.start()
     notifier = core.notifier
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.core.messages import Command, Result
 from bot.core.roles import Member
+from bot.domain.messages import Command, Result
 from bot.domain.models import Fixture
 
 

@@ -16,7 +16,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.core.dispatch import Core
-from bot.core.messages import Attachment, Command
+from bot.domain.messages import Attachment, Command
 from bot.runtime import console_for, slack_for, telegram_for
 from bot.settings import Settings
 from bot.web.host import application

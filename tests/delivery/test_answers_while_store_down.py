@@ -10,8 +10,8 @@ import logging
 import pytest
 
 from bot.app import build_core
-from bot.core.messages import Reply
 from bot.delivery.ratelimit import SharedRateLimiter
+from bot.domain.messages import Reply
 from bot.runtime import telegram_for
 from bot.sample import ensure_sample_fixture
 from bot.store import Store

@@ -10,11 +10,11 @@ from pydantic import SecretStr
 
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
 from bot.delivery.sink import BOT_WIDE, RetryLater
+from bot.domain.messages import Outbound, Reply
 from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store import Store
@@ -22,6 +22,7 @@ from bot.store.inbox import Inbox
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.recording_sink import RecordingSink
 from tests.support.cards import card
 
 GROUP = "-1001000000001"  # channels.toml: the Telegram control group
@@ -42,12 +43,13 @@ class FakeTime:
         await asyncio.sleep(0)
 
 
-class Recorder:
+class Recorder(RecordingSink):
     """A native sink: records sends and edits with the fake time; can answer 429s."""
 
     platform = "telegram"
 
     def __init__(self, time: FakeTime) -> None:
+        super().__init__()
         self.time = time
         self.log: list[tuple[float, str, str, str]] = []  # (t, op, chat, first line)
         self.busy_until = 0.0

@@ -68,7 +68,7 @@ class VirtualTime:
                 continue
             if queue.busy or queue.items or queue.wake.is_set() or not queue.idle.is_set():
                 return False
-        return all(q.timer is None or q.timer.done() or q.timer in self.asleep
+        return all(q.board.timer is None or q.board.timer.done() or q.board.timer in self.asleep
                    for q in n._queues.values())
 
     async def run(self, n: Notifier, coro: Coroutine[Any, Any, None]) -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.dispatch import Core
-from bot.core.messages import Attachment, Outbound, Reply
 from bot.delivery.ratelimit import Limit, RateLimiter
+from bot.domain.messages import Attachment, Outbound, Reply
 from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox

@@ -5,8 +5,8 @@ not sent again (and a card is still edited in place); not found, it is sent."""
 from __future__ import annotations
 
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
+from bot.domain.messages import Outbound, Reply
 from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox

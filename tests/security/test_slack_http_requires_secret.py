@@ -197,6 +197,7 @@ async def test_an_org_wide_install_takes_its_workspaces_and_refuses_other_orgs(
     grid = FakeSlack(team_id="T0HQ", enterprise_id="E0ORG", enterprise_install=True)
     await grid.start()
     adapter = slack_for(core, http_settings(settings, grid))
+    await adapter.start()  # the delivery layer's Slack sink: answers go out through it
     try:
         async with serving(adapter.routes()) as port:
             url = f"http://127.0.0.1:{port}/slack/events"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.messages import Outbound, Reply
+from bot.domain.messages import Outbound, Reply
 
 
 def card(n: int, *, fixture: str = "fx", sev: int = 2, status: str = "Reported",

@@ -20,8 +20,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.parts import AdapterParts
 from bot.adapters.slack.blocks import home_view
-from bot.core.messages import Command, Reply
 from bot.core.ports import CoreAPI
+from bot.domain.messages import Command, Reply
 from bot.settings import Settings
 from bot.store import StoreUnavailable
 

@@ -17,9 +17,9 @@ from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.menus import Menus
 from bot.adapters.telegram.migrations import ChatMigrations
 from bot.adapters.telegram.render import toast
-from bot.core.messages import Command, Reply
 from bot.core.ports import CoreAPI
 from bot.delivery.notifier import Notifier
+from bot.domain.messages import Command, Reply
 from bot.store import Store, StoreUnavailable
 from bot.store.inbox import Seen
 

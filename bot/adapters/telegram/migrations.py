@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
-from bot.core.messages import Outbound, Reply
+from bot.domain.messages import Outbound, Reply
 from bot.domain.models import Fixture
 from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves

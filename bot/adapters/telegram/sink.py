@@ -23,8 +23,8 @@ from bot.adapters.telegram.probes import (
     retry_seconds,
 )
 from bot.adapters.telegram.render import Rendered, render, split_html
-from bot.core.messages import Reply
-from bot.delivery.sink import Gone, RetryLater
+from bot.delivery.sink import Doubt, Found, Gate, Gone, RetryLater, no_gate
+from bot.domain.messages import Reply
 from bot.store.chat_moves import ChatMoves
 
 log = logging.getLogger(__name__)
@@ -33,12 +33,7 @@ PLATFORM = "telegram"
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 LOCATION_KEY = "Or tap 📍 below to share your location."
 T = TypeVar("T")
-Gate = Callable[[str, str], Awaitable[None]]
 Moved = Callable[[str, str], Awaitable[str]]  # (old chat, new chat) -> the chat to use now
-
-
-async def _no_gate(platform: str, chat: str) -> None:
-    return None
 
 
 def private(chat: str) -> bool:
@@ -62,6 +57,7 @@ class TelegramSink:
     """The notifier's sink for platform 'telegram'."""
 
     platform = PLATFORM
+    pins = True
 
     def __init__(self, bot: ExtBot[Any], moves: ChatMoves, sign: Callable[[str], str],
                  moved: Moved, ids: MessageIds, prober: ExtBot[Any], archive: str) -> None:
@@ -70,7 +66,7 @@ class TelegramSink:
         self.sign = sign
         self.moved = moved
         self.ids = ids
-        self.gate: Gate = _no_gate  # set by the delivery layer: one rate-limit slot
+        self.gate: Gate = no_gate  # set by the delivery layer: one rate-limit slot
         self.probe = ArchiveProbe(prober, archive, ids, self._bot_wide)
 
     async def _bot_wide(self, platform: str, chat: str) -> None:
@@ -248,6 +244,14 @@ class TelegramSink:
     def floor(self, chat: str) -> int:
         """The highest message id this process knows in the chat's id space (0: none)."""
         return self.ids.floor(chat)
+
+    async def find_sent(self, chat: str, doubt: Doubt) -> Found | None:
+        """The send among the ids above its floor (see probe_sent); an edit is not looked
+        up (it is simply redone)."""
+        if doubt.edit:
+            return None
+        mid = await self.probe_sent(chat, doubt.floor, doubt.reply)
+        return Found(mid) if mid else None
 
     async def probe_sent(self, chat: str, floor: int, reply: Reply) -> str:
         """The id of the bot's message with this reply's text among the ids just above

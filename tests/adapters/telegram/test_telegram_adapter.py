@@ -14,7 +14,7 @@ from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Reply
+from bot.domain.messages import Reply
 from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.web.host import application

@@ -20,7 +20,7 @@ from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.polling import ALLOWED_UPDATES
 from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.core.dispatch import Core
-from bot.core.messages import Command
+from bot.domain.messages import Command
 from bot.store.chat_moves import ChatMoves
 from rigs.fakes.telegram_api import BOT_USERNAME, FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
