@@ -49,8 +49,16 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
         if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
             await sweep_retention(core, now)
 
+    from bot.schedule.early_warning import EarlyWarning
+
+    warnings = EarlyWarning.of(core)
+
+    async def early_warning(_now: datetime) -> None:
+        await warnings.sweep()
+
     attach_scheduler(core, scheduler)
     scheduler.add_ticker(escalations, 1.0)
+    scheduler.add_ticker(early_warning, 2.0)
     scheduler.add_ticker(retention, 3600.0)
     if app.settings.clock_file is not None:  # virtual time moves in jumps: look often
         async def virtual_time(now: datetime) -> None:
@@ -317,7 +325,13 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
             from bot.adapters.telegram.adapter import TelegramStartError
 
             errors = (TelegramStartError, ValueError)
-            tg = telegram_for(core, settings, webhook=webhook)
+            from bot.voice.pool import transcriber_for
+            from bot.voice.suggest import prompt_for
+
+            voice = transcriber_for(settings.stt_model, prompt_for(list(core.grounds.values())),
+                                    workers=settings.stt_workers, queue=settings.stt_queue,
+                                    max_s=settings.stt_max_seconds)
+            tg = telegram_for(core, settings, webhook=webhook, voice=voice)
             if webhook:
                 routes += tg.routes()
             else:  # one getUpdates consumer per token: the lease holder

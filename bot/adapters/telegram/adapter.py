@@ -43,6 +43,8 @@ from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves
 from bot.store.inbox import Inbox, Seen
 from bot.store.outbox import Outbox
+from bot.tasks import cancel_and_wait
+from bot.voice.pool import Transcriber
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ class TelegramAdapter:
     def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings, *,
                  webhook: bool = False,
                  rate_limiter: BaseRateLimiter | None = None, max_retries: int = 0,
-                 poll_timeout: int = 10) -> None:
+                 poll_timeout: int = 10, voice: Transcriber | None = None) -> None:
         token = settings.telegram_bot_token
         if token is None or not token.get_secret_value():
             raise TelegramStartError("TELEGRAM_BOT_TOKEN is not set")
@@ -96,7 +98,7 @@ class TelegramAdapter:
                                  prober, settings.telegram_archive_chat or "")
         self.menus = Menus(bot, parts.registry.specs, parts.roles, parts.roster)
         self.inbound = Inbound(core, parts.delivery, parts.store, bot, Seen(parts.store),
-                               self.bot_id, signer, self.menus, self.migrations)
+                               self.bot_id, signer, self.menus, self.migrations, voice)
         self.poller = Poller(self.application, Inbox(parts.store, self.bot_id), self.ids,
                              self.inbound.replayed, poll_timeout)
         hook_secret = settings.telegram_webhook_secret
@@ -121,6 +123,8 @@ class TelegramAdapter:
             self.ids.last.update(await Outbox(self.store).last_ids(PLATFORM))
         except StoreUnavailable:
             pass  # learnt again from the next updates and sends
+        if self.inbound.voice is not None:  # the model loads now, beside the loop, not on a note
+            self.inbound.keep(self.inbound.voice.warm())
         try:
             await self.application.initialize()
         except TelegramError as exc:
@@ -150,6 +154,12 @@ class TelegramAdapter:
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""
         await self.stop_polling()
+        hearing = self.inbound.hearing
+        if hearing:  # a steward's report: let notes being transcribed finish
+            await asyncio.wait(set(hearing), timeout=10)
+        await cancel_and_wait(hearing)
+        if self.inbound.voice is not None:
+            self.inbound.voice.close()
         try:
             await asyncio.wait_for(self.drain(), 10)
         except TimeoutError:

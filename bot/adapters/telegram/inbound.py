@@ -3,8 +3,10 @@ delivery layer (a toast is answered here: it is not a message)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+from collections.abc import Coroutine
 from typing import Any
 
 from telegram import CallbackQuery, Message, Update
@@ -17,16 +19,20 @@ from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.menus import Menus
 from bot.adapters.telegram.migrations import ChatMigrations
 from bot.adapters.telegram.render import toast
+from bot.adapters.telegram.voice import hear, voice_note
 from bot.core.ports import CoreAPI
 from bot.delivery.notifier import Notifier
-from bot.domain.messages import Command, Reply
+from bot.domain.messages import Attachment, Command, Reply
 from bot.store import Store, StoreUnavailable
 from bot.store.inbox import Seen
+from bot.voice.outcome import as_command
+from bot.voice.pool import Transcriber
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "telegram"
-EDIT_IN_PLACE = ("/form",)  # buttons of a guided form: the prompt message becomes the answer
+# buttons of a guided form or voice report: the prompt message becomes the answer
+EDIT_IN_PLACE = ("/form", "/voice")
 INCIDENT_ID = re.compile(r"\bINC-\d+\b")
 ANONYMOUS = ("I can't tell who is asking: turn off 'Remain anonymous' in your admin rights "
              "for this group, or message me directly.")
@@ -65,7 +71,7 @@ class Inbound:
 
     def __init__(self, core: CoreAPI, delivery: Notifier, store: Store, bot: ExtBot[Any],
                  seen: Seen, bot_id: str, signer: CallbackSigner, menus: Menus,
-                 migrations: ChatMigrations) -> None:
+                 migrations: ChatMigrations, voice: Transcriber | None = None) -> None:
         self.core = core
         self.delivery = delivery
         self.store = store  # which incident a bot message is the live message of
@@ -76,6 +82,8 @@ class Inbound:
         self.menus = menus
         self.migrations = migrations
         self.replayed: set[int] = set()  # recorded by a crashed run: processed again
+        self.voice = voice  # transcription pool (None: the `.[voice]` extra is not installed)
+        self.hearing: set[asyncio.Task[None]] = set()  # voice notes being transcribed
 
     async def first_time(self, update_id: int) -> bool:
         """False for an update any replica already took (a webhook redelivery reaching
@@ -154,6 +162,12 @@ class Inbound:
             return  # service messages (joins, pins…): nothing to log
         if not private and not text.startswith("/") and not attachments:
             return
+        note = voice_note(attachments)
+        if note is not None and not text.startswith("/"):
+            # transcribed beside the loop, not in its way: later updates go on meanwhile
+            self.keep(self._voice_note(msg, update.update_id, attachments, reply_to, private,
+                                       note))
+            return
         text = start_alias(text)
         cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
                       text=text, dedupe_key=f"telegram:{update.update_id}",
@@ -170,6 +184,32 @@ class Inbound:
             member = await self.core.member(cmd.who)
             if member is not None:
                 await self.menus.set_member_menu(cmd.user, member.role)
+
+    def keep(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run voice work beside the loop; stop() lets it finish (briefly)."""
+        task = asyncio.create_task(work)
+        self.hearing.add(task)
+        task.add_done_callback(self.hearing.discard)
+
+    async def _voice_note(self, msg: Message, update_id: int,
+                          attachments: tuple[Attachment, ...], reply_to: str, private: bool,
+                          note: Attachment) -> None:
+        """A voice note: its words (or why there are none) go to the core with the audio."""
+        assert msg.from_user is not None
+        try:
+            outcome = await hear(self.bot, self.voice, note)
+            cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
+                          text=as_command(outcome), dedupe_key=f"telegram:{update_id}",
+                          attachments=attachments, user_name=msg.from_user.full_name,
+                          reply_to=reply_to, private=private, at=msg.date,
+                          reply_via="send" if private else f"quote:{msg.message_id}")
+            result = await self.core.handle(cmd)
+        except Exception:
+            log.exception("telegram: voice note of update %s failed", update_id)
+            return
+        if result is not None and not result.queued:
+            self.delivery.reply(PLATFORM, str(msg.chat_id), result.reply,
+                                quote="" if private else str(msg.message_id))
 
     async def on_edit(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """An edited message: a live location's next position updates the evidence quietly;
