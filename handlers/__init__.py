@@ -17,6 +17,7 @@ from handlers import (
     note,
     police,
     status,
+    timings,
     web,
 )
 
@@ -24,5 +25,6 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, web, decisions):
+                   amend, merge, methane, hot, note, web, decisions,
+                   timings):
         module.register(registry)

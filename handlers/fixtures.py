@@ -13,6 +13,7 @@ from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture, slug
 from bot.domain.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
+from bot.domain.timings import BY_PHASE
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
 from handlers.words import resolve_word
 
@@ -305,7 +306,9 @@ async def phase_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     ev = ctx.event("fixture.phase", {"id": fx.id, "phase": phase, "from": fx.phase})
     ev.phase = phase
-    applied = await ctx.store.update_fixture(fx.id, {"phase": phase}, ev, ctx.cmd.dedupe_key)
+    timing = BY_PHASE.get(phase)  # the phases that start a key timing record it too
+    applied = await ctx.store.update_fixture(fx.id, {"phase": phase}, ev, ctx.cmd.dedupe_key,
+                                             timing=timing.key if timing else "")
     if not applied.duplicate:
         if phase == "closed":  # the log's head at close, kept apart from the log itself
             from bot.evidence.export import chain_head, head_detail
@@ -317,7 +320,9 @@ async def phase_cmd(ctx: Ctx) -> Result:
         for audience in ("control", "command"):
             ctx.notify(audience, Reply(f"Phase: {PHASES.label(phase)}", title=fx.title),
                        fixture=fx.id)
-    return Result(Reply(f"Phase is now {PHASES.label(phase)}."))
+    at = ctx.now.astimezone(ctx.core.settings.zone)
+    return Result(Reply(f"Phase is now {PHASES.label(phase)}."
+                        + (f" {timing.label} recorded at {at:%H:%M}." if timing else "")))
 
 
 def fixture_summary_fields(fx: Fixture) -> dict[str, Any]:
