@@ -8,8 +8,8 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Button, Reply, Result
 from bot.domain.decisions import MAX_LINKS, MAX_TEXT, Decision, LogView, parse_decision_id
+from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture, parse_incident_id
 from bot.domain.vocab import PHASES
 from bot.store.decisions import DecisionLog

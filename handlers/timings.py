@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Button, Reply, Result
+from bot.domain.messages import Button, Reply, Result
 from bot.domain.timings import KEY_TIMINGS, latest, resolve_timing
 from bot.store.timings import KeyTimings
 from handlers.fixtures import phase_cmd
