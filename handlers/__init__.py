@@ -12,6 +12,7 @@ from handlers import (
     forms,
     hot,
     incidents,
+    inspections,
     merge,
     methane,
     note,
@@ -26,5 +27,5 @@ def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
                    amend, merge, methane, hot, note, web, decisions,
-                   timings):
+                   timings, inspections):
         module.register(registry)

@@ -15,6 +15,7 @@ from bot.domain.models import Fixture, slug
 from bot.domain.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
 from bot.domain.timings import BY_PHASE
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
+from handlers.inspections import turnstiles_refusal
 from handlers.words import resolve_word
 
 FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-IRD>] "
@@ -304,6 +305,10 @@ async def phase_cmd(ctx: Ctx) -> Result:
         raise UsageError("Which phase?")
     phase = resolve_word(PHASES, ctx.args[0], "phase")
     fx = await ctx.fixture()
+    if phase == "gates" and fx.phase != "gates":
+        refusal = await turnstiles_refusal(ctx, fx)  # the pre-event inspection's gate
+        if refusal:
+            raise UsageError(refusal)
     ev = ctx.event("fixture.phase", {"id": fx.id, "phase": phase, "from": fx.phase})
     ev.phase = phase
     timing = BY_PHASE.get(phase)  # the phases that start a key timing record it too
