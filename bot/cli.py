@@ -208,6 +208,27 @@ async def _export(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _pack(app: App, args: argparse.Namespace) -> int:
+    from bot.debrief.pack import build_pack
+    from bot.domain.cadence import config_for
+    from bot.evidence.signing import load_or_create
+
+    core = app.core
+    assert core is not None
+    fx = await core.store.fixture(args.fixture)
+    if fx is None:
+        return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
+    ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
+    out = args.out or Path(app.settings.data_dir) / "packs" / fx.id
+    key = load_or_create(app.settings.data_dir)
+    pack = await build_pack(core.store, fx, ground, app.settings.config_dir,
+                            config_for(app.settings).tz, out, key=key, at=_now(app),
+                            by="cli:pack")
+    print(f"Debrief pack of {fx.id} in {pack.folder}: {pack.pages}-page {pack.folder / 'pack.pdf'}"
+          f", {len(pack.files)} files in the signed manifest; chain head {pack.head}")
+    return 0
+
+
 def _verify(args: argparse.Namespace) -> int:
     from bot.evidence.signing import SigningKeyError
     from bot.evidence.verify import read_key_arg, verify_dir
@@ -331,6 +352,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--by", help="who is exporting (platform:user), required with --restricted")
     ex.add_argument("--restricted", action="store_true",
                     help="include custody/occurrence refs (police and admin only; audited)")
+    pk = sub.add_parser("pack", help="the debrief pack of a fixture: PDF, CSVs, signed manifest")
+    pk.add_argument("--fixture", required=True)
+    pk.add_argument("--out", type=Path, help="folder (default: <data dir>/packs/<fixture>)")
     se = sub.add_parser("season", help="season-to-date arrests and banning orders of a club")
     se.add_argument("--club", required=True)
     se.add_argument("--season", help="e.g. 2026-27 (default: the current season)")
@@ -401,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": lambda app: _summary(app, args.fixture, args.json),
         "fixtures": lambda app: _fixtures(app, args.json),
         "export": lambda app: _export(app, args),
+        "pack": lambda app: _pack(app, args),
         "season": lambda app: _season(app, args.club, args.season, args.json),
         "web-link": lambda app: _web_link(app, args.by),
         "heads": lambda app: _heads(app, args.fixture),
