@@ -114,6 +114,10 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
             c = last.get(i.key)
             result = "not inspected" if c is None else "PASSED" if c.outcome == "pass" else \
                 "FAILED" + (f" (INC-{c.incident})" if c.incident else "")
+            failed = [f for f in d.checks if f.item == i.key and f.outcome == "fail"]
+            if c is not None and c.outcome == "pass" and failed:
+                result += f", after FAILED at {hm(failed[0].at)}" + (
+                    f" (INC-{failed[0].incident})" if failed[0].incident else "")
             rows.append((i.label, "yes" if i.critical else "no", result,
                          hm(c.at) if c else "-", (c.role if c else i.role).replace("_", " "),
                          str(len(c.photos)) if c else "0"))
@@ -150,7 +154,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
         if dec.source:
             extra.append(f"taken through /{dec.source}")
         if extra:
-            para("; ".join(extra).capitalize() + ".")
+            text = "; ".join(extra)
+            para(text[0].upper() + text[1:] + ".")
         pdf.ln(1)
 
     heading("Response times by severity")
