@@ -15,7 +15,8 @@ from bot.domain.vocab import PHASES
 from bot.store.decisions import DecisionLog
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
-         "[inc=INC-3,INC-5] [supersedes=D-4]  |  /decision supersedes D-4  |  /decision why D-4")
+         "[inc=INC-3,INC-5] [supersedes=D-4]  |  /decision supersedes D-4  |  "
+         "/decision why D-4 [rationale]")
 ALIASES = {"d": "d", "decision": "d", "decided": "d", "why": "why", "rationale": "why",
            "reason": "why", "options": "options", "opts": "options", "considered": "options",
            "inc": "inc", "incidents": "inc", "incident": "inc", "supersedes": "supersedes",
@@ -111,7 +112,7 @@ async def record_from_command(ctx: Ctx, fx: Fixture, decision: str, source: str,
                               incidents: str = "") -> Reply:
     """Log a decision taken through another command (rationale to follow) and the prompt for
     it, as a line to add to that command's answer."""
-    entry = entry_of(ctx, {"d": decision, "inc": incidents}, source=source)
+    entry = entry_of(ctx, {"d": decision[:MAX_TEXT], "inc": incidents}, source=source)
     n = await record(ctx, fx, entry, ctx.cmd.dedupe_key + "#decision")
     return Reply(f"Logged as decision D-{n}: what was the rationale?", title=f"Decision D-{n}",
                  buttons=[[Button("Give the rationale", f"/decision why D-{n}", "primary")]])
@@ -232,6 +233,10 @@ async def decision_cmd(ctx: Ctx) -> Result:
         if target is None:
             raise UsageError(f"No decision D-{n} in this fixture.", field="supersedes")
         answers = {"d": f"Rationale for D-{n}: {target.decision}"[:MAX_TEXT]}
+        if len(ctx.args) > 2:  # the rationale on the same line: recorded at once
+            answers["why"] = _text(ctx.rest.split(None, 2)[2], "rationale", "why")
+            return await _logged(ctx, fx, entry_of(ctx, answers, explains=n),
+                                 ctx.cmd.dedupe_key)
         return await _start(ctx, fx, "why", answers, explains=n)
     if not ctx.rest:
         return await _start(ctx, fx, "d", {})

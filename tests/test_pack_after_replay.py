@@ -33,9 +33,12 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
             "incidents.csv", "response_times.csv", "police_counts.csv"} <= set(manifest["files"])
 
     decisions = rows(out / "decisions.csv")
-    assert [d["id"] for d in decisions] == ["D-1", "D-2", "D-3", "D-4"]
+    assert [d["id"] for d in decisions] == ["D-1", "D-2", "D-3", "D-4", "D-5", "D-6"]
     assert decisions[0]["source"] == "inspect override"
-    assert decisions[2]["superseded_by"] == "D-4" and decisions[3]["supersedes"] == "D-3"
+    # the handover to police was a decision too, its rationale given in the next entry
+    assert decisions[2]["source"] == "handover INC-8" and decisions[3]["explains"] == "D-3"
+    assert decisions[2]["rationale"] == decisions[3]["rationale"] != ""
+    assert decisions[4]["superseded_by"] == "D-6" and decisions[5]["supersedes"] == "D-5"
     assert all(d["rationale"] for d in decisions)
     netting = [c for c in rows(out / "inspections.csv") if c["item"] == "walkway_netting"]
     assert [(c["outcome"], c["incident"]) for c in netting] == [("fail", "INC-1"), ("pass", "")]
@@ -52,6 +55,6 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
 
     pdf = pdfium.PdfDocument(out / "pack.pdf")
     text = " ".join(" ".join(page.get_textpage().get_text_range() for page in pdf).split())
-    assert "MPS/CU/" not in text and "SUPERSEDED by D-4" in text
+    assert "MPS/CU/" not in text and "SUPERSEDED by D-6" in text
     assert "PASSED, after FAILED at 17:00 (INC-1)" in text and "Zone Ex clear" in text
     assert len(pdf) == manifest["pack"]["pages"]

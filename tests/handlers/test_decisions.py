@@ -118,3 +118,18 @@ async def test_a_redelivered_decision_is_logged_once(say, core):
                   as_="safety_officer", dedupe="tg:77")
     assert r.reply.title == "Decision D-1"
     assert len(await _log(core)) == 1 and len(await log_of(core, "decision.logged")) == 1
+
+
+async def test_handing_to_police_is_a_decision_and_why_can_follow_on_one_line(say, core):
+    await say("/incident disorder @stb walkway fighting", as_="steward")
+    r = await say("/handover INC-1 TSG deploying", as_="police_commander")
+    assert "Logged as decision D-1: what was the rationale?" in r.reply.text
+    r = await say("/decision why D-1 Disorder beyond the stewards; police primacy",
+                  as_="police_commander")
+    assert r.reply.title == "Decision D-2" and "rationale for D-1" in r.reply.text
+    first, second = await _log(core)
+    assert first.decision == "Hand INC-1 to police: TSG deploying" and first.incidents == (1,)
+    assert second.explains == 1 and second.rationale.startswith("Disorder beyond")
+    await say("/incident disorder @gate_c scuffle", as_="steward")
+    await say("/handover INC-2", as_="police_liaison")  # no decision right: no entry
+    assert len(await _log(core)) == 2
