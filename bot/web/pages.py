@@ -96,7 +96,9 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         f"<div class=\"me\"><bdi>{escape(me['name'] or me['who'])}</bdi> · "
         f"{escape(ROLES.label(me['role']))}</div>"
         f"<nav><a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>"
-        "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
+        + (f"<a href=\"/control/decisions?fixture={escape(fx.id)}\">Decision log</a>"
+           if me.get("decisions") else "")
+        + "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
         f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf)}\">"
         "<button type=\"submit\">Sign out</button></form></nav></header>"
         "<main class=\"grid\">"
