@@ -16,6 +16,7 @@ from handlers import (
     merge,
     methane,
     note,
+    pack,
     police,
     status,
     timings,
@@ -27,5 +28,5 @@ def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
                    amend, merge, methane, hot, note, web, decisions,
-                   timings, inspections):
+                   timings, inspections, pack):
         module.register(registry)

@@ -26,6 +26,8 @@ async def _board(ctx: Ctx, note: str = "") -> Result:
         command = f"/phase {kind.phase}" if kind.phase else f"/timing {kind.key}"
         rows.append([Button(("Again: " if t else "") + kind.label, command,
                             "" if t else "primary")])
+    if ctx.core.roles.allowed(ctx.role, "pack"):
+        rows.append([Button("Build the debrief pack", "/pack")])
     text = (note + "\n" if note else "") + "\n".join(lines) + "\nTap a moment as it happens."
     return Result(Reply(text, title=f"Key timings · {fx.title}", buttons=rows))
 

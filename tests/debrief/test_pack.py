@@ -71,3 +71,16 @@ async def test_the_pack_is_signed_and_reads_on_a4(say, core, clock, tmp_path: Pa
                    "Timeline", "Zone Ex clear", "FAILED (INC-1)", "Throwing missiles"):
         assert needle in text, needle
     assert "MPS/CU/9" not in text
+
+
+async def test_the_safety_officer_builds_the_pack_from_chat(say, core, settings):
+    board = (await say("/timing", as_="safety_officer")).reply
+    assert board.buttons[-1][0].command == "/pack"
+    assert all(b.command != "/pack" for row in (await say("/timing", as_="control")).reply.buttons
+               for b in row)
+    r = await say("/pack", as_="safety_officer")
+    assert r.reply.ok and r.reply.title == "Debrief pack", r.reply.text
+    fx = await core.active_fixture()
+    folder = settings.data_dir / "packs" / fx.id
+    assert str(folder) in r.reply.text and verify_dir(folder).ok
+    assert not (await say("/pack", as_="control")).reply.ok
