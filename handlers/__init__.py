@@ -20,6 +20,7 @@ from handlers import (
     police,
     status,
     timings,
+    voice,
     web,
 )
 
@@ -27,6 +28,6 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, web, decisions,
+                   amend, merge, methane, hot, note, voice, web, decisions,
                    timings, inspections, pack):
         module.register(registry)
