@@ -84,3 +84,35 @@ async def test_the_safety_officer_builds_the_pack_from_chat(say, core, settings)
     folder = settings.data_dir / "packs" / fx.id
     assert str(folder) in r.reply.text and verify_dir(folder).ok
     assert not (await say("/pack", as_="control")).reply.ok
+
+
+async def test_a_month_of_packs_for_the_sag(say, core, tmp_path: Path):
+    import json
+
+    import pytest
+
+    from bot.debrief.period import build_period, parse_period
+    from bot.evidence.export import signed_part
+    from bot.evidence.signing import signature_ok
+
+    fx = await core.active_fixture()
+    month = f"{fx.kickoff.astimezone(core.settings.zone):%Y-%m}"
+    await say("/fixture add Leyton Orient v Barnet 2027-03-06 15:00", as_="admin")
+    await say("/incident missile @seg_ne s4 coins", as_="steward")
+    key = new_key()
+    folder, n = await build_period(core.store, parse_period(month, None), core.grounds,
+                                   core.settings.config_dir, core.settings.zone,
+                                   tmp_path / "month", key=key)
+    assert n == 1  # March's fixture is not this month's
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["month"] == month and list(manifest["fixture_manifests"]) == [
+        f"{fx.id}/manifest.json"]
+    assert signature_ok(public_hex(key), manifest["signature"], signed_part(manifest))
+    assert verify_dir(folder / fx.id, key=public_hex(key)).ok
+    with (folder / "period.csv").open() as f:
+        [row] = list(csv.DictReader(f))
+    assert (row["fixture"], row["incidents"], row["severity_4_plus"]) == (fx.id, "1", "1")
+    assert len(pdfium.PdfDocument(folder / "period.pdf")) == 1
+    for bad in (("2026-13", None), (None, "2026-28"), (None, "26-27")):
+        with pytest.raises(ValueError, match="takes"):
+            parse_period(*bad)
