@@ -38,6 +38,8 @@ async def night(core, n: int) -> None:
         r = await core.handle(rig.cmd(say, text, user, tag="pack", reply_via=""))
         assert r is not None and r.reply.ok, (text, r.reply.text if r else None)
 
+    fx = await core.active_fixture()
+    core.clock.set(fx.kickoff - timedelta(hours=3))  # inside the inspection's window
     await run("/inspect walkway_netting fail gap at stairway 4", "supervisor")
     await run("/inspect override steward line at the gap", "safety_officer")
     await run("/phase gates", "control")

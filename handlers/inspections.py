@@ -92,6 +92,11 @@ async def _tick(ctx: Ctx, fx: Fixture, item: Item, outcome: str, note: str) -> R
     if not _may_tick(ctx, item):
         raise UsageError(f"{item.label} is for a {item.role.replace('_', ' ')} (or above) "
                          "to inspect.")
+    due = item.due_from(fx.kickoff)
+    if ctx.now < due:  # a check long before the match says nothing about the match
+        raise UsageError(f"{item.label} is due from "
+                         f"{due.astimezone(ctx.core.settings.zone):%a %d %b %H:%M} ({item.due_h} h "
+                         "before kick-off): a check before that does not count.")
     photos = tuple(a.file_id for a in ctx.cmd.attachments if a.kind == "photo" and a.file_id)
     incident = None
     extra = ""

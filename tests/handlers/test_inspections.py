@@ -82,3 +82,14 @@ async def test_passing_every_critical_item_makes_the_ground_ready(say, core):
     assert (await say("/phase gates", as_="control")).reply.ok
     r = await say("/inspect nets pass", as_="control")
     assert not r.reply.ok and "No inspection item 'nets'" in r.reply.text
+
+
+async def test_a_check_before_its_window_does_not_count(say, core):
+    r = await say("/fixture add Leyton Orient v Barnet 2027-03-06 15:00", as_="admin")
+    fx_id = next(f.id for f in await core.store.fixtures() if "barnet" in f.id)
+    await say(f"/fixture use {fx_id} all", as_="admin")
+    r = await say("/inspect pa_tested pass", as_="control")
+    assert not r.reply.ok
+    assert "PA and voice alarm tested in every zone is due from Thu 04 Mar 15:00 (48 h " \
+        "before kick-off)" in r.reply.text
+    assert await core.store.r.xlen(f"md:{{{fx_id}}}:insp") == 0
