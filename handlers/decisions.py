@@ -8,6 +8,7 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.paging import page_of, split_page_args
 from bot.domain.decisions import MAX_LINKS, MAX_TEXT, Decision, LogView, parse_decision_id
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture, parse_incident_id
@@ -271,17 +272,20 @@ def render(view: LogView, tz: Any) -> str:
 
 async def decisions_cmd(ctx: Ctx) -> Result:
     """/decisions: the fixture's decision log in order."""
+    _, page = split_page_args(ctx.rest)
     fx = await ctx.fixture()
     view = await DecisionLog(ctx.store).read(fx.id)
     if not view.entries:
         return Result(Reply("No decisions logged yet. Log one with /decision.", title=TITLE))
-    return Result(Reply(render(view, ctx.core.settings.zone),
-                        title=f"{TITLE} · {fx.title} · {len(view.entries)} entries"))
+    whole = Reply(render(view, ctx.core.settings.zone),
+                  title=f"{TITLE} · {fx.title} · {len(view.entries)} entries")
+    return Result(page_of(whole, page, lambda p: f"/decisions page {p}"))
 
 
 def register(registry: Registry) -> None:
     """Add /decision and /decisions."""
     registry.add(Spec("decision", USAGE, "Log a decision with its rationale", decision_cmd,
                       aliases=("decide",)))
-    registry.add(Spec("decisions", "/decisions", "The decision log, in order", decisions_cmd,
+    registry.add(Spec("decisions", "/decisions [page N]", "The decision log, in order",
+                      decisions_cmd,
                       aliases=("declog",)))

@@ -133,3 +133,22 @@ async def test_handing_to_police_is_a_decision_and_why_can_follow_on_one_line(sa
     await say("/incident disorder @gate_c scuffle", as_="steward")
     await say("/handover INC-2", as_="police_liaison")  # no decision right: no entry
     assert len(await _log(core)) == 2
+
+
+async def test_a_long_log_comes_in_pages_that_fit_a_chat_message(say, core):
+    for i in range(1, 31):
+        await say(f"/decision d=Decision number {i} {'about the walkway ' * 8}"
+                  f"why=Because {'the crowd was building ' * 8}", as_="control")
+    first = (await say("/decisions", as_="control")).reply
+    assert len(first.text) < 4096 and "D-1 " in first.text and "D-30 " not in first.text
+    more = [b.command for row in first.buttons for b in row]
+    assert "/decisions page 2" in more
+    pages = [first.text]
+    n = 2
+    while True:
+        r = (await say(f"/decisions page {n}", as_="control")).reply
+        if not r.ok:
+            break
+        pages.append(r.text)
+        n += 1
+    assert "D-30 " in pages[-1] and all(len(p) < 4096 for p in pages)
