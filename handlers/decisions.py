@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from datetime import tzinfo
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
@@ -246,7 +247,7 @@ async def decision_cmd(ctx: Ctx) -> Result:
     return await _logged(ctx, fx, entry_of(ctx, parse_line(ctx.rest)), ctx.cmd.dedupe_key)
 
 
-def render(view: LogView, tz: Any) -> str:
+def render(view: LogView, tz: tzinfo) -> str:
     """The log as text, oldest first; corrected entries stay, marked."""
     lines: list[str] = []
     for d in view.entries:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from bot.debrief.figures import IncidentRow, ResponseRow, TimelineRow
@@ -16,6 +16,9 @@ from bot.domain.timings import Timing
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
 from bot.evidence.summary import mmss
 from bot.web.groundmap import SEVERITY_COLOURS, GroundMap
+
+if TYPE_CHECKING:
+    from fpdf import FPDF
 
 STEPS = (("ack_s", "Acknowledge"), ("on_scene_s", "On scene"), ("close_s", "Close"))
 
@@ -215,7 +218,7 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
 
 
-def _map(pdf: Any, gm: GroundMap, incidents: list[IncidentRow]) -> None:
+def _map(pdf: FPDF, gm: GroundMap, incidents: list[IncidentRow]) -> None:
     """Zone outlines and one labelled pin per zone: the count and the worst severity (S4),
     in text as well as colour."""
     vx, vy, vw, vh = gm.viewbox
