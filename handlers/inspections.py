@@ -126,7 +126,9 @@ async def _tick(ctx: Ctx, fx: Fixture, item: Item, outcome: str, note: str) -> R
     if outcome == "fail" and item.critical:
         ctx.notify("command", Reply(line, title=f"Inspection · {fx.title}"), fixture=fx.id)
     state, _ = await ready_state(ctx, fx)
-    return Result(Reply(line + "\n" + _readiness_line(state), title=TITLE, ok=True))
+    hint = "" if photos else (f"\nTo add a photo as evidence, send it with the caption "
+                              f"/inspect {item.key} {outcome}")
+    return Result(Reply(line + "\n" + _readiness_line(state) + hint, title=TITLE, ok=True))
 
 
 async def _override(ctx: Ctx, fx: Fixture, why: str) -> Result:

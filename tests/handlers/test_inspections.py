@@ -35,6 +35,7 @@ async def test_a_pass_keeps_its_photo_and_a_failure_raises_an_incident(say, core
                   as_="supervisor")
     assert "✖ FAILED: Segregation netting, Sir Trevor Brooking walkway. Raised INC-1." \
         in r.reply.text
+    assert "send it with the caption /inspect walkway_netting fail" in r.reply.text
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
     assert (inc.type, inc.location, inc.severity) == ("structural", "stb_walkway", 3)
