@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.decisions import Decision
-from bot.domain.inspections import Check, Item, Readiness, checklists, latest, readiness
+from bot.domain.inspections import (
+    OVERRIDE_SOURCE,
+    Check,
+    Item,
+    Readiness,
+    checklists,
+    latest,
+    override_of,
+    readiness,
+)
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
 from bot.store.decisions import DecisionLog
@@ -16,7 +25,6 @@ from handlers.reporting import log_incident
 
 USAGE = ("/inspect  |  /inspect <item> pass|fail [note] (a photo may come with it)  |  "
          "/inspect ready  |  /inspect override <why>")
-OVERRIDE_SOURCE = "inspect override"
 TITLE = "Pre-event inspection"
 
 
@@ -35,8 +43,7 @@ async def ready_state(ctx: Ctx, fx: Fixture) -> tuple[Readiness, list[Check]]:
     """Readiness to open the turnstiles, and every tick so far."""
     checks = await Inspections(ctx.store).read(fx.id)
     log = await DecisionLog(ctx.store).read(fx.id)
-    override = next((d.n for d in reversed(log.entries) if d.source == OVERRIDE_SOURCE), None)
-    return readiness(items_of(ctx, fx), checks, override), checks
+    return readiness(items_of(ctx, fx), checks, override_of(log)), checks
 
 
 async def turnstiles_refusal(ctx: Ctx, fx: Fixture) -> str | None:

@@ -18,7 +18,7 @@ from bot.debrief.figures import incident_rows, response_by_severity, timeline
 from bot.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.domain.clock import parse_iso
 from bot.domain.grounds import Ground
-from bot.domain.inspections import checklists, readiness
+from bot.domain.inspections import checklists, override_of, readiness
 from bot.domain.models import Fixture
 from bot.domain.timings import latest
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
@@ -31,7 +31,6 @@ from bot.store.timings import KeyTimings
 from bot.web.groundmap import load_map
 
 PDF = "pack.pdf"
-OVERRIDE_SOURCE = "inspect override"
 
 
 @dataclass(frozen=True)
@@ -64,8 +63,7 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
     timings = latest(await KeyTimings(store).read(fx.id))
     checks = await Inspections(store).read(fx.id)
     items = checklists(config_dir).get(fx.ground, ())
-    override = next((d.n for d in reversed(decisions.entries) if d.source == OVERRIDE_SOURCE),
-                    None)
+    override = override_of(decisions)
     rows = incident_rows(events)
     responses = response_by_severity(rows)
     line = timeline(rows, decisions, timings, checks, items, ground.label)

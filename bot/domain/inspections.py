@@ -11,8 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from bot.domain.clock import iso, parse_iso
+from bot.domain.decisions import LogView
 
 FILE = "inspections.toml"
+OVERRIDE_SOURCE = "inspect override"  # the decision log's source of an opening on override
 OUTCOMES = ("pass", "fail")
 
 
@@ -71,6 +73,11 @@ class Readiness:
     def ready(self) -> bool:
         """Ready to open turnstiles."""
         return not self.blocking or self.override is not None
+
+
+def override_of(log: LogView) -> int | None:
+    """The latest decision to open the turnstiles on override, if any."""
+    return next((d.n for d in reversed(log.entries) if d.source == OVERRIDE_SOURCE), None)
 
 
 def latest(checks: list[Check]) -> dict[str, Check]:
