@@ -44,6 +44,9 @@ class Limit:
     # flashpoint p95.
     from_answer: bool = False
     calls: tuple[str, ...] = ()  # the kinds of call it counts (POST, EDIT, PIN); () every call
+    # Counts an album as one call, not one message per item: the per-chat pace, and our own
+    # smoothing below (what control sees arrive, not a platform limit).
+    once: bool = False
 
 
 # Telegram: ~1 msg/s per chat, 20/min per group, ~30/s per bot; sends, edits and pins alike.
@@ -64,8 +67,10 @@ DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
 # minute's budget in its first seconds and then leave a control room dark for the rest:
 # a Telegram group gets at most 3 messages in any 9 s (a card every 3 s on average, 3 at
 # once on a quiet night), Slack at most 5 chat.update calls in any 6 s across the workspace.
+# An album is one arrival for that smoothing; Telegram's own limits still count its items
+# (field reports: each item of a sendMediaGroup counts against a group's 20 a minute).
 PACED_LIMITS: dict[str, tuple[Limit, ...]] = {
-    "telegram": (*DEFAULT_LIMITS["telegram"], Limit(3, 9.0, "group")),
+    "telegram": (*DEFAULT_LIMITS["telegram"], Limit(3, 9.0, "group", once=True)),
     "slack": (*DEFAULT_LIMITS["slack"], Limit(5, 6.0, "platform", calls=(EDIT,))),
 }
 
@@ -96,6 +101,11 @@ def counted(limits: dict[str, tuple[Limit, ...]], platform: str, chat: str,
             call: str) -> tuple[Limit, ...]:
     """The limits a call of this kind to this chat counts against."""
     return tuple(lim for lim in limits.get(platform, ()) if applies(lim, platform, chat, call))
+
+
+def itemwise(lim: Limit) -> bool:
+    """Whether a limit counts each item of an album (else the album once)."""
+    return lim.scope != "chat" and not lim.once
 
 
 def counts(lim: Limit, call: str) -> bool:
@@ -200,10 +210,11 @@ class RateLimiter:
     async def together(self, platform: str, chat: str, want: int) -> int:
         """How many more messages (at most `want`) may go now in the same call as the one
         just admitted: an album, one call to the chat whose items every limit counting
-        messages (group, bot) counts one by one, while the per-chat pace counts the call."""
+        messages (group, bot) counts one by one, while the per-chat pace and the smoothing
+        (`Limit.once`) count the call."""
         now = self.clock()
         windows = [(lim, sent) for lim, sent in self._windows(self._sent, platform, chat)
-                   if lim.scope != "chat"]
+                   if itemwise(lim)]
         n = 0
         while n < want and all(self._fits(lim, sent, now, n + 1) for lim, sent in windows):
             n += 1
@@ -213,7 +224,7 @@ class RateLimiter:
         """Count `n` messages going with the one just admitted (see `together`)."""
         now = self.clock()
         for lim, sent in self._windows(self._sent, platform, chat):
-            if lim.scope != "chat":
+            if itemwise(lim):
                 for _ in range(n):
                     bisect.insort(sent, now)
 
@@ -295,10 +306,10 @@ class SharedRateLimiter:
     def _scopes(self, platform: str, chat: str, call: str = POST,
                 per_call: bool = True) -> list[tuple[str, int, float]]:
         """The shared windows counting a call of this kind to this chat (per_call=False:
-        without the per-chat pace, which counts an album once)."""
+        only those counting an album's items one by one)."""
         out = []
         for lim in self.limits.get(platform, ()):
-            if not applies(lim, platform, chat, call) or (lim.scope == "chat" and not per_call):
+            if not applies(lim, platform, chat, call) or (not per_call and not itemwise(lim)):
                 continue
             scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
             scope += f":{lim.count}/{lim.per:g}" + "".join(f":{c}" for c in lim.calls)
@@ -329,7 +340,7 @@ class SharedRateLimiter:
 
     async def together(self, platform: str, chat: str, want: int) -> int:
         """How many more messages (at most `want`) may go now with the one just taken, in
-        one call (an album): the counts of the limits other than the per-chat pace."""
+        one call (an album): the counts of the limits counting items (see `itemwise`)."""
         scopes = self._scopes(platform, chat, per_call=False)
         if not scopes:
             return want
@@ -344,7 +355,7 @@ class SharedRateLimiter:
                                     in zip(scopes, used, strict=True)]))
 
     async def admit_extra(self, platform: str, chat: str, n: int) -> None:
-        """Take `n` slots of the limits other than the per-chat pace (see `together`)."""
+        """Take `n` slots of the limits counting items (see `together`)."""
         scopes = self._scopes(platform, chat, per_call=False)
         for _ in range(n):
             while scopes:
