@@ -21,13 +21,15 @@ from bot.delivery.ratelimit import SharedRateLimiter
 from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
 from bot.store import StoreUnavailable
-from bot.store.lease import Lease
+from bot.store.lease import Lease, polling
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from bot.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+    from bot.adapters.telegram.adapter import TelegramAdapter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -93,6 +95,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     scheduler = make_scheduler(app, live=True)
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     background: list[asyncio.Task[None]] = []
+    polls: dict[Lease, TelegramAdapter] = {}
     try:
         started = await _unless_stopped(stop, _start_platforms(
             app, webhook=webhook, http=http, control_room=web or http or webhook))
@@ -101,7 +104,12 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         platforms = started
         if core.notifier.sinks:
             start_outbox(app)
+        for a in app.adapters:  # Telegram polling: one getUpdates caller per bot token
+            if getattr(a, "polling_mode", False):
+                polls[polling(core.store, a.bot_id, origin, app.settings.lease_ms)] = a
         background = [asyncio.create_task(_keep_lease(app)),
+                      *(asyncio.create_task(_keep_polling(lease, a))
+                        for lease, a in polls.items()),
                       asyncio.create_task(follow_changes(core, origin)),
                       asyncio.create_task(share_unsure(core))]
         chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
@@ -137,6 +145,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         await scheduler.stop()
         if app.reader is not None:
             await app.reader.stop()
+        for lease in polls:
+            await lease.release()
         await app.lease.release()
     return code
 
@@ -154,19 +164,32 @@ async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:
 
 
 async def _keep_lease(app: App) -> None:
-    """Renew the singleton lease; start Telegram polling on gaining it, stop on losing it."""
-    lease = app.lease
+    """Renew the singleton lease (the deployment's singleton duties)."""
+    async def changed(held: bool) -> None:
+        log.warning("this replica is now the %s", "leader" if held else "standby")
+        metrics.LEADER.set(1 if held else 0)
+    await _hold(app.lease, changed)
+
+
+async def _keep_polling(lease: Lease, adapter: TelegramAdapter) -> None:
+    """Hold a Telegram bot's polling lease (its own slot, see bot.store.lease.polling):
+    poll while it is held, stop polling when it is lost."""
+    async def changed(held: bool) -> None:
+        log.warning("this replica %s Telegram polling", "now runs" if held else "stopped")
+        await (adapter.start_polling() if held else adapter.stop_polling())
+    if await lease.tick():
+        await changed(True)
+    await _hold(lease, changed)
+
+
+async def _hold(lease: Lease, changed: Callable[[bool], Awaitable[None]]) -> None:
+    """Tick a lease at its pace for ever; `changed(held)` each time holding it changes."""
     was = lease.held
     while True:
         await asyncio.sleep(lease.next_tick_s())
         held = await lease.tick()
         if held != was:
-            log.warning("this replica is now the %s", "leader" if held else "standby")
-            for adapter in app.adapters:
-                toggle = getattr(adapter, "start_polling" if held else "stop_polling", None)
-                if toggle is not None and getattr(adapter, "polling_mode", False):
-                    await toggle()
-        metrics.LEADER.set(1 if held else 0)
+            await changed(held)
         was = held
 
 
@@ -302,8 +325,9 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
                     tg.add_routes(site)
                     routes += 1
                 tg.polling_mode = not webhook  # type: ignore[attr-defined]
-                # polling: one getUpdates consumer per token, so only the lease holder polls
-                await tg.start(poll=webhook or app.lease is None or app.lease.held)
+                # polling: one getUpdates consumer per token, so only the holder of the bot's
+                # polling lease polls (run_bot starts it once the lease is held)
+                await tg.start(poll=webhook)
                 app.adapters.append(tg)
                 started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:
