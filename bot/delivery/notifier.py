@@ -215,7 +215,7 @@ class Notifier:
 
     async def _gate(self, platform: str, chat: str) -> None:
         if chat != BOT_WIDE:  # the reply's previous message to this chat has just returned
-            self._answered[(platform, chat)] = self._limiter_now()
+            await self._heard(platform, chat)
             await self._spaced(platform, chat)
         await self.limiter.acquire(platform, chat, 1)
 
@@ -226,6 +226,14 @@ class Notifier:
                         out.ref in self._posted.get((platform, chat), set())):
             return EDIT
         return POST
+
+    async def _heard(self, platform: str, chat: str) -> None:
+        """The platform answered a call to this chat: space the next from now, here and (a
+        shared limiter) on every replica."""
+        self._answered[(platform, chat)] = self._limiter_now()
+        answered = getattr(self.limiter, "answered", None)
+        if answered is not None:
+            await answered(platform, chat)
 
     def _limiter_now(self) -> float:
         """Now on the limiter's clock (its sleeps are what wait)."""
@@ -641,14 +649,14 @@ class Notifier:
         while True:
             try:
                 done = await call()
-                self._answered[(platform, chat)] = self._limiter_now()
+                await self._heard(platform, chat)
                 self._store_back(f"{platform}:{chat}")
                 if (platform, chat) in self._unreachable:
                     self._unreachable.discard((platform, chat))
                     log.warning("%s:%s reachable again", platform, chat)
                 return done
             except RetryLater as exc:
-                self._answered[(platform, chat)] = self._limiter_now()
+                await self._heard(platform, chat)
                 self.health[(platform, chat)].last_429_at = self.clock()
                 metrics.RATE_LIMITED.labels(platform).inc()
                 log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,

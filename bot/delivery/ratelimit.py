@@ -287,6 +287,8 @@ class SharedRateLimiter:
         self.retry_s = retry_s
         # (platform, chat) -> monotonic time to ask Redis again, while its windows are away
         self.away: dict[tuple[str, str], float] = {}
+        # (platform, chat) -> this replica's last send there, while its answer is awaited
+        self._taken: dict[tuple[str, str], str] = {}
 
     def _shared(self, platform: str, chat: str) -> bool:
         """Whether to ask the shared windows now (up, or time to look again)."""
@@ -324,15 +326,38 @@ class SharedRateLimiter:
                 if not self._shared(platform, chat):
                     await self.local.acquire(platform, chat, 1, call)
                     break
+                member = self.windows.member()
                 try:
-                    wait = await self.windows.take(scopes, self.clock())
+                    wait = await self.windows.take(scopes, self.clock(), member)
                 except StoreUnavailable:
                     self._away(platform, chat)
                     continue
                 self._back(platform, chat)
                 if wait <= 0:
+                    self._taken[(platform, chat)] = member
                     break
                 await self.sleep(wait)
+
+    async def answered(self, platform: str, chat: str) -> None:
+        """The platform answered this replica's last call to the chat: the per-chat limits
+        counted `from_answer` count that call from now, in the shared windows, so another
+        replica's next message there cannot arrive too close behind one held up on the way
+        (the platform counts arrivals). Best effort: a store away changes nothing here."""
+        member = self._taken.pop((platform, chat), None)
+        if member is None or not self._shared(platform, chat):
+            return
+        scopes = [(key, count, per) for lim, (key, count, per)
+                  in zip(self._counting(platform, chat), self._scopes(platform, chat),
+                         strict=True) if lim.scope == "chat" and lim.from_answer]
+        if scopes:
+            try:
+                await self.windows.answered(scopes, member, self.clock())
+            except StoreUnavailable:
+                pass
+
+    def _counting(self, platform: str, chat: str, call: str = POST) -> list[Limit]:
+        """The limits `_scopes` names windows for, in the same order."""
+        return [lim for lim in self.limits.get(platform, ()) if applies(lim, platform, chat, call)]
 
     def interval(self, platform: str, chat: str, call: str = POST) -> float:
         """Seconds per call of this kind this chat can sustain."""
