@@ -41,7 +41,9 @@ class Limit:
     # Notifier._spaced): the platforms count arrivals, and a send held up on the way was seen
     # to arrive too close to the next (Telegram private chats in the crash bench; Slack once,
     # in the crash test on Sentinel). On Slack it costs the control channel ~0.3 s of
-    # flashpoint p95.
+    # flashpoint p95. The shared windows count such a send from its answer on every replica
+    # (SharedRateLimiter.answered): Telegram's bot-wide 30/s too, which a replica taking
+    # over a backlog (a busy process) broke when its sends arrived bunched behind another's.
     from_answer: bool = False
     calls: tuple[str, ...] = ()  # the kinds of call it counts (POST, EDIT, PIN); () every call
     # Counts an album as one call, not one message per item: the per-chat pace, and our own
@@ -56,7 +58,7 @@ class Limit:
 # chat.update Tier 3 (50+/min per workspace), pins.add / pins.remove Tier 2 (20+/min).
 DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
     "telegram": (Limit(1, 1.0, "chat", from_answer=True), Limit(20, 60.0, "group"),
-                 Limit(30, 1.0, "platform")),
+                 Limit(30, 1.0, "platform", from_answer=True)),
     "slack": (Limit(1, 1.0, "chat", from_answer=True, calls=(POST,)),
               Limit(50, 60.0, "platform", calls=(EDIT,)),
               Limit(20, 60.0, "platform", calls=(PIN,))),
@@ -339,16 +341,17 @@ class SharedRateLimiter:
                 await self.sleep(wait)
 
     async def answered(self, platform: str, chat: str) -> None:
-        """The platform answered this replica's last call to the chat: the per-chat limits
-        counted `from_answer` count that call from now, in the shared windows, so another
-        replica's next message there cannot arrive too close behind one held up on the way
-        (the platform counts arrivals). Best effort: a store away changes nothing here."""
+        """The platform answered this replica's last call to the chat: the limits counted
+        `from_answer` (the chat's pace, the bot-wide rate) count that call from now, in the
+        shared windows, so another replica's next message cannot arrive too close behind one
+        held up on the way (the platform counts arrivals). Best effort: a store away changes
+        nothing here."""
         member = self._taken.pop((platform, chat), None)
         if member is None or not self._shared(platform, chat):
             return
         scopes = [(key, count, per) for lim, (key, count, per)
                   in zip(self._counting(platform, chat), self._scopes(platform, chat),
-                         strict=True) if lim.scope == "chat" and lim.from_answer]
+                         strict=True) if lim.from_answer]
         if scopes:
             try:
                 await self.windows.answered(scopes, member, self.clock())
