@@ -187,8 +187,8 @@ async def test_two_replicas_share_one_limit_in_redis(store: Store):
     sent: list[str] = []
 
     class Counted(Windows):
-        async def take(self, windows, now):  # type: ignore[no-untyped-def]
-            wait = await super().take(windows, now)
+        async def take(self, windows, now, member=""):  # type: ignore[no-untyped-def]
+            wait = await super().take(windows, now, member)
             if wait <= 0:
                 granted.append(now)
             return wait
