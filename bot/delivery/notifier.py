@@ -442,7 +442,8 @@ class Notifier:
         if self.journal is None or not marks or \
                 not all(getattr(d, "journaled", False) for d in marks):
             return False
-        await self.journal.flying(platform, chat, marks)
+        if await self.journal.flying(platform, chat, marks) is False:
+            return True  # another replica holds the outbox now and sends these
         digest = not batch or out is not batch[0].out
         token = SENDING.set(tuple(("d:" if digest else "") + m.tag for m in marks))
         try:
@@ -589,8 +590,9 @@ class Notifier:
         entry in it (in flight before, all delivered in one round trip after, like
         `_journaled`); other items' `done` each get their own message's id."""
         marks = [d for item in batch for d in item.done if getattr(d, "journaled", False)]
-        if marks and self.journal is not None:
-            await self.journal.flying(platform, chat, marks)
+        if marks and self.journal is not None and \
+                await self.journal.flying(platform, chat, marks) is False:
+            return  # another replica holds the outbox now and sends these
         out = batch[0].out
         store = self.store
 
