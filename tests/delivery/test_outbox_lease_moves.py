@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
+from bot.domain.messages import Outbound, Reply
 from bot.store import Store
 from bot.store.base import OPS, fx_prefix
 from bot.store.outbox import Outbox

@@ -17,9 +17,9 @@ from pydantic import SecretStr
 from bot.adapters.telegram.adapter import SECRET_HEADER, TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Reply
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.domain.clock import VirtualClock
+from bot.domain.messages import Reply
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.windows import Windows
