@@ -276,6 +276,13 @@ def unlimited() -> RateLimiter:
     return RateLimiter({})
 
 
+# A send counts in the shared windows as if this much later until the platform's answer
+# re-stamps it: another replica's next message cannot overtake one still on its way (a busy
+# process that has not yet heard its answers). Waits are asked again at least this often.
+HOLD_S = 1.0
+RECHECK_S = 0.25
+
+
 class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
@@ -346,8 +353,14 @@ class SharedRateLimiter:
         await self.acquire(platform, chat, cost, call)
 
     async def acquire(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
-        """Wait until every window has room, and take it (once per call of `cost`)."""
+        """Wait until every window has room, and take it (once per call of `cost`). A call
+        to a chat counts in the limits counted `from_answer` as if HOLD_S later until its
+        answer re-stamps it (see `answered`); meanwhile a wait is asked again every
+        RECHECK_S, as such a re-stamp can bring the room nearer."""
         scopes = self._scopes(platform, chat, call)
+        hold = {} if chat == BOT_WIDE else {
+            key: HOLD_S for lim, (key, _, _) in zip(self._counting(platform, chat, call),
+                                                   scopes, strict=True) if lim.from_answer}
         for _ in range(max(1, cost)):
             while True:
                 if not self._shared(platform, chat):
@@ -355,7 +368,7 @@ class SharedRateLimiter:
                     break
                 member = self.windows.member()
                 try:
-                    wait = await self.windows.take(scopes, self.clock(), member)
+                    wait = await self.windows.take(scopes, self.clock(), member, hold)
                 except StoreUnavailable:
                     self._away(platform, chat)
                     continue
@@ -363,14 +376,14 @@ class SharedRateLimiter:
                 if wait <= 0:
                     self._taken[(platform, chat)] = member
                     break
-                await self.sleep(wait)
+                await self.sleep(min(wait, RECHECK_S))
 
     async def answered(self, platform: str, chat: str) -> None:
         """The platform answered this replica's last call to the chat: the limits counted
         `from_answer` (the chat's pace, the bot-wide rate) count that call from now, in the
         shared windows, so another replica's next message cannot arrive too close behind one
-        held up on the way (the platform counts arrivals). Best effort: a store away changes
-        nothing here."""
+        held up on the way (the platform counts arrivals). Best effort: it never raises, as
+        the call it follows has gone."""
         member = self._taken.pop((platform, chat), None)
         if member is None or not self._shared(platform, chat):
             return
@@ -380,8 +393,8 @@ class SharedRateLimiter:
         if scopes:
             try:
                 await self.windows.answered(scopes, member, self.clock())
-            except StoreUnavailable:
-                pass
+            except Exception as exc:  # a hint: the send went, nothing here may redo it
+                log.debug("answer time of %s:%s not shared (%s)", platform, chat, exc)
 
     def _counting(self, platform: str, chat: str, call: str = POST) -> list[Limit]:
         """The limits `_scopes` names windows for, in the same order."""

@@ -41,9 +41,11 @@ class Windows:
         return f"{os.getpid()}:{next(_ids)}"
 
     async def take(self, windows: list[tuple[str, int, float]], now: float,
-                   member: str = "") -> float:
+                   member: str = "", hold: dict[str, float] | None = None) -> float:
         """(key, count, per seconds) windows: 0 if a slot was taken in all (by `member`,
-        a fresh one if not given), else seconds to wait before asking again."""
+        a fresh one if not given), else seconds to wait before asking again. `hold`: key ->
+        seconds the send counts as if later (until `answered` re-stamps it: on its way, it
+        may arrive that much after it left)."""
         if not windows:
             return 0.0
         member = member or self.member()
@@ -54,8 +56,8 @@ class Windows:
         try:
             for group in groups.values():
                 args: list[object] = [int(now * 1000), member]
-                for _, count, per in group:
-                    args += [count, int(per * 1000)]
+                for key, count, per in group:
+                    args += [count, int(per * 1000), int((hold or {}).get(key, 0.0) * 1000)]
                 ms = int(await self.store._call(
                     self._take(keys=[k for k, _, _ in group], args=args)))
                 if ms > 0:
@@ -86,7 +88,7 @@ class Windows:
         for group in groups.values():
             pipe = self.store.r.pipeline(transaction=False)
             for key, _, per in group:
-                pipe.zadd(key, {member: int(now * 1000)}, xx=True, gt=True)
+                pipe.zadd(key, {member: int(now * 1000)}, xx=True)
                 pipe.pexpire(key, int(per * 1000) + 1000)
             await self.store._call(pipe.execute())
 
