@@ -43,8 +43,8 @@ def _check_config(settings: Settings) -> int:
 
 
 async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
-                    clock: Any = None) -> int:
-    app = App(settings, clock)
+                    clock: Any = None, *, serving: bool = False) -> int:
+    app = App(settings, clock, serving=serving)
     try:
         await app.start()
         return await body(app)
@@ -442,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         "heads": lambda app: _heads(app, args.fixture),
     }
     try:
-        return asyncio.run(_with_app(settings, bodies[args.cmd], clock))
+        return asyncio.run(_with_app(settings, bodies[args.cmd], clock,
+                                     serving=args.cmd == "run"))
     except StartupError as exc:
         return _fail(str(exc), 1)
     except FileNotFoundError as exc:

@@ -10,14 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import matchday
+
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
-
-
-def matchday(*args: str, env: dict[str, str], stdin: str = "", timeout: float = 60):
-    full_env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | env
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, env=full_env,
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 @pytest.fixture

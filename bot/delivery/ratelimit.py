@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from bot.delivery.sink import BOT_WIDE
 from bot.store import StoreUnavailable
@@ -283,6 +283,30 @@ HOLD_S = 1.0
 RECHECK_S = 0.25
 
 
+class SharedWindows(Protocol):
+    """Sliding windows every replica counts in (bot.store.windows.Windows)."""
+
+    @staticmethod
+    def key(platform: str, scope: str) -> str:
+        """The window key of a platform's chat (or bot-wide) scope."""
+
+    @staticmethod
+    def member() -> str:
+        """A unique name for one send in the windows (see `take`, `answered`)."""
+
+    async def take(self, windows: list[tuple[str, int, float]], now: float,
+                   member: str = "", hold: dict[str, float] | None = None) -> float:
+        """Take one slot in each window (as `member`, counted `hold` seconds later per key
+        until `answered`), or the seconds to wait before trying again."""
+
+    async def answered(self, windows: list[tuple[str, int, float]], member: str,
+                       now: float) -> None:
+        """The platform answered `member`'s send: the windows count it from `now`."""
+
+    async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
+        """The slots taken in each window now."""
+
+
 class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
@@ -292,11 +316,11 @@ class SharedRateLimiter:
     else from the store still leaves); the shared windows are asked again every `retry_s`
     seconds."""
 
-    def __init__(self, windows: object, limits: dict[str, tuple[Limit, ...]] | None = None,
+    def __init__(self, windows: SharedWindows, limits: dict[str, tuple[Limit, ...]] | None = None,
                  *, clock: Callable[[], float] = time.time,
                  sleep: Sleeper = asyncio.sleep, monotonic: Callable[[], float] = time.monotonic,
                  retry_s: float = 5.0) -> None:
-        self.windows: Any = windows
+        self.windows = windows
         self.limits = PACED_LIMITS if limits is None else limits
         self.clock = clock
         self.sleep = sleep

@@ -2,7 +2,8 @@
 (NOREPLICAS, as a promoted master with no replica left under `min-replicas-to-write 1`
 answers): a steward's report for a fixture in another slot is still logged and its card
 still reaches the Telegram control group. Shared keys are spread so losing one slot stops
-only what lives there (#27 item 9)."""
+only what lives there, and Telegram polling goes on under its lease in the bot's own slot
+(#27 item 9)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,15 @@ import asyncio
 import logging
 from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import redis
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.domain.models import Fixture
-from bot.runtime import _keep_polling, start_outbox
+from bot.runtime import _keep_polling, start_outbox, telegram_for
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
@@ -29,8 +28,8 @@ from bot.store.client import fx_prefix
 from bot.store.lease import Lease, polling
 from bot.tasks import cancel_and_wait
 from handlers.fixtures import fixture_id
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.conftest import Chat
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
 STEWARD = 100000001
 CONTROL = -1001000000001  # channels.toml: the Telegram control group
@@ -62,17 +61,16 @@ async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_write
     store = Store.from_url(cluster.url)
     await store.reset_for_tests()
     settings = load_settings(REDIS_URL=cluster.url, MATCHDAY_DATA_DIR=str(tmp_path))
-    core = build_core(store, settings, clock)
+    core = build_core(store, settings, clock, durable=True)
     ops_port = _node_port(store, OPS)
     fx = await _fixture_off(core, store, ops_port)
 
-    app = SimpleNamespace(core=core, store=store, settings=settings)
-    reader = start_outbox(app)  # type: ignore[arg-type]
+    reader = start_outbox(core)
     fake = FakeTelegram(enforce_limits=True)
     await fake.start()
     s = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
                                     "telegram_base_url": fake.base_url})
-    tg = TelegramAdapter(core, s, poll_timeout=1)
+    tg = telegram_for(core, s, poll_timeout=1)
     await tg.start()
     ops = redis.Redis(port=ops_port, decode_responses=True)
 
@@ -109,7 +107,6 @@ async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_write
         ops.close()
         await tg.stop()
         await reader.stop()
-        reader.watchdog.cancel()
         await fake.stop()
         await store.close()
 
@@ -147,17 +144,15 @@ async def test_telegram_polling_goes_on_while_the_ops_slot_refuses_writes(
     store = Store.from_url(cluster.url)
     await store.reset_for_tests()
     settings = load_settings(REDIS_URL=cluster.url, MATCHDAY_DATA_DIR=str(tmp_path))
-    core = build_core(store, settings, clock)
+    core = build_core(store, settings, clock, durable=True)
     ops_port = _node_port(store, OPS)
     fx = await _fixture_off(core, store, ops_port)
-    app = SimpleNamespace(core=core, store=store, settings=settings)
-    reader = start_outbox(app)  # type: ignore[arg-type]
+    reader = start_outbox(core)
     fake = FakeTelegram()
     await fake.start()
     s = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
                                     "telegram_base_url": fake.base_url})
-    tg = TelegramAdapter(core, s, poll_timeout=1)
-    tg.polling_mode = True  # type: ignore[attr-defined]
+    tg = telegram_for(core, s, poll_timeout=1)
     await tg.start(poll=False)  # as run_bot starts it: polling once the lease is held
     lease = Ticks(polling(store, tg.bot_id, "replica-a", ttl_ms=1500))
     assert _node_port(store, lease.key) != ops_port  # the bot's slot is elsewhere
@@ -185,6 +180,5 @@ async def test_telegram_polling_goes_on_while_the_ops_slot_refuses_writes(
         await cancel_and_wait([keeper])
         await tg.stop()
         await reader.stop()
-        reader.watchdog.cancel()
         await fake.stop()
         await store.close()

@@ -14,16 +14,16 @@ from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import SECRET_HEADER, TelegramAdapter
+from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.delivery.ratelimit import SharedRateLimiter
 from bot.domain.clock import VirtualClock
 from bot.domain.messages import Reply
+from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store import Store
-from bot.store.windows import Windows
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from bot.web.host import application
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
 STEWARD = 100000001  # roster: a Telegram member
 SECRET = "shared-limits-secret"
@@ -77,14 +77,13 @@ async def replica(redis_url: str, settings: Settings, clock: VirtualClock,
     """One bot replica as `matchday run --webhook` wires it: its own store connection, the
     shared limiter, the PTB adapter; its webhook served by a local test server."""
     store = Store.from_url(redis_url)
-    core = build_core(store, settings, clock, cache_ttl=0)
-    core.notifier.limiter = SharedRateLimiter(Windows(store))  # as start_outbox wires it
+    core = build_core(store, settings, clock, cache_ttl=0, durable=True)  # the shared limiter
     conf = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
                                        "telegram_base_url": base_url,
                                        "telegram_webhook_secret": SecretStr(SECRET)})
-    adapter = TelegramAdapter(core, conf, webhook=True, poll_timeout=1)
+    adapter = telegram_for(core, conf, webhook=True, poll_timeout=1)
     await adapter.start()
-    server = TestServer(adapter.web_app())
+    server = TestServer(application(adapter.routes()))
     await server.start_server()
     try:
         yield server, core
