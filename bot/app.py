@@ -57,7 +57,10 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         readers = load_readers(cfg / "channels.toml")
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers)
+    from handlers.reporting import LiveViews
+
+    notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers,
+                        views=LiveViews(store, grounds, settings))
     try:
         notifier.scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
     except ValueError as exc:

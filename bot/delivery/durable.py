@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from bot.core.messages import Outbound
 from bot.delivery.notifier import Notifier
@@ -116,6 +117,15 @@ class OutboxReader:
                 await asyncio.sleep(1.0)
 
     async def _dispatch(self, fx: str, entry: str, out: Outbound) -> None:
+        if out.live is not None:  # a reference: rendered now, from the record as it is
+            views = self.notifier.views
+            reply = await views(fx, out.live) if views is not None else None
+            if reply is None:  # the incident is gone (a reset), or nothing can render it
+                log.warning("outbox entry %s/%s names INC-%d, which cannot be shown; dropped",
+                            fx, entry, out.live.n)
+                await self.outbox.mark(fx, entry, "-", last=True)
+                return
+            out = replace(out, reply=reply, live=None)
         await self.notifier.learn_grounds([fx])  # per-ground chats (several fixtures at once)
         chats = [(p, c) for p, cs in self.notifier.targets(out.audience, fx).items()
                  if p in self.notifier.sinks for c in cs]

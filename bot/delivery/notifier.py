@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import re
 import time
 import tomllib
 from collections.abc import Awaitable, Callable
@@ -54,6 +53,8 @@ from bot.delivery.ratelimit import (
 )
 from bot.delivery.scopes import Scopes, audience_readers
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, RetryLater, Sink, Unsupported
+from bot.domain.card import LiveRef
+from bot.domain.vocab import SEVERITIES
 from bot.observe import metrics
 from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait
@@ -67,11 +68,12 @@ DIGEST_HORIZON = 5.0  # seconds: more new incidents than fit in this go out as a
 DIGEST_LAG = 2.0
 ACTIONABLE = boards.ACTIONABLE  # severity from which an incident always gets its own card
 MAX_BACKOFF = 30.0
-SEVERITY = re.compile(r"^Severity (\d)")
 UNPINNED = "the flashpoint board is not pinned"
 ALBUM_MAX = 10  # items in one album (Telegram's sendMediaGroup takes 2-10)
 
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
+# (fixture, reference) -> the message rendered from the record now (None: it is gone)
+Views = Callable[[str, LiveRef], Awaitable[Reply | None]]
 T = TypeVar("T")
 
 
@@ -107,8 +109,8 @@ class Item:
     @property
     def severity(self) -> int:
         """An incident card's severity (0 for other messages)."""
-        m = SEVERITY.match(self.out.reply.text)
-        return int(m.group(1)) if m else 0
+        card = self.out.reply.card
+        return card.severity if card is not None else 0
 
 
 @dataclass
@@ -180,8 +182,10 @@ class Notifier:
     def __init__(self, channels: dict[str, dict[str, list[str]]],
                  limiter: RateLimiter | None = None,
                  readers: dict[str, frozenset[str]] | None = None, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 views: Views | None = None) -> None:
         self.channels = channels
+        self.views = views  # renders live references from the outbox at send time
         self.readers = readers or {}  # audience -> roles reading it (who may see what)
         self.scopes = Scopes()  # per-ground / per-fixture audiences (several fixtures at once)
         self.limiter: Any = limiter or RateLimiter()
@@ -883,10 +887,11 @@ class Notifier:
         self._queues.clear()
 
 
-def digest_line(card: Reply) -> str:
+def digest_line(reply: Reply) -> str:
     """One line naming an incident: its card's title, place and severity."""
-    lines = card.text.splitlines()
-    where = next((x.removeprefix("Where: ") for x in lines if x.startswith("Where: ")), "")
-    sev = next((x.removeprefix("Severity ") for x in lines if x.startswith("Severity ")), "")
-    return " · ".join(p for p in (card.title.strip(), where, f"severity {sev}" if sev else "")
+    card = reply.card
+    if card is None:
+        return reply.title.strip()
+    return " · ".join(p for p in (reply.title.strip(), card.place,
+                                  f"severity {SEVERITIES.get(card.severity, card.severity)}")
                       if p)

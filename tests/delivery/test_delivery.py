@@ -16,6 +16,7 @@ from bot.delivery.durable import OutboxReader
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
 from bot.delivery.sink import BOT_WIDE, RetryLater
+from bot.domain.card import IncidentCard
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.inbox import Inbox
@@ -76,8 +77,10 @@ class Recorder:
 
 def card(n: int, sev: int = 2, status: str = "Reported") -> Outbound:
     text = f"Severity {sev} x\nWhere: Gate {n}\nStatus: {status}"
-    return Outbound("control", Reply(text, title=f"INC-{n} Missile"), ref=f"INC-{n}",
-                    fixture="fx")
+    facts = IncidentCard(f"INC-{n}", n, sev, "missile", "Missile", f"Gate {n}",
+                         status.lower(), status)
+    return Outbound("control", Reply(text, title=f"INC-{n} Missile", card=facts),
+                    ref=f"INC-{n}", fixture="fx")
 
 
 def notifier(store: Store, time: FakeTime) -> tuple[Notifier, Recorder]:

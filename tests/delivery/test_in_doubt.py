@@ -10,6 +10,7 @@ from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.core.messages import Outbound, Reply
 from bot.delivery.sink import SENDING
+from bot.domain.card import IncidentCard
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from tests.adapters.slack.test_slack_adapter import slack_settings
@@ -20,8 +21,9 @@ CONTROL = "C0CONTROL"
 
 
 def card(fx: str, n: int, status: str) -> Outbound:
-    return Outbound("control", Reply(f"Severity 3 x\nStatus: {status}", title=f"INC-{n} Pyro"),
-                    ref=f"INC-{n}", fixture=fx)
+    facts = IncidentCard(f"INC-{n}", n, 3, "pyro", "Pyro", "", status.lower(), status)
+    return Outbound("control", Reply(f"Severity 3 x\nStatus: {status}", title=f"INC-{n} Pyro",
+                                     card=facts), ref=f"INC-{n}", fixture=fx)
 
 
 async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,

@@ -24,6 +24,7 @@ from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.delivery.scopes import Scopes
+from bot.domain.card import IncidentCard
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.windows import Windows
@@ -109,8 +110,10 @@ def channel(k: int) -> str:
 
 def card(fixture: int, n: int) -> Outbound:
     text = f"Severity 2 x\nWhere: Gate {n}\nStatus: Reported"
-    return Outbound("control", Reply(text, title=f"INC-{n} Missile"), ref=f"INC-{n}",
-                    fixture=f"fx{fixture}")
+    facts = IncidentCard(f"INC-{n}", n, 2, "missile", "Missile", f"Gate {n}", "reported",
+                         "Reported")
+    return Outbound("control", Reply(text, title=f"INC-{n} Missile", card=facts),
+                    ref=f"INC-{n}", fixture=f"fx{fixture}")
 
 
 async def test_eight_fixtures_slack_control_channels_each_see_their_cards_within_seconds(

@@ -8,6 +8,7 @@ from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
+from bot.domain.card import IncidentCard
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from tests.delivery.test_delivery import durable, tg_settings
@@ -20,8 +21,9 @@ OTHER = 100000002
 
 
 def card(fx: str, n: int, status: str) -> Outbound:
-    return Outbound("control", Reply(f"Severity 3 x\nStatus: {status}", title=f"INC-{n} Pyro"),
-                    ref=f"INC-{n}", fixture=fx)
+    facts = IncidentCard(f"INC-{n}", n, 3, "pyro", "Pyro", "", status.lower(), status)
+    return Outbound("control", Reply(f"Severity 3 x\nStatus: {status}", title=f"INC-{n} Pyro",
+                                     card=facts), ref=f"INC-{n}", fixture=fx)
 
 
 def logged(fx: str, n: int) -> Outbound:
