@@ -171,7 +171,7 @@ class Lifecycle(StoreBase):
     async def expire_refs(self, fx_id: str, records: list[str], ev: Event,
                           at: str) -> Applied:
         """Blank the custody/occurrence refs of these records ('arr:3') and log it."""
-        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op()]
         ops += [Hset(rec, {"ref": "", "ref_expired_at": at}) for rec in records]
         ops += log_event(ev)
         return await self.apply(fx_prefix(fx_id), ops)
