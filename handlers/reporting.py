@@ -4,6 +4,7 @@ split-out) goes through here."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import secrets
@@ -176,9 +177,7 @@ def announce(grounds: dict[str, Ground], settings: Settings, fx: Fixture, inc: I
     """The card for control (and command from severity 3) and the reporter's answer."""
     ground = grounds.get(fx.ground) or next(iter(grounds.values()))
     live = card(inc, ground, settings.zone)
-    outs = [Outbound("control", live, ref=inc.id, fixture=fx.id)]
-    if inc.severity >= 3:
-        outs.append(Outbound("command", live, ref=inc.id, fixture=fx.id))
+    outs = [Outbound(a, live, ref=inc.id, fixture=fx.id) for a in card_audiences(inc.severity)]
     result = Result(Reply(
         f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
         f"severity {SEVERITIES[inc.severity]}.\nControl has it; you'll be told when it's "
@@ -191,11 +190,16 @@ def announce(grounds: dict[str, Ground], settings: Settings, fx: Fixture, inc: I
     return outs, result
 
 
+def card_audiences(severity: int) -> list[str]:
+    """Who gets a new incident's card: control, and command from severity 3."""
+    return ["control", "command"] if severity >= 3 else ["control"]
+
+
 def _references(ctx: Ctx, fx: Fixture, severity: int) -> list[Outbound]:
     """A new incident's announcement before its number is known: one card reference for
     every audience that gets it, plus the reporter's answer (when the adapter lets the core
     queue it)."""
-    audience = "control,command" if severity >= 3 else "control"
+    audience = ",".join(card_audiences(severity))
     refs = [Outbound(audience, Reply(""), fixture=fx.id, live=LiveRef(CARD))]
     mine = ctx.reply_outbound(Reply(""), fx.id)
     return refs + ([replace(mine, live=LiveRef(LOGGED))] if mine else [])
@@ -211,8 +215,8 @@ class LiveViews:
         self.settings = settings
 
     async def __call__(self, fixture: str, live: LiveRef) -> Reply | None:
-        fx = await self.store.fixture(fixture)
-        inc = await self.store.incident(fixture, live.n) if fx is not None else None
+        fx, inc = await asyncio.gather(self.store.fixture(fixture),
+                                       self.store.incident(fixture, live.n))
         if fx is None or inc is None:
             return None
         outs, result = announce(self.grounds, self.settings, fx, inc)
