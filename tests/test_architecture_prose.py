@@ -9,18 +9,21 @@ import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bot.core.messages import Outbound, Reply
+from bot.core.messages import Outbound, Reply, Result
 from bot.delivery import board as boards
 from bot.domain.grounds import load_grounds
 from bot.domain.models import Incident
+from bot.observe import metrics
 from bot.settings import PROJECT_CONFIG
 from bot.store import Store
 from handlers import views
 from tests.delivery.test_board import pinning_notifier
 from tests.delivery.test_delivery import FakeTime
+from tests.lifecycle_support import record
 from tests.test_architecture import ROOT, modules
 
 # Probes of rendered text: a severity read from a card's words, an id from a reply's title,
@@ -141,3 +144,45 @@ async def test_with_other_words_on_the_card_the_flashpoint_still_orders_and_rout
     assert "[closed]" in closed.title
     row = boards.row_of(closed, 0.0)
     assert row is not None and row.closed and row.severity == 2
+
+
+# ---------------------------------------------------------------- other words in the answers
+FULL_METHANE = ("/methane m=yes e=stb walkway t=crowd crush on the walkway h=surge risk a=gate "
+                "A ramp n=12 casualties, 3 serious s=police and LAS on scene")
+
+
+def reworded(result: Result) -> Result:
+    """An answer in other words: "Recorded" for "Logged", "Put with" for "Added to"."""
+    r = result.reply
+    result.reply = replace(r, title=r.title.replace("Logged", "Recorded"),
+                           text=r.text.replace("Added to", "Put with"))
+    return result
+
+
+async def test_with_other_words_in_the_answers_reports_count_and_methane_goes_out(
+        say, core, monkeypatch: pytest.MonkeyPatch):
+    from handlers import incidents, methane, reporting
+
+    log, add = reporting.log_incident, reporting.add_text
+
+    async def log_reworded(*a: Any, **kw: Any) -> Result:
+        return reworded(await log(*a, **kw))
+
+    async def add_reworded(*a: Any, **kw: Any) -> Result:
+        return reworded(await add(*a, **kw))
+
+    for module in (incidents, methane):
+        monkeypatch.setattr(module, "log_incident", log_reworded)
+    monkeypatch.setattr(incidents, "add_text", add_reworded)
+    before = metrics.REPORTS._value.get()
+    r = await say("/incident missile @stb_walkway s2 coins", as_="steward")
+    assert r.reply.title == "Recorded INC-1"
+    assert metrics.REPORTS._value.get() == before + 1  # counted from what it did
+    # a steward on scene before the acknowledgement: told it is a note, not an ack
+    r = await say("/onscene 1", as_="steward")
+    assert r.reply.text.startswith("Noted on INC-1: you are on scene")
+    sent = record(core)
+    r = await say(FULL_METHANE, as_="safety_officer")
+    assert r.reply.title == "METHANE INC-2", r.reply.text
+    heads = [o for o in sent if o.reply.title.startswith("🔴 METHANE INC-2")]
+    assert sorted(o.audience for o in heads) == ["command", "control", "police"]
