@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.roles import RoleMatrix
+from bot.domain.card import IncidentCard
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
+from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import (
     BAN_TYPES,
     INCIDENT_TYPES,
@@ -77,11 +78,12 @@ def sees_incident(viewer: Viewer, inc: dict[str, Any] | None) -> bool:
 def incident_view(inc: dict[str, str], ground: Ground) -> dict[str, Any]:
     """An incident for the screen: display fields and labels only."""
     out: dict[str, Any] = {k: inc[k] for k in INCIDENT_FIELDS if inc.get(k)}
-    out["severity"] = int(inc.get("severity", 1))
-    out["type_label"] = INCIDENT_TYPES.label(inc.get("type", ""))
-    out["location_label"] = ground.label(inc.get("location", ""))
-    out["status_label"] = STATUSES.label(inc.get("status", "reported"))
-    out["closed"] = inc.get("status") in CLOSED
+    card = IncidentCard.of(Incident.from_hash(inc), ground)  # what every surface shows
+    out["severity"] = card.severity
+    out["type_label"] = card.what
+    out["location_label"] = card.place
+    out["status_label"] = card.status_label
+    out["closed"] = card.closed
     return out
 
 
