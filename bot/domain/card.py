@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
-from bot.domain.models import Incident
+from bot.domain.models import Incident, incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUSES
 
 
@@ -35,9 +35,15 @@ class IncidentCard:
     @classmethod
     def of(cls, inc: Incident, ground: Ground) -> IncidentCard:
         """The card of an incident as recorded, with its ground's names."""
-        return cls(id=inc.id, n=inc.n, severity=inc.severity, kind=inc.type,
-                   what=INCIDENT_TYPES.label(inc.type), place=ground.label(inc.location),
-                   status=inc.status, status_label=STATUSES.label(inc.status))
+        return cls.made(inc.n, inc.severity, inc.type, inc.location, inc.status, ground)
+
+    @classmethod
+    def made(cls, n: int, severity: int, kind: str, location: str, status: str,
+             ground: Ground) -> IncidentCard:
+        """The card of incident n from the fields it shows (a screen's hash of them)."""
+        return cls(id=incident_id(n), n=n, severity=severity, kind=kind,
+                   what=INCIDENT_TYPES.label(kind), place=ground.label(location),
+                   status=status, status_label=STATUSES.label(status))
 
 
 CARD = "card"  # a LiveRef's view: the live card control (and command) see

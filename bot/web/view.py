@@ -13,7 +13,7 @@ from bot.core.roles import RoleMatrix
 from bot.domain.card import IncidentCard
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture, Incident
+from bot.domain.models import Fixture
 from bot.domain.vocab import (
     BAN_TYPES,
     INCIDENT_TYPES,
@@ -78,7 +78,9 @@ def sees_incident(viewer: Viewer, inc: dict[str, Any] | None) -> bool:
 def incident_view(inc: dict[str, str], ground: Ground) -> dict[str, Any]:
     """An incident for the screen: display fields and labels only."""
     out: dict[str, Any] = {k: inc[k] for k in INCIDENT_FIELDS if inc.get(k)}
-    card = IncidentCard.of(Incident.from_hash(inc), ground)  # what every surface shows
+    card = IncidentCard.made(int(inc.get("n") or 0), int(inc.get("severity", 1)),  # as shown
+                             inc.get("type", ""), inc.get("location", ""),
+                             inc.get("status", "reported"), ground)
     out["severity"] = card.severity
     out["type_label"] = card.what
     out["location_label"] = card.place
