@@ -214,13 +214,21 @@ class LiveViews:
         self.grounds = grounds
         self.settings = settings
 
-    async def __call__(self, fixture: str, live: LiveRef) -> Reply | None:
-        fx, inc = await asyncio.gather(self.store.fixture(fixture),
-                                       self.store.incident(fixture, live.n))
-        if fx is None or inc is None:
-            return None
-        outs, result = announce(self.grounds, self.settings, fx, inc)
-        return outs[0].reply if live.view == CARD else result.reply
+    async def __call__(self, fixture: str, refs: list[LiveRef]) -> dict[LiveRef, Reply]:
+        ns = sorted({r.n for r in refs})
+        fx, incs = await asyncio.gather(self.store.fixture(fixture),
+                                        self.store.incidents(fixture, ns))
+        if fx is None:
+            return {}
+        shown: dict[LiveRef, Reply] = {}
+        for n, inc in zip(ns, incs, strict=True):
+            if inc is None:
+                continue
+            outs, result = announce(self.grounds, self.settings, fx, inc)
+            for ref in refs:
+                if ref.n == n:
+                    shown[ref] = outs[0].reply if ref.view == CARD else result.reply
+        return shown
 
 
 def window_words(secs: int) -> str:

@@ -99,9 +99,11 @@ class OutboxReader:
                     continue
                 if not leader:  # just became the reader: take over what the last one held
                     leader = True
-                    for entry, out in await self.outbox.claim_all(fx, self.owner):
+                    for entry, out in await self._rendered(
+                            fx, await self.outbox.claim_all(fx, self.owner)):
                         await self._dispatch(fx, entry, out)
-                for entry, out in await self.outbox.read(fx, self.owner, self.block_ms):
+                for entry, out in await self._rendered(
+                        fx, await self.outbox.read(fx, self.owner, self.block_ms)):
                     await self._dispatch(fx, entry, out)
             except asyncio.CancelledError:
                 raise
@@ -116,16 +118,29 @@ class OutboxReader:
                 leader = False
                 await asyncio.sleep(1.0)
 
-    async def _dispatch(self, fx: str, entry: str, out: Outbound) -> None:
-        if out.live is not None:  # a reference: rendered now, from the record as it is
-            views = self.notifier.views
-            reply = await views(fx, out.live) if views is not None else None
-            if reply is None:  # the incident is gone (a reset), or nothing can render it
+    async def _rendered(self, fx: str, entries: list[tuple[str, Outbound]]
+                        ) -> list[tuple[str, Outbound]]:
+        """The entries with their live references rendered now, from the records as they
+        are (one read for the batch); a reference that cannot be shown (its incident is
+        gone, e.g. a reset) is acknowledged and left out."""
+        refs = [out.live for _, out in entries if out.live is not None]
+        if not refs:
+            return entries
+        views = self.notifier.views
+        shown = await views(fx, refs) if views is not None else {}
+        out: list[tuple[str, Outbound]] = []
+        for entry, o in entries:
+            if o.live is None:
+                out.append((entry, o))
+            elif (reply := shown.get(o.live)) is not None:
+                out.append((entry, replace(o, reply=reply, live=None)))
+            else:
                 log.warning("outbox entry %s/%s names INC-%d, which cannot be shown; dropped",
-                            fx, entry, out.live.n)
+                            fx, entry, o.live.n)
                 await self.outbox.mark(fx, entry, "-", last=True)
-                return
-            out = replace(out, reply=reply, live=None)
+        return out
+
+    async def _dispatch(self, fx: str, entry: str, out: Outbound) -> None:
         await self.notifier.learn_grounds([fx])  # per-ground chats (several fixtures at once)
         chats = [(p, c) for p, cs in self.notifier.targets(out.audience, fx).items()
                  if p in self.notifier.sinks for c in cs]

@@ -72,8 +72,8 @@ UNPINNED = "the flashpoint board is not pinned"
 ALBUM_MAX = 10  # items in one album (Telegram's sendMediaGroup takes 2-10)
 
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
-# (fixture, reference) -> the message rendered from the record now (None: it is gone)
-Views = Callable[[str, LiveRef], Awaitable[Reply | None]]
+# (fixture, references) -> each rendered from its record now (left out: it is gone)
+Views = Callable[[str, list[LiveRef]], Awaitable[dict[LiveRef, Reply]]]
 T = TypeVar("T")
 
 

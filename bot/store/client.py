@@ -712,6 +712,16 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         h = await self._call(self.r.hgetall(f"{fx_prefix(fx_id)}inc:{n}"))
         return Incident.from_hash(h) if h else None
 
+    async def incidents(self, fx_id: str, ns: list[int]) -> list[Incident | None]:
+        """Several incidents' current views (None for one that is not there), one round
+        trip."""
+        if not ns:
+            return []
+        pipe = self._pipe()
+        for n in ns:
+            pipe.hgetall(f"{fx_prefix(fx_id)}inc:{n}")
+        return [Incident.from_hash(h) if h else None for h in await self._call(pipe.execute())]
+
     async def open_incidents(self, fx_id: str,
                              limit: int = 15) -> tuple[list[Incident], dict[int, int]]:
         """Open incidents, most severe then oldest first; open counts by severity (and
