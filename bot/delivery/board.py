@@ -21,7 +21,6 @@ QUIET_S = 60.0  # seconds without a digest before the flashpoint counts as over
 ACTIONABLE = 4  # severity from which an incident always gets its own card (the notifier's)
 
 
-
 @dataclass
 class Row:
     """One incident as the board shows it, from its latest card."""

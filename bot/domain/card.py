@@ -2,7 +2,7 @@
 
 Made once from the record (`IncidentCard.of`) by the card renderer (handlers/views.py) and
 carried on every message that shows an incident (`Reply.card`), so the board, digests,
-severity routing and metrics read these fields and never the rendered words.
+severity routing and the web view read these fields and never the rendered words.
 """
 
 from __future__ import annotations
