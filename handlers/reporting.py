@@ -12,18 +12,17 @@ from dataclasses import replace
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
-from bot.core.messages import Attachment, Button, Outbound, Reply, Result
 from bot.core.refusals import said
 from bot.domain.card import CARD, LOGGED, LiveRef
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
+from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.outcomes import Added, Joined, Logged
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy
 from bot.settings import Settings
 from bot.store import Refused, Similar, Store
-from bot.store.outbox import ops as outbox_ops
 from handlers.views import age, card, hot_prompt
 from handlers.words import resolve_word
 
@@ -141,13 +140,13 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
     # What control and the reporter will see goes into the outbox in the same write, as
     # references to the incident it numbers: rendered at send time from its record.
-    refs = _references(ctx, fx, int(fields["severity"])) if ctx.durable else []
+    refs = _references(ctx, fx, int(fields["severity"]))
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         form_id=form_id,
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
-        outbox=outbox_ops(refs),
+        outbox=ctx.outbox.ops(refs),
     )
     if applied.duplicate:  # a redelivery: the first answer is already in the outbox
         n = applied.n
@@ -163,7 +162,9 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
     outs, result = announce(ctx.core.grounds, ctx.core.settings, fx, inc)
-    if refs:  # the same messages are in the outbox: shown to observers, not sent again
+    # Stored when the outbox is in the store (the script wrote the references); else they
+    # are added to it after the write, rendered.
+    if refs and all(o.stored for o in refs):
         outs = [replace(o, stored=True) for o in outs]
         result.queued = any(o.audience.startswith("user:") for o in refs)
     ctx.outbound += outs
@@ -362,7 +363,7 @@ async def joined_again(ctx: Ctx, fx: Fixture, n: int, sim: Similar | None = None
     """A redelivered report that joined INC-n: its 'Added to' answer rendered again (None when
     it cannot be). The first run queued its messages after its write, once per command, so
     this adds nothing then, and is what a crash in between kept from going."""
-    if not ctx.durable or not ctx.cmd.dedupe_key:
+    if not ctx.cmd.dedupe_key:
         return None
     if sim is None:  # the form that made it is gone: the merge record has the report
         rec = await ctx.store.merge_record(fx.id, merge_token(ctx, fx))

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from bot.core.messages import Outbound, Reply, Result
 from bot.delivery import board as boards
 from bot.domain.grounds import load_grounds
+from bot.domain.messages import Outbound, Reply, Result
 from bot.domain.models import Incident
 from bot.observe import metrics
 from bot.settings import PROJECT_CONFIG

@@ -3,8 +3,8 @@ reads after a restart is what the handler wrote."""
 
 from __future__ import annotations
 
-from bot.core.messages import Outbound, Reply
 from bot.domain.card import CARD, IncidentCard, LiveRef
+from bot.domain.messages import Outbound, Reply
 from bot.store.outbox import decode, encode
 
 
