@@ -10,6 +10,7 @@ WORDS = {
     Reason.NO_FIXTURE: "No fixture {subject}.",
     Reason.FIXTURE_EXISTS: "Fixture {subject} already exists.",
     Reason.NO_INCIDENT: "No incident INC-{subject} in this fixture.",
+    Reason.NO_DECISION: "No decision D-{subject} in this fixture.",
     Reason.NO_LINK: "No incident INC-{subject} to link.",
     Reason.STATUS: "INC-{subject} is already {current}; nothing changed.",
     Reason.CHANGED: "INC-{subject} changed meanwhile; look again with /incident {subject}.",

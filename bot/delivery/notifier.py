@@ -54,17 +54,22 @@ class Notifier:
 
     def __init__(self, channels: Channels, limiter: Limiter | None = None,
                  readers: dict[str, frozenset[str]] | None = None, *,
-                 clock: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] = time.monotonic, scopes: Scopes | None = None,
+                 store: Any = None, outbox: Outbox | None = None,
+                 wall: Callable[[], datetime] | None = None,
                  views: Views | None = None) -> None:
-        self.routes = Routes(channels, readers)
-        self.views = views  # renders live references from the outbox at send time
+        """`store`: where live messages' platform ids are kept; `outbox`: the durable one
+        (bot.store.outbox.Outbox, read by bot.delivery.durable), else one in memory; `wall`:
+        the board's local clock (its HH:MM); `views`: renders the outbox's live references
+        at send time."""
+        self.routes = Routes(channels, readers, scopes)
+        self.views = views
         self.pacer = Pacer(limiter or RateLimiter())
         self.clock = clock
-        self.desk = Desk(self.pacer, clock)
-        # Every message goes through an outbox: in memory until the app wires the durable
-        # one (bot.store.outbox.Outbox, read by bot.delivery.durable).
+        self.desk = Desk(self.pacer, clock, store=store,
+                         **({"wall": wall} if wall is not None else {}))
         self.memory = MemoryOutbox(self._route)  # what has no fixture, or finds Redis away
-        self.outbox: Outbox = self.memory
+        self.outbox: Outbox = outbox or self.memory
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
