@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from bot.delivery.chat_queue import Journaled
 from bot.delivery.notifier import Notifier
@@ -114,9 +115,11 @@ class OutboxReader:
                         self._term[fx] = self._term.get(fx, 0) + 1
                         for key in [k for k in self._left if k[0] == fx]:
                             del self._left[key]
-                    for entry, out in await self.outbox.claim_all(fx, self.owner):
+                    for entry, out in await self._rendered(
+                            fx, await self.outbox.claim_all(fx, self.owner)):
                         await self._dispatch(fx, entry, out)
-                for entry, out in await self.outbox.read(fx, self.owner, self.block_ms):
+                for entry, out in await self._rendered(
+                        fx, await self.outbox.read(fx, self.owner, self.block_ms)):
                     await self._dispatch(fx, entry, out)
             except asyncio.CancelledError:
                 raise
@@ -130,6 +133,28 @@ class OutboxReader:
                 log.exception("outbox reader for %s failed; retrying", fx)
                 leader = False
                 await asyncio.sleep(1.0)
+
+    async def _rendered(self, fx: str, entries: list[tuple[str, Outbound]]
+                        ) -> list[tuple[str, Outbound]]:
+        """The entries with their live references rendered now, from the records as they
+        are (one read for the batch); a reference that cannot be shown (its incident is
+        gone, e.g. a reset) is acknowledged and left out."""
+        refs = [out.live for _, out in entries if out.live is not None]
+        if not refs:
+            return entries
+        views = self.notifier.views
+        shown = await views(fx, refs) if views is not None else {}
+        out: list[tuple[str, Outbound]] = []
+        for entry, o in entries:
+            if o.live is None:
+                out.append((entry, o))
+            elif (reply := shown.get(o.live)) is not None:
+                out.append((entry, replace(o, reply=reply, live=None)))
+            else:
+                log.warning("outbox entry %s/%s names INC-%d, which cannot be shown; dropped",
+                            fx, entry, o.live.n)
+                await self.outbox.mark(fx, entry, "-", last=True)
+        return out
 
     async def _dispatch(self, fx: str, entry: str, out: Outbound) -> None:
         await self.notifier.learn_grounds([fx])  # per-ground chats (several fixtures at once)

@@ -17,6 +17,7 @@ from bot.delivery.pacing import Pacer, Ticket, tap_answer
 from bot.delivery.ratelimit import EDIT, PIN, POST
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, PlatformSink, RetryLater, Unsupported
 from bot.domain.messages import Outbound, Reply
+from bot.domain.vocab import SEVERITIES
 from bot.observe import metrics
 from bot.store import StoreUnavailable
 
@@ -496,10 +497,11 @@ class ChatWorker:
         board.pin_owed = new
 
 
-def digest_line(card: Reply) -> str:
+def digest_line(reply: Reply) -> str:
     """One line naming an incident: its card's title, place and severity."""
-    lines = card.text.splitlines()
-    where = next((x.removeprefix("Where: ") for x in lines if x.startswith("Where: ")), "")
-    sev = next((x.removeprefix("Severity ") for x in lines if x.startswith("Severity ")), "")
-    return " · ".join(p for p in (card.title.strip(), where, f"severity {sev}" if sev else "")
+    card = reply.card
+    if card is None:
+        return reply.title.strip()
+    return " · ".join(p for p in (reply.title.strip(), card.place,
+                                  f"severity {SEVERITIES.get(card.severity, card.severity)}")
                       if p)

@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.core.dispatch import Core
 from bot.domain.cadence import config_for
+from bot.domain.card import IncidentCard
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
@@ -234,7 +235,7 @@ def _alert(core: Core, fx: Fixture, inc: Incident, title: str, tail: str) -> Rep
     buttons = [Button("Acknowledge", f"/ack {n}", "primary"), Button("Show", f"/incident {n}")]
     if inc.status != "reported":
         buttons = [Button("Show", f"/incident {n}"), Button("Resolve", f"/resolve {n}")]
-    return Reply(text=text, title=title, buttons=[buttons])
+    return Reply(text=text, title=title, buttons=[buttons], card=IncidentCard.of(inc, ground))
 
 
 def _dur(seconds: int) -> str:

@@ -15,6 +15,7 @@ from dataclasses import asdict
 
 from redis.exceptions import ResponseError
 
+from bot.domain.card import CARD, IncidentCard, LiveRef
 from bot.domain.ledger import Tpl, Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply
 from bot.store.base import OPS, fx_prefix
@@ -23,6 +24,7 @@ from bot.store.ops import Op
 from bot.store.ops import Outbox as OutboxOp
 
 GROUP = "delivery"
+N = Var("n")  # the number the write takes (see _numbered)
 STREAM = "obx"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
@@ -50,48 +52,62 @@ return 1
 """
 
 
-def encode(out: Outbound) -> str:
-    """An Outbound as the JSON an outbox entry holds ."""
+def _fields(out: Outbound) -> dict[str, object]:
     r = out.reply
-    data = {"aud": out.audience, "ref": out.ref, "fx": out.fixture, "thread": out.thread,
-            "quote": out.quote, "edit": out.edit,
-            "r": {"text": r.text, "title": r.title, "ok": r.ok, "loc": r.request_location,
-                  "b": [[[b.label, b.command, b.style] for b in row] for row in r.buttons],
-                  "img": [base64.b64encode(i).decode() for i in r.images],
-                  "media": [asdict(a) for a in r.media], "field": r.field}}
+    data: dict[str, object] = {
+        "aud": out.audience, "ref": out.ref, "fx": out.fixture, "thread": out.thread,
+        "quote": out.quote, "edit": out.edit,
+        "r": {"text": r.text, "title": r.title, "ok": r.ok, "loc": r.request_location,
+              "b": [[[b.label, b.command, b.style] for b in row] for row in r.buttons],
+              "img": [base64.b64encode(i).decode() for i in r.images],
+              "media": [asdict(a) for a in r.media], "field": r.field}}
+    if r.card is not None:
+        data["r"]["card"] = asdict(r.card)  # type: ignore[index]
+    return data
+
+
+def encode(out: Outbound) -> str:
+    """An Outbound as the JSON an outbox entry holds."""
+    data = _fields(out)
+    if out.live is not None:
+        data["live"] = {"view": out.live.view, "n": out.live.n}
     return json.dumps(data, separators=(",", ":"))
 
 
 def decode(raw: str) -> Outbound:
-    """The Outbound an outbox entry holds."""
+    """The Outbound an outbox entry holds (a live reference still to be rendered has an
+    empty reply and `live` set)."""
     d = json.loads(raw)
     r = d["r"]
+    card = r.get("card")
     reply = Reply(r["text"], title=r["title"], ok=r["ok"], request_location=r["loc"],
                   buttons=[[Button(*b) for b in row] for row in r["b"]],
                   images=[base64.b64decode(i) for i in r["img"]],
-                  media=[Attachment(**a) for a in r.get("media", [])], field=r.get("field", ""))
+                  media=[Attachment(**a) for a in r.get("media", [])], field=r.get("field", ""),
+                  card=IncidentCard(**card) if card else None)
+    live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
-                    quote=d["quote"], edit=d["edit"])
+                    quote=d["quote"], edit=d["edit"],
+                    live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 
-def ops(outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
-    """Ops that put these messages in the outbox within the same write. Every `stand_in`
-    (an unguessable token the drafter used for a number not known yet) becomes Var(var),
-    which the script fills in."""
-    out: list[Op] = []
-    for o in outs:
-        raw = encode(o)
-        if stand_in and stand_in in raw:
-            parts: list[str | Var] = []
-            for i, chunk in enumerate(raw.split(stand_in)):
-                if i:
-                    parts.append(Var(var))
-                if chunk:
-                    parts.append(chunk)
-            out.append(OutboxOp(STREAM, Tpl(tuple(parts))))
-        else:
-            out.append(OutboxOp(STREAM, raw))
-    return out
+def _numbered(out: Outbound) -> Tpl:
+    """A live reference to the incident the write is numbering: the entry's number (and a
+    card's ref, INC-n) are the script's Var("n")."""
+    assert out.live is not None
+    head = json.dumps({k: v for k, v in _fields(out).items() if k != "ref"},
+                      separators=(",", ":"))[:-1]
+    view = json.dumps(out.live.view)
+    ref: tuple[str | Var, ...] = (',"ref":"INC-', N, '"') if out.live.view == CARD \
+        else (',"ref":""',)
+    return Tpl((head, *ref, ',"live":{"view":' + view + ',"n":', N, "}}"))
+
+
+def ops(outs: list[Outbound]) -> list[Op]:
+    """Ops that put these messages in the outbox within the same write. A live reference
+    not numbered yet (`LiveRef.n` 0) names the incident the write numbers."""
+    return [OutboxOp(STREAM, _numbered(o) if o.live is not None and not o.live.n
+                     else encode(o)) for o in outs]
 
 
 class Outbox:
@@ -106,12 +122,12 @@ class Outbox:
     def _key(self, fx: str) -> str:
         return fx_prefix(fx) + STREAM
 
-    def ops(self, outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
+    def ops(self, outs: list[Outbound]) -> list[Op]:
         """Ops that write these messages with the store write that causes them (see `ops`
         above); they are marked stored, so delivery only shows them to its observers."""
         for out in outs:
             out.stored = True
-        return ops(outs, stand_in, var)
+        return ops(outs)
 
     async def fixture_ids(self) -> list[str]:
         """Every fixture (each has its own outbox)."""
