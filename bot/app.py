@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
+from bot.delivery.lane import Lane
 from bot.delivery.notifier import Notifier, load_channels, load_readers
 from bot.delivery.scopes import load_scopes
 from bot.domain.clock import Clock, FileClock, SystemClock
@@ -18,6 +19,7 @@ from bot.observe import metrics
 from bot.observe.redact import add_secret
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
+from bot.store.stewarding import Stewarding
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -57,7 +59,8 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         readers = load_readers(cfg / "channels.toml")
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers)
+    notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers,
+                        lane=Lane(Stewarding(store)))
     try:
         notifier.scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
     except ValueError as exc:

@@ -16,6 +16,7 @@ from handlers import (
     note,
     police,
     status,
+    stewarding,
     web,
 )
 
@@ -23,5 +24,5 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, web):
+                   amend, merge, methane, hot, note, web, stewarding):
         module.register(registry)

@@ -122,6 +122,9 @@ class Outbound:
     quote: str = ""  # platform message id this answers (a reply quoting the user's message)
     edit: str = ""  # platform message id to replace in place (a guided form's prompt)
     stored: bool = False  # already written to the durable outbox by the write that caused it
+    # the procedure id of a life-safety message: it takes the lane (bot/delivery/lane.py),
+    # goes ahead of anything else queued for its chat, and nothing else is sent meanwhile
+    urgent: str = ""
 
 
 @dataclass

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from bot.core.messages import Outbound, Reply
 from bot.delivery import board as boards
+from bot.delivery.lane import Lane
 from bot.delivery.ratelimit import (
     EDIT,
     PIN,
@@ -154,6 +155,13 @@ class ChatQueue:
     def put(self, item: Item) -> None:
         """Queue a message; a newer version of a queued live message replaces it in place."""
         out = item.out
+        if out.urgent:  # life-safety: ahead of everything but earlier urgent messages
+            at = next((i for i, old in enumerate(self.items) if not old.out.urgent),
+                      len(self.items))
+            self.items.insert(at, item)
+            self.idle.clear()
+            self.wake.set()
+            return
         if out.ref and not out.quote and not out.edit:
             for old in self.items:
                 o = old.out
@@ -180,8 +188,10 @@ class Notifier:
     def __init__(self, channels: dict[str, dict[str, list[str]]],
                  limiter: RateLimiter | None = None,
                  readers: dict[str, frozenset[str]] | None = None, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 lane: Lane | None = None) -> None:
         self.channels = channels
+        self.lane = lane  # while a procedure holds it, only its messages are sent
         self.readers = readers or {}  # audience -> roles reading it (who may see what)
         self.scopes = Scopes()  # per-ground / per-fixture audiences (several fixtures at once)
         self.limiter: Any = limiter or RateLimiter()
@@ -353,6 +363,10 @@ class Notifier:
     async def _worker(self, platform: str, chat: str, queue: ChatQueue) -> None:
         sink = self.sinks[platform]
         while True:
+            if self.lane is not None and (queue.items or queue.board.live) and \
+                    not (queue.items and queue.items[0].out.urgent) and await self.lane.held():
+                await self._lane_wait(queue)
+                continue
             turn = self._board_due(platform, chat, queue)
             if turn == "edit" and not await self._edit_room(platform, chat, queue):
                 turn = ""
@@ -389,8 +403,10 @@ class Notifier:
                     await self._album(sink, platform, chat, batch)
                     continue
                 if await self._journaled(sink, platform, chat, batch, out, ticket):
+                    await self._lane_done(out)
                     continue
                 mid = await self._deliver(sink, platform, chat, out, ticket=ticket)
+                await self._lane_done(out)
                 for item in batch:
                     for done in item.done:
                         try:
@@ -408,6 +424,28 @@ class Notifier:
             finally:
                 queue.busy = False
                 self._update_health(platform, chat, queue)
+
+    async def _lane_wait(self, queue: ChatQueue) -> None:
+        """Hold this chat's other messages while a procedure has the lane; an urgent message
+        queued meanwhile wakes it at once."""
+        assert self.lane is not None
+        queue.wake.clear()
+        try:
+            await asyncio.wait_for(queue.wake.wait(), self.lane.poll_s)
+        except TimeoutError:
+            pass
+
+    async def _lane_done(self, out: Outbound) -> None:
+        if out.urgent and self.lane is not None:
+            try:
+                await self.lane.delivered(out.urgent)
+            except Exception:
+                log.exception("life-safety lane bookkeeping failed")
+
+    def reachable(self, audience: str, fixture: str = "") -> int:
+        """How many chats a message to an audience reaches (platforms with a sink)."""
+        return sum(len(chats) for platform, chats in self.targets(audience, fixture).items()
+                   if platform in self.sinks)
 
     async def _store_away(self, where: str) -> None:
         """The log store is not answering: one log line when a chat's delivery starts

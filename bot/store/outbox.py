@@ -50,6 +50,8 @@ def encode(out: Outbound) -> str:
                   "b": [[[b.label, b.command, b.style] for b in row] for row in r.buttons],
                   "img": [base64.b64encode(i).decode() for i in r.images],
                   "media": [asdict(a) for a in r.media], "field": r.field}}
+    if out.urgent:
+        data["u"] = out.urgent
     return json.dumps(data, separators=(",", ":"))
 
 
@@ -62,7 +64,7 @@ def decode(raw: str) -> Outbound:
                   images=[base64.b64decode(i) for i in r["img"]],
                   media=[Attachment(**a) for a in r.get("media", [])], field=r.get("field", ""))
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
-                    quote=d["quote"], edit=d["edit"])
+                    quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""))
 
 
 def ops(outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:

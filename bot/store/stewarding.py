@@ -1,0 +1,118 @@
+"""Stewarding records: broadcasts and procedures, who they went to, who has acknowledged,
+and the life-safety lane that holds every other message while a procedure goes out.
+
+Each write is one round trip and idempotent (the command's dedupe key): a broadcast is its
+record, its recipients, its event and every steward's outbox entry in one script; an
+acknowledgement is its mark and its event. Refusals are reason codes, never English."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.core.messages import Outbound
+from bot.domain.ledger import Event
+from bot.domain.stewarding import Broadcast
+from bot.store import outbox
+from bot.store.base import Refused, fx_prefix
+from bot.store.client import Store
+from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
+
+# The lane is the deployment's, not one fixture's: every replica's delivery reads it.
+LANE = "md:{lane}:procedure"
+NOT_SENT_TO_YOU = "not_targeted"  # an "I have it" from someone it was not sent to
+ALREADY = "already_sent"  # the broadcast id exists (a second confirm of the same draft)
+_RELEASE = """
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Acked:
+    """An acknowledgement recorded (duplicate: it had been already)."""
+
+    duplicate: bool
+
+
+class Stewarding:
+    """Broadcast records and the life-safety lane, over the store's client."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.r = store.r
+        self._release = store.r.register_script(_RELEASE)
+
+    # ------------------------------------------------------------ broadcasts
+    async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
+                   outs: list[Outbound], ev: Event, dedupe: str) -> bool:
+        """Record a broadcast, its recipients (who -> rota name) and its event, and put every
+        message in the outbox, in one script. False when the command was already applied."""
+        key = f"bc:{bc.id}"
+        ops: list[Op] = [RequireMissing(key, ALREADY),
+                         Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
+                                    "at": bc.at, "by": bc.by, "sent": str(bc.sent)})]
+        if recipients:
+            ops.append(Hset(key + ":to", recipients))
+        ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
+                *outbox.ops(outs)]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        return not applied.duplicate
+
+    async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
+        """Record that someone it was sent to has it (first press wins; one round trip).
+        Raises Refused(NOT_SENT_TO_YOU) for anyone else."""
+        key = f"bc:{bid}"
+        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], NOT_SENT_TO_YOU),
+                         Hsetnx(key + ":ack", who, at), *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
+        return Acked(applied.duplicate)
+
+    async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
+        """A broadcast with who has and has not acknowledged it."""
+        p = fx_prefix(fx) + f"bc:{bid}"
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hgetall(p)
+        pipe.hkeys(p + ":to")
+        pipe.hkeys(p + ":ack")
+        rec, to, acked = await self.store._call(pipe.execute())
+        if not rec:
+            return None
+        have = set(acked)
+        return Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"], rec["by"],
+                         int(rec.get("sent", "0")), tuple(sorted(have)),
+                         tuple(sorted(w for w in to if w not in have)))
+
+    async def latest(self, fx: str) -> Broadcast | None:
+        """The fixture's most recent broadcast or procedure."""
+        bid = await self.store._call(self.r.get(fx_prefix(fx) + "bc:last"))
+        return await self.broadcast(fx, bid) if bid else None
+
+    async def recipients(self, fx: str, bid: str) -> dict[str, str]:
+        """who -> "1" for everyone a broadcast was sent to."""
+        got: dict[str, str] = await self.store._call(
+            self.r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
+        return got
+
+    # ------------------------------------------------------------ the lane
+    async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
+        """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""
+        await self.store._call(self.r.set(LANE, f"{bid} {messages}",
+                                          px=max(1, int(ttl_s * 1000))))
+
+    async def lane(self) -> tuple[str, int] | None:
+        """(procedure id, messages) while the lane is held, else None."""
+        raw = await self.store._call(self.r.get(LANE))
+        if not raw:
+            return None
+        bid, _, n = raw.partition(" ")
+        return bid, int(n or 0)
+
+    async def release_lane(self, bid: str) -> bool:
+        """Give the lane back, if this procedure still holds it."""
+        return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
+
+
+__all__ = ["ALREADY", "NOT_SENT_TO_YOU", "Acked", "Refused", "Stewarding"]
