@@ -42,14 +42,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.app import build_core  # noqa: E402
-from bot.core.messages import Command, Reply  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.domain.messages import Command, Reply  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from tests.ha.topology import start_sentinel  # noqa: E402
+from tests.recording_sink import RecordingSink  # noqa: E402
 
 INC = re.compile(r"(?:Logged|Already logged as) INC-(\d+)")
 # One incident type per steward: reports of different types never merge into one incident,
@@ -70,12 +71,11 @@ class Tally:
     repeats: int = 0  # an answer shown again (its delivered mark was lost with a master)
 
 
-class Phones:
+class Phones(RecordingSink):
     """The stewards' phones: a console sink that records each "Logged INC-n" by chat."""
 
-    platform = "console"
-
     def __init__(self) -> None:
+        super().__init__("console")
         self.shown: dict[str, asyncio.Queue[int]] = {}
 
     def phone(self, chat: str) -> asyncio.Queue[int]:

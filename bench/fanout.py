@@ -23,10 +23,11 @@ from aiohttp import ClientSession, FormData, web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.core.messages import Outbound, Reply  # noqa: E402
 from bot.delivery.notifier import Notifier  # noqa: E402
 from bot.delivery.ratelimit import DEFAULT_LIMITS, RateLimiter  # noqa: E402
+from bot.delivery.sink import Doubt, Found, Gate, Unsupported, no_gate  # noqa: E402
 from bot.domain.ledger import Event  # noqa: E402
+from bot.domain.messages import Outbound, Reply  # noqa: E402
 from bot.evidence.charts import incident_chart  # noqa: E402
 
 TOKEN = "123:bench"
@@ -57,28 +58,59 @@ class FakeBotAPI:
 
 
 class HttpSink:
-    """A minimal Telegram sink: the summary goes as one photo with its caption."""
+    """A minimal Telegram sink: the summary goes as one photo with its caption; no edits,
+    pins, albums or in-doubt lookups (declared as such)."""
 
     platform = "telegram"
+    pins = False
 
     def __init__(self, session: ClientSession, base: str) -> None:
         self.session, self.base = session, base
+        self.gate: Gate = no_gate
         self.done: list[float] = []
         self.started: list[tuple[float, str]] = []
 
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        for chat in chats:
-            self.started.append((time.monotonic(), chat))
-            form = FormData()
-            form.add_field("chat_id", chat)
-            form.add_field("caption", (out.reply.title + "\n" + out.reply.text)[:1024])
-            if out.reply.images:
-                form.add_field("photo", out.reply.images[0], filename="chart.png",
-                               content_type="image/png")
-            method = "sendPhoto" if out.reply.images else "sendMessage"
-            async with self.session.post(f"{self.base}/{method}", data=form) as resp:
-                assert (await resp.json())["ok"]
-            self.done.append(time.monotonic())
+    def cost(self, reply: Reply) -> int:
+        return 1
+
+    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+        self.started.append((time.monotonic(), chat))
+        form = FormData()
+        form.add_field("chat_id", chat)
+        form.add_field("caption", (reply.title + "\n" + reply.text)[:1024])
+        if reply.images:
+            form.add_field("photo", reply.images[0], filename="chart.png",
+                           content_type="image/png")
+        method = "sendPhoto" if reply.images else "sendMessage"
+        async with self.session.post(f"{self.base}/{method}", data=form) as resp:
+            assert (await resp.json())["ok"]
+        self.done.append(time.monotonic())
+        return ""
+
+    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        return False
+
+    async def pin(self, chat: str, message_id: str) -> None:
+        raise Unsupported("no pins")
+
+    async def unpin(self, chat: str, message_id: str) -> None:
+        raise Unsupported("no pins")
+
+    def albumable(self, chat: str, reply: Reply) -> bool:
+        return False
+
+    async def send_album(self, chat: str, replies: list[Reply], *,
+                         thread: str = "") -> list[str]:
+        raise Unsupported("no albums")
+
+    def floor(self, chat: str) -> int:
+        return 0
+
+    def id_space(self, chat: str) -> str:
+        return ""
+
+    async def find_sent(self, chat: str, doubt: Doubt) -> Found | None:
+        return None
 
 
 def summary_reply() -> Reply:
@@ -125,7 +157,7 @@ async def run(chats: int, latency: float, burst: int) -> dict[str, float | int]:
         sink = HttpSink(session, base)
         # one warm-up call measures the API round trip (fake latency + HTTP)
         t0 = time.monotonic()
-        await sink.deliver(Outbound("x", reply), ["-1"])
+        await sink.send("-1", reply)
         rtt = time.monotonic() - t0
         fake.calls.clear()
         for name, n in (("summary", 1), ("burst", burst)):

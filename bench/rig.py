@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.app import build_core  # noqa: E402
 from bot.core.dispatch import Core  # noqa: E402
-from bot.core.messages import Command  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.domain.messages import Command  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402

@@ -11,7 +11,8 @@ from typing import Any, Protocol
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.lane import Lane
-from bot.delivery.notifier import Notifier, load_channels, load_readers
+from bot.delivery.notifier import Notifier
+from bot.delivery.routing import load_channels, load_readers
 from bot.delivery.scopes import load_scopes
 from bot.domain.clock import Clock, FileClock, SystemClock
 from bot.domain.grounds import load_grounds

@@ -13,10 +13,10 @@ from typing import Any
 
 from bot.adapters.console import render_text
 from bot.core.dispatch import Core
-from bot.core.messages import Command, Outbound
 from bot.core.roles import Member
 from bot.domain.clock import VirtualClock, iso
 from bot.domain.ledger import clean_text
+from bot.domain.messages import Command, Outbound
 from bot.domain.vocab import ROLES
 from bot.schedule.escalation import next_due
 from bot.schedule.scheduler import Scheduler

@@ -5,9 +5,9 @@ from __future__ import annotations
 import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
 from bot.core.roles import STRANGER_COMMANDS
 from bot.domain.clock import iso
+from bot.domain.messages import Reply, Result
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from handlers.words import resolve_word
 

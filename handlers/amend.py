@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
 from bot.domain.ledger import Var
+from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from bot.schedule.escalation import policy

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
+from bot.domain.messages import Reply, Result
 from bot.domain.models import season_of
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefings import briefing_outbounds, briefing_replies

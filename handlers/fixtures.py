@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.dispatch import SCOPES, Core, Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
+from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, slug
 from bot.domain.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm

@@ -6,7 +6,7 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Button, Reply, Result
+from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.methane import continue_methane

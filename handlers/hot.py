@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
+from bot.domain.messages import Reply, Result
 from bot.domain.models import parse_incident_id
 from handlers.reporting import add_text
 from handlers.views import FOUR_CS, hot_question, verdict

@@ -4,9 +4,9 @@ lifecycle (acknowledge … resolve), update, escalate."""
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
 from bot.core.paging import page_of, split_page_args
 from bot.domain.ledger import Event, Var
+from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.forms import start_form

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
 from bot.domain.ledger import Event
+from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, incident_id
 from bot.schedule.escalation import policy
 from bot.store import Refused

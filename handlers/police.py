@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Reply, Result
 from bot.domain.clock import iso
+from bot.domain.messages import Reply, Result
 from bot.domain.models import parse_incident_id
 from bot.domain.vocab import (
     BAN_STATUSES,

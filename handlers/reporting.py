@@ -11,15 +11,14 @@ from dataclasses import replace
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
-from bot.core.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.clock import iso
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Var
+from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy
 from bot.store import Refused, Similar
-from bot.store.outbox import ops as outbox_ops
 from handlers.views import age, card, hot_prompt
 from handlers.words import resolve_word
 
@@ -141,15 +140,14 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     # turns into its Var("n") (so nothing a user typed can be taken for it).
     stand_in = str(secrets.randbelow(9 * 10**17) + 10**17)
     drafted = _announce(ctx, fx, Incident.from_hash({**record, "n": stand_in,
-                                                     "phase": fx.phase})) \
-        if ctx.durable else ([], Result(Reply("")))
-    seen = _for_the_outbox(ctx, fx, *drafted) if ctx.durable else []
+                                                     "phase": fx.phase}))
+    seen = _for_the_outbox(ctx, fx, *drafted)
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         form_id=form_id,
         deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
-        outbox=outbox_ops(seen, stand_in),
+        outbox=ctx.outbox.ops(seen, stand_in),
     )
     if applied.duplicate:  # a redelivery: the first answer is already in the outbox
         n = applied.n
@@ -164,19 +162,19 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     if applied.joined and sim is not None:
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
-    if seen:  # the same messages the script stored, numbered: nothing to render twice
-        outs, result = drafted
-        real = str(inc.n)
-        filled: dict[int, Reply] = {}  # control and command share one card: fill it once
-        for o in outs:
-            if id(o.reply) not in filled:
-                filled[id(o.reply)] = fill_reply(o.reply, stand_in, real)
-        outs = [replace(o, reply=filled[id(o.reply)], ref=o.ref.replace(stand_in, real),
-                        stored=True) for o in outs]
-        result = Result(fill_reply(result.reply, stand_in, real),
-                        queued=any(o.audience.startswith("user:") for o in seen))
-    else:
-        outs, result = _announce(ctx, fx, inc)
+    # The drafted messages, numbered: nothing to render twice. Stored when the outbox is in
+    # the store (the script wrote them); else they are added to it after the write.
+    outs, result = drafted
+    real = str(inc.n)
+    stored = all(o.stored for o in seen)
+    filled: dict[int, Reply] = {}  # control and command share one card: fill it once
+    for o in outs:
+        if id(o.reply) not in filled:
+            filled[id(o.reply)] = fill_reply(o.reply, stand_in, real)
+    outs = [replace(o, reply=filled[id(o.reply)], ref=o.ref.replace(stand_in, real),
+                    stored=stored) for o in outs]
+    result = Result(fill_reply(result.reply, stand_in, real),
+                    queued=stored and any(o.audience.startswith("user:") for o in seen))
     ctx.outbound += outs
     await ctx.core.changed("incident", fx.id)
     return result
@@ -348,7 +346,7 @@ async def joined_again(ctx: Ctx, fx: Fixture, n: int, sim: Similar | None = None
     """A redelivered report that joined INC-n: its 'Added to' answer rendered again (None when
     it cannot be). The first run queued its messages after its write, once per command, so
     this adds nothing then, and is what a crash in between kept from going."""
-    if not ctx.durable or not ctx.cmd.dedupe_key:
+    if not ctx.cmd.dedupe_key:
         return None
     if sim is None:  # the form that made it is gone: the merge record has the report
         rec = await ctx.store.merge_record(fx.id, merge_token(ctx, fx))

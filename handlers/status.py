@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.core.dispatch import Ctx, Registry, Spec
-from bot.core.messages import Reply, Result
+from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture
 from handlers import stewarding
 from handlers.views import board

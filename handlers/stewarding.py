@@ -7,8 +7,8 @@ from __future__ import annotations
 import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.core.messages import Button, Outbound, Reply, Result
 from bot.domain.clock import iso
+from bot.domain.messages import Button, Outbound, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.stewarding import (
     MAX_TEXT,
@@ -60,9 +60,6 @@ async def _send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(f"user:{s.who}", steward_msg, fixture=fx.id, urgent=urgent) for s in to]
     outs.append(Outbound("control", control_msg, fixture=fx.id, urgent=urgent))
-    durable = ctx.durable
-    for o in outs:
-        o.stored = durable  # written with the record, in its script
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
     state = Stewarding(ctx.store)
     notifier = ctx.core.notifier
@@ -74,7 +71,7 @@ async def _send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target,
                     "sent": len(to)})
     try:
         fresh = await state.send(fx.id, bc, {s.who: "1" for s in to},
-                                 outs if durable else [], ev, ctx.cmd.dedupe_key)
+                                 ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key)
     except Refused as exc:
         if str(exc) != ALREADY:
             raise
@@ -82,10 +79,8 @@ async def _send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target,
     if not fresh:
         return Result(Reply(f"{title.split(' · ')[0]} was already sent ({bid}); "
                             "see /status for who has it."))
-    if not durable:
-        ctx.outbound.extend(outs)
-    else:
-        await ctx.core.changed("broadcast", fx.id)
+    ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
+    await ctx.core.changed("broadcast", fx.id)
     word = PROCEDURES[kind][0] if urgent else "Broadcast"
     return Result(Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
                         f"({label}) and control. /status counts who has it.",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec
-from bot.core.messages import Reply, Result
+from bot.domain.messages import Reply, Result
 from bot.domain.vocab import ROLES
 from bot.web.access import Access
 

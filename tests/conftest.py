@@ -13,8 +13,8 @@ import pytest_asyncio
 
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Attachment, Command, Result
 from bot.domain.clock import VirtualClock
+from bot.domain.messages import Attachment, Command, Result
 from bot.sample import ensure_sample_fixture
 from bot.settings import Settings, load_settings
 from bot.store import Store

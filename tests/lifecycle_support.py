@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound
 from bot.domain.ledger import Event
+from bot.domain.messages import Outbound
 
 
 def record(core: Core) -> list[Outbound]:

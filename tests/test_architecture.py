@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,3 +162,53 @@ def test_nothing_but_settings_reads_the_environment():
         if path.name == "settings.py":
             continue
         assert "os.environ" not in path.read_text(), path.name
+
+
+def package_of(module: str) -> str:
+    """A module's package: bot.<pkg> with its sub-packages, handlers as one, and the wiring
+    (modules at the top of bot/) as 'wiring'."""
+    parts = module.split(".")
+    if parts[0] == "handlers":
+        return "handlers"
+    if len(parts) > 2 or (ROOT / "bot" / parts[-1]).is_dir():
+        return ".".join(parts[:2])
+    return "wiring"
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Package -> the packages it imports (function-level and typing-only imports counted);
+    the wiring may import anything, so it is left out."""
+    edges: dict[str, set[str]] = {}
+    for name, targets in graph().items():
+        me = package_of(name)
+        if me == "wiring":
+            continue
+        edges.setdefault(me, set())
+        edges[me] |= {p for p in map(package_of, targets) if p not in (me, "wiring")}
+    for targets in list(edges.values()):
+        for t in targets:
+            edges.setdefault(t, set())
+    return edges
+
+
+def test_no_package_level_import_cycles():
+    assert cycles(package_graph()) == []
+
+
+def test_packages_are_found_by_the_package_cycle_check():
+    edges = package_graph()
+    assert {"bot.core", "bot.store", "bot.delivery", "handlers"} <= set(edges)
+    assert "bot.store" in edges["bot.core"]  # an edge it must see
+
+
+def test_the_core_does_not_import_the_delivery_layer():
+    for name, targets in graph().items():
+        if package_of(name) == "bot.core":
+            assert not any(package_of(t) == "bot.delivery" for t in targets), name
+
+
+def test_delivery_declares_what_it_asks_of_sinks_and_limiters_rather_than_probing():
+    probe = re.compile(r"\b(getattr|hasattr)\(\s*[\w.]*(sinks?|limiter)\b")
+    for path in sorted((ROOT / "bot" / "delivery").rglob("*.py")):
+        found = probe.findall(path.read_text())
+        assert not found, (path.name, found)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_core
-from bot.core.messages import Outbound, Reply
 from bot.domain.clock import SystemClock
+from bot.domain.messages import Outbound, Reply
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store

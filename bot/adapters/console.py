@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import IO
 
 from bot.core.dispatch import Core
-from bot.core.messages import Button, Command, Outbound, Reply
 from bot.core.roles import Member
 from bot.domain.bidi_controls import without_bidi_controls
 from bot.domain.ledger import clean_text
+from bot.domain.messages import Button, Command, Outbound, Reply
 from bot.domain.vocab import ROLES
 
 

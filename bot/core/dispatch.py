@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.core.delivery_port import Delivery, Outbox
 from bot.core.drill import NO_DRILL_FIXTURE, Drill
-from bot.core.messages import Command, Outbound, Reply, Result, refuse
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.core.strangers import StrangerAudit
-from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock, iso
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
+from bot.domain.messages import Command, Outbound, Reply, Result, refuse
 from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics
@@ -190,14 +190,14 @@ class Ctx:
         return Event(kind=kind, at=iso(self.now), by=self.who, role=self.role or "", data=data)
 
     @property
-    def durable(self) -> bool:
-        """Messages go through the durable outbox (the app wired one)."""
-        return self.core.notifier.outbox is not None
+    def outbox(self) -> Outbox:
+        """Where this command's messages go first (see bot.core.delivery_port.Outbox)."""
+        return self.core.notifier.outbox
 
     def reply_outbound(self, reply: Reply, fixture: str) -> Outbound | None:
         """The sender's reply as an outbox message, when the adapter lets the core queue it."""
         via = self.cmd.reply_via
-        if not via or not self.durable:
+        if not via:
             return None
         how, _, mid = via.partition(":")
         return Outbound(f"user:{self.cmd.platform}:{self.cmd.chat}", reply, fixture=fixture,
@@ -223,7 +223,7 @@ class Core:
     """Turns Commands into Results, for every platform, through one registry."""
 
     def __init__(self, store: Store, registry: Registry, clock: Clock,
-                 grounds: dict[str, Ground], roster: dict[str, Member], notifier: Notifier,
+                 grounds: dict[str, Ground], roster: dict[str, Member], notifier: Delivery,
                  settings: Any, cache_ttl: float = 5.0, roles: RoleMatrix | None = None) -> None:
         self.store = store
         self.registry = registry
@@ -398,7 +398,7 @@ class Core:
         """Answer one command; None means 'not for the bot' (chatter in a group)."""
         result = await self._handle(cmd)
         if result is not None and result.outbound:
-            if not result.queued and cmd.reply_via and self.notifier.outbox is not None:
+            if not result.queued and cmd.reply_via:
                 # it wrote and tells others: its answer goes durably with their messages
                 fx = next((o.fixture for o in result.outbound if o.fixture), "")
                 how, _, mid = cmd.reply_via.partition(":")

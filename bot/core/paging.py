@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.core.messages import Button, Reply
+from bot.domain.messages import Button, Reply
 
 # One page must be one Telegram message (4,096 characters after HTML escaping) and a few
 # Slack sections (3,000 characters each, 50 blocks a message), with room for the title and

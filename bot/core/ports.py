@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
-from bot.core.messages import Command, Result
+from bot.core.delivery_port import Delivery
 from bot.core.roles import Member
 from bot.domain.clock import Clock
 from bot.domain.grounds import Ground
+from bot.domain.messages import Command, Result
 from bot.domain.models import Fixture
 
-if TYPE_CHECKING:  # typing only: the core package never imports delivery or the store here
+if TYPE_CHECKING:  # typing only
     from bot.core.dispatch import Registry
-    from bot.delivery.notifier import Notifier
     from bot.settings import Settings
     from bot.store import Store
 
@@ -26,7 +26,7 @@ class CoreAPI(Protocol):
     clock: Clock
     grounds: dict[str, Ground]
     roster: dict[str, Member]
-    notifier: Notifier
+    notifier: Delivery
     settings: Settings
     hooks: list[Callable[[str, str], Awaitable[None]]]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from bot.core.messages import Command
+from bot.domain.messages import Command
 from bot.store import StoreUnavailable
 
 NOT_CONFIRMED = ("NOT CONFIRMED: the log store stopped answering; it may or may not have been "

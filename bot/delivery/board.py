@@ -5,14 +5,18 @@ gets a board listing the open incidents (worst first, then oldest), with counts 
 when long. The board is rendered at send time from the latest card of each incident, so a
 superseded state is never sent. When the burst has been over for a while it gets a final
 edit and is unpinned. Built from the cards the chat receives; no platform details here.
+The board's timers live here too: when its next turn (pin, edit, end) is due, and the
+timer that wakes the chat's worker for it while the chat is otherwise idle.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from bot.core.messages import Outbound, Reply
+from bot.domain.messages import Outbound, Reply
 
 REF = "board"  # the board's live-message ref (its platform id is kept in the store)
 MAX_JUST_IN = 60  # ids on the "Just in" line
@@ -76,6 +80,9 @@ class Board:
     pin_owed: str = ""  # a board just posted, pinned once a digest has had its turn
     last_edit: float | None = None
     last_burst: float | None = None
+    turn_at: float = float("-inf")  # when the board last took one of the chat's slots
+    retry_at: float = float("-inf")  # no board edit before (no shared edit slot free)
+    timer: asyncio.Task[None] | None = None  # wakes the chat's worker for the board's turn
 
     def note(self, out: Outbound, now: float) -> None:
         """Take an incident card's latest state (other messages are ignored)."""
@@ -97,6 +104,44 @@ class Board:
         if not self.live:
             self.live = self.dirty = True
             self.ending = False
+
+    def due(self, now: float, gap: Callable[[], float], idle: bool,
+            last_digest: float | None) -> str:
+        """'end', 'pin' or 'edit' when the board's turn has come, else ''. `gap`: seconds
+        between board edits; `idle`: nothing else waits in the chat; `last_digest`: when
+        the chat's last digest went (None: not at a flashpoint)."""
+        if not self.live:
+            return ""
+        if self.last_burst is not None and now - self.last_burst >= QUIET_S and idle:
+            return "end"
+        if self.pin_owed and (self.last_edit is None or last_digest is None or
+                              last_digest > self.last_edit or idle):
+            return "pin"  # not straight after the post: a digest goes in between
+        if self.dirty and now >= self.retry_at and (
+                self.last_edit is None or now - self.last_edit >= gap()):
+            return "edit"
+        return ""
+
+    def arm(self, now: float, gap: Callable[[], float],
+            sleep: Callable[[float], Awaitable[object]], wake: asyncio.Event) -> None:
+        """While the board is live and the chat idle, set `wake` when its turn comes."""
+        self.disarm()
+        if not self.live or self.last_burst is None:
+            return
+        at = self.last_burst + QUIET_S
+        if self.dirty and self.last_edit is not None:
+            at = min(at, max(self.last_edit + gap(), self.retry_at))
+
+        async def ring() -> None:
+            await sleep(max(0.0, at - now))
+            wake.set()
+        self.timer = asyncio.create_task(ring())
+
+    def disarm(self) -> None:
+        """Stop the board's timer."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     def open_rows(self) -> list[Row]:
         """Open incidents, worst first, then oldest first."""

@@ -30,9 +30,10 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 
-from bot.core.messages import Outbound
+from bot.delivery.chat_queue import Journaled
 from bot.delivery.notifier import Notifier
-from bot.delivery.sink import Unsupported
+from bot.delivery.sink import Doubt, Unsupported
+from bot.domain.messages import Outbound
 from bot.store import StoreUnavailable, Unconfirmed
 from bot.store.outbox import Outbox
 from bot.tasks import cancel_and_wait
@@ -138,41 +139,19 @@ class OutboxReader:
         """A send a crash left in doubt: if the platform can show it arrived, record it as
         delivered (and where the card is) instead of sending it again."""
         sink = self.notifier.sinks[platform]
-        probe = getattr(sink, "probe_sent", None)
-        if probe is not None and not out.edit:  # Telegram (an edit is simply redone)
-            try:
-                floor = await self.outbox.floor(mark.fx, mark.entry, f"{platform}:{chat}")
-                mid = await asyncio.wait_for(probe(chat, floor, out.reply), PROBE_WAIT_S)
-            except TimeoutError:
-                log.warning("looking up %s in %s:%s took over %.0fs; sending it again",
-                            mark.tag, platform, chat, PROBE_WAIT_S)
-                return False
-            except Exception as exc:  # the lookup failed: sending again beats losing it
-                log.warning("could not look up %s in %s:%s (%s); sending again", mark.tag,
-                            platform, chat, exc)
-                return False
-            if not mid:
-                log.info("%s to %s:%s was in flight at a crash and is not there; sending it",
-                         mark.tag, platform, chat)
-                return False
-            await self.delivered(platform, chat, [mark], out, mid)
-            return True
-        find = getattr(sink, "find_sent", None)
-        if find is None:
-            log.info("%s to %s:%s was in flight at a crash; sending it again", mark.tag,
-                     platform, chat)
-            return False
-        since = int(mark.entry.split("-", 1)[0]) / 1000 - 60  # the entry's time, less skew
         store = self.notifier.store
         try:
             thread = (await store.message_ref(out.fixture, platform, chat, out.thread) or ""
                       if out.thread and store is not None else "")
-            mid = await find(chat, mark.tag, since, thread)
-            if not mid:  # or named in a digest that went out
-                found = await find(chat, "d:" + mark.tag, since, thread)
-                if found:
-                    await self.delivered(platform, chat, [mark])
-                    return True
+            doubt = Doubt(tag=mark.tag, since=int(mark.entry.split("-", 1)[0]) / 1000 - 60,
+                          thread=thread, reply=out.reply, edit=bool(out.edit),
+                          floor=await self.outbox.floor(mark.fx, mark.entry,
+                                                        f"{platform}:{chat}"))
+            found = await asyncio.wait_for(sink.find_sent(chat, doubt), PROBE_WAIT_S)
+        except TimeoutError:
+            log.warning("looking up %s in %s:%s took over %.0fs; sending it again",
+                        mark.tag, platform, chat, PROBE_WAIT_S)
+            return False
         except Unsupported as exc:  # e.g. no scope to read a DM's history: sent again
             self.notifier.degraded(platform, chat, LOOKUP_OFF, exc)
             return False
@@ -180,19 +159,23 @@ class OutboxReader:
             log.warning("could not look up %s in %s:%s (%s); sending again", mark.tag,
                         platform, chat, exc)
             return False
-        if not mid:
+        if found is None:
+            log.info("%s to %s:%s was in flight at a crash and is not there; sending it",
+                     mark.tag, platform, chat)
             return False
-        await self.delivered(platform, chat, [mark], out, mid)
+        if found.message_id:
+            await self.delivered(platform, chat, [mark], out, found.message_id)
+        else:  # named in a digest that went out
+            await self.delivered(platform, chat, [mark])
         return True
 
-    async def flying(self, platform: str, chat: str, marks: list[Mark]) -> None:
+    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> None:
         """The notifier is about to send these entries to a chat: note it (one round trip)."""
-        floor = getattr(self.notifier.sinks.get(platform), "floor", None)
-        known = floor(chat) if floor is not None else 0
+        known = self.notifier.sinks[platform].floor(chat)
         await _persist(lambda: self.outbox.flying([(m.fx, m.entry) for m in marks],
                                                   f"{platform}:{chat}", known))
 
-    async def delivered(self, platform: str, chat: str, marks: list[Mark],
+    async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
         """The platform took the send: the delivered marks, acks of entries now done
         everywhere and the live message's id, in one round trip."""
@@ -208,9 +191,8 @@ class OutboxReader:
         ref = None
         if out is not None and out.ref and mid and not out.edit:
             ref = (out.fixture, platform, chat, out.ref, mid)
-        space = getattr(self.notifier.sinks.get(platform), "id_space", None)
-        last = ((f"{platform}:{space(chat)}", int(mid))
-                if space is not None and mid.isdigit() else None)
+        space = self.notifier.sinks[platform].id_space(chat)
+        last = (f"{platform}:{space}", int(mid)) if space and mid.isdigit() else None
         await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last))
 
     async def drain(self, timeout: float = 30.0) -> None:
@@ -227,21 +209,14 @@ class OutboxReader:
         raise TimeoutError("outbox not drained")
 
 
-class Mark:
+class Mark(Journaled):
     """An outbox entry's delivered callback for one chat; the notifier hands batches of them
     to the reader's journal (`flying`, `delivered`) rather than calling them one by one."""
-
-    journaled = True
 
     def __init__(self, reader: OutboxReader, fx: str, entry: str) -> None:
         self.reader = reader
         self.fx = fx
         self.entry = entry
-
-    @property
-    def tag(self) -> str:
-        """How a platform's message metadata names this entry."""
-        return f"{self.fx}/{self.entry}"
 
     async def __call__(self, platform: str, chat: str, _mid: str) -> None:
         await self.reader.delivered(platform, chat, [self])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
+from bot.domain.messages import Outbound, Reply
 
 log = logging.getLogger(__name__)
 

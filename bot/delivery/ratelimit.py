@@ -227,8 +227,12 @@ class RateLimiter:
         """Seconds per call of this kind this chat can sustain."""
         return interval(self.limits.get(platform, ()), platform, chat, call)
 
-    def budget(self, platform: str, chat: str, horizon: float, call: str = POST) -> int:
+    async def budget(self, platform: str, chat: str, horizon: float, call: str = POST) -> int:
         """How many calls this chat could still take within the next `horizon` seconds."""
+        return self.budget_now(platform, chat, horizon, call)
+
+    def budget_now(self, platform: str, chat: str, horizon: float, call: str = POST) -> int:
+        """`budget`, without waiting for anything (it never needs to here)."""
         if not self.limits.get(platform):
             return 10**6
         now = self.clock()
@@ -305,6 +309,23 @@ class SharedRateLimiter:
             out.append((self.windows.key(platform, scope), lim.count, lim.per))
         return out
 
+    def reserve(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
+        """No planned slots here: the shared windows are taken when a call goes (admit)."""
+        return None
+
+    def release(self, platform: str, chat: str, slot: float) -> None:
+        """Nothing planned to give back (see reserve)."""
+
+    async def wait_until(self, at: float) -> None:
+        """Sleep until clock time `at`."""
+        delay = at - self.clock()
+        if delay > 0:
+            await self.sleep(delay)
+
+    async def admit(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
+        """Take the shared slots for a call now (there is no plan to check it against)."""
+        await self.acquire(platform, chat, cost, call)
+
     async def acquire(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
         """Wait until every window has room, and take it (once per call of `cost`)."""
         scopes = self._scopes(platform, chat, call)
@@ -366,11 +387,11 @@ class SharedRateLimiter:
         if not scopes:
             return 10**6
         if not self._shared(platform, chat):
-            return self.local.budget(platform, chat, horizon, call)
+            return self.local.budget_now(platform, chat, horizon, call)
         try:
             used = await self.windows.used(scopes, self.clock())
         except StoreUnavailable:
             self._away(platform, chat)
-            return self.local.budget(platform, chat, horizon, call)
+            return self.local.budget_now(platform, chat, horizon, call)
         return max(0, min(int(count * max(1.0, horizon / per)) - n
                           for (_, count, per), n in zip(scopes, used, strict=True)))

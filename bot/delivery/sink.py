@@ -1,15 +1,21 @@
-"""What a platform adapter offers the delivery layer: native send and edit, nothing more.
+"""What a platform adapter offers the delivery layer: a declared family of capabilities.
 
+Every platform sink has them all (`PlatformSink`): send and edit (`Sink`), pin and unpin
+(`Pins`), albums (`Albums`) and the lookup of a send a crash left in doubt (`InDoubt`). A
+platform without one says so explicitly (`pins = False`, `albumable` always False, a lookup
+that finds nothing) rather than leaving the method out: the delivery layer never probes.
 Queues, ordering, dedupe, rate limits, retries and "edit the live message or post a new one"
-live once, in bot.delivery.notifier; an adapter only speaks its platform.
+live once, in bot.delivery; an adapter only speaks its platform.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from bot.core.messages import Reply
+from bot.domain.messages import Reply
 
 # A sink's `gate` asked for this 'chat' takes a slot of the bot-wide limit only: for calls
 # that may or may not post and whose chat the sink paces itself (Telegram's lookup forwards).
@@ -39,11 +45,45 @@ class Gone(Exception):
     """The chat cannot be reached at all (bot removed, chat deleted): retrying is useless."""
 
 
+# Before each platform message after the first of one reply, a sink awaits its gate for a
+# rate-limit slot: (platform, chat or BOT_WIDE).
+Gate = Callable[[str, str], Awaitable[None]]
+
+
+async def no_gate(platform: str, chat: str) -> None:
+    """The gate of a sink not (yet) handed to a delivery layer: every call goes at once."""
+    return None
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """A send a crash left in doubt, as the lookup needs it: the outbox entry's tag (what
+    the message's metadata carries), the entry's time less skew (epoch s), the live message
+    it went under (platform id), the highest message id known in the chat when it began
+    (0: unknown), and what was sent."""
+
+    tag: str
+    since: float
+    thread: str
+    floor: int
+    reply: Reply
+    edit: bool = False  # an edit in place (simply redone where nothing can be read back)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A send found on the platform: the message's id ('' when only a digest naming it was
+    found: delivered, but no message of its own to edit later)."""
+
+    message_id: str = ""
+
+
 @runtime_checkable
 class Sink(Protocol):
     """A platform's delivery side: send, edit, reply in a thread, post images, natively."""
 
     platform: str
+    gate: Gate  # handed over by the delivery layer (see Gate)
 
     def cost(self, reply: Reply) -> int:
         """How many platform messages sending this reply takes (rate-limit units)."""
@@ -54,3 +94,49 @@ class Sink(Protocol):
 
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
         """Replace a message's content in place; False when it is gone (send anew)."""
+
+
+@runtime_checkable
+class Pins(Protocol):
+    """Pinning a message the bot posted (the flashpoint board). A platform that cannot has
+    `pins = False` and raises Unsupported."""
+
+    pins: bool
+
+    async def pin(self, chat: str, message_id: str) -> None:
+        """Pin a message quietly."""
+
+    async def unpin(self, chat: str, message_id: str) -> None:
+        """Unpin a message the bot pinned."""
+
+
+@runtime_checkable
+class Albums(Protocol):
+    """Several photos or videos as one message (Telegram's sendMediaGroup)."""
+
+    def albumable(self, chat: str, reply: Reply) -> bool:
+        """Whether a reply can be one item of an album (always False where none exist)."""
+
+    async def send_album(self, chat: str, replies: list[Reply], *,
+                         thread: str = "") -> list[str]:
+        """Send 2-10 albumable replies as one album; each one's message id."""
+
+
+@runtime_checkable
+class InDoubt(Protocol):
+    """Looking up a send a crash left in doubt, and the message-id hints that help."""
+
+    def floor(self, chat: str) -> int:
+        """The highest message id known in the chat (0: unknown, or ids are not ordered)."""
+
+    def id_space(self, chat: str) -> str:
+        """Which ordered message-id sequence the chat's ids come from ('' when none)."""
+
+    async def find_sent(self, chat: str, doubt: Doubt) -> Found | None:
+        """The send, if the platform shows it arrived; None when not (or it cannot tell).
+        Unsupported when a permission to look is missing."""
+
+
+@runtime_checkable
+class PlatformSink(Sink, Pins, Albums, InDoubt, Protocol):
+    """Every capability a platform sink declares (implemented or explicitly not)."""

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.domain.cadence import BriefingConfig, config_for
+from bot.domain.messages import Outbound, Reply
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.charts import chart_data, chart_from_counts, draw_chart

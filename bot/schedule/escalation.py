@@ -17,15 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.dispatch import Core
-from bot.core.messages import Button, Outbound, Reply
 from bot.domain.cadence import config_for
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
+from bot.domain.messages import Button, Outbound, Reply
 from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from bot.observe import metrics
-from bot.store.ops import Op
-from bot.store.outbox import ops as outbox_ops
 
 log = logging.getLogger(__name__)
 SYSTEM = "system:escalation"
@@ -197,7 +195,8 @@ async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
         reply.text += "\nMajor incident? Send a METHANE report now: /methane"
         reply.buttons[0].append(Button("METHANE report", "/methane", "danger"))
     outs = [Outbound(a, reply, fixture=fx.id) for a in tier.to]
-    claimed = await core.store.claim_tier(fx.id, inc.n, i, ev, nxt, _durable(core, outs))
+    claimed = await core.store.claim_tier(fx.id, inc.n, i, ev, nxt,
+                                         core.notifier.outbox.ops(outs))
     if claimed is None:
         return []
     metrics.ESCALATIONS.inc()
@@ -220,20 +219,10 @@ async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPol
     outs = [Outbound(a, reply, fixture=fx.id) for a in sp.remind_to]
     claimed = await core.store.claim_reminder(fx.id, inc.n, k, ev,
                                               int(now.timestamp()) + every,
-                                              _durable(core, outs))
+                                              core.notifier.outbox.ops(outs))
     if claimed is None:
         return []
     return outs
-
-
-def _durable(core: Core, outs: list[Outbound]) -> list[Op]:
-    """Outbox ops for a claim's messages when delivery is durable (marked stored, so the
-    notifier only shows them to its observers); none otherwise."""
-    if core.notifier.outbox is None:
-        return []
-    for out in outs:
-        out.stored = True
-    return outbox_ops(outs)
 
 
 def _alert(core: Core, fx: Fixture, inc: Incident, title: str, tail: str) -> Reply:

@@ -24,7 +24,6 @@ from bot.domain.clock import Clock
 from bot.domain.models import Fixture
 from bot.observe import metrics
 from bot.store import StoreUnavailable
-from bot.store.outbox import ops as outbox_ops
 
 log = logging.getLogger(__name__)
 Ticker = Callable[[datetime], Awaitable[None]]
@@ -231,29 +230,18 @@ class Scheduler:
         if slot.id not in {s.id for s in await store.load_plan(slot.fixture)}:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
-        if state != "missed" and self.core.notifier.outbox is not None:
-            return await self._claim_into_outbox(slot, fx, state, now)
         if state == "missed":
             if not await store.claim_missed(slot, self.instance, now):  # claim + record: atomic
                 return "skip"  # another replica has it
             metrics.BRIEFINGS.labels(state).inc()
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
             return state
-        late = slot.due if state == "late" else None
-        from bot.schedule.briefings import briefing_outbounds, summary_outbounds
-
-        # Built before the claim: once claimed, nothing more is read from the store.
-        outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
-                else await briefing_outbounds(self.core, fx, slot.label, late))
-        if not await store.claim_slot(slot, state, self.instance, now):
-            return "skip"  # another replica has it
-        metrics.BRIEFINGS.labels(state).inc()
-        await self.core.notifier.send(outs)
-        return state
+        return await self._claim_into_outbox(slot, fx, state, now)
 
     async def _claim_into_outbox(self, slot: Slot, fx: Fixture, state: str,
                                  now: datetime) -> str:
-        """Durable delivery: the claim and the outbox entries are one atomic write."""
+        """The claim and the outbox entries are one atomic write (where the outbox is in
+        the store); the messages are built before the claim, from what was read."""
         if await self.core.store.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
         from bot.schedule.briefings import briefing_outbounds, summary_outbounds
@@ -264,12 +252,10 @@ class Scheduler:
         for out in outs:
             out.fixture = out.fixture or fx.id
         if not await self.core.store.claim_slot_with(slot, state, self.instance, now,
-                                                     outbox_ops(outs)):
+                                                     self.core.notifier.outbox.ops(outs)):
             return "skip"
         metrics.BRIEFINGS.labels(state).inc()
-        for out in outs:
-            out.stored = True  # observers (console, replay) still see them
-        await self.core.notifier.send(outs)
+        await self.core.notifier.send(outs)  # observers (console, replay) see them here
         return state
 
     # ---------------------------------------------------------------- status

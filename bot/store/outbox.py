@@ -15,8 +15,8 @@ from dataclasses import asdict
 
 from redis.exceptions import ResponseError
 
-from bot.core.messages import Attachment, Button, Outbound, Reply
 from bot.domain.ledger import Tpl, Var
+from bot.domain.messages import Attachment, Button, Outbound, Reply
 from bot.store.base import OPS, fx_prefix
 from bot.store.client import Store, Unconfirmed, msgof_key
 from bot.store.ops import Op
@@ -97,6 +97,13 @@ class Outbox:
 
     def _key(self, fx: str) -> str:
         return fx_prefix(fx) + STREAM
+
+    def ops(self, outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
+        """Ops that write these messages with the store write that causes them (see `ops`
+        above); they are marked stored, so delivery only shows them to its observers."""
+        for out in outs:
+            out.stored = True
+        return ops(outs, stand_in, var)
 
     async def fixture_ids(self) -> list[str]:
         """Every fixture (each has its own outbox)."""

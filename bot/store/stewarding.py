@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.messages import Outbound
 from bot.domain.ledger import Event
 from bot.domain.stewarding import Broadcast
-from bot.store import outbox
 from bot.store.base import Refused, fx_prefix
 from bot.store.client import Store
 from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
@@ -47,9 +45,10 @@ class Stewarding:
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
-                   outs: list[Outbound], ev: Event, dedupe: str) -> bool:
-        """Record a broadcast, its recipients (who -> rota name) and its event, and put every
-        message in the outbox, in one script. False when the command was already applied."""
+                   outbox: list[Op], ev: Event, dedupe: str) -> bool:
+        """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
+        of its messages (bot.store.outbox.ops), in one script. False when the command was
+        already applied."""
         key = f"bc:{bc.id}"
         ops: list[Op] = [RequireMissing(key, ALREADY),
                          Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
@@ -57,7 +56,7 @@ class Stewarding:
         if recipients:
             ops.append(Hset(key + ":to", recipients))
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
-                *outbox.ops(outs)]
+                *outbox]
         applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
 

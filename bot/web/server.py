@@ -12,8 +12,8 @@ from typing import Any
 from aiohttp import web
 
 from bot.core.dispatch import Core
-from bot.core.messages import Command
 from bot.domain.clock import iso
+from bot.domain.messages import Command
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.charts import chart_data, chart_from_counts

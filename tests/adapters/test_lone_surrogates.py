@@ -19,7 +19,7 @@ from bot.adapters.console import ConsoleAdapter
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.core.messages import Attachment, Command
+from bot.domain.messages import Attachment, Command
 from bot.settings import Settings
 from tests.adapters.slack.test_slack_adapter import slack_settings
 from tests.adapters.telegram.test_telegram_adapter import STEWARD, Feed, sends_to, tg_settings

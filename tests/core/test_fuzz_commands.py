@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.app import build_core
-from bot.core.messages import Command
 from bot.domain.clock import VirtualClock
 from bot.domain.ledger import recount
+from bot.domain.messages import Command
 from bot.domain.vocab import INCIDENT_TYPES
 from bot.evidence.export import export_fixture
 from bot.evidence.signing import new_key

@@ -9,8 +9,8 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.messages import Attachment
 from bot.domain.ledger import clean_text
+from bot.domain.messages import Attachment
 from bot.evidence.export import export_fixture
 from bot.evidence.signing import new_key
 from bot.evidence.verify import verify_dir

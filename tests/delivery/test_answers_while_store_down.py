@@ -13,8 +13,8 @@ import pytest_asyncio
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
-from bot.core.messages import Reply
 from bot.delivery.ratelimit import SharedRateLimiter
+from bot.domain.messages import Reply
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
 from bot.store.windows import Windows

@@ -17,9 +17,9 @@ import pytest_asyncio
 import yaml
 
 from bot.core.dispatch import Core
-from bot.core.messages import Command, Outbound, Reply
 from bot.delivery import board as boards
 from bot.delivery.health import status_lines
+from bot.domain.messages import Command, Outbound, Reply
 from bot.settings import PROJECT_CONFIG, Settings
 from bot.store import Store
 from tests.delivery.test_delivery import GROUP, FakeTime, Recorder, card, notifier
@@ -32,6 +32,8 @@ SLACK_CONTROL = "C0CONTROL"
 
 class Pinning(Recorder):
     """A native sink that can pin, like the real adapters (so the board is on)."""
+
+    pins = True
 
     def __init__(self, time: FakeTime) -> None:
         super().__init__(time)

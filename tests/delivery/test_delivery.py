@@ -11,17 +11,18 @@ from pydantic import SecretStr
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
 from bot.delivery.sink import BOT_WIDE, RetryLater
+from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.inbox import Inbox
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.recording_sink import RecordingSink
 
 GROUP = "-1001000000001"  # channels.toml: the Telegram control group
 STEWARD = 100000001
@@ -41,12 +42,13 @@ class FakeTime:
         await asyncio.sleep(0)
 
 
-class Recorder:
+class Recorder(RecordingSink):
     """A native sink: records sends and edits with the fake time; can answer 429s."""
 
     platform = "telegram"
 
     def __init__(self, time: FakeTime) -> None:
+        super().__init__()
         self.time = time
         self.log: list[tuple[float, str, str, str]] = []  # (t, op, chat, first line)
         self.busy_until = 0.0

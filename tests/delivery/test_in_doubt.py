@@ -8,8 +8,8 @@ import json
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.sink import SENDING
+from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from tests.adapters.slack.test_slack_adapter import slack_settings

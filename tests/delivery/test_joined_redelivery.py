@@ -14,8 +14,8 @@ import pytest
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound
 from bot.delivery.durable import OutboxReader
+from bot.domain.messages import Outbound
 from bot.settings import Settings
 from bot.store.inbox import Inbox
 from tests.adapters.telegram.test_telegram_adapter import (

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.core.messages import Outbound
 from bot.delivery.ratelimit import RateLimiter
+from bot.domain.messages import Reply
+from tests.recording_sink import RecordingSink
 
 
-class Held:
+class Held(RecordingSink):
     """A sink plus a limiter clock that never moves: every over-limit message waits."""
 
-    platform = "telegram"
-
     def __init__(self) -> None:
+        super().__init__("telegram")
         self.sent: list[tuple[str, str]] = []
         self.release = asyncio.Event()
+        self.first = asyncio.Event()  # something reached the platform
         self.now = 0.0
 
     def clock(self) -> float:
@@ -25,8 +26,9 @@ class Held:
         await self.release.wait()
         self.now += 3600.0  # released: time has moved on past every slot
 
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        self.sent += [(c, out.reply.title) for c in chats]
+    async def on_send(self, chat: str, reply: Reply) -> None:
+        self.sent.append((chat, reply.title))
+        self.first.set()
 
 
 async def test_reply_comes_back_while_the_control_group_is_rate_limited(say, core):
@@ -37,7 +39,7 @@ async def test_reply_comes_back_while_the_control_group_is_rate_limited(say, cor
     for i, text in enumerate(reports):  # the group takes 1 message a second: 2 must wait
         r = await asyncio.wait_for(say(f"/incident {text}", as_="steward"), timeout=30)
         assert r.reply.title == f"Logged INC-{i + 1}"
-    await asyncio.sleep(0)
+    await asyncio.wait_for(held.first.wait(), timeout=30)  # the rest wait for `release`
     assert [c for c, _ in held.sent] == ["-1001000000001"]  # only the first went so far
     held.release.set()
     await core.notifier.drain()

@@ -36,13 +36,14 @@ async def test_a_briefing_and_an_escalation_due_in_an_outage_go_out_late_via_the
     await s.catch_up(clock.now())
     await sweep_escalations(core, clock.now())
     fx_backlog, _ = await core.notifier.outbox.backlog(FX)
-    assert fx_backlog >= 2 and rec.titles() == []  # durable first, delivered by the reader
+    # durable first, delivered by the reader
+    assert fx_backlog >= 2 and rec.titles(chat="command", of="") == []
     reader = OutboxReader(core.notifier, Outbox(core.store), owner="r", block_ms=50,
                           rescan_s=0.05)
     reader.start()
     try:
         await reader.drain()
-        titles = rec.titles(chat="command")
+        titles = rec.titles(chat="command", of="")
         briefings = [t for t in titles if "briefing" in t.lower()]
         assert len(briefings) == 1 and "LATE (was due 12:00)" in briefings[0], titles
         assert "⚠ INC-1 unacknowledged 31m (late: due 11:59)" in titles, titles
@@ -50,7 +51,7 @@ async def test_a_briefing_and_an_escalation_due_in_an_outage_go_out_late_via_the
         while await sweep_escalations(core, clock.now()):  # the later tiers, each once
             pass
         await reader.drain()
-        again = rec.titles(chat="command")
+        again = rec.titles(chat="command", of="")
         assert [t for t in again if "briefing" in t.lower()] == briefings
         assert again.count("⚠ INC-1 unacknowledged 31m (late: due 11:59)") == 1
     finally:

@@ -6,30 +6,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.app import build_core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
+from bot.domain.messages import Outbound
 from bot.schedule.escalation import sweep_escalations
 from bot.store.outbox import Outbox
 from tests.conftest import START
+from tests.recording_sink import RecordingSink
 
 
-class Slack:
+class Slack(RecordingSink):
     """A native sink recording what each Slack channel got."""
 
     platform = "slack"
-
-    def __init__(self) -> None:
-        self.got: list[tuple[str, str]] = []
-
-    def cost(self, reply: Reply) -> int:
-        return 1
-
-    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
-        self.got.append((chat, reply.title))
-        return str(len(self.got))
-
-    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
-        return True
 
 
 async def test_an_escalation_claimed_by_a_replica_that_dies_is_delivered_once(
@@ -52,9 +40,9 @@ async def test_an_escalation_claimed_by_a_replica_that_dies_is_delivered_once(
     reader = OutboxReader(other.notifier, Outbox(store), owner="b", block_ms=50, rescan_s=0.05)
     reader.start()
     await reader.drain()
-    alerts = [x for x in slack.got if "unacknowledged" in x[1]]
+    alerts = [(c, r.title) for c, r in slack.got if "unacknowledged" in r.title]
     assert sorted(c for c, _ in alerts) == ["C0COMMAND", "C0POLICE"]  # tier 1, once each
     assert await sweep_escalations(other, START + timedelta(seconds=61)) == []  # not again
     await reader.drain()
-    assert [x for x in slack.got if "unacknowledged" in x[1]] == alerts
+    assert [(c, r.title) for c, r in slack.got if "unacknowledged" in r.title] == alerts
     await reader.stop()

@@ -20,10 +20,10 @@ from pydantic import SecretStr
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.app import build_core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.delivery.scopes import Scopes
+from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.windows import Windows
@@ -68,7 +68,7 @@ class VirtualTime:
                 continue
             if queue.busy or queue.items or queue.wake.is_set() or not queue.idle.is_set():
                 return False
-        return all(q.timer is None or q.timer.done() or q.timer in self.asleep
+        return all(q.board.timer is None or q.board.timer.done() or q.board.timer in self.asleep
                    for q in n._queues.values())
 
     async def run(self, n: Notifier, coro: Coroutine[Any, Any, None]) -> None:

@@ -9,8 +9,8 @@ import asyncio
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.core.messages import Attachment, Outbound, Reply
 from bot.delivery.ratelimit import Limit, RateLimiter
+from bot.domain.messages import Attachment, Outbound, Reply
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from tests.adapters.telegram.test_telegram_photo_burst import HeldTime

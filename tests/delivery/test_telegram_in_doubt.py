@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.delivery.durable import OutboxReader
+from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from tests.delivery.test_delivery import durable, tg_settings

@@ -11,7 +11,6 @@ import pytest_asyncio
 
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound
 from bot.core.roles import Member
 from bot.delivery.ratelimit import unlimited
 from bot.domain.clock import VirtualClock
@@ -29,23 +28,19 @@ from tests.ha.many_fixtures import (
     WOMEN,
     two_ground_config,
 )
+from tests.recording_sink import RecordingSink
 
 MEN_CONTROL_TG, MEN_COMMAND_TG = "-1001000000001", "-1001000000002"
 
 
-class Recorder:
+class Recorder(RecordingSink):
     """A Telegram sink that records which chat got which message."""
 
-    platform = "telegram"
-
     def __init__(self) -> None:
-        self.got: list[tuple[str, Outbound]] = []
-
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        self.got += [(c, out) for c in chats]
+        super().__init__("telegram")
 
     def chats_with(self, needle: str) -> set[str]:
-        return {c for c, o in self.got if needle in o.reply.title + o.reply.text}
+        return {c for c, r in self.got if needle in r.title + r.text}
 
 
 @pytest_asyncio.fixture
@@ -116,7 +111,7 @@ async def test_a_group_chat_can_be_set_to_a_fixture(two):
 
 
 def _in_group(user: str, text: str, chat: str):
-    from bot.core.messages import Command
+    from bot.domain.messages import Command
 
     return Command(platform="console", chat=chat, user=user, text=text,
                    dedupe_key=f"grp:{user}:{text}", private=False)
@@ -132,8 +127,9 @@ async def test_escalations_fire_per_fixture_into_its_chats(two, clock):
     # Severity 3's first tier (2 min) goes to command: each fixture's own command chat.
     assert sorted(o.fixture for o in outs if o.audience == "command") == sorted([men, WOMEN])
     await core.notifier.drain()
-    esc = {(c, o.fixture) for c, o in rec.got if "unacknowledged" in o.reply.title}
-    assert esc == {(W_COMMAND_TG, WOMEN), (MEN_COMMAND_TG, men)}
+    esc = {(c, "Away End" in r.text, "Sir Trevor Brooking" in r.text) for c, r in rec.got
+           if "unacknowledged" in r.title}  # each fixture's incident, at its own ground
+    assert esc == {(W_COMMAND_TG, True, False), (MEN_COMMAND_TG, False, True)}
     assert await sweep_escalations(core, START + timedelta(seconds=121)) == []  # once each
 
 
@@ -148,7 +144,7 @@ async def test_briefings_go_to_each_fixtures_own_chats(two):
     assert MEN_COMMAND_TG not in got
     # Its command chat's readers may read intelligence: the full version goes there.
     full = [o for c, o in rec.got if c == W_COMMAND_TG]
-    assert full and "stewards" not in full[0].reply.title
+    assert full and "stewards" not in full[0].title
 
 
 async def test_the_escalation_index_shrinks_when_a_fixture_has_nothing_left(two):

@@ -9,24 +9,24 @@ from datetime import timedelta
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import unlimited
 from bot.delivery.sink import RetryLater
+from bot.domain.messages import Outbound, Reply
 from bot.observe import metrics
 from bot.observe.health import health_routes
 from bot.schedule.escalation import sweep_escalations
 from bot.schedule.scheduler import Scheduler
 from tests.conftest import START
 from tests.ha.topology import serving
+from tests.recording_sink import RecordingSink
 
 
-class Sink:
+class Sink(RecordingSink):
     """A platform that answers 429 to the first send, then holds the next until released."""
 
-    platform = "telegram"
-
     def __init__(self) -> None:
+        super().__init__("telegram")
         self.sends = 0
         self.release = asyncio.Event()
 

@@ -75,7 +75,7 @@ async def test_typed_location_search_and_cancel(say, core):
 
 
 async def test_shared_gps_location_is_kept_as_evidence(say, core):
-    from bot.core.messages import Attachment
+    from bot.domain.messages import Attachment
 
     r = await say("/incident", as_="steward")
     await say(press(r, "Disorder"), as_="steward")

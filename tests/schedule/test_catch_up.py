@@ -84,7 +84,7 @@ async def test_summary_due_during_an_outage_goes_late_once(outage, server, clock
     await s.catch_up(clock.now())
     await s.catch_up(clock.now())
     await core.notifier.drain()
-    got = [o.reply.title for _, c, o in rec.sent if c == "summary"]
+    got = [r.title for _, c, r in rec.sent if c == "summary"]
     assert len(got) == 1 and "LATE (was due 17:00)" in got[0], got
     await s.stop()
 

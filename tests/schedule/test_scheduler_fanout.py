@@ -7,9 +7,10 @@ import heapq
 import itertools
 from collections import defaultdict
 
-from bot.core.messages import Outbound, Reply
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter
+from bot.domain.messages import Outbound, Reply
+from tests.recording_sink import RecordingSink
 
 
 class FakeTime:
@@ -46,15 +47,14 @@ async def delivered(n: Notifier, outs: list[Outbound]) -> None:
     await n.drain()
 
 
-class Sink:
+class Sink(RecordingSink):
     def __init__(self, platform: str, time: FakeTime) -> None:
-        self.platform = platform
+        super().__init__(platform)
         self.time = time
         self.calls: list[tuple[float, str, str]] = []
 
-    async def deliver(self, out: Outbound, chats: list[str]) -> None:
-        for chat in chats:
-            self.calls.append((self.time.now, chat, out.reply.text))
+    async def on_send(self, chat: str, reply: Reply) -> None:
+        self.calls.append((self.time.now, chat, reply.text))
 
 
 def windows_ok(times: list[float], count: int, per: float) -> bool:
@@ -103,13 +103,10 @@ async def test_group_limit_twenty_per_minute():
 async def test_console_is_not_limited_and_failures_are_isolated():
     n, time, tg, _ = setup(["-1"], [])
 
-    class Broken:
-        platform = "slack"
+    async def broken(chat: str, reply: Reply) -> None:
+        raise RuntimeError("slack down")
 
-        async def deliver(self, out: Outbound, chats: list[str]) -> None:
-            raise RuntimeError("slack down")
-
-    n.add_sink(Broken())
+    n.add_sink(RecordingSink("slack", broken))
     n.channels["summary"]["slack"] = ["C1"]
     await time.run(delivered(n, [Outbound("summary", Reply("x"))] * 3))
     assert len(tg.calls) == 3

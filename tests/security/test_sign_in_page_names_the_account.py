@@ -7,8 +7,8 @@ import re
 from datetime import timedelta
 
 from bot.core.dispatch import Core
-from bot.core.messages import Command
 from bot.domain.clock import VirtualClock
+from bot.domain.messages import Command
 from tests.conftest import Chat
 from tests.security.screens import link_for
 

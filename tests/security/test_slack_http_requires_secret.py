@@ -205,6 +205,7 @@ async def test_an_org_wide_install_takes_its_workspaces_and_refuses_other_orgs(
     grid = FakeSlack(team_id="T0HQ", enterprise_id="E0ORG", enterprise_install=True)
     await grid.start()
     adapter = SlackAdapter(core, http_settings(settings, grid))
+    await adapter.start()  # the delivery layer's Slack sink: answers go out through it
     try:
         port = await adapter.serve_http("127.0.0.1", 0)
         url = f"http://127.0.0.1:{port}/slack/events"

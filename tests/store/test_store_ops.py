@@ -50,7 +50,7 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
     """Ops travel to the script as MessagePack; what a report stores (the outbox entries
     for the control and command chats and the reporter, the log, the incident) is the same,
     byte for byte, as when they travelled as JSON."""
-    from bot.core.messages import Command
+    from bot.domain.messages import Command
     from bot.sample import ensure_sample_fixture
     from bot.store import client
     from bot.store.ops import encode_json

@@ -29,9 +29,9 @@ from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.inbound import RESPOND, VIEW_DEADLINE, Inbound
 from bot.adapters.slack.sdklog import socket_mode_logger
 from bot.adapters.slack.verify import StrictRequestVerification
-from bot.core.messages import Reply
 from bot.core.ports import CoreAPI
-from bot.delivery.sink import SENDING, Gone, RetryLater, Unsupported
+from bot.delivery.sink import SENDING, Doubt, Found, Gate, Gone, RetryLater, Unsupported, no_gate
+from bot.domain.messages import Reply
 from bot.settings import Settings
 from bot.tasks import cancel_and_wait
 
@@ -73,6 +73,7 @@ class SlackAdapter:
     """The Slack side of the bot: a Bolt AsyncApp plus the notifier sink."""
 
     platform = "slack"
+    pins = True
 
     def __init__(self, core: CoreAPI, settings: Settings, *, max_retries: int = 0,
                  view_deadline: float = VIEW_DEADLINE) -> None:
@@ -88,6 +89,7 @@ class SlackAdapter:
             base_url += "/"
         self.core = core
         self.settings = settings
+        self.gate: Gate = no_gate  # Slack paces its own extra calls (uploads): not used
         self.client = AsyncWebClient(
             token=token, base_url=base_url,
             retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=max_retries)])
@@ -226,6 +228,15 @@ class SlackAdapter:
             await _native(self._upload(reply.images, channel, ts))
         return True
 
+    def albumable(self, chat: str, reply: Reply) -> bool:
+        """Slack has no albums: never."""
+        return False
+
+    async def send_album(self, chat: str, replies: list[Reply], *,
+                         thread: str = "") -> list[str]:
+        """Not supported (albumable is never True)."""
+        raise Unsupported("Slack has no albums")
+
     async def pin(self, chat: str, message_id: str) -> None:
         """pins.add (Tier 2) for a message the bot posted (the flashpoint board)."""
         channel, ts = _split_ref(message_id, chat)
@@ -268,7 +279,28 @@ class SlackAdapter:
             await _native(self._upload(reply.images, chat, None))
         return True
 
-    async def find_sent(self, chat: str, tag: str, since: float, thread: str = "") -> str:
+    # ================================================================ in doubt (InDoubt)
+    @staticmethod
+    def floor(chat: str) -> int:
+        """Slack's message ids (timestamps) are not a sequence to search above: 0."""
+        return 0
+
+    @staticmethod
+    def id_space(chat: str) -> str:
+        """No ordered id sequence (see floor)."""
+        return ""
+
+    async def find_sent(self, chat: str, doubt: Doubt) -> Found | None:
+        """The message carrying the outbox entry in its metadata, or a digest naming it
+        (delivered, no message of its own); None when neither is there."""
+        mid = await self._tagged(chat, doubt.tag, doubt.since, doubt.thread)
+        if mid:
+            return Found(mid)
+        if await self._tagged(chat, "d:" + doubt.tag, doubt.since, doubt.thread):
+            return Found()
+        return None
+
+    async def _tagged(self, chat: str, tag: str, since: float, thread: str = "") -> str:
         """The stored id of a message posted since `since` (epoch s) carrying outbox entry
         `tag` in its metadata, or '' (a send whose outcome a crash left unknown)."""
         channel = chat

@@ -17,8 +17,8 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.core.messages import Button, Reply
 from bot.domain.bidi_controls import without_bidi_controls
+from bot.domain.messages import Button, Reply
 
 SECTION_MAX = 2900  # Slack allows 3000 characters of text per section
 MESSAGE_BLOCKS_MAX = 50

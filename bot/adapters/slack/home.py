@@ -19,7 +19,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.blocks import home_view
-from bot.core.messages import Command, Reply
+from bot.domain.messages import Command, Reply
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)

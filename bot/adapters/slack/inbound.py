@@ -10,10 +10,9 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
-from bot.core.messages import Command, Reply, Result
+from bot.domain.messages import Command, Reply, Result
 from bot.store import StoreUnavailable
 from bot.store.inbox import Seen
 
@@ -94,18 +93,17 @@ class Inbound:
         return found[1] if found else ""
 
     async def answer(self, result: Result | None, *, user: str, channel: str,
-                     respond: Any) -> None:
-        """The reply to the person who asked: ephemeral where Slack allows, else a DM."""
+                     response_url: str | None) -> None:
+        """The reply to the person who asked: ephemeral where Slack allows (through its
+        response_url), else a DM; queued with the delivery layer like every message."""
         if result is None or result.queued:  # queued: the outbox delivers it
             return
-        reply = result.reply
-        if respond is not None:
-            await respond(response_type="ephemeral", replace_original=False,
-                          **message_payload(reply))
-            if reply.images:
-                await self.upload(reply.images, channel or user, None)
+        via = self.respond_via(user, response_url)
+        if via:  # the Slack sink posts it to the response_url (a DM once that has expired)
+            self.core.notifier.reply("slack", channel or user, result.reply,
+                                     edit=via.removeprefix("edit:"))
             return
-        await self.post(user, reply)
+        await self.post(user, result.reply)
 
     async def post(self, channel: str, reply: Reply, thread_ts: str | None = None) -> None:
         """Queue a reply for a channel (or a thread) with the delivery layer, charts after it."""

@@ -16,7 +16,7 @@ import html
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -56,10 +56,10 @@ from bot.adapters.telegram import media
 from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.render import Rendered, render, split_html, toast
 from bot.adapters.telegram.updates import LenientBot, parse_update
-from bot.core.messages import Command, Outbound, Reply
 from bot.core.ports import CoreAPI
 from bot.core.roles import STRANGER_COMMANDS
-from bot.delivery.sink import BOT_WIDE, Gone, RetryLater
+from bot.delivery.sink import BOT_WIDE, Doubt, Found, Gate, Gone, RetryLater, no_gate
+from bot.domain.messages import Command, Outbound, Reply
 from bot.domain.models import Fixture
 from bot.settings import Settings
 from bot.store import StoreUnavailable
@@ -91,7 +91,6 @@ PROBE_SPAN = {"common": 60, "chat": 20}
 ARCHIVE_GAP = 1.1  # seconds between forwards that land in the archive chat (~1/s per chat)
 ARCHIVE_PER_MIN = 19  # and per minute (groups: ~20)
 T = TypeVar("T")
-Gate = Callable[[str, str], Awaitable[None]]
 
 
 class _RetryAfterIsWaitedOut(logging.Filter):
@@ -120,6 +119,7 @@ class TelegramAdapter:
     """The Telegram side of the bot; also the notifier's sink for platform 'telegram'."""
 
     platform = PLATFORM
+    pins = True
 
     def __init__(self, core: CoreAPI, settings: Settings, *, webhook: bool = False,
                  rate_limiter: BaseRateLimiter | None = None, max_retries: int = 0,
@@ -165,7 +165,7 @@ class TelegramAdapter:
         self.register_sink = register_sink
         self._poller: asyncio.Task[None] | None = None
         self._polling = False
-        self.gate: Gate = _no_gate  # set by the delivery layer: one rate-limit slot
+        self.gate: Gate = no_gate  # set by the delivery layer: one rate-limit slot
         self.bot_id = token.get_secret_value().split(":", 1)[0]
         self.inbox = Inbox(core.store, self.bot_id)
         self.seen = Seen(core.store)
@@ -779,6 +779,14 @@ class TelegramAdapter:
                     isinstance(msg.get("message_id"), int):
                 self._learn(str(msg["chat"].get("id")), msg["message_id"])
 
+    async def find_sent(self, chat: str, doubt: Doubt) -> Found | None:
+        """The send among the ids above its floor (see probe_sent); an edit is not looked
+        up (it is simply redone)."""
+        if doubt.edit:
+            return None
+        mid = await self.probe_sent(chat, doubt.floor, doubt.reply)
+        return Found(mid) if mid else None
+
     async def probe_sent(self, chat: str, floor: int, reply: Reply) -> str:
         """The id of the bot's message with this reply's text among the PROBE_SPAN ids above
         `floor` in the chat, or '' (not there, or no archive chat to look with). Each
@@ -849,10 +857,6 @@ def _callback_reply_via(msg: Message | None, data: str, private: bool) -> str:
     if msg is not None and data.startswith(EDIT_IN_PLACE):
         return f"edit:{msg.message_id}"
     return "send" if private else ""
-
-
-async def _no_gate(platform: str, chat: str) -> None:
-    return None
 
 
 def _chat_id(chat: str) -> int | str:

@@ -11,7 +11,7 @@ from typing import Any
 from telegram import Bot, InputMediaPhoto, InputMediaVideo, Message, ReplyParameters
 from telegram.constants import ParseMode
 
-from bot.core.messages import Attachment, Reply
+from bot.domain.messages import Attachment, Reply
 
 PLATFORM = "telegram"
 # Content the log cannot keep as evidence: named in the polite refusal.

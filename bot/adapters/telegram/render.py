@@ -14,8 +14,8 @@ from telegram import (
     ReplyKeyboardMarkup,
 )
 
-from bot.core.messages import Button, Reply
 from bot.domain.bidi_controls import without_bidi_controls
+from bot.domain.messages import Button, Reply
 
 log = logging.getLogger(__name__)
 

@@ -300,8 +300,8 @@ async def test_app_home_board_refreshes_on_change(slack, fake, core, say):
 
 
 async def test_thread_images_pacing_and_rate_limit(core, settings, fake):
-    from bot.core.messages import Outbound, Reply
     from bot.delivery.ratelimit import RateLimiter
+    from bot.domain.messages import Outbound, Reply
 
     slept: list[float] = []
     now = [100.0]
@@ -370,7 +370,7 @@ async def test_refusal_marks_the_field_the_core_names(core, settings, fake):
     """Errors as data: the core's UsageError(field=...) travels as Reply.field and the modal
     marks that block (Slack view_submission `response_action: errors`, keyed by block_id:
     https://api.slack.com/surfaces/modals#displaying_errors), whatever the wording."""
-    from bot.core.messages import Command
+    from bot.domain.messages import Command
 
     core.roster["slack:U0DFO"] = core.roster["console:police_liaison"].__class__(
         "slack", "U0DFO", "police_liaison", "DFO (Slack)")

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from bot.adapters.telegram.adapter import SECRET_HEADER, TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Reply
+from bot.domain.messages import Reply
 from bot.settings import Settings
 from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
 

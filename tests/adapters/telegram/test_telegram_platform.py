@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient
 
 from bot.adapters.telegram.adapter import ALLOWED_UPDATES, SECRET_HEADER, TelegramAdapter
 from bot.core.dispatch import Core
-from bot.core.messages import Command
+from bot.domain.messages import Command
 from bot.store.chat_moves import ChatMoves
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
     CONTROL,

@@ -14,10 +14,10 @@ import pytest_asyncio
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.messages import Outbound, Reply
 from bot.core.roles import Member
 from bot.delivery.durable import OutboxReader
 from bot.delivery.lane import Lane
+from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store.stewarding import Stewarding
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)

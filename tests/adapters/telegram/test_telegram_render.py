@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.adapters.telegram.render import MAX_TEXT, render, split_html, toast
-from bot.core.messages import Button, Reply
+from bot.domain.messages import Button, Reply
 
 
 def test_user_strings_escaped_title_bold() -> None:

@@ -9,7 +9,7 @@ from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.blocks import BUTTON_PREFIX
 from bot.adapters.slack.inbound import Inbound
-from bot.core.messages import Command
+from bot.domain.messages import Command
 
 BUTTON_ACTION = re.compile(rf"^{BUTTON_PREFIX}\d+$")  # the action ids of rendered buttons
 
@@ -17,8 +17,7 @@ BUTTON_ACTION = re.compile(rf"^{BUTTON_PREFIX}\d+$")  # the action ids of render
 def register(app: AsyncApp, inbound: Inbound) -> None:
     """Buttons the bot rendered (action ids cmd_<n>)."""
 
-    async def on_button(ack: Any, body: dict[str, Any], action: dict[str, Any],
-                        respond: Any) -> None:
+    async def on_button(ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         user = body.get("user", {}).get("id", "")
         container = body.get("container") or {}
@@ -35,6 +34,6 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
                       reply_via=inbound.respond_via(user, body.get("response_url")))
         result = await inbound.core.handle(cmd)
         await inbound.answer(result, user=user, channel=channel,
-                             respond=respond if body.get("response_url") else None)
+                             response_url=body.get("response_url"))
 
     app.action(BUTTON_ACTION)(on_button)

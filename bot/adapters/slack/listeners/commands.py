@@ -12,7 +12,7 @@ from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.inbound import Inbound
 from bot.adapters.slack.modals import MODALS
-from bot.core.messages import Command
+from bot.domain.messages import Command
 
 CATCH_ALL = "matchday"
 PREFIX = "md-"
@@ -34,7 +34,7 @@ def command_text(slash: str, text: str) -> tuple[str, str]:
 def register(app: AsyncApp, inbound: Inbound) -> None:
     """Every slash command: ack at once, open a modal or ask the core."""
 
-    async def on_command(ack: Any, body: dict[str, Any], respond: Any) -> None:
+    async def on_command(ack: Any, body: dict[str, Any]) -> None:
         name, text = command_text(body.get("command", "/"), body.get("text") or "")
         user, channel = body.get("user_id", ""), body.get("channel_id", "")
         private = channel.startswith("D") or body.get("channel_name") == "directmessage"
@@ -54,6 +54,7 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
                       user_name=body.get("user_name", ""),
                       reply_via=inbound.respond_via(user, body.get("response_url")))
         result = await inbound.core.handle(cmd)
-        await inbound.answer(result, user=user, channel=channel, respond=respond)
+        await inbound.answer(result, user=user, channel=channel,
+                             response_url=body.get("response_url"))
 
     app.command(re.compile(r"^/.+"))(on_command)

@@ -8,7 +8,7 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.inbound import Inbound
-from bot.core.messages import Attachment, Command
+from bot.domain.messages import Attachment, Command
 
 MENTION = re.compile(r"^\s*<@[A-Z0-9]+>\s*")
 

@@ -23,7 +23,7 @@ from bot.adapters.slack.modals import (
     needs_confirm,
     values,
 )
-from bot.core.messages import Command, Reply, Result
+from bot.domain.messages import Command, Reply, Result
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
     """Submissions of the bot's modals (callback ids md_*)."""
 
     async def answer_later(task: asyncio.Future[Result | None], user: str) -> None:
-        await inbound.answer(await task, user=user, channel="", respond=None)
+        await inbound.answer(await task, user=user, channel="", response_url=None)
 
     async def on_submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
         confirming = view.get("callback_id") == CONFIRM_CALLBACK

@@ -1,0 +1,97 @@
+"""One chat's queue: the messages waiting for it, in order, and what /status shows of it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from bot.delivery import board as boards
+from bot.delivery.ratelimit import POST
+from bot.domain.messages import Outbound
+
+SEVERITY = re.compile(r"^Severity (\d)")
+
+Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
+
+
+class Journaled:
+    """A `Done` that is an outbox entry's delivered mark (bot.delivery.durable.Mark): the
+    worker hands these to the journal in batches, around the send, not one by one after."""
+
+    fx: str
+    entry: str
+
+    @property
+    def tag(self) -> str:
+        """How a platform's message metadata names this entry."""
+        return f"{self.fx}/{self.entry}"
+
+
+@dataclass
+class Item:
+    """One message waiting for one chat, plus who to tell once it is delivered."""
+
+    out: Outbound
+    queued_at: float
+    done: list[Done] = field(default_factory=list)
+    slot: float | None = None  # the time the limiter booked for it (in-process limiter)
+    named: bool = False  # already named in a digest; its own card follows when there's room
+    call: str = POST  # the kind of platform call it was booked as (a post, or an edit)
+
+    @property
+    def severity(self) -> int:
+        """An incident card's severity (0 for other messages)."""
+        m = SEVERITY.match(self.out.reply.text)
+        return int(m.group(1)) if m else 0
+
+
+@dataclass
+class Health:
+    """What /status shows about one chat's delivery."""
+
+    platform: str
+    chat: str
+    queued: int = 0
+    oldest_at: float | None = None
+    last_429_at: float | None = None
+    delivered: int = 0
+    digests: int = 0
+    warned: bool = False
+    # what does not work in this chat for want of a permission -> why (see degraded)
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+
+class ChatQueue:
+    """The messages waiting for one chat, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.wake = asyncio.Event()
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self.busy = False
+        self.last_digest: float | None = None  # when the last digest went (flashpoint mode)
+        self.board = boards.Board()
+
+    def put(self, item: Item) -> None:
+        """Queue a message; a newer version of a queued live message replaces it in place."""
+        out = item.out
+        if out.urgent:  # life-safety: ahead of everything but earlier urgent messages
+            at = next((i for i, old in enumerate(self.items) if not old.out.urgent),
+                      len(self.items))
+            self.items.insert(at, item)
+            self.idle.clear()
+            self.wake.set()
+            return
+        if out.ref and not out.quote and not out.edit:
+            for old in self.items:
+                o = old.out
+                if o.ref == out.ref and o.fixture == out.fixture and not o.quote and not o.edit:
+                    old.out = out  # superseded: only the latest state is sent
+                    old.done += item.done
+                    return
+        self.items.append(item)
+        self.idle.clear()
+        self.wake.set()
