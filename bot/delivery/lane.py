@@ -9,9 +9,10 @@ replica that takes over after a crash counts only its own, so the cap ends the l
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from bot.store import StoreUnavailable
@@ -48,6 +49,8 @@ class Lane:
         self._held: tuple[str, int] | None = None
         self._checked = float("-inf")
         self._delivered: dict[str, int] = {}
+        self._admitting = asyncio.Semaphore(1)
+        self._next = float("-inf")
 
     async def hold(self, bid: str, messages: int) -> None:
         """Take the lane for a procedure before its messages are queued."""
@@ -64,6 +67,19 @@ class Lane:
                 pass
             self._checked = now
         return self._held is not None
+
+    async def admit(self, take: Callable[[], Awaitable[None]], gap: float) -> None:
+        """Take a procedure message's rate-limit slot (`take`), one chat at a time and at
+        least `gap` seconds (the platform's bot-wide pace) after the last: a thousand chat
+        workers polling the shared limiter at once would bunch their sends into bursts that
+        arrive too close together."""
+        async with self._admitting:
+            now = self.clock()
+            if self._next > now:
+                await asyncio.sleep(self._next - now)
+            start = max(self._next, now)  # on schedule: the round trip is not added to it
+            await take()
+            self._next = max(start + gap, self.clock() - gap)
 
     async def delivered(self, bid: str) -> None:
         """One message of a procedure reached its chat; the last one gives the lane back."""

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from bot.delivery import board as boards
@@ -165,6 +166,11 @@ class ChatWorker:
                 if tap_answer(platform, chat, first.out):
                     await self.pacer.admit_tap(platform, first.slot, first.call)
                     ticket = Ticket(first.call, BOT_WIDE)
+                elif first.out.urgent and self.desk.lane is not None:
+                    await self.desk.lane.admit(
+                        partial(self.pacer.admit, platform, chat, first.slot, first.call),
+                        self.pacer.limiter.interval(platform, BOT_WIDE))
+                    ticket = Ticket(first.call, chat)
                 else:
                     await self.pacer.admit(platform, chat, first.slot, first.call)
                     ticket = Ticket(first.call, chat)
@@ -270,6 +276,9 @@ class ChatWorker:
         when there are more than the chat's budget allows to send one by one, or (no
         Outbound) an album of one incident's media while the chat is paced."""
         queue, clock = self.queue, self.desk.clock
+        if queue.items[0].out.urgent:  # a procedure's message goes alone, before all else
+            item = queue.items.pop(0)
+            return [item], item.out
         fresh = [i for i in queue.items if not i.named and self._is_new_card(i)]
         behind = bool(fresh) and clock() - fresh[0].queued_at >= DIGEST_LAG
         if len(fresh) >= 2 and (behind or len(fresh) > await self._budget()):
