@@ -7,7 +7,13 @@ Telegram's ~30 messages a second per bot puts a floor of 1,000/30 s under it. Pr
 `broadcast_s` (confirm to the last steward's message), `floor_s`, `ratio` (goal <= 1.1),
 `telegram_429` (0), `delivered` (1,000), `other_messages_during` (0) and `lane_released`.
 
+`--kill` runs the real bot process instead (tests/botproc.py: its own roster of stewards, a
+Telegram archive chat for in-doubt lookups), SIGKILLs it once `--kill-after` stewards have
+the EVACUATE, starts it again, and prints `lost` (stewards who never got it, goal 0) and
+`duplicates` (stewards who got it more than once).
+
     .venv/bin/python bench/broadcast.py [--stewards 1000] [--reports 20] [--latency-ms 20]
+    .venv/bin/python bench/broadcast.py --kill [--stewards 1000] [--kill-after 400]
 """
 
 from __future__ import annotations
@@ -104,13 +110,68 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
             "lane_released": int(lane_free)}
 
 
+SO = 299_999_999  # the safety officer who sends it, on Telegram
+ARCHIVE = "-1009999999999"  # a private channel only the bot posts in (in-doubt lookups)
+
+
+async def killed(stewards: int, kill_after: int, settle: float) -> dict[str, float | int]:
+    """EVACUATE from the real bot process, kill -9 mid-way, restart: lost and duplicates."""
+    import os
+
+    from tests.botproc import STEWARD0, Rig
+
+    os.environ["MATCHDAY_TELEGRAM_ARCHIVE_CHAT"] = ARCHIVE  # read by the bot process
+    rig = Rig(stewards)
+    await rig.start()
+    with (rig.cfg / "roster.toml").open("a") as f:
+        f.write(f'\n[[user]]\nplatform = "telegram"\nid = "{SO}"\n'
+                'name = "Safety Officer"\nrole = "safety_officer"\n')
+    got = lambda: [c for c in rig.tg.calls if c.ok and c.method == "sendMessage"  # noqa: E731
+                   and "EVACUATE ·" in str(c.params.get("text"))
+                   and STEWARD0 <= int(c.params["chat_id"]) < STEWARD0 + stewards]
+    try:
+        await rig.spawn()
+        await rig.tg.push(rig.tg.message_update(SO, "/evacuate all bench"))
+        ask = await rig.tg.wait_for(lambda calls: [
+            c for c in calls if c.ok and c.params.get("chat_id") == SO
+            and "Confirm" in str(c.params.get("text"))], timeout=30)
+        rows = ask[-1].params["reply_markup"]["inline_keyboard"]
+        data = next(b["callback_data"] for row in rows for b in row if "now" in b["text"])
+        msg = next(m for (c, _), m in rig.tg.messages.items()
+                   if c == SO and "Confirm" in m.get("text", ""))
+        t0 = time.monotonic()
+        await rig.tg.push(rig.tg.callback_update(SO, msg, data))
+        await rig.tg.wait_for(lambda _c: len(got()) >= kill_after, timeout=120)
+        rig.kill9()
+        before = len(got())
+        await rig.spawn()
+        end = time.monotonic() + settle
+        while time.monotonic() < end and len({c.params["chat_id"] for c in got()}) < stewards:
+            await asyncio.sleep(0.5)
+        elapsed = time.monotonic() - t0
+        per: dict[int, int] = {}
+        for c in got():
+            per[int(c.params["chat_id"])] = per.get(int(c.params["chat_id"]), 0) + 1
+        return {"stewards": stewards, "killed_after": before,
+                "broadcast_s_with_restart": round(elapsed, 2),
+                "lost": stewards - len(per), "duplicates": sum(n - 1 for n in per.values()),
+                "telegram_429": rig.tg.too_many}
+    finally:
+        await rig.stop()
+        os.environ.pop("MATCHDAY_TELEGRAM_ARCHIVE_CHAT", None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stewards", type=int, default=1000)
     ap.add_argument("--reports", type=int, default=20)
     ap.add_argument("--latency-ms", type=float, default=20.0)
+    ap.add_argument("--kill", action="store_true", help="kill -9 the bot mid-broadcast")
+    ap.add_argument("--kill-after", type=int, default=400)
+    ap.add_argument("--settle", type=float, default=120.0)
     a = ap.parse_args()
-    figures = asyncio.run(run(a.stewards, a.reports, a.latency_ms / 1000))
+    figures = asyncio.run(killed(a.stewards, a.kill_after, a.settle) if a.kill else
+                          run(a.stewards, a.reports, a.latency_ms / 1000))
     for name, value in figures.items():
         print(f"{name}: {value}")
 
