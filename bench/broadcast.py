@@ -114,6 +114,23 @@ SO = 299_999_999  # the safety officer who sends it, on Telegram
 ARCHIVE = "-1009999999999"  # a private channel only the bot posts in (in-doubt lookups)
 
 
+async def respawn(rig: object, timeout: float = 180.0) -> None:
+    """Start the bot again and wait until it polls Telegram (the dead one's polling lease
+    runs out first, and it sets every steward's command menu at start)."""
+    import subprocess
+
+    polls = rig.tg.polls  # type: ignore[attr-defined]
+    log = (rig.tmp / "bot.log").open("ab")  # type: ignore[attr-defined]
+    rig.proc = subprocess.Popen(  # type: ignore[attr-defined]
+        [sys.executable, "-m", "bot.cli", "run"], cwd=Path(__file__).resolve().parent.parent,
+        env=rig.env(), stdout=log, stderr=log)  # type: ignore[attr-defined]
+    end = time.monotonic() + timeout
+    while rig.tg.polls <= polls + 1:  # type: ignore[attr-defined]
+        if time.monotonic() > end:
+            raise RuntimeError("the bot did not start again")
+        await asyncio.sleep(0.05)
+
+
 async def killed(stewards: int, kill_after: int, settle: float) -> dict[str, float | int]:
     """EVACUATE from the real bot process, kill -9 mid-way, restart: lost and duplicates."""
     import os
@@ -144,7 +161,7 @@ async def killed(stewards: int, kill_after: int, settle: float) -> dict[str, flo
         await rig.tg.wait_for(lambda _c: len(got()) >= kill_after, timeout=120)
         rig.kill9()
         before = len(got())
-        await rig.spawn()
+        await respawn(rig)
         end = time.monotonic() + settle
         while time.monotonic() < end and len({c.params["chat_id"] for c in got()}) < stewards:
             await asyncio.sleep(0.5)
