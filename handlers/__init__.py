@@ -7,6 +7,7 @@ from handlers import (
     admin,
     amend,
     briefings,
+    deploy,
     fixtures,
     forms,
     hot,
@@ -24,5 +25,5 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, web, stewarding):
+                   amend, merge, methane, hot, note, web, stewarding, deploy):
         module.register(registry)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture
-from handlers import stewarding
+from handlers import deploy, stewarding
 from handlers.views import board
 
 # Who sees which fixtures are live when several run at once (they may be asked about any).
@@ -39,9 +39,10 @@ async def status_cmd(ctx: Ctx) -> Result:
         extras += await live_line(ctx, fx)
         for extra in ctx.core.commander_lines:  # e.g. Redis could lose acknowledged reports
             extras += await extra(fx)
+    extras += await stewarding.status_lines(ctx, fx)  # who has the latest broadcast
+    extras += await deploy.plan_lines(ctx, fx, full=False)  # posts planned vs filled
     for extra in ctx.core.status_lines:  # missed briefings and other parts' lines
         extras += await extra(fx)
-    extras += await stewarding.status_lines(ctx, fx)  # who has the latest broadcast
     lines = await board(ctx, fx, extras)  # fitted to one phone screen
     return Result(Reply("\n".join(lines), title=f"Status · {fx.title}"))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
 from bot.domain.stewarding import Broadcast
 from bot.store.base import Refused, fx_prefix
@@ -94,6 +95,30 @@ class Stewarding:
         got: dict[str, str] = await self.store._call(
             self.r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
         return got
+
+    # ------------------------------------------------------------ the deployment plan
+    async def deploy(self, fx: str, rows: list[RotaRow], ev: Event, dedupe: str) -> bool:
+        """Fill posts from the rota (post -> steward id and name) with its event, in one
+        script; a later row for a post replaces the earlier steward. False: already done."""
+        ops: list[Op] = [Hset("dep", {r.post: f"{r.steward}|{r.name}" for r in rows}),
+                         *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        return not applied.duplicate
+
+    async def set_attendance(self, fx: str, attendance: int, ev: Event, dedupe: str) -> None:
+        """The fixture's expected attendance (mobile posts are compared with it)."""
+        await self.store.apply(fx_prefix(fx), [Set("attendance", str(attendance)),
+                                               *log_event(ev)], dedupe)
+
+    async def deployment(self, fx: str) -> tuple[dict[str, tuple[str, str]], int]:
+        """(post -> (steward id, name), expected attendance) in one round trip."""
+        p = fx_prefix(fx)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hgetall(p + "dep")
+        pipe.get(p + "attendance")
+        dep, att = await self.store._call(pipe.execute())
+        filled = {post: tuple(v.split("|", 1)) for post, v in dep.items()}
+        return filled, int(att or 0)  # type: ignore[return-value]
 
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:

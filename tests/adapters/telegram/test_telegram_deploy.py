@@ -1,0 +1,52 @@
+"""The stewarding plan (issue 24 §1) through python-telegram-bot against the fake Bot API: the
+ground's posts filled one by one and from the club's rota CSV, the expected attendance, and
+planned vs filled in /status; a bad rota line imports nothing."""
+
+from __future__ import annotations
+
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.core.dispatch import Core
+from bot.core.roles import Member
+from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+    Feed,
+    fake,
+    polling,
+    sends_to,
+)
+from tests.fakes.telegram_api import FakeTelegram
+
+SO = 300000001
+ROTA = """steward id,name,post
+311,Tabard 311,stb_256_gangway
+312,Tabard 312,stb_105_vom
+B07,Search B07,gate_b_lane_1
+"""
+
+
+async def ask(fake: FakeTelegram, text: str, needle: str) -> str:  # noqa: F811
+    before = len(sends_to(SO)(fake.calls))
+    await Feed(fake)(fake.message_update(SO, text))
+    got = await fake.wait_for(lambda calls: sends_to(SO)(calls)[before:])
+    text_out = str(got[-1].params["text"])
+    assert needle in text_out, text_out
+    return text_out
+
+
+async def test_posts_are_filled_from_the_rota_and_counted_in_status(
+        core: Core, fake: FakeTelegram, polling: TelegramAdapter) -> None:  # noqa: F811
+    core.roster[f"telegram:{SO}"] = Member("telegram", str(SO), "safety_officer", "SO")
+    await ask(fake, "/deploy 250 stb_250_gangway Tabard 250", "Deployed Tabard 250 [250] on "
+                                                             "Block 250 gangway")
+    await ask(fake, "/deploy import\n" + ROTA, "Deployed 3 stewards from the rota")
+    await ask(fake, "/deploy attendance 41000", "164 mobile stewards needed")
+    status = await ask(fake, "/status", "Posts: 4/8 filled")
+    assert "⚠ MOBILE 0/164" in status  # the plan has one mobile post, and it is empty
+    plan = await ask(fake, "/deploy", "✗ UNFILLED STB mobile 1")
+    assert "✓ Block 105 vomitory (static): Tabard 312 [312]" in plan
+
+    bad = await ask(fake, "/deploy import\n313,Tabard 313,stb_250_gangway\n314,Tabard 314,"
+                          "block 999\n", "Nothing imported")
+    assert "no post 'block 999'" in bad
+    await ask(fake, "/status", "Posts: 4/8 filled")  # nothing of the bad import written
+
+    await ask(fake, "/deploy 315 nowhere", "No post 'nowhere'")
