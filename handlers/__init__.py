@@ -7,6 +7,7 @@ from handlers import (
     admin,
     amend,
     briefings,
+    checkin,
     deploy,
     fixtures,
     forms,
@@ -25,5 +26,6 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, web, stewarding, deploy):
+                   amend, merge, methane, hot, note, web, stewarding, deploy,
+                   checkin):
         module.register(registry)

@@ -5,6 +5,7 @@ acknowledgement, counted live in /status."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
@@ -34,7 +35,8 @@ def stewards(ctx: Ctx) -> list[Steward]:
     return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in ctx.core.roster.values()]
 
 
-def _target(ctx: Ctx, fx: Fixture, word: str) -> Target:
+def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
+    """The target a word names, or a one-line refusal."""
     target = parse_target(word, ctx.ground(fx))
     if target is None:
         raise UsageError(f"'{word}' is not a zone, 'supervisors', 'exits' or 'all'.",
@@ -42,23 +44,26 @@ def _target(ctx: Ctx, fx: Fixture, word: str) -> Target:
     return target
 
 
-async def _send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target,
-                text: str) -> Result:
-    """Record it and queue it (one write) to every targeted steward and to control."""
+async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text: str, *,
+                title: str = "",
+                buttons: Callable[[Steward], list[list[Button]]] | None = None) -> Result:
+    """Record it and queue it (one write) to every targeted steward and to control (each
+    steward's buttons: "I have it" unless `buttons` says otherwise)."""
     ground = ctx.ground(fx)
     to = targeted(stewards(ctx), target, ground)
     if not to:
         return Result(Reply(f"No steward is deployed to {target_label(target.key, ground)}; "
                             "nothing was sent.", ok=False))
     label = target_label(target.key, ground)
-    title, body = message_title(kind, label), message_body(kind, text)
+    title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if kind in PROCEDURES else ""
-    steward_msg = Reply(body, title=title,
-                        buttons=[[Button("✅ I have it", f"/ihaveit {bid}", "primary")]])
+    have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
     control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
                         "Acknowledgements are counted in /status.", title=title,
                         buttons=[[Button("Who has it", "/status")]])
-    outs = [Outbound(f"user:{s.who}", steward_msg, fixture=fx.id, urgent=urgent) for s in to]
+    outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
+                                            else have_it), fixture=fx.id, urgent=urgent)
+            for s in to]
     outs.append(Outbound("control", control_msg, fixture=fx.id, urgent=urgent))
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
     state = Stewarding(ctx.store)
@@ -81,7 +86,8 @@ async def _send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target,
                             "see /status for who has it."))
     ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
     await ctx.core.changed("broadcast", fx.id)
-    word = PROCEDURES[kind][0] if urgent else "Broadcast"
+    word = PROCEDURES[kind][0] if urgent else "Roll call" if kind == "rollcall" \
+        else "Broadcast"
     return Result(Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
                         f"({label}) and control. /status counts who has it.",
                         title=f"{word} {bid}"))
@@ -92,12 +98,12 @@ async def broadcast_cmd(ctx: Ctx) -> Result:
     if len(ctx.args) < 2:
         raise UsageError("Whom to, and what?")
     fx = await ctx.fixture()
-    target = _target(ctx, fx, ctx.args[0])
+    target = target_of(ctx, fx, ctx.args[0])
     text = ctx.rest.split(None, 1)[1].strip()
     if len(text) > MAX_TEXT:
         raise UsageError(f"Too long for a broadcast ({len(text)} characters; the limit is "
                          f"{MAX_TEXT}).", field="text")
-    return await _send(ctx, fx, "B-" + secrets.token_hex(3), "broadcast", target, text)
+    return await send(ctx, fx, "B-" + secrets.token_hex(3), "broadcast", target, text)
 
 
 def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
@@ -119,8 +125,8 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
                                     f"sent. Send /{kind} again.", ok=False))
             await ctx.store.drop_form(fx.id, ctx.who)
             target = Target(state["target"], state.get("zone", ""))
-            return await _send(ctx, fx, state["id"], kind, target, state["text"])
-        target = _target(ctx, fx, ctx.args[0]) if ctx.args else Target("all")
+            return await send(ctx, fx, state["id"], kind, target, state["text"])
+        target = target_of(ctx, fx, ctx.args[0]) if ctx.args else Target("all")
         text = ctx.rest.split(None, 1)[1].strip() if len(ctx.args) > 1 else ""
         if len(text) > MAX_TEXT:
             raise UsageError(f"Too long ({len(text)} characters; the limit is {MAX_TEXT}).",
@@ -165,7 +171,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     """The latest broadcast or procedure in one /status line: who has it, who not yet."""
     bc = await Stewarding(ctx.store).latest(fx.id)
-    if bc is None:
+    if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
         return []
     names = {m.who: m.name or m.user for m in ctx.core.roster.values()}
     word = PROCEDURES[bc.kind][0] if bc.procedure else "Broadcast"

@@ -120,6 +120,19 @@ class Stewarding:
         filled = {post: tuple(v.split("|", 1)) for post, v in dep.items()}
         return filled, int(att or 0)  # type: ignore[return-value]
 
+    async def check_in(self, fx: str, post: str, who: str, at: str, ev: Event,
+                       dedupe: str) -> bool:
+        """A steward is on a post (the latest check-in holds it), with its event; one round
+        trip. False when the command was already applied."""
+        ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        return not applied.duplicate
+
+    async def on_post(self, fx: str) -> dict[str, tuple[str, str]]:
+        """post -> (who, at) of every check-in."""
+        got = await self.store._call(self.r.hgetall(fx_prefix(fx) + "onpost"))
+        return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
+
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""

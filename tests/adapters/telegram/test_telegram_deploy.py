@@ -50,3 +50,30 @@ async def test_posts_are_filled_from_the_rota_and_counted_in_status(
     await ask(fake, "/status", "Posts: 4/8 filled")  # nothing of the bad import written
 
     await ask(fake, "/deploy 315 nowhere", "No post 'nowhere'")
+
+
+EAST = 300000011  # a steward in the STB upper tier
+
+
+async def test_a_roll_call_asks_the_zone_and_a_tap_checks_in(
+        core: Core, fake: FakeTelegram, polling: TelegramAdapter) -> None:  # noqa: F811
+    core.roster[f"telegram:{SO}"] = Member("telegram", str(SO), "safety_officer", "SO")
+    core.roster[f"telegram:{EAST}"] = Member("telegram", str(EAST), "steward", "Tabard 311",
+                                             "stb_upper")
+    await ask(fake, "/deploy 311 stb_250_gangway Tabard 311", "Deployed")
+    await ask(fake, "/rollcall stb", "Roll call sent to")
+    call = (await fake.wait_for(sends_to(EAST, "📋 Roll call")))[-1]
+    rows = call.params["reply_markup"]["inline_keyboard"]
+    labels = [b["text"] for row in rows for b in row]
+    assert "On post: Block 250 gangway ✓" in labels and "On post: Block 256 gangway ✓" in labels
+    assert not any("Gate B" in x for x in labels)  # only the posts of the steward's zone
+    tap = next(b["callback_data"] for row in rows for b in row if "250" in b["text"])
+    msg = next(m for (c, _), m in fake.messages.items()
+               if c == EAST and "Roll call" in m.get("text", ""))
+    await Feed(fake)(fake.callback_update(EAST, msg, tap))
+    await fake.wait_for(lambda calls: [c for c in calls if c.ok and c.params.get("chat_id")
+                                       == EAST and "On post: Block 250 gangway ✓"
+                                       in str(c.params.get("text"))])
+    status = await ask(fake, "/status", "📋 Roll call")
+    assert "1/5 posts on" in status and "Block 256 gangway (unfilled)" in status
+    assert "Block 250 gangway" not in status.split("not yet:")[1]
