@@ -12,6 +12,9 @@ connection each) run in a second process, as browsers would on other machines. P
   fresh headless Chromium profile, the server's first page), from the browser's Performance
   API; first_byte_ms_1000: until the page's first byte (the server's part);
   screen_complete_ms_1000: until every incident is fetched and drawn
+- flashpoint_event_to_screen_p50_ms / _p95_ms: 300 reports paced over 60 s (a flashpoint's
+  rate, bench/flashpoint.py's) while 10 screens follow the feed, from each event's stream id
+  to its arrival at every screen (goal p95 <= 1,000)
 Setup is bench/rig.py's and the reports are bench/write_path.py's, so the figures compare.
 Usage: python bench/web.py [--reports N] [--screens N]
 """
@@ -137,7 +140,36 @@ def pin(cpus: set[int]) -> bool:
     return True
 
 
-async def main(n_reports: int, n_screens: int) -> None:
+async def screens_process(base: str, sids: list[str], expect: int) -> asyncio.subprocess.Process:
+    """The screens' process, connected and subscribed (it says "ready")."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--screens-of", base, "--expect", str(expect),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(("\n".join(sids) + "\n").encode())
+    await proc.stdin.drain()
+    proc.stdin.close()
+    line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+    assert line == "ready", line
+    return proc
+
+
+async def flashpoint(core, base: str, sids: list[str], n: int, seconds: float) -> dict:
+    """n reports paced evenly over `seconds` while the screens follow: their latencies."""
+    proc = await screens_process(base, sids, n)
+    assert proc.stdout is not None
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    for i in range(n):
+        await reports(core, 1, 4 * 10**6 + i)
+        await asyncio.sleep(max(0.0, t0 + (i + 1) * seconds / n - loop.time()))
+    lat = json.loads((await asyncio.wait_for(proc.stdout.readline(), 300)).decode())
+    await proc.wait()
+    return lat
+
+
+async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
+               flash_reports: int = 300, flash_seconds: float = 60.0) -> None:
     pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
     # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
     async with rig.bench_core(MATCHDAY_WEB_SESSION_TTL=10**9) as (core, _url, _tmp):
@@ -161,20 +193,15 @@ async def main(n_reports: int, n_screens: int) -> None:
 
         await reports(core, 300, 10**5)  # warm up (script load, caches)
         before = await reports(core, n_reports, 10**6)
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--screens-of", base, "--expect", str(n_reports),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(("\n".join(sids) + "\n").encode())
-        await proc.stdin.drain()
-        proc.stdin.close()
-        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
-        assert line == "ready", line
+        proc = await screens_process(base, sids, n_reports)
+        assert proc.stdout is not None
         with_screens = await reports(core, n_reports, 2 * 10**6)
         # the screens' figures, once every screen has every report (fail, don't hang)
         lat = json.loads((await asyncio.wait_for(proc.stdout.readline(), 300)).decode())
         await proc.wait()
         after = await reports(core, n_reports, 3 * 10**6)
+        flash = await flashpoint(core, base, sids[:flash_screens], flash_reports,
+                                 flash_seconds)
         without = (before + after) / 2
         print(f"screens: {n_screens}")
         print(f"screens_on_their_own_cpu: {'yes' if pinned else 'no'}")
@@ -184,6 +211,10 @@ async def main(n_reports: int, n_screens: int) -> None:
         print(f"event_to_screen_p50_ms: {lat['p50']:.1f}")
         print(f"event_to_screen_p95_ms: {lat['p95']:.1f}")
         print(f"events_received: {lat['n']}")
+        print(f"flashpoint_reports: {flash_reports} in {flash_seconds:.0f} s, "
+              f"{flash_screens} screens")
+        print(f"flashpoint_event_to_screen_p50_ms: {flash['p50']:.1f}")
+        print(f"flashpoint_event_to_screen_p95_ms: {flash['p95']:.1f}")
         if paint is not None:
             print(f"first_paint_ms_1000: {paint[0]:.0f}")
             print(f"first_byte_ms_1000: {paint[1]:.0f}")
@@ -196,6 +227,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--reports", type=int, default=2000)
     ap.add_argument("--screens", type=int, default=50)
+    ap.add_argument("--flash-seconds", type=float, default=60.0)
     ap.add_argument("--screens-of", help=argparse.SUPPRESS)  # the screens' process
     ap.add_argument("--expect", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -203,4 +235,4 @@ if __name__ == "__main__":
         pin(set(range(1, os.cpu_count() or 2)))
         asyncio.run(screens_main(a.screens_of, sys.stdin.read().split(), a.expect))
     else:
-        asyncio.run(main(a.reports, a.screens))
+        asyncio.run(main(a.reports, a.screens, flash_seconds=a.flash_seconds))

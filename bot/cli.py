@@ -136,7 +136,12 @@ async def _web_link(app: App, by: str) -> int:
     from bot.web.access import Access
 
     assert app.core is not None
-    url = await Access(app.core).issue_link(by, app.settings.web_base) if ":" in by else None
+    access = Access(app.core)
+    base = await access.running_base()  # the running server's, not this shell's PORT
+    if base is None:
+        return _fail("no control-room server is running: start the bot with `matchday run "
+                     "--web`, then ask again", 1)
+    url = await access.issue_link(by, base) if ":" in by else None
     if url is None:
         return _fail(f"--by {by!r} is not a member (platform:user, e.g. console:control)", 1)
     await app.core.store.audit(by, "cli.web-link", "sign-in link issued on the command line",
@@ -267,6 +272,31 @@ async def _heads(app: App, fixture_id: str) -> int:
     return 0
 
 
+async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int:
+    """The post-match report of a fixture (for the FA and the SAG), as a PDF file."""
+    from bot.evidence.charts import chart_from_counts, draw_chart
+    from bot.evidence.postmatch import build_report, report_pdf
+
+    assert app.core is not None
+    core = app.core
+    fx = await core.store.fixture(fixture_id)
+    if fx is None:
+        return _fail(f"no fixture {fixture_id!r} (`matchday fixtures` lists them)", 1)
+    if not pdf:
+        return _fail("say --pdf (the report is made as a PDF; the web view has the page)", 2)
+    ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
+    tz = core.settings.zone
+    rep = await build_report(core.store, fx, ground, tz, app.clock.now())
+    data = chart_from_counts(await core.store.chart_counts(fx.id))
+    png = await draw_chart(data, fx.title, tz, fx.kickoff) if data else None
+    path = out or Path(f"{fx.id}-post-match.pdf")
+    path.write_bytes(report_pdf(rep, png, tz))
+    await core.store.audit("cli", "report.pdf", f"post-match PDF of {fx.id}: {path.name}",
+                           _now(app), unix_user())
+    print(f"{path} ({len(rep.rows)} incidents; chain head {rep.chain_head})")
+    return 0
+
+
 async def _fixtures(app: App, as_json: bool) -> int:
     from handlers.fixtures import fixture_summary_fields
 
@@ -323,6 +353,11 @@ def build_parser() -> argparse.ArgumentParser:
     sm = sub.add_parser("summary", help="post-match figures of a fixture")
     sm.add_argument("--fixture", required=True)
     sm.add_argument("--json", action="store_true")
+    rpt = sub.add_parser("report", help="the post-match report of a fixture as an A4 PDF")
+    rpt.add_argument("--fixture", required=True)
+    rpt.add_argument("--pdf", action="store_true", help="make the PDF (the only form so far)")
+    rpt.add_argument("--out", type=Path,
+                     help="where to write it (default <fixture>-post-match.pdf)")
     fx = sub.add_parser("fixtures", help="fixtures in the store, with their ids")
     fx.add_argument("--json", action="store_true")
     ex = sub.add_parser("export", help="hash-chained evidence export of a fixture's log")
@@ -399,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         "replay": lambda app: _replay(app, args.file, args.json, args.live),
         "demo": lambda app: _demo(app, args.json),
         "summary": lambda app: _summary(app, args.fixture, args.json),
+        "report": lambda app: _report(app, args.fixture, args.pdf, args.out),
         "fixtures": lambda app: _fixtures(app, args.json),
         "export": lambda app: _export(app, args),
         "season": lambda app: _season(app, args.club, args.season, args.json),

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.core.roles import RolesError, load_role_matrix
 from bot.domain.cadence import OFFSET_RE
 from bot.domain.deployment import load_posts
+from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground
 from bot.domain.vocab import RISK_CATEGORIES, ROLES
 
@@ -191,6 +192,13 @@ def check_config(config_dir: Path,
     _roster(c, zones)
     retention = c.read("retention.toml")
     c.model("retention.toml", retention, RetentionFile)
+    warnings = config_dir / "early_warning.toml"
+    if warnings.exists():
+        c.files += 1
+        try:
+            load_rules(warnings)
+        except (ValueError, KeyError, TypeError) as exc:
+            c.problems.append(f"early_warning.toml: {exc}")
     roles = config_dir / "roles.toml"
     if roles.exists() and commands is not None:
         c.files += 1

@@ -49,7 +49,15 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
         if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
             await sweep_retention(core, now)
 
+    from bot.schedule.early_warning import EarlyWarning
+
+    warnings = EarlyWarning.of(core)
+
+    async def early_warning(_now: datetime) -> None:
+        await warnings.sweep()
+
     scheduler.add_ticker(escalations, 1.0)
+    scheduler.add_ticker(early_warning, 2.0)
     scheduler.add_ticker(retention, 3600.0)
     if app.settings.clock_file is not None:  # virtual time moves in jumps: look often
         async def virtual_time(now: datetime) -> None:

@@ -19,6 +19,7 @@ from handlers import (
     police,
     status,
     stewarding,
+    voice,
     web,
 )
 
@@ -26,6 +27,6 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, web, stewarding, deploy,
+                   amend, merge, methane, hot, note, voice, web, stewarding, deploy,
                    checkin):
         module.register(registry)

@@ -68,11 +68,14 @@ async def likely_types(ctx: Ctx, fx: Fixture) -> list[str]:
     return out
 
 
-async def start_form(ctx: Ctx, fx: Fixture) -> Result:
-    """Tap 1 of 3: what is it?"""
+async def start_form(ctx: Ctx, fx: Fixture, *, evidence: list[dict[str, Any]] | None = None,
+                     note: str = "") -> Result:
+    """Tap 1 of 3: what is it? (`evidence` already sent, e.g. a voice note, goes with the
+    report.)"""
     fid = secrets.token_hex(3)
-    await _save(ctx, fx, {"fid": fid, "step": "type"})
-    return _type_step(fid, await likely_types(ctx, fx))
+    await _save(ctx, fx, {"fid": fid, "step": "type"} | ({"evidence": evidence} if evidence
+                                                         else {}))
+    return _type_step(fid, await likely_types(ctx, fx), note)
 
 
 def _type_step(fid: str, types: list[str], note: str = "", ok: bool = True) -> Result:
@@ -273,7 +276,8 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
     step = state.get("step")
     loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
     if step == "location" and loc is not None:
-        state["evidence"] = [{"kind": "location", "lat": loc.lat, "lon": loc.lon}]
+        state["evidence"] = [*state.get("evidence", []),  # a voice note kept before it
+                             {"kind": "location", "lat": loc.lat, "lon": loc.lon}]
         zone = ctx.member.zone if ctx.member and ctx.member.zone else "gps"
         return await _advance(ctx, fx, state, "loc", zone)
     text = ctx.rest.strip()

@@ -240,10 +240,12 @@ def evidence_of(a: Attachment) -> dict[str, Any]:
     return rec
 
 
-async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incident.update") \
-        -> Result:
-    """Add an update or evidence to an incident's timeline and its thread."""
-    evidence = [evidence_of(a) for a in ctx.cmd.attachments]
+async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incident.update",
+                   evidence: list[dict[str, Any]] | None = None) -> Result:
+    """Add an update or evidence (the command's attachments, unless `evidence` gives their
+    records) to an incident's timeline and its thread."""
+    if evidence is None:
+        evidence = [evidence_of(a) for a in ctx.cmd.attachments]
     if kind == "incident.update" and evidence:
         kind = "incident.evidence"
     data: dict[str, Any] = {"id": incident_id(n), "text": text}

@@ -14,7 +14,13 @@ async def web_cmd(ctx: Ctx) -> Result:
         return Result(Reply("Send /web to me in a direct message: the link signs in as you.",
                             ok=False))
     settings = ctx.core.settings
-    url = await Access(ctx.core).issue_link(ctx.who, settings.web_base)
+    access = Access(ctx.core)
+    base = await access.running_base()
+    if base is None:  # a link now would lead to a page that does not answer
+        return Result(Reply("The control-room screen is not running, so a link would lead "
+                            "nowhere. Whoever runs the bot starts it with `matchday run "
+                            "--web` (or with webhooks); then send /web again.", ok=False))
+    url = await access.issue_link(ctx.who, base)
     if url is None:  # the core lets only members this far; a member removed meanwhile
         return Result(Reply("You are not registered.", ok=False))
     minutes = max(1, settings.web_link_ttl_seconds // 60)

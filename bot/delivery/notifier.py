@@ -250,6 +250,25 @@ class Notifier:
         """A feature that failed for want of a permission works again."""
         self.desk.restored(platform, chat, feature)
 
+    def waiting(self, fixture: str) -> dict[str, list[tuple[str, str, float, bool]]]:
+        """A fixture's live messages not yet delivered: ref -> (platform, chat, seconds
+        queued, the platform answered 429 in the last minute), for the screens' per-incident
+        line; seconds is -1 for a card only named in a digest."""
+        now = self.clock()
+        out: dict[str, list[tuple[str, str, float, bool]]] = {}
+        for (platform, chat), q in self._queues.items():
+            h = self.health.get((platform, chat))
+            limited = bool(h and h.last_429_at is not None and now - h.last_429_at < 60)
+            for item in q.items + q.sending:
+                o = item.out
+                if o.ref and o.fixture == fixture and not o.quote and not o.edit:
+                    out.setdefault(o.ref, []).append((platform, chat, now - item.queued_at,
+                                                      limited))
+            for fx, ref in q.digested:
+                if fx == fixture and ref not in out:
+                    out.setdefault(ref, []).append((platform, chat, -1.0, False))
+        return out
+
     def pending(self) -> list[Health]:
         """Delivery health of every chat that has had traffic, worst first."""
         return sorted(self.health.values(), key=lambda h: (h.oldest_at is None,

@@ -175,6 +175,7 @@ class ChatWorker:
                     await self.pacer.admit(platform, chat, first.slot, first.call)
                     ticket = Ticket(first.call, chat)
                 batch, out = await self._compose()
+                queue.sending = batch
                 if out is None:  # an album: its slots were taken with the first item's
                     await self._album(batch)
                     continue
@@ -199,6 +200,7 @@ class ChatWorker:
                 log.exception("delivery to %s:%s failed", platform, chat)
             finally:
                 queue.busy = False
+                queue.sending = []
                 self.desk.update_health(platform, chat, queue)
 
     async def _lane_wait(self, lane: Lane) -> None:
@@ -286,6 +288,8 @@ class ChatWorker:
             covered = [i for i in fresh if i.severity < ACTIONABLE]
             for i in covered:
                 queue.items.remove(i)
+                if i.out.ref:
+                    queue.digested.add((i.out.fixture, i.out.ref))
             for i in fresh:
                 i.named = True
             self.health.digests += 1
@@ -453,7 +457,8 @@ class ChatWorker:
             self.posted.add(out.ref)
             if store is not None and mid and keep_ref:  # else the journal records it
                 try:
-                    await store.set_message_ref(out.fixture, platform, chat, out.ref, mid)
+                    await store.set_message_ref(out.fixture, platform, chat, out.ref, mid,
+                                                int(self.desk.wall().timestamp() * 1000))
                 except StoreUnavailable:  # sent: not again; its next version is a new post
                     log.warning("%s:%s: %s sent, its message id not kept (Redis is not "
                                 "answering)", platform, chat, out.ref)

@@ -157,22 +157,26 @@ def deltas(ev: Event) -> dict[str | Tpl, int]:
 
 
 CHART_BIN_S = 15 * 60  # the post-match chart counts per 15 minutes
+FINE_BIN_S = 5 * 60  # the live screens' chart: per 5 minutes, so a first quarter-hour reads
 
 
-def chart_bin(at_iso: str) -> int:
-    """Epoch seconds of the start of the 15-minute bin an ISO time falls in."""
+def chart_bin(at_iso: str, width: int = CHART_BIN_S) -> int:
+    """Epoch seconds of the start of the bin (15 minutes unless `width`) a time falls in."""
     ts = int(parse_iso(at_iso).timestamp())
-    return ts - ts % CHART_BIN_S
+    return ts - ts % width
 
 
 def chart_deltas(ev: Event) -> dict[str | Tpl, int]:
     """Chart counters an event moves: incidents per bin and phase ('i:<bin>:<phase>', by
-    when it happened) and arrests per bin ('a:<bin>')."""
+    when it happened) and arrests per bin ('a:<bin>'); the same per 5 minutes ('f:', 'b:')
+    for the live screens."""
     if ev.kind == "incident.reported":
         at = ev.data.get("occurred_at") or ev.data.get("reported_at") or ev.at
-        return {f"i:{chart_bin(at)}:" + (ev.phase or "pre"): 1}
+        phase = ev.phase or "pre"  # may be a Var the script fills in: joined with +
+        return {f"i:{chart_bin(at)}:" + phase: 1, f"f:{chart_bin(at, FINE_BIN_S)}:" + phase: 1}
     if ev.kind == "arrest.recorded":
-        return {f"a:{chart_bin(ev.at)}": int(ev.data.get("count", 1))}
+        n = int(ev.data.get("count", 1))
+        return {f"a:{chart_bin(ev.at)}": n, f"b:{chart_bin(ev.at, FINE_BIN_S)}": n}
     return {}
 
 

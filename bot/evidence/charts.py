@@ -12,7 +12,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.domain.clock import parse_iso
-from bot.domain.ledger import CHART_BIN_S, Event
+from bot.domain.ledger import CHART_BIN_S, FINE_BIN_S, Event
 from bot.domain.vocab import PHASES
 
 BIN = timedelta(minutes=15)
@@ -23,12 +23,19 @@ PHASE_COLOURS = {"pre": "#9e9e9e", "gates": "#607d8b", "first_half": "#1e88e5",
 
 @dataclass
 class ChartData:
-    """Incidents per bin and phase, and arrests per bin (bins start at `start`, 15 min)."""
+    """Incidents per bin and phase, and arrests per bin (bins start at `start`, 15 min
+    unless `bin_s` says otherwise)."""
 
     start: datetime
     bins: int
     incidents: dict[str, list[int]] = field(default_factory=dict)  # phase -> per bin
     arrests: list[int] = field(default_factory=list)
+    bin_s: int = CHART_BIN_S
+
+    @property
+    def width(self) -> timedelta:
+        """One bin's span."""
+        return timedelta(seconds=self.bin_s)
 
 
 def _floor(t: datetime) -> datetime:
@@ -57,23 +64,25 @@ def chart_data(events: list[Event]) -> ChartData | None:
     return data
 
 
-def chart_from_counts(counts: dict[str, int]) -> ChartData | None:
-    """The same bins as chart_data, from the counters the write script keeps."""
+def chart_from_counts(counts: dict[str, int], fine: bool = False) -> ChartData | None:
+    """The same bins as chart_data, from the counters the write script keeps (`fine`: the
+    5-minute ones of the live screens)."""
+    inc, arr, width = ("f", "b", FINE_BIN_S) if fine else ("i", "a", CHART_BIN_S)
     cells: list[tuple[int, str, int]] = []  # (bin start epoch, phase or "", count)
     for key, n in counts.items():
         kind, _, rest = key.partition(":")
-        if kind == "i":
+        if kind == inc:
             at, _, phase = rest.partition(":")
             cells.append((int(at), phase or "pre", n))
-        elif kind == "a":
+        elif kind == arr:
             cells.append((int(rest), "", n))
     if not cells:
         return None
     first = min(c[0] for c in cells)
-    bins = (max(c[0] for c in cells) - first) // CHART_BIN_S + 1
-    data = ChartData(datetime.fromtimestamp(first, UTC), bins, {}, [0] * bins)
+    bins = (max(c[0] for c in cells) - first) // width + 1
+    data = ChartData(datetime.fromtimestamp(first, UTC), bins, {}, [0] * bins, width)
     for at, phase, n in cells:
-        i = (at - first) // CHART_BIN_S
+        i = (at - first) // width
         if phase:
             data.incidents.setdefault(phase, [0] * bins)[i] += n
         else:

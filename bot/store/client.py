@@ -886,9 +886,41 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         """The platform message id of a live message (e.g. an incident card) in a chat."""
         return await self._call(self.r.get(self._ref_key(fixture, platform, chat, ref)))
 
+    async def log_once(self, fx_id: str, ev: Event, extra: list[Op], once: str) -> bool:
+        """Log a system event (and its outbox entries) once for `once`, whichever replica
+        asks first: False when it was logged already."""
+        applied = await self.apply(fx_prefix(fx_id), log_event(ev) + extra, dedupe=once)
+        return not applied.duplicate
+
+    @staticmethod
+    def _seen_key(fixture: str, ref: str) -> str:
+        return f"{fx_prefix(fixture)}seen:{ref}"
+
+    def seen_op(self, pipe: Any, fixture: str, platform: str, chat: str, ref: str,
+                at_ms: int | None) -> None:
+        """Add to a pipeline: when a live message first reached a chat (kept as long as its
+        ref), so a screen can say "delivered 21:06:14 (Slack)" per incident."""
+        if at_ms is None or not fixture:
+            return
+        key = self._seen_key(fixture, ref)
+        pipe.hsetnx(key, f"{platform}:{chat}", str(at_ms))
+        pipe.expire(key, 14 * 86400)
+
+    async def delivered_at(self, fixture: str, refs: list[str]) -> dict[str, dict[str, int]]:
+        """ref -> {'platform:chat': ms since the epoch its live message first arrived}."""
+        if not refs:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for ref in refs:
+            pipe.hgetall(self._seen_key(fixture, ref))
+        res = await self._call(pipe.execute())
+        return {ref: {str(k): int(v) for k, v in h.items()} for ref, h in zip(refs, res,
+                                                                             strict=True) if h}
+
     async def set_message_ref(self, fixture: str, platform: str, chat: str, ref: str,
-                              message_id: str) -> None:
-        """Remember where a live message was posted, so later changes edit it in place."""
+                              message_id: str, at_ms: int | None = None) -> None:
+        """Remember where a live message was posted, so later changes edit it in place
+        (`at_ms`: when it arrived, for the first arrival in that chat)."""
         # Two slots ({fixture} and the chat's), so no MULTI: each SET is idempotent, and the
         # reverse index is written first so a found forward ref always resolves back. The
         # reverse index is a hint: while the chat's slot refuses writes, a reply to the
@@ -896,6 +928,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         pipe = self.r.pipeline(transaction=False)
         pipe.set(msgof_key(platform, chat, message_id), f"{fixture}|{ref}", ex=14 * 86400)
         pipe.set(self._ref_key(fixture, platform, chat, ref), message_id, ex=14 * 86400)
+        self.seen_op(pipe, fixture, platform, chat, ref, at_ms)
         await self.run_with_hints(pipe, 1)
 
     async def run_with_hints(self, pipe: Any, hints: int) -> list[Any]:

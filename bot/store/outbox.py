@@ -220,12 +220,14 @@ class Outbox:
 
     async def delivered(self, entries: list[tuple[str, str, bool]], chat: str,
                         ref: tuple[str, str, str, str, str] | None = None,
-                        last_id: tuple[str, int] | None = None) -> None:
+                        last_id: tuple[str, int] | None = None,
+                        at_ms: int | None = None) -> None:
         """The platform accepted the send: in ONE round trip, record where a live message
         now is (`ref`: fixture, platform, chat, ref, message id), then each (fixture,
         entry, last)'s delivered mark for 'platform:chat'; a `last` entry is done
         everywhere, so it is acknowledged and dropped. `last_id` ('platform:id space',
-        message id) raises that space's highest known id."""
+        message id) raises that space's highest known id; `at_ms` is when the live message
+        arrived (kept per incident for the screens)."""
         pipe = self.r.pipeline(transaction=False)
         hints = 0  # the first commands are hints in other slots: a refusal there stops nothing
         if last_id is not None:
@@ -236,6 +238,7 @@ class Outbox:
             pipe.set(msgof_key(platform, chat_id, mid), f"{fixture}|{name}", ex=REF_TTL)
             hints += 1
             pipe.set(self.store._ref_key(fixture, platform, chat_id, name), mid, ex=REF_TTL)
+            self.store.seen_op(pipe, fixture, platform, chat_id, name, at_ms)
         for fx, entry, last in entries:
             pipe.set(self._done(fx, entry, chat), "1", ex=DONE_TTL)
             pipe.delete(self._fly(fx, entry, chat))

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from bot.store.client import OPS, Store
 
 REVOKED = OPS + "websess.revoked"  # pub/sub channel: the member whose sessions ended
+RUNNING = OPS + "web.running"  # the base URL of a running control-room server
 
 
 def _digest(secret: str) -> str:
@@ -27,6 +28,23 @@ class WebSessions:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.r = store.r
+
+    async def announce(self, base: str, ttl: int) -> None:
+        """A control-room server is up at `base`: links lead there (renewed while it runs)."""
+        await self.store._call(self.r.set(RUNNING, base, ex=ttl))
+
+    async def withdraw(self, base: str) -> None:
+        """The server at `base` stopped (another one's announcement is left alone)."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.get(RUNNING)
+        got = await self.store._call(pipe.execute())
+        if got and got[0] == base:
+            await self.store._call(self.r.delete(RUNNING))
+
+    async def running_base(self) -> str | None:
+        """Where a running control-room server is reached, or None when none runs."""
+        got = await self.store._call(self.r.get(RUNNING))
+        return str(got) if got else None
 
     async def save_link(self, token: str, who: str, role: str, expires_ts: int,
                         ttl: int) -> None:

@@ -48,6 +48,11 @@ class Access:
     def _now_ts(self) -> int:
         return int(self.core.clock.now().timestamp())
 
+    async def running_base(self) -> str | None:
+        """Where the running control-room server is reached (None: none runs, so a link
+        would lead nowhere)."""
+        return await self.sessions.running_base()
+
     async def issue_link(self, who: str, base: str) -> str | None:
         """A one-time sign-in URL for a member (None if they are not a member)."""
         member = await self.core.member(who)

@@ -7,7 +7,7 @@ from html import escape
 from zoneinfo import ZoneInfo
 
 from bot.domain.vocab import PHASES
-from bot.evidence.charts import BIN, PHASE_COLOURS, ChartData
+from bot.evidence.charts import PHASE_COLOURS, ChartData
 
 W, H = 900, 360
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 24, 84
@@ -26,7 +26,7 @@ def render_svg_chart(data: ChartData | None, tz: ZoneInfo,
     bw = plot_w / data.bins
     y_of = lambda v: TOP + plot_h - v / (top * 1.15) * plot_h  # noqa: E731
     out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" '
-           'aria-label="Incidents per 15 minutes by phase">']
+           f'aria-label="Incidents per {data.bin_s // 60} minutes by phase">']
     for v in range(0, top + 1, step_y):
         y = y_of(v)
         out.append(f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
@@ -53,7 +53,7 @@ def render_svg_chart(data: ChartData | None, tz: ZoneInfo,
                        f'<text class="arrest-n" x="{x:.1f}" y="{y - 18:.1f}" '
                        f'text-anchor="middle">{n}</text>')
     if kickoff is not None:
-        ko = (kickoff - data.start) / BIN
+        ko = (kickoff - data.start) / data.width
         if 0 <= ko <= data.bins:
             x = LEFT + ko * bw
             out.append(f'<line class="ko" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" '
@@ -61,7 +61,7 @@ def render_svg_chart(data: ChartData | None, tz: ZoneInfo,
                        f'y="{TOP + 14}">KO</text>')
     every = max(1, data.bins // 8)
     for i in range(0, data.bins, every):
-        t = (data.start + BIN * i).astimezone(tz)
+        t = (data.start + data.width * i).astimezone(tz)
         out.append(f'<text class="axis" x="{LEFT + i * bw + bw / 2:.1f}" '
                    f'y="{TOP + plot_h + 24}" text-anchor="middle">{t:%H:%M}</text>')
     x = LEFT

@@ -42,3 +42,32 @@ def delivery_rows(notifier: Notifier) -> tuple[tuple[Any, ...], list[dict[str, A
                      "last_429_s": None if last_429 is None else round(now - last_429, 1)})
     rows.sort(key=lambda r: (-(r["oldest_s"] or -1), r["platform"], r["name"]))
     return tuple(sorted(key, key=str)), rows
+
+
+def control_chats(notifier: Notifier) -> set[tuple[str, str]]:
+    """The (platform, chat)s of the control audience on connected platforms."""
+    return {(platform, chat) for platform, chats in notifier.channels.get("control", {}).items()
+            if platform in notifier.sinks for chat in chats}
+
+
+def incident_delivery(notifier: Notifier, seen: dict[str, int],
+                      waiting: list[tuple[str, str, float, bool]]) -> list[dict[str, Any]]:
+    """One incident's card in the control chats: when it arrived in each ('at', ms since the
+    epoch), or how long it has been queued and why ('queued_s', 'why')."""
+    rows: list[dict[str, Any]] = []
+    chats = control_chats(notifier)
+    queued = {(p, c): (age, limited) for p, c, age, limited in waiting}
+    for platform, chat in sorted(chats):
+        name = PLATFORMS.get(platform, platform)
+        # once a card is in the chat, a newer version on its way (an edit) is not "pending"
+        if f"{platform}:{chat}" in seen:
+            rows.append({"platform": name, "at": seen[f"{platform}:{chat}"]})
+        elif (platform, chat) in queued and queued[platform, chat][0] < 0:
+            rows.append({"platform": name, "digest": True})
+        elif (platform, chat) in queued:
+            age, limited = queued[platform, chat]
+            rows.append({"platform": name, "queued_s": round(age, 1),
+                         "why": "rate limit" if limited else "platform pace"})
+        else:
+            rows.append({"platform": name, "sending": True})
+    return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from html import escape
@@ -13,7 +14,7 @@ from bot.domain.grounds import Ground
 # Painted bottom-up, so the small zones people click sit on top of the stands they belong to.
 DRAW_ORDER = ("outside", "concourse", "stand", "blocks", "walkway", "perimeter", "gate",
               "segregation")
-PIN_R = 24
+PIN_R = 26
 SEVERITY_COLOURS = {1: "#8d99ae", 2: "#2a9d8f", 3: "#e9c46a", 4: "#f4a261", 5: "#e63946"}
 
 
@@ -119,7 +120,8 @@ def _name(gm: GroundMap, zone_id: str) -> str:
 def render_map(gm: GroundMap, pins: str = "") -> str:
     """The map as an inline SVG; `pins` is the pin layer (see pin_layer)."""
     vb = " ".join(str(v) for v in gm.viewbox)
-    out = [f'<svg class="ground" viewBox="{vb}" role="img" '
+    # a group, not an image: its zones and pins are buttons of their own
+    out = [f'<svg class="ground" viewBox="{vb}" role="group" '
            f'aria-label="Map of {escape(gm.ground.name)}">',
            f"<title>{escape(gm.ground.name)}</title>"]
     for d in gm.decor:
@@ -168,6 +170,30 @@ def render_map(gm: GroundMap, pins: str = "") -> str:
     return "".join(out)
 
 
+def pin_svg(zid: str, label: str, at: tuple[float, float], worst: int, cls: str,
+            n: int) -> str:
+    """One pin: its shape (S5 octagon, S4 diamond, else a circle) and number say the worst
+    severity without colour; the small badge is the count. control.js's pin() draws the same."""
+    x, y, r = at[0], at[1], PIN_R
+    colour = SEVERITY_COLOURS[worst]
+    if worst >= 5:
+        pts = " ".join(f"{x + r * 1.08 * math.cos(math.pi / 8 + k * math.pi / 4):.1f},"
+                       f"{y + r * 1.08 * math.sin(math.pi / 8 + k * math.pi / 4):.1f}"
+                       for k in range(8))
+        shape = f'<polygon points="{pts}" fill="{colour}"/>'
+    elif worst == 4:
+        shape = (f'<rect x="{x - r}" y="{y - r}" width="{2 * r}" height="{2 * r}" rx="4" '
+                 f'transform="rotate(45 {x} {y})" fill="{colour}"/>')
+    else:
+        shape = f'<circle cx="{x}" cy="{y}" r="{r}" fill="{colour}"/>'
+    # hidden from assistive technology: the zone under it is the keyboard's button
+    return (f'<g class="pin sev{worst}{cls}" data-zone="{escape(zid)}" aria-hidden="true">'
+            f'<title>{escape(label)}: {n} incident{"" if n == 1 else "s"}, worst S{worst}'
+            f'</title>{shape}<text class="sevn" x="{x}" y="{y + 9}">{worst}</text>'
+            f'<g class="count"><circle cx="{x + 26}" cy="{y - 24}" r="15"/>'
+            f'<text x="{x + 26}" y="{y - 17}">{n}</text></g></g>')
+
+
 def pin_layer(gm: GroundMap, incidents: list[dict[str, Any]], open_only: bool = True) -> str:
     """One pin per zone with incidents tonight: the count, coloured by the worst open
     severity (faded when all are closed), pulsing while any is unacknowledged. The page's
@@ -186,8 +212,5 @@ def pin_layer(gm: GroundMap, incidents: list[dict[str, Any]], open_only: bool = 
         worst = max(int(i["severity"]) for i in live)
         cls = " pulse" if any(i["status"] == "reported" for i in incs) else ""
         cls += "" if any(not i.get("closed") for i in incs) else " closed"
-        out.append(f'<g class="pin sev{worst}{cls}" data-zone="{escape(zid)}">'
-                   f'<circle cx="{at[0]}" cy="{at[1]}" r="{PIN_R}" '
-                   f'fill="{SEVERITY_COLOURS[worst]}"/>'
-                   f'<text x="{at[0]}" y="{at[1] + 9}">{len(incs)}</text></g>')
+        out.append(pin_svg(zid, gm.ground.label(zid), at, worst, cls, len(incs)))
     return "".join(out)

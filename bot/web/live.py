@@ -20,13 +20,13 @@ from bot.core.dispatch import Core
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
-from bot.evidence.charts import BIN, ChartData, chart_from_counts
+from bot.evidence.charts import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
 from bot.store.web_sessions import WebSessions
 from bot.tasks import cancel_and_wait
 from bot.web.chart import render_svg_chart
-from bot.web.delivery import delivery_rows
+from bot.web.delivery import control_chats, delivery_rows, incident_delivery
 from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
 
 log = logging.getLogger(__name__)
@@ -36,9 +36,10 @@ BLOCK_MS = 5000
 # computation and one write per screen cover many events, so screens never slow reports.
 COALESCE_S = 0.15
 CHART_KINDS = ("incident.reported", "arrest.recorded")  # what moves the timeline
-LIVE_BINS = 40  # a live screen's chart: the last 10 hours (a night, gates to egress)
+LIVE_BINS = 24  # a live screen's chart: the last 2 hours, per 5 minutes
 CHART_S = 1.5  # the chart is redrawn for the screens at most this often
 DELIVERY_S = 1.0  # how often the delivery-health tile is checked (pushed only on a change)
+WATCH_S = 300.0  # how long an incident's card delivery is followed for the screens
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
 # A screen's stream is one endless gzip member: this header, then self-contained pieces.
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
@@ -160,6 +161,10 @@ class FixtureFeed:
         self._chart: asyncio.Task[None] | None = None  # a redraw waiting for its turn
         self._chart_at = 0.0
         self._chart_dirty = False
+        # incidents whose cards are on their way to the control chats -> since when (loop
+        # time), and the delivery rows the screens were last told
+        self.following: dict[str, float] = {}
+        self.told: dict[str, list[dict[str, Any]]] = {}
 
     async def subscribe(self) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
@@ -188,6 +193,9 @@ class FixtureFeed:
                     continue
                 self.last = events[-1].id
                 batch = Batch(await self.room.changes(self.fx_id, events))
+                for e in events:  # a changed incident's card goes out again: follow it
+                    if e.kind.startswith("incident.") and e.data.get("id"):
+                        self.following[str(e.data["id"])] = loop.time()
                 if any(e.kind in CHART_KINDS for e in events):
                     self._chart_due()
             except StoreUnavailable:
@@ -214,7 +222,8 @@ class FixtureFeed:
             try:
                 fx = await self.room.core.store.fixture(self.fx_id)
                 # from the bins' counters: the cost is the number of bins, not of events
-                data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id))
+                data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id),
+                                         fine=True)
             except StoreUnavailable:
                 self._chart_dirty = True  # tried again in CHART_S
                 continue
@@ -304,7 +313,39 @@ class LiveRoom:
                 notice = Notice("delivery", lambda _police, rows=rows: {"rows": rows})
                 for f in self.feeds.values():
                     f.broadcast(notice)
+            for f in list(self.feeds.values()):
+                if f.queues:
+                    try:
+                        await self._incident_delivery(f)
+                    except StoreUnavailable:
+                        pass
             await asyncio.sleep(DELIVERY_S)
+
+    async def incident_delivery(self, fx_id: str,
+                                ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """Incident id -> where its card is in the control chats (see incident_delivery)."""
+        notifier = self.core.notifier
+        if not ids or not control_chats(notifier):
+            return {}
+        seen = await self.core.store.delivered_at(fx_id, ids)
+        waiting = notifier.waiting(fx_id)
+        return {i: incident_delivery(notifier, seen.get(i, {}), waiting.get(i, []))
+                for i in ids}
+
+    async def _incident_delivery(self, f: FixtureFeed) -> None:
+        """Tell a fixture's screens where the cards they follow are, when that changed."""
+        now = asyncio.get_running_loop().time()
+        ids = set(f.following) | set(self.core.notifier.waiting(f.fx_id))
+        if not ids:
+            return
+        rows = await self.incident_delivery(f.fx_id, sorted(ids))
+        changed = {i: r for i, r in rows.items() if f.told.get(i) != r}
+        for i, r in rows.items():
+            f.told[i] = r
+            if all("at" in x for x in r) or now - f.following.get(i, now) > WATCH_S:
+                f.following.pop(i, None)
+        if changed:
+            f.broadcast(Notice("seen", lambda _police, c=changed: {"incidents": c}))
 
     def fixture_feed(self, fx_id: str) -> FixtureFeed:
         """The shared feed of a fixture."""
@@ -349,8 +390,9 @@ class LiveRoom:
         screens show its last `last_bins` bins, the post-match page all (None)."""
         if data is not None and last_bins is not None and data.bins > last_bins:
             cut = data.bins - last_bins
-            data = ChartData(data.start + cut * BIN, last_bins,
-                             {k: v[cut:] for k, v in data.incidents.items()}, data.arrests[cut:])
+            data = ChartData(data.start + cut * data.width, last_bins,
+                             {k: v[cut:] for k, v in data.incidents.items()}, data.arrests[cut:],
+                             data.bin_s)
         if data is not None and not police_view:
             data = replace(data, arrests=[0] * data.bins)
             if not any(any(v) for v in data.incidents.values()):

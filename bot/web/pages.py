@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, PHASES, PLACES, ROLES, STATUSES, SUPPORTER_SIDES
+from bot.evidence.postmatch import Report
 
 BOARD_COLUMNS = (("reported", "Reported"), ("acknowledged", "Acknowledged"),
                  ("dispatched", "Dispatched"), ("on_scene", "On scene"),
@@ -92,28 +93,39 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         "</small></h1>"
         f"<div class=\"phase\" id=\"phase\">{escape(PHASES.label(fx.phase))}</div>"
         "<div class=\"clock\" id=\"clock\"></div>"
-        "<div class=\"live\" id=\"live\" title=\"Live connection\">●</div>"
+        "<div class=\"live\" id=\"live\" role=\"status\" title=\"Live connection\">"
+        "● connecting</div>"
+        "<button type=\"button\" id=\"sound\" class=\"sound\" aria-pressed=\"false\" "
+        "title=\"Sound for a new S4/S5 or an escalation\">Sound off</button>"
         f"<div class=\"me\"><bdi>{escape(me['name'] or me['who'])}</bdi> · "
         f"{escape(ROLES.label(me['role']))}</div>"
-        f"<nav><a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>"
+        "<nav>" + ("" if me["role"] == "steward" else  # a steward may not open it
+                   f"<a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>")
+        +
         "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
         f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf)}\">"
         "<button type=\"submit\">Sign out</button></form></nav></header>"
+        "<div id=\"notlive\" class=\"notlive\" role=\"alert\" hidden><b>NOT LIVE</b> since "
+        "<span id=\"notlive-since\"></span> · this screen is not updating: what it shows may "
+        "be out of date · reconnecting by itself</div>"
+        "<div id=\"alerts\" class=\"alerts\" role=\"alert\" aria-label=\"Needs "
+        "acknowledging\" hidden></div>"
         "<main class=\"grid\">"
         "<section class=\"panel map\" aria-label=\"Ground map\">"
         f"{map_svg}<div class=\"legend\">"
         + "".join(f"<span class=\"sev sev{s}\">S{s}</span>" for s in range(1, 6))
-        + "<span class=\"pulse-key\">number: incidents tonight · pulsing: not yet "
-        "acknowledged · faded: all closed</span></div>"
+        + "<span class=\"pulse-key\">pin: worst severity (S5 octagon, S4 diamond) · "
+        "small number: incidents tonight · pulsing: not yet acknowledged · faded: all "
+        "closed</span></div>"
         "<div id=\"zone-panel\" class=\"zone-panel\" hidden><h3></h3><ul></ul>"
         "<button type=\"button\" class=\"close\">Close</button></div></section>"
         f"<section class=\"panel board\" aria-label=\"Open incidents\"><h2>Board</h2>"
         f"<div class=\"cols\">{board}</div></section>"
         "<section class=\"panel tiles\" aria-label=\"Figures\" id=\"tiles\"></section>"
         f"<section class=\"panel log\" aria-label=\"Live log\"><h2>Log</h2>{filters}"
-        "<ol id=\"log\"></ol></section>"
-        f"<section class=\"panel chart\" aria-label=\"Incidents per 15 minutes\">"
-        f"<h2>Incidents per 15 minutes</h2><div id=\"chart\">{chart_svg}</div></section>"
+        "<ol id=\"log\" tabindex=\"0\" aria-label=\"Log lines, newest first\"></ol></section>"
+        f"<section class=\"panel chart\" aria-label=\"Incidents per 5 minutes\">"
+        f"<h2>Incidents per 5 minutes</h2><div id=\"chart\">{chart_svg}</div></section>"
         "</main>"
         f"<script type=\"application/json\" id=\"state\">{_state_json(state)}</script>"
         "<script src=\"/control/static/control.js\" defer></script>")
@@ -128,10 +140,26 @@ def _rows(d: dict[str, int], label: Any) -> str:
                    for k, v in d.items())
 
 
+def _incident_table(report: Report) -> str:
+    """One row per incident, severity 5 to 1: times, place, outcome."""
+    rows = "".join(
+        f"<tr class=\"sev{r.severity}\"><td>{escape(r.id)}</td>"
+        f"<td><span class=\"badge sev{r.severity}\">S{r.severity}</span></td>"
+        f"<td>{escape(r.type)}</td><td>{escape(r.place)}</td><td class=\"num\">{r.reported}"
+        f"</td><td class=\"num\">{r.acknowledged or '–'}</td><td class=\"num\">"
+        f"{r.closed or '–'}</td><td>{escape(r.outcome)}</td></tr>" for r in report.rows)
+    return ("<section class=\"incidents\"><h2>Incidents, severity 5 to 1</h2><table>"
+            "<thead><tr><th>INC</th><th>Sev</th><th>Type</th><th>Place</th><th>Reported</th>"
+            "<th>Acknowledged</th><th>Closed</th><th>Outcome</th></tr></thead><tbody>"
+            + (rows or "<tr><td colspan=\"8\">No incidents.</td></tr>")
+            + "</tbody></table></section>")
+
+
 def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg: str,
                     chart_svg: str, police_view: bool, labels: dict[str, Any],
-                    open_lines: list[str]) -> str:
-    """The night on one printable page: summary tables, chart and map."""
+                    open_lines: list[str], report: Report | None = None) -> str:
+    """The night on one or two printable A4 pages: when it was made and the export chain
+    head, a row per incident, summary tables, chart and a light map."""
     inc, arr, ban, rt = fig["incidents"], fig["arrests"], fig["bans"], fig["response_times"]
     mm = labels["mmss"]
     sections = [
@@ -145,7 +173,9 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
         f"<tr><th>Time to close</th><td>median {mm(rt['median_close_s'])}, worst "
         f"{mm(rt['worst_close_s'])}</td></tr></table>"
         "<h3>By type</h3><table>" + _rows(inc["by_type"], INCIDENT_TYPES.label) + "</table>"
-        "<h3>By severity</h3><table>" + _rows(inc["by_severity"], lambda k: f"S{k}")
+        "<h3>By severity</h3><table>"
+        + _rows({str(s): inc["by_severity"].get(str(s), 0) for s in range(5, 0, -1)},
+                lambda k: f"S{k}")
         + "</table><h3>By phase</h3><table>" + _rows(inc["by_phase"], PHASES.label)
         + "</table><h3>By location</h3><table>" + _rows(inc["by_location"], labels["zone"])
         + "</table></section>",
@@ -172,9 +202,14 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
         f"<p>{escape(fx.competition.replace('_', ' '))} · "
         f"{escape(ground_name)} · kick-off {labels['kickoff']:%a %d %b %Y %H:%M} · category "
         f"{escape(fx.category)} · phase {escape(PHASES.label(fx.phase))}</p>"
-        "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
+        + (f"<p class=\"generated\">Generated {report.generated_at:%d %b %Y %H:%M:%S %Z} "
+           f"from {report.events} logged events · export chain head "
+           f"<code>{escape(report.chain_head)}</code></p>" if report else "")
+        + "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
         "<button type=\"button\" id=\"print\">Print</button></nav></header>"
-        f"<main class=\"post\">{still}<div class=\"two\">{''.join(sections)}</div>"
+        f"<main class=\"post\">{still}"
+        + (_incident_table(report) if report else "")
+        + f"<div class=\"two\">{''.join(sections)}</div>"
         f"<section class=\"chart\"><h2>Incidents per 15 minutes by phase</h2>{chart_svg}"
         f"</section><section class=\"map\"><h2>Where</h2>{map_svg}</section></main>")
     return _doc(f"{'DRILL · ' if fx.drill else ''}{fx.title} · post-match", body,

@@ -17,8 +17,10 @@ from bot.domain.messages import Command
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.charts import chart_data, chart_from_counts
-from bot.evidence.summary import mmss, summary_figures
+from bot.evidence.postmatch import build_report
+from bot.evidence.summary import mmss
 from bot.store import StoreUnavailable
+from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
 from bot.web.chart import render_svg_chart
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
@@ -47,9 +49,10 @@ from bot.web.view import (
 log = logging.getLogger(__name__)
 
 LOG_LINES = 200  # log lines a screen opens with
-BOARD_CARDS = 30  # cards a board column draws (the rest are counted): control.js's CARDS
+BOARD_CARDS = 60  # cards a board column may draw (the rest are counted): control.js's CARDS
 BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
 HEARTBEAT_S = 15.0
+ANNOUNCE_TTL_S = 90  # a server that died unannounced stops getting links after this
 SESSION_CHECK_S = 1.0  # an idle screen's session is checked this often (expiry)
 STATIC = {"control.js": "application/javascript", "control.css": "text/css",
           "postmatch.js": "application/javascript"}
@@ -59,6 +62,10 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY"}
+# how to get a link, on every refusal: in chat, or on the bot's own machine (headless)
+SIGN_IN_HOW = ("Send /web to the bot in a direct message for a sign-in link (valid a few "
+               "minutes, one use). On the bot's own machine, without chat: "
+               "matchday web-link --by console:<your id>.")
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 INCIDENT = re.compile(r"INC-\d{1,7}")
@@ -92,6 +99,7 @@ class ControlRoom:
         self.secure = self.public_url.startswith("https://")
         self.maps: dict[str, GroundMap] = {}
         self.heartbeat_s = HEARTBEAT_S
+        self._announcing: asyncio.Task[None] | None = None
         self.session_check_s = SESSION_CHECK_S
         self._static = {name: resources.files("bot.web").joinpath(f"static/{name}").read_bytes()
                         for name in STATIC}
@@ -108,6 +116,7 @@ class ControlRoom:
             web.get("/control/incidents", self.incidents),
             web.get("/control/static/{name}", self.static),
         ])
+        app.on_startup.append(self._on_startup)
         app.on_shutdown.append(self._on_shutdown)
         app.on_response_prepare.append(self._security_headers)
 
@@ -117,7 +126,21 @@ class ControlRoom:
         self.add_routes(app)
         return app
 
+    async def _on_startup(self, _app: web.Application) -> None:
+        self._announcing = asyncio.create_task(self._announce())
+
+    async def _announce(self) -> None:
+        """Say where this server is, while it runs: /web and `matchday web-link` build links
+        to it (not to their own PORT), and give none when no server runs."""
+        while True:
+            with contextlib.suppress(StoreUnavailable):
+                await self.access.sessions.announce(self.public_url, ANNOUNCE_TTL_S)
+            await asyncio.sleep(ANNOUNCE_TTL_S / 3)
+
     async def _on_shutdown(self, _app: web.Application) -> None:
+        await cancel_and_wait([self._announcing])
+        with contextlib.suppress(StoreUnavailable):
+            await self.access.sessions.withdraw(self.public_url)
         await self.live.close()
 
     async def _security_headers(self, request: web.Request, resp: web.StreamResponse) -> None:
@@ -140,8 +163,7 @@ class ControlRoom:
             raise web.HTTPUnauthorized(text='{"ok":false,"text":"Not signed in."}',
                                        content_type="application/json")
         raise web.HTTPUnauthorized(
-            text=message_page("Not signed in", "Send /web to the bot in chat for a sign-in "
-                              "link (valid a few minutes, one use)."),
+            text=message_page("Not signed in", SIGN_IN_HOW),
             content_type="text/html")
 
     def _cookie(self, resp: web.StreamResponse, session: Session | None) -> None:
@@ -178,8 +200,7 @@ class ControlRoom:
         if not isinstance(got, Session):
             await self.access.deny("", f"sign-in refused: {got}")
             return web.Response(status=403, content_type="text/html", text=message_page(
-                "Link not valid", "This link is unknown, used or expired. Send /web to the "
-                "bot for a new one."))
+                "Link not valid", "This link is unknown, used or expired. " + SIGN_IN_HOW))
         resp = web.Response(text=signed_in_page(), content_type="text/html",
                             headers={"Cache-Control": "no-store"})
         self._cookie(resp, got)
@@ -208,6 +229,11 @@ class ControlRoom:
             fx = min(await self.core.store.fixtures()
                      or await self.core.store.fixtures(drill=True), default=None,
                      key=lambda f: abs(f.kickoff - now))
+        if fx is None and fx_id:  # a mistyped or old link: say so, never show another night
+            raise web.HTTPNotFound(text=message_page(
+                "No such fixture", f"There is no fixture {clip(fx_id)!r}. Open /control/ "
+                "for your own fixture (/fixture use in chat chooses it)."),
+                content_type="text/html")
         if fx is None:
             raise web.HTTPNotFound(text=message_page(
                 "No fixture", "No fixture yet: an admin adds one with /fixture add."),
@@ -226,12 +252,22 @@ class ControlRoom:
         rows = await self.live.feed.incidents(fx.id)
         return [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
 
+    async def _with_delivery(self, fx: Fixture, viewer: Viewer,
+                             views: dict[str, dict[str, Any]]) -> None:
+        """Each open incident's card delivery to the control chats (not for stewards)."""
+        if viewer.steward:
+            return
+        rows = await self.live.incident_delivery(
+            fx.id, [i for i, v in views.items() if not v.get("closed")])
+        for i, r in rows.items():
+            views[i]["delivery"] = r
+
     async def _chart_svg(self, fx: Fixture, viewer: Viewer, whole: bool = False) -> str:
         """The timeline for a member: the live screens' last hours, or the whole night."""
         if not viewer.steward:  # from the bins' counters, as the live feed draws it
-            counts = await self.core.store.chart_counts(fx.id)
-            return self.live.chart(fx, chart_from_counts(counts), viewer.police_view,
-                                   None if whole else LIVE_BINS)
+            counts = await self.core.store.chart_counts(fx.id)  # live: per 5 minutes
+            return self.live.chart(fx, chart_from_counts(counts, fine=not whole),
+                                   viewer.police_view, None if whole else LIVE_BINS)
         events = [e for e in await self.core.store.events(fx.id)
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
@@ -250,7 +286,9 @@ class ControlRoom:
         mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
                 if sees_incident(viewer, b)]
         columns: dict[str, list[dict[str, Any]]] = {}
-        for b in sorted((b for b in mine if not b["closed"]), key=lambda b: b["reported_at"]):
+        # worst first, then oldest: what the board draws first (control.js sorts alike)
+        for b in sorted((b for b in mine if not b["closed"]),
+                        key=lambda b: (-int(b.get("severity") or 1), b["reported_at"])):
             columns.setdefault(board_column(b.get("status", "")), []).append(b)
         wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
         log_ids = {int(i[4:]) for e in newest if e.kind.startswith("incident.")
@@ -267,6 +305,7 @@ class ControlRoom:
                 break
         by_id = {i["id"]: incident_view(i, gm.ground) for i in raw.values()
                  if sees_incident(viewer, i)}
+        await self._with_delivery(fx, viewer, by_id)
         state = {
             "fixture": fx.id, "last": last, "now": iso(self.core.clock.now()),
             "tz": self.core.settings.tz,
@@ -290,8 +329,9 @@ class ControlRoom:
         """Every incident this member may see (the screen fetches them after its first paint)."""
         session = await self._session(request, json_reply=True)
         fx = await self._fixture(request, session.viewer)
-        views = await self._incidents(fx, session.viewer)
-        resp = web.json_response({"incidents": {i["id"]: i for i in views}},
+        views = {i["id"]: i for i in await self._incidents(fx, session.viewer)}
+        await self._with_delivery(fx, session.viewer, views)
+        resp = web.json_response({"incidents": views},
                                  headers={"Cache-Control": "no-store"})
         resp.enable_compression()
         return resp
@@ -314,16 +354,19 @@ class ControlRoom:
                 "safety officer, police and viewers."), content_type="text/html")
         fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
-        fig = await summary_figures(self.core.store, fx)
+        tz = self.core.settings.zone
+        # the same values as `matchday report --pdf` (figures, rows, generated at, chain head)
+        report = await build_report(self.core.store, fx, gm.ground, tz, self.core.clock.now())
+        fig = report.figures
         incidents = await self._incidents(fx, viewer)
         labels = {"mmss": mmss, "zone": gm.ground.label,
                   "offence": OFFENCES.label, "ban": BAN_TYPES.label,
-                  "kickoff": fx.kickoff.astimezone(self.core.settings.zone)}
+                  "kickoff": fx.kickoff.astimezone(tz)}
         body = post_match_page(fx, gm.ground.name, fig,
                                render_map(gm, pin_layer(gm, incidents, open_only=False)),
                                await self._chart_svg(fx, viewer, whole=True), viewer.police_view,
                                labels,
-                               fig["open_incidents"])
+                               fig["open_incidents"], report)
         return web.Response(text=body, content_type="text/html")
 
     async def static(self, request: web.Request) -> web.Response:
@@ -407,7 +450,9 @@ class ControlRoom:
                 if await signed_out():
                     return
                 if loop.time() - pinged >= self.heartbeat_s:
-                    await resp.write(piece(b": ping\n\n"))
+                    # an event, not a comment: the screen's watchdog hears it (a silent
+                    # half-open connection is shown NOT LIVE)
+                    await resp.write(piece(b"event: ping\ndata: {}\n\n"))
                     pinged = loop.time()
                 continue
             # a screen that fell behind takes everything waiting in one write

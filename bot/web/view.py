@@ -29,7 +29,8 @@ CLOSED = ("closed",)
 # Incident fields a screen shows (kept few: every change goes to every screen); everything
 # else in the hash stays in the store.
 INCIDENT_FIELDS = ("id", "type", "location", "status", "reported_at", "description",
-                   "affiliation", "people", "owner_name")
+                   "affiliation", "people", "owner_name", "reporter_name")
+PLACE_WIDTH = 18  # characters a card gives a place name before it takes the ground's `short`
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,10 @@ def incident_view(inc: dict[str, str], ground: Ground) -> dict[str, Any]:
     out["severity"] = int(inc.get("severity", 1))
     out["type_label"] = INCIDENT_TYPES.label(inc.get("type", ""))
     out["location_label"] = ground.label(inc.get("location", ""))
+    out["place"] = ground.short_label(inc.get("location", ""), PLACE_WIDTH)
+    out["reports"] = 1 + int(inc.get("merged") or 0)  # joined reports are the signal
+    if int(inc.get("escalated_tier") or 0):
+        out["escalated"] = int(inc["escalated_tier"])
     out["status_label"] = STATUSES.label(inc.get("status", "reported"))
     out["closed"] = inc.get("status") in CLOSED
     return out
@@ -115,6 +120,8 @@ def describe(ev: Event, ground: Ground) -> str:
         return f"Banning order ×{n}: {BAN_TYPES.label(d.get('type', ''))}, {d.get('status', '')}"
     if ev.kind == "fixture.phase":
         return f"Phase: {PHASES.label(d.get('phase', ''))}"
+    if ev.kind == "fixture.early_warning":
+        return str(d.get("text", "Early warning"))
     if ev.kind == "fixture.created":
         return f"Fixture created: {d.get('home', '')} v {d.get('away', '')}"
     if ev.kind == "fixture.changed":
@@ -141,6 +148,8 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
                    severity=int(inc.get("severity", 1)), location=inc.get("location", ""))
     if police and ev.data.get("zone"):
         out["location"] = ev.data["zone"]
+    if ev.kind == "fixture.early_warning":
+        out.update(location=ev.data.get("zone", ""), zones=ev.data.get("zones", []))
     return out
 
 

@@ -95,6 +95,7 @@ class FakeTelegram:
         self.failures: dict[str, Failure] = {}
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}
+        self.held: dict[str, asyncio.Event] = {}  # file paths whose download waits for a set()
         self.webhook: dict[str, Any] = {}
         self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
         self.pinned: dict[int, list[int]] = {}  # chat id -> pinned message ids, newest last
@@ -271,6 +272,19 @@ class FakeTelegram:
         self.incoming[(chat_id, msg["message_id"])] = msg
         return {"update_id": self.next_update_id(), "message": msg}
 
+    def voice_update(self, user_id: int, audio: bytes, duration: int, *,
+                     chat_id: int | None = None, reply_to: dict[str, Any] | None = None,
+                     file_id: str = "") -> dict[str, Any]:
+        """An update carrying a voice note (Bot API "Voice": OGG/Opus) whose audio the bot
+        can fetch with getFile and the file download (as Telegram keeps what users send)."""
+        update = self.message_update(user_id, chat_id=chat_id, reply_to=reply_to)
+        fid = file_id or f"AwACvoice{update['update_id']}"
+        self.files[f"voice/{fid}.oga"] = audio
+        update["message"]["voice"] = {"file_id": fid, "file_unique_id": fid + "u",
+                                      "duration": duration, "mime_type": "audio/ogg",
+                                      "file_size": len(audio)}
+        return update
+
     def location_moved(self, shared: dict[str, Any], lat: float, lon: float,
                        at: int | None = None) -> dict[str, Any]:
         """The update Telegram sends when a live location (the update that shared it) moves:
@@ -426,9 +440,14 @@ class FakeTelegram:
         return 0
 
     async def _file(self, request: web.Request) -> web.Response:
-        data = self.files.get(request.match_info["path"])
+        path = request.match_info["path"]
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401)
+        data = self.files.get(path)
         if data is None:
             return web.Response(status=404)
+        if path in self.held:  # a test holds this download (a slow phone signal)
+            await self.held[path].wait()
         return web.Response(body=data)
 
     # ---------------------------------------------------------------- methods
@@ -694,6 +713,8 @@ class FakeTelegram:
         fid = str(p.get("file_id", ""))
         path = next((k for k in self.files if k.split("/")[-1].split(".")[0] == fid),
                     f"photos/{fid}.jpg")
+        if len(self.files.get(path, b"")) > 20 * 1024 * 1024:  # bots may fetch up to 20 MB
+            raise _ApiError(400, "Bad Request: file is too big")
         return {"file_id": fid, "file_unique_id": fid + "u", "file_path": path,
                 "file_size": len(self.files.get(path, b""))}
 

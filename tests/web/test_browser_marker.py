@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BROWSER_TESTS = ("tests/web/test_web_browser.py::", "tests/web/test_web_firefox.py::")
+BROWSER_TESTS = ("tests/web/test_web_browser.py::", "tests/web/test_web_firefox.py::",
+                 "tests/web/test_web_wall.py::", "tests/web/test_web_a11y.py::")
+BROWSER_COUNT = 17
 
 
 def pytest_run(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -31,14 +33,14 @@ def test_a_plain_run_leaves_the_browser_tests_out_and_says_how_to_run_them() -> 
     p = pytest_run("--collect-only", "tests/web")
     ids = [line for line in p.stdout.splitlines() if "::" in line]
     assert ids and not [i for i in ids if i.startswith(BROWSER_TESTS)]
-    assert "8 browser tests not run" in p.stdout
+    assert f"{BROWSER_COUNT} browser tests not run" in p.stdout
     assert "apt-get install chromium chromium-driver firefox-esr" in p.stdout
     assert "python -m pytest -m browser" in p.stdout
 
 
 def test_dash_m_browser_selects_exactly_the_browser_tests() -> None:
     ids = collected("-m", "browser")
-    assert len(ids) == 8 and all(i.startswith(BROWSER_TESTS) for i in ids)
+    assert len(ids) == BROWSER_COUNT and all(i.startswith(BROWSER_TESTS) for i in ids)
 
 
 def test_the_ci_redis_run_keeps_the_redis_tests_without_browsers() -> None:

@@ -396,3 +396,92 @@ async def test_the_live_chart_shows_the_last_hours_and_the_post_match_page_the_n
     live = await (await client.get("/control/chart.svg")).text()
     night = await (await client.get("/control/post-match")).text()
     assert live.count("<title>1 in ") == 1 and night.count("<title>1 in ") == 2
+
+
+# ---------------------------------------------------------------- the wall screen (#23)
+async def test_the_page_opens_with_the_worst_cards_however_many_older_ones(client, say,
+                                                                           core) -> None:
+    for i in range(65):
+        core.clock.advance(timedelta(minutes=11))  # past the merge window: new incidents
+        await say(f"/incident antisocial @bms_lower s2 noise {i}", as_="steward")
+    await say("/incident segregation_breach @seg_ne s5 fans through the line", as_="steward")
+    await sign_in(client, say, "control")
+    state = state_of(await (await client.get("/control/")).text())
+    # the newest incident is the worst: the first paint has it, older S2s wait their turn
+    assert state["partial"] and "INC-66" in state["incidents"]
+    assert state["columns"] == {"reported": 66}
+
+
+async def test_a_card_has_the_short_place_the_words_the_count_and_the_reporter(client, say,
+                                                                              core) -> None:
+    await say("/incident missile @seg_ne s4 x30 coins thrown both ways", as_="steward")
+    await sign_in(client, say, "control")
+    inc = state_of(await (await client.get("/control/"))
+                   .text())["incidents"]["INC-1"]
+    assert inc["place"] == "NE segregation"  # the ground file's `short`, not the long name
+    assert inc["location_label"] == "North-east segregation line (home/away)"
+    assert inc["description"] == "coins thrown both ways"
+    assert inc["people"] == "30"
+    assert inc["reporter_name"] == "Steward 14 (STB upper)"  # config/roster.toml
+    assert inc["severity"] == 4 and inc["reports"] == 1
+
+
+async def test_each_card_says_where_its_chat_message_is(client, say, core, telegram) -> None:
+    await sign_in(client, say, "control")
+    resp = await client.get("/control/events")
+    telegram.fail("sendMessage", 2, code=429, retry_after=3)  # control and command chats
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    states: list[list[dict]] = []
+
+    async def until_delivered() -> None:
+        while not (states and all("at" in r for r in states[-1])):
+            [(_, data)] = await read_events(resp, 1, "seen")
+            if "INC-1" in data["incidents"]:
+                states.append(data["incidents"]["INC-1"])
+    await asyncio.wait_for(until_delivered(), 20)  # a guard against hanging
+    resp.close()
+    # first queued behind the platform's 429, then delivered, both said per platform
+    queued = [r for [r] in states if "queued_s" in r]
+    assert queued and {"platform": "Telegram", "why": "rate limit"}.items() <= \
+        queued[0].items()
+    [done] = states[-1]
+    assert done == {"platform": "Telegram", "at": int(core.clock.now().timestamp() * 1000)}
+    # a screen opened now gets it with the incident
+    page = state_of(await (await client.get("/control/")).text())
+    assert page["incidents"]["INC-1"]["delivery"] == [done]
+    rest = await (await client.get("/control/incidents")).json()
+    assert rest["incidents"]["INC-1"]["delivery"] == [done]
+
+
+async def test_no_link_while_no_control_room_runs(say) -> None:
+    result = await say("/web", as_="control")  # no server started in this test
+    assert result is not None and not result.reply.ok
+    assert "not running" in result.reply.text and "/control/login/" not in result.reply.text
+
+
+async def test_an_unknown_fixture_is_refused_not_ignored(client, say) -> None:
+    await sign_in(client, say, "control")
+    resp = await client.get("/control/?fixture=no-such-night")
+    assert resp.status == 404 and "no-such-night" in await resp.text()
+
+
+async def test_refusals_say_how_to_get_a_link_and_stewards_get_no_post_match_link(
+        client, say) -> None:
+    page = await (await client.get("/control/")).text()
+    assert "/web" in page and "matchday web-link" in page  # in chat, or on the bot's machine
+    await sign_in(client, say, "steward")
+    assert "/control/post-match" not in await (await client.get("/control/")).text()
+
+
+
+async def test_the_live_chart_counts_per_5_minutes_the_post_match_per_15(client, say,
+                                                                          core) -> None:
+    await say("/incident pyro @away_upper s3 flare", as_="steward")
+    core.clock.advance(timedelta(minutes=6))
+    await say("/incident medical @gate_f s2 faint", as_="steward")
+    await sign_in(client, say, "control")
+    live = await (await client.get("/control/chart.svg")).text()
+    night = await (await client.get("/control/post-match")).text()
+    # two reports 6 minutes apart: two bars live, one in the night's quarter-hour
+    assert live.count("<title>1 in ") == 2 and "per 5 minutes" in live
+    assert night.count("<title>2 in ") == 1

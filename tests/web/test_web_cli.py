@@ -49,9 +49,10 @@ def test_headless_web_run_and_a_link_from_the_cli(tmp_path) -> None:
                              env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert bad.returncode == 1 and "is not a member" in bad.stderr
         assert "Traceback" not in bad.stderr
+        # a second shell, its own PORT unset or different: the link is the running server's
         link = subprocess.run([sys.executable, "-m", "bot.cli", "web-link", "--by",
-                               "console:control"], env=env, cwd=ROOT, capture_output=True,
-                              text=True, timeout=60)
+                               "console:control"], env=env | {"PORT": str(free_port())},
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert link.returncode == 0, link.stderr
         url = link.stdout.strip()
         assert url.startswith(f"http://127.0.0.1:{port}/control/login/")

@@ -56,10 +56,11 @@ from bot.adapters.telegram import media
 from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.render import Rendered, render, split_html, toast
 from bot.adapters.telegram.updates import LenientBot, parse_update
+from bot.adapters.telegram.voice import hear, voice_note
 from bot.core.ports import CoreAPI
 from bot.core.roles import STRANGER_COMMANDS
 from bot.delivery.sink import BOT_WIDE, Doubt, Found, Gate, Gone, RetryLater, no_gate
-from bot.domain.messages import Command, Outbound, Reply
+from bot.domain.messages import Attachment, Command, Outbound, Reply
 from bot.domain.models import Fixture
 from bot.settings import Settings
 from bot.store import StoreUnavailable
@@ -67,13 +68,16 @@ from bot.store.chat_moves import ChatMoves
 from bot.store.inbox import Inbox, Seen
 from bot.store.outbox import Outbox
 from bot.tasks import cancel_and_wait
+from bot.voice.outcome import as_command
+from bot.voice.pool import Transcriber
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "telegram"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
-EDIT_IN_PLACE = ("/form",)  # buttons of a guided form: the prompt message becomes the answer
+# buttons of a guided form or voice report: the prompt message becomes the answer
+EDIT_IN_PLACE = ("/form", "/voice")
 INCIDENT_ID = re.compile(r"\bINC-\d+\b")
 COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
@@ -124,7 +128,7 @@ class TelegramAdapter:
     def __init__(self, core: CoreAPI, settings: Settings, *, webhook: bool = False,
                  rate_limiter: BaseRateLimiter | None = None, max_retries: int = 0,
                  serve_port: int | None = None, poll_timeout: int = 10,
-                 register_sink: bool = True) -> None:
+                 register_sink: bool = True, voice: Transcriber | None = None) -> None:
         token = settings.telegram_bot_token
         if token is None or not token.get_secret_value():
             raise TelegramStartError("TELEGRAM_BOT_TOKEN is not set")
@@ -172,6 +176,8 @@ class TelegramAdapter:
         self.last_ids: dict[str, int] = {}  # id space -> highest message id seen there
         self._probing = asyncio.Lock()
         self._archived: list[float] = []  # when probes landed in the archive chat
+        self.voice = voice  # transcription pool (None: the `.[voice]` extra is not installed)
+        self._hearing: set[asyncio.Task[None]] = set()  # voice notes being transcribed
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, poll: bool = True) -> None:
@@ -180,6 +186,10 @@ class TelegramAdapter:
         webhooks."""
         if self.register_sink:
             self.core.notifier.add_sink(self)
+        if self.voice is not None:  # the model loads now, beside the loop, not on a note
+            warm = asyncio.create_task(self.voice.warm())
+            self._hearing.add(warm)
+            warm.add_done_callback(self._hearing.discard)
         if not self.settings.telegram_archive_chat:
             log.warning("MATCHDAY_TELEGRAM_ARCHIVE_CHAT is not set: a Telegram message whose "
                         "send was cut short by a crash is sent again, so people may see it "
@@ -240,6 +250,11 @@ class TelegramAdapter:
         if self.status_lines in self.core.status_lines:
             self.core.status_lines.remove(self.status_lines)
         await self.stop_polling()
+        if self._hearing:  # a steward's report: let notes being transcribed finish
+            await asyncio.wait(set(self._hearing), timeout=10)
+        await cancel_and_wait(self._hearing)
+        if self.voice is not None:
+            self.voice.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -449,6 +464,14 @@ class TelegramAdapter:
             return  # service messages (joins, pins…): nothing to log
         if not private and not text.startswith("/") and not attachments:
             return
+        note = voice_note(attachments)
+        if note is not None and not text.startswith("/"):
+            # transcribed beside the loop, not in its way: later updates go on meanwhile
+            task = asyncio.create_task(self._voice_note(msg, update.update_id, attachments,
+                                                        reply_to, private, note))
+            self._hearing.add(task)
+            task.add_done_callback(self._hearing.discard)
+            return
         text = self._start_alias(text)
         cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
                       text=text, dedupe_key=f"telegram:{update.update_id}",
@@ -465,6 +488,26 @@ class TelegramAdapter:
             member = await self.core.member(cmd.who)
             if member is not None:
                 await self.set_member_menu(cmd.user, member.role)
+
+    async def _voice_note(self, msg: Message, update_id: int,
+                          attachments: tuple[Attachment, ...], reply_to: str, private: bool,
+                          note: Attachment) -> None:
+        """A voice note: its words (or why there are none) go to the core with the audio."""
+        assert msg.from_user is not None
+        try:
+            outcome = await hear(self.application.bot, self.voice, note)
+            cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
+                          text=as_command(outcome), dedupe_key=f"telegram:{update_id}",
+                          attachments=attachments, user_name=msg.from_user.full_name,
+                          reply_to=reply_to, private=private, at=msg.date,
+                          reply_via="send" if private else f"quote:{msg.message_id}")
+            result = await self.core.handle(cmd)
+        except Exception:
+            log.exception("telegram: voice note of update %s failed", update_id)
+            return
+        if result is not None and not result.queued:
+            self.core.notifier.reply(PLATFORM, str(msg.chat_id), result.reply,
+                                     quote="" if private else str(msg.message_id))
 
     async def _on_edit(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """An edited message: a live location's next position updates the evidence quietly;
@@ -887,5 +930,11 @@ def telegram_adapter(core: CoreAPI, settings: Settings, *, webhook: bool = False
     else None. The caller awaits start() and, at exit, stop()."""
     if settings.telegram_bot_token is None:
         return None
-    return TelegramAdapter(core, settings, webhook=webhook, serve_port=serve_port)
+    from bot.voice.pool import transcriber_for
+    from bot.voice.suggest import prompt_for
+
+    voice = transcriber_for(settings.stt_model, prompt_for(list(core.grounds.values())),
+                            workers=settings.stt_workers, queue=settings.stt_queue,
+                            max_s=settings.stt_max_seconds)
+    return TelegramAdapter(core, settings, webhook=webhook, serve_port=serve_port, voice=voice)
 

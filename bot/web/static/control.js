@@ -16,10 +16,18 @@
   let deliveryAt = performance.now();
   let offset = Date.parse(state.now) - Date.now();
   const SEV = {1: "#8d99ae", 2: "#2a9d8f", 3: "#e9c46a", 4: "#f4a261", 5: "#e63946"};
-  const CARDS = 30;
+  const CARDS = 60;  // cards a column may draw; fewer when they do not fit (never a scroll)
+  // board layouts, roomiest first: how many sub-columns the unacknowledged column takes, and
+  // whether cards keep the reporter's words and details (a flashpoint needs the denser ones)
+  const LAYOUTS = [{sub: 1, full: true, wide: false}, {sub: 1, full: false, wide: false},
+                   {sub: 2, full: false, wide: false}, {sub: 2, full: false, wide: true},
+                   {sub: 3, full: false, wide: true}];
   const COLUMNS = ["reported", "acknowledged", "dispatched", "on_scene", "contained"];
   const fmt = new Intl.DateTimeFormat("en-GB", {hour: "2-digit", minute: "2-digit",
                                                   timeZone: state.tz || undefined});
+  const fmtS = new Intl.DateTimeFormat("en-GB", {hour: "2-digit", minute: "2-digit",
+                                                   second: "2-digit", hourCycle: "h23",
+                                                   timeZone: state.tz || undefined});
   const $ = (sel) => document.querySelector(sel);
   const esc = (s) => String(s == null ? "" : s).replace(/[&<>"']/g,
     (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
@@ -37,51 +45,238 @@
     return Object.values(incidents).filter((i) => !i.closed);
   }
 
-  function buttons(inc) {
+  function actionsFor(inc) {
     const may = new Set(state.me.actions);
     const out = [];
     if (may.has("ack") && inc.status === "reported") out.push(["ack", "Acknowledge"]);
     if (may.has("dispatch") && (inc.status === "reported" || inc.status === "acknowledged")) {
       out.push(["dispatch", "Dispatch"]);
     }
-    if (may.has("resolve")) out.push(["resolve", "Resolve"]);
-    return out.map(([a, label]) => `<button type="button" class="act act-${a}" ` +
-      `data-action="${a}" data-incident="${esc(inc.id)}">${label}</button>`).join("");
+    if (may.has("resolve") && !inc.closed) out.push(["resolve", "Resolve"]);
+    return out;
   }
 
+  function button(inc, a, label, short) {
+    return `<button type="button" class="act act-${a}" data-action="${a}" ` +
+      `data-incident="${esc(inc.id)}" aria-label="${short || label} ${esc(inc.id)}` +
+      `${short ? ` (${label.toLowerCase()})` : ""}" title="${label} ${esc(inc.id)}">` +
+      `${short ? esc(short) : label}</button>`;
+  }
+
+  const SHORT = {ack: "Ack", dispatch: "Send", resolve: "Done"};
+  function buttons(inc) {
+    return actionsFor(inc).map(([a, label]) => button(inc, a, label)).join("");
+  }
+
+  // severity worst first, then the oldest: the card that matters is never below the fold
+  const bySeverity = (a, b) => (b.severity - a.severity) ||
+    a.reported_at.localeCompare(b.reported_at);
+
+  function people(i) {
+    return i.people ? `${i.people} ${i.people === "1" ? "person" : "people"}` : "";
+  }
+
+  // where the card is in the control chats: "delivered to control 21:06:14 (Slack) · queued
+  // 40 s (Telegram, rate limit)", so nobody has to guess whether a message is pending
+  function deliveryText(i, short) {
+    const rows = i.delivery || [];
+    if (!rows.length) return "";
+    const since = (performance.now() - (i.deliveryAt || performance.now())) / 1000;
+    const done = rows.filter((r) => r.at != null);
+    const parts = [];
+    if (done.length) {
+      parts.push(`${short ? "✓ delivered" : "delivered to control"} ${fmtS.format(new Date(Math.min(...done.map((r) =>
+        r.at))))} (${done.map((r) => r.platform).join(", ")})`);
+    }
+    for (const r of rows) {
+      if (r.queued_s != null) {
+        parts.push(`queued ${secs(r.queued_s + since)} (${r.platform}, ${r.why})`);
+      } else if (r.digest) parts.push(`named in a digest (${r.platform})`);
+      else if (r.sending) parts.push(`sending (${r.platform})`);
+    }
+    return parts.join(" · ");
+  }
+
+  function card(i, oldest) {
+    const cls = ["card", "sev" + i.severity];
+    if (oldest) cls.push("oldest");
+    const first = actionsFor(i)[0];
+    const meta = [people(i), i.reporter_name ? `by ${esc(i.reporter_name)}` : "",
+                  i.reports > 1 ? `${i.reports} reports` : ""].filter(Boolean);
+    const title = [`${i.id} S${i.severity} ${i.type_label}`, i.location_label,
+                   i.description || "", meta.join(" · ")].filter(Boolean).join("\n");
+    return `<li class="${cls.join(" ")}" data-id="${esc(i.id)}" data-sev="${i.severity}" ` +
+      `tabindex="0" title="${esc(title)}"><div class="txt">` +
+      `<div class="l1"><b class="id">${esc(i.id)}</b> <span class="badge sev${i.severity}">` +
+      `S${i.severity}</span>${i.escalated ? ' <span class="esc">ESC</span>' : ""}` +
+      ` <span class="age" data-at="${esc(i.reported_at)}">${age(i.reported_at)}</span></div>` +
+      `<div class="l2"><span class="what">${esc(i.type_label)}</span> · ` +
+      `<span class="where">${esc(i.place || i.location_label)}</span></div>` +
+      (i.description ? `<div class="l3 words">“${esc(i.description)}”</div>` : "") +
+      (meta.length ? `<div class="l3 meta">${meta.map((m) => `<span>${m}</span>`)
+        .join(" · ")}</div>` : "") +
+      (i.delivery && i.delivery.length ? `<div class="l3 dlv${i.delivery.some((r) =>
+        r.queued_s != null) ? " queued" : ""}">${esc(deliveryText(i, true))}</div>` : "") +
+      (oldest ? '<div class="l3 flag">OLDEST UNACKED</div>' : "") + "</div>" +
+      (first ? button(i, first[0], first[1], SHORT[first[0]]) : "") + "</li>";
+  }
+
+  // draws each column's cards, worst first, and counts (never scrolls) those that do not fit
+  function fill(el, mine, count, oldest) {
+    const ol = el.querySelector("ol");
+    ol.innerHTML = mine.slice(0, CARDS).map((i) => card(i, i.id === oldest)).join("");
+    const lis = [...ol.children];
+    const limit = ol.getBoundingClientRect().bottom;
+    let shown = lis.length;
+    const over = (li) => li.getBoundingClientRect().bottom > limit + 0.5;
+    if (count > shown || (lis.length && over(lis[lis.length - 1]))) {
+      // room for the "+N more" line, which takes the last grid row
+      ol.insertAdjacentHTML("beforeend", '<li class="more">+0 more</li>');
+      const moreLi = ol.lastElementChild;
+      const cut = limit - moreLi.getBoundingClientRect().height - 4;
+      shown = lis.findIndex((li) => li.getBoundingClientRect().bottom > cut);
+      if (shown < 0) shown = lis.length;
+      moreLi.remove();
+    }
+    for (const li of lis.slice(shown)) li.remove();
+    const hidden = count - shown;
+    if (hidden > 0) {
+      // the worst severity among the cards not drawn (cards are drawn worst first)
+      const rest = mine.slice(shown);
+      const top = rest.length ? Math.max(...rest.map((i) => i.severity)) : null;
+      ol.insertAdjacentHTML("beforeend", `<li class="more" data-hidden="${hidden}">+${hidden} ` +
+        `more${top ? ` (lowest severity S${top})` : ""}</li>`);
+    }
+    return {shown, mine};
+  }
+
+  let layout = 0;
   function renderBoard() {
-    const items = open().sort((a, b) => a.reported_at.localeCompare(b.reported_at));
-    const oldest = items.find((i) => i.status === "reported");
+    const items = open().sort(bySeverity);
+    const board = $(".board");
+    const cols = {};
+    for (const col of COLUMNS) cols[col] = items.filter((i) => column(i.status) === col);
+    const counts = {};
     for (const col of COLUMNS) {
-      const el = document.querySelector(`.col[data-status="${col}"]`);
-      const mine = items.filter((i) => column(i.status) === col);
-      const count = partial ? Math.max(mine.length, state.columns[col] || 0) : mine.length;
-      el.querySelector(".n").textContent = count ? count : "";
-      // a wall screen shows the oldest few per column; the rest are counted, not drawn
-      const more = count > CARDS ? `<li class="more">+${count - CARDS} more</li>` : "";
-      el.querySelector("ol").innerHTML = mine.slice(0, CARDS).map((i) => {
-        const cls = ["card", "sev" + i.severity];
-        if (oldest && i.id === oldest.id) cls.push("oldest");
-        return `<li class="${cls.join(" ")}" data-id="${esc(i.id)}">` +
-          `<div class="line1"><b>${esc(i.id)}</b> <span class="badge sev${i.severity}">` +
-          `S${i.severity}</span> <span class="age" data-at="${esc(i.reported_at)}">` +
-          `${age(i.reported_at)}</span></div>` +
-          `<div class="what">${esc(i.type_label)}</div>` +
-          `<div class="where">${esc(i.location_label)}</div>` +
-          (i.owner_name ? `<div class="owner">${esc(i.owner_name)}</div>` : "") +
-          (oldest && i.id === oldest.id ? '<div class="flag">OLDEST UNACKED</div>' : "") +
-          `<div class="acts">${buttons(i)}</div></li>`;
-      }).join("") + more;
+      const mine = cols[col];
+      counts[col] = partial ? Math.max(mine.length, state.columns[col] || 0) : mine.length;
+      document.querySelector(`.col[data-status="${col}"] .n`).textContent =
+        counts[col] ? counts[col] : "";
+    }
+    const urgent = cols.reported.filter((i) => i.severity >= 4).length;
+    // empty columns give their width to the unacknowledged one
+    const widths = (sub) => [`${(0.6 + sub).toFixed(1)}fr`].concat(COLUMNS.slice(1)
+      .map((c) => (counts[c] ? "1fr" : ".45fr"))).join(" ");
+    const first = cols.reported.reduce((o, i) => (!o || i.reported_at < o.reported_at ? i : o),
+                                       null);
+    const oldest = first ? first.id : "";
+    // the roomiest layout that shows every unacknowledged card, else every S4/S5 of them
+    // (denser layouts show more; the search starts from the last one: a few reflows, not all)
+    const repCol = document.querySelector('.col[data-status="reported"]');
+    let drawn = -1;
+    const memo = {};
+    const shownAt = (k) => {
+      if (!(k in memo)) {
+        const L = LAYOUTS[k];
+        board.dataset.sub = L.sub;
+        board.querySelector(".cols").style.gridTemplateColumns = widths(L.sub);
+        board.classList.toggle("compact", !L.full);
+        document.body.classList.toggle("flash", L.wide);
+        memo[k] = fill(repCol, cols.reported, counts.reported, oldest).shown;
+        drawn = k;
+      }
+      return memo[k];
+    };
+    const last = LAYOUTS.length - 1;
+    let k = Math.min(layout, last);
+    const need = shownAt(last) >= counts.reported ? counts.reported : urgent;
+    if (shownAt(last) < need) k = last;
+    else if (shownAt(k) >= need) { while (k > 0 && shownAt(k - 1) >= need) k--; }
+    else { while (k < last && shownAt(k) < need) k++; }
+    layout = k;
+    if (drawn !== k) { delete memo[k]; shownAt(k); }
+    for (const col of COLUMNS.slice(1)) {
+      fill(document.querySelector(`.col[data-status="${col}"]`), cols[col], counts[col], "");
+    }
+    board.dataset.layout = String(layout);
+  }
+
+  // a pin: its shape and number say the severity (S1-S5) without colour; the count sits beside
+  function pin(zone, x, y, worst, cls, n) {
+    const r = 26;
+    const shape = worst >= 5
+      ? `<polygon points="${[0, 1, 2, 3, 4, 5, 6, 7].map((k) => {
+        const a = Math.PI / 8 + k * Math.PI / 4;
+        return `${(x + r * 1.08 * Math.cos(a)).toFixed(1)},${(y + r * 1.08 * Math.sin(a)).toFixed(1)}`;
+      }).join(" ")}" fill="${SEV[worst]}"/>`
+      : worst === 4 ? `<rect x="${x - r}" y="${y - r}" width="${2 * r}" height="${2 * r}" ` +
+        `rx="4" transform="rotate(45 ${x} ${y})" fill="${SEV[worst]}"/>`
+        : `<circle cx="${x}" cy="${y}" r="${r}" fill="${SEV[worst]}"/>`;
+    return `<g class="pin sev${worst}${cls}" data-zone="${esc(zone)}" aria-hidden="true">` +
+      `<title>${esc((zones[zone] || {label: zone}).label)}: ${n} ` +
+      `incident${n === 1 ? "" : "s"}, worst S${worst}</title>${shape}` +
+      `<text class="sevn" x="${x}" y="${y + 9}">${worst}</text>` +
+      `<g class="count"><circle cx="${x + 26}" cy="${y - 24}" r="15"/>` +
+      `<text x="${x + 26}" y="${y - 17}">${n}</text></g></g>`;
+  }
+
+  // pins that would overlap are pushed apart (a few rounds of relaxation), so every number
+  // and shape stays readable; each keeps as close to its zone as the others allow
+  const reach = (p) => (p.worst >= 4 ? 38 : 28) + 2;  // a diamond's corners reach furthest
+  function spread(points) {
+    for (let round = 0; round < 12; round++) {
+      let moved = false;
+      for (let a = 0; a < points.length; a++) {
+        for (let b = a + 1; b < points.length; b++) {
+          const p = points[a], q = points[b];
+          let dx = q.x - p.x, dy = q.y - p.y;
+          let d = Math.hypot(dx, dy);
+          const gap = reach(p) + reach(q);
+          if (d >= gap) continue;
+          if (d < 0.01) { dx = 1; dy = 0; d = 1; }  // same spot: side by side
+          const push = (gap - d) / 2;
+          p.x -= dx / d * push; p.y -= dy / d * push;
+          q.x += dx / d * push; q.y += dy / d * push;
+          moved = true;
+        }
+      }
+      if (!moved) break;
+    }
+    return points;
+  }
+
+  // how many reports (joined ones count: they are the signal) each zone had in 15 minutes
+  const HEAT_MS = 15 * 60 * 1000;
+  function renderHeat() {
+    const since = now() - HEAT_MS;
+    const n = {};
+    for (const e of log) {
+      if ((e.kind === "incident.reported" || e.kind === "incident.merged") && e.location &&
+          Date.parse(e.at) >= since) n[e.location] = (n[e.location] || 0) + 1;
+    }
+    const warned = new Set();  // early warnings of the last 15 minutes: their zones pulse
+    for (const e of log) {
+      if (e.kind === "fixture.early_warning" && Date.parse(e.at) >= since) {
+        for (const z of e.zones || [e.location]) warned.add(z);
+      }
+    }
+    for (const el of document.querySelectorAll("svg.ground .zone[data-zone]")) {
+      el.classList.toggle("warn", warned.has(el.dataset.zone));
+      const k = n[el.dataset.zone] || 0;
+      const level = k >= 5 ? 3 : k >= 2 ? 2 : k >= 1 ? 1 : 0;
+      for (const h of [1, 2, 3]) el.classList.toggle("heat" + h, h === level);
+      el.dataset.reports15 = String(k);
     }
   }
 
   function renderPins() {
+    renderHeat();
     if (partial) return;  // the server drew tonight's pins; redrawn once all incidents are here
     const byZone = {};
     for (const i of Object.values(incidents)) {
       (byZone[i.location] = byZone[i.location] || []).push(i);
     }
-    const out = [];
+    const pins = [];
     for (const [zone, list] of Object.entries(byZone)) {
       const z = zones[zone];
       if (!z) continue;
@@ -89,12 +284,10 @@
       const worst = Math.max(...(live.length ? live : list).map((i) => i.severity));
       let cls = list.some((i) => i.status === "reported") ? " pulse" : "";
       if (!live.length) cls += " closed";
-      const [x, y] = z.pin;
-      out.push(`<g class="pin sev${worst}${cls}" data-zone="${esc(zone)}">` +
-        `<circle cx="${x}" cy="${y}" r="24" fill="${SEV[worst]}"/>` +
-        `<text x="${x}" y="${y + 9}">${list.length}</text></g>`);
+      pins.push({zone, x: z.pin[0], y: z.pin[1], worst, cls, n: list.length});
     }
-    $("#pins").innerHTML = out.join("");
+    $("#pins").innerHTML = spread(pins).map((p) =>
+      pin(p.zone, Math.round(p.x), Math.round(p.y), p.worst, p.cls, p.n)).join("");
   }
 
   function tile(label, value, extra) {
@@ -189,13 +382,32 @@
     panel.hidden = false;
   }
 
+  // one incident, whole, with every button this member may press (from its card)
+  function showIncident(id) {
+    const i = incidents[id];
+    if (!i) return;
+    const panel = $("#zone-panel");
+    panel.querySelector("h3").textContent = `${i.id} · S${i.severity} ${i.type_label}`;
+    const meta = [people(i), i.reporter_name ? `reported by ${esc(i.reporter_name)}` : "",
+                  i.reports > 1 ? `${i.reports} reports` : ""].filter(Boolean).join(" · ");
+    panel.querySelector("ul").innerHTML = `<li class="sev${i.severity}">` +
+      `${esc(i.location_label)} · ${esc(i.status_label)} · ` +
+      `${fmt.format(new Date(i.reported_at))}` +
+      (i.description ? `<div class="desc">“${esc(i.description)}”</div>` : "") +
+      (meta ? `<div class="desc">${meta}</div>` : "") +
+      (i.delivery && i.delivery.length ? `<div class="desc dlv">${esc(deliveryText(i))}</div>`
+        : "") +
+      `<div class="acts">${buttons(i)}</div></li>`;
+    panel.hidden = false;
+  }
+
   let pending = false;
   function render() {
     if (pending) return;
     pending = true;
     requestAnimationFrame(() => {
       pending = false;
-      renderBoard(); renderPins(); renderTiles(); renderLog();
+      renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog();
     });
   }
 
@@ -213,10 +425,16 @@
   function apply(change) {
     const e = change.event;
     if (change.incident) {
+      const was = incidents[change.incident.id];
+      if (was && was.delivery && !change.incident.delivery) {  // told apart ("seen" events)
+        change.incident.delivery = was.delivery;
+        change.incident.deliveryAt = was.deliveryAt;
+      }
       incidents[change.incident.id] = change.incident;
       touched.add(change.incident.id);
     }
     if (change.tiles) tiles = change.tiles;
+    alertFor(change);
     if (!seen.has(e.id)) {
       seen.add(e.id);
       log.unshift(e);
@@ -227,29 +445,148 @@
     render();
   }
 
+  // ---- live or not: a dead screen never looks live (banner, grey page, stopped counters)
+  let notLiveSince = null;
+  function setLive(on) {
+    if (on) {
+      notLiveSince = null;
+      $("#live").className = "live on";
+      $("#live").textContent = "● LIVE";
+      $("#notlive").hidden = true;
+      document.body.classList.remove("stale");
+      return;
+    }
+    $("#live").className = "live off";
+    $("#live").textContent = "● NOT LIVE";
+    if (notLiveSince !== null) return;
+    notLiveSince = now();
+    $("#notlive-since").textContent = fmtS.format(new Date(notLiveSince));
+    $("#notlive").hidden = false;
+    document.body.classList.add("stale");
+  }
+
+  const WATCHDOG_MS = 40000;  // the server pings every 15 s: two missed pings are a dead line
+  let source = null;
+  let heard = performance.now();
+  let retry = null;
   function connect() {
+    if (retry) { clearTimeout(retry); retry = null; }
+    if (source) source.close();
+    // resumes after the last change this screen applied (the browser's own reconnects send
+    // it as Last-Event-ID)
     const url = `/control/events?fixture=${encodeURIComponent(state.fixture)}` +
       `&after=${encodeURIComponent(state.last)}`;
-    const source = new EventSource(url);
-    source.addEventListener("change", (msg) => {
+    const es = source = new EventSource(url);
+    const hear = () => { heard = performance.now(); };
+    es.addEventListener("change", (msg) => {
+      hear();
       state.last = msg.lastEventId || state.last;
       apply(JSON.parse(msg.data));
     });
+    es.addEventListener("ping", hear);
     // the chart is redrawn by the server once for all screens and pushed here
-    source.addEventListener("chart", (msg) => { $("#chart").innerHTML = JSON.parse(msg.data).svg; });
-    source.addEventListener("delivery", (msg) => {
+    es.addEventListener("chart", (msg) => {
+      hear(); $("#chart").innerHTML = JSON.parse(msg.data).svg;
+    });
+    es.addEventListener("delivery", (msg) => {
+      hear();
       delivery = JSON.parse(msg.data).rows;
       deliveryAt = performance.now();
       renderTiles();
     });
-    source.addEventListener("signout", () => { source.close(); location.reload(); });
-    let opened = false;
-    source.onopen = () => {
-      $("#live").className = "live on";
-      if (opened) refreshChart();  // a redraw pushed while this screen was away is not replayed
-      opened = true;
+    es.addEventListener("seen", (msg) => {
+      hear();
+      for (const [id, rows] of Object.entries(JSON.parse(msg.data).incidents)) {
+        if (!incidents[id]) continue;
+        incidents[id].delivery = rows;
+        incidents[id].deliveryAt = performance.now();
+      }
+      render();
+    });
+    es.addEventListener("signout", () => { es.close(); location.reload(); });
+    es.onopen = () => {
+      hear();
+      const was = notLiveSince !== null;
+      setLive(true);
+      if (was) { refreshChart(); refreshIncidents(); }  // what was pushed meanwhile is not replayed
     };
-    source.onerror = () => { $("#live").className = "live off"; };
+    es.onerror = () => {
+      setLive(false);
+      // a refused reconnection (an error answer) ends the EventSource: start a new one
+      if (es.readyState === EventSource.CLOSED && source === es) {
+        retry = setTimeout(connect, 2000);
+      }
+    };
+  }
+
+  async function refreshIncidents() {
+    const r = await fetch(`/control/incidents?fixture=${encodeURIComponent(state.fixture)}`,
+                          {credentials: "same-origin"}).catch(() => null);
+    if (!r || !r.ok) return;
+    const body = await r.json();
+    Object.assign(incidents, body.incidents);
+    render();
+  }
+
+  // ---- alerts: a new S4/S5 or an escalation stays on screen until acknowledged
+  const alerts = new Map();  // incident id -> why
+  let sound = localStorage.getItem("matchday.sound") === "on";
+  let audio = null;
+  function beep() {
+    document.body.dataset.beeps = String(Number(document.body.dataset.beeps || 0) + 1);
+    if (!audio) return;
+    const o = audio.createOscillator(), g = audio.createGain();
+    o.frequency.value = 880;
+    g.gain.setValueAtTime(0.25, audio.currentTime);
+    g.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.6);
+    o.connect(g).connect(audio.destination);
+    o.start(); o.stop(audio.currentTime + 0.6);
+  }
+  function renderSound() {
+    const b = $("#sound");
+    b.setAttribute("aria-pressed", String(sound));
+    b.textContent = sound ? "Sound on" : "Sound off";
+  }
+  function raise(id, why, quiet) {
+    const inc = incidents[id];
+    if (!inc || inc.status !== "reported" || alerts.has(id)) return;
+    alerts.set(id, why);
+    if (sound && !quiet) beep();
+  }
+  function renderAlerts() {
+    for (const id of [...alerts.keys()]) {
+      const inc = incidents[id];
+      if (!inc || inc.status !== "reported") alerts.delete(id);
+    }
+    const el = $("#alerts");
+    const list = [...alerts.entries()].map(([id, why]) => [incidents[id], why])
+      .sort(([a], [b]) => bySeverity(a, b));
+    el.hidden = !list.length;
+    const may = state.me.actions.includes("ack");
+    const room = innerHeight < 900 ? 1 : 2;  // the board keeps its height on a laptop
+    el.innerHTML = list.slice(0, room).map(([i, why]) =>
+      `<div class="alert sev${i.severity}" data-id="${esc(i.id)}">` +
+      `<span class="badge sev${i.severity}">S${i.severity}</span> <b>${esc(why)}</b> ` +
+      `<span class="what">${esc(i.id)} ${esc(i.type_label)}</span> · ` +
+      `<span class="where">${esc(i.place || i.location_label)}</span>` +
+      (i.description ? ` <span class="words">“${esc(i.description)}”</span>` : "") +
+      ` <span class="age" data-at="${esc(i.reported_at)}">${age(i.reported_at)}</span>` +
+      (may ? button(i, "ack", "Acknowledge") : '<span class="wait">waiting for control</span>') +
+      "</div>").join("") +
+      (list.length > room ? `<div class="alert more">+${list.length - room} more not ` +
+        "acknowledged (on the board, worst first)</div>" : "");
+  }
+
+  function alertFor(change) {
+    const e = change.event, inc = change.incident;
+    if (!inc || inc.status !== "reported") return;
+    if (e.kind === "incident.reported" && inc.severity >= 4) raise(inc.id, `New S${inc.severity}`);
+    else if (e.kind === "incident.escalated") raise(inc.id, "Escalated: not acknowledged");
+    else if (e.kind === "incident.amended" && inc.severity >= 4) {
+      raise(inc.id, `Now S${inc.severity}`);
+    } else if (e.kind === "incident.merged" && inc.severity >= 4) {
+      raise(inc.id, `S${inc.severity}, another report`);
+    }
   }
 
   function pressId() {
@@ -289,22 +626,45 @@
       }
       return;
     }
+    if (ev.target.closest("#sound")) {
+      sound = !sound;
+      localStorage.setItem("matchday.sound", sound ? "on" : "off");
+      // made on a press: browsers let only a page the user touched play sound
+      if (sound && !audio && window.AudioContext) audio = new AudioContext();
+      renderSound();
+      return;
+    }
     const target = ev.target.closest("[data-zone]");
     if (target) { showZone(target.dataset.zone); return; }
+    const c = ev.target.closest("li.card[data-id]");
+    if (c) { showIncident(c.dataset.id); return; }
     if (ev.target.closest("#zone-panel .close")) $("#zone-panel").hidden = true;
   });
   document.addEventListener("keydown", (ev) => {
+    if (ev.target.closest && ev.target.closest("button")) return;  // buttons press themselves
     const z = ev.target.closest && ev.target.closest("[data-zone]");
-    if (z && (ev.key === "Enter" || ev.key === " ")) showZone(z.dataset.zone);
+    const c = ev.target.closest && ev.target.closest("li.card[data-id]");
+    if ((z || c) && (ev.key === "Enter" || ev.key === " ")) {
+      ev.preventDefault();
+      if (z) showZone(z.dataset.zone); else showIncident(c.dataset.id);
+    }
     if (ev.key === "Escape") $("#zone-panel").hidden = true;
   });
   for (const id of ["#f-type", "#f-sev", "#f-zone", "#f-status"]) {
     $(id).addEventListener("change", renderLog);
   }
   setInterval(() => {
+    document.body.dataset.ticks = String(Number(document.body.dataset.ticks || 0) + 1);
+    if (source && performance.now() - heard > WATCHDOG_MS) { setLive(false); connect(); }
+    if (notLiveSince !== null) return;  // a stale screen's clock and ages stop where it died
+    if (Number(document.body.dataset.ticks) % 15 === 0) renderHeat();  // the 15 minutes move
     $("#clock").textContent = fmt.format(new Date(now()));
     for (const el of document.querySelectorAll(".age")) el.textContent = age(el.dataset.at);
     if (delivery && delivery.some((r) => r.queued || r.last_429_s != null)) renderTiles();
+    if (Object.values(incidents).some((i) => !i.closed && i.delivery &&
+                                         i.delivery.some((r) => r.queued_s != null))) {
+      render();  // the queued seconds count on
+    }
   }, 1000);
   $("#clock").textContent = fmt.format(new Date(now()));
   async function loadRest() {
@@ -316,12 +676,16 @@
       if (!touched.has(id)) incidents[id] = inc;  // what the live feed brought is newer
     }
     partial = false;
-    renderBoard(); renderPins(); renderTiles(); renderLog();
+    renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog();
     // when every incident was drawn, in ms after the navigation started (bench/web.py)
     document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
   }
 
-  renderBoard(); renderPins(); renderTiles(); renderLog();
+  for (const i of open()) {
+    if (i.status === "reported" && i.severity >= 4) raise(i.id, "Not acknowledged", true);
+  }
+  renderSound();
+  renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog();
   document.body.dataset.ready = "1";
   connect();
   if (partial) requestAnimationFrame(() => setTimeout(loadRest, 0));

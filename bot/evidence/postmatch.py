@@ -1,0 +1,155 @@
+"""The post-match report for the FA and the Safety Advisory Group: one table row per incident,
+the night's figures, when it was made and the export chain's head at that moment. The web
+page and the PDF (`matchday report --fixture X --pdf`, fpdf2) are made from the same values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.domain.clock import parse_iso
+from bot.domain.grounds import Ground
+from bot.domain.models import Fixture, Incident
+from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
+from bot.evidence.export import chain_head
+from bot.evidence.summary import mmss, summary_figures
+from bot.store import Store
+from bot.store.feed import Feed
+
+
+@dataclass(frozen=True)
+class IncidentRow:
+    """One incident as the report lists it (times local HH:MM, '' when it never happened)."""
+
+    id: str
+    severity: int
+    type: str
+    place: str
+    reported: str
+    acknowledged: str
+    closed: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the post-match report shows."""
+
+    fixture: Fixture
+    ground: str
+    generated_at: datetime
+    events: int
+    chain_head: str
+    figures: dict[str, Any]
+    rows: tuple[IncidentRow, ...]
+
+
+def _hhmm(value: str, tz: ZoneInfo) -> str:
+    return f"{parse_iso(value).astimezone(tz):%H:%M}" if value else ""
+
+
+def outcome(inc: Incident) -> str:
+    """Where an incident ended: its status, and what came of it."""
+    bits = [STATUSES.label(inc.status)]
+    if inc.arrests:
+        bits.append(f"{inc.arrests} arrest{'s' if inc.arrests != 1 else ''}")
+    if inc.merged:
+        bits.append(f"{inc.merged + 1} reports")
+    return ", ".join(bits)
+
+
+def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo) -> list[IncidentRow]:
+    """Severity 5 to 1, then in the order reported."""
+    out = []
+    for inc in sorted(incidents, key=lambda i: (-i.severity, i.reported_at, i.n)):
+        out.append(IncidentRow(
+            inc.id, inc.severity, INCIDENT_TYPES.label(inc.type),
+            ground.short_label(inc.location, 28), _hhmm(inc.reported_at, tz),
+            _hhmm(inc.marks.get("acknowledged_at", ""), tz),
+            _hhmm(inc.marks.get("closed_at", ""), tz), outcome(inc)))
+    return out
+
+
+async def build_report(store: Store, fx: Fixture, ground: Ground, tz: ZoneInfo,
+                       now: datetime) -> Report:
+    """The report of a fixture as the store holds it now."""
+    raw = await Feed(store).incidents(fx.id)
+    incidents = [Incident.from_hash(h) for h in raw]
+    n, head = await chain_head(store, fx.id)
+    fig = await summary_figures(store, fx)
+    return Report(fx, ground.name, now.astimezone(tz), n, head, fig,
+                  tuple(incident_rows(incidents, ground, tz)))
+
+
+def _latin(text: str) -> str:
+    """The PDF's core fonts are Latin-1: other characters become '?' rather than failing."""
+    text = text.replace("—", "-").replace("–", "-").replace("→", "->").replace("…", "...")
+    return text.encode("latin-1", "replace").decode("latin-1")
+
+
+def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo) -> bytes:
+    """The report as an A4 PDF (1-2 pages for a night like the seed's)."""
+    from fpdf import FPDF
+
+    fx, fig = rep.fixture, rep.figures
+    inc, arr, rt = fig["incidents"], fig["arrests"], fig["response_times"]
+    pdf = FPDF(orientation="P", unit="mm", format="A4")
+    pdf.set_margins(12, 12, 12)
+    pdf.set_auto_page_break(True, 12)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 15)
+    pdf.cell(0, 7, _latin(("DRILL - " if fx.drill else "") + fx.title), new_x="LMARGIN",
+             new_y="NEXT")
+    pdf.set_font("Helvetica", "", 9)
+    pdf.multi_cell(0, 4.5, _latin(
+        f"{fx.competition.replace('_', ' ')} - {rep.ground} - kick-off "
+        f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M} - category {fx.category} - phase "
+        f"{PHASES.label(fx.phase)}\nGenerated {rep.generated_at:%d %b %Y %H:%M:%S %Z} from "
+        f"{rep.events} logged events; export chain head {rep.chain_head}"),
+        new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.ln(2)
+
+    def heading(text: str) -> None:
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.cell(0, 6, _latin(text), new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "", 8.5)
+
+    heading("The night in figures")
+    by_sev = inc["by_severity"]
+    lines = [
+        f"Incidents {inc['total']} (open {inc['open']}, closed {inc['closed']}); by severity "
+        + ", ".join(f"S{s} {by_sev.get(str(s), 0)}" for s in range(5, 0, -1)),
+        f"Time to acknowledge: median {mmss(rt['median_ack_s'])}, worst "
+        f"{mmss(rt['worst_ack_s'])}. Time to close: median {mmss(rt['median_close_s'])}, "
+        f"worst {mmss(rt['worst_close_s'])}.",
+        f"Arrests {arr['total']} (inside {arr['inside_outside'].get('inside', 0)}, outside "
+        f"{arr['inside_outside'].get('outside', 0)}); by offence: "
+        + (", ".join(f"{OFFENCES.label(k)} {v}" for k, v in arr["by_offence"].items())
+           or "none")
+        + f". Banning orders {fig['bans']['total']}. Ejections {fig['ejections']}.",
+    ]
+    for line in lines:
+        pdf.multi_cell(0, 4.5, _latin(line), new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.ln(2)
+    heading("Incidents (severity 5 to 1)")
+    widths = (15, 9, 34, 38, 18, 15, 15, 42)
+    head = ("INC", "Sev", "Type", "Place", "Reported", "Acked", "Closed", "Outcome")
+    with pdf.table(col_widths=widths, text_align="LEFT", line_height=4.6,
+                   first_row_as_headings=True) as table:
+        table.row([_latin(h) for h in head])
+        for r in rep.rows:
+            table.row([_latin(v) for v in (r.id, f"S{r.severity}", r.type, r.place, r.reported,
+                                           r.acknowledged or "-", r.closed or "-",
+                                           r.outcome)])
+    if chart_png:
+        pdf.ln(3)
+        heading("Incidents per 15 minutes, by phase")
+        import io
+
+        width = pdf.epw * 0.8
+        if pdf.get_y() + width * 0.6 > pdf.h - pdf.b_margin:
+            pdf.add_page()
+        pdf.image(io.BytesIO(chart_png), w=width)
+    return bytes(pdf.output())

@@ -1,0 +1,41 @@
+"""What runs inside a transcription worker process: the model is loaded once per process,
+then each note is decoded (OGG/Opus via PyAV) and transcribed there, never on the bot's
+event loop."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from typing import Any
+
+SAMPLE_RATE = 16_000
+_model: Any = None
+
+
+def init(model_path: str, threads: int) -> None:
+    """Load the model in this worker (ProcessPoolExecutor initializer), at a lower CPU
+    priority: on a busy machine the bot's event loop is served first, transcripts wait."""
+    global _model
+    os.nice(10)
+    from faster_whisper import WhisperModel
+
+    _model = WhisperModel(model_path, device="cpu", compute_type="int8", cpu_threads=threads,
+                          num_workers=1)
+
+
+def transcribe(audio: bytes, prompt: str, max_s: float) -> tuple[str, float, float]:
+    """(text, audio seconds, processing seconds); the text is '' past `max_s` seconds (a
+    note longer than its declared duration is not transcribed)."""
+    from faster_whisper import decode_audio
+
+    started = time.perf_counter()
+    samples = decode_audio(io.BytesIO(audio), sampling_rate=SAMPLE_RATE)
+    seconds = len(samples) / SAMPLE_RATE
+    if seconds > max_s:
+        return "", seconds, time.perf_counter() - started
+    segments, _info = _model.transcribe(
+        samples, language="en", beam_size=5, initial_prompt=prompt or None,
+        condition_on_previous_text=False, vad_filter=False, without_timestamps=True)
+    text = " ".join(s.text.strip() for s in segments).strip()
+    return text, seconds, time.perf_counter() - started

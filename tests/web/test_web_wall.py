@@ -1,0 +1,282 @@
+"""The control room as the wall screen at a flashpoint (issue #23), in headless Chromium:
+worst first with nothing below the fold, a dead screen that says so, and a banner for what
+must be acknowledged now.
+
+Marked `browser`: run with `python -m pytest -m browser`. Screenshots go to test-artifacts/
+(or $MATCHDAY_TEST_ARTIFACTS); MATCHDAY_DOCS_SHOTS=1 also writes the ones in docs/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp.test_utils import TestServer
+from selenium.webdriver.common.by import By
+
+from bot.core.dispatch import Core
+from bot.schedule.early_warning import EarlyWarning
+from bot.schedule.escalation import sweep_escalations
+from bot.web.server import ControlRoom
+from tests.botproc import TYPES, ZONES, free_port
+from tests.web import test_web_browser as chromium
+from tests.web.conftest import TG_CONTROL
+from tests.web.test_web_browser import ROOT, Screen, card_edited, has
+
+browser, screen = chromium.browser, chromium.screen  # the Chromium fixtures
+
+pytestmark = pytest.mark.browser
+DOCS = ROOT / "docs"
+SIZES = [(1920, 1080), (1366, 768)]
+
+
+def flashpoint_text(k: int) -> str:
+    """The k-th report of a flashpoint replay (bench/flashpoint.py's mix: mostly S2/S3, every
+    ninth S4, one S5 segregation breach)."""
+    sev = 5 if k == 150 else 4 if k % 9 == 0 else 2 + k % 2
+    kind = "segregation_breach" if sev == 5 else TYPES[k % len(TYPES)]
+    zone = "seg_ne" if sev == 5 else ZONES[(k // len(TYPES) * 7 + k) % len(ZONES)]
+    return f"/incident {kind} @{zone} s{sev} fans in block {k} throwing coins at stewards"
+
+
+async def flashpoint(say, clock, n: int = 200) -> None:
+    """n distinct open incidents in about a minute of the virtual clock."""
+    for k in range(1, n + 1):
+        result = await say(flashpoint_text(k), as_="steward", dedupe=f"flash:{k}")
+        assert result is not None and result.reply.ok, result
+        if not result.reply.title.startswith("Logged"):  # joined a nearby one: its own
+            split = next(b.command for row in result.reply.buttons for b in row
+                         if b.command.endswith(" new"))
+            assert (await say(split, as_="steward")).reply.ok
+        clock.advance(timedelta(milliseconds=300))
+
+
+VISIBLE = """
+const vh = innerHeight, vw = innerWidth;
+const seen = (el) => { const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.left >= 0 && r.bottom <= vh + 0.5 && r.right <= vw + 0.5 &&
+         r.height > 0 && r.width > 0; };
+const col = document.querySelector('.col[data-status="reported"]');
+const cards = [...col.querySelectorAll('li.card')];
+return {shown: cards.filter(seen).map((c) => c.dataset.id),
+        sev: cards.map((c) => Number(c.dataset.sev)),
+        more: (col.querySelector('li.more') || {}).textContent || '',
+        scroll: [...document.querySelectorAll('.col, .col ol')]
+          .some((e) => e.scrollHeight > e.clientHeight + 1),
+        // one line each, never wrapped, so never a word broken in the middle
+        wrapped: [...document.querySelectorAll('.card .txt > div')].filter((e) => {
+          const st = getComputedStyle(e);
+          return e.clientHeight > 1.6 * parseFloat(st.lineHeight) || st.whiteSpace !== 'nowrap'
+            || st.wordBreak !== 'normal' || st.overflowWrap !== 'normal'; }).length,
+        page: document.documentElement.scrollHeight <= vh + 1 &&
+              document.documentElement.scrollWidth <= vw + 1};
+"""
+
+
+async def resize(s: Screen, width: int, height: int) -> None:
+    await s.run(s.driver.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride",
+                     {"width": width, "height": height, "deviceScaleFactor": 1,
+                      "mobile": False})
+
+
+async def complete(s: Screen) -> None:
+    await s.wait(lambda d: d.find_element(By.TAG_NAME, "body")
+                      .get_attribute("data-complete"), 10)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["1920x1080", "1366x768"])
+async def test_every_unacknowledged_s4_s5_is_on_screen_at_a_flashpoint(screen, say, clock,
+                                                                        core: Core,
+                                                                        size) -> None:
+    await flashpoint(say, clock)
+    fx = await core.active_fixture()
+    rows, _ = await core.store.open_incidents(fx.id, limit=1000)
+    unacked = {i.id: i.severity for i in rows if i.status == "reported"}
+    assert len(unacked) == 200
+    urgent = {i for i, s in unacked.items() if s >= 4}
+    assert len(urgent) >= 20  # a real flashpoint's load, not a token one
+    await resize(screen, *size)
+    try:
+        await screen.sign_in(say, "control")
+        await complete(screen)
+        got = await screen.run(screen.driver.execute_script, VISIBLE)
+        path = await screen.shot(f"wall-flashpoint-{size[0]}x{size[1]}")
+        assert urgent <= set(got["shown"]), (urgent - set(got["shown"]), got["more"])
+        assert got["sev"] == sorted(got["sev"], reverse=True)  # worst first
+        assert not got["scroll"] and got["page"], got  # nothing to scroll on a wall
+        assert got["wrapped"] == 0, got
+        hidden = 200 - len(got["shown"])
+        lowest = max(s for i, s in unacked.items() if i not in got["shown"])
+        assert got["more"] == f"+{hidden} more (lowest severity S{lowest})", got["more"]
+        if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+            (DOCS / path.name).write_bytes(path.read_bytes())
+    finally:
+        await screen.run(screen.driver.execute_cdp_cmd,
+                         "Emulation.clearDeviceMetricsOverride", {})
+
+
+# ---------------------------------------------------------------- item 2: never silently stale
+@pytest_asyncio.fixture
+async def restartable(core: Core) -> AsyncIterator[Restartable]:
+    """The control room on a fixed port, to stop and start again as a crashed server would."""
+    r = Restartable(core, free_port())
+    await r.start()
+    yield r
+    await r.stop()
+
+
+class Restartable:
+    """A control-room server that can be stopped and started again on the same port."""
+
+    def __init__(self, core: Core, port: int) -> None:
+        self.core, self.port = core, port
+        self.server: TestServer | None = None
+        self.room: ControlRoom | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        self.room = ControlRoom(self.core, "http://127.0.0.1")
+        self.server = TestServer(self.room.web_app(), host="127.0.0.1", port=self.port)
+        await self.server.start_server()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            await self.server.close()
+            self.server = None
+
+
+def shown(css: str) -> Callable[[Any], bool]:
+    return lambda d: any(e.is_displayed() for e in d.find_elements(By.CSS_SELECTOR, css))
+
+
+async def test_a_dead_screen_says_not_live_stops_counting_and_recovers(browser, restartable,
+                                                                       say) -> None:
+    s = Screen(browser, restartable.base)
+    try:
+        await s.sign_in(say, "control")
+        await complete(s)
+        await s.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
+        await say("/incident pyro @away_upper s3 flare lit", as_="steward")
+        await s.wait(has('.col[data-status="reported"] .card', "INC-1"), 5)
+        assert not await s.run(shown("#notlive"), browser)
+
+        await restartable.stop()  # the server dies
+        await s.wait(shown("#notlive"), 5)
+        assert "NOT LIVE since" in await s.text("#notlive")
+        assert "stale" in await s.run(lambda: browser.find_element(By.TAG_NAME, "body")
+                                      .get_attribute("class"))
+        frozen = await s.run(browser.execute_script, FROZEN)
+        ticks = int(frozen["ticks"])
+        # two more ticks of the screen's one-second counter: nothing it shows moved
+        await s.wait(lambda d: int(d.find_element(By.TAG_NAME, "body")
+                                   .get_attribute("data-ticks") or 0) >= ticks + 2, 5)
+        assert await s.run(browser.execute_script, FROZEN) | {"ticks": 0} == \
+            frozen | {"ticks": 0}
+        path = await s.shot("wall-not-live")
+        if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+            (DOCS / path.name).write_bytes(path.read_bytes())
+
+        await say("/incident disorder @seg_ne s5 fighting on the line", as_="steward")
+        await restartable.start()  # back: the screen resumes after the last id it had
+        await s.wait(lambda d: not shown("#notlive")(d), 10)
+        await s.wait(has('.col[data-status="reported"] .card', "INC-2"), 5)
+        await s.wait(has("#log li", "INC-2 reported"), 5)
+        assert "stale" not in await s.run(lambda: browser.find_element(By.TAG_NAME, "body")
+                                          .get_attribute("class"))
+    finally:
+        await s.run(browser.get, "about:blank")
+        await s.run(browser.delete_all_cookies)
+
+
+FROZEN = """
+return {ticks: document.body.dataset.ticks || '0',
+        clock: document.getElementById('clock').textContent,
+        ages: [...document.querySelectorAll('.age')].map((e) => e.textContent).join(',')};
+"""
+
+
+# ---------------------------------------------------------------- item 3: what must be acked now
+async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, core, clock,
+                                                                    telegram) -> None:
+    await screen.sign_in(say, "control")
+    await complete(screen)
+    await screen.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
+    assert await screen.run(lambda: screen.driver.find_element(By.ID, "sound")
+                            .get_attribute("aria-pressed")) == "false"  # off by default
+    await screen.click("#sound")
+    await say("/incident pyro @away_upper s3 flare lit", as_="steward")
+    await screen.wait(has('.col[data-status="reported"] .card', "INC-1"), 5)
+    assert not await screen.run(shown("#alerts"), screen.driver)  # an S3 is not an alarm
+    await say("/incident segregation_breach @seg_ne s5 fans through the line", as_="steward")
+    await screen.wait(has("#alerts .alert.sev5", "INC-2"), 3)
+    assert "New S5" in await screen.text("#alerts")
+    assert await screen.run(lambda: screen.driver.find_element(By.TAG_NAME, "body")
+                            .get_attribute("data-beeps")) == "1"  # sound was switched on
+    # an unacknowledged S3 that escalates on its timer raises one too
+    await sweep_escalations(core, clock.now() + timedelta(minutes=10))
+    await screen.wait(has("#alerts .alert", "Escalated"), 5)
+    # where each card's chat message is (item 9), from the delivered marks
+    await screen.wait(has('.card[data-id="INC-2"] .dlv', "delivered"), 5)
+    assert "(Telegram)" in await screen.text('.card[data-id="INC-2"] .dlv')
+    path = await screen.shot("wall-alert")
+    if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+        (DOCS / path.name).write_bytes(path.read_bytes())
+    await screen.click('#alerts button.act-ack[data-incident="INC-2"]')
+    await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))
+    await screen.wait(has('.col[data-status="acknowledged"] .card', "INC-2"), 5)
+    await screen.wait(lambda d: not has("#alerts .alert", "INC-2")(d), 5)
+    assert "INC-1" in await screen.text("#alerts")  # stays until acknowledged itself
+
+
+# ---------------------------------------------------------------- item 5: a map that reads
+PINS = """
+const boxes = [...document.querySelectorAll('#pins .pin')].map((p) => {
+  const r = p.querySelector('polygon, rect, circle').getBoundingClientRect();
+  return {zone: p.dataset.zone, l: r.left, t: r.top, r: r.right, b: r.bottom}; });
+const overlaps = [];
+for (let a = 0; a < boxes.length; a++) for (let b = a + 1; b < boxes.length; b++) {
+  const p = boxes[a], q = boxes[b];
+  // the shapes' own extents, less a little for a diamond's corners
+  if (Math.min(p.r, q.r) - Math.max(p.l, q.l) > 4 && Math.min(p.b, q.b) - Math.max(p.t, q.t) > 4)
+    overlaps.push(p.zone + '/' + q.zone); }
+const heat = {};
+for (const z of document.querySelectorAll('svg.ground .zone[data-zone]'))
+  heat[z.dataset.zone] = [...z.classList].filter((c) => c.startsWith('heat')).join('');
+return {n: boxes.length, overlaps, heat};
+"""
+
+
+async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clock,
+                                                                 core) -> None:
+    warnings = EarlyWarning.of(core)
+    await warnings.sweep()  # follows the log from now
+    # neighbouring places in the north-east corner, where the seed night's trouble was
+    for text in ("missile @seg_ne s4 coins", "missile @away_upper s4 coins back",
+                 "pyro @stb_upper s3 flare", "disorder @stb_walkway s4 fighting",
+                 "crowd_density @gate_away s2 queue", "missile @seg_ne s4 bottles"):
+        result = await say(f"/incident {text}", as_="steward")
+        clock.advance(timedelta(seconds=20))
+        if not result.reply.title.startswith("Logged"):  # joined: still a report
+            continue
+    warned, *_ = await warnings.sweep()  # item 10: the area heating up
+    await screen.sign_in(say, "control")
+    await complete(screen)
+    got = await screen.run(screen.driver.execute_script, PINS)
+    await screen.wait(has("#log li.k-fixture-early_warning", "Early warning — "), 5)
+    pulsing = await screen.run(screen.driver.execute_script, "return [...document."
+                               "querySelectorAll('svg.ground .zone.warn')].map((z) => "
+                               "z.dataset.zone)")
+    assert warned.zone in pulsing and set(warned.zones) <= set(pulsing), pulsing
+    assert got["n"] >= 4 and got["overlaps"] == [], got
+    assert got["heat"]["seg_ne"] == "heat2" and got["heat"]["gate_away"] == "heat1", got["heat"]
+    assert got["heat"]["ws_lower"] == ""  # a quiet zone stays as it is
+    path = await screen.shot("wall-map")
+    if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+        (DOCS / path.name).write_bytes(path.read_bytes())
