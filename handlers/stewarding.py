@@ -58,8 +58,9 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if kind in PROCEDURES else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+    counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
     control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
-                        "Acknowledgements are counted in /status.", title=title,
+                        f"{counted} are counted in /status.", title=title,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
                                             else have_it), fixture=fx.id, urgent=urgent)
@@ -89,7 +90,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     word = PROCEDURES[kind][0] if urgent else "Roll call" if kind == "rollcall" \
         else "Broadcast"
     return Result(Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
-                        f"({label}) and control. /status counts who has it.",
+                        f"({label}) and control. /status counts "
+                        f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
                         title=f"{word} {bid}"))
 
 
