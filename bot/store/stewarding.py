@@ -133,6 +133,27 @@ class Stewarding:
         got = await self.store._call(self.r.hgetall(fx_prefix(fx) + "onpost"))
         return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
 
+    # ------------------------------------------------------------ briefing sign-off
+    async def briefing_shown(self, fx: str, version: str) -> None:
+        """The briefing version stewards are now shown (acknowledgements count for it)."""
+        await self.store._call(self.r.set(fx_prefix(fx) + "brief:current", version))
+
+    async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event,
+                      dedupe: str) -> bool:
+        """A steward has read this version (first tap wins), with its event; one round
+        trip. False: already recorded."""
+        ops: list[Op] = [Hsetnx(f"brief:{version}", who, at), *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe or f"brief:{version}:{who}")
+        return not applied.duplicate
+
+    async def briefing_acks(self, fx: str) -> tuple[str, dict[str, str]]:
+        """(current version, who -> when acknowledged) ('' when no briefing was shown)."""
+        p = fx_prefix(fx)
+        version = await self.store._call(self.r.get(p + "brief:current"))
+        if not version:
+            return "", {}
+        return version, await self.store._call(self.r.hgetall(p + f"brief:{version}"))
+
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""

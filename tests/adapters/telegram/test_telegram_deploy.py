@@ -77,3 +77,26 @@ async def test_a_roll_call_asks_the_zone_and_a_tap_checks_in(
     status = await ask(fake, "/status", "📋 Roll call")
     assert "1/5 posts on" in status and "Block 256 gangway (unfilled)" in status
     assert "Block 250 gangway" not in status.split("not yet:")[1]
+
+
+AWAY_GATE = 100000001  # the roster's Telegram steward
+
+
+async def test_a_steward_signs_off_the_briefing_version_and_control_sees_the_share(
+        core: Core, fake: FakeTelegram, polling: TelegramAdapter) -> None:  # noqa: F811
+    core.roster[f"telegram:{SO}"] = Member("telegram", str(SO), "safety_officer", "SO")
+    await Feed(fake)(fake.message_update(AWAY_GATE, "/briefing"))
+    brief = (await fake.wait_for(sends_to(AWAY_GATE, "Version v")))[-1]
+    [[button]] = brief.params["reply_markup"]["inline_keyboard"]
+    assert button["text"].startswith("✅ I have read it (v")
+    version = button["text"].split("(")[1].rstrip(")")
+    msg = next(m for (c, _), m in fake.messages.items()
+               if c == AWAY_GATE and "Version v" in m.get("text", ""))
+    await Feed(fake)(fake.callback_update(AWAY_GATE, msg, button["callback_data"]))
+    await fake.wait_for(lambda calls: [c for c in calls if c.ok and c.params.get("chat_id")
+                                       == AWAY_GATE and "signed off" in str(c.params.get(
+                                           "text"))])
+    status = await ask(fake, "/status", f"Briefing {version}: 1/3 stewards signed off (33%)")
+    assert "Steward 14 (STB upper)" in status and "Steward 21" not in status.split("not yet")[1]
+    await Feed(fake)(fake.message_update(AWAY_GATE, "/briefed v000000"))
+    await fake.wait_for(sends_to(AWAY_GATE, "The briefing has changed since v000000"))
