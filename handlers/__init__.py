@@ -15,6 +15,7 @@ from handlers import (
     incidents,
     merge,
     methane,
+    missing,
     note,
     police,
     status,
@@ -28,5 +29,5 @@ def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
                    amend, merge, methane, hot, note, voice, web, stewarding, deploy,
-                   checkin):
+                   checkin, missing):
         module.register(registry)

@@ -17,6 +17,7 @@ from bot.domain.stewarding import (
     Broadcast,
     Steward,
     Target,
+    life_safety,
     message_body,
     message_title,
     parse_target,
@@ -56,7 +57,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                             "nothing was sent.", ok=False))
     label = target_label(target.key, ground)
     title, body = title or message_title(kind, label), message_body(kind, text)
-    urgent = bid if kind in PROCEDURES else ""
+    urgent = bid if life_safety(kind) else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
     counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
     control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
@@ -87,8 +88,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                             "see /status for who has it."))
     ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
     await ctx.core.changed("broadcast", fx.id)
-    word = PROCEDURES[kind][0] if urgent else "Roll call" if kind == "rollcall" \
-        else "Broadcast"
+    word = "Roll call" if kind == "rollcall" else bc.word
     return Result(Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
                         f"({label}) and control. /status counts "
                         f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
@@ -176,7 +176,7 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
         return []
     names = {m.who: m.name or m.user for m in ctx.core.roster.values()}
-    word = PROCEDURES[bc.kind][0] if bc.procedure else "Broadcast"
+    word = bc.word
     line = (f"{'🚨' if bc.procedure else '📣'} {word} {bc.at[11:16]} "
             f"({target_label(bc.target, ctx.ground(fx))}): {len(bc.acked)}/{bc.sent} have it")
     if bc.missing:

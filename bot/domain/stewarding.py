@@ -20,6 +20,8 @@ PROCEDURES: dict[str, tuple[str, str]] = {
     "allclear": ("ALL CLEAR", "The procedure is over. Return to normal duties; report "
                               "anything you saw to control."),
 }
+# Life-safety messages that are not procedures: they take the lane too (missing person).
+LIFE_SAFETY_WORDS: dict[str, str] = {"missing": "MISSING", "found": "FOUND"}
 TARGET_WORDS = ("all", "supervisors", "exits")
 STEWARD_ROLES = frozenset({"steward", "supervisor"})
 EXIT_KINDS = frozenset({"gate", "exit"})
@@ -66,8 +68,19 @@ class Broadcast:
 
     @property
     def procedure(self) -> bool:
-        """A life-safety procedure (it takes the lane), not a plain broadcast."""
-        return self.kind in PROCEDURES
+        """A life-safety message (it takes the lane), not a plain broadcast."""
+        return life_safety(self.kind)
+
+    @property
+    def word(self) -> str:
+        """What it is, in one word for a status line ('EVACUATE', 'MISSING', 'Broadcast')."""
+        return PROCEDURES[self.kind][0] if self.kind in PROCEDURES else \
+            LIFE_SAFETY_WORDS.get(self.kind, "Broadcast")
+
+
+def life_safety(kind: str) -> bool:
+    """Whether a message of this kind takes the life-safety lane."""
+    return kind in PROCEDURES or kind in LIFE_SAFETY_WORDS
 
 
 def parse_target(word: str, ground: Ground) -> Target | None:

@@ -6,6 +6,7 @@ and while it goes out nothing else is sent, on this replica or another."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -174,3 +175,24 @@ async def test_the_lane_holds_another_replicas_messages(
     assert order.index("🚨 LOCKDOWN") < order.index("a digest that can wait")
     assert await state.lane() is None
     await other.notifier.close()
+
+
+async def test_a_missing_child_goes_to_exit_posts_without_a_name_and_found_closes_it(
+        core: Core, fake: FakeTelegram, deployed: OutboxReader) -> None:  # noqa: F811
+    feed = Feed(fake)
+    await feed(fake.message_update(SO, "/missing name=Sam age=7 desc=red coat seen=gate c "
+                                       "at=19:20"))
+    await fake.wait_for(sends_to(SO, "No name"))
+    await feed(fake.message_update(SO, "/missing age=7 desc=red coat, blue cap, about 120cm "
+                                       "seen=gate c at=19:20"))
+    alert = (await fake.wait_for(sends_to(AWAY_GATE, "MISSING CHILD")))[-1]
+    assert "red coat, blue cap" in alert.params["text"]
+    assert "Gate C turnstiles at 19:20" in alert.params["text"]
+    assert "Sam" not in json.dumps([c.params for c in fake.calls])
+    # exit posts and supervisors only: the STB stewards are not told
+    assert sends_to(EAST[0], "MISSING")(fake.calls) == []
+    await fake.wait_for(sends_to(CONTROL, "MISSING CHILD"))
+    mid = alert.params["text"].split("MISSING CHILD ")[1].split(" ")[0]
+    await feed(fake.message_update(SO, f"/found {mid} reunited with mum at Gate C"))
+    done = (await fake.wait_for(sends_to(AWAY_GATE, "FOUND")))[-1]
+    assert mid in done.params["text"] and "reunited with mum at Gate C" in done.params["text"]
