@@ -6,7 +6,7 @@ dedupe key, its answer goes through the durable outbox (as a Telegram answer doe
 steward who is not shown "Logged" sends the same report again (same key) until it is.
 What a steward is shown is what an outbox reader delivers to a recording sink.
 Mid-burst the master is paused (SIGSTOP 5 s, then SIGCONT), killed (SIGKILL), or, in the
-`stall` case, both replication links stall for 3 s (tests/ha/stall_link.py: the bytes stay in
+`stall` case, both replication links stall for 3 s (rigs/stall_link.py: the bytes stay in
 the link) and then the master is killed and the links cut, so the replicas never get the
 last writes. Afterwards every report shown
 "Logged INC-n" is checked against the new master.
@@ -49,8 +49,8 @@ from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
-from tests.ha.topology import start_sentinel  # noqa: E402
-from tests.recording_sink import RecordingSink  # noqa: E402
+from rigs.recording_sink import RecordingSink  # noqa: E402
+from rigs.topology import start_sentinel  # noqa: E402
 
 INC = re.compile(r"(?:Logged|Already logged as) INC-(\d+)")
 # One incident type per steward: reports of different types never merge into one incident,

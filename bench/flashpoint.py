@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.botproc import (  # noqa: E402
+from rigs.botproc import (  # noqa: E402
     SLACK_CONTROL,
     STEWARD0,
     TG_CONTROL,

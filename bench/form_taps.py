@@ -30,16 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from telegram import Update  # noqa: E402
 from telegram.ext import ApplicationHandlerStop, CallbackQueryHandler, ContextTypes  # noqa: E402
 
-from bot.adapters.telegram.adapter import TelegramAdapter  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.runtime import telegram_for  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store.embedded import EmbeddedRedis  # noqa: E402
 from bot.store.windows import Windows  # noqa: E402
-from tests.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
 
 STEWARD = 100000001
 BASE_USER = 100000777  # the baseline's chat (no form there)
@@ -73,7 +73,7 @@ async def run(forms: int, redis_url: str, data_dir: str) -> dict[str, float]:
     core = build_core(store, settings, clock)
     core.notifier.limiter = SharedRateLimiter(Windows(store))  # as bot.runtime wires it
     await ensure_sample_fixture(core)
-    adapter = TelegramAdapter(core, settings, webhook=True)
+    adapter = telegram_for(core, settings, webhook=True)
     app = adapter.application
     app.add_handler(CallbackQueryHandler(bare_edit, pattern=r"^bare "), group=-1)
     await adapter.start()

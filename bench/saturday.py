@@ -36,17 +36,18 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.adapters.telegram.adapter import SECRET_HEADER  # noqa: E402
+from bot.adapters.telegram.webhook import SECRET_HEADER  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
 from bot.domain.models import slug  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from tests.botproc import ROOT, STEWARD0, TYPES, ZONES, free_port, percentile  # noqa: E402
-from tests.fakes.slack_api import RESPONSE_HOSTS, FakeSlack  # noqa: E402
-from tests.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
-from tests.ha.topology import Topology, start_cluster  # noqa: E402
+from rigs.botproc import ROOT, STEWARD0, TYPES, ZONES, percentile  # noqa: E402
+from rigs.fakes.slack_api import RESPONSE_HOSTS, FakeSlack  # noqa: E402
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from rigs.net import free_port  # noqa: E402
+from rigs.topology import Topology, start_cluster  # noqa: E402
 
 SECRET = "saturday-secret"
 TG_GLOBAL_PER_S = 30  # one bot token, every chat

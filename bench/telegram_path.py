@@ -35,15 +35,15 @@ from telegram.ext import (  # noqa: E402
     filters,
 )
 
-from bot.adapters.telegram.adapter import TelegramAdapter  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.delivery.ratelimit import unlimited  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.runtime import telegram_for  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 from bot.store.embedded import EmbeddedRedis  # noqa: E402
-from tests.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
 
 STEWARD = 100000001
 ROUNDS = 3
@@ -70,7 +70,7 @@ async def run(n: int, redis_url: str, data_dir: str, api_url: str | None) -> dic
     core.notifier.limiter = unlimited()  # the notifier's per-chat Telegram limits: off too
     await ensure_sample_fixture(core)
     # Rate limits off: this measures our path, not Telegram's 30 msg/s allowance.
-    adapter = TelegramAdapter(core, settings, webhook=True,
+    adapter = telegram_for(core, settings, webhook=True,
                               rate_limiter=AIORateLimiter(overall_max_rate=0, group_max_rate=0,
                                                           max_retries=0))
     app = adapter.application
@@ -127,7 +127,7 @@ def main() -> None:
             api_url = None
             if not args.inproc:
                 api = subprocess.Popen(
-                    [sys.executable, "-m", "tests.fakes.telegram_api",
+                    [sys.executable, "-m", "rigs.fakes.telegram_api",
                      "--latency-ms", str(args.latency_ms)],
                     cwd=repo, stdout=subprocess.PIPE, text=True)
                 assert api.stdout is not None

@@ -126,7 +126,7 @@ async def stall(notes: list[tuple[bytes, int]],
     from pydantic import SecretStr
 
     from bot.adapters.telegram.adapter import TelegramAdapter
-    from tests.fakes.telegram_api import TOKEN, FakeTelegram
+    from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
     async with bench_core() as (core, _url, _tmp):
         fake = FakeTelegram(record=True)

@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.lane import Lane
 from bot.delivery.notifier import Notifier
+from bot.delivery.ratelimit import SharedRateLimiter
 from bot.delivery.routing import load_channels, load_readers
 from bot.delivery.scopes import load_scopes
 from bot.domain.clock import Clock, FileClock, SystemClock
 from bot.domain.grounds import load_grounds
 from bot.observe import metrics
+from bot.observe.outage import OutageLog
 from bot.observe.redact import add_secret
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
+from bot.store.lease import Lease
+from bot.store.outbox import Outbox
 from bot.store.stewarding import Stewarding
+from bot.store.windows import Windows
 from bot.tasks import cancel_and_wait
+
+if TYPE_CHECKING:  # imported when used: a one-shot command with REDIS_URL needs neither
+    from bot.observe.loss_risk import LossRisk
+    from bot.store.embedded import EmbeddedRedis
 
 log = logging.getLogger(__name__)
 
@@ -50,34 +63,37 @@ def build_registry() -> Registry:
 
 
 def build_core(store: Store, settings: Settings, clock: Clock,
-               config_dir: Path | None = None, cache_ttl: float = 5.0) -> Core:
-    """A Core over a store with the config folder's grounds, roster and channels."""
+               config_dir: Path | None = None, cache_ttl: float = 5.0, *,
+               outage: OutageLog | None = None,
+               publish: Callable[[str, str], Awaitable[None]] | None = None,
+               durable: bool = False) -> Core:
+    """A Core over a store with the config folder's grounds, roster and channels. `durable`:
+    what commands cause goes through the outbox, paced by limits shared by every replica."""
     cfg = config_dir or settings.config_dir
     grounds = load_grounds(cfg)
     if not grounds:
         raise StartupError(f"no ground layouts in {cfg / 'grounds'}")
     try:
         readers = load_readers(cfg / "channels.toml")
+        scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    notifier = Notifier(load_channels(cfg / "channels.toml"), readers=readers,
-                        lane=Lane(Stewarding(store)))
-    try:
-        notifier.scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
-    except ValueError as exc:
-        raise StartupError(str(exc)) from None
-    notifier.store = store  # live messages' platform ids
-    notifier.wall = lambda: clock.now().astimezone(settings.zone)  # the board's local HH:MM
+    notifier = Notifier(
+        load_channels(cfg / "channels.toml"), readers=readers, scopes=scopes,
+        store=store,  # live messages' platform ids
+        wall=lambda: clock.now().astimezone(settings.zone),  # the board's local HH:MM
+        outbox=Outbox(store) if durable else None,
+        limiter=SharedRateLimiter(Windows(store)) if durable else None,  # one budget for all
+        lane=Lane(Stewarding(store)))  # while a procedure goes out, nothing else
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
     try:
         roles = load_role_matrix(roles_file, registry.commands())
     except RolesError as exc:
         raise StartupError(str(exc)) from None
-    core = Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
-                notifier, settings, cache_ttl=cache_ttl, roles=roles)
-    store.observe_answer = core.outage.observe  # one line when Redis goes, one when back
-    return core
+    return Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
+                notifier, settings, cache_ttl=cache_ttl, roles=roles, outage=outage,
+                publish=publish)
 
 
 def check_config_or_fail(config_dir: Path) -> int:
@@ -102,18 +118,25 @@ def warm_config(core: Core) -> None:
 class App:
     """One process: one Redis connection pool, one core, one scheduler, many adapters."""
 
-    def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
+    def __init__(self, settings: Settings, clock: Clock | None = None, *,
+                 serving: bool = False) -> None:
+        """`serving`: the long-running bot (matchday run), not a one-shot command: it tells
+        other replicas what it changes, holds the singleton lease in turn and, with a
+        platform token, delivers through the outbox."""
         self.settings = settings
         self.clock = clock or (FileClock(settings.clock_file) if settings.clock_file
                                else SystemClock())
-        self.embedded = None
+        self.serving = serving
+        self.origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        # A Redis outage is logged when it starts and ends, not per command or per tick.
+        self.outage = OutageLog()
+        self.embedded: EmbeddedRedis | None = None  # when no REDIS_URL is set
         self.store: Store | None = None
         self.core: Core | None = None
         self.adapters: list[Adapter] = []
-        self.lease: Any = None  # bot.store.lease.Lease once runtime starts one
-        self.reader: Any = None  # the outbox reader, when platforms are running
+        self.lease: Lease | None = None  # the singleton duties' lease, when serving
         self._failovers: asyncio.Task[None] | None = None  # follows Sentinel's switch-master
-        self.loss_risk: Any = None  # bot.observe.loss_risk.LossRisk once the store is up
+        self.loss_risk: LossRisk | None = None  # once the store is up
         self._restart_failed: str | None = None  # why the embedded server last failed to start
 
     async def start_store(self) -> Store:
@@ -130,7 +153,9 @@ class App:
                 url = self.embedded.start()
             except EmbeddedRedisError as exc:
                 raise StartupError(str(exc)) from None
-        store = Store.from_url(url, dedupe_ttl=self.settings.dedupe_ttl_seconds)
+        store = Store.from_url(url, dedupe_ttl=self.settings.dedupe_ttl_seconds,
+                               observe_latency=metrics.STORE_SECONDS.observe,
+                               observe_answer=self.outage.observe)  # a line when Redis goes
         try:
             await store.ping()
             await store.configure_replication(self.settings.replica_acks,
@@ -138,7 +163,6 @@ class App:
         except StoreUnavailable:
             await store.close()
             raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
-        store.observe_latency = metrics.STORE_SECONDS.observe
         self.store = store
         self._failovers = asyncio.create_task(store.follow_failovers())
         return store
@@ -188,13 +212,7 @@ class App:
             return False
         self._restart_failed = None
         if url != old and self.store is not None:
-            fresh = Store.from_url(url, dedupe_ttl=self.settings.dedupe_ttl_seconds)
-            fresh.observe_latency = self.store.observe_latency
-            fresh.observe_answer = self.store.observe_answer
-            stale, self.store = self.store, fresh
-            if self.core is not None:
-                self.core.store = fresh
-            await stale.close()
+            await self.store.reconnect(url)
         log.warning("embedded Redis restarted: pid %s at %s (%s)", self.embedded.pid,
                     self.embedded.display_url, self.embedded.binary)
         return True
@@ -213,7 +231,17 @@ class App:
         the caller)."""
         check_config_or_fail(self.settings.config_dir)
         store = await self.start_store()
-        self.core = build_core(store, self.settings, self.clock)
+        publish = None
+        if self.serving:
+            self.lease = Lease(store, "singleton", self.origin, self.settings.lease_ms)
+
+            async def publish(what: str, fixture: str) -> None:
+                await store.publish_change(what, fixture, self.origin)
+
+        platforms = (self.settings.telegram_bot_token, self.settings.slack_bot_token)
+        self.core = build_core(store, self.settings, self.clock, outage=self.outage,
+                               publish=publish, durable=self.serving and any(
+                                   t is not None for t in platforms))
         warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))

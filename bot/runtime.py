@@ -4,30 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
-import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from bot.app import App, StartupError, safe_url
 from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader
 from bot.delivery.health import status_lines, watch
-from bot.delivery.ratelimit import SharedRateLimiter
+from bot.domain.routes import Route
 from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
+from bot.settings import Settings
 from bot.store import StoreUnavailable
 from bot.store.lease import Lease
 from bot.store.outbox import Outbox
-from bot.store.windows import Windows
 from bot.tasks import cancel_and_wait
 
-if TYPE_CHECKING:
-    from aiohttp import web
+if TYPE_CHECKING:  # the platform SDKs are imported only when a token asks for them
+    from bot.adapters.console import ConsoleAdapter
+    from bot.adapters.parts import AdapterParts
+    from bot.adapters.slack.adapter import SlackAdapter
+    from bot.adapters.telegram.adapter import TelegramAdapter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -56,6 +56,7 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
     async def early_warning(_now: datetime) -> None:
         await warnings.sweep()
 
+    attach_scheduler(core, scheduler)
     scheduler.add_ticker(escalations, 1.0)
     scheduler.add_ticker(early_warning, 2.0)
     scheduler.add_ticker(retention, 3600.0)
@@ -66,6 +67,51 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
 
         scheduler.add_ticker(virtual_time, 0.1)
     return scheduler
+
+
+def attach_scheduler(core: Core, scheduler: Scheduler) -> Scheduler:
+    """The scheduler re-plans when a fixture changes and adds its lines to /status."""
+    core.hooks.append(scheduler.on_change)
+    core.status_lines.append(scheduler.status_lines)
+    return scheduler
+
+
+def adapter_parts(core: Core) -> AdapterParts:
+    """What a platform adapter uses besides the core's narrow face (CoreAPI)."""
+    from bot.adapters.parts import AdapterParts
+
+    return AdapterParts(delivery=core.notifier, store=core.store, clock=core.clock,
+                        outage=core.outage, registry=core.registry, roles=core.roles,
+                        roster=core.roster, grounds=core.grounds)
+
+
+def telegram_for(core: Core, settings: Settings, **options: Any) -> TelegramAdapter:
+    """The Telegram adapter, its sink delivering for the core, its chat moves in /status."""
+    from bot.adapters.telegram.adapter import TelegramAdapter
+
+    tg = TelegramAdapter(core, adapter_parts(core), settings, **options)
+    core.notifier.add_sink(tg.sink)
+    core.status_lines.append(tg.migrations.status_lines)
+    return tg
+
+
+def slack_for(core: Core, settings: Settings, **options: Any) -> SlackAdapter:
+    """The Slack adapter, delivering for the core, its Home tabs following changes."""
+    from bot.adapters.slack.adapter import SlackAdapter
+
+    slack = SlackAdapter(core, adapter_parts(core), settings, **options)
+    core.notifier.add_sink(slack)
+    core.hooks.append(slack.home.on_change)
+    return slack
+
+
+def console_for(core: Core, as_role: str, **options: Any) -> ConsoleAdapter:
+    """The console chat, shown every broadcast as it goes out."""
+    from bot.adapters.console import ConsoleAdapter
+
+    console = ConsoleAdapter(core, as_role, **options)
+    core.notifier.taps.append(console.tap)
+    return console
 
 
 def _stop_on_signals() -> asyncio.Event:
@@ -86,32 +132,31 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
 
     The control-room web view is on with `web`, `http` or `webhook`; those run headless
     (no console) when no platform token is set, unless `console` asks for it."""
-    from bot.adapters.console import ConsoleAdapter
     from bot.sample import ensure_sample_fixture
 
-    core = app.core
-    assert core is not None
+    core, lease = app.core, app.lease
+    assert core is not None and lease is not None, "run_bot needs App(serving=True) started"
     code = 0
     stop = _stop_on_signals()
     await app.check_durability()  # one line (or a refusal) before anyone is answered
-    origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-    app.lease = Lease(core.store, "singleton", origin, app.settings.lease_ms)
-    metrics.LEADER.set(1 if await app.lease.tick() else 0)
-    core.publish = lambda what, fx: core.store.publish_change(what, fx, origin)
+    metrics.LEADER.set(1 if await lease.tick() else 0)
     scheduler = make_scheduler(app, live=True)
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     background: list[asyncio.Task[None]] = []
+    reader: OutboxReader | None = None
     try:
         started = await _unless_stopped(stop, _start_platforms(
             app, webhook=webhook, http=http, control_room=web or http or webhook))
         if started is None:  # SIGTERM during start-up (e.g. a platform still unreachable)
             return 0
-        platforms = started
-        if core.notifier.sinks:
-            start_outbox(app)
-        background = [asyncio.create_task(_keep_lease(app)),
-                      asyncio.create_task(follow_changes(core, origin)),
-                      asyncio.create_task(share_unsure(core))]
+        platforms, pollers = started
+        if isinstance(core.notifier.outbox, Outbox):  # durable: build_core(durable=True)
+            reader = start_outbox(core)
+            background.append(asyncio.create_task(
+                watch(core.notifier, float(app.settings.delivery_warn_seconds))))
+        background += [asyncio.create_task(_keep_lease(lease, pollers)),
+                       asyncio.create_task(follow_changes(core, app.origin)),
+                       asyncio.create_task(share_unsure(core))]
         chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
         adapter = None
         if console or not (chats or http or web or webhook):
@@ -119,7 +164,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             where = (safe_url(app.settings.redis_url or "") if app.embedded is None else
                      f"embedded Redis at {app.embedded.data_dir} (server {app.embedded.binary})")
             print(f"Matchday Ops on {where}. Fixture: {fx.title} ({fx.id}).")
-            adapter = ConsoleAdapter(core, as_role, save_image=_image_saver(app))
+            adapter = console_for(core, as_role, save_image=_image_saver(app))
         # Every output is registered now: only then catch up on briefings and summaries that
         # fell due while the bot was down, so a late one reaches someone.
         await scheduler.start()
@@ -143,9 +188,9 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     finally:
         await cancel_and_wait([watchdog, *background])
         await scheduler.stop()
-        if app.reader is not None:
-            await app.reader.stop()
-        await app.lease.release()
+        if reader is not None:
+            await reader.stop()
+        await lease.release()
     return code
 
 
@@ -161,21 +206,26 @@ async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:
     return None
 
 
-async def _keep_lease(app: App) -> None:
+async def _keep_lease(lease: Lease, pollers: list[Polling]) -> None:
     """Renew the singleton lease; start Telegram polling on gaining it, stop on losing it."""
-    lease = app.lease
     was = lease.held
     while True:
         await asyncio.sleep(lease.next_tick_s())
         held = await lease.tick()
         if held != was:
             log.warning("this replica is now the %s", "leader" if held else "standby")
-            for adapter in app.adapters:
-                toggle = getattr(adapter, "start_polling" if held else "stop_polling", None)
-                if toggle is not None and getattr(adapter, "polling_mode", False):
-                    await toggle()
+            for poller in pollers:
+                await (poller.start_polling() if held else poller.stop_polling())
         metrics.LEADER.set(1 if held else 0)
         was = held
+
+
+class Polling(Protocol):
+    """A platform that fetches its updates, one replica at a time (the lease holder)."""
+
+    async def start_polling(self) -> None: ...
+
+    async def stop_polling(self) -> None: ...
 
 
 async def follow_changes(core: Core, origin: str) -> None:
@@ -219,24 +269,19 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
     return lag
 
 
-def start_outbox(app: App) -> OutboxReader:
-    """Make what commands cause durable (the outbox) and start delivering it."""
-    core, store = app.core, app.store
-    assert core is not None and store is not None
-    outbox = Outbox(store)
-    core.notifier.outbox = outbox
-    core.notifier.limiter = SharedRateLimiter(Windows(store))  # one budget for all replicas
-    app.reader = OutboxReader(core.notifier, outbox)
-    app.reader.start()
+def start_outbox(core: Core) -> OutboxReader:
+    """Start delivering what commands caused from the outbox (a durable core's)."""
+    outbox = core.notifier.outbox
+    assert isinstance(outbox, Outbox), "build_core(..., durable=True)"
+    reader = OutboxReader(core.notifier, outbox)
+    reader.start()
     notifier = core.notifier
 
     async def delivery_lines(_fx: object) -> list[str]:
         return status_lines(notifier)
 
     core.status_lines.append(delivery_lines)
-    app.reader.watchdog = asyncio.create_task(
-        watch(notifier, float(app.settings.delivery_warn_seconds)))
-    return app.reader
+    return reader
 
 
 def _image_saver(app: App):  # type: ignore[no-untyped-def]
@@ -254,40 +299,16 @@ def _image_saver(app: App):  # type: ignore[no-untyped-def]
     return save
 
 
-class WebServer:
-    """The one HTTP server for Telegram webhooks and Slack's HTTP mode."""
-
-    platform = "http"
-
-    def __init__(self, app: web.Application, port: int, host: str = "127.0.0.1") -> None:
-        from aiohttp import web  # only HTTP modes pay for aiohttp's import
-
-        self.app, self.port, self.host = app, port, host
-        self.runner = web.AppRunner(app)
-
-    async def start(self) -> None:
-        """Listen on the port."""
-        from aiohttp import web
-
-        await self.runner.setup()
-        await web.TCPSite(self.runner, self.host, self.port).start()
-
-    async def stop(self) -> None:
-        """Stop listening."""
-        await self.runner.cleanup()
-
-
-async def _start_platforms(app: App, *, webhook: bool, http: bool,
-                          control_room: bool = False) -> list[str]:
-    """Start Telegram and/or Slack when their tokens are set; names of what started.
+async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room: bool = False
+                           ) -> tuple[list[str], list[Polling]]:
+    """Start Telegram and/or Slack when their tokens are set; names of what started, and
+    what polls (only the lease holder does).
 
     Raises StartupError with one line when a platform is misconfigured or unreachable."""
     core, settings = app.core, app.settings
     if settings.telegram_bot_token is None and settings.slack_bot_token is None \
             and not control_room:
-        return []
-    from aiohttp import web  # the platform SDKs are imported only when a token asks for them
-
+        return [], []
     if settings.slack_bot_token is not None:  # before anything starts: no half-started bot
         from bot.adapters.slack.adapter import check_http
 
@@ -296,51 +317,53 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool,
         except ValueError as exc:
             raise StartupError(str(exc)) from None
     started: list[str] = []
-    site = web.Application()
-    routes = 0
+    pollers: list[Polling] = []
+    routes: list[Route] = []
     errors: tuple[type[Exception], ...] = (ValueError,)
     try:
         if settings.telegram_bot_token is not None:
-            from bot.adapters.telegram.adapter import TelegramStartError, telegram_adapter
+            from bot.adapters.telegram.adapter import TelegramStartError
 
             errors = (TelegramStartError, ValueError)
-            tg = telegram_adapter(core, settings, webhook=webhook)
-            if tg is not None:
-                if webhook:
-                    tg.add_routes(site)
-                    routes += 1
-                tg.polling_mode = not webhook  # type: ignore[attr-defined]
-                # polling: one getUpdates consumer per token, so only the lease holder polls
-                await tg.start(poll=webhook or app.lease is None or app.lease.held)
-                app.adapters.append(tg)
-                started.append("telegram webhook /telegram" if webhook else "telegram polling")
-        if settings.slack_bot_token is not None:
-            from bot.adapters.slack.adapter import SlackAdapter, serves_http
+            from bot.voice.pool import transcriber_for
+            from bot.voice.suggest import prompt_for
 
-            slack = SlackAdapter(core, settings)
+            voice = transcriber_for(settings.stt_model, prompt_for(list(core.grounds.values())),
+                                    workers=settings.stt_workers, queue=settings.stt_queue,
+                                    max_s=settings.stt_max_seconds)
+            tg = telegram_for(core, settings, webhook=webhook, voice=voice)
+            if webhook:
+                routes += tg.routes()
+            else:  # one getUpdates consumer per token: the lease holder
+                pollers.append(tg)
+            await tg.start(poll=webhook or app.role() == "leader")
+            app.adapters.append(tg)
+            started.append("telegram webhook /telegram" if webhook else "telegram polling")
+        if settings.slack_bot_token is not None:
+            from bot.adapters.slack.adapter import serves_http
+
             # Home tabs are refreshed by one replica: the lease holder (a singleton duty).
-            slack.home.leader = lambda: app.lease is None or app.lease.held
+            slack = slack_for(core, settings, leader=lambda: app.role() == "leader")
             if serves_http(settings, http):
-                site.add_routes(slack.routes())
-                routes += 1
+                routes += slack.routes()
             await slack.start()
             app.adapters.append(slack)
             started.append("slack socket mode" if settings.slack_app_token and not http
                            else "slack http /slack/events")
     except errors as exc:
         raise StartupError(str(exc)) from None
-    if control_room:
-        from bot.web.server import ControlRoom
-
-        ControlRoom(core, settings.public_url).add_routes(site)
-        routes += 1
-        started.append(f"control room {settings.web_base}/control/")
-    if routes or http or webhook:
+    if routes or http or webhook or control_room:
         from bot.observe.health import health_routes
+        from bot.web.host import HttpHost, application  # HTTP modes only pay for aiohttp
 
-        site.add_routes(health_routes(core.store.ping, app.role, outbox_lag(core)))
-        server = WebServer(site, settings.port, settings.bind)
+        site = application(routes + health_routes(core.store.ping, app.role, outbox_lag(core)))
+        if control_room:
+            from bot.web.server import ControlRoom
+
+            ControlRoom(core, settings.public_url).add_routes(site)
+            started.append(f"control room {settings.web_base}/control/")
+        server = HttpHost(site, settings.port, settings.bind)
         await server.start()
         app.adapters.append(server)
         started.append(f"http {settings.bind}:{settings.port}")
-    return started
+    return started, pollers

@@ -8,18 +8,22 @@ from handlers import (
     amend,
     briefings,
     checkin,
+    decisions,
     deploy,
     fixtures,
     forms,
     hot,
     incidents,
+    inspections,
     merge,
     methane,
     missing,
     note,
+    pack,
     police,
     status,
     stewarding,
+    timings,
     voice,
     web,
 )
@@ -28,6 +32,7 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, voice, web, stewarding, deploy,
-                   checkin, missing):
+                   amend, merge, methane, hot, note, voice, web, decisions,
+                   timings, inspections, pack, stewarding, deploy, checkin,
+                   missing):
         module.register(registry)

@@ -14,7 +14,7 @@ import aiohttp
 from bot.observe import metrics
 from bot.observe.health import health_routes
 from bot.store import Store
-from tests.ha.topology import free_port, serving
+from rigs.net import free_port, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 

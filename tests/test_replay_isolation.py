@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot import cli
-from bot.adapters.console import ConsoleAdapter
 from bot.app import App
+from bot.runtime import console_for
 from bot.sample import ensure_sample_fixture
 
 DRILL_FX = "drill-arsenal-spurs-20261127"
@@ -122,13 +122,13 @@ async def test_identical_lines_in_one_drill_are_two_reports(app, tmp_path, capsy
 async def test_a_restarted_console_does_not_log_the_same_line_again(core):
     arrest = "/arrest violent_disorder inside away"
     for _ in range(2):  # the console is closed and opened again, the same line re-sent
-        console = ConsoleAdapter(core, "police_liaison", stdout=io.StringIO())
+        console = console_for(core, "police_liaison", stdout=io.StringIO())
         console.become("police_liaison")
         await console.say(arrest)
-        core.notifier.taps.remove(console._tap)
+        core.notifier.taps.remove(console.tap)
     fx = await core.active_fixture()
     assert (await core.store.counts(fx.id))["arr:total"] == 1
-    again = ConsoleAdapter(core, "police_liaison", stdout=io.StringIO())
+    again = console_for(core, "police_liaison", stdout=io.StringIO())
     await again.say(arrest)
     await again.say(arrest)  # typed again in the same session: a new message
     assert (await core.store.counts(fx.id))["arr:total"] == 2

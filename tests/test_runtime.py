@@ -6,30 +6,24 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 import time
 from pathlib import Path
 
 import aiohttp
 
-from tests.fakes.slack_api import (
+from rigs.fakes.slack_api import (
     RESPONSE_HOSTS,
     SIGNING_SECRET,
     FakeSlack,
     signed_headers,
     slash_body,
 )
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 STEWARD, CONTROL_CHAT = 100000001, -1001000000001
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_both_platforms_in_one_process(core, redis_url, tmp_path):  # core: sample fixture

@@ -16,8 +16,8 @@ from bot.app import App
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store.embedded import EmbeddedRedis
+from rigs.net import free_port
 from tests.conftest import Chat
-from tests.ha.topology import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 LOST = "a crash can lose reports already answered 'Logged'"

@@ -19,7 +19,8 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
 from bot.store.outbox import Outbox
-from tests.botproc import ROOT, free_port
+from rigs.botproc import ROOT
+from rigs.net import free_port
 
 STOP_WITHIN_S = 5.0
 

@@ -45,7 +45,6 @@ class ConsoleAdapter:
         self.save_image = save_image
         self._sent: Counter[str] = Counter()
         self._prompt_shown = False  # the prompt is the last thing written: input awaited
-        core.notifier.taps.append(self._tap)
 
     @property
     def prompt(self) -> str:
@@ -75,7 +74,7 @@ class ConsoleAdapter:
             return ""
         return "".join(f"\n  (chart saved to {self.save_image(png)})" for png in reply.images)
 
-    async def _tap(self, out: Outbound) -> None:
+    async def tap(self, out: Outbound) -> None:
         if out.audience == f"user:console:{self.user}":
             self._print("  ✉ " + render_text(out.reply, numbered=False).replace("\n", "\n    "))
             return

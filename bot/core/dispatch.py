@@ -26,6 +26,7 @@ from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics
 from bot.observe.outage import OutageLog
+from bot.settings import Settings
 from bot.store import Refused, Store, StoreUnavailable, Unconfirmed, WriteAttempts
 
 log = logging.getLogger(__name__)
@@ -224,7 +225,9 @@ class Core:
 
     def __init__(self, store: Store, registry: Registry, clock: Clock,
                  grounds: dict[str, Ground], roster: dict[str, Member], notifier: Delivery,
-                 settings: Any, cache_ttl: float = 5.0, roles: RoleMatrix | None = None) -> None:
+                 settings: Settings, cache_ttl: float = 5.0, roles: RoleMatrix | None = None, *,
+                 outage: OutageLog | None = None,
+                 publish: Callable[[str, str], Awaitable[None]] | None = None) -> None:
         self.store = store
         self.registry = registry
         self.roles = roles or default_roles(registry)
@@ -236,12 +239,12 @@ class Core:
         self.cache = TTLCache(cache_ttl)
         self.unsure = UnsureWrites(store)  # resends after an outage reuse the first dedupe key
         # A Redis outage is logged when it starts and ends, not per command or per tick.
-        self.outage = OutageLog()
+        self.outage = outage or OutageLog()
         # refusals of people the bot does not know: apart from the members' audit trail
         self.strangers = StrangerAudit(store, lambda: self.clock.now().timestamp())
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
-        # Set when other replicas run: tells them a SHARED_CHANGES change (pub/sub).
-        self.publish: Callable[[str, str], Awaitable[None]] | None = None
+        # When other replicas may run: tells them a SHARED_CHANGES change (pub/sub).
+        self.publish = publish
         # Extra /status lines from other parts (missed briefings, escalations), by fixture.
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
         # Lines only commanders and control see (e.g. Redis could lose acknowledged reports).
@@ -286,6 +289,10 @@ class Core:
         fx = await self.store.fixture(fx_id) if fx_id else None
         self.cache.put("active", fx)
         return fx
+
+    def may(self, role: str | None, command: str, sub: str | None = None) -> bool:
+        """May someone with this role (None: a stranger) run this (sub-)command?"""
+        return self.roles.allowed(role, command, sub)
 
     async def fixture_for(self, cmd: Command) -> Fixture | None:
         """The fixture a command applies to: its group chat's choice, else its sender's,

@@ -51,16 +51,20 @@ class Notifier:
 
     def __init__(self, channels: Channels, limiter: Limiter | None = None,
                  readers: dict[str, frozenset[str]] | None = None, *,
-                 clock: Callable[[], float] = time.monotonic,
+                 clock: Callable[[], float] = time.monotonic, scopes: Scopes | None = None,
+                 store: Any = None, outbox: Outbox | None = None,
+                 wall: Callable[[], datetime] | None = None,
                  lane: Lane | None = None) -> None:
-        self.routes = Routes(channels, readers)
+        """`store`: where live messages' platform ids are kept; `outbox`: the durable one
+        (bot.store.outbox.Outbox, read by bot.delivery.durable), else one in memory; `wall`:
+        the board's local clock (its HH:MM); `lane`: the life-safety lane (bot.delivery.lane)."""
+        self.routes = Routes(channels, readers, scopes)
         self.pacer = Pacer(limiter or RateLimiter())
         self.clock = clock
-        self.desk = Desk(self.pacer, clock, lane=lane)
-        # Every message goes through an outbox: in memory until the app wires the durable
-        # one (bot.store.outbox.Outbox, read by bot.delivery.durable).
+        self.desk = Desk(self.pacer, clock, store=store, lane=lane,
+                         **({"wall": wall} if wall is not None else {}))
         self.memory = MemoryOutbox(self._route)  # what has no fixture, or finds Redis away
-        self.outbox: Outbox = self.memory
+        self.outbox: Outbox = outbox or self.memory
         # Observers that see every outbound once, by audience (console, replay, tests).
         self.taps: list[Callable[[Outbound], Awaitable[None]]] = []
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from bot.delivery.sink import BOT_WIDE
 from bot.store import StoreUnavailable
@@ -259,6 +259,20 @@ def unlimited() -> RateLimiter:
     return RateLimiter({})
 
 
+class SharedWindows(Protocol):
+    """Sliding windows every replica counts in (bot.store.windows.Windows)."""
+
+    @staticmethod
+    def key(platform: str, scope: str) -> str:
+        """The window key of a platform's chat (or bot-wide) scope."""
+
+    async def take(self, windows: list[tuple[str, int, float]], now: float) -> float:
+        """Take one slot in each window, or the seconds to wait before trying again."""
+
+    async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
+        """The slots taken in each window now."""
+
+
 class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
@@ -268,11 +282,11 @@ class SharedRateLimiter:
     else from the store still leaves); the shared windows are asked again every `retry_s`
     seconds."""
 
-    def __init__(self, windows: object, limits: dict[str, tuple[Limit, ...]] | None = None,
+    def __init__(self, windows: SharedWindows, limits: dict[str, tuple[Limit, ...]] | None = None,
                  *, clock: Callable[[], float] = time.time,
                  sleep: Sleeper = asyncio.sleep, monotonic: Callable[[], float] = time.monotonic,
                  retry_s: float = 5.0) -> None:
-        self.windows: Any = windows
+        self.windows = windows
         self.limits = PACED_LIMITS if limits is None else limits
         self.clock = clock
         self.sleep = sleep

@@ -35,11 +35,12 @@ def load_readers(path: Path) -> dict[str, frozenset[str]]:
 class Routes:
     """The chats of each audience, for each fixture's messages."""
 
-    def __init__(self, channels: Channels,
-                 readers: dict[str, frozenset[str]] | None = None) -> None:
+    def __init__(self, channels: Channels, readers: dict[str, frozenset[str]] | None = None,
+                 scopes: Scopes | None = None) -> None:
         self.channels = channels
         self.readers = readers or {}  # audience -> roles reading it (who may see what)
-        self.scopes = Scopes()  # per-ground / per-fixture audiences (several fixtures at once)
+        # per-ground / per-fixture audiences (several fixtures at once)
+        self.scopes = scopes or Scopes()
 
     def readers_of(self, audience: str, fixture: str = "") -> frozenset[str] | None:
         """Every role that reads an audience's chats (for one fixture's messages), counting

@@ -1,24 +1,24 @@
-"""GET /healthz and GET /metrics on the bot's HTTP server."""
+"""GET /healthz and GET /metrics, as routes for the bot's one HTTP server."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
-
+from bot.domain.routes import Answer, Request, Route
 from bot.observe.metrics import CONTENT_TYPE, exposition
 
 Probe = Callable[[], Awaitable[Any]]
 
 
 def health_routes(ping: Probe, role: Callable[[], str],
-                  outbox_lag: Probe | None = None, timeout: float = 2.0) -> list[web.RouteDef]:
+                  outbox_lag: Probe | None = None, timeout: float = 2.0) -> list[Route]:
     """/healthz (200 while the store answers, else 503; JSON) and /metrics (Prometheus)."""
 
-    async def healthz(_: web.Request) -> web.Response:
+    async def healthz(_: Request) -> Answer:
         t0 = time.perf_counter()
         try:
             await asyncio.wait_for(ping(), timeout)
@@ -39,9 +39,10 @@ def health_routes(ping: Probe, role: Callable[[], str],
                 body["outbox_lag_s"] = await asyncio.wait_for(outbox_lag(), timeout)
             except Exception:
                 body["outbox_lag_s"] = None
-        return web.json_response(body, status=200 if reachable else 503)
+        return Answer(200 if reachable else 503, json.dumps(body),
+                      content_type="application/json")
 
-    async def metrics(_: web.Request) -> web.Response:
-        return web.Response(body=exposition(), headers={"Content-Type": CONTENT_TYPE})
+    async def metrics(_: Request) -> Answer:
+        return Answer(200, exposition(), {"Content-Type": CONTENT_TYPE})
 
-    return [web.get("/healthz", healthz), web.get("/metrics", metrics)]
+    return [Route("GET", "/healthz", healthz), Route("GET", "/metrics", metrics)]

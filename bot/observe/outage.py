@@ -20,6 +20,7 @@ class OutageLog:
         self.wall, self.monotonic = wall, monotonic
         self._since: float | None = None  # monotonic time it stopped answering
         self._counts: dict[str, int] = {}
+        self._answered = False  # Redis has answered once: from then on, silence is an outage
 
     @property
     def down(self) -> bool:
@@ -27,11 +28,13 @@ class OutageLog:
         return self._since is not None
 
     def observe(self, answered: bool) -> None:
-        """The store's hook after each call: it answered, or it did not."""
+        """The store's hook after each call: it answered, or it did not. Before Redis first
+        answers, start-up says in one line that it is not answering: not an outage."""
         if answered:
+            self._answered = True
             if self._since is not None:
                 self.back()
-        elif self._since is None:
+        elif self._since is None and self._answered:
             self.gone()
 
     def gone(self) -> None:

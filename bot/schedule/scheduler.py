@@ -44,7 +44,6 @@ class Scheduler:
         self.jobs: dict[str, Slot] = {}  # slot.key -> slot, everything planned and not fired
         self.fired: set[str] = set()
         self.aps: AsyncIOScheduler | None = None
-        self._hooked = False
 
     def add_ticker(self, fn: Ticker, every_s: float = 1.0) -> None:
         """Run fn(now) every `every_s` seconds (escalation sweeps)."""
@@ -55,10 +54,6 @@ class Scheduler:
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> None:
         """Rebuild plans from Redis, catch up on what was due while down, then start firing."""
-        if not self._hooked:
-            self.core.hooks.append(self.on_change)
-            self.core.status_lines.append(self.status_lines)
-            self._hooked = True
         await self.resync()
         await self.catch_up(self.clock.now())
         if self.live:
@@ -77,10 +72,6 @@ class Scheduler:
         if self.aps is not None:
             self.aps.shutdown(wait=False)
             self.aps = None
-        if self._hooked:
-            self.core.hooks.remove(self.on_change)
-            self.core.status_lines.remove(self.status_lines)
-            self._hooked = False
 
     # ---------------------------------------------------------------- plans
     async def resync(self) -> None:

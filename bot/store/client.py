@@ -84,6 +84,7 @@ from bot.store.ops import (
     log_restricted,
 )
 from bot.store.plans import Plans
+from bot.store.timings import timing_ops
 from bot.store.unsure import UnsureResends
 
 N = Var("n")  # the number the write just took
@@ -194,7 +195,9 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
 class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence):
     """Async facade over Redis for the whole product."""
 
-    def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400) -> None:
+    def __init__(self, client: aioredis.Redis, dedupe_ttl: int = 86400, *,
+                 observe_latency: Callable[[float], None] | None = None,
+                 observe_answer: Callable[[bool], None] | None = None) -> None:
         self.r = client
         self.dedupe_ttl = dedupe_ttl
         # Fixtures that may have escalation deadlines: the sweep reads this set, not every
@@ -210,8 +213,8 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         self.replica_acks = 0  # WAIT for this many replicas after each write (0: don't)
         self.replica_timeout_ms = 500
         self._auto_acks, self._acks_checked = False, 0.0
-        self.observe_latency: Callable[[float], None] | None = None  # seconds per call
-        self.observe_answer: Callable[[bool], None] | None = None  # answered, or not answering
+        self.observe_latency = observe_latency  # seconds per call
+        self.observe_answer = observe_answer  # answered, or not answering
         self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
         self._fence = False  # stamp writes for apply.lua's fence (see WRITE_FENCE_MS)
         self._clock_offset = 0.0  # the server's clock minus ours, seconds
@@ -219,11 +222,24 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         self._sends_reported = reports_sends(client)
 
     @classmethod
-    def from_url(cls, url: str, dedupe_ttl: int = 86400) -> Store:
+    def from_url(cls, url: str, dedupe_ttl: int = 86400, *,
+                 observe_latency: Callable[[float], None] | None = None,
+                 observe_answer: Callable[[bool], None] | None = None) -> Store:
         """Connect lazily to a REDIS_URL (plain, Sentinel or Cluster; see connect.py)."""
-        store = cls(connect(url), dedupe_ttl)
+        store = cls(connect(url), dedupe_ttl, observe_latency=observe_latency,
+                    observe_answer=observe_answer)
         store.url = url
         return store
+
+    async def reconnect(self, url: str) -> None:
+        """Talk to the server at `url` from now on (an embedded server restarted on another
+        port): a new connection pool; the old one is closed."""
+        stale, self.r = self.r, connect(url)
+        self.url = url
+        self._apply = self.r.register_script(self._lua)
+        self._form_cas = self.r.register_script(FORM_CAS)
+        self._sends_reported = reports_sends(self.r)
+        await stale.aclose()
 
     async def configure_replication(self, acks: int | None = None,
                                     timeout_ms: int = 500) -> int:
@@ -514,14 +530,16 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
-                             dedupe: str, restricted: Event | None = None) -> Applied:
+                             dedupe: str, restricted: Event | None = None,
+                             timing: str = "") -> Applied:
         """Change fixture fields (category, kick-off, phase, status) and log it (restricted
-        fields in the restricted log, in the same write)."""
+        fields in the restricted log, and the key timing a phase starts, in the same write)."""
         ops: list[Op] = [
             RequireExists("meta", f"No fixture {fx_id}."),
             Hset("meta", fields),
             *log_restricted(restricted),
             *log_event(ev),
+            *(timing_ops(timing, ev) if timing else ()),
             ReturnHash("meta"),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)

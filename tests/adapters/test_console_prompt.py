@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from datetime import timedelta
 
-from bot.adapters.console import ConsoleAdapter
+from bot.runtime import console_for
 from bot.schedule.escalation import sweep_escalations
 
 PROMPT = "control> "
@@ -38,7 +38,7 @@ async def test_a_pushed_escalation_is_followed_by_the_prompt(core, clock, say) -
     read_fd, write_fd = os.pipe()
     typed = os.fdopen(write_fd, "w")
     out = Screen()
-    console = ConsoleAdapter(core, "control", stdin=os.fdopen(read_fd), stdout=out)
+    console = console_for(core, "control", stdin=os.fdopen(read_fd), stdout=out)
     chat = asyncio.create_task(console.run())
     try:
         await out.until(lambda: out.getvalue().endswith(PROMPT))
@@ -54,14 +54,14 @@ async def test_a_pushed_escalation_is_followed_by_the_prompt(core, clock, say) -
         typed.write("/quit\n")
         typed.close()
         await asyncio.wait_for(chat, 10)
-        core.notifier.taps.remove(console._tap)
+        core.notifier.taps.remove(console.tap)
 
 
 async def test_the_own_answer_is_not_followed_by_a_second_prompt(core) -> None:
     read_fd, write_fd = os.pipe()
     typed = os.fdopen(write_fd, "w")
     out = Screen()
-    console = ConsoleAdapter(core, "control", stdin=os.fdopen(read_fd), stdout=out)
+    console = console_for(core, "control", stdin=os.fdopen(read_fd), stdout=out)
     chat = asyncio.create_task(console.run())
     try:
         await out.until(lambda: out.getvalue().endswith(PROMPT))
@@ -76,4 +76,4 @@ async def test_the_own_answer_is_not_followed_by_a_second_prompt(core) -> None:
         typed.write("/quit\n")
         typed.close()
         await asyncio.wait_for(chat, 10)
-        core.notifier.taps.remove(console._tap)
+        core.notifier.taps.remove(console.tap)

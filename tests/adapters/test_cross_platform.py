@@ -10,15 +10,15 @@ import pytest_asyncio
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.settings import Settings
-from tests.fakes.adapters import both_adapters
-from tests.fakes.slack_api import (
+from rigs.fakes.slack_api import (
     FakeSlack,
     bolt_request,
     button_payload,
     interactive_body,
     slash_body,
 )
-from tests.fakes.telegram_api import Call, FakeTelegram
+from rigs.fakes.telegram_api import Call, FakeTelegram
+from tests.support.adapters import both_adapters
 
 TG_STEWARD = 100000001  # roster: Telegram steward
 TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram

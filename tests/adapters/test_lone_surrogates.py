@@ -15,16 +15,15 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.adapters.console import ConsoleAdapter
-from bot.adapters.slack.adapter import SlackAdapter
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.domain.messages import Attachment, Command
+from bot.runtime import console_for, slack_for, telegram_for
 from bot.settings import Settings
+from bot.web.host import application
+from rigs.fakes.slack_api import FakeSlack, bolt_request, event_body
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.slack.test_slack_adapter import slack_settings
 from tests.adapters.telegram.test_telegram_adapter import STEWARD, Feed, sends_to, tg_settings
-from tests.fakes.slack_api import FakeSlack, bolt_request, event_body
-from tests.fakes.telegram_api import FakeTelegram
 from tests.test_cli import ROOT
 
 LONE = "\ud800"
@@ -56,7 +55,7 @@ async def fake_tg() -> AsyncIterator[FakeTelegram]:
 
 
 async def test_telegram_polling_logs_a_lone_surrogate_as_replacement(core, settings, fake_tg):
-    adapter = TelegramAdapter(core, tg_settings(settings, fake_tg), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake_tg), poll_timeout=1)
     await adapter.start()
     try:
         update = fake_tg.message_update(STEWARD, f"/incident missile @stb_walkway s3 coins "
@@ -69,9 +68,9 @@ async def test_telegram_polling_logs_a_lone_surrogate_as_replacement(core, setti
 
 
 async def test_telegram_webhook_logs_a_lone_surrogate_as_replacement(core, settings, fake_tg):
-    adapter = TelegramAdapter(core, tg_settings(settings, fake_tg), webhook=True)
+    adapter = telegram_for(core, tg_settings(settings, fake_tg), webhook=True)
     await adapter.start()
-    client = TestClient(TestServer(adapter.web_app()))
+    client = TestClient(TestServer(application(adapter.routes())))
     await client.start_server()
     try:
         await Feed(fake_tg, client)(fake_tg.message_update(
@@ -87,7 +86,7 @@ async def test_telegram_webhook_logs_a_lone_surrogate_as_replacement(core, setti
 async def test_slack_event_logs_a_lone_surrogate_as_replacement(core: Core, settings: Settings):
     fake = FakeSlack()
     await fake.start()
-    adapter = SlackAdapter(core, slack_settings(settings, fake))
+    adapter = slack_for(core, slack_settings(settings, fake))
     await adapter.start()
     try:
         ev = {"type": "message", "channel_type": "im", "channel": "D0CONTROL1",
@@ -108,7 +107,7 @@ async def test_slack_event_logs_a_lone_surrogate_as_replacement(core: Core, sett
 # ---------------------------------------------------------------- console
 async def test_console_logs_a_lone_surrogate_and_carries_on(core):
     out = io.StringIO()
-    console = ConsoleAdapter(core, "steward", stdout=out, stdin=io.StringIO(
+    console = console_for(core, "steward", stdout=out, stdin=io.StringIO(
         f"/incident missile @stb_walkway s3 coins {LONE} thrown\n/incident 1\n"))
     await console.run()
     assert await descriptions(core) == ["coins \ufffd thrown"]

@@ -9,8 +9,8 @@ import handlers.reporting
 from bot.app import build_core
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
+from rigs.fakes.flaky_link import FlakyLink
 from tests.conftest import Chat
-from tests.fakes.flaky_link import FlakyLink
 
 
 async def test_outage_answers_not_logged_and_reconnects(server, settings, clock):

@@ -18,8 +18,8 @@ from bot.core.dispatch import Core
 from bot.runtime import follow_changes
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
+from rigs.fakes.flaky_link import FlakyLink
 from tests.conftest import Chat
-from tests.fakes.flaky_link import FlakyLink
 
 # An arrest: two identical arrests are two (no merging of similar reports hides a double).
 REPORT = "/arrest violent_disorder x1 inside away ref=CUST-1"

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from rigs.fakes.slack_api import FakeSlack
+from rigs.fakes.telegram_api import FakeTelegram
+from tests.support.fakes import served
 
-import pytest_asyncio
-
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
-
-
-@pytest_asyncio.fixture
-async def slack_api() -> AsyncIterator[FakeSlack]:
-    """The fake Slack Web API, enforcing Slack's limits."""
-    f = FakeSlack(enforce_limits=True)
-    await f.start()
-    yield f
-    await f.stop()
+# The fake Slack Web API, enforcing Slack's limits.
+slack_api = served("slack_api", FakeSlack, enforce_limits=True)
 
 
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    """The fake Bot API, enforcing Telegram's limits."""
-    f = FakeTelegram(enforce_limits=True)
-    await f.start()
-    yield f
-    await f.stop()
+# The fake Bot API, enforcing Telegram's limits.
+fake = served("fake", FakeTelegram, enforce_limits=True)

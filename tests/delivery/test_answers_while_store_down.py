@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.domain.messages import Reply
+from bot.runtime import telegram_for
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
 from bot.store.windows import Windows
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.delivery.test_delivery import tg_settings
-from tests.fakes.telegram_api import FakeTelegram
+from tests.support.fakes import served
 
 STEWARD = "100000001"
 
@@ -40,13 +39,8 @@ class VirtualTime:
         await asyncio.sleep(0)
 
 
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    """The fake Bot API; the pace is the bot's, on virtual time, so the fake does not time."""
-    f = FakeTelegram()
-    await f.start()
-    yield f
-    await f.stop()
+# The fake Bot API; the pace is the bot's, on virtual time, so the fake does not time.
+fake = served("fake", FakeTelegram)
 
 
 async def test_a_direct_answer_leaves_while_redis_is_stopped_without_a_hot_loop(
@@ -58,7 +52,7 @@ async def test_a_direct_answer_leaves_while_redis_is_stopped_without_a_hot_loop(
     core.notifier.limiter = SharedRateLimiter(Windows(store), clock=t.clock, sleep=t.sleep,
                                               monotonic=t.clock)
     core.notifier.clock = t.clock
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     try:
         core.notifier.reply("telegram", STEWARD, Reply("You are on the steward list."))

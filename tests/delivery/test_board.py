@@ -22,10 +22,10 @@ from bot.delivery.health import status_lines
 from bot.domain.messages import Command, Outbound, Reply
 from bot.settings import PROJECT_CONFIG, Settings
 from bot.store import Store
+from rigs.fakes.slack_api import FakeSlack
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.delivery.test_delivery import GROUP, FakeTime, Recorder, card, notifier
-from tests.fakes.adapters import both_adapters
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
+from tests.support.adapters import both_adapters
 
 SLACK_CONTROL = "C0CONTROL"
 

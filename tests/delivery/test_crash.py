@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "crash.py"
+from rigs.crash import crash_run
 
 
 async def test_kill_9_mid_burst_then_restart_loses_and_doubles_nothing(redis_url: str,
                                                                       monkeypatch):
     monkeypatch.setenv("REDIS_URL", redis_url)  # the session's server, not one of its own
-    spec = importlib.util.spec_from_file_location("crash_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    crash = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(crash)
-    got = await crash.crash_run(kill_after=3, settle=40, taps=6, lines=6)
+    got = await crash_run(kill_after=3, settle=40, taps=6, lines=6)
     assert got["answered_before_kill"] < 12  # the kill really was mid-burst
     for name in ("acked_lost", "cards_never_delivered", "replies_never_delivered",
                  "taps_lost", "reports_lost", "telegram_429", "slack_429"):

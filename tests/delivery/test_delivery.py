@@ -8,7 +8,6 @@ import itertools
 
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader
@@ -16,13 +15,15 @@ from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
 from bot.delivery.sink import BOT_WIDE, RetryLater
 from bot.domain.messages import Outbound, Reply
+from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.inbox import Inbox
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
-from tests.recording_sink import RecordingSink
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.recording_sink import RecordingSink
+from tests.support.cards import card
 
 GROUP = "-1001000000001"  # channels.toml: the Telegram control group
 STEWARD = 100000001
@@ -74,12 +75,6 @@ class Recorder(RecordingSink):
 
     def sent(self, op: str = "send") -> list[str]:
         return [x for _, o, _, x in self.log if o == op]
-
-
-def card(n: int, sev: int = 2, status: str = "Reported") -> Outbound:
-    text = f"Severity {sev} x\nWhere: Gate {n}\nStatus: {status}"
-    return Outbound("control", Reply(text, title=f"INC-{n} Missile"), ref=f"INC-{n}",
-                    fixture="fx")
 
 
 def notifier(store: Store, time: FakeTime) -> tuple[Notifier, Recorder]:
@@ -257,7 +252,7 @@ async def test_report_card_and_reply_are_in_the_outbox_until_delivered(
     outbox = Outbox(core.store)
     core.notifier.outbox = outbox  # durable, but no reader yet: as if the bot died now
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     await fake.push(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 coins"))
     for _ in range(200):
@@ -269,7 +264,7 @@ async def test_report_card_and_reply_are_in_the_outbox_until_delivered(
     assert (await outbox.backlog(fx))[0] == 2
     assert fake.sent_to(STEWARD) == []
     other = build_core(core.store, settings, core.clock, cache_ttl=0)  # a fresh process
-    other.notifier.add_sink(adapter)
+    other.notifier.add_sink(adapter.sink)
     other.notifier.store = core.store
     reader = await durable(other)
     await fake.wait_for(lambda calls: fake.sent_to(STEWARD) and fake.sent_to(GROUP))
@@ -290,7 +285,7 @@ async def test_a_taken_over_outbox_sends_only_what_is_missing(core: Core, settin
     [(entry, _)] = await outbox.read(fx, "dead-replica", 10)  # read, then it died
     await outbox.mark(fx, entry, f"telegram:{GROUP}", last=False)  # reached one chat only
     core.notifier.channels = {"control": {"telegram": [GROUP, "-1001000000009"]}}
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     reader = await durable(core)
     await reader.drain()
@@ -304,7 +299,7 @@ async def test_recorded_updates_are_processed_after_a_restart(core: Core, settin
     # A crashed run fetched and recorded this update; Telegram will not send it again.
     upd = fake.message_update(STEWARD, "/incident pyro @stb_walkway s2 flare")
     await Inbox(core.store, TOKEN.split(":")[0]).record([upd])
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     await fake.wait_for(lambda calls: [c for c in fake.sent_to(STEWARD)
                                        if "Logged INC-1" in c.params["text"]])

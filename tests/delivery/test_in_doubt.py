@@ -6,34 +6,29 @@ from __future__ import annotations
 
 import json
 
-from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.delivery.sink import SENDING
-from bot.domain.messages import Outbound, Reply
+from bot.runtime import slack_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
+from rigs.fakes.slack_api import FakeSlack
 from tests.adapters.slack.test_slack_adapter import slack_settings
 from tests.delivery.test_delivery import durable
-from tests.fakes.slack_api import FakeSlack
+from tests.support.cards import card
 
 CONTROL = "C0CONTROL"
-
-
-def card(fx: str, n: int, status: str) -> Outbound:
-    return Outbound("control", Reply(f"Severity 3 x\nStatus: {status}", title=f"INC-{n} Pyro"),
-                    ref=f"INC-{n}", fixture=fx)
 
 
 async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
                                                                    settings: Settings,
                                                                    slack_api: FakeSlack):
     core.notifier.channels = {"control": {"slack": [CONTROL]}}
-    adapter = SlackAdapter(core, slack_settings(settings, slack_api))
+    adapter = slack_for(core, slack_settings(settings, slack_api))
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     outbox = Outbox(core.store)
     await outbox.ensure_group(fx)
-    await outbox.add(fx, [card(fx, 41, "Reported"), card(fx, 42, "Reported")])
+    await outbox.add(fx, [card(41, fixture=fx), card(42, fixture=fx)])
     (e41, o41), (e42, _) = await outbox.read(fx, "dead-replica", 10)
     # The dead replica marked both in flight; Slack took INC-41, then the process died
     # before its answer was recorded. INC-42's post never reached Slack.
@@ -50,7 +45,7 @@ async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
     assert (await outbox.backlog(fx))[0] == 0
     # The found post is the card's live message: its next state edits it in place.
     assert await core.store.message_ref(fx, "slack", CONTROL, "INC-41") == posted
-    await core.notifier.send([card(fx, 41, "Acknowledged")])
+    await core.notifier.send([card(41, fixture=fx, status="Acknowledged")])
     await reader.drain()
     [edit] = [c for c in slack_api.of("chat.update") if c.ok]
     assert edit.params["ts"] == posted and "Acknowledged" in json.dumps(edit.params)
@@ -62,11 +57,11 @@ async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
 async def test_every_slack_post_from_the_outbox_names_its_entry(core: Core, settings: Settings,
                                                                 slack_api: FakeSlack):
     core.notifier.channels = {"control": {"slack": [CONTROL]}}
-    adapter = SlackAdapter(core, slack_settings(settings, slack_api))
+    adapter = slack_for(core, slack_settings(settings, slack_api))
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     reader = await durable(core)
-    await core.notifier.send([card(fx, 43, "Reported")])
+    await core.notifier.send([card(43, fixture=fx)])
     await reader.drain()
     [post] = [c for c in slack_api.of("chat.postMessage") if c.ok]
     assert post.params["metadata"]["event_payload"]["ids"].startswith(f"{fx}/")

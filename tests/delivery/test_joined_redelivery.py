@@ -16,8 +16,10 @@ from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader
 from bot.domain.messages import Outbound
+from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.inbox import Inbox
+from rigs.fakes.telegram_api import TOKEN, Call, FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (
     buttons,
     edits_of,
@@ -25,7 +27,6 @@ from tests.adapters.telegram.test_telegram_adapter import (
     tg_settings,
 )
 from tests.delivery.test_delivery import GROUP, STEWARD, durable
-from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
 
 FIRST = "/incident missile @gate_away s3"  # INC-1, from a console steward
 
@@ -73,8 +74,8 @@ async def restart_with(core: Core, settings: Settings, fake: FakeTelegram,
     await Inbox(core.store, TOKEN.split(":")[0]).record([update])
     other = build_core(core.store, settings, core.clock, cache_ttl=0)
     before = fake.polls
-    adapter = TelegramAdapter(other, tg_settings(settings, fake), poll_timeout=1)
-    other.notifier.add_sink(adapter)
+    adapter = telegram_for(other, tg_settings(settings, fake), poll_timeout=1)
+    other.notifier.add_sink(adapter.sink)
     other.notifier.store = core.store
     reader = await durable(other)
     await adapter.start()
@@ -88,7 +89,7 @@ async def restart_with(core: Core, settings: Settings, fake: FakeTelegram,
 async def first_process(core: Core, settings: Settings, fake: FakeTelegram
                         ) -> tuple[TelegramAdapter, OutboxReader]:
     """The bot before the crash: polling Telegram, delivering from the outbox."""
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     return adapter, await durable(core)
 

@@ -6,7 +6,7 @@ import asyncio
 
 from bot.delivery.ratelimit import RateLimiter
 from bot.domain.messages import Reply
-from tests.recording_sink import RecordingSink
+from rigs.recording_sink import RecordingSink
 
 
 class Held(RecordingSink):

@@ -8,10 +8,10 @@ from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import unlimited
 from bot.delivery.sink import PlatformSink
 from bot.domain.messages import Outbound, Reply
-from tests.fakes.adapters import both_adapters
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
-from tests.recording_sink import RecordingSink
+from rigs.fakes.slack_api import FakeSlack
+from rigs.fakes.telegram_api import FakeTelegram
+from rigs.recording_sink import RecordingSink
+from tests.support.adapters import both_adapters
 
 
 def recorded() -> tuple[Notifier, RecordingSink]:

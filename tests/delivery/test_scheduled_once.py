@@ -10,8 +10,8 @@ from bot.delivery.durable import OutboxReader
 from bot.domain.messages import Outbound
 from bot.schedule.escalation import sweep_escalations
 from bot.store.outbox import Outbox
+from rigs.recording_sink import RecordingSink
 from tests.conftest import START
-from tests.recording_sink import RecordingSink
 
 
 class Slack(RecordingSink):

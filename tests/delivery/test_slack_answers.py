@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
+from bot.runtime import slack_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
+from rigs.fakes.slack_api import FakeSlack, bolt_request, slash_body
 from tests.adapters.slack.test_slack_adapter import CHANNEL, CONTROL, slack_settings
 from tests.delivery.test_delivery import durable
-from tests.fakes.slack_api import FakeSlack, bolt_request, slash_body
 
 
 async def test_a_report_answer_survives_a_crash_and_a_429(core: Core, settings: Settings,
@@ -20,7 +20,7 @@ async def test_a_report_answer_survives_a_crash_and_a_429(core: Core, settings: 
     outbox = Outbox(core.store)
     core.notifier.outbox = outbox  # durable, but no reader yet: as if the bot died now
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    adapter = SlackAdapter(core, slack_settings(settings, slack_api))
+    adapter = slack_for(core, slack_settings(settings, slack_api))
     await adapter.start()
     body = slash_body("/incident", "pyro @stb_walkway s2 flare", user=CONTROL, channel=CHANNEL,
                       trigger="trig-durable", response_url=slack_api.response_url("r1"))

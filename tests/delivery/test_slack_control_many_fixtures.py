@@ -18,16 +18,16 @@ from typing import Any
 import pytest_asyncio
 from pydantic import SecretStr
 
-from bot.adapters.slack.adapter import SlackAdapter
 from bot.app import build_core
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.delivery.scopes import Scopes
-from bot.domain.messages import Outbound, Reply
+from bot.runtime import slack_for
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.windows import Windows
-from tests.fakes.slack_api import SIGNING_SECRET, FakeSlack
+from rigs.fakes.slack_api import SIGNING_SECRET, FakeSlack
+from tests.support.cards import card
 
 FIXTURES = 8
 PER_SECOND = 2  # new cards a second into each control channel
@@ -107,12 +107,6 @@ def channel(k: int) -> str:
     return f"C0CONTROL{k}"
 
 
-def card(fixture: int, n: int) -> Outbound:
-    text = f"Severity 2 x\nWhere: Gate {n}\nStatus: Reported"
-    return Outbound("control", Reply(text, title=f"INC-{n} Missile"), ref=f"INC-{n}",
-                    fixture=f"fx{fixture}")
-
-
 async def test_eight_fixtures_slack_control_channels_each_see_their_cards_within_seconds(
         store: Store, settings: Settings, clock, slack_fake) -> None:
     fake, t = slack_fake
@@ -128,7 +122,7 @@ async def test_eight_fixtures_slack_control_channels_each_see_their_cards_within
     s = settings.model_copy(update={
         "slack_bot_token": SecretStr("xoxb-test"),
         "slack_signing_secret": SecretStr(SIGNING_SECRET), "slack_api_url": fake.api_url})
-    adapter = SlackAdapter(core, s)
+    adapter = slack_for(core, s)
     await adapter.start()
     queued: dict[int, tuple[float, str]] = {}  # incident number -> (queued at, channel)
 
@@ -139,7 +133,7 @@ async def test_eight_fixtures_slack_control_channels_each_see_their_cards_within
             for k in range(FIXTURES):
                 inc = next(number)
                 queued[inc] = (t.now, channel(k))
-                batch.append(card(k, inc))
+                batch.append(card(inc, fixture=f"fx{k}"))
             await n.send(batch)
             await t.sleep(1 / PER_SECOND)
 

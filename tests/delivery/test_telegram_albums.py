@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.delivery.ratelimit import Limit, RateLimiter
 from bot.domain.messages import Attachment, Outbound, Reply
+from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
+from rigs.fakes.telegram_api import Call, FakeTelegram
 from tests.adapters.telegram.test_telegram_photo_burst import HeldTime
 from tests.delivery.test_delivery import durable, tg_settings
-from tests.fakes.telegram_api import Call, FakeTelegram
 
 GROUP = "-1001000000001"
 ARCHIVE = "-1009999999999"
@@ -56,7 +56,7 @@ async def test_an_album_marks_every_outbox_entry_delivered_once(core: Core, sett
     core.notifier.channels = {"control": {"telegram": [GROUP]}}
     core.notifier.limiter = RateLimiter(SLOW, clock=time.clock, sleep=time.sleep)
     core.notifier.clock = time.clock
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     outbox = Outbox(core.store)
@@ -87,7 +87,7 @@ async def test_an_album_left_in_doubt_is_found_not_sent_twice(core: Core, settin
                                                             fake: FakeTelegram):
     core.notifier.channels = {"control": {"telegram": [GROUP]}}
     conf = tg_settings(settings, fake).model_copy(update={"telegram_archive_chat": ARCHIVE})
-    adapter = TelegramAdapter(core, conf, poll_timeout=1)
+    adapter = telegram_for(core, conf, poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     outbox = Outbox(core.store)
@@ -99,7 +99,7 @@ async def test_an_album_left_in_doubt_is_found_not_sent_twice(core: Core, settin
     # The dead process marked the album's entries in flight, Telegram took the album, and
     # the process died before the delivered marks were written.
     await outbox.flying([(fx, e) for e, _ in read], f"telegram:{GROUP}", floor["message_id"])
-    await adapter.send_album(GROUP, [o.reply for _, o in read])
+    await adapter.sink.send_album(GROUP, [o.reply for _, o in read])
     reader = await durable(core)
     try:
         await reader.drain()

@@ -4,24 +4,20 @@ not sent again (and a card is still edited in place); not found, it is sent."""
 
 from __future__ import annotations
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader
 from bot.domain.messages import Outbound, Reply
+from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
+from rigs.fakes.telegram_api import BOT_ID, FakeTelegram
 from tests.delivery.test_delivery import durable, tg_settings
-from tests.fakes.telegram_api import BOT_ID, FakeTelegram
+from tests.support.cards import card
 
 GROUP = "-1001000000001"
 ARCHIVE = "-1009999999999"
 STEWARD = 100000001
 OTHER = 100000002
-
-
-def card(fx: str, n: int, status: str) -> Outbound:
-    return Outbound("control", Reply(f"Severity 3 x\nStatus: {status}", title=f"INC-{n} Pyro"),
-                    ref=f"INC-{n}", fixture=fx)
 
 
 def logged(fx: str, n: int) -> Outbound:
@@ -33,12 +29,12 @@ async def test_a_telegram_send_in_doubt_is_found_by_forwarding_not_sent_twice(
         core: Core, settings: Settings, fake: FakeTelegram):
     core.notifier.channels = {"control": {"telegram": [GROUP]}}
     conf = tg_settings(settings, fake).model_copy(update={"telegram_archive_chat": ARCHIVE})
-    adapter = TelegramAdapter(core, conf, poll_timeout=1)
+    adapter = telegram_for(core, conf, poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     outbox = Outbox(core.store)
     await outbox.ensure_group(fx)
-    await outbox.add(fx, [card(fx, 51, "Reported"), card(fx, 52, "Reported"), logged(fx, 51)])
+    await outbox.add(fx, [card(51, fixture=fx), card(52, fixture=fx), logged(fx, 51)])
     (e51, o51), (e52, _), (er, reply) = await outbox.read(fx, "dead-replica", 10)
     # What the dead process knew: the last message in the group and in its private chats.
     group_floor = fake.message_update(STEWARD, "/status", chat_id=int(GROUP))["message"]
@@ -51,9 +47,9 @@ async def test_a_telegram_send_in_doubt_is_found_by_forwarding_not_sent_twice(
         fake.message_update(OTHER + k, f"hello {k}")
     # Telegram took INC-51's card and the steward's reply, then the process died before
     # their answers were recorded; INC-52's card never reached Telegram.
-    posted = await adapter.send(GROUP, o51.reply)
+    posted = await adapter.sink.send(GROUP, o51.reply)
     fake.message_update(OTHER, "hello again")
-    await adapter.send(str(STEWARD), reply.reply)
+    await adapter.sink.send(str(STEWARD), reply.reply)
 
     reader = await durable(core)
     try:
@@ -76,7 +72,7 @@ async def found_once_and_edited_in_place(core: Core, fake: FakeTelegram, reader:
     assert all(c.params["disable_notification"] for c in forwards)
     # The found card is the live message: its next state edits it in place.
     assert await core.store.message_ref(fx, "telegram", GROUP, "INC-51") == posted
-    await core.notifier.send([card(fx, 51, "Acknowledged")])
+    await core.notifier.send([card(51, fixture=fx, status="Acknowledged")])
     await reader.drain()
     [edit] = [c for c in fake.calls_of("editMessageText") if "INC-51" in c.params["text"]]
     assert str(edit.params["message_id"]) == posted and "Acknowledged" in edit.params["text"]
@@ -86,15 +82,15 @@ async def found_once_and_edited_in_place(core: Core, fake: FakeTelegram, reader:
 async def test_without_an_archive_chat_a_send_in_doubt_is_sent_again(
         core: Core, settings: Settings, fake: FakeTelegram):
     core.notifier.channels = {"control": {"telegram": [GROUP]}}
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     outbox = Outbox(core.store)
     await outbox.ensure_group(fx)
-    await outbox.add(fx, [card(fx, 53, "Reported")])
+    await outbox.add(fx, [card(53, fixture=fx)])
     [(entry, out)] = await outbox.read(fx, "dead-replica", 10)
     await outbox.flying([(fx, entry)], f"telegram:{GROUP}", 1)
-    await adapter.send(GROUP, out.reply)
+    await adapter.sink.send(GROUP, out.reply)
     reader = await durable(core)
     try:
         await reader.drain()

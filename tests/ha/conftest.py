@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.ha.topology import Topology, start_cluster, start_sentinel
+from rigs.topology import Topology, start_cluster, start_sentinel
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from bot.domain.ledger import Event
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store, StoreUnavailable
-from tests.ha.topology import start_sentinel
+from rigs.topology import start_sentinel
 
 QUEUED = 8  # reports sent to the paused master
 

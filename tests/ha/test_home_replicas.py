@@ -8,20 +8,19 @@ import json
 
 from pydantic import SecretStr
 
-from bot.adapters.slack.adapter import SlackAdapter
 from bot.app import build_core
-from bot.runtime import follow_changes
+from bot.runtime import follow_changes, slack_for
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
 from bot.store.lease import Lease
-from tests.conftest import Chat
-from tests.fakes.slack_api import (
+from rigs.fakes.slack_api import (
     RESPONSE_HOSTS,
     SIGNING_SECRET,
     FakeSlack,
     bolt_request,
     event_body,
 )
+from tests.conftest import Chat
 
 CONTROL = "U0CONTROL1"
 
@@ -39,7 +38,7 @@ async def test_a_home_tab_opened_on_one_replica_is_refreshed_once_by_the_leader(
     await ensure_sample_fixture(a)
     leases = {"a": Lease(store, "singleton", "a"), "b": Lease(other, "singleton", "b")}
     assert await leases["a"].tick() and not await leases["b"].tick()  # a leads
-    apps = {"a": SlackAdapter(a, s), "b": SlackAdapter(b, s)}
+    apps = {"a": slack_for(a, s), "b": slack_for(b, s)}
     heard: dict[str, asyncio.Event] = {"a": asyncio.Event(), "b": asyncio.Event()}
     tasks = []
     for name, core in (("a", a), ("b", b)):

@@ -12,7 +12,6 @@ import os
 import signal
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import redis
 import redis.asyncio as aioredis
@@ -20,7 +19,7 @@ import redis.asyncio as aioredis
 from bot.runtime import _keep_lease
 from bot.store import Store
 from bot.store.lease import Lease
-from tests.ha.topology import start_sentinel
+from rigs.topology import start_sentinel
 
 # The lease's share of the <= 6 s polling gap the issue asks for (polling starts after it).
 LEASE_BACK_S = 2.5
@@ -77,8 +76,7 @@ async def test_the_lease_is_held_again_soon_after_a_failover(tmp_path: Path) -> 
     try:
         assert await leases[0].tick()
         for store, lease in zip(stores, leases, strict=True):  # as the app runs them
-            tasks.append(asyncio.create_task(_keep_lease(SimpleNamespace(  # type: ignore[arg-type]
-                lease=lease, adapters=[]))))
+            tasks.append(asyncio.create_task(_keep_lease(lease, [])))
             tasks.append(asyncio.create_task(store.follow_failovers()))
         # the master pauses; the holder's next renewal is sent to it and gets no answer ...
         renewed = len(log)

@@ -14,11 +14,13 @@ from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.delivery.ratelimit import unlimited
 from bot.domain.clock import VirtualClock
+from bot.runtime import telegram_for
 from bot.sample import ensure_sample_fixture
 from bot.schedule.briefings import briefing_outbounds
 from bot.schedule.escalation import sweep_escalations
 from bot.settings import Settings
 from bot.store import Store
+from rigs.recording_sink import RecordingSink
 from tests.conftest import START, Chat
 from tests.ha.many_fixtures import (
     ADD_WOMEN,
@@ -28,7 +30,6 @@ from tests.ha.many_fixtures import (
     WOMEN,
     two_ground_config,
 )
-from tests.recording_sink import RecordingSink
 
 MEN_CONTROL_TG, MEN_COMMAND_TG = "-1001000000001", "-1001000000002"
 
@@ -170,8 +171,7 @@ async def test_through_telegram_two_stewards_cards_land_in_their_fixtures_chats(
         store, settings, clock, tmp_path):
     from pydantic import SecretStr
 
-    from bot.adapters.telegram.adapter import TelegramAdapter
-    from tests.fakes.telegram_api import TOKEN, FakeTelegram
+    from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
     core = build_core(store, settings, clock, config_dir=two_ground_config(tmp_path),
                       cache_ttl=0)
@@ -182,7 +182,7 @@ async def test_through_telegram_two_stewards_cards_land_in_their_fixtures_chats(
     await fake.start()
     s = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
                                     "telegram_base_url": fake.base_url})
-    tg = TelegramAdapter(core, s, poll_timeout=1)
+    tg = telegram_for(core, s, poll_timeout=1)
     await tg.start()
     try:
         await fake.push(fake.message_update(100000002, f"/fixture use {WOMEN}"))

@@ -9,23 +9,21 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import redis
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import build_core
-from bot.runtime import start_outbox
+from bot.runtime import start_outbox, telegram_for
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
 from bot.store.base import OPS
 from bot.store.client import fx_prefix
 from handlers.fixtures import fixture_id
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.conftest import Chat
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
 
 STEWARD = 100000001
 CONTROL = -1001000000001  # channels.toml: the Telegram control group
@@ -40,7 +38,7 @@ async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_write
     store = Store.from_url(cluster.url)
     await store.reset_for_tests()
     settings = load_settings(REDIS_URL=cluster.url, MATCHDAY_DATA_DIR=str(tmp_path))
-    core = build_core(store, settings, clock)
+    core = build_core(store, settings, clock, durable=True)
     fx = await ensure_sample_fixture(core)
     ops_port = _node_port(store, OPS)
     day = 1
@@ -55,13 +53,12 @@ async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_write
     await store.set_active_fixture(fx.id)
     await core.changed("fixture", fx.id)
 
-    app = SimpleNamespace(core=core, store=store, settings=settings)
-    reader = start_outbox(app)  # type: ignore[arg-type]
+    reader = start_outbox(core)
     fake = FakeTelegram(enforce_limits=True)
     await fake.start()
     s = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
                                     "telegram_base_url": fake.base_url})
-    tg = TelegramAdapter(core, s, poll_timeout=1)
+    tg = telegram_for(core, s, poll_timeout=1)
     await tg.start()
     ops = redis.Redis(port=ops_port, decode_responses=True)
 
@@ -98,6 +95,5 @@ async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_write
         ops.close()
         await tg.stop()
         await reader.stop()
-        reader.watchdog.cancel()
         await fake.stop()
         await store.close()

@@ -16,8 +16,8 @@ from bot.app import build_core
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
+from rigs.topology import start_sentinel
 from tests.conftest import Chat
-from tests.ha.topology import start_sentinel
 
 
 def _master(sentinel_port: int) -> int:

@@ -18,14 +18,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.adapters.telegram.adapter import SECRET_HEADER
+from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.domain.clock import FileClock, parse_iso
 from bot.replay import read_script
 from bot.store import Store
 from bot.store.outbox import Outbox
-from tests.botproc import ROOT, free_port
-from tests.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.botproc import ROOT
+from rigs.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.net import free_port
 
 NIGHT = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
 SECRET = "two-replicas-secret"

@@ -7,7 +7,7 @@ import pytest
 from bot.settings import SettingsError, load_settings
 from bot.store import Store, StoreUnavailable
 from bot.store.connect import parse_url
-from tests.ha.topology import free_port
+from rigs.net import free_port
 
 
 def test_sentinel_url_names_its_sentinels_master_and_database():

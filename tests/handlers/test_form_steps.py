@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from bot.adapters.console import ConsoleAdapter
+from bot.runtime import console_for
 from tests.handlers.test_forms import press
 
 
@@ -26,7 +26,7 @@ async def _total(core) -> int:
 
 async def test_console_button_numbers_equal_severities(core):
     out = io.StringIO()
-    console = ConsoleAdapter(core, "steward", stdout=out)
+    console = console_for(core, "steward", stdout=out)
     await console.say("/incident")
     await console.say("2")  # Throwing missiles is the second type button
     await console.say("1")  # the steward's own zone first

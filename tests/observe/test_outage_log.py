@@ -13,9 +13,9 @@ from bot.app import App
 from bot.runtime import run_bot
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.net import free_port
 from tests.conftest import Chat
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
-from tests.ha.topology import free_port
 
 
 async def _until(check, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -33,7 +33,7 @@ async def test_an_outage_is_one_line_when_it_goes_and_one_with_the_count_when_ba
     settings = load_settings(REDIS_URL=server.url, MATCHDAY_DATA_DIR=str(tmp_path),
                              PORT=str(free_port()), MATCHDAY_LEASE_MS="1000").model_copy(
         update={"telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
-    app = App(settings)
+    app = App(settings, serving=True)
     core = await app.start()
     await ensure_sample_fixture(core)
     bot = asyncio.create_task(run_bot(app, web=True))  # scheduler, lease, outbox, feeds

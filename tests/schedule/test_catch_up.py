@@ -91,7 +91,7 @@ async def test_summary_due_during_an_outage_goes_late_once(outage, server, clock
 
 async def test_start_up_catch_up_reaches_the_console(store, settings, clock, monkeypatch,
                                                      capsys):
-    app = App(settings, clock)
+    app = App(settings, clock, serving=True)
     core = await app.start()
     try:
         core.cache.ttl = 0

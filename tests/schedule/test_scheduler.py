@@ -15,9 +15,10 @@ from bot.domain.cadence import BriefingConfig, briefing_times, config_for, parse
 from bot.domain.clock import VirtualClock
 from bot.domain.messages import Reply
 from bot.domain.models import Fixture
+from bot.runtime import attach_scheduler
 from bot.schedule.scheduler import Scheduler
 from bot.store import Store
-from tests.recording_sink import RecordingSink
+from rigs.recording_sink import RecordingSink
 
 LONDON = ZoneInfo("Europe/London")
 FX = "arsenal-spurs-20261128"  # Sat 28 Nov 2026 15:00 GMT
@@ -48,7 +49,7 @@ async def add(say, text: str = "Arsenal v Spurs 2026-11-28 15:00 cat=B") -> None
 
 
 async def started(core: Core, clock, live: bool = False) -> Scheduler:
-    s = Scheduler(core, clock=clock, live=live)
+    s = attach_scheduler(core, Scheduler(core, clock=clock, live=live))
     await s.start()
     return s
 
@@ -294,7 +295,7 @@ async def test_summary_after_full_time_once(core, say, clock, redis_url, setting
 
 
 async def test_tickers_run_at_due_times(core, say, clock):
-    s = Scheduler(core, clock=clock, live=False)
+    s = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
     seen: list[datetime] = []
 
     async def sweep(now: datetime) -> None:

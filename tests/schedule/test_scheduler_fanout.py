@@ -10,7 +10,7 @@ from collections import defaultdict
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import RateLimiter
 from bot.domain.messages import Outbound, Reply
-from tests.recording_sink import RecordingSink
+from rigs.recording_sink import RecordingSink
 
 
 class FakeTime:

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.web.test_web_cli import free_port, status_of
+from rigs.net import free_port
+from tests.web.test_web_cli import status_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

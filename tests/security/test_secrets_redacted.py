@@ -23,9 +23,9 @@ import redis
 from bot.app import App, StartupError, safe_url
 from bot.settings import load_settings
 from bot.store.embedded import find_server_binary
-from tests.fakes.slack_api import FakeSlack, signed_headers, slash_body
-from tests.fakes.telegram_api import FakeTelegram
-from tests.ha.topology import free_port
+from rigs.fakes.slack_api import FakeSlack, signed_headers, slash_body
+from rigs.fakes.telegram_api import FakeTelegram
+from rigs.net import free_port
 from tests.security.test_slack_http_requires_secret import started_or_exited
 
 ROOT = Path(__file__).resolve().parent.parent.parent

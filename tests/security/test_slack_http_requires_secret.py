@@ -18,9 +18,11 @@ from pydantic import SecretStr
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
+from bot.runtime import slack_for
 from bot.settings import Settings
-from tests.fakes.slack_api import SIGNING_SECRET, FakeSlack, signed_headers, slash_body
-from tests.ha.topology import free_port
+from rigs.fakes.slack_api import SIGNING_SECRET, FakeSlack, signed_headers, slash_body
+from rigs.net import free_port, serving
+from tests.support.fakes import served
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CONTROL, DM = "U0CONTROL1", "D0CONTROL1"  # a roster control user, in their DM with the bot
@@ -68,12 +70,7 @@ async def stop(proc: asyncio.subprocess.Process) -> None:
             await proc.wait()
 
 
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    f = FakeSlack()
-    await f.start()
-    yield f
-    await f.stop()
+fake = served("fake", FakeSlack)
 
 
 # ------------------------------------------------------------------ start-up, transports
@@ -132,20 +129,15 @@ def http_settings(settings: Settings, fake: FakeSlack) -> Settings:
 @pytest_asyncio.fixture
 async def endpoint(core: Core, settings: Settings, fake: FakeSlack
                    ) -> AsyncIterator[tuple[SlackAdapter, str]]:
-    adapter = SlackAdapter(core, http_settings(settings, fake))
+    adapter = slack_for(core, http_settings(settings, fake))
     await adapter.start()
-    port = await adapter.serve_http("127.0.0.1", 0)
-    yield adapter, f"http://127.0.0.1:{port}/slack/events"
+    async with serving(adapter.routes()) as port:
+        yield adapter, f"http://127.0.0.1:{port}/slack/events"
     await adapter.stop()
 
 
-@pytest_asyncio.fixture
-async def attacker() -> AsyncIterator[FakeSlack]:
-    """Someone else's server, listening for whatever the bot posts to its response_url."""
-    f = FakeSlack()
-    await f.start()
-    yield f
-    await f.stop()
+# Someone else's server, listening for whatever the bot posts to its response_url.
+attacker = served("attacker", FakeSlack)
 
 
 def slack_url(fake: FakeSlack, key: str) -> str:
@@ -204,19 +196,19 @@ async def test_an_org_wide_install_takes_its_workspaces_and_refuses_other_orgs(
         core, settings):
     grid = FakeSlack(team_id="T0HQ", enterprise_id="E0ORG", enterprise_install=True)
     await grid.start()
-    adapter = SlackAdapter(core, http_settings(settings, grid))
+    adapter = slack_for(core, http_settings(settings, grid))
     await adapter.start()  # the delivery layer's Slack sink: answers go out through it
     try:
-        port = await adapter.serve_http("127.0.0.1", 0)
-        url = f"http://127.0.0.1:{port}/slack/events"
-        # a slash command from any workspace of the org carries that workspace and the org
-        assert await post_web(url, slack_url(grid, "org"), team="T0BRANCH", org="E0ORG") == 200
-        assert await post_web(url, slack_url(grid, "else"), team="T0BRANCH",
-                              org="E0ELSE") == 403
-        assert await post_web(url, slack_url(grid, "none"), team="T0HQ") == 403
-        await grid.wait_call("respond", lambda c: c.params["key"] == "org")
-        await adapter.flush()
-        assert [c.params["key"] for c in grid.of("respond")] == ["org"]
+        async with serving(adapter.routes()) as port:
+            url = f"http://127.0.0.1:{port}/slack/events"
+            # a slash command from any workspace of the org carries that workspace and the org
+            assert await post_web(url, slack_url(grid, "org"), team="T0BRANCH", org="E0ORG") == 200
+            assert await post_web(url, slack_url(grid, "else"), team="T0BRANCH",
+                                  org="E0ELSE") == 403
+            assert await post_web(url, slack_url(grid, "none"), team="T0HQ") == 403
+            await grid.wait_call("respond", lambda c: c.params["key"] == "org")
+            await adapter.flush()
+            assert [c.params["key"] for c in grid.of("respond")] == ["org"]
     finally:
         await adapter.stop()
         await grid.stop()

@@ -10,7 +10,8 @@ import redis
 
 from bot.store import Durability, Store
 from bot.store.embedded import EmbeddedRedis
-from tests.ha.topology import Topology, free_port
+from rigs.net import free_port
+from rigs.topology import Topology
 
 
 async def _facts(url: str, acks: int | None = None) -> Durability:

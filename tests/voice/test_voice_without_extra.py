@@ -10,7 +10,9 @@ import pytest_asyncio
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
+from bot.runtime import telegram_for
 from bot.settings import Settings
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
     STEWARD,
     buttons,
@@ -21,7 +23,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixt
     sent_message,
     tg_settings,
 )
-from tests.fakes.telegram_api import FakeTelegram
 
 NOT_INSTALLED = "Transcription is not installed on this bot"
 
@@ -30,7 +31,7 @@ NOT_INSTALLED = "Transcription is not installed on this bot"
 async def adapter(core: Core, settings: Settings, fake: FakeTelegram
                   ) -> AsyncIterator[TelegramAdapter]:
     """The adapter as telegram_adapter() makes it when the extra is missing: no pool."""
-    a = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1, voice=None)
+    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1, voice=None)
     await a.start()
     yield a
     await a.stop()

@@ -11,11 +11,12 @@ import pytest_asyncio
 from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
+from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.web.server import ControlRoom
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.support.web import client, room  # noqa: F401 (fixtures)
 
 TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
 BROWSERS = "chromium, chromium-driver and firefox-esr"
@@ -57,7 +58,7 @@ def browser_binary(names: tuple[str, ...], what: str) -> str:
 async def telegram(core: Core, settings: Settings) -> AsyncIterator[FakeTelegram]:
     fake = FakeTelegram()
     await fake.start()
-    adapter = TelegramAdapter(core, settings.model_copy(update={
+    adapter = telegram_for(core, settings.model_copy(update={
         "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url}),
         poll_timeout=1)
     await adapter.start()
@@ -69,9 +70,9 @@ async def telegram(core: Core, settings: Settings) -> AsyncIterator[FakeTelegram
 @pytest_asyncio.fixture
 async def control_url(core: Core) -> AsyncIterator[str]:
     """The control room served on a local port (its base URL)."""
-    room = ControlRoom(core, "http://127.0.0.1")
-    server = TestServer(room.web_app(), host="127.0.0.1")
+    served = ControlRoom(core, "http://127.0.0.1")
+    server = TestServer(served.web_app(), host="127.0.0.1")
     await server.start_server()
     yield str(server.make_url("")).rstrip("/")
-    await room.live.close()
+    await served.live.close()
     await server.close()

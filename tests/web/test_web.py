@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-import pytest_asyncio
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
 from bot.core.dispatch import Core
 from bot.domain.clock import VirtualClock
@@ -18,30 +16,10 @@ from bot.web.access import COOKIE
 from bot.web.live import stream_key
 from bot.web.server import ControlRoom, takes_gzip
 from tests.conftest import Chat
+from tests.support.web import new_client
 from tests.web.conftest import TG_CONTROL
 
 LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
-
-
-@pytest_asyncio.fixture
-async def room(core: Core) -> AsyncIterator[ControlRoom]:
-    r = ControlRoom(core, "http://127.0.0.1:8080")
-    yield r
-    await r.live.close()
-
-
-@pytest_asyncio.fixture
-async def client(room: ControlRoom) -> AsyncIterator[TestClient]:
-    c = TestClient(TestServer(room.web_app()))
-    await c.start_server()
-    yield c
-    await c.close()
-
-
-async def new_client(room: ControlRoom) -> TestClient:
-    c = TestClient(TestServer(room.web_app()))
-    await c.start_server()
-    return c
 
 
 async def link_for(say: Chat, who: str) -> str:
@@ -192,7 +170,6 @@ async def test_a_viewer_cannot_act(client, say, core) -> None:
     assert resp.status == 409 and "not for your role" in (await resp.json())["text"]
     fx = await core.active_fixture()
     assert (await core.store.incident(fx.id, 1)).status == "reported"
-
 
 
 async def test_the_screen_follows_its_members_own_fixture(client, say, core) -> None:

@@ -18,7 +18,7 @@ import pytest_asyncio
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from tests.botproc import free_port
+from rigs.net import free_port
 from tests.web import test_web_browser as chromium
 from tests.web.bidi import FIREFOX, Firefox, firefox
 from tests.web.conftest import browser_binary

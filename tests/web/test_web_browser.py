@@ -26,8 +26,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.print_page_options import PrintOptions
 from selenium.webdriver.support.ui import WebDriverWait
 
+from rigs.fakes.telegram_api import Call
 from tests.conftest import Chat
-from tests.fakes.telegram_api import Call
 from tests.web.conftest import TG_CONTROL, browser_binary
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+from rigs.net import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def status_of(url: str, data: bytes | None = None) -> tuple[int, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.core.dispatch import Core
 from bot.core.drill import Drill
 from tests.conftest import Chat
-from tests.web.test_web import client, room, sign_in  # noqa: F401
+from tests.web.test_web import sign_in
 
 
 async def test_a_drill_fixture_page_shows_drill(client, core: Core, say: Chat) -> None:  # noqa: F811

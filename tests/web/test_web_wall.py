@@ -22,7 +22,8 @@ from bot.core.dispatch import Core
 from bot.schedule.early_warning import EarlyWarning
 from bot.schedule.escalation import sweep_escalations
 from bot.web.server import ControlRoom
-from tests.botproc import TYPES, ZONES, free_port
+from rigs.botproc import TYPES, ZONES
+from rigs.net import free_port
 from tests.web import test_web_browser as chromium
 from tests.web.conftest import TG_CONTROL
 from tests.web.test_web_browser import ROOT, Screen, card_edited, has

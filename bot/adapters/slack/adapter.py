@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.adapters.parts import AdapterParts
 from bot.adapters.slack import listeners
 from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.guard import RequestGuard, host_allowed, middleware
@@ -32,6 +33,7 @@ from bot.adapters.slack.verify import StrictRequestVerification
 from bot.core.ports import CoreAPI
 from bot.delivery.sink import SENDING, Doubt, Found, Gate, Gone, RetryLater, Unsupported, no_gate
 from bot.domain.messages import Reply
+from bot.domain.routes import Answer, Request, Route
 from bot.settings import Settings
 from bot.tasks import cancel_and_wait
 
@@ -75,8 +77,11 @@ class SlackAdapter:
     platform = "slack"
     pins = True
 
-    def __init__(self, core: CoreAPI, settings: Settings, *, max_retries: int = 0,
-                 view_deadline: float = VIEW_DEADLINE) -> None:
+    def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings, *,
+                 max_retries: int = 0,
+                 view_deadline: float = VIEW_DEADLINE,
+                 leader: Callable[[], bool] = lambda: True) -> None:
+        """`leader`: whether this replica holds the singleton lease (it refreshes Home tabs)."""
         token = _secret(settings.slack_bot_token)
         if not token:
             raise ValueError("SLACK_BOT_TOKEN is not set")
@@ -88,6 +93,7 @@ class SlackAdapter:
         if not base_url.endswith("/"):
             base_url += "/"
         self.core = core
+        self.delivery = parts.delivery
         self.settings = settings
         self.gate: Gate = no_gate  # Slack paces its own extra calls (uploads): not used
         self.client = AsyncWebClient(
@@ -102,24 +108,19 @@ class SlackAdapter:
             raise_error_for_unhandled_request=False)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._socket: Any = None
-        self._runner: web.AppRunner | None = None
-        self._started = False
-        self.home = HomeTab(core, settings, self.client, self._spawn)
-        self.inbound = Inbound(core, settings, self.client, upload=self._upload,
+        self._stopped = False
+        self.home = HomeTab(core, parts, settings, self.client, self._spawn, leader)
+        self.inbound = Inbound(core, parts, settings, self.client, upload=self._upload,
                                spawn=self._spawn, home=self.home, view_deadline=view_deadline)
         # Before every listener: the installed workspace only, Slack's response_url hosts only.
-        self.guard = RequestGuard(core, self.client, settings.response_hosts)
+        self.guard = RequestGuard(parts, self.client, settings.response_hosts)
         self.bolt_app.use(middleware(self.guard))
         listeners.register(self.bolt_app, self.inbound)
 
     # ================================================================ lifecycle
     async def start(self) -> None:
-        """Become the delivery layer's Slack sink, watch for changes (Home tab), and connect
-        Socket Mode when SLACK_APP_TOKEN is set (HTTP mode needs web_app() served)."""
-        if not self._started:
-            self.core.notifier.add_sink(self)
-            self.core.hooks.append(self.home.on_change)
-            self._started = True
+        """Connect Socket Mode when SLACK_APP_TOKEN is set (HTTP mode: routes() served)."""
+        self._stopped = False
         if self.app_token and self._socket is None:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
@@ -131,16 +132,10 @@ class SlackAdapter:
 
     async def stop(self, drain_seconds: float = 1.0) -> None:
         """Disconnect, send what is queued (briefly), stop workers and background tasks."""
-        if self._started:
-            if self.home.on_change in self.core.hooks:
-                self.core.hooks.remove(self.home.on_change)
-            self._started = False
+        self._stopped = True  # a change heard after this starts no Home tab refresh
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
         try:
             await asyncio.wait_for(self.flush(), drain_seconds)
         except TimeoutError:
@@ -148,31 +143,24 @@ class SlackAdapter:
         await cancel_and_wait(self._tasks)
         self._tasks.clear()
 
-    def routes(self) -> list[web.RouteDef]:
-        """The HTTP-mode route, for mounting on an existing aiohttp app; ValueError without a
-        signing secret (an unsigned route would take forged requests)."""
+    def routes(self) -> list[Route]:
+        """The HTTP-mode route, for the one HTTP server (bot/web/host.py); ValueError without
+        a signing secret (an unsigned route would take forged requests)."""
         if not self.signing_secret:
             raise ValueError(NEEDS_SECRET)
-        return [web.post(EVENTS_PATH, self.handle_http)]
+        return [Route("POST", EVENTS_PATH, self.handle_http)]
 
-    def web_app(self) -> web.Application:
-        """An aiohttp app serving POST /slack/events (HTTP mode)."""
-        app = web.Application()
-        app.add_routes(self.routes())
-        return app
-
-    async def serve_http(self, host: str = "0.0.0.0", port: int | None = None) -> int:
-        """Run web_app() on host:port (settings.port by default; 0 = any); returns the port."""
-        self._runner = web.AppRunner(self.web_app())
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, self.settings.port if port is None else port)
-        await site.start()
-        return site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    async def handle_http(self, request: web.Request) -> web.Response:
+    async def handle_http(self, request: Request) -> Answer:
         """One Slack HTTP request through Bolt (signature checked by Bolt's middleware)."""
-        bolt_resp = await self.bolt_app.async_dispatch(await to_bolt_request(request))
-        return await to_aiohttp_response(bolt_resp)
+        bolt = await self.bolt_app.async_dispatch(AsyncBoltRequest(
+            body=request.body.decode("utf-8", "replace"), query=request.query,
+            headers=dict(request.headers)))
+        headers = bolt.first_headers_without_set_cookie()
+        kind = next((v for k, v in headers.items() if k.lower() == "content-type"), None) \
+            or ("application/json" if bolt.body.startswith("{") else "text/plain")
+        rest = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        return Answer(bolt.status, bolt.body, rest,
+                      re.sub(r";\s*charset=utf-8", "", kind))
 
     async def _upload(self, images: list[bytes], channel: str, thread_ts: str | None) -> None:
         for i, png in enumerate(images, 1):
@@ -181,6 +169,10 @@ class SlackAdapter:
                                               thread_ts=thread_ts)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
+        if self._stopped:
+            if asyncio.iscoroutine(coro):
+                coro.close()
+            return
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -193,7 +185,7 @@ class SlackAdapter:
 
     async def flush(self) -> None:
         """Wait until everything queued so far has been sent (tests, shutdown)."""
-        await self.core.notifier.drain()
+        await self.delivery.drain()
 
     async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
         """chat.postMessage (in the thread of `thread`/`quote` when given), then images; the

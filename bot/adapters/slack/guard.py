@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.parts import AdapterParts
 from bot.domain.clock import iso
 from bot.store import StoreUnavailable
 
@@ -83,8 +84,11 @@ class RequestGuard:
     """Bolt global middleware: pin requests to the installed workspace, allow only Slack's
     response_url hosts; refuse and audit everything else."""
 
-    def __init__(self, core: Any, client: AsyncWebClient, hosts: tuple[str, ...]) -> None:
-        self.core = core
+    def __init__(self, parts: AdapterParts, client: AsyncWebClient,
+                 hosts: tuple[str, ...]) -> None:
+        self.store = parts.store  # the audit trail of refusals
+        self.clock = parts.clock
+        self.outage = parts.outage
         self.client = client
         self.hosts = hosts
         self._installation: Installation | None = None
@@ -104,10 +108,10 @@ class RequestGuard:
         """Log and audit a refused request."""
         log.warning("slack: refused a request from %s: %s", who, why)
         try:
-            await self.core.store.audit(who, "refused", f"slack: {why}",
-                                        iso(self.core.clock.now()))
+            await self.store.audit(who, "refused", f"slack: {why}",
+                                        iso(self.clock.now()))
         except StoreUnavailable:
-            self.core.outage.count("{n} refusals not recorded in the audit trail")
+            self.outage.count("{n} refusals not recorded in the audit trail")
 
     async def __call__(self, body: dict[str, Any], context: Any,
                        next: Callable[[], Awaitable[Any]]) -> Any:

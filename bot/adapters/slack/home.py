@@ -18,8 +18,11 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.parts import AdapterParts
 from bot.adapters.slack.blocks import home_view
+from bot.core.ports import CoreAPI
 from bot.domain.messages import Command, Reply
+from bot.settings import Settings
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -32,13 +35,18 @@ NOT_A_MEMBER = Reply("You are not registered. Ask control for an invite code, th
 class HomeTab:
     """Publishes members' Home tabs (views.publish) from their /status."""
 
-    def __init__(self, core: Any, settings: Any, client: AsyncWebClient,
-                 spawn: Callable[[Awaitable[Any]], None]) -> None:
+    def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings,
+                 client: AsyncWebClient,
+                 spawn: Callable[[Awaitable[Any]], None],
+                 leader: Callable[[], bool] = lambda: True) -> None:
         self.core = core
+        self.store = parts.store  # who has a Home tab open
+        self.clock = parts.clock
+        self.outage = parts.outage
         self.settings = settings
         self.client = client
         self.spawn = spawn
-        self.leader: Callable[[], bool] = lambda: True  # the runtime sets: holds the lease
+        self.leader = leader  # whether this replica holds the singleton lease
         self._shown: dict[str, str] = {}  # user -> digest of what their tab shows
         self._busy = False
         self._again = False
@@ -53,9 +61,9 @@ class HomeTab:
             await self._publish(user, NOT_A_MEMBER)
             return
         try:
-            await self.core.store.watch_home(user, time.time() + HOME_WATCH_S)
+            await self.store.watch_home(user, time.time() + HOME_WATCH_S)
         except StoreUnavailable:
-            self.core.outage.count("{n} Home tab openings not recorded")
+            self.outage.count("{n} Home tab openings not recorded")
         await self.publish(user)
 
     async def publish(self, user: str) -> None:
@@ -71,7 +79,7 @@ class HomeTab:
                               .encode()).hexdigest()
         if self._shown.get(user) == digest:
             return  # what they see has not changed
-        now = self.core.clock.now().astimezone(self.settings.zone).strftime("%H:%M:%S")
+        now = self.clock.now().astimezone(self.settings.zone).strftime("%H:%M:%S")
         await self.client.views_publish(user_id=user, view=home_view(reply, now))
         self._shown[user] = digest
 
@@ -91,13 +99,13 @@ class HomeTab:
             while True:
                 self._again = False
                 try:
-                    users = await self.core.store.home_watchers(time.time())
+                    users = await self.store.home_watchers(time.time())
                 except StoreUnavailable:
                     return
                 for user in users:
                     try:
                         if await self.core.member(f"slack:{user}") is None:
-                            await self.core.store.unwatch_home(user)  # no longer a member
+                            await self.store.unwatch_home(user)  # no longer a member
                             continue
                         await self.publish(user)
                     except Exception:

@@ -10,9 +10,12 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.parts import AdapterParts
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
+from bot.core.ports import CoreAPI
 from bot.domain.messages import Command, Reply, Result
+from bot.settings import Settings
 from bot.store import StoreUnavailable
 from bot.store.inbox import Seen
 
@@ -26,17 +29,23 @@ Upload = Callable[[list[bytes], str, str | None], Awaitable[None]]
 class Inbound:
     """The state and steps the listeners (commands, actions, views, events) share."""
 
-    def __init__(self, core: Any, settings: Any, client: AsyncWebClient, *, upload: Upload,
+    def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings,
+                 client: AsyncWebClient, *,
+                 upload: Upload,
                  spawn: Callable[[Awaitable[Any]], None], home: HomeTab,
                  view_deadline: float = VIEW_DEADLINE) -> None:
         self.core = core
+        self.delivery = parts.delivery
+        self.store = parts.store  # which incident a bot message is the live message of
+        self.registry = parts.registry
+        self.grounds = parts.grounds
         self.settings = settings
         self.client = client
         self.upload = upload
         self.spawn = spawn
         self.home = home
         self.view_deadline = view_deadline
-        self.seen = Seen(core.store)
+        self.seen = Seen(parts.store)
 
     async def first_time(self, key: str) -> bool:
         """False for a redelivery (a Slack retry) that any replica already took: shared in
@@ -51,14 +60,14 @@ class Inbound:
 
     async def may(self, user: str, name: str) -> bool:
         """May this Slack user run this command (to decide whether to open a modal)?"""
-        spec = self.core.registry.lookup(name)
+        spec = self.registry.lookup(name)
         if spec is None:
             return False
         try:
             member = await self.core.member(f"slack:{user}")
         except StoreUnavailable:
             return False
-        return member is not None and self.core.roles.allowed(member.role, spec.name)
+        return member is not None and self.core.may(member.role, spec.name)
 
     async def open_modal(self, modal: Modal, trigger_id: str, channel: str,
                          private: bool, user: str = "") -> bool:
@@ -72,7 +81,7 @@ class Inbound:
             return False
         if fx is None:
             return False  # the core says how to set a fixture
-        ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
+        ground = self.grounds.get(fx.ground) or next(iter(self.grounds.values()))
         try:
             await self.client.views_open(trigger_id=trigger_id,
                                          view=modal.view(ground, {"channel": channel,
@@ -87,7 +96,7 @@ class Inbound:
         if not (channel and ts):
             return ""
         try:
-            found = await self.core.store.ref_of_message("slack", channel, ts)
+            found = await self.store.ref_of_message("slack", channel, ts)
         except StoreUnavailable:
             return ""
         return found[1] if found else ""
@@ -100,11 +109,11 @@ class Inbound:
             return
         via = self.respond_via(user, response_url)
         if via:  # the Slack sink posts it to the response_url (a DM once that has expired)
-            self.core.notifier.reply("slack", channel or user, result.reply,
-                                     edit=via.removeprefix("edit:"))
+            self.delivery.reply("slack", channel or user, result.reply,
+                                edit=via.removeprefix("edit:"))
             return
         await self.post(user, result.reply)
 
     async def post(self, channel: str, reply: Reply, thread_ts: str | None = None) -> None:
         """Queue a reply for a channel (or a thread) with the delivery layer, charts after it."""
-        self.core.notifier.reply("slack", channel, reply, quote=thread_ts or "")
+        self.delivery.reply("slack", channel, reply, quote=thread_ts or "")

@@ -14,8 +14,9 @@ from pydantic import SecretStr
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.domain.models import Incident
+from bot.runtime import slack_for
 from bot.settings import Settings
-from tests.fakes.slack_api import (
+from rigs.fakes.slack_api import (
     RESPONSE_HOSTS,
     SIGNING_SECRET,
     FakeSlack,
@@ -28,6 +29,8 @@ from tests.fakes.slack_api import (
     slash_payload,
     submission_payload,
 )
+from rigs.net import serving
+from tests.support.fakes import served
 
 CONTROL = "U0CONTROL1"
 CHANNEL = "C0CONTROL"
@@ -40,17 +43,12 @@ def slack_settings(settings: Settings, fake: FakeSlack, **extra: Any) -> Setting
     return settings.model_copy(update=update)
 
 
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    f = FakeSlack()
-    await f.start()
-    yield f
-    await f.stop()
+fake = served("fake", FakeSlack)
 
 
 @pytest_asyncio.fixture
 async def slack(core: Core, settings: Settings, fake: FakeSlack) -> AsyncIterator[SlackAdapter]:
-    adapter = SlackAdapter(core, slack_settings(settings, fake))
+    adapter = slack_for(core, slack_settings(settings, fake))
     await adapter.start()
     yield adapter
     await adapter.stop()
@@ -159,7 +157,7 @@ async def test_modal_errors_stay_on_the_field(slack, fake, core):
 async def test_arrest_modal_local_and_core_validation(core, settings, fake):
     core.roster["slack:U0DFO"] = core.roster["console:police_liaison"].__class__(
         "slack", "U0DFO", "police_liaison", "DFO (Slack)")
-    adapter = SlackAdapter(core, slack_settings(settings, fake))
+    adapter = slack_for(core, slack_settings(settings, fake))
     await adapter.start()
     try:
         await slash(adapter, fake, "/arrest", user="U0DFO", channel="C0POLICE")
@@ -217,7 +215,7 @@ async def test_retries_are_logged_once(slack, fake, core, settings):
     assert first.status == again.status == 200
     await fake.wait_call("respond")
     # Another replica (one Redis) gets the retry: it drops it, shared dedupe in Redis.
-    other = SlackAdapter(core, slack_settings(settings, fake))
+    other = slack_for(core, slack_settings(settings, fake))
     await other.bolt_app.async_dispatch(bolt_request(body, retry_num=2))
     later = slash_body("/incident", "list", user=CONTROL, channel=CHANNEL, trigger="trig-later",
                        response_url=fake.response_url("later"))
@@ -250,25 +248,25 @@ async def test_retries_are_logged_once(slack, fake, core, settings):
 
 # ------------------------------------------------------------------------------ transports
 async def test_http_mode_endpoint(slack, fake, core):
-    port = await slack.serve_http("127.0.0.1", 0)
-    url = f"http://127.0.0.1:{port}/slack/events"
-    body = slash_body("/incident", "missile @stb_walkway s4", user=CONTROL, channel=CHANNEL,
-                      trigger="trig-http", response_url=fake.response_url("http"))
-    async with aiohttp.ClientSession() as http:
-        async with http.post(url, data=body, headers=signed_headers(body)) as resp:
-            assert resp.status == 200
-        async with http.post(url, data=body,
-                             headers=signed_headers(body, secret="forged")) as resp:
-            assert resp.status == 401
-    [answer] = await fake.wait_call("respond")
-    assert "Logged INC-1" in answer.params["text"]
-    await fake.wait_call("chat.postMessage", lambda c: c.params["channel"] == CHANNEL)
-    assert len(await open_incidents(core)) == 1
+    async with serving(slack.routes()) as port:
+        url = f"http://127.0.0.1:{port}/slack/events"
+        body = slash_body("/incident", "missile @stb_walkway s4", user=CONTROL, channel=CHANNEL,
+                          trigger="trig-http", response_url=fake.response_url("http"))
+        async with aiohttp.ClientSession() as http:
+            async with http.post(url, data=body, headers=signed_headers(body)) as resp:
+                assert resp.status == 200
+            async with http.post(url, data=body,
+                                 headers=signed_headers(body, secret="forged")) as resp:
+                assert resp.status == 401
+        [answer] = await fake.wait_call("respond")
+        assert "Logged INC-1" in answer.params["text"]
+        await fake.wait_call("chat.postMessage", lambda c: c.params["channel"] == CHANNEL)
+        assert len(await open_incidents(core)) == 1
 
 
 async def test_socket_mode_envelope_is_acked(core, settings, fake):
     s = slack_settings(settings, fake, slack_app_token=SecretStr("xapp-test"))
-    adapter = SlackAdapter(core, s)
+    adapter = slack_for(core, s)
     await adapter.start()
     try:
         await fake.connected()
@@ -311,7 +309,7 @@ async def test_thread_images_pacing_and_rate_limit(core, settings, fake):
         now[0] += s
 
     core.notifier.limiter = RateLimiter(clock=lambda: now[0], sleep=sleep)
-    adapter = SlackAdapter(core, slack_settings(settings, fake))
+    adapter = slack_for(core, slack_settings(settings, fake))
     await adapter.start()
     fake.fail_next("chat.postMessage")  # one 429 with Retry-After: 0, retried by the layer
     to = f"user:slack:{CHANNEL}"
@@ -346,24 +344,24 @@ async def test_join_links_a_slack_user_and_matchday_catch_all(slack, fake, core)
 
 
 async def test_non_numeric_timestamp_is_401_not_500(slack, fake, core, caplog):
-    port = await slack.serve_http("127.0.0.1", 0)
-    url = f"http://127.0.0.1:{port}/slack/events"
-    body = slash_body("/incident", "missile @stb_walkway s4", user=CONTROL, channel=CHANNEL,
-                      trigger="trig-badts", response_url=fake.response_url("badts"))
-    async with aiohttp.ClientSession() as http:
-        for ts in ("abc", "", "1e9", " 12 ", "9" * 400, "9" * 5000, "1.5"):
-            headers = {**signed_headers(body), "X-Slack-Request-Timestamp": ts}
+    async with serving(slack.routes()) as port:
+        url = f"http://127.0.0.1:{port}/slack/events"
+        body = slash_body("/incident", "missile @stb_walkway s4", user=CONTROL, channel=CHANNEL,
+                          trigger="trig-badts", response_url=fake.response_url("badts"))
+        async with aiohttp.ClientSession() as http:
+            for ts in ("abc", "", "1e9", " 12 ", "9" * 400, "9" * 5000, "1.5"):
+                headers = {**signed_headers(body), "X-Slack-Request-Timestamp": ts}
+                async with http.post(url, data=body, headers=headers) as resp:
+                    assert resp.status == 401, (ts, resp.status)
+            headers = signed_headers(body)
+            del headers["X-Slack-Request-Timestamp"]
             async with http.post(url, data=body, headers=headers) as resp:
-                assert resp.status == 401, (ts, resp.status)
-        headers = signed_headers(body)
-        del headers["X-Slack-Request-Timestamp"]
-        async with http.post(url, data=body, headers=headers) as resp:
-            assert resp.status == 401
-    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
-    assert fake.of("respond") == [] and await open_incidents(core) == []
-    # Bolt's own dispatch path (Socket-less, no aiohttp) refuses it the same way.
-    resp = await slack.bolt_app.async_dispatch(bolt_request(body, timestamp="abc"))
-    assert resp.status == 401
+                assert resp.status == 401
+        assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+        assert fake.of("respond") == [] and await open_incidents(core) == []
+        # Bolt's own dispatch path (Socket-less, no aiohttp) refuses it the same way.
+        resp = await slack.bolt_app.async_dispatch(bolt_request(body, timestamp="abc"))
+        assert resp.status == 401
 
 
 async def test_refusal_marks_the_field_the_core_names(core, settings, fake):
@@ -381,7 +379,7 @@ async def test_refusal_marks_the_field_the_core_names(core, settings, fake):
                         ("/incident flying_saucer @stb_walkway", "type")):
         result = await core.handle(Command("slack", "D0DFO", "U0DFO", text, f"k:{text}"))
         assert result is not None and not result.reply.ok and result.reply.field == field, text
-    adapter = SlackAdapter(core, slack_settings(settings, fake))
+    adapter = slack_for(core, slack_settings(settings, fake))
     await adapter.start()
     try:
         await slash(adapter, fake, "/arrest", user="U0DFO", channel="C0POLICE")

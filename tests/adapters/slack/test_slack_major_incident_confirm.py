@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from rigs.fakes.slack_api import bolt_request, interactive_body, submission_payload
 from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
     CHANNEL,
     CONTROL,
@@ -14,7 +15,6 @@ from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
     slack,
     slash,
 )
-from tests.fakes.slack_api import bolt_request, interactive_body, submission_payload
 
 MAJOR = {"type": ("select", "disorder"), "location": ("select", "stb_walkway"),
          "severity": ("select", "5"), "description": "fighting on the walkway"}

@@ -8,14 +8,14 @@ import json
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.dispatch import Core
-from tests.adapters.slack.test_slack_adapter import CHANNEL, CONTROL, fake, slack, slash  # noqa: F401
-from tests.fakes.slack_api import (
+from rigs.fakes.slack_api import (
     FakeSlack,
     bolt_request,
     event_body,
     interactive_body,
     submission_payload,
 )
+from tests.adapters.slack.test_slack_adapter import CHANNEL, CONTROL, fake, slack, slash  # noqa: F401
 
 
 # ---------------------------------------------------------------- 7: foreign private_metadata

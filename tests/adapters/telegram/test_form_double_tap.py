@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     STEWARD,
     Feed,
@@ -16,7 +17,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     sends_to,
     sent_message,
 )
-from tests.fakes.telegram_api import FakeTelegram
 
 
 async def test_second_tap_on_the_last_button_keeps_logged(polling: TelegramAdapter,  # noqa: F811

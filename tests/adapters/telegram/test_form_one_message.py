@@ -7,6 +7,7 @@ from __future__ import annotations
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.delivery.ratelimit import DEFAULT_LIMITS, RateLimiter
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     CONTROL,
     STEWARD,
@@ -18,7 +19,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     sends_to,
     sent_message,
 )
-from tests.fakes.telegram_api import FakeTelegram
 
 
 class PacingClock:

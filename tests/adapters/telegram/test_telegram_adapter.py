@@ -10,12 +10,16 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import SECRET_HEADER, TelegramAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.domain.messages import Reply
+from bot.runtime import telegram_for
 from bot.settings import Settings
-from tests.fakes.telegram_api import TOKEN, Call, FakeTelegram
+from bot.web.host import application
+from rigs.fakes.telegram_api import TOKEN, Call, FakeTelegram
+from tests.support.fakes import served
 
 STEWARD = 100000001  # roster: Telegram steward, zone gate_away
 CONTROL = -1001000000001  # channels.toml: control audience
@@ -31,18 +35,13 @@ def tg_settings(settings: Settings, fake: FakeTelegram) -> Settings:
         "telegram_webhook_url": "https://bot.example.test/telegram"})
 
 
-@pytest_asyncio.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    f = FakeTelegram()
-    await f.start()
-    yield f
-    await f.stop()
+fake = served("fake", FakeTelegram)
 
 
 @pytest_asyncio.fixture
 async def polling(core: Core, settings: Settings, fake: FakeTelegram
                   ) -> AsyncIterator[TelegramAdapter]:
-    a = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await a.start()
     yield a
     await a.stop()
@@ -51,9 +50,9 @@ async def polling(core: Core, settings: Settings, fake: FakeTelegram
 @pytest_asyncio.fixture
 async def hook(core: Core, settings: Settings, fake: FakeTelegram
                ) -> AsyncIterator[tuple[TelegramAdapter, TestClient]]:
-    a = TelegramAdapter(core, tg_settings(settings, fake), webhook=True)
+    a = telegram_for(core, tg_settings(settings, fake), webhook=True)
     await a.start()
-    client = TestClient(TestServer(a.web_app()))
+    client = TestClient(TestServer(application(a.routes())))
     await client.start_server()
     yield a, client
     await client.close()
@@ -294,9 +293,9 @@ async def test_two_replicas_same_webhook_update_logged_once(
         settings: Settings) -> None:
     _, client = hook
     other_core = build_core(core.store, settings, core.clock, cache_ttl=0)
-    other = TelegramAdapter(other_core, tg_settings(settings, fake), webhook=True)
+    other = telegram_for(other_core, tg_settings(settings, fake), webhook=True)
     await other.start()
-    other_client = TestClient(TestServer(other.web_app()))
+    other_client = TestClient(TestServer(application(other.routes())))
     await other_client.start_server()
     try:
         update = fake.message_update(STEWARD, "/incident missile @stb_walkway s3 bottles")
@@ -397,7 +396,7 @@ async def test_only_the_lease_holder_polls_the_inbox(core: Core, settings: Setti
                                                      fake: FakeTelegram) -> None:
     """A standby replica (start(poll=False)) fetches nothing; gaining the lease starts the
     inbox's getUpdates loop, losing it stops the loop while sending goes on."""
-    a = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await a.start(poll=False)
     try:
         await fake.push(fake.message_update(STEWARD, "/help"))
@@ -407,7 +406,7 @@ async def test_only_the_lease_holder_polls_the_inbox(core: Core, settings: Setti
         await a.stop_polling()
         fetched = len([c for c in fake.calls if c.method == "getUpdates"])
         await fake.push(fake.message_update(STEWARD, "/help"))
-        await a.send(str(STEWARD), Reply("still sending"))
+        await a.sink.send(str(STEWARD), Reply("still sending"))
         assert sends_to(STEWARD, "still sending")(fake.calls)
         assert len([c for c in fake.calls if c.method == "getUpdates"]) == fetched
     finally:

@@ -11,7 +11,7 @@ import pytest_asyncio
 from telegram import Bot, InputMediaPhoto, Message, ReplyParameters
 from telegram.error import BadRequest
 
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
 CONTROL = -1001000000001
 STEWARD = 100000001

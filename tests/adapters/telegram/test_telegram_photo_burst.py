@@ -14,10 +14,11 @@ import pytest_asyncio
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.delivery.ratelimit import RateLimiter
+from bot.runtime import telegram_for
 from bot.settings import Settings
+from rigs.fakes.telegram_api import Call, FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import CONTROL, STEWARD, sends_to, tg_settings
 from tests.delivery.test_delivery import FakeTime
-from tests.fakes.telegram_api import Call, FakeTelegram
 
 PHOTOS = 8
 # The 8th photo was visible to control after 68 s on this clock with two messages a photo
@@ -55,7 +56,7 @@ async def paced(core: Core, settings: Settings
     await fake.start()
     core.notifier.limiter = RateLimiter(clock=time.clock, sleep=time.sleep)
     core.notifier.clock = time.clock
-    adapter = TelegramAdapter(core, tg_settings(settings, fake), poll_timeout=1)
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     yield fake, adapter, time
     await adapter.stop()

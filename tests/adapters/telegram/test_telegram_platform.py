@@ -4,7 +4,7 @@ commands, unreadable updates, forged callback data, anonymous admins, edits.
 
 Every update below has the shape of the Bot API objects named in each docstring
 (https://core.telegram.org/bots/api), sent through real python-telegram-bot over HTTP to the
-fake Bot API in tests/fakes/telegram_api.py.
+fake Bot API in rigs/fakes/telegram_api.py.
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from bot.adapters.telegram.adapter import ALLOWED_UPDATES, SECRET_HEADER, TelegramAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.polling import ALLOWED_UPDATES
+from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.core.dispatch import Core
 from bot.domain.messages import Command
 from bot.store.chat_moves import ChatMoves
+from rigs.fakes.telegram_api import BOT_USERNAME, FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
     CONTROL,
     SECRET,
@@ -36,7 +39,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixt
     sends_to,
     sent_message,
 )
-from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram
 
 SUPERGROUP = -1002000000001  # the control group's id after Telegram upgraded it
 ANON_ADMIN_BOT = {"id": 1087968824, "is_bot": True, "first_name": "Group",

@@ -38,7 +38,7 @@ def mention_text(inbound: Inbound, raw: str) -> str:
     """`@matchday status` means /status, like `@matchday /status`; other words stay text."""
     text = MENTION.sub("", raw).strip()
     word = text.split(" ", 1)[0]
-    if word and not text.startswith("/") and inbound.core.registry.lookup(word) is not None:
+    if word and not text.startswith("/") and inbound.registry.lookup(word) is not None:
         return "/" + text
     return text
 

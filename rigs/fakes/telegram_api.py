@@ -771,7 +771,7 @@ async def _serve(port: int, latency_ms: float, limits: bool = False) -> None:
 
 def main() -> None:
     """Serve the fake standalone (benchmarks run it in its own process, like a real server):
-    python -m tests.fakes.telegram_api [--port N] [--latency-ms MS]; prints its base URL."""
+    python -m rigs.fakes.telegram_api [--port N] [--latency-ms MS]; prints its base URL."""
     import argparse
 
     ap = argparse.ArgumentParser()

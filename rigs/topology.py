@@ -1,60 +1,26 @@
 """Local Redis topologies from redis-server processes: a 3-master cluster, and a master with a
 replica watched by 3 sentinels. Loopback only, random ports, temp dirs, stopped by PID.
 
-    python -m tests.ha.topology start cluster|sentinel DIR   # prints the REDIS_URL
-    python -m tests.ha.topology stop DIR                     # stops every PID it started
+    python -m rigs.topology start cluster|sentinel DIR   # prints the REDIS_URL
+    python -m rigs.topology stop DIR                     # stops every PID it started
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import redis
 
 from bot.store.embedded import find_server_binary
-from tests.ha.stall_link import StallLink
+from rigs.net import free_port
+from rigs.stall_link import StallLink
 
 SLOTS = 16384
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now (its +10000 bus port too, for a cluster)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port < 55000:
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            return port
-
-
-@asynccontextmanager
-async def serving(routes: list) -> AsyncIterator[int]:
-    """An aiohttp server on a free loopback port with these routes; yields the port."""
-    from aiohttp import web
-
-    site = web.Application()
-    site.add_routes(routes)
-    runner = web.AppRunner(site)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield port
-    finally:
-        await runner.cleanup()
 
 
 def _client(port: int) -> redis.Redis:

@@ -8,11 +8,11 @@ from contextlib import asynccontextmanager
 from pydantic import SecretStr
 
 from bot.adapters.slack.adapter import SlackAdapter
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
+from bot.runtime import slack_for, telegram_for
 from bot.settings import Settings
-from tests.fakes.slack_api import RESPONSE_HOSTS, SIGNING_SECRET, FakeSlack
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.fakes.slack_api import RESPONSE_HOSTS, SIGNING_SECRET, FakeSlack
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
 
 @asynccontextmanager
@@ -26,8 +26,8 @@ async def both_adapters(core: Core, settings: Settings, tg: FakeTelegram, slack:
         "slack_bot_token": SecretStr("xoxb-test"),
         "slack_signing_secret": SecretStr(SIGNING_SECRET),
         "slack_api_url": slack.api_url, "slack_response_hosts": RESPONSE_HOSTS})
-    telegram = TelegramAdapter(core, s, poll_timeout=1)
-    slack_adapter = SlackAdapter(core, s)
+    telegram = telegram_for(core, s, poll_timeout=1)
+    slack_adapter = slack_for(core, s)
     await telegram.start()
     await slack_adapter.start()
     try:

@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,8 +21,9 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
 from bot.store.embedded import EmbeddedRedis
-from tests.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
-from tests.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,12 +38,6 @@ ZONES = ["stb_lower", "stb_upper", "stb_walkway", "stb_concourse", "seg_ne", "aw
 TYPES = ["missile", "pyro", "pitch_incursion", "disorder", "antisocial", "discriminatory",
          "alcohol", "drugs", "criminal_damage", "medical", "safeguarding", "entry", "drone",
          "ejection", "persistent_standing", "crowd_density", "other"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def names(inc: str) -> re.Pattern[str]:

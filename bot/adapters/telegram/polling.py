@@ -1,0 +1,100 @@
+"""Telegram polling through the inbox: a getUpdates batch is recorded before the next call
+confirms it to Telegram, then processed from the record (recorded leftovers of a crashed
+run first). PTB's Updater confirms before processing, so it is not used."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from telegram import Update
+from telegram.error import RetryAfter
+from telegram.ext import Application
+
+from bot.adapters.telegram.probes import MessageIds, retry_seconds
+from bot.store.inbox import Inbox
+from bot.tasks import cancel_and_wait
+
+log = logging.getLogger(__name__)
+
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
+
+
+class Poller:
+    """getUpdates on this replica while it holds the polling lease."""
+
+    def __init__(self, application: Application[Any, Any, Any, Any, Any, Any], inbox: Inbox,
+                 ids: MessageIds, replayed: set[int], timeout: int = 10) -> None:
+        self.application = application
+        self.inbox = inbox
+        self.ids = ids
+        self.replayed = replayed  # recorded by a crashed run: processed again
+        self.timeout = timeout
+        self._task: asyncio.Task[None] | None = None
+        self._polling = False
+
+    async def start(self) -> None:
+        """Fetch updates with getUpdates into the inbox (one replica at a time: the lease
+        holder)."""
+        if self._task is not None and not self._task.done():
+            self._polling = True  # a stop still finishing its last long poll: keep going
+            return
+        await self.application.bot.delete_webhook()
+        self._task = asyncio.create_task(self._poll())
+
+    async def stop(self) -> None:
+        """Stop fetching updates (this replica lost the polling lease); sending goes on.
+        The current long poll finishes first: whatever it fetched is recorded."""
+        poller, self._task = self._task, None
+        if poller is None:
+            return
+        self._polling = False
+        try:
+            await asyncio.wait_for(asyncio.shield(poller), self.timeout + 6)
+        except TimeoutError:
+            await cancel_and_wait([poller])
+        await asyncio.gather(poller, return_exceptions=True)
+
+    async def _poll(self) -> None:
+        """getUpdates in a loop: record, confirm with the next call, process."""
+        bot = self.application.bot
+        offset: int | None = None
+        first = True
+        self._polling = True
+        while self._polling:
+            try:
+                if first:
+                    offset = await self.inbox.offset()
+                    for raw in await self.inbox.pending():
+                        self.replayed.add(int(raw["update_id"]))
+                        await self.process(raw)
+                    first = False
+                updates = await bot.get_updates(
+                    offset=offset, timeout=self.timeout, allowed_updates=ALLOWED_UPDATES,
+                    read_timeout=self.timeout + 5)
+                if not updates:
+                    continue
+                raws = [u.to_dict() for u in updates]  # kept even when stopping
+                await self.inbox.record(raws)
+                offset = updates[-1].update_id + 1
+                for raw in raws:
+                    await self.process(raw)
+            except asyncio.CancelledError:
+                raise
+            except RetryAfter as exc:
+                await asyncio.sleep(retry_seconds(exc))
+            except Exception as exc:  # network, store outage: nothing confirmed, try again
+                log.warning("telegram: polling failed (%s); retrying", exc)
+                await asyncio.sleep(1.0)
+
+    async def process(self, raw: dict[str, Any]) -> None:
+        """Handle one recorded update, then forget it (a failing update is not retried
+        for ever: it is logged and dropped, like PTB does)."""
+        self.ids.learn_update(raw)
+        try:
+            update = Update.de_json(raw, self.application.bot)
+            await self.application.process_update(update)
+        except Exception:
+            log.exception("telegram: update %s failed", raw.get("update_id"))
+        await self.inbox.done(int(raw["update_id"]))

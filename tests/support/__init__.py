@@ -1,0 +1,1 @@
+"""Helpers the tests share (fixtures and builders); rigs/ holds what benchmarks use too."""

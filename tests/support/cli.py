@@ -1,0 +1,18 @@
+"""The `matchday` command as a subprocess, run from the repo root."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def matchday(*args: str, env: dict[str, str], stdin: str = "",
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run `matchday ARGS` to the end: this environment without REDIS_URL, plus `env`."""
+    full_env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | env
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, env=full_env,
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)

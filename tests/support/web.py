@@ -1,0 +1,34 @@
+"""The control room over a test HTTP client (fixtures `room` and `client`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+from aiohttp.test_utils import TestClient, TestServer
+
+from bot.core.dispatch import Core
+from bot.web.server import ControlRoom
+
+
+@pytest_asyncio.fixture
+async def room(core: Core) -> AsyncIterator[ControlRoom]:
+    """The control-room web view over the test's core."""
+    r = ControlRoom(core, "http://127.0.0.1:8080")
+    yield r
+    await r.live.close()
+
+
+@pytest_asyncio.fixture
+async def client(room: ControlRoom) -> AsyncIterator[TestClient]:
+    """An HTTP client of the control room."""
+    c = await new_client(room)
+    yield c
+    await c.close()
+
+
+async def new_client(room: ControlRoom) -> TestClient:
+    """Another HTTP client of the same control room (another screen)."""
+    c = TestClient(TestServer(room.web_app()))
+    await c.start_server()
+    return c
