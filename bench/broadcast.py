@@ -38,7 +38,7 @@ from bot.domain.messages import Command  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from bot.store.stewarding import Stewarding  # noqa: E402
 from bot.store.windows import Windows  # noqa: E402
-from tests.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
 
 FIRST_ID = 500_000_000
 ZONES = ("stb_upper", "stb_lower", "gate_away", "gate_a", "bbs_lower", "ws_lower")
@@ -135,7 +135,7 @@ async def killed(stewards: int, kill_after: int, settle: float) -> dict[str, flo
     """EVACUATE from the real bot process, kill -9 mid-way, restart: lost and duplicates."""
     import os
 
-    from tests.botproc import STEWARD0, Rig
+    from rigs.botproc import STEWARD0, Rig
 
     os.environ["MATCHDAY_TELEGRAM_ARCHIVE_CHAT"] = ARCHIVE  # read by the bot process
     rig = Rig(stewards)

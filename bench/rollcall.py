@@ -32,7 +32,7 @@ from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from bot.store.stewarding import Stewarding  # noqa: E402
 from bot.store.windows import Windows  # noqa: E402
-from tests.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_ID = 600_000_000

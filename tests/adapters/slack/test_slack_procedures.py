@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from bot.store.stewarding import Stewarding
+from rigs.fakes.slack_api import bolt_request, button_payload, interactive_body
 from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
     CHANNEL,
     CONTROL,
@@ -17,7 +18,6 @@ from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
     slash,
     trig,
 )
-from tests.fakes.slack_api import bolt_request, button_payload, interactive_body
 
 
 def posted(fake, needle: str) -> list:

@@ -7,13 +7,13 @@ from __future__ import annotations
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.core.roles import Member
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     Feed,
     fake,
     polling,
     sends_to,
 )
-from tests.fakes.telegram_api import FakeTelegram
 
 SO = 300000001
 ROTA = """steward id,name,post

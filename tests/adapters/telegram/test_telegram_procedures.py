@@ -21,6 +21,7 @@ from bot.delivery.lane import Lane
 from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store.stewarding import Stewarding
+from rigs.fakes.telegram_api import Call, FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     CONTROL,
     Feed,
@@ -31,7 +32,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     tg_settings,
 )
 from tests.delivery.test_delivery import durable
-from tests.fakes.telegram_api import Call, FakeTelegram
 
 SO = 300000001  # the safety officer, on Telegram
 # stewards by the club's rota name / tabard: two in the east stand (STB), one at the away gate
@@ -162,7 +162,7 @@ async def test_the_lane_holds_another_replicas_messages(
     other = build_core(core.store, settings, core.clock, cache_ttl=0)  # another replica
     watched = Watched(Stewarding(core.store))
     other.notifier.lane = Lane(watched, poll_s=0.05)
-    other.notifier.add_sink(polling)
+    other.notifier.add_sink(polling.sink)
     await other.notifier.send([Outbound("control", Reply("a digest that can wait"))])
     await asyncio.wait_for(watched.seen_held.wait(), 5)
     await asyncio.wait_for(watched.seen_held.wait(), 5)
