@@ -30,11 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pydantic import SecretStr  # noqa: E402
 
 from bench.rig import bench_core  # noqa: E402
-from bot.adapters.telegram.adapter import TelegramAdapter  # noqa: E402
 from bot.core.roles import Member  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
+from bot.runtime import telegram_for  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from bot.store.stewarding import Stewarding  # noqa: E402
 from bot.store.windows import Windows  # noqa: E402
@@ -61,7 +61,7 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
                                                     f"Tabard {1000 + i}", ZONES[i % len(ZONES)])
         settings = core.settings.model_copy(update={
             "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
-        adapter = TelegramAdapter(core, settings, poll_timeout=1)
+        adapter = telegram_for(core, settings, poll_timeout=1)
         await adapter.start()
         outbox = Outbox(core.store)
         core.notifier.outbox = outbox

@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pydantic import SecretStr  # noqa: E402
 
 from bench.rig import bench_core  # noqa: E402
-from bot.adapters.telegram.adapter import TelegramAdapter  # noqa: E402
 from bot.core.roles import Member  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
+from bot.runtime import telegram_for  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from bot.store.stewarding import Stewarding  # noqa: E402
 from bot.store.windows import Windows  # noqa: E402
@@ -66,7 +66,7 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
                                                     f"Tabard {2000 + i}", "stb_upper")
         settings = core.settings.model_copy(update={
             "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
-        adapter = TelegramAdapter(core, settings, poll_timeout=1)
+        adapter = telegram_for(core, settings, poll_timeout=1)
         await adapter.start()
         outbox = Outbox(core.store)
         core.notifier.outbox = outbox
