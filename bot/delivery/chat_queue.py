@@ -22,6 +22,7 @@ class Journaled:
 
     fx: str
     entry: str
+    term: int = 0  # the reader's lease term it was queued under (see OutboxReader.flying)
 
     @property
     def tag(self) -> str:

@@ -60,6 +60,11 @@ class OutboxReader:
         self._main: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.health.watch, if run
         self._left: dict[tuple[str, str], int] = {}  # (fixture, entry) -> chats still to reach
+        # The fixture's lease was seen to move away (a send refused at its in-flight mark, or
+        # the lease held by another): when it is ours again, a new term begins, and what was
+        # queued under the old one is not sent (the claim queues what is still missing).
+        self._lost: set[str] = set()
+        self._term: dict[str, int] = {}
         notifier.journal = self  # in-flight and delivered marks around each send
 
     def start(self) -> None:
@@ -92,13 +97,23 @@ class OutboxReader:
             try:
                 if not leader:
                     await self.outbox.ensure_group(fx)
+                if fx in self._lost:
+                    leader = False
                 has = await self.outbox.lease(fx, self.owner)
                 if not has:
+                    if leader:
+                        log.warning("outbox of %s: delivery lease lost to another replica", fx)
+                        self._lost.add(fx)
                     leader = False
                     await asyncio.sleep(1.0)
                     continue
                 if not leader:  # just became the reader: take over what the last one held
                     leader = True
+                    if fx in self._lost:  # a new term: nothing queued before it is sent
+                        self._lost.discard(fx)
+                        self._term[fx] = self._term.get(fx, 0) + 1
+                        for key in [k for k in self._left if k[0] == fx]:
+                            del self._left[key]
                     for entry, out in await self.outbox.claim_all(fx, self.owner):
                         await self._dispatch(fx, entry, out)
                 for entry, out in await self.outbox.read(fx, self.owner, self.block_ms):
@@ -127,7 +142,7 @@ class OutboxReader:
         if todo:
             self._left[(fx, entry)] = len(todo)
         for platform, chat in todo:
-            mark = Mark(self, fx, entry)
+            mark = Mark(self, fx, entry, self._term.get(fx, 0))
             if states[f"{platform}:{chat}"] == "fly" and \
                     await self._found(platform, chat, mark, out):
                 continue
@@ -169,11 +184,34 @@ class OutboxReader:
             await self.delivered(platform, chat, [mark])
         return True
 
-    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> None:
-        """The notifier is about to send these entries to a chat: note it (one round trip)."""
+    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> bool:
+        """The notifier is about to send these entries to a chat: note it (one round trip a
+        fixture). False: not to be sent by this replica, whose delivery lease of a fixture
+        moved meanwhile (the new holder claimed the entries and sends them); such a copy
+        waiting in a chat's queue would otherwise go out twice."""
+        if any(m.term != self._term.get(m.fx, 0) for m in marks):
+            return False  # queued under an earlier lease: the claim since queued it anew
+        if any(m.fx in self._lost for m in marks):
+            return self._refused(marks)
         known = self.notifier.sinks[platform].floor(chat)
-        await _persist(lambda: self.outbox.flying([(m.fx, m.entry) for m in marks],
-                                                  f"{platform}:{chat}", known))
+        held = False
+
+        async def write() -> None:
+            nonlocal held
+            held = await self.outbox.flying([(m.fx, m.entry) for m in marks],
+                                            f"{platform}:{chat}", known, owner=self.owner)
+        await _persist(write)
+        return held or self._refused(marks)
+
+    def _refused(self, marks: list[Journaled]) -> bool:
+        """Copies queued under a lease this replica no longer holds: dropped, and their
+        fixtures claimed afresh when the lease is ours again."""
+        for m in marks:
+            self._left.pop((m.fx, m.entry), None)
+            self._lost.add(m.fx)
+        log.info("%d queued outbox message(s) left to the fixture's delivery lease holder",
+                 len(marks))
+        return False
 
     async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
@@ -215,10 +253,11 @@ class Mark(Journaled):
     """An outbox entry's delivered callback for one chat; the notifier hands batches of them
     to the reader's journal (`flying`, `delivered`) rather than calling them one by one."""
 
-    def __init__(self, reader: OutboxReader, fx: str, entry: str) -> None:
+    def __init__(self, reader: OutboxReader, fx: str, entry: str, term: int = 0) -> None:
         self.reader = reader
         self.fx = fx
         self.entry = entry
+        self.term = term  # the reader's lease term it was queued under
 
     async def __call__(self, platform: str, chat: str, _mid: str) -> None:
         await self.reader.delivered(platform, chat, [self])

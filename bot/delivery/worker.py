@@ -39,8 +39,9 @@ T = TypeVar("T")
 class Journal(Protocol):
     """Outbox entries' marks around each send (bot.delivery.durable.OutboxReader)."""
 
-    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> None:
-        """A send of these entries to a chat is about to begin."""
+    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> bool:
+        """A send of these entries to a chat is about to begin; False: not from this replica
+        (the outbox's lease moved, and its new holder sends them)."""
 
     async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
@@ -249,7 +250,8 @@ class ChatWorker:
         if journal is None or not marks or \
                 not all(isinstance(d, Journaled) for d in marks):
             return False
-        await journal.flying(self.platform, self.chat, marks)
+        if not await journal.flying(self.platform, self.chat, marks):
+            return True  # another replica holds the outbox now and sends these
         digest = not batch or out is not batch[0].out
         token = SENDING.set(tuple(("d:" if digest else "") + m.tag for m in marks))
         try:
@@ -360,8 +362,8 @@ class ChatWorker:
         platform, chat, journal, store = self.platform, self.chat, self.desk.journal, \
             self.desk.store
         marks = [d for item in batch for d in item.done if isinstance(d, Journaled)]
-        if marks and journal is not None:
-            await journal.flying(platform, chat, marks)
+        if marks and journal is not None and not await journal.flying(platform, chat, marks):
+            return  # another replica holds the outbox now and sends these
         out = batch[0].out
 
         async def send() -> list[str]:
@@ -404,14 +406,14 @@ class ChatWorker:
         while True:
             try:
                 done = await call()
-                self.pacer.answered_now(platform, chat)
+                await self.pacer.heard(platform, chat)
                 self._store_back()
                 if key in unreachable:
                     unreachable.discard(key)
                     log.warning("%s:%s reachable again", platform, chat)
                 return done
             except RetryLater as exc:
-                self.pacer.answered_now(platform, chat)
+                await self.pacer.heard(platform, chat)
                 self.health.last_429_at = self.desk.clock()
                 metrics.RATE_LIMITED.labels(platform).inc()
                 log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,

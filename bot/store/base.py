@@ -112,6 +112,12 @@ def chat_prefix(platform: str, chat: str) -> str:
     return f"md:{{chat:{platform}:{chat}}}:"
 
 
+def bot_prefix(platform: str, bot_id: str) -> str:
+    """Key prefix of one bot's own keys (its hash tag): the Telegram inbox, its offset and
+    its polling lease."""
+    return f"md:{{{'tg' if platform == 'telegram' else platform}:{bot_id}}}:"
+
+
 def as_hash(flat: list[str]) -> dict[str, str]:
     """[f1, v1, f2, v2] -> {f1: v1, f2: v2}."""
     return dict(zip(flat[::2], flat[1::2], strict=True))

@@ -40,6 +40,15 @@ end
 return 0
 """
 
+# KEYS[1] the fixture's delivery lease, KEYS[2..] in-flight marks; ARGV[1] the lease holder
+# the sender believes it is, ARGV[2] the mark's value, ARGV[3] its TTL: the marks are written
+# (and the send may begin) only while that holder still has the lease.
+_FLYING = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+return 1
+"""
+
 
 def encode(out: Outbound) -> str:
     """An Outbound as the JSON an outbox entry holds ."""
@@ -94,6 +103,7 @@ class Outbox:
         self.store = store
         self.r = store.r
         self._add_once = store.r.register_script(_ADD_ONCE)
+        self._flying = store.r.register_script(_FLYING)
 
     def _key(self, fx: str) -> str:
         return fx_prefix(fx) + STREAM
@@ -198,14 +208,29 @@ class Outbox:
         return {c: "done" if res[2 * i] else "fly" if res[2 * i + 1] else ""
                 for i, c in enumerate(chats)}
 
-    async def flying(self, entries: list[tuple[str, str]], chat: str, floor: int = 0) -> None:
+    async def flying(self, entries: list[tuple[str, str]], chat: str, floor: int = 0,
+                     owner: str = "") -> bool:
         """Note that a send of these (fixture, entry)s to 'platform:chat' is about to begin
         (one round trip), so a crash before its answer is known leaves a trace. `floor`: the
-        highest message id known in that chat then (0: unknown); the send's id is above it."""
-        pipe = self.r.pipeline(transaction=False)
+        highest message id known in that chat then (0: unknown); the send's id is above it.
+        With `owner`: only while it still holds each fixture's delivery lease, checked in the
+        same script as the marks (one round trip per fixture); False when it does not (the
+        lease moved: the new holder sends these), and that fixture's marks are not written."""
+        if not owner:
+            pipe = self.r.pipeline(transaction=False)
+            for fx, entry in entries:
+                pipe.set(self._fly(fx, entry, chat), str(max(floor, 0)), ex=DONE_TTL)
+            await self.store._call(pipe.execute())
+            return True
+        by_fx: dict[str, list[str]] = {}
         for fx, entry in entries:
-            pipe.set(self._fly(fx, entry, chat), str(max(floor, 0)), ex=DONE_TTL)
-        await self.store._call(pipe.execute())
+            by_fx.setdefault(fx, []).append(entry)
+        held = True
+        for fx, ids in by_fx.items():
+            keys = [fx_prefix(fx) + "obx:lease", *(self._fly(fx, e, chat) for e in ids)]
+            held = bool(await self.store._call(self._flying(
+                keys=keys, args=[owner, str(max(floor, 0)), DONE_TTL]))) and held
+        return held
 
     async def floor(self, fx: str, entry: str, chat: str) -> int:
         """The message id an in-flight mark recorded as the chat's highest (0: unknown)."""
