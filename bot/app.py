@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from bot.core.dispatch import Core, Registry
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
+from bot.delivery.lane import Lane
 from bot.delivery.notifier import Notifier
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.delivery.routing import load_channels, load_readers
@@ -27,6 +28,7 @@ from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
 from bot.store.lease import Lease
 from bot.store.outbox import Outbox
+from bot.store.stewarding import Stewarding
 from bot.store.windows import Windows
 from bot.tasks import cancel_and_wait
 
@@ -84,7 +86,8 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         wall=lambda: clock.now().astimezone(settings.zone),  # the board's local HH:MM
         outbox=Outbox(store) if durable else None,
         limiter=SharedRateLimiter(Windows(store)) if durable else None,  # one budget for all
-        views=LiveViews(store, grounds, settings))  # references rendered at send time
+        views=LiveViews(store, grounds, settings),  # references rendered at send time
+        lane=Lane(Stewarding(store)))  # while a procedure goes out, nothing else
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
     try:

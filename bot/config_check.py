@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.roles import RolesError, load_role_matrix
 from bot.domain.cadence import OFFSET_RE
+from bot.domain.deployment import load_posts
 from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground
 from bot.domain.vocab import INCIDENT_TYPES, RISK_CATEGORIES, ROLES
@@ -239,6 +240,12 @@ def _grounds(c: Checker) -> dict[str, set[str]]:
             c.add(name, "(file)", str(exc).removeprefix(f"{path.name}: "))
             continue
         out[ground.id] = set(ground.zones)
+        try:  # the stewarding plan's posts (issue 24): each in a zone of this ground
+            for post in load_posts(c.dir / "grounds" / path.name):
+                if post.zone not in ground.zones:
+                    c.add(name, f"post {post.id}", f"{post.zone!r} is not a zone of this ground")
+        except (ValueError, KeyError, TypeError) as exc:
+            c.add(name, "post", str(exc).removeprefix(f"{path.name}: "))
     return out
 
 

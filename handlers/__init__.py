@@ -7,7 +7,9 @@ from handlers import (
     admin,
     amend,
     briefings,
+    checkin,
     decisions,
+    deploy,
     fixtures,
     forms,
     hot,
@@ -15,10 +17,12 @@ from handlers import (
     inspections,
     merge,
     methane,
+    missing,
     note,
     pack,
     police,
     status,
+    stewarding,
     timings,
     voice,
     web,
@@ -29,5 +33,6 @@ def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
                    amend, merge, methane, hot, note, voice, web, decisions,
-                   timings, inspections, pack):
+                   timings, inspections, pack, stewarding, deploy, checkin,
+                   missing):
         module.register(registry)

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture
+from handlers import briefings, checkin, deploy, stewarding
 from handlers.views import board
 
 # Who sees which fixtures are live when several run at once (they may be asked about any).
@@ -38,6 +39,10 @@ async def status_cmd(ctx: Ctx) -> Result:
         extras += await live_line(ctx, fx)
         for extra in ctx.core.commander_lines:  # e.g. Redis could lose acknowledged reports
             extras += await extra(fx)
+    extras += await stewarding.status_lines(ctx, fx)  # who has the latest broadcast
+    extras += await deploy.plan_lines(ctx, fx, full=False)  # posts planned vs filled
+    extras += await checkin.status_lines(ctx, fx)  # the roll call: posts on
+    extras += await briefings.signoff_lines(ctx, fx)  # who signed the briefing off
     for extra in ctx.core.status_lines:  # missed briefings and other parts' lines
         extras += await extra(fx)
     lines = await board(ctx, fx, extras)  # fitted to one phone screen

@@ -78,6 +78,13 @@ class ChatQueue:
     def put(self, item: Item) -> None:
         """Queue a message; a newer version of a queued live message replaces it in place."""
         out = item.out
+        if out.urgent:  # life-safety: ahead of everything but earlier urgent messages
+            at = next((i for i, old in enumerate(self.items) if not old.out.urgent),
+                      len(self.items))
+            self.items.insert(at, item)
+            self.idle.clear()
+            self.wake.set()
+            return
         if out.ref and not out.quote and not out.edit:
             for old in self.items:
                 o = old.out

@@ -31,6 +31,7 @@ from typing import Any
 
 from bot.core.delivery_port import Outbox
 from bot.delivery.chat_queue import ChatQueue, Done, Health, Item
+from bot.delivery.lane import Lane
 from bot.delivery.limits import Limiter
 from bot.delivery.memory import MemoryOutbox
 from bot.delivery.pacing import Pacer
@@ -57,16 +58,16 @@ class Notifier:
                  clock: Callable[[], float] = time.monotonic, scopes: Scopes | None = None,
                  store: Any = None, outbox: Outbox | None = None,
                  wall: Callable[[], datetime] | None = None,
-                 views: Views | None = None) -> None:
+                 views: Views | None = None, lane: Lane | None = None) -> None:
         """`store`: where live messages' platform ids are kept; `outbox`: the durable one
         (bot.store.outbox.Outbox, read by bot.delivery.durable), else one in memory; `wall`:
         the board's local clock (its HH:MM); `views`: renders the outbox's live references
-        at send time."""
+        at send time; `lane`: the life-safety lane (bot.delivery.lane)."""
         self.routes = Routes(channels, readers, scopes)
         self.views = views
         self.pacer = Pacer(limiter or RateLimiter())
         self.clock = clock
-        self.desk = Desk(self.pacer, clock, store=store,
+        self.desk = Desk(self.pacer, clock, store=store, lane=lane,
                          **({"wall": wall} if wall is not None else {}))
         self.memory = MemoryOutbox(self._route)  # what has no fixture, or finds Redis away
         self.outbox: Outbox = outbox or self.memory
@@ -101,6 +102,15 @@ class Notifier:
     @limiter.setter
     def limiter(self, limiter: Limiter) -> None:
         self.pacer.limiter = limiter
+
+    @property
+    def lane(self) -> Lane | None:
+        """The life-safety lane: while a procedure holds it, nothing else is sent."""
+        return self.desk.lane
+
+    @lane.setter
+    def lane(self, lane: Lane | None) -> None:
+        self.desk.lane = lane
 
     @property
     def sinks(self) -> dict[str, PlatformSink]:
@@ -171,6 +181,11 @@ class Notifier:
     def targets(self, audience: str, fixture: str = "") -> dict[str, list[str]]:
         """platform -> chats for an audience (see Routes.targets)."""
         return self.routes.targets(audience, fixture)
+
+    def reachable(self, audience: str, fixture: str = "") -> int:
+        """How many chats a message to an audience reaches (platforms with a sink)."""
+        return sum(len(chats) for platform, chats in self.targets(audience, fixture).items()
+                   if platform in self.sinks)
 
     # ------------------------------------------------------------ queueing
     async def send(self, outs: list[Outbound], once: str = "") -> None:

@@ -9,10 +9,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from bot.delivery import board as boards
 from bot.delivery.chat_queue import ChatQueue, Health, Item, Journaled
+from bot.delivery.lane import Lane
 from bot.delivery.pacing import Pacer, Ticket, tap_answer
 from bot.delivery.ratelimit import EDIT, PIN, POST
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, PlatformSink, RetryLater, Unsupported
@@ -68,6 +70,7 @@ class Desk:
     posted: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     unreachable: set[tuple[str, str]] = field(default_factory=set)  # platform calls failing
     store_waits: dict[str, float] = field(default_factory=dict)  # "platform:chat" -> backoff
+    lane: Lane | None = None  # while a procedure holds it, only its messages are sent
 
     def call_kind(self, platform: str, chat: str, out: Outbound) -> str:
         """The platform call a message will most likely take: an edit for an answer into a
@@ -128,6 +131,11 @@ class ChatWorker:
         """Deliver the queue for ever: the board's turn when due, else the next message."""
         platform, chat, queue = self.platform, self.chat, self.queue
         while True:
+            lane = self.desk.lane
+            if lane is not None and (queue.items or queue.board.live) and \
+                    not (queue.items and queue.items[0].out.urgent) and await lane.held():
+                await self._lane_wait(lane)
+                continue
             turn = self._board_due()
             if turn == "edit":
                 wait = await self.pacer.edit_wait(platform, chat)
@@ -160,6 +168,11 @@ class ChatWorker:
                 if tap_answer(platform, chat, first.out):
                     await self.pacer.admit_tap(platform, first.slot, first.call)
                     ticket = Ticket(first.call, BOT_WIDE)
+                elif first.out.urgent and self.desk.lane is not None:
+                    await self.desk.lane.admit(
+                        partial(self.pacer.admit, platform, chat, first.slot, first.call),
+                        self.pacer.limiter.interval(platform, BOT_WIDE))
+                    ticket = Ticket(first.call, chat)
                 else:
                     await self.pacer.admit(platform, chat, first.slot, first.call)
                     ticket = Ticket(first.call, chat)
@@ -169,8 +182,10 @@ class ChatWorker:
                     await self._album(batch)
                     continue
                 if await self._journaled(batch, out, ticket):
+                    await self._lane_done(out)
                     continue
                 mid = await self._deliver(out, ticket=ticket)
+                await self._lane_done(out)
                 for item in batch:
                     for done in item.done:
                         try:
@@ -189,6 +204,23 @@ class ChatWorker:
                 queue.busy = False
                 queue.sending = []
                 self.desk.update_health(platform, chat, queue)
+
+    async def _lane_wait(self, lane: Lane) -> None:
+        """Hold this chat's other messages while a procedure has the lane; an urgent message
+        queued meanwhile wakes it at once."""
+        self.queue.wake.clear()
+        try:
+            await asyncio.wait_for(self.queue.wake.wait(), lane.poll_s)
+        except TimeoutError:
+            pass
+
+    async def _lane_done(self, out: Outbound) -> None:
+        """One message of a procedure delivered: the lane counts it."""
+        if out.urgent and self.desk.lane is not None:
+            try:
+                await self.desk.lane.delivered(out.urgent)
+            except Exception:
+                log.exception("life-safety lane bookkeeping failed")
 
     @property
     def _where(self) -> str:
@@ -249,6 +281,9 @@ class ChatWorker:
         when there are more than the chat's budget allows to send one by one, or (no
         Outbound) an album of one incident's media while the chat is paced."""
         queue, clock = self.queue, self.desk.clock
+        if queue.items[0].out.urgent:  # a procedure's message goes alone, before all else
+            item = queue.items.pop(0)
+            return [item], item.out
         fresh = [i for i in queue.items if not i.named and self._is_new_card(i)]
         behind = bool(fresh) and clock() - fresh[0].queued_at >= DIGEST_LAG
         if len(fresh) >= 2 and (behind or len(fresh) > await self._budget()):

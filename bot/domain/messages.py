@@ -126,6 +126,9 @@ class Outbound:
     edit: str = ""  # platform message id to replace in place (a guided form's prompt)
     stored: bool = False  # already written to the durable outbox by the write that caused it
     live: LiveRef | None = None  # stored as a reference: rendered at send time from the record
+    # the procedure id of a life-safety message: it takes the lane (bot/delivery/lane.py),
+    # goes ahead of anything else queued for its chat, and nothing else is sent meanwhile
+    urgent: str = ""
 
 
 @dataclass

@@ -63,6 +63,8 @@ def _fields(out: Outbound) -> dict[str, object]:
               "media": [asdict(a) for a in r.media], "field": r.field}}
     if r.card is not None:
         data["r"]["card"] = asdict(r.card)  # type: ignore[index]
+    if out.urgent:
+        data["u"] = out.urgent
     return data
 
 
@@ -87,7 +89,7 @@ def decode(raw: str) -> Outbound:
                   card=IncidentCard(**card) if card else None)
     live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
-                    quote=d["quote"], edit=d["edit"],
+                    quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 

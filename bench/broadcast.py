@@ -1,0 +1,197 @@
+"""Broadcast benchmark (issue 24 §4): an EVACUATE to 1,000 stewards on the fake Telegram
+(which enforces the bot-wide 30/s, 1/s per chat and 20/min per group with 429s), through the
+real python-telegram-bot path, the durable outbox and the shared rate limiter in Redis, while
+incident reports keep coming in (their cards and answers must wait for the life-safety lane).
+
+Telegram's ~30 messages a second per bot puts a floor of 1,000/30 s under it. Prints
+`broadcast_s` (confirm to the last steward's message), `floor_s`, `ratio` (goal <= 1.1),
+`telegram_429` (0), `delivered` (1,000), `other_messages_during` (0) and `lane_released`.
+
+`--kill` runs the real bot process instead (tests/botproc.py: its own roster of stewards, a
+Telegram archive chat for in-doubt lookups), SIGKILLs it once `--kill-after` stewards have
+the EVACUATE, starts it again, and prints `lost` (stewards who never got it, goal 0) and
+`duplicates` (stewards who got it more than once).
+
+    .venv/bin/python bench/broadcast.py [--stewards 1000] [--reports 20] [--latency-ms 20]
+    .venv/bin/python bench/broadcast.py --kill [--stewards 1000] [--kill-after 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pydantic import SecretStr  # noqa: E402
+
+from bench.rig import bench_core  # noqa: E402
+from bot.core.roles import Member  # noqa: E402
+from bot.delivery.durable import OutboxReader  # noqa: E402
+from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
+from bot.domain.messages import Command  # noqa: E402
+from bot.runtime import telegram_for  # noqa: E402
+from bot.store.outbox import Outbox  # noqa: E402
+from bot.store.stewarding import Stewarding  # noqa: E402
+from bot.store.windows import Windows  # noqa: E402
+from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+
+FIRST_ID = 500_000_000
+ZONES = ("stb_upper", "stb_lower", "gate_away", "gate_a", "bbs_lower", "ws_lower")
+PER_SECOND = 30.0
+
+
+def say(text: str, i: int, user: str = "safety_officer") -> Command:
+    return Command("console", user, user, text, f"bench-bc:{i}")
+
+
+async def run(stewards: int, reports: int, latency: float) -> dict[str, float | int]:
+    fake = FakeTelegram(enforce_limits=True, latency=latency)
+    await fake.start()
+    async with bench_core() as (core, _url, _tmp):
+        for who in [w for w, m in core.roster.items() if m.role in ("steward", "supervisor")]:
+            core.roster.pop(who)
+        for i in range(stewards):
+            uid = str(FIRST_ID + i)
+            core.roster[f"telegram:{uid}"] = Member("telegram", uid, "steward",
+                                                    f"Tabard {1000 + i}", ZONES[i % len(ZONES)])
+        settings = core.settings.model_copy(update={
+            "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
+        adapter = telegram_for(core, settings, poll_timeout=1)
+        await adapter.start()
+        outbox = Outbox(core.store)
+        core.notifier.outbox = outbox
+        core.notifier.limiter = SharedRateLimiter(Windows(core.store))
+        reader = OutboxReader(core.notifier, outbox, owner="bench", block_ms=100, rescan_s=0.2)
+        reader.start()
+        try:
+            ask = await core.handle(say("/evacuate all fire in the east stand", 1))
+            assert ask is not None and ask.reply.ok, ask
+            confirm = next(b.command for row in ask.reply.buttons for b in row
+                           if "now" in b.label)
+            fake.calls.clear()
+            t0 = time.monotonic()
+            done = await core.handle(say(confirm, 2))
+            assert done is not None and done.reply.ok, done.reply.text
+            for k in range(reports):  # reports keep coming in during the procedure
+                core.clock.advance(timedelta(minutes=11))
+                await core.handle(Command("console", "control", "control",
+                                          f"/incident missile @stb_walkway s3 bench {k}",
+                                          f"bench-inc:{k}"))
+
+            def procedure(c: object) -> bool:
+                return "EVACUATE" in str(getattr(c, "params", {}).get("text", ""))
+
+            def steward_sends() -> int:
+                return sum(1 for c in fake.calls if c.ok and c.method == "sendMessage"
+                           and procedure(c) and int(c.params["chat_id"]) >= FIRST_ID)
+
+            await fake.wait_for(lambda _calls: steward_sends() >= stewards,
+                                timeout=stewards / PER_SECOND * 3 + 30)
+            elapsed = time.monotonic() - t0
+            sends = [c for c in fake.calls if c.ok and c.method.startswith("send")]
+            last = max(i for i, c in enumerate(sends) if procedure(c))
+            others = sum(1 for c in sends[:last] if not procedure(c))
+            await asyncio.wait_for(reader.drain(), 120)
+            lane_free = await Stewarding(core.store).lane() is None
+        finally:
+            await reader.stop()
+            await adapter.stop()
+            await core.notifier.close()
+        await fake.stop()
+    floor = stewards / PER_SECOND
+    return {"stewards": stewards, "broadcast_s": round(elapsed, 2), "floor_s": round(floor, 2),
+            "ratio": round(elapsed / floor, 3), "telegram_429": fake.too_many,
+            "delivered": steward_sends(), "other_messages_during": others,
+            "lane_released": int(lane_free)}
+
+
+SO = 299_999_999  # the safety officer who sends it, on Telegram
+ARCHIVE = "-1009999999999"  # a private channel only the bot posts in (in-doubt lookups)
+
+
+async def respawn(rig: object, timeout: float = 180.0) -> None:
+    """Start the bot again and wait until it polls Telegram (the dead one's polling lease
+    runs out first, and it sets every steward's command menu at start)."""
+    import subprocess
+
+    polls = rig.tg.polls  # type: ignore[attr-defined]
+    log = (rig.tmp / "bot.log").open("ab")  # type: ignore[attr-defined]
+    rig.proc = subprocess.Popen(  # type: ignore[attr-defined]
+        [sys.executable, "-m", "bot.cli", "run"], cwd=Path(__file__).resolve().parent.parent,
+        env=rig.env(), stdout=log, stderr=log)  # type: ignore[attr-defined]
+    end = time.monotonic() + timeout
+    while rig.tg.polls <= polls + 1:  # type: ignore[attr-defined]
+        if time.monotonic() > end:
+            raise RuntimeError("the bot did not start again")
+        await asyncio.sleep(0.05)
+
+
+async def killed(stewards: int, kill_after: int, settle: float) -> dict[str, float | int]:
+    """EVACUATE from the real bot process, kill -9 mid-way, restart: lost and duplicates."""
+    import os
+
+    from rigs.botproc import STEWARD0, Rig
+
+    os.environ["MATCHDAY_TELEGRAM_ARCHIVE_CHAT"] = ARCHIVE  # read by the bot process
+    rig = Rig(stewards)
+    await rig.start()
+    with (rig.cfg / "roster.toml").open("a") as f:
+        f.write(f'\n[[user]]\nplatform = "telegram"\nid = "{SO}"\n'
+                'name = "Safety Officer"\nrole = "safety_officer"\n')
+    got = lambda: [c for c in rig.tg.calls if c.ok and c.method == "sendMessage"  # noqa: E731
+                   and "EVACUATE ·" in str(c.params.get("text"))
+                   and STEWARD0 <= int(c.params["chat_id"]) < STEWARD0 + stewards]
+    try:
+        await rig.spawn()
+        await rig.tg.push(rig.tg.message_update(SO, "/evacuate all bench"))
+        ask = await rig.tg.wait_for(lambda calls: [
+            c for c in calls if c.ok and c.params.get("chat_id") == SO
+            and "Confirm" in str(c.params.get("text"))], timeout=30)
+        rows = ask[-1].params["reply_markup"]["inline_keyboard"]
+        data = next(b["callback_data"] for row in rows for b in row if "now" in b["text"])
+        msg = next(m for (c, _), m in rig.tg.messages.items()
+                   if c == SO and "Confirm" in m.get("text", ""))
+        t0 = time.monotonic()
+        await rig.tg.push(rig.tg.callback_update(SO, msg, data))
+        await rig.tg.wait_for(lambda _c: len(got()) >= kill_after, timeout=120)
+        rig.kill9()
+        before = len(got())
+        await respawn(rig)
+        end = time.monotonic() + settle
+        while time.monotonic() < end and len({c.params["chat_id"] for c in got()}) < stewards:
+            await asyncio.sleep(0.5)
+        elapsed = time.monotonic() - t0
+        per: dict[int, int] = {}
+        for c in got():
+            per[int(c.params["chat_id"])] = per.get(int(c.params["chat_id"]), 0) + 1
+        return {"stewards": stewards, "killed_after": before,
+                "broadcast_s_with_restart": round(elapsed, 2),
+                "lost": stewards - len(per), "duplicates": sum(n - 1 for n in per.values()),
+                "telegram_429": rig.tg.too_many}
+    finally:
+        await rig.stop()
+        os.environ.pop("MATCHDAY_TELEGRAM_ARCHIVE_CHAT", None)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stewards", type=int, default=1000)
+    ap.add_argument("--reports", type=int, default=20)
+    ap.add_argument("--latency-ms", type=float, default=20.0)
+    ap.add_argument("--kill", action="store_true", help="kill -9 the bot mid-broadcast")
+    ap.add_argument("--kill-after", type=int, default=400)
+    ap.add_argument("--settle", type=float, default=120.0)
+    a = ap.parse_args()
+    figures = asyncio.run(killed(a.stewards, a.kill_after, a.settle) if a.kill else
+                          run(a.stewards, a.reports, a.latency_ms / 1000))
+    for name, value in figures.items():
+        print(f"{name}: {value}")
+
+
+if __name__ == "__main__":
+    main()

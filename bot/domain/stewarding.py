@@ -1,0 +1,144 @@
+"""Reaching every steward at once: who a broadcast or a public-protection procedure targets,
+and what it says. Pure rules; stewards are known by the club's rota name or tabard only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bot.domain.grounds import Ground
+
+# The four public-protection procedures (Terrorism (Protection of Premises) Act 2025):
+# key -> (title, the standing instruction every steward gets with it).
+PROCEDURES: dict[str, tuple[str, str]] = {
+    "evacuate": ("EVACUATE", "Open every exit on your route and move people out calmly "
+                             "by the nearest safe exit. Follow your evacuation plan."),
+    "invacuate": ("INVACUATE", "Move people inside to the protected area for your post. "
+                               "Keep them away from glass and entrances."),
+    "lockdown": ("LOCKDOWN", "Close and hold your doors and gates. Let nobody in or out "
+                             "until control says so. Keep people away from entrances."),
+    "allclear": ("ALL CLEAR", "The procedure is over. Return to normal duties; report "
+                              "anything you saw to control."),
+}
+# Life-safety messages that are not procedures: they take the lane too (missing person).
+LIFE_SAFETY_WORDS: dict[str, str] = {"missing": "MISSING", "found": "FOUND"}
+TARGET_WORDS = ("all", "supervisors", "exits")
+STEWARD_ROLES = frozenset({"steward", "supervisor"})
+EXIT_KINDS = frozenset({"gate", "exit"})
+MAX_TEXT = 500  # a broadcast is read on a phone at a post: short
+
+
+@dataclass(frozen=True)
+class Steward:
+    """A deployed steward as the club's rota knows them: platform identity, rota name or
+    tabard number, role and zone (no phone numbers, no personal data)."""
+
+    who: str  # platform:user
+    name: str
+    role: str
+    zone: str = ""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Whom a broadcast is for: everyone, supervisors, exit posts, or one zone."""
+
+    kind: str  # "all", "supervisors", "exits" or "zone"
+    zone: str = ""
+
+    @property
+    def key(self) -> str:
+        """The target as one word ('all', 'zone:stb')."""
+        return f"zone:{self.zone}" if self.kind == "zone" else self.kind
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """A broadcast or procedure as recorded: what, to whom, and how many have it."""
+
+    id: str
+    kind: str  # "broadcast" or a PROCEDURES key
+    target: str  # Target.key
+    text: str
+    at: str
+    by: str
+    sent: int  # stewards it was sent to
+    acked: tuple[str, ...] = ()  # who pressed "I have it"
+    missing: tuple[str, ...] = ()  # who has not (yet)
+
+    @property
+    def procedure(self) -> bool:
+        """A life-safety message (it takes the lane), not a plain broadcast."""
+        return life_safety(self.kind)
+
+    @property
+    def word(self) -> str:
+        """What it is, in one word for a status line ('EVACUATE', 'MISSING', 'Broadcast')."""
+        return PROCEDURES[self.kind][0] if self.kind in PROCEDURES else \
+            LIFE_SAFETY_WORDS.get(self.kind, "Broadcast")
+
+
+def life_safety(kind: str) -> bool:
+    """Whether a message of this kind takes the life-safety lane."""
+    return kind in PROCEDURES or kind in LIFE_SAFETY_WORDS
+
+
+def parse_target(word: str, ground: Ground) -> Target | None:
+    """'all', 'supervisors', 'exits' or a zone of the ground; None when it is none of them."""
+    w = word.strip().lower()
+    if w in ("all", "ground", "everyone", "whole"):
+        return Target("all")
+    if w in ("supervisors", "supervisor", "sups"):
+        return Target("supervisors")
+    if w in ("exits", "exit", "gates"):
+        return Target("exits")
+    zone = ground.resolve(word)
+    return Target("zone", zone) if zone else None
+
+
+def in_zone(steward_zone: str, zone: str) -> bool:
+    """Whether a steward's post is the zone or inside it ('stb_upper' is in 'stb')."""
+    return steward_zone == zone or steward_zone.startswith(zone + "_")
+
+
+def targeted(stewards: Iterable[Steward], target: Target, ground: Ground) -> list[Steward]:
+    """The stewards a target reaches (supervisors of a zone get its messages too)."""
+    out = []
+    for s in stewards:
+        if s.role not in STEWARD_ROLES:
+            continue
+        if target.kind == "all":
+            hit = True
+        elif target.kind == "supervisors":
+            hit = s.role == "supervisor"
+        elif target.kind == "exits":
+            zone = ground.zones.get(s.zone)
+            hit = s.role == "supervisor" or (zone is not None and zone.kind in EXIT_KINDS)
+        else:
+            hit = in_zone(s.zone, target.zone)
+        if hit:
+            out.append(s)
+    return sorted(out, key=lambda s: s.who)
+
+
+def target_label(target: str, ground: Ground) -> str:
+    """How a target reads in a message ('the whole ground', 'Gate B (away)')."""
+    if target == "all":
+        return "the whole ground"
+    if target in ("supervisors", "exits"):
+        return "all supervisors" if target == "supervisors" else "exit posts"
+    return ground.label(target.removeprefix("zone:"))
+
+
+def message_title(kind: str, target_text: str) -> str:
+    """The title stewards see: the procedure in capitals (readable without colour)."""
+    if kind in PROCEDURES:
+        return f"🚨 {PROCEDURES[kind][0]} · {target_text}"
+    return f"📣 Broadcast · {target_text}"
+
+
+def message_body(kind: str, text: str) -> str:
+    """What stewards read: control's words, then the standing instruction of a procedure."""
+    if kind in PROCEDURES:
+        return "\n".join(p for p in (text, PROCEDURES[kind][1]) if p)
+    return text

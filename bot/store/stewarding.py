@@ -1,0 +1,176 @@
+"""Stewarding records: broadcasts and procedures, who they went to, who has acknowledged,
+and the life-safety lane that holds every other message while a procedure goes out.
+
+Each write is one round trip and idempotent (the command's dedupe key): a broadcast is its
+record, its recipients, its event and every steward's outbox entry in one script; an
+acknowledgement is its mark and its event. Refusals are reason codes, never English."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.domain.deployment import RotaRow
+from bot.domain.ledger import Event
+from bot.domain.stewarding import Broadcast
+from bot.store.base import Refused, fx_prefix
+from bot.store.client import Store
+from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
+
+# The lane is the deployment's, not one fixture's: every replica's delivery reads it.
+LANE = "md:{lane}:procedure"
+NOT_SENT_TO_YOU = "not_targeted"  # an "I have it" from someone it was not sent to
+ALREADY = "already_sent"  # the broadcast id exists (a second confirm of the same draft)
+_RELEASE = """
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Acked:
+    """An acknowledgement recorded (duplicate: it had been already)."""
+
+    duplicate: bool
+
+
+class Stewarding:
+    """Broadcast records and the life-safety lane, over the store's client."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.r = store.r
+        self._release = store.r.register_script(_RELEASE)
+
+    # ------------------------------------------------------------ broadcasts
+    async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
+                   outbox: list[Op], ev: Event, dedupe: str) -> bool:
+        """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
+        of its messages (bot.store.outbox.ops), in one script. False when the command was
+        already applied."""
+        key = f"bc:{bc.id}"
+        ops: list[Op] = [RequireMissing(key, ALREADY),
+                         Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
+                                    "at": bc.at, "by": bc.by, "sent": str(bc.sent)})]
+        if recipients:
+            ops.append(Hset(key + ":to", recipients))
+        ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
+                *outbox]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        return not applied.duplicate
+
+    async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
+        """Record that someone it was sent to has it (first press wins; one round trip).
+        Raises Refused(NOT_SENT_TO_YOU) for anyone else."""
+        key = f"bc:{bid}"
+        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], NOT_SENT_TO_YOU),
+                         Hsetnx(key + ":ack", who, at), *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
+        return Acked(applied.duplicate)
+
+    async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
+        """A broadcast with who has and has not acknowledged it."""
+        p = fx_prefix(fx) + f"bc:{bid}"
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hgetall(p)
+        pipe.hkeys(p + ":to")
+        pipe.hkeys(p + ":ack")
+        rec, to, acked = await self.store._call(pipe.execute())
+        if not rec:
+            return None
+        have = set(acked)
+        return Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"], rec["by"],
+                         int(rec.get("sent", "0")), tuple(sorted(have)),
+                         tuple(sorted(w for w in to if w not in have)))
+
+    async def latest(self, fx: str) -> Broadcast | None:
+        """The fixture's most recent broadcast or procedure."""
+        bid = await self.store._call(self.r.get(fx_prefix(fx) + "bc:last"))
+        return await self.broadcast(fx, bid) if bid else None
+
+    async def recipients(self, fx: str, bid: str) -> dict[str, str]:
+        """who -> "1" for everyone a broadcast was sent to."""
+        got: dict[str, str] = await self.store._call(
+            self.r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
+        return got
+
+    # ------------------------------------------------------------ the deployment plan
+    async def deploy(self, fx: str, rows: list[RotaRow], ev: Event, dedupe: str) -> bool:
+        """Fill posts from the rota (post -> steward id and name) with its event, in one
+        script; a later row for a post replaces the earlier steward. False: already done."""
+        ops: list[Op] = [Hset("dep", {r.post: f"{r.steward}|{r.name}" for r in rows}),
+                         *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        return not applied.duplicate
+
+    async def set_attendance(self, fx: str, attendance: int, ev: Event, dedupe: str) -> None:
+        """The fixture's expected attendance (mobile posts are compared with it)."""
+        await self.store.apply(fx_prefix(fx), [Set("attendance", str(attendance)),
+                                               *log_event(ev)], dedupe)
+
+    async def deployment(self, fx: str) -> tuple[dict[str, tuple[str, str]], int]:
+        """(post -> (steward id, name), expected attendance) in one round trip."""
+        p = fx_prefix(fx)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hgetall(p + "dep")
+        pipe.get(p + "attendance")
+        dep, att = await self.store._call(pipe.execute())
+        filled = {post: tuple(v.split("|", 1)) for post, v in dep.items()}
+        return filled, int(att or 0)  # type: ignore[return-value]
+
+    async def check_in(self, fx: str, post: str, who: str, at: str, ev: Event,
+                       dedupe: str) -> bool:
+        """A steward is on a post (the latest check-in holds it), with its event; one round
+        trip. False when the command was already applied."""
+        ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        return not applied.duplicate
+
+    async def on_post(self, fx: str) -> dict[str, tuple[str, str]]:
+        """post -> (who, at) of every check-in."""
+        got = await self.store._call(self.r.hgetall(fx_prefix(fx) + "onpost"))
+        return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
+
+    # ------------------------------------------------------------ briefing sign-off
+    async def briefing_shown(self, fx: str, version: str) -> None:
+        """The briefing version stewards are now shown (acknowledgements count for it)."""
+        await self.store._call(self.r.set(fx_prefix(fx) + "brief:current", version))
+
+    async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event,
+                      dedupe: str) -> bool:
+        """A steward has read this version (first tap wins), with its event; one round
+        trip. False: already recorded."""
+        ops: list[Op] = [Hsetnx(f"brief:{version}", who, at), *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, dedupe or f"brief:{version}:{who}")
+        return not applied.duplicate
+
+    async def briefing_acks(self, fx: str) -> tuple[str, dict[str, str]]:
+        """(current version, who -> when acknowledged) ('' when no briefing was shown)."""
+        p = fx_prefix(fx)
+        version = await self.store._call(self.r.get(p + "brief:current"))
+        if not version:
+            return "", {}
+        return version, await self.store._call(self.r.hgetall(p + f"brief:{version}"))
+
+    # ------------------------------------------------------------ the lane
+    async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
+        """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""
+        await self.store._call(self.r.set(LANE, f"{bid} {messages}",
+                                          px=max(1, int(ttl_s * 1000))))
+
+    async def lane(self) -> tuple[str, int] | None:
+        """(procedure id, messages) while the lane is held, else None."""
+        raw = await self.store._call(self.r.get(LANE))
+        if not raw:
+            return None
+        bid, _, n = raw.partition(" ")
+        return bid, int(n or 0)
+
+    async def release_lane(self, bid: str) -> bool:
+        """Give the lane back, if this procedure still holds it."""
+        return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
+
+
+__all__ = ["ALREADY", "NOT_SENT_TO_YOU", "Acked", "Refused", "Stewarding"]

@@ -1,0 +1,116 @@
+"""/deploy: the stewarding plan — the club's rota filling the ground's posts (one by one or
+a CSV import), the expected attendance, and planned vs filled per zone (also in /status)."""
+
+from __future__ import annotations
+
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.deployment import (
+    STEWARD_ID,
+    RotaRow,
+    fill_by_zone,
+    mobile_needed,
+    parse_rota,
+    posts_of,
+)
+from bot.domain.messages import Reply, Result
+from bot.domain.models import Fixture
+from bot.store.stewarding import Stewarding
+
+USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
+         "CSV lines: steward id, name, post)  |  /deploy attendance <n>")
+MAX_ATTENDANCE = 200_000
+
+
+def _posts(ctx: Ctx, fx: Fixture):  # type: ignore[no-untyped-def]
+    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    if not posts:
+        raise UsageError(f"No posts are planned for {ctx.ground(fx).name}: add [[post]] "
+                         "entries to its file in config/grounds.")
+    return {p.id: p for p in posts}
+
+
+async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
+    """Planned vs filled per zone (full: with the unfilled posts and who fills what)."""
+    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    if not posts:
+        return []
+    filled, attendance = await Stewarding(ctx.store).deployment(fx.id)
+    ground = ctx.ground(fx)
+    zones = fill_by_zone(posts, filled)
+    total = sum(z.filled for z in zones)
+    gaps = [f"{ground.short_label(z.zone)}: {z.planned - z.filled}" for z in zones
+            if z.filled < z.planned]
+    line = f"Posts: {total}/{len(posts)} filled"
+    if not total:
+        line += " (no rota loaded: /deploy import)"
+    elif gaps:
+        line += " · unfilled: " + ", ".join(gaps)
+    need = mobile_needed(attendance)
+    mobile = sum(z.mobile_filled for z in zones)
+    if need and mobile < need:
+        line += f" · ⚠ MOBILE {mobile}/{need} for {attendance:,} expected"
+    if not full:
+        return [line]
+    out = [line]
+    for p in posts:
+        who = filled.get(p.id)
+        mark = "✓" if who else "✗ UNFILLED"
+        extra = f" ({p.kind}{', qualified' if p.qualified else ''})"
+        out.append(f"{mark} {p.name}{extra}" + (f": {who[1]} [{who[0]}]" if who else ""))
+    return out
+
+
+async def deploy_cmd(ctx: Ctx) -> Result:
+    """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
+    fx = await ctx.fixture()
+    state = Stewarding(ctx.store)
+    if not ctx.args:
+        lines = await plan_lines(ctx, fx, full=True)
+        if not lines:
+            _posts(ctx, fx)  # the one-line refusal
+        return Result(Reply("\n".join(lines), title=f"Deployment · {fx.title}"))
+    word = ctx.args[0].lower()
+    if word == "attendance":
+        if len(ctx.args) != 2 or not ctx.args[1].replace(",", "").isdigit():
+            raise UsageError("Attendance is a whole number, e.g. /deploy attendance 41000.")
+        n = int(ctx.args[1].replace(",", ""))
+        if not 0 < n <= MAX_ATTENDANCE:
+            raise UsageError(f"Attendance must be between 1 and {MAX_ATTENDANCE:,}.")
+        await state.set_attendance(fx.id, n, ctx.event("deploy.attendance", {"attendance": n}),
+                                   ctx.cmd.dedupe_key)
+        return Result(Reply(f"Expected attendance {n:,}: {mobile_needed(n)} mobile stewards "
+                            "needed (one per 250)."))
+    posts = _posts(ctx, fx)
+    if word == "import":
+        body = ctx.rest.split(None, 1)[1] if len(ctx.rest.split(None, 1)) > 1 else ""
+        rows, problems = parse_rota(body, posts)
+        if problems:
+            more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise UsageError("Nothing imported: " + "; ".join(problems[:3]) + more + ".")
+        if not rows:
+            raise UsageError("No rota lines: put them after /deploy import, one per line.")
+    else:
+        if len(ctx.args) < 2:
+            raise UsageError("Which steward, and which post?")
+        sid, post = ctx.args[0], ctx.args[1]
+        name = " ".join(ctx.args[2:]) or sid
+        if not STEWARD_ID.match(sid):
+            raise UsageError(f"'{sid[:20]}' is not a steward id or tabard number.",
+                             field="steward")
+        if post not in posts:
+            raise UsageError(f"No post '{post[:40]}' at {ctx.ground(fx).name}. Posts: "
+                             + ", ".join(list(posts)[:12]), field="post")
+        rows = [RotaRow(sid, name[:60], post)]
+    data = {"rows": [[r.steward, r.name, r.post] for r in rows]}
+    await state.deploy(fx.id, rows, ctx.event("deploy.filled", data), ctx.cmd.dedupe_key)
+    await ctx.core.changed("deploy", fx.id)
+    summary = (await plan_lines(ctx, fx, full=False))[0]
+    what = (f"{rows[0].name} [{rows[0].steward}] on {posts[rows[0].post].name}"
+            if len(rows) == 1 else f"{len(rows)} stewards from the rota")
+    return Result(Reply(f"Deployed {what}.\n{summary}", title="Deployment"))
+
+
+def register(registry: Registry) -> None:
+    """Add /deploy."""
+    registry.add(Spec("deploy", USAGE, "The stewarding plan: posts, rota, attendance",
+                      deploy_cmd, aliases=("deployment", "rota")))

@@ -1,0 +1,199 @@
+"""Reaching every steward at once: /broadcast, the four public-protection procedures
+(/evacuate, /invacuate, /lockdown, /allclear, each confirmed first) and the "I have it"
+acknowledgement, counted live in /status."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+
+from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.clock import iso
+from bot.domain.messages import Button, Outbound, Reply, Result
+from bot.domain.models import Fixture
+from bot.domain.stewarding import (
+    MAX_TEXT,
+    PROCEDURES,
+    Broadcast,
+    Steward,
+    Target,
+    life_safety,
+    message_body,
+    message_title,
+    parse_target,
+    target_label,
+    targeted,
+)
+from bot.store import Refused
+from bot.store.stewarding import ALREADY, NOT_SENT_TO_YOU, Stewarding
+
+BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
+NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
+
+
+def stewards(ctx: Ctx) -> list[Steward]:
+    """Everyone on the rota who stewards (known by the club's rota name or tabard)."""
+    return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in ctx.core.roster.values()]
+
+
+def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
+    """The target a word names, or a one-line refusal."""
+    target = parse_target(word, ctx.ground(fx))
+    if target is None:
+        raise UsageError(f"'{word}' is not a zone, 'supervisors', 'exits' or 'all'.",
+                         field="target")
+    return target
+
+
+async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text: str, *,
+                title: str = "",
+                buttons: Callable[[Steward], list[list[Button]]] | None = None) -> Result:
+    """Record it and queue it (one write) to every targeted steward and to control (each
+    steward's buttons: "I have it" unless `buttons` says otherwise)."""
+    ground = ctx.ground(fx)
+    to = targeted(stewards(ctx), target, ground)
+    if not to:
+        return Result(Reply(f"No steward is deployed to {target_label(target.key, ground)}; "
+                            "nothing was sent.", ok=False))
+    label = target_label(target.key, ground)
+    title, body = title or message_title(kind, label), message_body(kind, text)
+    urgent = bid if life_safety(kind) else ""
+    have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+    counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
+    control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
+                        f"{counted} are counted in /status.", title=title,
+                        buttons=[[Button("Who has it", "/status")]])
+    outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
+                                            else have_it), fixture=fx.id, urgent=urgent)
+            for s in to]
+    outs.append(Outbound("control", control_msg, fixture=fx.id, urgent=urgent))
+    bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
+    state = Stewarding(ctx.store)
+    notifier = ctx.core.notifier
+    if urgent and notifier.lane is not None:  # before the messages exist: nothing slips in
+        reach = sum(notifier.reachable(o.audience, fx.id) for o in outs)
+        await notifier.lane.hold(bid, reach)
+    ev = ctx.event("stewards.broadcast" if not urgent else "stewards.procedure",
+                   {"id": bid, "kind": kind, "target": target.key, "text": text,
+                    "sent": len(to)})
+    try:
+        fresh = await state.send(fx.id, bc, {s.who: "1" for s in to},
+                                 ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key)
+    except Refused as exc:
+        if str(exc) != ALREADY:
+            raise
+        fresh = False
+    if not fresh:
+        return Result(Reply(f"{title.split(' · ')[0]} was already sent ({bid}); "
+                            "see /status for who has it."))
+    ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
+    await ctx.core.changed("broadcast", fx.id)
+    word = "Roll call" if kind == "rollcall" else bc.word
+    return Result(Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
+                        f"({label}) and control. /status counts "
+                        f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
+                        title=f"{word} {bid}"))
+
+
+async def broadcast_cmd(ctx: Ctx) -> Result:
+    """/broadcast <target> <text>: one message to every steward of a target."""
+    if len(ctx.args) < 2:
+        raise UsageError("Whom to, and what?")
+    fx = await ctx.fixture()
+    target = target_of(ctx, fx, ctx.args[0])
+    text = ctx.rest.split(None, 1)[1].strip()
+    if len(text) > MAX_TEXT:
+        raise UsageError(f"Too long for a broadcast ({len(text)} characters; the limit is "
+                         f"{MAX_TEXT}).", field="text")
+    return await send(ctx, fx, "B-" + secrets.token_hex(3), "broadcast", target, text)
+
+
+def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
+    word = PROCEDURES[kind][0]
+
+    async def cmd(ctx: Ctx) -> Result:
+        """/<procedure> [zone|all] [text]: confirm, then send to every steward there."""
+        fx = await ctx.fixture()
+        if ctx.args[:1] == ["cancel"]:
+            await ctx.store.drop_form(fx.id, ctx.who)
+            return Result(Reply(f"{word} cancelled; nothing was sent."))
+        if ctx.args[:1] == ["confirm"] and len(ctx.args) == 2:
+            state = await ctx.store.form(fx.id, ctx.who)
+            if not state or state.get("kind") != "procedure" or state.get("id") != ctx.args[1]:
+                done = await Stewarding(ctx.store).broadcast(fx.id, ctx.args[1])
+                if done is not None:
+                    return Result(Reply(f"{word} was already sent ({done.id}); see /status."))
+                return Result(Reply(f"This {word} was not confirmed in time; nothing was "
+                                    f"sent. Send /{kind} again.", ok=False))
+            await ctx.store.drop_form(fx.id, ctx.who)
+            target = Target(state["target"], state.get("zone", ""))
+            return await send(ctx, fx, state["id"], kind, target, state["text"])
+        target = target_of(ctx, fx, ctx.args[0]) if ctx.args else Target("all")
+        text = ctx.rest.split(None, 1)[1].strip() if len(ctx.args) > 1 else ""
+        if len(text) > MAX_TEXT:
+            raise UsageError(f"Too long ({len(text)} characters; the limit is {MAX_TEXT}).",
+                             field="text")
+        ground = ctx.ground(fx)
+        n = len(targeted(stewards(ctx), target, ground))
+        pid = "P-" + secrets.token_hex(3)
+        await ctx.store.save_form(fx.id, ctx.who, {"kind": "procedure", "id": pid,
+                                                   "target": target.kind, "zone": target.zone,
+                                                   "text": text},
+                                  ctx.core.settings.form_ttl_seconds)
+        label = target_label(target.key, ground)
+        body = message_body(kind, text)
+        return Result(Reply(f"{body}\nIt goes to {n} steward{'s' if n != 1 else ''} and "
+                            "control, ahead of every other message.",
+                            title=f"Confirm {word} · {label}?",
+                            buttons=[[Button(f"Send {word} now", f"/{kind} confirm {pid}",
+                                             "danger"),
+                                      Button("Cancel", f"/{kind} cancel")]]))
+    cmd.__name__ = f"{kind}_cmd"
+    return cmd
+
+
+async def ihaveit_cmd(ctx: Ctx) -> Result:
+    """/ihaveit <id>: a steward's "I have it" for a broadcast or procedure."""
+    if len(ctx.args) != 1:
+        raise UsageError("Which message?")
+    fx = await ctx.fixture()
+    bid = ctx.args[0]
+    try:
+        got = await Stewarding(ctx.store).ack(
+            fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
+    except Refused as exc:
+        if str(exc) != NOT_SENT_TO_YOU:
+            raise
+        return Result(Reply("That message was not sent to you.", ok=False))
+    if not got.duplicate:
+        await ctx.core.changed("broadcast", fx.id)
+    return Result(Reply("✅ Control knows you have it."))
+
+
+async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
+    """The latest broadcast or procedure in one /status line: who has it, who not yet."""
+    bc = await Stewarding(ctx.store).latest(fx.id)
+    if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
+        return []
+    names = {m.who: m.name or m.user for m in ctx.core.roster.values()}
+    word = bc.word
+    line = (f"{'🚨' if bc.procedure else '📣'} {word} {bc.at[11:16]} "
+            f"({target_label(bc.target, ctx.ground(fx))}): {len(bc.acked)}/{bc.sent} have it")
+    if bc.missing:
+        shown = [names.get(w, w) for w in bc.missing[:NAMES_SHOWN]]
+        more = len(bc.missing) - len(shown)
+        line += " · not yet: " + ", ".join(shown) + (f" (+{more})" if more else "")
+    return [line]
+
+
+def register(registry: Registry) -> None:
+    """Add /broadcast, the four procedures and the "I have it" button."""
+    registry.add(Spec("broadcast", BROADCAST_USAGE, "One message to every steward of a zone",
+                      broadcast_cmd, aliases=("bc", "tellall")))
+    for kind in PROCEDURES:
+        registry.add(Spec(kind, f"/{kind} [zone|all] [text]",
+                          f"{PROCEDURES[kind][0].title()}: to every steward, confirmed first",
+                          _procedure_cmd(kind),
+                          aliases=("all-clear", "all_clear") if kind == "allclear" else ()))
+    registry.add(Spec("ihaveit", "/ihaveit <id>", "I have the broadcast", ihaveit_cmd,
+                      hidden=True, aliases=("gotit",)))

@@ -1,0 +1,198 @@
+"""Reaching every steward at once (issue 24 §4) through python-telegram-bot against the fake
+Bot API: a procedure is confirmed first, goes through the durable outbox to every targeted
+steward and to control with an "I have it" button, acknowledgements are counted in /status,
+and while it goes out nothing else is sent, on this replica or another."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest_asyncio
+
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.app import build_core
+from bot.core.dispatch import Core
+from bot.core.roles import Member
+from bot.delivery.durable import OutboxReader
+from bot.delivery.lane import Lane
+from bot.domain.messages import Outbound, Reply
+from bot.settings import Settings
+from bot.store.stewarding import Stewarding
+from rigs.fakes.telegram_api import Call, FakeTelegram
+from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+    CONTROL,
+    Feed,
+    fake,
+    polling,
+    sends_to,
+    sent_message,
+    tg_settings,
+)
+from tests.delivery.test_delivery import durable
+
+SO = 300000001  # the safety officer, on Telegram
+# stewards by the club's rota name / tabard: two in the east stand (STB), one at the away gate
+EAST = [300000011, 300000012]
+AWAY_GATE = 100000001  # the roster's Telegram steward (zone gate_away)
+ROTA = {300000011: ("Tabard 311", "stb_upper"), 300000012: ("Tabard 312", "stb_lower")}
+
+
+@pytest_asyncio.fixture
+async def deployed(core: Core, polling: TelegramAdapter  # noqa: F811
+                   ) -> AsyncIterator[OutboxReader]:
+    core.roster[f"telegram:{SO}"] = Member("telegram", str(SO), "safety_officer",
+                                           "Safety Officer")
+    for who in ("console:steward", "console:supervisor"):  # a Telegram-only deployment here
+        core.roster.pop(who)
+    for uid, (name, zone) in ROTA.items():
+        core.roster[f"telegram:{uid}"] = Member("telegram", str(uid), "steward", name, zone)
+    reader = await durable(core)
+    yield reader
+    await reader.stop()
+
+
+def procedure_calls(calls: list[Call], word: str) -> list[Call]:
+    return [c for c in calls if c.ok and c.method == "sendMessage"
+            and word in str(c.params.get("text"))]
+
+
+def button(call: Call, label: str) -> str:
+    rows = (call.params.get("reply_markup") or {}).get("inline_keyboard", [])
+    return next(b["callback_data"] for row in rows for b in row if label in b["text"])
+
+
+async def confirm(fake: FakeTelegram, feed: Feed, text: str) -> None:  # noqa: F811
+    await feed(fake.message_update(SO, text))
+    ask = (await fake.wait_for(sends_to(SO, "Confirm")))[-1]
+    await feed(fake.callback_update(SO, sent_message(fake, SO, "Confirm"),
+                                    button(ask, "now")))
+
+
+async def test_evacuate_is_confirmed_then_reaches_every_steward_and_control_and_acks_count(
+        core: Core, fake: FakeTelegram, deployed: OutboxReader) -> None:  # noqa: F811
+    feed = Feed(fake)
+    await feed(fake.message_update(SO, "/evacuate all fire in the east stand"))
+    ask = (await fake.wait_for(sends_to(SO, "Confirm EVACUATE")))[-1]
+    assert "3 stewards" in ask.params["text"]
+    assert procedure_calls(fake.calls, "🚨 EVACUATE") == []  # nothing before the confirm
+
+    await feed(fake.callback_update(SO, sent_message(fake, SO, "Confirm"), button(ask, "now")))
+    chats = {*EAST, AWAY_GATE, CONTROL}
+    sent = await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 4
+                               and procedure_calls(calls, "🚨 EVACUATE"))
+    assert {c.params["chat_id"] for c in sent} == chats
+    assert len(sent) == 4  # once each
+    to_steward = next(c for c in sent if c.params["chat_id"] == EAST[0])
+    assert "fire in the east stand" in to_steward.params["text"]
+    assert "nearest safe exit" in to_steward.params["text"]  # the standing instruction
+
+    await feed(fake.callback_update(EAST[0], sent_message(fake, EAST[0], "EVACUATE"),
+                                    button(to_steward, "I have it")))
+    await fake.wait_for(sends_to(EAST[0], "Control knows you have it"))
+    await feed(fake.message_update(SO, "/status"))
+    status = (await fake.wait_for(sends_to(SO, "have it")))[-1].params["text"]
+    assert "EVACUATE" in status and "1/3 have it" in status
+    assert "Tabard 312" in status and "Tabard 311" not in status
+
+    # a second tap, and a tap by someone it was not sent to, change nothing
+    await feed(fake.callback_update(EAST[0], sent_message(fake, EAST[0], "EVACUATE"),
+                                    button(to_steward, "I have it")))
+    await feed(fake.message_update(SO, "/status"))
+    await fake.wait_for(lambda calls: len(sends_to(SO, "have it")(calls)) >= 2)
+    assert "1/3 have it" in sends_to(SO, "have it")(fake.calls)[-1].params["text"]
+
+
+async def test_a_zone_lockdown_reaches_only_that_zones_stewards(
+        core: Core, fake: FakeTelegram, deployed: OutboxReader) -> None:  # noqa: F811
+    feed = Feed(fake)
+    await confirm(fake, feed, "/lockdown stb hold the doors")
+    await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 LOCKDOWN")) >= 3)
+    await deployed.drain()
+    chats = sorted(c.params["chat_id"] for c in procedure_calls(fake.calls, "🚨 LOCKDOWN"))
+    assert chats == sorted([*EAST, CONTROL])
+
+
+async def test_nothing_else_is_sent_while_a_procedure_goes_out(
+        core: Core, fake: FakeTelegram, deployed: OutboxReader) -> None:  # noqa: F811
+    feed = Feed(fake)
+    await feed(fake.message_update(SO, "/invacuate all"))
+    ask = (await fake.wait_for(sends_to(SO, "Confirm")))[-1]
+    fake.fail("sendMessage", times=1)  # the first procedure message is held up a second
+    await feed(fake.callback_update(SO, sent_message(fake, SO, "Confirm"), button(ask, "now")))
+    # a report during the procedure: its card and its answer wait for the lane
+    await feed(fake.message_update(AWAY_GATE, "/incident missile @gate_away s3 coins"))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"), timeout=15)
+    order = [c for c in fake.calls if c.ok and c.method == "sendMessage"
+             and c.params["chat_id"] != SO]
+    last_procedure = max(i for i, c in enumerate(order) if "🚨 INVACUATE" in c.params["text"])
+    first_other = min(i for i, c in enumerate(order) if "INVACUATE" not in c.params["text"])
+    assert len(procedure_calls(order, "🚨 INVACUATE")) == 4
+    assert last_procedure < first_other, [c.params["text"][:30] for c in order]
+    assert await Stewarding(core.store).lane() is None  # given back once all were delivered
+
+
+class Watched:
+    """The lane's state, telling the test when a replica has found it held."""
+
+    def __init__(self, state: Stewarding) -> None:
+        self.state = state
+        self.seen_held = asyncio.Event()
+
+    async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
+        await self.state.hold_lane(bid, messages, ttl_s)
+
+    async def lane(self) -> tuple[str, int] | None:
+        got = await self.state.lane()
+        if got is not None:
+            self.seen_held.set()
+        return got
+
+    async def release_lane(self, bid: str) -> bool:
+        return await self.state.release_lane(bid)
+
+
+async def test_the_lane_holds_another_replicas_messages(
+        core: Core, settings: Settings, fake: FakeTelegram,  # noqa: F811
+        polling: TelegramAdapter) -> None:  # noqa: F811
+    state = Stewarding(core.store)
+    await state.hold_lane("P-test", 1, 60)
+    other = build_core(core.store, settings, core.clock, cache_ttl=0)  # another replica
+    watched = Watched(Stewarding(core.store))
+    other.notifier.lane = Lane(watched, poll_s=0.05)
+    other.notifier.add_sink(polling.sink)
+    await other.notifier.send([Outbound("control", Reply("a digest that can wait"))])
+    await asyncio.wait_for(watched.seen_held.wait(), 5)
+    await asyncio.wait_for(watched.seen_held.wait(), 5)
+    assert sends_to(CONTROL, "can wait")(fake.calls) == []
+    await other.notifier.send([Outbound("control", Reply("🚨 LOCKDOWN"), urgent="P-test")])
+    await fake.wait_for(sends_to(CONTROL, "LOCKDOWN"))
+    await fake.wait_for(sends_to(CONTROL, "can wait"))  # the lane is free once it is out
+    order: list[Any] = [c.params["text"] for c in fake.calls
+                        if c.ok and c.method == "sendMessage" and c.params["chat_id"] == CONTROL]
+    assert order.index("🚨 LOCKDOWN") < order.index("a digest that can wait")
+    assert await state.lane() is None
+    await other.notifier.close()
+
+
+async def test_a_missing_child_goes_to_exit_posts_without_a_name_and_found_closes_it(
+        core: Core, fake: FakeTelegram, deployed: OutboxReader) -> None:  # noqa: F811
+    feed = Feed(fake)
+    await feed(fake.message_update(SO, "/missing name=Sam age=7 desc=red coat seen=gate c "
+                                       "at=19:20"))
+    await fake.wait_for(sends_to(SO, "No name"))
+    await feed(fake.message_update(SO, "/missing age=7 desc=red coat, blue cap, about 120cm "
+                                       "seen=gate c at=19:20"))
+    alert = (await fake.wait_for(sends_to(AWAY_GATE, "MISSING CHILD")))[-1]
+    assert "red coat, blue cap" in alert.params["text"]
+    assert "Gate C turnstiles at 19:20" in alert.params["text"]
+    assert "Sam" not in json.dumps([c.params for c in fake.calls])
+    # exit posts and supervisors only: the STB stewards are not told
+    assert sends_to(EAST[0], "MISSING")(fake.calls) == []
+    await fake.wait_for(sends_to(CONTROL, "MISSING CHILD"))
+    mid = alert.params["text"].split("MISSING CHILD ")[1].split(" ")[0]
+    await feed(fake.message_update(SO, f"/found {mid} reunited with mum at Gate C"))
+    done = (await fake.wait_for(sends_to(AWAY_GATE, "FOUND")))[-1]
+    assert mid in done.params["text"] and "reunited with mum at Gate C" in done.params["text"]
