@@ -25,7 +25,7 @@ from bench import rig  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.early_warning import Report, Watch, load_rules  # noqa: E402
 from bot.replay import parse_script, replay  # noqa: E402
-from bot.schedule.early_warning import report_of  # noqa: E402
+from bot.schedule.early_warning_feed import report_of  # noqa: E402
 from bot.schedule.scheduler import Scheduler  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

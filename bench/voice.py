@@ -125,7 +125,7 @@ async def stall(notes: list[tuple[bytes, int]],
     real Telegram path: the fake Bot API, python-telegram-bot, getFile, the pool, Redis."""
     from pydantic import SecretStr
 
-    from bot.adapters.telegram.adapter import TelegramAdapter
+    from bot.adapters.telegram.telegram_adapter import TelegramAdapter
     from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
     async with bench_core() as (core, _url, _tmp):

@@ -274,7 +274,7 @@ async def _heads(app: App, fixture_id: str) -> int:
 
 async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int:
     """The post-match report of a fixture (for the FA and the SAG), as a PDF file."""
-    from bot.evidence.charts import chart_from_counts, draw_chart
+    from bot.evidence.match_chart import chart_from_counts, draw_chart
     from bot.evidence.postmatch import build_report, report_pdf
 
     assert app.core is not None

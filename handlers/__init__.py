@@ -16,13 +16,13 @@ from handlers import (
     note,
     police,
     status,
-    voice,
-    web,
+    voice_notes,
+    web_signin,
 )
 
 
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, voice, web):
+                   amend, merge, methane, hot, note, voice_notes, web_signin):
         module.register(registry)

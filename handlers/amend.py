@@ -12,8 +12,8 @@ from bot.domain.models import Fixture, Incident, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from bot.schedule.escalation import policy
 from bot.store import Refused
+from handlers.display import card
 from handlers.reporting import parse_severity, resolve_location, resolve_type
-from handlers.views import card
 
 AMEND_USAGE = ("/amend <id> [type=<type>] [severity=<1-5>] [location=<place>] "
                "[status=<earlier status>] [why]")

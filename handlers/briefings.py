@@ -8,7 +8,7 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.messages import Reply, Result
 from bot.domain.models import season_of
 from bot.evidence.season import resolve_club, season_table, season_text
-from bot.schedule.briefings import briefing_outbounds, briefing_replies
+from bot.schedule.briefing_content import briefing_outbounds, briefing_replies
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
 

@@ -276,7 +276,7 @@ async def _change(ctx: Ctx, fx: Fixture, fields: dict[str, str], line: str,
     twin = restricted_twin(ev, {"id": fx.id, **secret} if secret else {})
     applied = await ctx.store.update_fixture(fx.id, fields, ev, ctx.cmd.dedupe_key, twin)
     if not applied.duplicate:
-        from bot.schedule.briefings import reads_intel
+        from bot.schedule.briefing_content import reads_intel
 
         await ctx.core.changed("fixture", fx.id)
         told = line if notice is None or reads_intel(ctx.core, "command", fx.id) else notice

@@ -8,8 +8,8 @@ from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, incident_id
 from bot.schedule.escalation import policy
 from bot.store import Refused
+from handlers.display import card
 from handlers.reporting import log_incident
-from handlers.views import card
 
 MERGE_USAGE = "/merge <token> new"
 

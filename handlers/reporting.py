@@ -19,7 +19,7 @@ from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.schedule.escalation import policy
 from bot.store import Refused, Similar
-from handlers.views import age, card, hot_prompt
+from handlers.display import age, card, hot_prompt
 from handlers.words import resolve_word
 
 DEFAULT_SEVERITY = {

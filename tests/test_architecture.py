@@ -145,6 +145,25 @@ def test_the_domain_package_does_no_io():
         assert not libs & {"redis", "aiohttp", "httpx", "telegram", "slack_bolt", "socket"}, path
 
 
+def shared_basenames(paths: list[Path]) -> dict[str, list[str]]:
+    """Module file names (not __init__.py) that more than one of these paths has."""
+    seen: dict[str, list[str]] = {}
+    for path in paths:
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    return {name: sorted(where) for name, where in seen.items() if len(where) > 1}
+
+
+def test_a_search_for_a_module_file_name_finds_one_module():
+    assert shared_basenames(list(modules().values())) == {}
+
+
+def test_the_basename_check_finds_two_modules_of_one_name():
+    found = shared_basenames([ROOT / "bot/web/health.py", ROOT / "bot/observe/health.py",
+                              ROOT / "bot/__init__.py", ROOT / "handlers/__init__.py"])
+    assert found == {"health.py": ["bot/observe/health.py", "bot/web/health.py"]}
+
+
 def test_lua_placeholders_stay_inside_the_store():
     for name, path in modules().items():
         if not name.startswith("bot.store"):

@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 
 from bot.observe import metrics
-from bot.observe.health import health_routes
+from bot.observe.endpoints import health_routes
 from bot.store import Store
 from rigs.net import free_port, serving
 

@@ -58,7 +58,7 @@ class OutboxReader:
         self.rescan_s = rescan_s
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._main: asyncio.Task[None] | None = None
-        self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.health.watch, if run
+        self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.chat_health.watch, if run
         self._left: dict[tuple[str, str], int] = {}  # (fixture, entry) -> chats still to reach
         notifier.journal = self  # in-flight and delivered marks around each send
 

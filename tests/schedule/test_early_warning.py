@@ -10,7 +10,7 @@ import pytest
 
 from bot.domain.early_warning import Report, Rule, Rules, Watch, load_rules, matching
 from bot.domain.grounds import load_ground
-from bot.schedule.early_warning import EarlyWarning
+from bot.schedule.early_warning_feed import EarlyWarning
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = load_rules(ROOT / "config" / "early_warning.toml")

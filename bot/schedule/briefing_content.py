@@ -12,7 +12,7 @@ from bot.domain.cadence import BriefingConfig, config_for
 from bot.domain.messages import Outbound, Reply
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
-from bot.evidence.charts import chart_data, chart_from_counts, draw_chart
+from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
 
 log = logging.getLogger(__name__)
