@@ -37,9 +37,7 @@ async def night_reports() -> tuple[list[Report], object]:
     """The bundled night's reports as its replayed log holds them, and its ground."""
     lines = parse_script(NIGHT).lines
     rig.START = lines[0].at  # the bench's virtual clock starts with the night (never goes back)
-    async with rig.bench_core() as (core, _url, _tmp):
-        core.drill = Drill(live=False)
-        core.store.use_drill_index()
+    async with rig.bench_core(drill=Drill(live=False)) as (core, _url, _tmp):
         scheduler = Scheduler(core, clock=core.clock, live=False)
         await scheduler.start()
         try:

@@ -164,6 +164,11 @@ def test_the_basename_check_finds_two_modules_of_one_name():
     assert found == {"health.py": ["bot/observe/health.py", "bot/web/health.py"]}
 
 
+def test_the_core_leaves_live_or_drill_to_its_fixture_strategy():
+    text = (ROOT / "bot/core/dispatch.py").read_text()
+    assert re.findall(r"drill\.\w+|drill is (?:not )?None", text) == []
+
+
 def test_lua_placeholders_stay_inside_the_store():
     for name, path in modules().items():
         if not name.startswith("bot.store"):
