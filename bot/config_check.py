@@ -18,7 +18,7 @@ from bot.core.roles import RolesError, load_role_matrix
 from bot.domain.cadence import OFFSET_RE
 from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground
-from bot.domain.vocab import RISK_CATEGORIES, ROLES
+from bot.domain.vocab import INCIDENT_TYPES, RISK_CATEGORIES, ROLES
 
 Seconds = Annotated[int, Field(ge=0, le=7 * 24 * 3600)]
 Minutes = Annotated[int, Field(ge=0, le=7 * 24 * 60)]
@@ -189,6 +189,7 @@ def check_config(config_dir: Path,
     _escalation(c, audiences)
     _briefings(c, audiences)
     _roster(c, zones)
+    _inspections(c, zones)
     retention = c.read("retention.toml")
     c.model("retention.toml", retention, RetentionFile)
     warnings = config_dir / "early_warning.toml"
@@ -320,6 +321,47 @@ def _briefings(c: Checker, audiences: dict[str, bool] | None) -> None:
                       "T-<n>m, e.g. T-3h)")
     for name in ("full", "stewards", "summary"):
         _audience_refs(c, f, f"audiences.{name}", getattr(br.audiences, name), audiences)
+
+
+class InspectionItem(Strict):
+    key: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,32}$")]
+    label: Annotated[str, Field(min_length=1, max_length=120)]
+    role: str
+    zone: str
+    due_h: Annotated[int, Field(ge=0, le=14 * 24)]
+    critical: bool = False
+    incident_type: str = "other"
+
+
+class InspectionGround(Strict):
+    item: list[InspectionItem]
+
+
+class InspectionsFile(Strict):
+    grounds: dict[str, InspectionGround]
+
+
+def _inspections(c: Checker, zones: dict[str, set[str]]) -> None:
+    """Optional: the pre-event checklists name known grounds, zones, roles and types."""
+    f = "inspections.toml"
+    data = c.model(f, c.read(f, required=False), InspectionsFile)
+    if data is None:
+        return
+    for gid, ground in data.grounds.items():
+        if zones and gid not in zones:
+            c.add(f, f"grounds.{gid}", f"{gid!r} is not a ground in grounds/")
+        keys: set[str] = set()
+        for i, item in enumerate(ground.item):
+            key = f"grounds.{gid}.item[{i}]"
+            if item.key in keys:
+                c.add(f, f"{key}.key", f"{item.key!r} is listed twice")
+            keys.add(item.key)
+            if ROLES.resolve(item.role) is None:
+                c.add(f, f"{key}.role", f"unknown role {item.role!r}")
+            if gid in zones and item.zone not in zones[gid]:
+                c.add(f, f"{key}.zone", f"{item.zone!r} is not a zone of {gid}")
+            if INCIDENT_TYPES.resolve(item.incident_type) is None:
+                c.add(f, f"{key}.incident_type", f"unknown incident type {item.incident_type!r}")
 
 
 def _roster(c: Checker, zones: dict[str, set[str]]) -> None:

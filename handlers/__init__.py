@@ -7,15 +7,19 @@ from handlers import (
     admin,
     amend,
     briefings,
+    decisions,
     fixtures,
     forms,
     hot,
     incidents,
+    inspections,
     merge,
     methane,
     note,
+    pack,
     police,
     status,
+    timings,
     voice_notes,
     web_signin,
 )
@@ -24,5 +28,6 @@ from handlers import (
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, voice_notes, web_signin):
+                   amend, merge, methane, hot, note, voice_notes, web_signin, decisions,
+                   timings, inspections, pack):
         module.register(registry)

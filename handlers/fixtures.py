@@ -13,7 +13,9 @@ from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, slug
 from bot.domain.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
+from bot.domain.timings import BY_PHASE
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
+from handlers.inspections import turnstiles_refusal
 from handlers.words import resolve_word
 
 FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-IRD>] "
@@ -303,9 +305,15 @@ async def phase_cmd(ctx: Ctx) -> Result:
         raise UsageError("Which phase?")
     phase = resolve_word(PHASES, ctx.args[0], "phase")
     fx = await ctx.fixture()
+    if phase == "gates" and fx.phase != "gates":
+        refusal = await turnstiles_refusal(ctx, fx)  # the pre-event inspection's gate
+        if refusal:
+            raise UsageError(refusal)
     ev = ctx.event("fixture.phase", {"id": fx.id, "phase": phase, "from": fx.phase})
     ev.phase = phase
-    applied = await ctx.store.update_fixture(fx.id, {"phase": phase}, ev, ctx.cmd.dedupe_key)
+    timing = BY_PHASE.get(phase)  # the phases that start a key timing record it too
+    applied = await ctx.store.update_fixture(fx.id, {"phase": phase}, ev, ctx.cmd.dedupe_key,
+                                             timing=timing.key if timing else "")
     if not applied.duplicate:
         if phase == "closed":  # the log's head at close, kept apart from the log itself
             from bot.evidence.export import chain_head, head_detail
@@ -317,7 +325,9 @@ async def phase_cmd(ctx: Ctx) -> Result:
         for audience in ("control", "command"):
             ctx.notify(audience, Reply(f"Phase: {PHASES.label(phase)}", title=fx.title),
                        fixture=fx.id)
-    return Result(Reply(f"Phase is now {PHASES.label(phase)}."))
+    at = ctx.now.astimezone(ctx.core.settings.zone)
+    return Result(Reply(f"Phase is now {PHASES.label(phase)}."
+                        + (f" {timing.label} recorded at {at:%H:%M}." if timing else "")))
 
 
 def fixture_summary_fields(fx: Fixture) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
+from handlers.decisions import continue_decision
 from handlers.methane import continue_methane
 from handlers.reporting import joined_again, log_incident, parse_severity
 
@@ -273,6 +274,8 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
         return None
     if state.get("kind") == "methane":
         return await continue_methane(ctx, fx, state)
+    if state.get("kind") == "decision":
+        return await continue_decision(ctx, fx, state)
     step = state.get("step")
     loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
     if step == "location" and loc is not None:

@@ -9,6 +9,7 @@ from bot.domain.ledger import Event, Var
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
+from handlers.decisions import record_from_command
 from handlers.display import card, clock_time, timeline_lines
 from handlers.forms import start_form
 from handlers.reporting import add_text, log_incident, parse_report
@@ -116,7 +117,15 @@ async def transition(ctx: Ctx) -> Result:
         said += (f" It had not been acknowledged: your handover is recorded as its "
                  f"acknowledgement (by {name}, {clock_time(ack.at, ctx.core.settings.zone)}), "
                  "and its escalation stops.")
-    return Result(Reply(said, title=""))
+    reply = Reply(said, title="")
+    if to == "handed_to_police" and ctx.core.roles.allowed(ctx.role, "decision"):
+        # handing an incident to the police is a command decision: logged, rationale asked
+        prompt = await record_from_command(
+            ctx, fx, f"Hand {inc.id} to police" + (f": {note}" if note else ""),
+            f"handover {inc.id}", incidents=inc.id)
+        reply.text += "\n" + prompt.text
+        reply.buttons = prompt.buttons
+    return Result(reply)
 
 
 async def _handover_ack(ctx: Ctx, fx: Fixture, n: int, name: str) -> Event | None:

@@ -12,6 +12,7 @@ from bot.domain.grounds import Ground
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES
+from handlers.decisions import record_from_command
 from handlers.reporting import log_incident
 
 # key, letter, question
@@ -125,6 +126,12 @@ async def send(ctx: Ctx, fx: Fixture, answers: dict[str, str], drop_form: bool) 
         ctx.notify(audience, msg, fixture=fx.id)
     result.reply.text = f"{word} sent to control, command and police as {iid}.\n{body}"
     result.reply.title = f"{word} {iid}"
+    if word == "METHANE" and ctx.core.roles.allowed(ctx.role, "decision"):
+        # declaring a major incident is a command decision: logged, its rationale asked for
+        prompt = await record_from_command(ctx, fx, f"Major incident declared ({iid})",
+                                           f"methane {iid}", incidents=iid)
+        result.reply.text += "\n" + prompt.text
+        result.reply.buttons = result.reply.buttons + prompt.buttons
     return result
 
 

@@ -13,6 +13,9 @@ from tests.test_cli import ROOT, matchday
 
 # (file, text to replace, replacement, the line expected: file and key first)
 BREAKS = [
+    ("inspections.toml", 'zone = "stb_walkway"', 'zone = "stb_walkwya"',
+     "inspections.toml: grounds.london_stadium.item[0].zone: 'stb_walkwya' is not a zone of "
+     "london_stadium"),
     ("escalation.toml", "{ after_s = 180,", '{ after_s = "3m",',
      "escalation.toml: severity.4.tiers[1].after_s: input should be a valid integer"),
     ("escalation.toml", 'tiers = [{ after_s = 300, to = ["control"] }]',
@@ -65,7 +68,7 @@ def broken_config(tmp_path: Path, file: str, old: str, new: str) -> Path:
 def test_the_shipped_config_is_ok(tmp_path: Path) -> None:
     p = matchday("check-config", env={"MATCHDAY_DATA_DIR": str(tmp_path)})
     assert p.returncode == 0, p.stdout + p.stderr
-    assert p.stdout.startswith("config OK: 8 files")
+    assert p.stdout.startswith("config OK: 9 files")
 
 
 @pytest.mark.parametrize(("file", "old", "new", "line"), BREAKS,

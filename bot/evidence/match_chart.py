@@ -90,8 +90,11 @@ def chart_from_counts(counts: dict[str, int], fine: bool = False) -> ChartData |
     return data
 
 
+Mark = tuple[datetime, str]  # a key timing on the chart: when, and its short label
+
+
 def render_chart(data: ChartData, title: str, tz: ZoneInfo,
-                 kickoff: datetime | None = None) -> bytes:
+                 kickoff: datetime | None = None, marks: tuple[Mark, ...] = ()) -> bytes:
     """A phone-readable PNG (about 1000x600 px) of the binned data. Thread-safe: its own
     Figure on its own Agg canvas, none of pyplot's global state (draw_chart runs it in a
     worker thread)."""
@@ -119,11 +122,12 @@ def render_chart(data: ChartData, title: str, tz: ZoneInfo,
             ax.annotate(str(n), (x, bottom[x] + top * 0.08), textcoords="offset points",
                         xytext=(0, 9), ha="center", fontsize=13, color="#d50000",
                         fontweight="bold")
-    if kickoff is not None:
-        ko = (kickoff - data.start) / BIN - 0.5
-        if -0.5 <= ko <= data.bins:
-            ax.axvline(ko, color="#333", linestyle="--", linewidth=1.2)
-            ax.text(ko, top * 1.22, " KO", fontsize=12, va="top")
+    lines = ((kickoff, "KO"),) if kickoff is not None else ()
+    for at, label in (*lines, *marks):
+        x = (at - data.start) / BIN - 0.5
+        if -0.5 <= x <= data.bins:
+            ax.axvline(x, color="#333", linestyle="--", linewidth=1.2)
+            ax.text(x, top * 1.22, f" {label}", fontsize=12, va="top")
     step = max(1, data.bins // 8)
     ax.set_xticks(xs[::step])
     ax.set_xticklabels([f"{(data.start + BIN * x).astimezone(tz):%H:%M}" for x in xs[::step]],
@@ -146,9 +150,12 @@ def render_chart(data: ChartData, title: str, tz: ZoneInfo,
 
 async def draw_chart(data: ChartData, title: str, tz: ZoneInfo,
                      kickoff: datetime | None = None,
-                     render: Callable[..., bytes] | None = None) -> bytes:
+                     render: Callable[..., bytes] | None = None,
+                     marks: tuple[Mark, ...] = ()) -> bytes:
     """render_chart (or `render`) in a worker thread: drawing, and matplotlib's first import,
     take up to a second, and every other command waits while the event loop is busy."""
+    if marks:
+        return await asyncio.to_thread(render or render_chart, data, title, tz, kickoff, marks)
     return await asyncio.to_thread(render or render_chart, data, title, tz, kickoff)
 
 

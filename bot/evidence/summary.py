@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, tzinfo
 from typing import Any
 
+from bot.domain.clock import iso, parse_iso
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture
+from bot.domain.timings import BY_KEY, latest
 from bot.domain.vocab import BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES
 from bot.store import Store
+from bot.store.timings import KeyTimings
 
 
 def _group(counts: dict[str, int], prefix: str) -> dict[str, int]:
@@ -48,8 +52,9 @@ def figures_from_counts(counts: dict[str, int]) -> dict[str, Any]:
 
 async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
     """Everything the post-match summary says, as plain data (the --json output)."""
-    counts, open_ids, rt = await asyncio.gather(store.counts(fx.id), store.open_ids(fx.id, 50),
-                                                store.response_times(fx.id))
+    counts, open_ids, rt, timings = await asyncio.gather(
+        store.counts(fx.id), store.open_ids(fx.id, 50), store.response_times(fx.id),
+        KeyTimings(store).read(fx.id))
     figures = figures_from_counts(counts)
 
     figures["fixture"] = {"id": fx.id, "home": fx.home, "away": fx.away,
@@ -57,6 +62,7 @@ async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
                           "ground": fx.ground, "phase": fx.phase, "season": fx.season}
     figures["open_incidents"] = open_ids
     figures["response_times"] = rt
+    figures["key_timings"] = {t.key: iso(t.at) for t in latest(timings)}
     return figures
 
 
@@ -78,7 +84,7 @@ def _top(d: dict[str, int], label: Any, n: int = 6) -> str:
     return text + (f", +{len(items) - n} more" if len(items) > n else "") if items else "none"
 
 
-def summary_text(fig: dict[str, Any], ground: Ground) -> str:
+def summary_text(fig: dict[str, Any], ground: Ground, tz: tzinfo = UTC) -> str:
     """The summary as a few dense lines for chat."""
     inc, arr, ban, rt = fig["incidents"], fig["arrests"], fig["bans"], fig["response_times"]
     io, ha = arr["inside_outside"], arr["home_away"]
@@ -97,6 +103,10 @@ def summary_text(fig: dict[str, Any], ground: Ground) -> str:
         f"Time to acknowledge: median {mmss(rt['median_ack_s'])}, worst {mmss(rt['worst_ack_s'])}"
         f" · to close: median {mmss(rt['median_close_s'])}, worst {mmss(rt['worst_close_s'])}",
     ]
+    if fig.get("key_timings"):
+        lines.append("Key timings: " + " · ".join(
+            f"{BY_KEY[k].label} {parse_iso(at).astimezone(tz):%H:%M}"
+            for k, at in fig["key_timings"].items() if k in BY_KEY))
     if fig["open_incidents"]:
         lines.append("Still open: " + ", ".join(fig["open_incidents"][:10]))
     return "\n".join(lines)

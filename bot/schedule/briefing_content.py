@@ -11,9 +11,11 @@ from bot.core.dispatch import Core
 from bot.domain.cadence import BriefingConfig, config_for
 from bot.domain.messages import Outbound, Reply
 from bot.domain.models import Fixture
+from bot.domain.timings import BY_KEY, latest
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
+from bot.store.timings import KeyTimings
 
 log = logging.getLogger(__name__)
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
@@ -154,8 +156,12 @@ async def summary_chart(core: Core, fx: Fixture) -> bytes | None:
         data = chart_data(await core.store.events(fx.id))
     if data is None:
         return None
+    timings = latest(await KeyTimings(core.store).read(fx.id))
+    marks = tuple((t.at, BY_KEY[t.key].short) for t in timings)
+    # the recorded kick-off, when there is one, instead of the planned one
+    kickoff = None if any(t.key == "kick_off" for t in timings) else fx.kickoff
     return await draw_chart(data, f"{fx.title}: incidents per 15 min",
-                            config_for(core.settings).tz, fx.kickoff)
+                            config_for(core.settings).tz, kickoff, marks=marks)
 
 
 async def summary_reply(core: Core, fx: Fixture, late_due: datetime | None = None) -> Reply:
@@ -168,7 +174,8 @@ async def summary_reply(core: Core, fx: Fixture, late_due: datetime | None = Non
     title = f"Summary · {fx.title}"
     if late_due is not None:
         title += f" · LATE (was due {late_due.astimezone(config_for(core.settings).tz):%H:%M})"
-    return Reply(summary_text(fig, ground), title=title, images=[png] if png else [])
+    return Reply(summary_text(fig, ground, config_for(core.settings).tz), title=title,
+                 images=[png] if png else [])
 
 
 async def summary_outbounds(core: Core, fx: Fixture,

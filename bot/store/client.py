@@ -84,6 +84,7 @@ from bot.store.ops import (
     log_restricted,
 )
 from bot.store.plans import Plans
+from bot.store.timings import timing_ops
 from bot.store.unsure import UnsureResends
 
 N = Var("n")  # the number the write just took
@@ -529,14 +530,16 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
-                             dedupe: str, restricted: Event | None = None) -> Applied:
+                             dedupe: str, restricted: Event | None = None,
+                             timing: str = "") -> Applied:
         """Change fixture fields (category, kick-off, phase, status) and log it (restricted
-        fields in the restricted log, in the same write)."""
+        fields in the restricted log, and the key timing a phase starts, in the same write)."""
         ops: list[Op] = [
             RequireExists("meta", f"No fixture {fx_id}."),
             Hset("meta", fields),
             *log_restricted(restricted),
             *log_event(ev),
+            *(timing_ops(timing, ev) if timing else ()),
             ReturnHash("meta"),
         ]
         return await self.apply(fx_prefix(fx_id), ops, dedupe)

@@ -101,8 +101,9 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         f"{escape(ROLES.label(me['role']))}</div>"
         "<nav>" + ("" if me["role"] == "steward" else  # a steward may not open it
                    f"<a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>")
-        +
-        "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
+        + (f"<a href=\"/control/decisions?fixture={escape(fx.id)}\">Decision log</a>"
+           if me.get("decisions") else "")
+        + "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
         f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf)}\">"
         "<button type=\"submit\">Sign out</button></form></nav></header>"
         "<div id=\"notlive\" class=\"notlive\" role=\"alert\" hidden><b>NOT LIVE</b> since "

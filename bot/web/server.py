@@ -20,8 +20,10 @@ from bot.evidence.match_chart import chart_data, chart_from_counts
 from bot.evidence.postmatch import build_report
 from bot.evidence.summary import mmss
 from bot.store import StoreUnavailable
+from bot.store.decisions import DecisionLog
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
+from bot.web.decisions import decisions_page
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.web.live import (
     GZIP_HEADER,
@@ -114,6 +116,7 @@ class ControlRoom:
             web.get("/control/events", self.events), web.post("/control/action", self.action),
             web.get("/control/chart.svg", self.chart), web.get("/control/post-match", self.post),
             web.get("/control/incidents", self.incidents),
+            web.get("/control/decisions", self.decisions),
             web.get("/control/static/{name}", self.static),
         ])
         app.on_startup.append(self._on_startup)
@@ -310,7 +313,8 @@ class ControlRoom:
             "fixture": fx.id, "last": last, "now": iso(self.core.clock.now()),
             "tz": self.core.settings.tz,
             "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
-                   "actions": [a for a in ACTIONS if viewer.may(a)]},
+                   "actions": [a for a in ACTIONS if viewer.may(a)],
+                   "decisions": viewer.may("decisions")},
             "incidents": by_id, "log": log_rows, "partial": True,
             "delivery": None if viewer.steward else self.live.delivery_now(),
             "columns": {k: len(v) for k, v in columns.items()},
@@ -368,6 +372,20 @@ class ControlRoom:
                                labels,
                                fig["open_incidents"], report)
         return web.Response(text=body, content_type="text/html")
+
+    async def decisions(self, request: web.Request) -> web.Response:
+        """The decision log panel, for the roles that keep it (roles.toml: decisions)."""
+        session = await self._session(request)
+        viewer = session.viewer
+        if not self.core.roles.allowed(viewer.role, "decisions"):
+            await self.access.deny(viewer.who, "decision log")
+            raise web.HTTPForbidden(text=message_page(
+                "Not for your role", "The decision log is for the Safety Officer, the police "
+                "commander and control."), content_type="text/html")
+        fx = await self._fixture(request, viewer)
+        view = await DecisionLog(self.core.store).read(fx.id)
+        return web.Response(text=decisions_page(fx, view, self.core.settings.zone),
+                            content_type="text/html")
 
     async def static(self, request: web.Request) -> web.Response:
         """The screen's script and style."""

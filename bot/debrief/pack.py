@@ -1,0 +1,131 @@
+"""`matchday pack --fixture X`: the debrief pack folder: pack.pdf, CSVs of incidents,
+decisions, key timings, inspections, response times and police counts, the evidence export
+of the log, and one manifest signed over every file."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from bot.debrief.figures import incident_rows, response_by_severity, timeline
+from bot.debrief.pdf import STEPS, PackData, pack_pdf
+from bot.domain.clock import parse_iso
+from bot.domain.grounds import Ground
+from bot.domain.inspections import checklists, override_of, readiness
+from bot.domain.models import Fixture
+from bot.domain.timings import latest
+from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
+from bot.evidence.signing import public_hex, sign
+from bot.evidence.summary import summary_figures
+from bot.store import Store
+from bot.store.decisions import DecisionLog
+from bot.store.inspections import Inspections
+from bot.store.timings import KeyTimings
+from bot.web.groundmap import load_map
+
+PDF = "pack.pdf"
+
+
+@dataclass(frozen=True)
+class Pack:
+    """What was written: the folder, its files and the PDF's page count."""
+
+    folder: Path
+    files: tuple[str, ...]
+    pages: int
+    head: str
+
+
+def _csv(path: Path, head: list[str], rows: list[list[Any]]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        w.writerows(rows)
+
+
+async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path,
+                     tz: ZoneInfo, out_dir: Path | str, *, key: Ed25519PrivateKey,
+                     at: str = "", by: str = "cli:pack") -> Pack:
+    """Write the pack folder and sign its manifest; the chain head is recorded in the audit
+    trail as any export's is."""
+    out = Path(out_dir)
+    await export_fixture(store, fx.id, out, False, by=by, key=key, at=at)
+    manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    events = await store.events(fx.id)
+    decisions = await DecisionLog(store).read(fx.id)
+    timings = latest(await KeyTimings(store).read(fx.id))
+    checks = await Inspections(store).read(fx.id)
+    items = checklists(config_dir).get(fx.ground, ())
+    override = override_of(decisions)
+    rows = incident_rows(events)
+    responses = response_by_severity(rows)
+    line = timeline(rows, decisions, timings, checks, items, ground.label)
+    figures = await summary_figures(store, fx)
+    head, n = manifest["head"], manifest["events"]
+
+    files: list[str] = []
+
+    def write(name: str, head_row: list[str], body: list[list[Any]]) -> None:
+        _csv(out / name, head_row, body)
+        files.append(name)
+
+    write("incidents.csv", ["id", "type", "severity", "location", "phase", "reported_at",
+                            "ack_s", "on_scene_s", "close_s"],
+          [[f"INC-{r.n}", r.type, r.severity, r.location, r.phase, r.reported.isoformat(),
+            r.ack_s, r.on_scene_s, r.close_s] for r in rows])
+    write("decisions.csv", ["id", "at", "by", "name", "role", "phase", "decision",
+                            "rationale", "options", "incidents", "supersedes", "explains",
+                            "source", "superseded_by"],
+          [[d.id, d.at.isoformat(), d.by, d.name, d.role, d.phase, d.decision,
+            decisions.rationale_of(d.n), d.options, " ".join(f"INC-{i}" for i in d.incidents),
+            f"D-{d.supersedes}" if d.supersedes else "",
+            f"D-{d.explains}" if d.explains else "", d.source,
+            f"D-{s}" if (s := decisions.superseded_by(d.n)) else ""]
+           for d in decisions.entries])
+    write("key_timings.csv", ["key", "label", "at", "by"],
+          [[t.key, t.label, t.at.isoformat(), t.by] for t in timings])
+    labels = {i.key: i for i in items}
+    write("inspections.csv", ["item", "label", "critical", "outcome", "at", "by", "role",
+                              "note", "photos", "incident"],
+          [[c.item, labels[c.item].label if c.item in labels else c.item,
+            labels[c.item].critical if c.item in labels else "", c.outcome, c.at.isoformat(),
+            c.by, c.role, c.note, len(c.photos), f"INC-{c.incident}" if c.incident else ""]
+           for c in checks])
+    write("response_times.csv", ["severity", "incidents"]
+          + [f"{step}_{m}" for step, _ in STEPS for m in ("median", "worst")],
+          [[r.severity, r.incidents] + [v for step, _ in STEPS for v in r.steps[step]]
+           for r in responses])
+    arr, bans = figures["arrests"], figures["bans"]
+    write("police_counts.csv", ["record", "category", "value", "count"],
+          [["arrests", "total", "", arr["total"]]]
+          + [["arrests", "offence", k, v] for k, v in arr["by_offence"].items()]
+          + [["arrests", "inside_outside", k, v] for k, v in arr["inside_outside"].items()]
+          + [["arrests", "home_away", k, v] for k, v in arr["home_away"].items()]
+          + [["bans", "total", "", bans["total"]]]
+          + [["bans", "type", k, v] for k, v in bans["by_type"].items()]
+          + [["bans", "status", k, v] for k, v in bans["by_status"].items()])
+    write("timeline.csv", ["at", "kind", "ref", "text"],
+          [[r.at.isoformat(), r.kind, r.ref, r.text] for r in line])
+
+    generated = parse_iso(at) if at else datetime.now(tz)
+    data = PackData(fx, ground.name, generated, n, head,
+                    sign(key, f"{fx.id} {n} {head}".encode()), public_hex(key), rows, responses,
+                    line, decisions, timings, items, checks,
+                    readiness(items, checks, override), figures, load_map(config_dir, ground))
+    pdf, pages = pack_pdf(data, tz)
+    (out / PDF).write_bytes(pdf)
+    files.append(PDF)
+
+    manifest["files"].update({name: file_sha(out / name) for name in files})
+    manifest["pack"] = {"pages": pages, "fixture_title": fx.title}
+    manifest.pop("signature", None)
+    manifest["signature"] = sign(key, signed_part(manifest))
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return Pack(out, tuple(sorted(manifest["files"])), pages, head)

@@ -1,0 +1,263 @@
+"""The debrief pack's PDF (fpdf2, A4, printable in black and white: severity in words and
+numbers, never colour alone)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from bot.debrief.figures import IncidentRow, ResponseRow, TimelineRow
+from bot.domain.decisions import LogView
+from bot.domain.inspections import Check, Item, Readiness, latest
+from bot.domain.models import Fixture
+from bot.domain.timings import Timing
+from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
+from bot.evidence.summary import mmss
+from bot.web.groundmap import SEVERITY_COLOURS, GroundMap
+
+if TYPE_CHECKING:
+    from fpdf import FPDF
+
+STEPS = (("ack_s", "Acknowledge"), ("on_scene_s", "On scene"), ("close_s", "Close"))
+
+
+@dataclass
+class PackData:
+    """Everything the PDF shows, read and worked out already."""
+
+    fixture: Fixture
+    ground_name: str
+    generated: datetime
+    events: int
+    chain_head: str
+    head_signature: str
+    public_key: str
+    incidents: list[IncidentRow]
+    responses: list[ResponseRow]
+    timeline: list[TimelineRow]
+    decisions: LogView
+    timings: list[Timing]
+    items: tuple[Item, ...]
+    checks: list[Check]
+    readiness: Readiness
+    figures: dict[str, Any]
+    ground_map: GroundMap | None
+
+
+def latin(text: str) -> str:
+    """The PDF's core fonts are Latin-1: other characters become '?' rather than failing."""
+    for a, b in (("—", "-"), ("–", "-"), ("→", "->"), ("…", "..."), ("·", "-"), ("✔", "OK"),
+                 ("✖", "X"), ("‘", "'"), ("’", "'"), ("“", '"'), ("”", '"')):
+        text = text.replace(a, b)
+    return text.encode("latin-1", "replace").decode("latin-1")
+
+
+def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
+    """The pack as an A4 PDF, and its page count."""
+    from fpdf import FPDF
+
+    fx = d.fixture
+    pdf = FPDF(orientation="P", unit="mm", format="A4")
+    pdf.set_margins(14, 14, 14)
+    pdf.set_auto_page_break(True, 14)
+    pdf.set_title(latin(f"Debrief pack - {fx.title}"))
+    pdf.add_page()
+
+    def heading(text: str) -> None:
+        pdf.ln(2)
+        pdf.set_font("Helvetica", "B", 13)
+        pdf.cell(0, 7, latin(text), new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "", 10)
+
+    def para(text: str) -> None:
+        pdf.multi_cell(0, 5, latin(text), new_x="LMARGIN", new_y="NEXT", align="L")
+
+    def table(widths: tuple[int, ...], head: tuple[str, ...], rows: list[tuple[str, ...]]
+              ) -> None:
+        pdf.set_font("Helvetica", "", 9.5)
+        with pdf.table(col_widths=widths, text_align="LEFT", line_height=5,
+                       first_row_as_headings=True) as t:
+            t.row([latin(h) for h in head])
+            for r in rows:
+                t.row([latin(c) for c in r])
+        pdf.set_font("Helvetica", "", 10)
+
+    def hm(at: datetime) -> str:
+        return f"{at.astimezone(tz):%H:%M}"
+
+    pdf.set_font("Helvetica", "B", 18)
+    pdf.multi_cell(0, 9, latin(("DRILL - " if fx.drill else "") + f"Debrief pack: {fx.title}"),
+                   new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    para(f"{fx.competition.replace('_', ' ')} - {d.ground_name} - kick-off "
+         f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M} - risk category {fx.category}")
+    para(f"Generated {d.generated.astimezone(tz):%d %b %Y %H:%M %Z} from {d.events} logged "
+         "events. Arrests and banning orders appear as counts only: no names are held.")
+    pdf.set_font("Courier", "", 8.5)
+    para(f"Export chain head: {d.chain_head}\nSignature of '{fx.id} {d.events} <head>': "
+         f"{d.head_signature}\nPublic key: {d.public_key}")
+    pdf.set_font("Helvetica", "", 10)
+    para("Every file of this pack is listed with its SHA-256 in manifest.json, signed with the "
+         "same key; check it with: matchday verify <pack folder> --key <public key>.")
+
+    heading("Key timings")
+    if d.timings:
+        table((70, 30, 80), ("Moment", "Time", "Recorded by"),
+              [(t.label, f"{t.at.astimezone(tz):%H:%M:%S}", t.by) for t in d.timings])
+    else:
+        para("No key timings were recorded.")
+
+    heading("Pre-event inspection")
+    last = latest(d.checks)
+    if d.items:
+        rows = []
+        for i in d.items:
+            c = last.get(i.key)
+            result = "not inspected" if c is None else "PASSED" if c.outcome == "pass" else \
+                "FAILED" + (f" (INC-{c.incident})" if c.incident else "")
+            failed = [f for f in d.checks if f.item == i.key and f.outcome == "fail"]
+            if c is not None and c.outcome == "pass" and failed:
+                result += f", after FAILED at {hm(failed[0].at)}" + (
+                    f" (INC-{failed[0].incident})" if failed[0].incident else "")
+            rows.append((i.label, "yes" if i.critical else "no", result,
+                         hm(c.at) if c else "-", (c.role if c else i.role).replace("_", " "),
+                         str(len(c.photos)) if c else "0"))
+        table((70, 16, 34, 14, 30, 16), ("Item", "Critical", "Result", "Time", "By", "Photos"),
+              rows)
+        r = d.readiness
+        para("Ready to open turnstiles: " + (
+            "yes, every safety-critical item passed." if not r.blocking else
+            f"opened on the Safety Officer's override, decision D-{r.override}."
+            if r.override else f"no - {len(r.blocking)} safety-critical item(s) not passed."))
+    else:
+        para("No inspection checklist is configured for this ground.")
+
+    heading("Decision log")
+    if not d.decisions.entries:
+        para("No decisions were logged.")
+    for dec in d.decisions.entries:
+        pdf.set_font("Helvetica", "B", 10)
+        later = d.decisions.superseded_by(dec.n)
+        para(f"{dec.id} at {dec.at.astimezone(tz):%H:%M:%S} ({PHASES.label(dec.phase)}) - "
+             f"{dec.name or dec.by}, {dec.role.replace('_', ' ')}"
+             + (f" - SUPERSEDED by D-{later}" if later else ""))
+        pdf.set_font("Helvetica", "", 10)
+        para(f"Decision: {dec.decision}")
+        para(f"Rationale: {d.decisions.rationale_of(dec.n) or '(not given)'}")
+        if dec.options:
+            para(f"Options considered: {dec.options}")
+        extra = [f"incidents {', '.join(f'INC-{i}' for i in dec.incidents)}"] \
+            if dec.incidents else []
+        if dec.supersedes:
+            extra.append(f"supersedes D-{dec.supersedes}")
+        if dec.explains:
+            extra.append(f"rationale for D-{dec.explains}")
+        if dec.source:
+            extra.append(f"taken through /{dec.source}")
+        if extra:
+            text = "; ".join(extra)
+            para(text[0].upper() + text[1:] + ".")
+        pdf.ln(1)
+
+    heading("Response times by severity")
+    if d.responses:
+        rows = []
+        for r in d.responses:
+            cells = [f"S{r.severity}", str(r.incidents)]
+            for step, _ in STEPS:
+                med, worst = r.steps[step]
+                cells.append(f"{mmss(med)} / {mmss(worst)}")
+            rows.append(tuple(cells))
+        table((22, 22, 46, 46, 46), ("Severity", "Incidents", "Acknowledge (median / worst)",
+                                     "On scene (median / worst)", "Close (median / worst)"),
+              rows)
+    else:
+        para("No incidents were logged.")
+
+    heading("Arrests and banning orders (counts, never names)")
+    arr, bans = d.figures["arrests"], d.figures["bans"]
+    io, ha = arr["inside_outside"], arr["home_away"]
+    para(f"Arrests: {arr['total']} (inside {io.get('inside', 0)}, outside "
+         f"{io.get('outside', 0)}; home {ha.get('home', 0)}, away {ha.get('away', 0)}).")
+    if arr["by_offence"]:
+        table((120, 30), ("Offence", "Arrests"),
+              [(OFFENCES.label(k), str(v)) for k, v in arr["by_offence"].items()])
+    para(f"Banning orders: {bans['total']}.")
+    if bans["by_type"]:
+        table((120, 30), ("Type", "Orders"),
+              [(BAN_TYPES.label(k), str(v)) for k, v in bans["by_type"].items()]
+              + [(f"status: {BAN_STATUSES.label(k)}", str(v))
+                 for k, v in bans["by_status"].items()])
+
+    heading("Stewarding")
+    para("No stewarding deployment or roll call was recorded for this fixture.")
+
+    if d.ground_map is not None and d.incidents:
+        vx, vy, vw, vh = d.ground_map.viewbox
+        if pdf.get_y() + vh * (pdf.w - 28) / vw + 20 > pdf.h - 14:
+            pdf.add_page()
+        heading("Where the incidents were")
+        _map(pdf, d.ground_map, d.incidents)
+        per_zone: dict[str, list[int]] = {}
+        for r in d.incidents:
+            per_zone.setdefault(r.location, []).append(r.severity)
+        table((110, 30, 40), ("Zone", "Incidents", "Worst severity"),
+              [(d.ground_map.ground.label(z), str(len(v)), f"S{max(v)}")
+               for z, v in sorted(per_zone.items(), key=lambda kv: (-len(kv[1]), kv[0]))])
+
+    heading("Timeline")
+    table((16, 22, 22, 120), ("Time", "What", "Ref", "Detail"),
+          [(f"{r.at.astimezone(tz):%H:%M}", r.kind, r.ref, r.text) for r in d.timeline])
+    return bytes(pdf.output()), pdf.pages_count
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    h = hex_colour.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+def _map(pdf: FPDF, gm: GroundMap, incidents: list[IncidentRow]) -> None:
+    """Zone outlines and one labelled pin per zone: the count and the worst severity (S4),
+    in text as well as colour."""
+    vx, vy, vw, vh = gm.viewbox
+    width = pdf.w - pdf.l_margin - pdf.r_margin
+    scale = width / vw
+    ox, oy = pdf.l_margin, pdf.get_y() + 2
+
+    def pt(x: float, y: float) -> tuple[float, float]:
+        return ox + (x - vx) * scale, oy + (y - vy) * scale
+
+    pdf.set_draw_color(120, 120, 120)
+    pdf.set_line_width(0.3)
+    for shape in [*gm.decor, *gm.zones.values()]:
+        if shape.rect:
+            x, y = pt(shape.rect[0], shape.rect[1])
+            pdf.rect(x, y, shape.rect[2] * scale, shape.rect[3] * scale)
+        elif shape.points:
+            pdf.polygon([pt(*p) for p in shape.points])
+        elif shape.line:
+            pdf.polyline([pt(*p) for p in shape.line])
+    per_zone: dict[str, list[int]] = {}
+    for r in incidents:
+        per_zone.setdefault(r.location, []).append(r.severity)
+    pdf.set_font("Helvetica", "B", 8)
+    for zone, sevs in sorted(per_zone.items()):
+        at = gm.pin(zone)
+        if at is None:
+            continue
+        x, y = pt(*at)
+        worst = max(sevs)
+        pdf.set_fill_color(*_rgb(SEVERITY_COLOURS.get(worst, "#999999")))
+        pdf.circle(x, y, 4.2, style="FD")
+        pdf.set_xy(x - 6, y - 2.2)
+        pdf.cell(12, 4.4, f"{len(sevs)}", align="C")
+        pdf.set_xy(x - 8, y + 4.4)
+        pdf.cell(16, 3.6, f"S{worst} max", align="C")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_fill_color(255, 255, 255)
+    pdf.set_y(oy + vh * scale + 4)
+    pdf.multi_cell(0, 5, latin("Each pin: the number of incidents in that zone and the worst "
+                               "severity among them (S1 log only ... S5 major incident)."),
+                   new_x="LMARGIN", new_y="NEXT")

@@ -1,0 +1,89 @@
+"""The decision log (JESIP): what was decided, why, the options weighed, by whom and when.
+
+Entries are never edited or deleted: a correction is a new entry that supersedes an older
+one, and a rationale given later (for a decision taken through another command) is a new
+entry linked to it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.domain.clock import iso, parse_iso
+
+MAX_TEXT = 1000  # characters of a decision, a rationale or the options
+MAX_LINKS = 20  # incidents one decision may name
+
+
+def parse_decision_id(text: str) -> int | None:
+    """D-4, d4, #4 or 4 -> 4; anything else -> None."""
+    m = re.fullmatch(r"(?:d)?[-#]?(\d{1,6})", text.strip().lower())
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One entry of a fixture's decision log."""
+
+    n: int
+    at: datetime
+    by: str  # platform:user
+    name: str  # the person's roster name, as they were known then
+    role: str
+    phase: str
+    decision: str
+    rationale: str  # "" when taken through another command and not yet explained
+    options: str = ""
+    incidents: tuple[int, ...] = ()
+    supersedes: int | None = None  # a correction of that entry
+    explains: int | None = None  # the rationale for that entry (taken through a command)
+    source: str = ""  # the command that took it ("methane INC-3"), "" for /decision
+
+    @property
+    def id(self) -> str:
+        """The entry's human id, e.g. D-4."""
+        return f"D-{self.n}"
+
+    def fields(self) -> dict[str, str]:
+        """The entry as stream fields (the number and phase are filled in by the store)."""
+        return {"at": iso(self.at), "by": self.by, "name": self.name,
+                "role": self.role, "decision": self.decision, "rationale": self.rationale,
+                "options": self.options, "incidents": json.dumps(list(self.incidents)),
+                "supersedes": str(self.supersedes or ""), "explains": str(self.explains or ""),
+                "source": self.source}
+
+    @classmethod
+    def from_fields(cls, h: dict[str, str]) -> Decision:
+        """Inverse of fields() (plus n and phase)."""
+        return cls(n=int(h["n"]), at=parse_iso(h["at"]), by=h["by"], name=h.get("name", ""),
+                   role=h["role"], phase=h.get("phase", ""), decision=h["decision"],
+                   rationale=h.get("rationale", ""), options=h.get("options", ""),
+                   incidents=tuple(json.loads(h.get("incidents") or "[]")),
+                   supersedes=int(h["supersedes"]) if h.get("supersedes") else None,
+                   explains=int(h["explains"]) if h.get("explains") else None,
+                   source=h.get("source", ""))
+
+
+@dataclass(frozen=True)
+class LogView:
+    """The log as read: every entry in order, with what later entries say about each."""
+
+    entries: tuple[Decision, ...]
+
+    def superseded_by(self, n: int) -> int | None:
+        """The first later entry that corrects entry n, if any."""
+        return next((d.n for d in self.entries if d.supersedes == n), None)
+
+    def rationale_of(self, n: int) -> str:
+        """Entry n's rationale, or the one a later entry gave for it ("" if none yet)."""
+        own = next((d.rationale for d in self.entries if d.n == n), "")
+        if own:
+            return own
+        return next((d.rationale for d in self.entries if d.explains == n and d.rationale), "")
+
+    def awaiting_rationale(self) -> list[Decision]:
+        """Entries taken through other commands whose rationale has not been given."""
+        return [d for d in self.entries if not d.explains and not self.rationale_of(d.n)]

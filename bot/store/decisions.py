@@ -1,0 +1,60 @@
+"""The decision log's keys: an append-only stream per fixture ('decisions'), a number per
+entry ('decseq') and a marker per number ('dec:<n>', so a correction can name only an entry
+that exists). Nothing here, or anywhere else, rewrites or deletes an entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.domain.clock import iso
+from bot.domain.decisions import Decision, LogView
+from bot.domain.ledger import PHASE, Event, Var
+from bot.store.base import Applied, StoreBase, fx_prefix
+from bot.store.lifecycle import missing_incident, phase_op
+from bot.store.ops import Incr, Op, RequireExists, Set, Xadd, log_event
+
+STREAM = "decisions"
+SEQ = "decseq"
+N = Var("n")
+
+
+class DecisionLog:
+    """Append and read one deployment's decision logs (one per fixture)."""
+
+    def __init__(self, store: StoreBase) -> None:
+        self.store = store
+
+    async def append(self, fx_id: str, entry: Decision, dedupe: str) -> Applied:
+        """Append an entry (its number and phase are taken in the same script) and its event
+        to the fixture's log, in one round trip; a redelivery (same dedupe key) writes
+        nothing and returns the number it took. Refused (nothing written) when the fixture,
+        a linked incident or the superseded/explained entry does not exist."""
+        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}.")]
+        ops += [RequireExists(f"inc:{i}", missing_incident(i)) for i in entry.incidents]
+        for n in (entry.supersedes, entry.explains):
+            if n is not None:
+                ops.append(RequireExists(f"dec:{n}", f"No decision D-{n} in this fixture."))
+        fields = {k: v for k, v in entry.fields().items() if v}
+        data: dict[str, Any] = {"id": "D-" + N, "decision": entry.decision,
+                                "rationale": entry.rationale, "options": entry.options,
+                                "incidents": [f"INC-{i}" for i in entry.incidents]}
+        for key in ("supersedes", "explains"):
+            if getattr(entry, key):
+                data[key] = f"D-{getattr(entry, key)}"
+        if entry.source:
+            data["source"] = entry.source
+        ev = Event(kind="decision.logged", at=iso(entry.at), by=entry.by, role=entry.role,
+                   data=data)
+        ops += [
+            phase_op(),
+            Incr(SEQ, "n"),
+            Set("dec:" + N, "1"),
+            Xadd(STREAM, {"n": N, "phase": PHASE, **fields}),
+            *log_event(ev),
+        ]
+        return await self.store.apply(fx_prefix(fx_id), ops, dedupe)
+
+    async def read(self, fx_id: str) -> LogView:
+        """Every entry of the fixture's log, in the order they were made."""
+        rows = await self.store._call(self.store.r.xrange(fx_prefix(fx_id) + STREAM))
+        return LogView(tuple(Decision.from_fields(h) for _, h in rows))

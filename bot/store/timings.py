@@ -1,0 +1,36 @@
+"""Key timings' keys: an append-only stream per fixture ('timings'); the phase-starting ones
+are written in the /phase write itself (timing_ops), the others on their own."""
+
+from __future__ import annotations
+
+from bot.domain.ledger import Event
+from bot.domain.timings import Timing
+from bot.store.base import Applied, StoreBase, fx_prefix
+from bot.store.lifecycle import phase_op
+from bot.store.ops import Op, RequireExists, Xadd, log_event
+
+STREAM = "timings"
+
+
+def timing_ops(key: str, ev: Event) -> list[Op]:
+    """The ops that record a key timing (to add to another write, e.g. a phase change)."""
+    return [Xadd(STREAM, {"key": key, "at": ev.at, "by": ev.by})]
+
+
+class KeyTimings:
+    """Record and read a fixture's key timings."""
+
+    def __init__(self, store: StoreBase) -> None:
+        self.store = store
+
+    async def record(self, fx_id: str, key: str, ev: Event, dedupe: str) -> Applied:
+        """Record a timing that starts no phase, with its event, in one round trip."""
+        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op(),
+                         *timing_ops(key, ev), *log_event(ev)]
+        return await self.store.apply(fx_prefix(fx_id), ops, dedupe)
+
+    async def read(self, fx_id: str) -> list[Timing]:
+        """Every recording, in order (see bot.domain.timings.latest)."""
+        rows = await self.store._call(self.store.r.xrange(fx_prefix(fx_id) + STREAM))
+        return [Timing.from_fields(h) for _, h in rows]
+
