@@ -214,7 +214,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
 
 async def _pack(app: App, args: argparse.Namespace) -> int:
-    from bot.debrief.pack import build_pack
+    from bot.debrief.pack_folder import build_pack
     from bot.domain.cadence import config_for
     from bot.evidence.signing import load_or_create
 

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from bot.core.dispatch import Ctx, Registry, Spec
-from bot.debrief.pack import build_pack
+from bot.debrief.pack_folder import build_pack
 from bot.domain.clock import iso
 from bot.domain.messages import Reply, Result
 from bot.evidence.signing import load_or_create

@@ -159,9 +159,9 @@ def test_a_search_for_a_module_file_name_finds_one_module():
 
 
 def test_the_basename_check_finds_two_modules_of_one_name():
-    found = shared_basenames([ROOT / "bot/web/health.py", ROOT / "bot/observe/endpoints.py",
+    found = shared_basenames([ROOT / "bot/web/lamp.py", ROOT / "bot/observe/lamp.py",
                               ROOT / "bot/__init__.py", ROOT / "handlers/__init__.py"])
-    assert found == {"health.py": ["bot/observe/endpoints.py", "bot/web/health.py"]}
+    assert found == {"lamp.py": ["bot/observe/lamp.py", "bot/web/lamp.py"]}
 
 
 def test_the_core_leaves_live_or_drill_to_its_fixture_strategy():

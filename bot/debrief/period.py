@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from bot.debrief.pack import Pack, build_pack
+from bot.debrief.pack_folder import Pack, build_pack
 from bot.debrief.pdf import latin
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture

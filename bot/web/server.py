@@ -20,10 +20,10 @@ from bot.evidence.match_chart import chart_data, chart_from_counts
 from bot.evidence.postmatch import build_report
 from bot.evidence.summary import mmss
 from bot.store import StoreUnavailable
-from bot.store.decisions import DecisionLog
+from bot.store.decision_keys import DecisionLog
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
-from bot.web.decisions import decisions_page
+from bot.web.decision_panel import decisions_page
 from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.web.live import (
     GZIP_HEADER,

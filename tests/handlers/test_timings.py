@@ -7,7 +7,7 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from bot.evidence.match_chart import ChartData, render_chart
-from bot.store.timings import KeyTimings
+from bot.store.timing_keys import KeyTimings
 from tests.lifecycle_support import log_of
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.store.inspections import Inspections
+from bot.store.inspection_keys import Inspections
+from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     CONTROL,
     STEWARD,
@@ -17,7 +18,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     sends_to,
     sent_message,
 )
-from tests.fakes.telegram_api import FakeTelegram
 
 
 async def test_a_steward_ticks_by_tap_and_by_captioned_photo(
