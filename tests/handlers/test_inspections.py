@@ -7,7 +7,7 @@ from __future__ import annotations
 from bot.domain.messages import Attachment
 from bot.store.decision_keys import DecisionLog
 from bot.store.inspection_keys import Inspections
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 CRITICAL = {"walkway_netting": "supervisor", "exits_gates": "steward",
             "missiles_removed": "steward", "pa_tested": "control",

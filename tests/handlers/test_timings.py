@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 from bot.evidence.match_chart import ChartData, render_chart
 from bot.store.timing_keys import KeyTimings
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 
 async def _tap(say, reply, label: str, as_: str = "control"):
