@@ -111,9 +111,9 @@ def check_config_or_fail(config_dir: Path) -> int:
 def warm_config(core: Core) -> None:
     """Read the files read on first use now, so they are the ones checked at start-up."""
     from bot.domain.cadence import config_for
-    from bot.schedule.escalation import policy
+    from bot.domain.escalation_policy import policy_for
 
-    policy(core)
+    policy_for(core.settings)
     config_for(core.settings)
 
 
