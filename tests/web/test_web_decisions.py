@@ -3,7 +3,7 @@ and marked in words, for the command roles only (denials audited)."""
 
 from __future__ import annotations
 
-from tests.web.test_web import client, room, sign_in  # noqa: F401 (fixtures)
+from tests.web.test_web import sign_in
 
 
 async def test_the_panel_shows_the_log_in_order_with_corrections_marked(client, say):  # noqa: F811
