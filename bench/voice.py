@@ -125,7 +125,7 @@ async def stall(notes: list[tuple[bytes, int]],
     real Telegram path: the fake Bot API, python-telegram-bot, getFile, the pool, Redis."""
     from pydantic import SecretStr
 
-    from bot.adapters.telegram.telegram_adapter import TelegramAdapter
+    from bot.runtime import telegram_for
     from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
     async with bench_core() as (core, _url, _tmp):
@@ -136,7 +136,7 @@ async def stall(notes: list[tuple[bytes, int]],
         grounds = list(load_grounds(PROJECT_CONFIG).values())
         pool = Transcriber(model_dir(), prompt_for(grounds), workers=workers,
                            queue=len(notes), max_s=60)
-        adapter = TelegramAdapter(core, settings, poll_timeout=1, voice=pool)
+        adapter = telegram_for(core, settings, poll_timeout=1, voice=pool)
         await adapter.start()
         await pool.warm()  # the model loads at start, not under the first note
 

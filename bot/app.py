@@ -80,12 +80,15 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
     except ValueError as exc:
         raise StartupError(str(exc)) from None
+    from handlers.reporting import LiveViews
+
     notifier = Notifier(
         load_channels(cfg / "channels.toml"), readers=readers, scopes=scopes,
         store=store,  # live messages' platform ids
         wall=lambda: clock.now().astimezone(settings.zone),  # the board's local HH:MM
         outbox=Outbox(store) if durable else None,
-        limiter=SharedRateLimiter(Windows(store)) if durable else None)  # one budget for all
+        limiter=SharedRateLimiter(Windows(store)) if durable else None,  # one budget for all
+        views=LiveViews(store, grounds, settings))  # references rendered at send time
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
     try:

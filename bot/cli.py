@@ -214,15 +214,15 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
 
 async def _pack(app: App, args: argparse.Namespace) -> int:
-    from bot.debrief.pack_folder import build_pack
     from bot.domain.cadence import config_for
+    from bot.evidence.debrief.pack_folder import build_pack
     from bot.evidence.signing import load_or_create
 
     core = app.core
     assert core is not None
     key = load_or_create(app.settings.data_dir)
     if not args.fixture:
-        from bot.debrief.period import build_period, parse_period
+        from bot.evidence.debrief.period import build_period, parse_period
 
         try:
             period = parse_period(args.month, args.season)

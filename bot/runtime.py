@@ -19,7 +19,7 @@ from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
 from bot.settings import Settings
 from bot.store import StoreUnavailable
-from bot.store.lease import Lease
+from bot.store.lease import Lease, polling
 from bot.store.outbox import Outbox
 from bot.tasks import cancel_and_wait
 
@@ -144,6 +144,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     background: list[asyncio.Task[None]] = []
     reader: OutboxReader | None = None
+    pollers: list[tuple[Lease, Polling]] = []  # each with its own lease (one per bot token)
     try:
         started = await _unless_stopped(stop, _start_platforms(
             app, webhook=webhook, http=http, control_room=web or http or webhook))
@@ -154,7 +155,9 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             reader = start_outbox(core)
             background.append(asyncio.create_task(
                 watch(core.notifier, float(app.settings.delivery_warn_seconds))))
-        background += [asyncio.create_task(_keep_lease(lease, pollers)),
+        background += [asyncio.create_task(_keep_lease(lease)),
+                       *(asyncio.create_task(_keep_polling(own, poller))
+                         for own, poller in pollers),
                        asyncio.create_task(follow_changes(core, app.origin)),
                        asyncio.create_task(share_unsure(core))]
         chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
@@ -190,6 +193,8 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         await scheduler.stop()
         if reader is not None:
             await reader.stop()
+        for own, _ in pollers:
+            await own.release()
         await lease.release()
     return code
 
@@ -206,22 +211,40 @@ async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:
     return None
 
 
-async def _keep_lease(lease: Lease, pollers: list[Polling]) -> None:
-    """Renew the singleton lease; start Telegram polling on gaining it, stop on losing it."""
+async def _keep_lease(lease: Lease) -> None:
+    """Renew the singleton lease (the deployment's singleton duties; Telegram polling
+    follows its own lease, see _keep_polling)."""
+    async def changed(held: bool) -> None:
+        log.warning("this replica is now the %s", "leader" if held else "standby")
+        metrics.LEADER.set(1 if held else 0)
+    await _hold(lease, changed)
+
+
+async def _keep_polling(lease: Lease, poller: Polling) -> None:
+    """Hold a Telegram bot's polling lease (its own slot, see bot.store.lease.polling):
+    poll while it is held, stop polling when it is lost."""
+    async def changed(held: bool) -> None:
+        log.warning("this replica %s Telegram polling", "now runs" if held else "stopped")
+        await (poller.start_polling() if held else poller.stop_polling())
+    if await lease.tick():
+        await changed(True)
+    await _hold(lease, changed)
+
+
+async def _hold(lease: Lease, changed: Callable[[bool], Awaitable[None]]) -> None:
+    """Tick a lease at its pace for ever; `changed(held)` each time holding it changes."""
     was = lease.held
     while True:
         await asyncio.sleep(lease.next_tick_s())
         held = await lease.tick()
         if held != was:
-            log.warning("this replica is now the %s", "leader" if held else "standby")
-            for poller in pollers:
-                await (poller.start_polling() if held else poller.stop_polling())
-        metrics.LEADER.set(1 if held else 0)
+            await changed(held)
         was = held
 
 
 class Polling(Protocol):
-    """A platform that fetches its updates, one replica at a time (the lease holder)."""
+    """A platform that fetches its updates, one replica at a time (the holder of its own
+    polling lease)."""
 
     async def start_polling(self) -> None: ...
 
@@ -300,9 +323,9 @@ def _image_saver(app: App):  # type: ignore[no-untyped-def]
 
 
 async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room: bool = False
-                           ) -> tuple[list[str], list[Polling]]:
+                           ) -> tuple[list[str], list[tuple[Lease, Polling]]]:
     """Start Telegram and/or Slack when their tokens are set; names of what started, and
-    what polls (only the lease holder does).
+    what polls with the lease it polls under (only its holder polls, see _keep_polling).
 
     Raises StartupError with one line when a platform is misconfigured or unreachable."""
     core, settings = app.core, app.settings
@@ -317,7 +340,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
         except ValueError as exc:
             raise StartupError(str(exc)) from None
     started: list[str] = []
-    pollers: list[Polling] = []
+    pollers: list[tuple[Lease, Polling]] = []
     routes: list[Route] = []
     errors: tuple[type[Exception], ...] = (ValueError,)
     try:
@@ -334,9 +357,11 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
             tg = telegram_for(core, settings, webhook=webhook, voice=voice)
             if webhook:
                 routes += tg.routes()
-            else:  # one getUpdates consumer per token: the lease holder
-                pollers.append(tg)
-            await tg.start(poll=webhook or app.role() == "leader")
+            else:  # one getUpdates consumer per token: the holder of the bot's polling lease,
+                # in the bot's own slot (not the singleton's {ops}); run_bot starts it
+                pollers.append((polling(core.store, tg.bot_id, app.origin, settings.lease_ms),
+                                tg))
+            await tg.start(poll=webhook)
             app.adapters.append(tg)
             started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.refusals import said
 from bot.domain.escalation_policy import policy_for
-from bot.domain.ledger import Var
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id, parse_incident_id
+from bot.domain.outcomes import Reason
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from bot.store import Refused
 from handlers.display import card
@@ -90,7 +91,7 @@ async def amend_cmd(ctx: Ctx) -> Result:
         applied = await ctx.store.amend_incident(fx.id, n, old, new, ev,
                                                  ctx.cmd.dedupe_key, ack_due)
     except Refused as exc:
-        return Result(Reply(str(exc), ok=False))
+        return Result(Reply(said(exc), ok=False))
     if applied.duplicate:
         return Result(Reply(f"Already amended INC-{n}."))
     return await _announce(ctx, fx, applied.incident, f"{incident_id(n)} amended: {text}")
@@ -118,10 +119,11 @@ async def correct_status(ctx: Ctx, fx: Fixture, n: int, inc: Incident, to: str,
     try:
         applied = await ctx.store.change_status(
             fx.id, n, to, [cur], ctx.event("incident.status", data), int(ctx.now.timestamp()),
-            ctx.cmd.dedupe_key, refusal=f"INC-{n} changed meanwhile (now " + Var("current") + ").",
-            fields={"last_note": text}, deadlines=deadlines)
+            ctx.cmd.dedupe_key, fields={"last_note": text}, deadlines=deadlines)
     except Refused as exc:
-        return Result(Reply(str(exc), ok=False))
+        if exc.reason is Reason.STATUS:  # someone moved it since it was read
+            return Result(Reply(f"INC-{n} changed meanwhile (now {exc.current}).", ok=False))
+        return Result(Reply(said(exc), ok=False))
     if applied.duplicate:
         return Result(Reply(f"Already corrected INC-{n}."))
     word = "reopened" if cls == "reopen" else "corrected"

@@ -6,6 +6,7 @@ import asyncio
 from datetime import datetime, timedelta
 
 from bot.core.dispatch import Ctx
+from bot.domain.card import IncidentCard
 from bot.domain.clock import iso, parse_iso
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
@@ -57,7 +58,8 @@ def lifecycle_lines(inc: Incident) -> list[str]:
 
 
 def card(inc: Incident, ground: Ground, tz: object) -> Reply:
-    """The live incident message for control rooms, edited in place as it changes."""
+    """The live incident message for control rooms, edited in place as it changes: the one
+    renderer of an incident's card (its facts travel with it as `Reply.card`)."""
     sev = inc.severity
     status = inc.status
     lines = [
@@ -94,7 +96,8 @@ def card(inc: Incident, ground: Ground, tz: object) -> Reply:
     title = f"{SEV_MARK.get(sev, '')} {inc.id} {INCIDENT_TYPES.label(inc.type)}"
     if status == "closed":
         title += " (closed)"
-    return Reply(text="\n".join(lines), title=title, buttons=buttons)
+    return Reply(text="\n".join(lines), title=title, buttons=buttons,
+                 card=IncidentCard.of(inc, ground))
 
 
 # ---------------------------------------------------------------- the status board

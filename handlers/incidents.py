@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.paging import page_of, split_page_args
-from bot.domain.ledger import Event, Var
+from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, incident_id, parse_incident_id
+from bot.domain.outcomes import Added
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.decisions import record_from_command
 from handlers.display import card, clock_time, timeline_lines
@@ -88,15 +89,15 @@ async def transition(ctx: Ctx) -> Result:
         extra |= {"acknowledged_at": ack.at, "acknowledged_by": ack.by, "ack_by_name": name,
                   "ack_via": "handover"}
     ev = ctx.event("incident.status", {"id": incident_id(n),
-                                       "from": "acknowledged" if ack else Var("from"),
+                                       # None: the store records the status it moved from
+                                       "from": "acknowledged" if ack else None,
                                        "to": to, "cls": cls, "note": note})
     extra["status_by_name"] = name
     if note:
         extra["last_note"] = note
     applied = await ctx.store.change_status(
         fx.id, n, to, before, ev, int(ctx.now.timestamp()), ctx.cmd.dedupe_key,
-        refusal=f"INC-{n} is already " + Var("current") + "; nothing changed.", fields=extra,
-        first=ack,
+        fields=extra, first=ack,
     )
     if applied.duplicate:
         return Result(Reply(f"Already done: INC-{n} {STATUSES.label(to).lower()}."))
@@ -143,7 +144,7 @@ async def _on_scene_note(ctx: Ctx, fx: Fixture, n: int, note: str) -> Result:
     """A steward at the scene: recorded on the timeline and in control's thread, status and
     escalation untouched."""
     result = await add_text(ctx, fx, n, f"On scene: {note}" if note else "On scene")
-    if result.reply.text.startswith("Added to "):
+    if isinstance(result.outcome, Added):
         result.reply.text = (f"Noted on INC-{n}: you are on scene. That is not an "
                              "acknowledgement: control or a supervisor acknowledges it, and it "
                              "keeps escalating until then.")

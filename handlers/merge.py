@@ -28,7 +28,8 @@ async def merge_cmd(ctx: Ctx) -> Result:
     first = int(taken["first"])
     ev = ctx.event("incident.unmerged", {"id": f"INC-{first}", "token": ctx.args[0],
                                          "reporter": taken["who"],
-                                         "now": result.reply.title.removeprefix("Logged ")})
+                                         "now": incident_id(result.outcome.n)
+                                         if result.outcome is not None else ""})
     lower = await _lowered(ctx, fx, first, ctx.args[0])
     try:
         applied = await ctx.store.unmerge(fx.id, first, ev, lower)

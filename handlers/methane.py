@@ -10,7 +10,8 @@ from typing import Any
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.grounds import Ground
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture
+from bot.domain.models import Fixture, incident_id
+from bot.domain.outcomes import Logged
 from bot.domain.vocab import INCIDENT_TYPES
 from handlers.decisions import record_from_command
 from handlers.reporting import log_incident
@@ -116,9 +117,9 @@ async def send(ctx: Ctx, fx: Fixture, answers: dict[str, str], drop_form: bool) 
         "description": f"{word}: " + " | ".join(body.splitlines()), "methane": answers,
     }
     result = await log_incident(ctx, fx, fields, drop_form=drop_form)
-    if not result.reply.title.startswith("Logged "):
-        return result  # a redelivery: already logged and sent
-    iid = result.reply.title.removeprefix("Logged ").strip()
+    if not isinstance(result.outcome, Logged):
+        return result
+    iid = incident_id(result.outcome.n)
     msg = Reply(body, title=f"🔴 {word} {iid} · {fx.title}",
                 buttons=[[Button("Acknowledge", f"/ack {iid}", "primary"),
                           Button("Show", f"/incident {iid}")]])

@@ -35,7 +35,8 @@ async def note_cmd(ctx: Ctx) -> Result:
             return Result(Reply("Which incident is this for? Reply to the incident message, "
                                 "or send /incident first.", ok=False))
         return Result(Reply(f"Not added to any report: plain text joins your latest report "
-                            f"only within {window_words(ctx)} of it. To add to an older one, "
+                            f"only within {window_words(ctx.core.settings.note_window_seconds)}"
+                            " of it. To add to an older one, "
                             "send /update <id> <text>; to report, send /incident.", ok=False))
     return await add_text(ctx, fx, n, ctx.rest)
 

@@ -4,6 +4,7 @@ split-out) goes through here."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import secrets
@@ -11,14 +12,17 @@ from dataclasses import replace
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
+from bot.core.refusals import said
+from bot.domain.card import CARD, LOGGED, LiveRef
 from bot.domain.clock import iso
 from bot.domain.escalation_policy import policy_for
 from bot.domain.grounds import Ground
-from bot.domain.ledger import Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id
+from bot.domain.outcomes import Added, Joined, Logged
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
-from bot.store import Refused, Similar
+from bot.settings import Settings
+from bot.store import Refused, Similar, Store
 from handlers.display import age, card, hot_prompt
 from handlers.words import resolve_word
 
@@ -34,8 +38,6 @@ DEFAULT_SEVERITY = {
 MAX_PEOPLE = 100_000  # more than any ground holds: a bigger count is a typo
 SEVERITY_WORD = re.compile(r"(?:s|sev|severity)=?(\d{1,6})")
 PEOPLE_WORD = re.compile(r"(?:x|people=|n=)(\d{1,12})")
-
-SIMILAR = Var("similar")  # the store fills in the matched incident's number
 
 
 def parse_severity(word: str) -> int | None:
@@ -124,7 +126,8 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         "people": str(fields.get("people", "")), "fixture": fx.id,
         "evidence": str(len(evidence)),
     }
-    data: dict[str, Any] = {"id": "INC-" + Var("n"), **{k: record[k] for k in (
+    # None: the store fills in the number the write takes
+    data: dict[str, Any] = {"id": None, **{k: record[k] for k in (
         "type", "severity", "location", "description", "affiliation", "people",
         "reported_at", "occurred_at")}}
     data["severity"] = int(fields["severity"])
@@ -135,19 +138,15 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     ev = ctx.event("incident.reported", data)
     ts = int(ctx.now.timestamp())
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
-    # What control and the reporter will see goes into the outbox in the same write.
-    # The number is not known yet: the draft carries an unguessable stand-in that the store
-    # turns into its Var("n") (so nothing a user typed can be taken for it).
-    stand_in = str(secrets.randbelow(9 * 10**17) + 10**17)
-    drafted = _announce(ctx, fx, Incident.from_hash({**record, "n": stand_in,
-                                                     "phase": fx.phase}))
-    seen = _for_the_outbox(ctx, fx, *drafted)
+    # What control and the reporter will see goes into the outbox in the same write, as
+    # references to the incident it numbers: rendered at send time from its record.
+    refs = _references(ctx, fx, int(fields["severity"]))
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         form_id=form_id,
         deadlines=policy_for(ctx.core.settings).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
-        outbox=ctx.outbox.ops(seen, stand_in),
+        outbox=ctx.outbox.ops(refs),
     )
     if applied.duplicate:  # a redelivery: the first answer is already in the outbox
         n = applied.n
@@ -157,40 +156,34 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         return Result(Reply(f"Already logged as {incident_id(n)}.",
                             title=f"Logged {incident_id(n)}"),
                       queued=ctx.reply_outbound(Reply(""), fx.id) is not None
-                      and not applied.joined)
+                      and not applied.joined, outcome=Logged(n))
     inc = applied.incident
     if applied.joined and sim is not None:
         await ctx.core.changed("incident", fx.id)
         return merged_reply(ctx, fx, inc, sim)
-    # The drafted messages, numbered: nothing to render twice. Stored when the outbox is in
-    # the store (the script wrote them); else they are added to it after the write.
-    outs, result = drafted
-    real = str(inc.n)
-    stored = all(o.stored for o in seen)
-    filled: dict[int, Reply] = {}  # control and command share one card: fill it once
-    for o in outs:
-        if id(o.reply) not in filled:
-            filled[id(o.reply)] = fill_reply(o.reply, stand_in, real)
-    outs = [replace(o, reply=filled[id(o.reply)], ref=o.ref.replace(stand_in, real),
-                    stored=stored) for o in outs]
-    result = Result(fill_reply(result.reply, stand_in, real),
-                    queued=stored and any(o.audience.startswith("user:") for o in seen))
+    outs, result = announce(ctx.core.grounds, ctx.core.settings, fx, inc)
+    # Stored when the outbox is in the store (the script wrote the references); else they
+    # are added to it after the write, rendered.
+    if refs and all(o.stored for o in refs):
+        outs = [replace(o, stored=True) for o in outs]
+        result.queued = any(o.audience.startswith("user:") for o in refs)
     ctx.outbound += outs
     await ctx.core.changed("incident", fx.id)
+    result.outcome = Logged(inc.n)
     return result
 
 
-def _announce(ctx: Ctx, fx: Fixture, inc: Incident) -> tuple[list[Outbound], Result]:
+def announce(grounds: dict[str, Ground], settings: Settings, fx: Fixture, inc: Incident) \
+        -> tuple[list[Outbound], Result]:
     """The card for control (and command from severity 3) and the reporter's answer."""
-    ground = ctx.ground(fx)
-    live = card(inc, ground, ctx.core.settings.zone)
-    outs = [Outbound("control", live, ref=inc.id, fixture=fx.id)]
-    if inc.severity >= 3:
-        outs.append(Outbound("command", live, ref=inc.id, fixture=fx.id))
+    ground = grounds.get(fx.ground) or next(iter(grounds.values()))
+    live = card(inc, ground, settings.zone)
+    outs = [Outbound(a, live, ref=inc.id, fixture=fx.id) for a in card_audiences(inc.severity)]
     result = Result(Reply(
         f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
         f"severity {SEVERITIES[inc.severity]}.\nControl has it; you'll be told when it's "
-        f"acknowledged.\nSend text or a photo in the next {window_words(ctx)} to add to {inc.id}.",
+        f"acknowledged.\nSend text or a photo in the next "
+        f"{window_words(settings.note_window_seconds)} to add to {inc.id}.",
         title=f"Logged {inc.id}",
     ))
     if inc.type == "suspicious_item":  # walk the reporter through HOT and the 4 Cs
@@ -198,27 +191,49 @@ def _announce(ctx: Ctx, fx: Fixture, inc: Incident) -> tuple[list[Outbound], Res
     return outs, result
 
 
-def _for_the_outbox(ctx: Ctx, fx: Fixture, outs: list[Outbound], result: Result) \
-        -> list[Outbound]:
-    """A new incident's announcement before its number is known (the store fills it in):
-    one card entry for every audience that gets it, plus the reporter's answer."""
-    entries = [replace(outs[0], audience=",".join(o.audience for o in outs))] if outs else []
-    mine = ctx.reply_outbound(result.reply, fx.id)
-    return entries + ([mine] if mine else [])
+def card_audiences(severity: int) -> list[str]:
+    """Who gets a new incident's card: control, and command from severity 3."""
+    return ["control", "command"] if severity >= 3 else ["control"]
 
 
-def fill_reply(reply: Reply, stand_in: str, real: str) -> Reply:
-    """A drafted reply with the stand-in number replaced by the one the store took."""
-    return replace(reply, text=reply.text.replace(stand_in, real),
-                   title=reply.title.replace(stand_in, real),
-                   buttons=[[Button(b.label.replace(stand_in, real),
-                                    b.command.replace(stand_in, real), b.style) for b in row]
-                            for row in reply.buttons])
+def _references(ctx: Ctx, fx: Fixture, severity: int) -> list[Outbound]:
+    """A new incident's announcement before its number is known: one card reference for
+    every audience that gets it, plus the reporter's answer (when the adapter lets the core
+    queue it)."""
+    audience = ",".join(card_audiences(severity))
+    refs = [Outbound(audience, Reply(""), fixture=fx.id, live=LiveRef(CARD))]
+    mine = ctx.reply_outbound(Reply(""), fx.id)
+    return refs + ([replace(mine, live=LiveRef(LOGGED))] if mine else [])
 
 
-def window_words(ctx: Ctx) -> str:
+class LiveViews:
+    """Renders, at send time, the references a report stored in the outbox: from the
+    incident's record as it is then (None when it is gone)."""
+
+    def __init__(self, store: Store, grounds: dict[str, Ground], settings: Settings) -> None:
+        self.store = store
+        self.grounds = grounds
+        self.settings = settings
+
+    async def __call__(self, fixture: str, refs: list[LiveRef]) -> dict[LiveRef, Reply]:
+        ns = sorted({r.n for r in refs})
+        fx, incs = await asyncio.gather(self.store.fixture(fixture),
+                                        self.store.incidents(fixture, ns))
+        if fx is None:
+            return {}
+        shown: dict[LiveRef, Reply] = {}
+        for n, inc in zip(ns, incs, strict=True):
+            if inc is None:
+                continue
+            outs, result = announce(self.grounds, self.settings, fx, inc)
+            for ref in refs:
+                if ref.n == n:
+                    shown[ref] = outs[0].reply if ref.view == CARD else result.reply
+        return shown
+
+
+def window_words(secs: int) -> str:
     """The free-text window in words: '5 minutes'."""
-    secs = ctx.core.settings.note_window_seconds
     if secs % 60:
         return f"{secs} seconds"
     return f"{secs // 60} minute{'s' if secs != 60 else ''}"
@@ -258,28 +273,29 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
         applied = await ctx.store.add_to_incident(fx.id, n, ev, ctx.cmd.dedupe_key, counter,
                                                   live=live)
     except Refused as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(said(exc)) from None
     if applied.duplicate:
         return Result(Reply(f"Already added to INC-{n}."))
     inc = applied.incident
     name = ctx.member.name if ctx.member else ctx.who
     what = "Evidence" if evidence else "Update"
     kept = "; ".join(a.describe() for a in ctx.cmd.attachments)
-    said = " — ".join(p for p in (kept, text) if p)
-    line = f"{what} on {inc.id} from {name}: {said}".rstrip(": ")
+    told = " — ".join(p for p in (kept, text) if p)
+    line = f"{what} on {inc.id} from {name}: {told}".rstrip(": ")
     ctx.notify("control", Reply(line, media=list(ctx.cmd.attachments)), fixture=fx.id,
                thread=inc.id)
     live = card(inc, ctx.ground(fx), ctx.core.settings.zone)
     ctx.notify("control", live, ref=inc.id, fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
     if kind == "incident.escalated":
-        ctx.notify("command", Reply(live.text, title="⚠ Escalated: " + live.title,
-                                    buttons=live.buttons), fixture=fx.id)
+        ctx.notify("command", replace(live, title="⚠ Escalated: " + live.title),
+                   fixture=fx.id)
         return Result(Reply(f"{inc.id} escalated to the safety officer and police "
                             "commander."))
     place = ctx.ground(fx).short_label(inc.location, 40)
     what = f"{inc.id} ({INCIDENT_TYPES.label(inc.type)} at {place})"
-    return Result(Reply(f"Added to {what}: {kept}." if kept else f"Added to {what}."))
+    return Result(Reply(f"Added to {what}: {kept}." if kept else f"Added to {what}."),
+                  outcome=Added(inc.n))
 
 
 def live_position(ctx: Ctx, a: Attachment) -> dict[str, Any]:
@@ -320,14 +336,15 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
     text = (f"report from {name}: {INCIDENT_TYPES.label(fields['type'])} at "
             f"{ground.label(loc)}, severity {fields['severity']}"
             + (f": {fields['description']}" if fields.get("description") else ""))
-    data: dict[str, Any] = {"id": "INC-" + SIMILAR, "reporter": ctx.who, "token": token,
+    # the id (None) is the store's to fill in: the incident the report joins
+    data: dict[str, Any] = {"id": None, "reporter": ctx.who, "token": token,
                             "report": report | {"at": iso(ctx.now)}, "text": text}
     if evidence:
         data["evidence"] = evidence
     ev = ctx.event("incident.merged", data)
-    # The split record names the first incident through the store's variable.
+    # The split record names the first incident (None: the store fills it in).
     record = {"who": ctx.who, "fields": fields, "evidence": evidence, "at": ev.at,
-              "first": SIMILAR}
+              "first": None}
     sev = int(fields["severity"])
     tiers = policy_for(ctx.core.settings).for_severity(sev).tiers
     return Similar(since=int(ctx.now.timestamp()) - window, near=near, event=ev,
@@ -377,4 +394,5 @@ def merged_reply(ctx: Ctx, fx: Fixture, inc: Incident, sim: Similar) -> Result:
                  "reported counts.")
     buttons = [[Button(f"Keep with {inc.id}", f"/incident {inc.n}"),
                 Button("No, it's a new incident", f"/merge {sim.token} new", "danger")]]
-    return Result(Reply(line, title=f"Added to {inc.id}", buttons=buttons))
+    return Result(Reply(line, title=f"Added to {inc.id}", buttons=buttons),
+                  outcome=Joined(inc.n))

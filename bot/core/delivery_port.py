@@ -16,7 +16,7 @@ class Outbox(Protocol):
     (bot.store.outbox.Outbox) or, for console, replay and tests, in memory
     (bot.delivery.memory.MemoryOutbox); both deliver each command's messages once."""
 
-    def ops(self, outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
+    def ops(self, outs: list[Outbound]) -> list[Op]:
         """What a store write must carry so these messages are written with it (marked
         `stored`); none where the outbox is not in the store (they are added after)."""
 

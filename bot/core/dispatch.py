@@ -16,6 +16,7 @@ from bot.core.delivery_port import Delivery, Outbox
 from bot.core.drill import Drill
 from bot.core.fixture_scope import FixtureScope, LiveFixtures
 from bot.core.paging import fits, overflow, page_of, split_page_args
+from bot.core.refusals import said
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.core.strangers import StrangerAudit
@@ -24,6 +25,7 @@ from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.messages import Command, Outbound, Reply, Result, refuse
 from bot.domain.models import Fixture
+from bot.domain.outcomes import Logged
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics
 from bot.observe.outage import OutageLog
@@ -454,7 +456,7 @@ class Core:
         except Refused as exc:
             outcome = "refused"
             await self._audit_refusal(cmd, name, role, "refused")
-            return Result(Reply(str(exc), ok=False))
+            return Result(Reply(said(exc), ok=False))
         except Unconfirmed:
             outcome = "held"
             log.warning("/%s written but not confirmed by a replica", spec.name)
@@ -478,7 +480,7 @@ class Core:
                                 "Try again or radio control.", ok=False))
         finally:
             metrics.COMMANDS.labels(spec.name, outcome).inc()
-        if result.reply.title.startswith("Logged INC-"):
+        if isinstance(result.outcome, Logged):
             metrics.REPORTS.inc()
         if not result.reply.ok:
             await self._audit_refusal(cmd, name, role, "refused")

@@ -12,7 +12,6 @@ timer that wakes the chat's worker for it while the chat is otherwise idle.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -24,10 +23,6 @@ MAX_ROWS = 30  # incidents listed; the rest are counted ("N more")
 EDIT_EVERY_SLOTS = 5  # one board edit per this many of the chat's sustained message slots
 QUIET_S = 60.0  # seconds without a digest before the flashpoint counts as over
 ACTIONABLE = 4  # severity from which an incident always gets its own card (the notifier's)
-
-_SEVERITY = re.compile(r"^Severity (\d)")
-_ID = re.compile(r"\bINC-\d+\b")
-_MARK = re.compile(r"^\W+\s*")  # the severity emoji before the INC id in a card's title
 
 
 @dataclass
@@ -47,25 +42,18 @@ class Row:
                                       self.status) if p)
 
 
-def incident_id(card: Reply) -> str:
-    """The INC id in a card's title ('' if none)."""
-    m = _ID.search(card.title)
-    return m.group(0) if m else ""
+def incident_id(reply: Reply) -> str:
+    """The INC id of the incident a message shows ('' if none)."""
+    return reply.card.id if reply.card is not None else ""
 
 
-def row_of(card: Reply, seen: float) -> Row | None:
+def row_of(reply: Reply, seen: float) -> Row | None:
     """The board row of an incident card; None for any other message."""
-    lines = card.text.splitlines()
-    sev = next((m for m in map(_SEVERITY.match, lines) if m), None)
-    if sev is None:
+    card = reply.card
+    if card is None:
         return None
-    where = next((x.removeprefix("Where: ") for x in lines if x.startswith("Where: ")), "")
-    status = next((x.removeprefix("Status: ") for x in lines if x.startswith("Status: ")), "")
-    status = status.split(" by ")[0].split(" · ")[0]
-    title = _MARK.sub("", card.title.strip())
-    closed = title.endswith("(closed)")
-    return Row(title.removesuffix("(closed)").strip(), where, int(sev.group(1)), status, seen,
-               closed)
+    return Row(f"{card.id} {card.what}", card.place, card.severity, card.status_label, seen,
+               card.closed)
 
 
 @dataclass

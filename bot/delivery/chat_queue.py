@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bot.delivery import board as boards
 from bot.delivery.ratelimit import POST
 from bot.domain.messages import Outbound
-
-SEVERITY = re.compile(r"^Severity (\d)")
 
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
 
@@ -22,6 +19,7 @@ class Journaled:
 
     fx: str
     entry: str
+    term: int = 0  # the reader's lease term it was queued under (see OutboxReader.flying)
 
     @property
     def tag(self) -> str:
@@ -43,8 +41,8 @@ class Item:
     @property
     def severity(self) -> int:
         """An incident card's severity (0 for other messages)."""
-        m = SEVERITY.match(self.out.reply.text)
-        return int(m.group(1)) if m else 0
+        card = self.out.reply.card
+        return card.severity if card is not None else 0
 
 
 @dataclass

@@ -17,6 +17,7 @@ from bot.delivery.pacing import Pacer, Ticket, tap_answer
 from bot.delivery.ratelimit import EDIT, PIN, POST
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, PlatformSink, RetryLater, Unsupported
 from bot.domain.messages import Outbound, Reply
+from bot.domain.vocab import SEVERITIES
 from bot.observe import metrics
 from bot.store import StoreUnavailable
 
@@ -37,8 +38,9 @@ T = TypeVar("T")
 class Journal(Protocol):
     """Outbox entries' marks around each send (bot.delivery.durable.OutboxReader)."""
 
-    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> None:
-        """A send of these entries to a chat is about to begin."""
+    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> bool:
+        """A send of these entries to a chat is about to begin; False: not from this replica
+        (the outbox's lease moved, and its new holder sends them)."""
 
     async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
@@ -217,7 +219,8 @@ class ChatWorker:
         if journal is None or not marks or \
                 not all(isinstance(d, Journaled) for d in marks):
             return False
-        await journal.flying(self.platform, self.chat, marks)
+        if not await journal.flying(self.platform, self.chat, marks):
+            return True  # another replica holds the outbox now and sends these
         digest = not batch or out is not batch[0].out
         token = SENDING.set(tuple(("d:" if digest else "") + m.tag for m in marks))
         try:
@@ -325,8 +328,8 @@ class ChatWorker:
         platform, chat, journal, store = self.platform, self.chat, self.desk.journal, \
             self.desk.store
         marks = [d for item in batch for d in item.done if isinstance(d, Journaled)]
-        if marks and journal is not None:
-            await journal.flying(platform, chat, marks)
+        if marks and journal is not None and not await journal.flying(platform, chat, marks):
+            return  # another replica holds the outbox now and sends these
         out = batch[0].out
 
         async def send() -> list[str]:
@@ -369,14 +372,14 @@ class ChatWorker:
         while True:
             try:
                 done = await call()
-                self.pacer.answered_now(platform, chat)
+                await self.pacer.heard(platform, chat)
                 self._store_back()
                 if key in unreachable:
                     unreachable.discard(key)
                     log.warning("%s:%s reachable again", platform, chat)
                 return done
             except RetryLater as exc:
-                self.pacer.answered_now(platform, chat)
+                await self.pacer.heard(platform, chat)
                 self.health.last_429_at = self.desk.clock()
                 metrics.RATE_LIMITED.labels(platform).inc()
                 log.warning("%s:%s rate limited; retrying in %.1fs", platform, chat,
@@ -494,10 +497,11 @@ class ChatWorker:
         board.pin_owed = new
 
 
-def digest_line(card: Reply) -> str:
+def digest_line(reply: Reply) -> str:
     """One line naming an incident: its card's title, place and severity."""
-    lines = card.text.splitlines()
-    where = next((x.removeprefix("Where: ") for x in lines if x.startswith("Where: ")), "")
-    sev = next((x.removeprefix("Severity ") for x in lines if x.startswith("Severity ")), "")
-    return " · ".join(p for p in (card.title.strip(), where, f"severity {sev}" if sev else "")
+    card = reply.card
+    if card is None:
+        return reply.title.strip()
+    return " · ".join(p for p in (reply.title.strip(), card.place,
+                                  f"severity {SEVERITIES.get(card.severity, card.severity)}")
                       if p)

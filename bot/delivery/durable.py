@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from bot.delivery.chat_queue import Journaled
 from bot.delivery.notifier import Notifier
@@ -60,6 +61,11 @@ class OutboxReader:
         self._main: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.chat_health.watch, if run
         self._left: dict[tuple[str, str], int] = {}  # (fixture, entry) -> chats still to reach
+        # The fixture's lease was seen to move away (a send refused at its in-flight mark, or
+        # the lease held by another): when it is ours again, a new term begins, and what was
+        # queued under the old one is not sent (the claim queues what is still missing).
+        self._lost: set[str] = set()
+        self._term: dict[str, int] = {}
         notifier.journal = self  # in-flight and delivered marks around each send
 
     def start(self) -> None:
@@ -92,16 +98,28 @@ class OutboxReader:
             try:
                 if not leader:
                     await self.outbox.ensure_group(fx)
+                if fx in self._lost:
+                    leader = False
                 has = await self.outbox.lease(fx, self.owner)
                 if not has:
+                    if leader:
+                        log.warning("outbox of %s: delivery lease lost to another replica", fx)
+                        self._lost.add(fx)
                     leader = False
                     await asyncio.sleep(1.0)
                     continue
                 if not leader:  # just became the reader: take over what the last one held
                     leader = True
-                    for entry, out in await self.outbox.claim_all(fx, self.owner):
+                    if fx in self._lost:  # a new term: nothing queued before it is sent
+                        self._lost.discard(fx)
+                        self._term[fx] = self._term.get(fx, 0) + 1
+                        for key in [k for k in self._left if k[0] == fx]:
+                            del self._left[key]
+                    for entry, out in await self._rendered(
+                            fx, await self.outbox.claim_all(fx, self.owner)):
                         await self._dispatch(fx, entry, out)
-                for entry, out in await self.outbox.read(fx, self.owner, self.block_ms):
+                for entry, out in await self._rendered(
+                        fx, await self.outbox.read(fx, self.owner, self.block_ms)):
                     await self._dispatch(fx, entry, out)
             except asyncio.CancelledError:
                 raise
@@ -116,6 +134,28 @@ class OutboxReader:
                 leader = False
                 await asyncio.sleep(1.0)
 
+    async def _rendered(self, fx: str, entries: list[tuple[str, Outbound]]
+                        ) -> list[tuple[str, Outbound]]:
+        """The entries with their live references rendered now, from the records as they
+        are (one read for the batch); a reference that cannot be shown (its incident is
+        gone, e.g. a reset) is acknowledged and left out."""
+        refs = [out.live for _, out in entries if out.live is not None]
+        if not refs:
+            return entries
+        views = self.notifier.views
+        shown = await views(fx, refs) if views is not None else {}
+        out: list[tuple[str, Outbound]] = []
+        for entry, o in entries:
+            if o.live is None:
+                out.append((entry, o))
+            elif (reply := shown.get(o.live)) is not None:
+                out.append((entry, replace(o, reply=reply, live=None)))
+            else:
+                log.warning("outbox entry %s/%s names INC-%d, which cannot be shown; dropped",
+                            fx, entry, o.live.n)
+                await self.outbox.mark(fx, entry, "-", last=True)
+        return out
+
     async def _dispatch(self, fx: str, entry: str, out: Outbound) -> None:
         await self.notifier.learn_grounds([fx])  # per-ground chats (several fixtures at once)
         chats = [(p, c) for p, cs in self.notifier.targets(out.audience, fx).items()
@@ -127,7 +167,7 @@ class OutboxReader:
         if todo:
             self._left[(fx, entry)] = len(todo)
         for platform, chat in todo:
-            mark = Mark(self, fx, entry)
+            mark = Mark(self, fx, entry, self._term.get(fx, 0))
             if states[f"{platform}:{chat}"] == "fly" and \
                     await self._found(platform, chat, mark, out):
                 continue
@@ -169,11 +209,34 @@ class OutboxReader:
             await self.delivered(platform, chat, [mark])
         return True
 
-    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> None:
-        """The notifier is about to send these entries to a chat: note it (one round trip)."""
+    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> bool:
+        """The notifier is about to send these entries to a chat: note it (one round trip a
+        fixture). False: not to be sent by this replica, whose delivery lease of a fixture
+        moved meanwhile (the new holder claimed the entries and sends them); such a copy
+        waiting in a chat's queue would otherwise go out twice."""
+        if any(m.term != self._term.get(m.fx, 0) for m in marks):
+            return False  # queued under an earlier lease: the claim since queued it anew
+        if any(m.fx in self._lost for m in marks):
+            return self._refused(marks)
         known = self.notifier.sinks[platform].floor(chat)
-        await _persist(lambda: self.outbox.flying([(m.fx, m.entry) for m in marks],
-                                                  f"{platform}:{chat}", known))
+        held = False
+
+        async def write() -> None:
+            nonlocal held
+            held = await self.outbox.flying([(m.fx, m.entry) for m in marks],
+                                            f"{platform}:{chat}", known, owner=self.owner)
+        await _persist(write)
+        return held or self._refused(marks)
+
+    def _refused(self, marks: list[Journaled]) -> bool:
+        """Copies queued under a lease this replica no longer holds: dropped, and their
+        fixtures claimed afresh when the lease is ours again."""
+        for m in marks:
+            self._left.pop((m.fx, m.entry), None)
+            self._lost.add(m.fx)
+        log.info("%d queued outbox message(s) left to the fixture's delivery lease holder",
+                 len(marks))
+        return False
 
     async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
@@ -215,10 +278,11 @@ class Mark(Journaled):
     """An outbox entry's delivered callback for one chat; the notifier hands batches of them
     to the reader's journal (`flying`, `delivered`) rather than calling them one by one."""
 
-    def __init__(self, reader: OutboxReader, fx: str, entry: str) -> None:
+    def __init__(self, reader: OutboxReader, fx: str, entry: str, term: int = 0) -> None:
         self.reader = reader
         self.fx = fx
         self.entry = entry
+        self.term = term  # the reader's lease term it was queued under
 
     async def __call__(self, platform: str, chat: str, _mid: str) -> None:
         await self.reader.delivered(platform, chat, [self])

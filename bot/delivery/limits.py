@@ -43,3 +43,6 @@ class Limiter(Protocol):
 
     async def admit_extra(self, platform: str, chat: str, n: int) -> None:
         """Count `n` messages going with the one just admitted."""
+
+    async def answered(self, platform: str, chat: str) -> None:
+        """The platform answered this process's last call to the chat."""

@@ -21,7 +21,7 @@ class MemoryOutbox:
         self.route = route
         self._once: OrderedDict[tuple[str, str], None] = OrderedDict()
 
-    def ops(self, outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
+    def ops(self, outs: list[Outbound]) -> list[Op]:
         """None: nothing of this outbox is in the store; the messages are added after the
         write (not marked stored)."""
         return []

@@ -39,10 +39,14 @@ from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.routing import Channels, Routes
 from bot.delivery.scopes import Scopes
 from bot.delivery.sink import PlatformSink, Unsupported
+from bot.domain.card import LiveRef
 from bot.domain.messages import Outbound, Reply
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
+
+# (fixture, references) -> each rendered from its record now (left out: it is gone)
+Views = Callable[[str, list[LiveRef]], Awaitable[dict[LiveRef, Reply]]]
 
 
 class Notifier:
@@ -52,11 +56,14 @@ class Notifier:
                  readers: dict[str, frozenset[str]] | None = None, *,
                  clock: Callable[[], float] = time.monotonic, scopes: Scopes | None = None,
                  store: Any = None, outbox: Outbox | None = None,
-                 wall: Callable[[], datetime] | None = None) -> None:
+                 wall: Callable[[], datetime] | None = None,
+                 views: Views | None = None) -> None:
         """`store`: where live messages' platform ids are kept; `outbox`: the durable one
         (bot.store.outbox.Outbox, read by bot.delivery.durable), else one in memory; `wall`:
-        the board's local clock (its HH:MM)."""
+        the board's local clock (its HH:MM); `views`: renders the outbox's live references
+        at send time."""
         self.routes = Routes(channels, readers, scopes)
+        self.views = views
         self.pacer = Pacer(limiter or RateLimiter())
         self.clock = clock
         self.desk = Desk(self.pacer, clock, store=store,

@@ -48,6 +48,12 @@ class Pacer:
         """The platform has just answered a call to this chat."""
         self.answered[(platform, chat)] = self.now()
 
+    async def heard(self, platform: str, chat: str) -> None:
+        """The platform has just answered a call to this chat: space the next from now,
+        here and (a shared limiter) on every replica."""
+        self.answered_now(platform, chat)
+        await self.limiter.answered(platform, chat)
+
     async def sleep(self, seconds: float) -> None:
         """Wait on the limiter's sleeper (injected time in tests)."""
         await self.limiter.sleep(seconds)
@@ -55,7 +61,7 @@ class Pacer:
     async def gate(self, platform: str, chat: str) -> None:
         """A sink's next message of one reply (see bot.delivery.sink.Gate)."""
         if chat != BOT_WIDE:  # the reply's previous message to this chat has just returned
-            self.answered_now(platform, chat)
+            await self.heard(platform, chat)
             await self.spaced(platform, chat)
         await self.limiter.acquire(platform, chat, 1)
 

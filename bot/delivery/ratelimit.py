@@ -41,9 +41,14 @@ class Limit:
     # Notifier._spaced): the platforms count arrivals, and a send held up on the way was seen
     # to arrive too close to the next (Telegram private chats in the crash bench; Slack once,
     # in the crash test on Sentinel). On Slack it costs the control channel ~0.3 s of
-    # flashpoint p95.
+    # flashpoint p95. The shared windows count such a send from its answer on every replica
+    # (SharedRateLimiter.answered): Telegram's bot-wide 30/s too, which a replica taking
+    # over a backlog (a busy process) broke when its sends arrived bunched behind another's.
     from_answer: bool = False
     calls: tuple[str, ...] = ()  # the kinds of call it counts (POST, EDIT, PIN); () every call
+    # Counts an album as one call, not one message per item: the per-chat pace, and our own
+    # smoothing below (what control sees arrive, not a platform limit).
+    once: bool = False
 
 
 # Telegram: ~1 msg/s per chat, 20/min per group, ~30/s per bot; sends, edits and pins alike.
@@ -53,7 +58,7 @@ class Limit:
 # chat.update Tier 3 (50+/min per workspace), pins.add / pins.remove Tier 2 (20+/min).
 DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
     "telegram": (Limit(1, 1.0, "chat", from_answer=True), Limit(20, 60.0, "group"),
-                 Limit(30, 1.0, "platform")),
+                 Limit(30, 1.0, "platform", from_answer=True)),
     "slack": (Limit(1, 1.0, "chat", from_answer=True, calls=(POST,)),
               Limit(50, 60.0, "platform", calls=(EDIT,)),
               Limit(20, 60.0, "platform", calls=(PIN,))),
@@ -64,8 +69,10 @@ DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
 # minute's budget in its first seconds and then leave a control room dark for the rest:
 # a Telegram group gets at most 3 messages in any 9 s (a card every 3 s on average, 3 at
 # once on a quiet night), Slack at most 5 chat.update calls in any 6 s across the workspace.
+# An album is one arrival for that smoothing; Telegram's own limits still count its items
+# (field reports: each item of a sendMediaGroup counts against a group's 20 a minute).
 PACED_LIMITS: dict[str, tuple[Limit, ...]] = {
-    "telegram": (*DEFAULT_LIMITS["telegram"], Limit(3, 9.0, "group")),
+    "telegram": (*DEFAULT_LIMITS["telegram"], Limit(3, 9.0, "group", once=True)),
     "slack": (*DEFAULT_LIMITS["slack"], Limit(5, 6.0, "platform", calls=(EDIT,))),
 }
 
@@ -96,6 +103,11 @@ def counted(limits: dict[str, tuple[Limit, ...]], platform: str, chat: str,
             call: str) -> tuple[Limit, ...]:
     """The limits a call of this kind to this chat counts against."""
     return tuple(lim for lim in limits.get(platform, ()) if applies(lim, platform, chat, call))
+
+
+def itemwise(lim: Limit) -> bool:
+    """Whether a limit counts each item of an album (else the album once)."""
+    return lim.scope != "chat" and not lim.once
 
 
 def counts(lim: Limit, call: str) -> bool:
@@ -200,10 +212,11 @@ class RateLimiter:
     async def together(self, platform: str, chat: str, want: int) -> int:
         """How many more messages (at most `want`) may go now in the same call as the one
         just admitted: an album, one call to the chat whose items every limit counting
-        messages (group, bot) counts one by one, while the per-chat pace counts the call."""
+        messages (group, bot) counts one by one, while the per-chat pace and the smoothing
+        (`Limit.once`) count the call."""
         now = self.clock()
         windows = [(lim, sent) for lim, sent in self._windows(self._sent, platform, chat)
-                   if lim.scope != "chat"]
+                   if itemwise(lim)]
         n = 0
         while n < want and all(self._fits(lim, sent, now, n + 1) for lim, sent in windows):
             n += 1
@@ -213,9 +226,13 @@ class RateLimiter:
         """Count `n` messages going with the one just admitted (see `together`)."""
         now = self.clock()
         for lim, sent in self._windows(self._sent, platform, chat):
-            if lim.scope != "chat":
+            if itemwise(lim):
                 for _ in range(n):
                     bisect.insort(sent, now)
+
+    async def answered(self, platform: str, chat: str) -> None:
+        """The platform answered a call to the chat: nothing to share in one process (the
+        pacer spaces its next call from the answer)."""
 
     async def wait_until(self, at: float) -> None:
         """Sleep (through the injected sleeper) until clock time `at`."""
@@ -259,6 +276,13 @@ def unlimited() -> RateLimiter:
     return RateLimiter({})
 
 
+# A send counts in the shared windows as if this much later until the platform's answer
+# re-stamps it: another replica's next message cannot overtake one still on its way (a busy
+# process that has not yet heard its answers). Waits are asked again at least this often.
+HOLD_S = 1.0
+RECHECK_S = 0.25
+
+
 class SharedWindows(Protocol):
     """Sliding windows every replica counts in (bot.store.windows.Windows)."""
 
@@ -266,8 +290,18 @@ class SharedWindows(Protocol):
     def key(platform: str, scope: str) -> str:
         """The window key of a platform's chat (or bot-wide) scope."""
 
-    async def take(self, windows: list[tuple[str, int, float]], now: float) -> float:
-        """Take one slot in each window, or the seconds to wait before trying again."""
+    @staticmethod
+    def member() -> str:
+        """A unique name for one send in the windows (see `take`, `answered`)."""
+
+    async def take(self, windows: list[tuple[str, int, float]], now: float,
+                   member: str = "", hold: dict[str, float] | None = None) -> float:
+        """Take one slot in each window (as `member`, counted `hold` seconds later per key
+        until `answered`), or the seconds to wait before trying again."""
+
+    async def answered(self, windows: list[tuple[str, int, float]], member: str,
+                       now: float) -> None:
+        """The platform answered `member`'s send: the windows count it from `now`."""
 
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
         """The slots taken in each window now."""
@@ -294,6 +328,8 @@ class SharedRateLimiter:
         self.retry_s = retry_s
         # (platform, chat) -> monotonic time to ask Redis again, while its windows are away
         self.away: dict[tuple[str, str], float] = {}
+        # (platform, chat) -> this replica's last send there, while its answer is awaited
+        self._taken: dict[tuple[str, str], str] = {}
 
     def _shared(self, platform: str, chat: str) -> bool:
         """Whether to ask the shared windows now (up, or time to look again)."""
@@ -313,10 +349,10 @@ class SharedRateLimiter:
     def _scopes(self, platform: str, chat: str, call: str = POST,
                 per_call: bool = True) -> list[tuple[str, int, float]]:
         """The shared windows counting a call of this kind to this chat (per_call=False:
-        without the per-chat pace, which counts an album once)."""
+        only those counting an album's items one by one)."""
         out = []
         for lim in self.limits.get(platform, ()):
-            if not applies(lim, platform, chat, call) or (lim.scope == "chat" and not per_call):
+            if not applies(lim, platform, chat, call) or (not per_call and not itemwise(lim)):
                 continue
             scope = "bot" if lim.scope == "platform" else f"{lim.scope}:{chat}"
             scope += f":{lim.count}/{lim.per:g}" + "".join(f":{c}" for c in lim.calls)
@@ -341,22 +377,52 @@ class SharedRateLimiter:
         await self.acquire(platform, chat, cost, call)
 
     async def acquire(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
-        """Wait until every window has room, and take it (once per call of `cost`)."""
+        """Wait until every window has room, and take it (once per call of `cost`). A call
+        to a chat counts in the limits counted `from_answer` as if HOLD_S later until its
+        answer re-stamps it (see `answered`); meanwhile a wait is asked again every
+        RECHECK_S, as such a re-stamp can bring the room nearer."""
         scopes = self._scopes(platform, chat, call)
+        hold = {} if chat == BOT_WIDE else {
+            key: HOLD_S for lim, (key, _, _) in zip(self._counting(platform, chat, call),
+                                                   scopes, strict=True) if lim.from_answer}
         for _ in range(max(1, cost)):
             while True:
                 if not self._shared(platform, chat):
                     await self.local.acquire(platform, chat, 1, call)
                     break
+                member = self.windows.member()
                 try:
-                    wait = await self.windows.take(scopes, self.clock())
+                    wait = await self.windows.take(scopes, self.clock(), member, hold)
                 except StoreUnavailable:
                     self._away(platform, chat)
                     continue
                 self._back(platform, chat)
                 if wait <= 0:
+                    self._taken[(platform, chat)] = member
                     break
-                await self.sleep(wait)
+                await self.sleep(min(wait, RECHECK_S))
+
+    async def answered(self, platform: str, chat: str) -> None:
+        """The platform answered this replica's last call to the chat: the limits counted
+        `from_answer` (the chat's pace, the bot-wide rate) count that call from now, in the
+        shared windows, so another replica's next message cannot arrive too close behind one
+        held up on the way (the platform counts arrivals). Best effort: it never raises, as
+        the call it follows has gone."""
+        member = self._taken.pop((platform, chat), None)
+        if member is None or not self._shared(platform, chat):
+            return
+        scopes = [(key, count, per) for lim, (key, count, per)
+                  in zip(self._counting(platform, chat), self._scopes(platform, chat),
+                         strict=True) if lim.from_answer]
+        if scopes:
+            try:
+                await self.windows.answered(scopes, member, self.clock())
+            except Exception as exc:  # a hint: the send went, nothing here may redo it
+                log.debug("answer time of %s:%s not shared (%s)", platform, chat, exc)
+
+    def _counting(self, platform: str, chat: str, call: str = POST) -> list[Limit]:
+        """The limits `_scopes` names windows for, in the same order."""
+        return [lim for lim in self.limits.get(platform, ()) if applies(lim, platform, chat, call)]
 
     def interval(self, platform: str, chat: str, call: str = POST) -> float:
         """Seconds per call of this kind this chat can sustain."""
@@ -364,7 +430,7 @@ class SharedRateLimiter:
 
     async def together(self, platform: str, chat: str, want: int) -> int:
         """How many more messages (at most `want`) may go now with the one just taken, in
-        one call (an album): the counts of the limits other than the per-chat pace."""
+        one call (an album): the counts of the limits counting items (see `itemwise`)."""
         scopes = self._scopes(platform, chat, per_call=False)
         if not scopes:
             return want
@@ -379,7 +445,7 @@ class SharedRateLimiter:
                                     in zip(scopes, used, strict=True)]))
 
     async def admit_extra(self, platform: str, chat: str, n: int) -> None:
-        """Take `n` slots of the limits other than the per-chat pace (see `together`)."""
+        """Take `n` slots of the limits counting items (see `together`)."""
         scopes = self._scopes(platform, chat, per_call=False)
         for _ in range(n):
             while scopes:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.domain.card import IncidentCard, LiveRef
 from bot.domain.ledger import clean_text
+from bot.domain.outcomes import Outcome
 
 MEDIA_ICONS = {
     "photo": "📷 photo", "document": "📄 document", "voice": "🎤 voice note", "audio": "🎵 audio",
@@ -100,6 +102,7 @@ class Reply:
     request_location: bool = False  # offer a "share my location" key where the platform can
     media: list[Attachment] = field(default_factory=list)  # evidence to show as itself
     field: str = ""  # for a refusal: the part of the command it is about (forms mark it)
+    card: IncidentCard | None = None  # the incident this message shows, as facts
 
     def lines(self) -> list[str]:
         """Title and body as lines of plain text."""
@@ -122,6 +125,7 @@ class Outbound:
     quote: str = ""  # platform message id this answers (a reply quoting the user's message)
     edit: str = ""  # platform message id to replace in place (a guided form's prompt)
     stored: bool = False  # already written to the durable outbox by the write that caused it
+    live: LiveRef | None = None  # stored as a reference: rendered at send time from the record
 
 
 @dataclass
@@ -132,6 +136,7 @@ class Result:
     outbound: list[Outbound] = field(default_factory=list)
     queued: bool = False  # the reply is already in the durable outbox: adapters don't send it
     toast_only: bool = False  # a button's answer that leaves the tapped message as it is
+    outcome: Outcome | None = None  # what the command did, as a value (counted, never read)
 
 
 def answer(text: str, *, title: str = "", ok: bool = True, **kw: object) -> Result:

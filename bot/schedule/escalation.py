@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.core.dispatch import Core
 from bot.domain.cadence import config_for
+from bot.domain.card import IncidentCard
 from bot.domain.clock import iso
 from bot.domain.escalation_policy import SeverityPolicy, policy_for
 from bot.domain.ledger import Event
@@ -156,7 +157,7 @@ def _alert(core: Core, fx: Fixture, inc: Incident, title: str, tail: str) -> Rep
     buttons = [Button("Acknowledge", f"/ack {n}", "primary"), Button("Show", f"/incident {n}")]
     if inc.status != "reported":
         buttons = [Button("Show", f"/incident {n}"), Button("Resolve", f"/resolve {n}")]
-    return Reply(text=text, title=title, buttons=[buttons])
+    return Reply(text=text, title=title, buttons=[buttons], card=IncidentCard.of(inc, ground))
 
 
 def _dur(seconds: int) -> str:

@@ -12,7 +12,9 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from bot.domain.ledger import Text, Var
 from bot.domain.models import Incident
+from bot.domain.outcomes import Reason
 from bot.store.ops import Op
 
 # Deployment-wide keys (members, invites, fixture choices, audit, leases of singleton
@@ -98,7 +100,29 @@ def note_sent() -> None:
 
 
 class Refused(Exception):
-    """A guard in the write refused the command: nothing was written."""
+    """A guard in the write refused the command: nothing was written. A reason from a
+    closed set, what it is about (`subject`: a fixture id, an incident number) and, where
+    the guard read it, the value it found (`current`); the words are the caller's."""
+
+    def __init__(self, reason: Reason, subject: str = "", current: str = "") -> None:
+        super().__init__(reason.value, subject, current)
+        self.reason = reason
+        self.subject = subject
+        self.current = current
+
+    @classmethod
+    def from_script(cls, raw: str) -> Refused:
+        """The refusal a guard returned (see `guard`)."""
+        code, _, rest = raw.partition("|")
+        subject, _, current = rest.partition("|")
+        return cls(Reason(code), subject, current)
+
+
+def guard(reason: Reason, subject: object = "", current: Var | None = None) -> Text:
+    """What a guard op returns when it refuses: the reason's code, the subject and (a Var
+    the guard reads, e.g. the status it found) the current value, for Refused.from_script."""
+    head = f"{reason.value}|{subject}|"
+    return head + current if current is not None else head
 
 
 def fx_prefix(fixture_id: str) -> str:
@@ -110,6 +134,12 @@ def chat_prefix(platform: str, chat: str) -> str:
     """Key prefix of one chat's own keys (its hash tag): rate-limit windows, the reverse
     index of the bot's messages there."""
     return f"md:{{chat:{platform}:{chat}}}:"
+
+
+def bot_prefix(platform: str, bot_id: str) -> str:
+    """Key prefix of one bot's own keys (its hash tag): the Telegram inbox, its offset and
+    its polling lease."""
+    return f"md:{{{'tg' if platform == 'telegram' else platform}:{bot_id}}}:"
 
 
 def as_hash(flat: list[str]) -> dict[str, str]:

@@ -20,8 +20,9 @@ import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from bot.domain.clock import parse_iso
-from bot.domain.ledger import PHASE, Event, Var
+from bot.domain.ledger import PHASE, Event, Text, Var
 from bot.domain.models import Fixture, Incident
+from bot.domain.outcomes import Reason
 from bot.store.base import (
     OPS,
     SEV_BAND,
@@ -32,6 +33,7 @@ from bot.store.base import (
     as_hash,
     chat_prefix,
     fx_prefix,
+    guard,
     note_not_run,
     note_outage,
     note_write,
@@ -140,7 +142,7 @@ class Similar:
 
     since: int  # epoch seconds: only incidents reported since then
     near: list[str]  # zones that count as the same place (same or adjacent)
-    event: Event  # the incident.merged event (its data's id is "INC-" + Var("similar"))
+    event: Event  # the incident.merged event (its data's id None: the store fills it in)
     token: str  # names the merge, so the reporter can split it out again
     record: dict[str, Any]  # what a split needs to log the report on its own
     severity: int = 0  # the report's severity: a higher one raises the incident's
@@ -454,7 +456,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
             note_write_done()
         status = res[0]
         if status == "refused":
-            raise Refused(res[1])
+            raise Refused.from_script(res[1])
         if status == "dup":
             return Applied(True, result_vars(res[1]))
         return Applied(False, result_vars(res[1]), [as_hash(h) for h in res[2]])
@@ -519,7 +521,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         """Create a fixture (refused if the id exists) and list it in the directory; a
         restricted event goes to the fixture's restricted log in the same write."""
         ops: list[Op] = [
-            RequireMissing("meta", f"Fixture {fx.id} already exists."),
+            RequireMissing("meta", guard(Reason.FIXTURE_EXISTS, fx.id)),
             Hset("meta", fx.to_hash()),
             *log_restricted(restricted),
             *log_event(ev),
@@ -535,7 +537,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         """Change fixture fields (category, kick-off, phase, status) and log it (restricted
         fields in the restricted log, and the key timing a phase starts, in the same write)."""
         ops: list[Op] = [
-            RequireExists("meta", f"No fixture {fx_id}."),
+            RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)),
             Hset("meta", fields),
             *log_restricted(restricted),
             *log_event(ev),
@@ -586,7 +588,11 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         if deadlines:
             await self.index_escalation(fx_id)
         key = INC_N
-        head: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
+        ev.data = _numbered(ev.data, "id", ID_N)  # None: the number this write takes
+        if similar is not None:  # ... or the one the report joins
+            similar.event.data = _numbered(similar.event.data, "id", "INC-" + SIMILAR)
+            similar.record = _numbered(similar.record, "first", SIMILAR)
+        head: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op()]
         if similar is not None:
             head += [FindSimilar(f"open:t:{fields['type']}", similar.since, fields["type"],
                                  similar.near, fields.get("affiliation", "unknown"),
@@ -623,20 +629,24 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         return await self.apply(fx_prefix(fx_id), head + ops, dedupe)
 
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
-                            ev: Event, now_ts: int, dedupe: str, refusal: str | Any,
+                            ev: Event, now_ts: int, dedupe: str,
+                            refusal: Reason = Reason.STATUS,
                             fields: dict[str, str] | None = None,
                             deadlines: dict[str, int] | None = None,
                             first: Event | None = None) -> Applied:
-        """Move an incident to a new status if its current one allows it (the refusal may
-        name Var("current")); an acknowledgement stops its escalation deadlines and a close
-        its reminders, in the same round trip. The event may use Var("from")."""
+        """Move an incident to a new status if its current one allows it (else Refused with
+        `refusal` and the status found); an acknowledgement stops its escalation deadlines
+        and a close its reminders, in the same round trip. An event "from" of None becomes
+        the status the move was from."""
         key = f"inc:{n}"
         cls = ev.data.get("cls", "")
+        if "from" in ev.data and ev.data["from"] is None:  # the status read in the script
+            ev.data = {k: Var("from") if k == "from" else v for k, v in ev.data.items()}
         if deadlines:
             await self.index_escalation(fx_id)
         ops: list[Op] = [
             RequireExists(key, missing_incident(n)),
-            RequireIn(key, "status", allowed_from, refusal),
+            RequireIn(key, "status", allowed_from, guard(refusal, n, Var("current"))),
             Hget(key, "status", "from"),
             # `first`: an event the move implies, logged just before it (a police handover of
             # an unacknowledged incident is its acknowledgement)
@@ -720,6 +730,16 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         h = await self._call(self.r.hgetall(f"{fx_prefix(fx_id)}inc:{n}"))
         return Incident.from_hash(h) if h else None
 
+    async def incidents(self, fx_id: str, ns: list[int]) -> list[Incident | None]:
+        """Several incidents' current views (None for one that is not there), one round
+        trip."""
+        if not ns:
+            return []
+        pipe = self._pipe()
+        for n in ns:
+            pipe.hgetall(f"{fx_prefix(fx_id)}inc:{n}")
+        return [Incident.from_hash(h) if h else None for h in await self._call(pipe.execute())]
+
     async def open_incidents(self, fx_id: str,
                              limit: int = 15) -> tuple[list[Incident], dict[int, int]]:
         """Open incidents, most severe then oldest first; open counts by severity (and
@@ -745,9 +765,9 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
     async def record_police(self, fx_id: str, kind: str, fields: dict[str, str], ev: Event,
                             dedupe: str, link: int | None) -> Applied:
         """Record an arrest or a ban (kind 'arr' or 'ban') with counters and incident link."""
-        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}.")]
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id))]
         if link is not None:
-            ops.append(RequireExists(f"inc:{link}", f"No incident INC-{link} to link."))
+            ops.append(RequireExists(f"inc:{link}", guard(Reason.NO_LINK, link)))
         ops += [
             phase_op(),
             Incr(f"{kind}seq", "n"),
@@ -858,7 +878,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
         record = json_value({"role": Var("role"), "invited_by": Var("by"), "name": name,
                              "joined_at": at})
         ops: list[Op] = [
-            RequireExists(f"invite:{code}", "unknown"),
+            RequireExists(f"invite:{code}", guard(Reason.UNKNOWN_INVITE)),
             Hget(f"invite:{code}", "role", "role"),
             Hget(f"invite:{code}", "by", "by"),
             Hset("members", {who: record}),
@@ -999,8 +1019,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
                                                    json.dumps(state), ttl]))
         if not ok:
             state["_v"] = expected
-            raise Refused("That step was already answered (another tap or device): "
-                          "use the latest form message.")
+            raise Refused(Reason.STEP_TAKEN)
 
     # ---------------------------------------------------------------- replicas
     async def publish_change(self, what: str, fixture: str, origin: str) -> None:
@@ -1039,6 +1058,14 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""
         await self._call(self.r.delete(f"{fx_prefix(fx_id)}form:{who}"))
+
+
+def _numbered(data: dict[str, Any], name: str, value: Text) -> dict[str, Any]:
+    """`data` with its `name` filled in by the store's variable when the caller left it None
+    (in place, so the order of the fields is kept)."""
+    if name not in data or data[name] is not None:
+        return data
+    return {k: value if k == name else v for k, v in data.items()}
 
 
 def _directory(drill: bool) -> str:

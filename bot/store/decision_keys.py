@@ -9,7 +9,8 @@ from typing import Any
 from bot.domain.clock import iso
 from bot.domain.decision_log import Decision, LogView
 from bot.domain.ledger import PHASE, Event, Var
-from bot.store.base import Applied, StoreBase, fx_prefix
+from bot.domain.outcomes import Reason
+from bot.store.base import Applied, StoreBase, fx_prefix, guard
 from bot.store.lifecycle import missing_incident, phase_op
 from bot.store.ops import Incr, Op, RequireExists, Set, Xadd, log_event
 
@@ -29,11 +30,11 @@ class DecisionLog:
         to the fixture's log, in one round trip; a redelivery (same dedupe key) writes
         nothing and returns the number it took. Refused (nothing written) when the fixture,
         a linked incident or the superseded/explained entry does not exist."""
-        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}.")]
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id))]
         ops += [RequireExists(f"inc:{i}", missing_incident(i)) for i in entry.incidents]
         for n in (entry.supersedes, entry.explains):
             if n is not None:
-                ops.append(RequireExists(f"dec:{n}", f"No decision D-{n} in this fixture."))
+                ops.append(RequireExists(f"dec:{n}", guard(Reason.NO_DECISION, n)))
         fields = {k: v for k, v in entry.fields().items() if v}
         data: dict[str, Any] = {"id": "D-" + N, "decision": entry.decision,
                                 "rationale": entry.rationale, "options": entry.options,

@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from bot.store.base import OPS, StoreUnavailable
+from bot.store.base import OPS, StoreUnavailable, bot_prefix
 from bot.store.client import Store
 
 KEEP = 7 * 86400
@@ -25,8 +25,8 @@ class Inbox:
 
     def __init__(self, store: Store, bot_id: str) -> None:
         self.store = store
-        self.key = f"md:{{tg:{bot_id}}}:inbox"
-        self.offset_key = f"md:{{tg:{bot_id}}}:offset"
+        self.key = bot_prefix("telegram", bot_id) + "inbox"
+        self.offset_key = bot_prefix("telegram", bot_id) + "offset"
 
     async def record(self, updates: list[dict[str, Any]]) -> None:
         """Keep a fetched batch and the offset that confirms it, atomically."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from bot.domain.inspection_checklist import Check
 from bot.domain.ledger import Event
-from bot.store.base import Applied, StoreBase, fx_prefix
+from bot.domain.outcomes import Reason
+from bot.store.base import Applied, StoreBase, fx_prefix, guard
 from bot.store.lifecycle import missing_incident, phase_op
 from bot.store.ops import Op, RequireExists, Xadd, log_event
 
@@ -19,7 +20,7 @@ class Inspections:
 
     async def record(self, fx_id: str, check: Check, ev: Event, dedupe: str) -> Applied:
         """Append one tick and its event, in one round trip (a redelivery writes nothing)."""
-        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}.")]
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id))]
         if check.incident is not None:
             ops.append(RequireExists(f"inc:{check.incident}", missing_incident(check.incident)))
         ops += [phase_op(), Xadd(STREAM, check.fields()), *log_event(ev)]

@@ -1,4 +1,6 @@
-"""A leader lease in Redis for singleton duties (Telegram polling, retention sweep).
+"""Leader leases in Redis for singleton duties: the deployment's (retention sweep, Home tab
+refreshes) under `{ops}`, and each Telegram bot's polling under the bot's own hash tag, next
+to its inbox, so on a Cluster losing the `{ops}` slot does not stop polling (`polling`).
 
 SET NX PX to take it, PEXPIRE by its holder to keep it; whoever stops renewing loses it
 after the TTL and another replica takes over. Not a consensus protocol: a duty run under it
@@ -19,6 +21,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from bot.store.base import bot_prefix
 from bot.store.client import OPS, Store, StoreUnavailable
 
 _TAKE = """
@@ -40,8 +43,8 @@ class Lease:
     """One named lease; `held` is true while this process holds it (with a safety margin)."""
 
     def __init__(self, store: Store, name: str, owner: str, ttl_ms: int = 10_000, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.key, self.owner, self.ttl_ms = f"{OPS}lease:{name}", owner, ttl_ms
+                 clock: Callable[[], float] = time.monotonic, prefix: str = OPS) -> None:
+        self.key, self.owner, self.ttl_ms = f"{prefix}lease:{name}", owner, ttl_ms
         self._take = store.r.register_script(_TAKE)
         self._drop = store.r.register_script(_DROP)
         self._store = store
@@ -83,3 +86,9 @@ class Lease:
             await self._store._call(self._drop(keys=[self.key], args=[self.owner]))
         except StoreUnavailable:
             pass
+
+
+def polling(store: Store, bot_id: str, owner: str, ttl_ms: int = 10_000) -> Lease:
+    """The lease of one Telegram bot's polling (one getUpdates caller per bot token), in the
+    bot's own slot with its inbox."""
+    return Lease(store, "polling", owner, ttl_ms, prefix=bot_prefix("telegram", bot_id))

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.domain.ledger import Event, chart_deltas, deltas
+from bot.domain.ledger import Event, Text, chart_deltas, deltas
 from bot.domain.models import Incident
-from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix, note_write
+from bot.domain.outcomes import Reason
+from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix, guard, note_write
 from bot.store.ops import (
     Hget,
     Hincrby,
@@ -25,8 +26,8 @@ from bot.store.ops import (
     log_event,
 )
 
-STALE = "stale"  # refusal text: the deadline no longer applies (acknowledged or closed)
-CLAIMED = "claimed"  # refusal text: another replica fired it first
+STALE = guard(Reason.STALE)  # the deadline no longer applies (acknowledged or closed)
+CLAIMED = guard(Reason.CLAIMED)  # another replica fired it first
 OPEN_STATUSES = ["reported", "acknowledged", "dispatched", "on_scene", "contained",
                  "handed_to_police"]
 
@@ -47,9 +48,9 @@ def phase_op() -> Hget:
     return Hget("meta", "phase", "phase", "pre")
 
 
-def missing_incident(n: int) -> str:
-    """Refusal text for an unknown incident number."""
-    return f"No incident INC-{n} in this fixture."
+def missing_incident(n: int) -> Text:
+    """The refusal of a write about an unknown incident number."""
+    return guard(Reason.NO_INCIDENT, n)
 
 
 class Lifecycle(StoreBase):
@@ -110,7 +111,7 @@ class Lifecycle(StoreBase):
         try:
             applied = await self.apply(fx_prefix(fx_id), ops)
         except Refused as exc:
-            if str(exc) == STALE:
+            if exc.reason is Reason.STALE:
                 await self.drop_deadline(fx_id, member)
             return None
         return applied.incident
@@ -170,7 +171,7 @@ class Lifecycle(StoreBase):
     async def expire_refs(self, fx_id: str, records: list[str], ev: Event,
                           at: str) -> Applied:
         """Blank the custody/occurrence refs of these records ('arr:3') and log it."""
-        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op()]
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op()]
         ops += [Hset(rec, {"ref": "", "ref_expired_at": at}) for rec in records]
         ops += log_event(ev)
         return await self.apply(fx_prefix(fx_id), ops)
@@ -216,8 +217,7 @@ def _amend_ops(n: int, old: dict[str, str], new: dict[str, str], ev: Event,
     """Guards and writes of an amendment: guarded on the values read, the originals kept in
     orig_* fields, counters moved, open order and escalation re-planned."""
     key = f"inc:{n}"
-    guards: list[Op] = [RequireIn(key, fld, [value],
-                                  f"INC-{n} changed meanwhile; look again with /incident {n}.")
+    guards: list[Op] = [RequireIn(key, fld, [value], guard(Reason.CHANGED, n))
                         for fld, value in old.items()]
     ops: list[Op] = [Hsetnx(key, f"orig_{fld}", value) for fld, value in old.items()]
     ops += [

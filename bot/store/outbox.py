@@ -15,6 +15,7 @@ from dataclasses import asdict
 
 from redis.exceptions import ResponseError
 
+from bot.domain.card import CARD, IncidentCard, LiveRef
 from bot.domain.ledger import Tpl, Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply
 from bot.store.base import OPS, fx_prefix
@@ -23,6 +24,7 @@ from bot.store.ops import Op
 from bot.store.ops import Outbox as OutboxOp
 
 GROUP = "delivery"
+N = Var("n")  # the number the write takes (see _numbered)
 STREAM = "obx"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
@@ -40,49 +42,72 @@ end
 return 0
 """
 
+# KEYS[1] the fixture's delivery lease, KEYS[2..] in-flight marks; ARGV[1] the lease holder
+# the sender believes it is, ARGV[2] the mark's value, ARGV[3] its TTL: the marks are written
+# (and the send may begin) only while that holder still has the lease.
+_FLYING = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+return 1
+"""
+
+
+def _fields(out: Outbound) -> dict[str, object]:
+    r = out.reply
+    data: dict[str, object] = {
+        "aud": out.audience, "ref": out.ref, "fx": out.fixture, "thread": out.thread,
+        "quote": out.quote, "edit": out.edit,
+        "r": {"text": r.text, "title": r.title, "ok": r.ok, "loc": r.request_location,
+              "b": [[[b.label, b.command, b.style] for b in row] for row in r.buttons],
+              "img": [base64.b64encode(i).decode() for i in r.images],
+              "media": [asdict(a) for a in r.media], "field": r.field}}
+    if r.card is not None:
+        data["r"]["card"] = asdict(r.card)  # type: ignore[index]
+    return data
+
 
 def encode(out: Outbound) -> str:
-    """An Outbound as the JSON an outbox entry holds ."""
-    r = out.reply
-    data = {"aud": out.audience, "ref": out.ref, "fx": out.fixture, "thread": out.thread,
-            "quote": out.quote, "edit": out.edit,
-            "r": {"text": r.text, "title": r.title, "ok": r.ok, "loc": r.request_location,
-                  "b": [[[b.label, b.command, b.style] for b in row] for row in r.buttons],
-                  "img": [base64.b64encode(i).decode() for i in r.images],
-                  "media": [asdict(a) for a in r.media], "field": r.field}}
+    """An Outbound as the JSON an outbox entry holds."""
+    data = _fields(out)
+    if out.live is not None:
+        data["live"] = {"view": out.live.view, "n": out.live.n}
     return json.dumps(data, separators=(",", ":"))
 
 
 def decode(raw: str) -> Outbound:
-    """The Outbound an outbox entry holds."""
+    """The Outbound an outbox entry holds (a live reference still to be rendered has an
+    empty reply and `live` set)."""
     d = json.loads(raw)
     r = d["r"]
+    card = r.get("card")
     reply = Reply(r["text"], title=r["title"], ok=r["ok"], request_location=r["loc"],
                   buttons=[[Button(*b) for b in row] for row in r["b"]],
                   images=[base64.b64decode(i) for i in r["img"]],
-                  media=[Attachment(**a) for a in r.get("media", [])], field=r.get("field", ""))
+                  media=[Attachment(**a) for a in r.get("media", [])], field=r.get("field", ""),
+                  card=IncidentCard(**card) if card else None)
+    live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
-                    quote=d["quote"], edit=d["edit"])
+                    quote=d["quote"], edit=d["edit"],
+                    live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 
-def ops(outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
-    """Ops that put these messages in the outbox within the same write. Every `stand_in`
-    (an unguessable token the drafter used for a number not known yet) becomes Var(var),
-    which the script fills in."""
-    out: list[Op] = []
-    for o in outs:
-        raw = encode(o)
-        if stand_in and stand_in in raw:
-            parts: list[str | Var] = []
-            for i, chunk in enumerate(raw.split(stand_in)):
-                if i:
-                    parts.append(Var(var))
-                if chunk:
-                    parts.append(chunk)
-            out.append(OutboxOp(STREAM, Tpl(tuple(parts))))
-        else:
-            out.append(OutboxOp(STREAM, raw))
-    return out
+def _numbered(out: Outbound) -> Tpl:
+    """A live reference to the incident the write is numbering: the entry's number (and a
+    card's ref, INC-n) are the script's Var("n")."""
+    assert out.live is not None
+    head = json.dumps({k: v for k, v in _fields(out).items() if k != "ref"},
+                      separators=(",", ":"))[:-1]
+    view = json.dumps(out.live.view)
+    ref: tuple[str | Var, ...] = (',"ref":"INC-', N, '"') if out.live.view == CARD \
+        else (',"ref":""',)
+    return Tpl((head, *ref, ',"live":{"view":' + view + ',"n":', N, "}}"))
+
+
+def ops(outs: list[Outbound]) -> list[Op]:
+    """Ops that put these messages in the outbox within the same write. A live reference
+    not numbered yet (`LiveRef.n` 0) names the incident the write numbers."""
+    return [OutboxOp(STREAM, _numbered(o) if o.live is not None and not o.live.n
+                     else encode(o)) for o in outs]
 
 
 class Outbox:
@@ -92,16 +117,17 @@ class Outbox:
         self.store = store
         self.r = store.r
         self._add_once = store.r.register_script(_ADD_ONCE)
+        self._flying = store.r.register_script(_FLYING)
 
     def _key(self, fx: str) -> str:
         return fx_prefix(fx) + STREAM
 
-    def ops(self, outs: list[Outbound], stand_in: str = "", var: str = "n") -> list[Op]:
+    def ops(self, outs: list[Outbound]) -> list[Op]:
         """Ops that write these messages with the store write that causes them (see `ops`
         above); they are marked stored, so delivery only shows them to its observers."""
         for out in outs:
             out.stored = True
-        return ops(outs, stand_in, var)
+        return ops(outs)
 
     async def fixture_ids(self) -> list[str]:
         """Every fixture (each has its own outbox)."""
@@ -196,14 +222,29 @@ class Outbox:
         return {c: "done" if res[2 * i] else "fly" if res[2 * i + 1] else ""
                 for i, c in enumerate(chats)}
 
-    async def flying(self, entries: list[tuple[str, str]], chat: str, floor: int = 0) -> None:
+    async def flying(self, entries: list[tuple[str, str]], chat: str, floor: int = 0,
+                     owner: str = "") -> bool:
         """Note that a send of these (fixture, entry)s to 'platform:chat' is about to begin
         (one round trip), so a crash before its answer is known leaves a trace. `floor`: the
-        highest message id known in that chat then (0: unknown); the send's id is above it."""
-        pipe = self.r.pipeline(transaction=False)
+        highest message id known in that chat then (0: unknown); the send's id is above it.
+        With `owner`: only while it still holds each fixture's delivery lease, checked in the
+        same script as the marks (one round trip per fixture); False when it does not (the
+        lease moved: the new holder sends these), and that fixture's marks are not written."""
+        if not owner:
+            pipe = self.r.pipeline(transaction=False)
+            for fx, entry in entries:
+                pipe.set(self._fly(fx, entry, chat), str(max(floor, 0)), ex=DONE_TTL)
+            await self.store._call(pipe.execute())
+            return True
+        by_fx: dict[str, list[str]] = {}
         for fx, entry in entries:
-            pipe.set(self._fly(fx, entry, chat), str(max(floor, 0)), ex=DONE_TTL)
-        await self.store._call(pipe.execute())
+            by_fx.setdefault(fx, []).append(entry)
+        held = True
+        for fx, ids in by_fx.items():
+            keys = [fx_prefix(fx) + "obx:lease", *(self._fly(fx, e, chat) for e in ids)]
+            held = bool(await self.store._call(self._flying(
+                keys=keys, args=[owner, str(max(floor, 0)), DONE_TTL]))) and held
+        return held
 
     async def floor(self, fx: str, entry: str, chat: str) -> int:
         """The message id an in-flight mark recorded as the chat's highest (0: unknown)."""

@@ -8,7 +8,8 @@ from datetime import datetime
 
 from bot.domain.cadence import Slot, dumps, loads
 from bot.domain.clock import iso
-from bot.store.base import Refused, StoreBase, fx_prefix
+from bot.domain.outcomes import Reason
+from bot.store.base import Refused, StoreBase, fx_prefix, guard
 from bot.store.ops import Hset, Op, RequireMissing, Set
 
 CLAIM_TTL = 120 * 86400  # a claim outlives any re-send window by far
@@ -63,7 +64,7 @@ class Plans(StoreBase):
         replica that claims it has its messages durable at the same instant (a crash cannot
         split them)."""
         value = json.dumps({"state": state, "by": by, "at": iso(at)}, separators=(",", ":"))
-        ops: list[Op] = [RequireMissing(f"slot:{slot.id}", "claimed"),
+        ops: list[Op] = [RequireMissing(f"slot:{slot.id}", guard(Reason.CLAIMED)),
                          Set(f"slot:{slot.id}", value, CLAIM_TTL), *outbox]
         try:
             await self.apply(fx_prefix(slot.fixture), ops)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from bot.domain.key_timings import Timing
 from bot.domain.ledger import Event
-from bot.store.base import Applied, StoreBase, fx_prefix
+from bot.domain.outcomes import Reason
+from bot.store.base import Applied, StoreBase, fx_prefix, guard
 from bot.store.lifecycle import phase_op
 from bot.store.ops import Op, RequireExists, Xadd, log_event
 
@@ -25,7 +26,7 @@ class KeyTimings:
 
     async def record(self, fx_id: str, key: str, ev: Event, dedupe: str) -> Applied:
         """Record a timing that starts no phase, with its event, in one round trip."""
-        ops: list[Op] = [RequireExists("meta", f"No fixture {fx_id}."), phase_op(),
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op(),
                          *timing_ops(key, ev), *log_event(ev)]
         return await self.store.apply(fx_prefix(fx_id), ops, dedupe)
 

@@ -35,12 +35,20 @@ class Windows:
             return f"{chat_prefix(platform, _chat_of(rest))}rl:{scope}"
         return f"md:{{rl:{platform}}}:{scope}"
 
-    async def take(self, windows: list[tuple[str, int, float]], now: float) -> float:
-        """(key, count, per seconds) windows: 0 if a slot was taken in all, else seconds to
-        wait before asking again."""
+    @staticmethod
+    def member() -> str:
+        """A unique name for one send in the windows (see `take`, `answered`)."""
+        return f"{os.getpid()}:{next(_ids)}"
+
+    async def take(self, windows: list[tuple[str, int, float]], now: float,
+                   member: str = "", hold: dict[str, float] | None = None) -> float:
+        """(key, count, per seconds) windows: 0 if a slot was taken in all (by `member`,
+        a fresh one if not given), else seconds to wait before asking again. `hold`: key ->
+        seconds the send counts as if later (until `answered` re-stamps it: on its way, it
+        may arrive that much after it left)."""
         if not windows:
             return 0.0
-        member = f"{os.getpid()}:{next(_ids)}"
+        member = member or self.member()
         groups: dict[str, list[tuple[str, int, float]]] = {}
         for w in windows:
             groups.setdefault(_tag(w[0]), []).append(w)
@@ -48,8 +56,8 @@ class Windows:
         try:
             for group in groups.values():
                 args: list[object] = [int(now * 1000), member]
-                for _, count, per in group:
-                    args += [count, int(per * 1000)]
+                for key, count, per in group:
+                    args += [count, int(per * 1000), int((hold or {}).get(key, 0.0) * 1000)]
                 ms = int(await self.store._call(
                     self._take(keys=[k for k, _, _ in group], args=args)))
                 if ms > 0:
@@ -68,6 +76,21 @@ class Windows:
                 await self.store._call(self.store.r.zrem(key, member))
             except StoreUnavailable:
                 pass
+
+    async def answered(self, windows: list[tuple[str, int, float]], member: str,
+                       now: float) -> None:
+        """The platform answered the send `member` took: from now on the windows count it
+        from `now` (its arrival, as the platform counts), for every replica alike. One
+        round trip per slot; a window that no longer holds the send is left alone."""
+        groups: dict[str, list[tuple[str, int, float]]] = {}
+        for w in windows:
+            groups.setdefault(_tag(w[0]), []).append(w)
+        for group in groups.values():
+            pipe = self.store.r.pipeline(transaction=False)
+            for key, _, per in group:
+                pipe.zadd(key, {member: int(now * 1000)}, xx=True)
+                pipe.pexpire(key, int(per * 1000) + 1000)
+            await self.store._call(pipe.execute())
 
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
         """How many sends each window holds right now."""

@@ -89,7 +89,7 @@ def prompt_for(grounds: list[Ground]) -> str:
             for z in g.zones.values():
                 if z.kind != kind:
                     continue
-                name = re.sub(r"\s*\(.*?\)", "", z.name)
+                name = without_brackets(z.name)
                 alias = next((a for a in z.aliases if a.lower() not in name.lower()
                               and not a.lower().startswith(("stand ", "block"))), "")
                 names.append(f"{name} ({alias})" if alias and kind == "stand" else name)
@@ -183,7 +183,7 @@ def _place_phrases(ground: Ground) -> _Phrases:
     if ground.id not in _places:
         names: dict[str, str] = {}
         for z in ground.zones.values():
-            said = [re.sub(r"\s*\(.*?\)", "", z.name)]
+            said = [without_brackets(z.name)]
             m = re.fullmatch(r"(walkway) at the top of the (.+)", said[0], re.I)
             if m:  # "Bobby Moore Stand walkway"
                 said.append(f"{m.group(2)} {m.group(1)}")
@@ -237,3 +237,17 @@ def suggest(text: str, ground: Ground) -> Suggestion:
     if m:
         sev = NUMBER_WORDS.get(m.group(1)) or int(m.group(1))
     return Suggestion(suggest_types(text), suggest_zones(text, ground), sev)
+
+
+def without_brackets(text: str) -> str:
+    """The text with each "(...)" aside removed, in one pass (no backtracking)."""
+    out: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(ch)
+    return " ".join("".join(out).split())

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from bot.core.dispatch import Core
 from bot.domain.clock import iso
+from bot.domain.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.domain.messages import Command
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, OFFENCES
@@ -24,7 +25,6 @@ from bot.store.decision_keys import DecisionLog
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
 from bot.web.decision_panel import decisions_page
-from bot.web.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.web.live import (
     GZIP_HEADER,
     LIVE_BINS,

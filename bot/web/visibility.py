@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.roles import RoleMatrix
+from bot.domain.card import IncidentCard
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
@@ -78,15 +79,18 @@ def sees_incident(viewer: Viewer, inc: dict[str, Any] | None) -> bool:
 def incident_view(inc: dict[str, str], ground: Ground) -> dict[str, Any]:
     """An incident for the screen: display fields and labels only."""
     out: dict[str, Any] = {k: inc[k] for k in INCIDENT_FIELDS if inc.get(k)}
-    out["severity"] = int(inc.get("severity", 1))
-    out["type_label"] = INCIDENT_TYPES.label(inc.get("type", ""))
-    out["location_label"] = ground.label(inc.get("location", ""))
+    card = IncidentCard.made(int(inc.get("n") or 0), int(inc.get("severity", 1)),  # as shown
+                             inc.get("type", ""), inc.get("location", ""),
+                             inc.get("status", "reported"), ground)
+    out["severity"] = card.severity
+    out["type_label"] = card.what
+    out["location_label"] = card.place
     out["place"] = ground.short_label(inc.get("location", ""), PLACE_WIDTH)
     out["reports"] = 1 + int(inc.get("merged") or 0)  # joined reports are the signal
     if int(inc.get("escalated_tier") or 0):
         out["escalated"] = int(inc["escalated_tier"])
-    out["status_label"] = STATUSES.label(inc.get("status", "reported"))
-    out["closed"] = inc.get("status") in CLOSED
+    out["status_label"] = card.status_label
+    out["closed"] = card.closed
     return out
 
 

@@ -8,13 +8,16 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.dispatch import Core
-from bot.delivery.ratelimit import Limit, RateLimiter
+from bot.delivery.ratelimit import Limit, RateLimiter, SharedRateLimiter
 from bot.domain.messages import Attachment, Outbound, Reply
 from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
+from bot.store.windows import Windows
 from rigs.fakes.telegram_api import Call, FakeTelegram
-from tests.adapters.telegram.test_telegram_photo_burst import HeldTime
+from tests.adapters.telegram.test_telegram_adapter import STEWARD, sends_to
+from tests.adapters.telegram.test_telegram_photo_burst import BOUND_S, PHOTOS, HeldTime
+from tests.adapters.telegram.test_telegram_photo_burst import shown as burst_shown
 from tests.delivery.test_delivery import durable, tg_settings
 
 GROUP = "-1001000000001"
@@ -109,3 +112,49 @@ async def test_an_album_left_in_doubt_is_found_not_sent_twice(core: Core, settin
     finally:
         await reader.stop()
         await adapter.stop()
+
+
+async def test_eight_photos_reach_a_smoothed_control_group_within_15_s(
+        core: Core, settings: Settings):
+    """As the app runs it: the limits shared in Redis, with the live-delivery smoothing (a
+    group gets at most 3 messages in any 9 s). An album is one arrival for that smoothing,
+    while Telegram's own limits count its items (the fake answers 429 when they break)."""
+    time = HeldTime()
+    time.go.set()
+    fake = FakeTelegram(enforce_limits=True, clock=time.clock)
+    await fake.start()
+    core.notifier.limiter = SharedRateLimiter(Windows(core.store), clock=time.clock,
+                                              sleep=time.sleep, monotonic=time.clock)
+    core.notifier.clock = time.clock
+    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
+    await adapter.start()
+    try:
+        await fake.push(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 glass"))
+        await fake.wait_for(sends_to(STEWARD, "Logged INC-1"))
+        await adapter.drain()
+        t0 = time.now
+        time.go.clear()  # the group is paced from here: the photos queue up meanwhile
+        for k in range(1, PHOTOS + 1):
+            await fake.push(fake.message_update(STEWARD, photo=f"AgACburst{k}",
+                                                caption=f"thrower {k}"))
+        fx = await core.active_fixture()
+        assert fx is not None
+        for _ in range(1000):  # every photo is in the log (Redis round trips, in real time)
+            if len([e for e in await core.store.events(fx.id)
+                    if e.kind == "incident.evidence"]) == PHOTOS:
+                break
+            await asyncio.sleep(0.01)
+        time.go.set()
+        last = f"AgACburst{PHOTOS}"
+        [eighth] = await fake.wait_for(
+            lambda c: [x for x in burst_shown(c) if x[0] == last], timeout=60)
+        await adapter.drain()
+        took = eighth[2] - t0
+        print(f"8th photo visible to smoothed Telegram control after {took:.1f} s")
+        assert took <= BOUND_S, (took, fake.describe(40))
+        assert [p[0] for p in burst_shown(fake.calls)] == \
+            [f"AgACburst{k}" for k in range(1, PHOTOS + 1)]  # each once, in order
+        assert fake.too_many == 0, fake.too_many_at
+    finally:
+        await adapter.stop()
+        await fake.stop()

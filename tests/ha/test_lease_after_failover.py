@@ -76,7 +76,7 @@ async def test_the_lease_is_held_again_soon_after_a_failover(tmp_path: Path) -> 
     try:
         assert await leases[0].tick()
         for store, lease in zip(stores, leases, strict=True):  # as the app runs them
-            tasks.append(asyncio.create_task(_keep_lease(lease, [])))
+            tasks.append(asyncio.create_task(_keep_lease(lease)))
             tasks.append(asyncio.create_task(store.follow_failovers()))
         # the master pauses; the holder's next renewal is sent to it and gets no answer ...
         renewed = len(log)

@@ -20,6 +20,7 @@ from bot.adapters.slack.slack_adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.runtime import slack_for
 from bot.settings import Settings
+from bot.store.web_sessions import WebSessions
 from rigs.fakes.slack_api import SIGNING_SECRET, FakeSlack, signed_headers, slash_body
 from rigs.net import free_port, serving
 from tests.support.fakes import served
@@ -131,6 +132,8 @@ async def endpoint(core: Core, settings: Settings, fake: FakeSlack
                    ) -> AsyncIterator[tuple[SlackAdapter, str]]:
     adapter = slack_for(core, http_settings(settings, fake))
     await adapter.start()
+    # a control-room screen is running (links are handed out only then)
+    await WebSessions(core.store).announce("http://127.0.0.1:8080", 60)
     async with serving(adapter.routes()) as port:
         yield adapter, f"http://127.0.0.1:{port}/slack/events"
     await adapter.stop()

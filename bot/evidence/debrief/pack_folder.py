@@ -14,13 +14,14 @@ from zoneinfo import ZoneInfo
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from bot.debrief.figures import incident_rows, response_by_severity, timeline
-from bot.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.domain.clock import parse_iso
+from bot.domain.groundmap import load_map
 from bot.domain.grounds import Ground
 from bot.domain.inspection_checklist import checklists, override_of, readiness
 from bot.domain.key_timings import latest
 from bot.domain.models import Fixture
+from bot.evidence.debrief.figures import incident_rows, response_by_severity, timeline
+from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
@@ -28,7 +29,6 @@ from bot.store import Store
 from bot.store.decision_keys import DecisionLog
 from bot.store.inspection_keys import Inspections
 from bot.store.timing_keys import KeyTimings
-from bot.web.groundmap import load_map
 
 PDF = "pack.pdf"
 

@@ -8,14 +8,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from bot.debrief.figures import IncidentRow, ResponseRow, TimelineRow
 from bot.domain.decision_log import LogView
+from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap
 from bot.domain.inspection_checklist import Check, Item, Readiness, latest
 from bot.domain.key_timings import Timing
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
+from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
 from bot.evidence.summary import mmss
-from bot.web.groundmap import SEVERITY_COLOURS, GroundMap
 
 if TYPE_CHECKING:
     from fpdf import FPDF

@@ -11,7 +11,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from bot.debrief.pack_folder import build_pack
+from bot.evidence.debrief.pack_folder import build_pack
 from bot.evidence.signing import new_key, public_hex
 from bot.evidence.verify import verify_dir
 
@@ -91,7 +91,7 @@ async def test_a_month_of_packs_for_the_sag(say, core, tmp_path: Path):
 
     import pytest
 
-    from bot.debrief.period import build_period, parse_period
+    from bot.evidence.debrief.period import build_period, parse_period
     from bot.evidence.export import signed_part
     from bot.evidence.signing import signature_ok
 

@@ -1,0 +1,27 @@
+"""The words for a refused write (the store gives a reason, never a sentence): the core's
+default answer; a handler may say it its own way."""
+
+from __future__ import annotations
+
+from bot.domain.outcomes import Reason
+from bot.store import Refused
+
+WORDS = {
+    Reason.NO_FIXTURE: "No fixture {subject}.",
+    Reason.FIXTURE_EXISTS: "Fixture {subject} already exists.",
+    Reason.NO_INCIDENT: "No incident INC-{subject} in this fixture.",
+    Reason.NO_DECISION: "No decision D-{subject} in this fixture.",
+    Reason.NO_LINK: "No incident INC-{subject} to link.",
+    Reason.STATUS: "INC-{subject} is already {current}; nothing changed.",
+    Reason.CHANGED: "INC-{subject} changed meanwhile; look again with /incident {subject}.",
+    Reason.STALE: "That no longer applies (acknowledged or closed meanwhile).",
+    Reason.CLAIMED: "Already done by another replica.",
+    Reason.STEP_TAKEN: "That step was already answered (another tap or device): "
+                       "use the latest form message.",
+    Reason.UNKNOWN_INVITE: "Unknown or used invite code.",
+}
+
+
+def said(exc: Refused) -> str:
+    """One line saying why a write was refused."""
+    return WORDS[exc.reason].format(subject=exc.subject, current=exc.current)
