@@ -176,22 +176,19 @@ def store_op_classes() -> set[str]:
             and not n.name.startswith("_")}
 
 
-def store_writes_built(path: Path, package: str, var: bool = True) -> set[str]:
+def store_writes_built(path: Path, package: str) -> set[str]:
     """What a module takes to build a store write: ops (an outbox entry is one) from
-    bot.store.ops, or (var) a Var the script fills in."""
-    wanted = {f"bot.store.ops.{op}" for op in store_op_classes()}
-    if var:
-        wanted.add("bot.domain.ledger.Var")
+    bot.store.ops, or a Var the script fills in."""
+    wanted = {f"bot.store.ops.{op}" for op in store_op_classes()} | {"bot.domain.ledger.Var"}
     return imported_names(path, package) & wanted
 
 
 def test_store_writes_and_their_placeholders_are_built_inside_the_store():
-    # the ledger defines Var; handlers' Vars are test_architecture_prose's to check
+    # the ledger defines Var; nothing else outside the store takes it or an op
     for name, path in modules().items():
         if not name.startswith("bot.store") and name != "bot.domain.ledger":
             package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-            assert store_writes_built(path, package, var=not name.startswith("handlers")) \
-                == set(), name
+            assert store_writes_built(path, package) == set(), name
 
 
 def test_the_store_write_check_finds_an_op_an_outbox_entry_and_a_var(tmp_path: Path):
