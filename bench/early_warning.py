@@ -25,7 +25,7 @@ from bench import rig  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.early_warning import Report, Watch, load_rules  # noqa: E402
 from bot.replay import parse_script, replay  # noqa: E402
-from bot.schedule.early_warning import report_of  # noqa: E402
+from bot.schedule.early_warning_feed import report_of  # noqa: E402
 from bot.schedule.scheduler import Scheduler  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,9 +37,7 @@ async def night_reports() -> tuple[list[Report], object]:
     """The bundled night's reports as its replayed log holds them, and its ground."""
     lines = parse_script(NIGHT).lines
     rig.START = lines[0].at  # the bench's virtual clock starts with the night (never goes back)
-    async with rig.bench_core() as (core, _url, _tmp):
-        core.drill = Drill(live=False)
-        core.store.use_drill_index()
+    async with rig.bench_core(drill=Drill(live=False)) as (core, _url, _tmp):
         scheduler = Scheduler(core, clock=core.clock, live=False)
         await scheduler.start()
         try:

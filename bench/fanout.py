@@ -28,7 +28,7 @@ from bot.delivery.ratelimit import DEFAULT_LIMITS, RateLimiter  # noqa: E402
 from bot.delivery.sink import Doubt, Found, Gate, Unsupported, no_gate  # noqa: E402
 from bot.domain.ledger import Event  # noqa: E402
 from bot.domain.messages import Outbound, Reply  # noqa: E402
-from bot.evidence.charts import incident_chart  # noqa: E402
+from bot.evidence.match_chart import incident_chart  # noqa: E402
 
 TOKEN = "123:bench"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import rig  # noqa: E402
-from bot.evidence.debrief.pack import build_pack  # noqa: E402
+from bot.evidence.debrief.pack_folder import build_pack  # noqa: E402
 from bot.evidence.signing import new_key  # noqa: E402
 
 PLACES = ("stb_walkway", "seg_ne", "gate_away", "away_upper", "bms_lower", "ws_concourse")

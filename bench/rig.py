@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.app import build_core  # noqa: E402
 from bot.core.dispatch import Core  # noqa: E402
+from bot.core.drill import Drill  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
@@ -50,9 +51,11 @@ async def reports(core: Any, n: int, start: int, *, tag: str = "bench",
 
 
 @asynccontextmanager
-async def bench_core(**settings: Any) -> AsyncIterator[tuple[Core, str, str]]:
+async def bench_core(drill: Drill | None = None,
+                     **settings: Any) -> AsyncIterator[tuple[Core, str, str]]:
     """(core, Redis URL, temp dir): an empty database (REDIS_URL, else an embedded server
-    started here), the sample fixture active; emptied and stopped after."""
+    started here), the sample fixture active (a `drill` core: none, the replay makes its
+    own); emptied and stopped after."""
     url = os.environ.get("REDIS_URL")
     server = None
     tmp = tempfile.TemporaryDirectory()
@@ -62,9 +65,12 @@ async def bench_core(**settings: Any) -> AsyncIterator[tuple[Core, str, str]]:
     try:
         store = Store.from_url(url)
         await store.reset_for_tests()
+        if drill is not None:
+            store.use_drill_index()  # as App(drill=...) does
         core = build_core(store, load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
-                                               **settings), VirtualClock(START))
-        await ensure_sample_fixture(core)
+                                               **settings), VirtualClock(START), drill=drill)
+        if drill is None:
+            await ensure_sample_fixture(core)
         yield core, url, tmp.name
         await store.reset_for_tests()
         await store.close()

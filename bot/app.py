@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from bot.core.dispatch import Core, Registry
+from bot.core.drill import Drill
+from bot.core.fixture_scope import DrillFixtures
 from bot.core.roles import DEFAULT_ROLES, RolesError, load_role_matrix, load_roster
 from bot.delivery.lane import Lane
 from bot.delivery.notifier import Notifier
@@ -66,9 +68,11 @@ def build_core(store: Store, settings: Settings, clock: Clock,
                config_dir: Path | None = None, cache_ttl: float = 5.0, *,
                outage: OutageLog | None = None,
                publish: Callable[[str, str], Awaitable[None]] | None = None,
-               durable: bool = False) -> Core:
+               durable: bool = False, drill: Drill | None = None) -> Core:
     """A Core over a store with the config folder's grounds, roster and channels. `durable`:
-    what commands cause goes through the outbox, paced by limits shared by every replica."""
+    what commands cause goes through the outbox, paced by limits shared by every replica;
+    `drill`: a replay's, whose commands use only the fixtures it makes (or, --live, the live
+    one) and never write the live bot's fixture choices."""
     cfg = config_dir or settings.config_dir
     grounds = load_grounds(cfg)
     if not grounds:
@@ -96,7 +100,8 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         raise StartupError(str(exc)) from None
     return Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
                 notifier, settings, cache_ttl=cache_ttl, roles=roles, outage=outage,
-                publish=publish)
+                publish=publish,
+                fixtures=DrillFixtures(store, drill) if drill is not None else None)
 
 
 def check_config_or_fail(config_dir: Path) -> int:
@@ -112,9 +117,9 @@ def check_config_or_fail(config_dir: Path) -> int:
 def warm_config(core: Core) -> None:
     """Read the files read on first use now, so they are the ones checked at start-up."""
     from bot.domain.cadence import config_for
-    from bot.schedule.escalation import policy
+    from bot.domain.escalation_policy import policy_for
 
-    policy(core)
+    policy_for(core.settings)
     config_for(core.settings)
 
 
@@ -122,11 +127,13 @@ class App:
     """One process: one Redis connection pool, one core, one scheduler, many adapters."""
 
     def __init__(self, settings: Settings, clock: Clock | None = None, *,
-                 serving: bool = False) -> None:
+                 serving: bool = False, drill: Drill | None = None) -> None:
         """`serving`: the long-running bot (matchday run), not a one-shot command: it tells
         other replicas what it changes, holds the singleton lease in turn and, with a
-        platform token, delivers through the outbox."""
+        platform token, delivers through the outbox. `drill`: a replay's fence (its core
+        resolves fixtures inside it; its store sweeps only the drill's deadlines)."""
         self.settings = settings
+        self.drill = drill
         self.clock = clock or (FileClock(settings.clock_file) if settings.clock_file
                                else SystemClock())
         self.serving = serving
@@ -242,9 +249,11 @@ class App:
                 await store.publish_change(what, fixture, self.origin)
 
         platforms = (self.settings.telegram_bot_token, self.settings.slack_bot_token)
+        if self.drill is not None:
+            store.use_drill_index()  # the live bot never sweeps the drill's deadlines
         self.core = build_core(store, self.settings, self.clock, outage=self.outage,
                                publish=publish, durable=self.serving and any(
-                                   t is not None for t in platforms))
+                                   t is not None for t in platforms), drill=self.drill)
         warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))

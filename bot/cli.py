@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, StartupError
+from bot.core.drill import Drill
 from bot.domain.clock import VirtualClock
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -43,8 +44,9 @@ def _check_config(settings: Settings) -> int:
 
 
 async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
-                    clock: Any = None, *, serving: bool = False) -> int:
-    app = App(settings, clock, serving=serving)
+                    clock: Any = None, *, serving: bool = False,
+                    drill: Drill | None = None) -> int:
+    app = App(settings, clock, serving=serving, drill=drill)
     try:
         await app.start()
         return await body(app)
@@ -61,8 +63,8 @@ async def _run(app: App, args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- replay / demo
-async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> int:
-    from bot.core.drill import Drill
+async def _replay(app: App, path: Path, as_json: bool) -> int:
+    """Replay a script into the app's drill (App(drill=...): its own fixtures, or --live)."""
     from bot.replay import ScriptError, parse_script, printer, replay
     from bot.runtime import make_scheduler
 
@@ -74,9 +76,7 @@ async def _replay(app: App, path: Path, as_json: bool, live: bool = False) -> in
     lines = script.lines
     assert isinstance(app.clock, VirtualClock)
     app.clock.set(lines[0].at)
-    assert app.core is not None
-    app.core.drill = Drill(live=live)  # before the scheduler plans anything
-    app.core.store.use_drill_index()  # the live bot never sweeps the drill's deadlines
+    assert app.core is not None and app.core.drill is not None
     scheduler = make_scheduler(app, live=False)
     refused = _count_refusals(app.core)
     await scheduler.start()
@@ -215,7 +215,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
 async def _pack(app: App, args: argparse.Namespace) -> int:
     from bot.domain.cadence import config_for
-    from bot.evidence.debrief.pack import build_pack
+    from bot.evidence.debrief.pack_folder import build_pack
     from bot.evidence.signing import load_or_create
 
     core = app.core
@@ -310,7 +310,7 @@ async def _heads(app: App, fixture_id: str) -> int:
 
 async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int:
     """The post-match report of a fixture (for the FA and the SAG), as a PDF file."""
-    from bot.evidence.charts import chart_from_counts, draw_chart
+    from bot.evidence.match_chart import chart_from_counts, draw_chart
     from bot.evidence.postmatch import build_report, report_pdf
 
     assert app.core is not None
@@ -469,13 +469,15 @@ def main(argv: list[str] | None = None) -> int:
 
     configure_logging(settings.log_format, secrets=settings_secrets(settings))
     clock = None
+    drill = None
     if args.cmd in ("replay", "demo"):
         from datetime import UTC, datetime
 
         clock = VirtualClock(datetime(2000, 1, 1, tzinfo=UTC))
+        drill = Drill(live=args.cmd == "replay" and args.live)
     bodies: dict[str, Callable[[App], Awaitable[int]]] = {
         "run": lambda app: _run(app, args),
-        "replay": lambda app: _replay(app, args.file, args.json, args.live),
+        "replay": lambda app: _replay(app, args.file, args.json),
         "demo": lambda app: _demo(app, args.json),
         "summary": lambda app: _summary(app, args.fixture, args.json),
         "report": lambda app: _report(app, args.fixture, args.pdf, args.out),
@@ -488,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         return asyncio.run(_with_app(settings, bodies[args.cmd], clock,
-                                     serving=args.cmd == "run"))
+                                     serving=args.cmd == "run", drill=drill))
     except StartupError as exc:
         return _fail(str(exc), 1)
     except FileNotFoundError as exc:

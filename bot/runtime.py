@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from bot.app import App, StartupError, safe_url
 from bot.core.dispatch import Core
+from bot.delivery.chat_health import status_lines, watch
 from bot.delivery.durable import OutboxReader
-from bot.delivery.health import status_lines, watch
 from bot.domain.routes import Route
 from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
@@ -26,8 +26,8 @@ from bot.tasks import cancel_and_wait
 if TYPE_CHECKING:  # the platform SDKs are imported only when a token asks for them
     from bot.adapters.console import ConsoleAdapter
     from bot.adapters.parts import AdapterParts
-    from bot.adapters.slack.adapter import SlackAdapter
-    from bot.adapters.telegram.adapter import TelegramAdapter
+    from bot.adapters.slack.slack_adapter import SlackAdapter
+    from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -49,7 +49,7 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
         if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
             await sweep_retention(core, now)
 
-    from bot.schedule.early_warning import EarlyWarning
+    from bot.schedule.early_warning_feed import EarlyWarning
 
     warnings = EarlyWarning.of(core)
 
@@ -87,7 +87,7 @@ def adapter_parts(core: Core) -> AdapterParts:
 
 def telegram_for(core: Core, settings: Settings, **options: Any) -> TelegramAdapter:
     """The Telegram adapter, its sink delivering for the core, its chat moves in /status."""
-    from bot.adapters.telegram.adapter import TelegramAdapter
+    from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 
     tg = TelegramAdapter(core, adapter_parts(core), settings, **options)
     core.notifier.add_sink(tg.sink)
@@ -97,7 +97,7 @@ def telegram_for(core: Core, settings: Settings, **options: Any) -> TelegramAdap
 
 def slack_for(core: Core, settings: Settings, **options: Any) -> SlackAdapter:
     """The Slack adapter, delivering for the core, its Home tabs following changes."""
-    from bot.adapters.slack.adapter import SlackAdapter
+    from bot.adapters.slack.slack_adapter import SlackAdapter
 
     slack = SlackAdapter(core, adapter_parts(core), settings, **options)
     core.notifier.add_sink(slack)
@@ -333,7 +333,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
             and not control_room:
         return [], []
     if settings.slack_bot_token is not None:  # before anything starts: no half-started bot
-        from bot.adapters.slack.adapter import check_http
+        from bot.adapters.slack.slack_adapter import check_http
 
         try:
             check_http(settings, http)
@@ -345,7 +345,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
     errors: tuple[type[Exception], ...] = (ValueError,)
     try:
         if settings.telegram_bot_token is not None:
-            from bot.adapters.telegram.adapter import TelegramStartError
+            from bot.adapters.telegram.telegram_adapter import TelegramStartError
 
             errors = (TelegramStartError, ValueError)
             from bot.voice.pool import transcriber_for
@@ -365,7 +365,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
             app.adapters.append(tg)
             started.append("telegram webhook /telegram" if webhook else "telegram polling")
         if settings.slack_bot_token is not None:
-            from bot.adapters.slack.adapter import serves_http
+            from bot.adapters.slack.slack_adapter import serves_http
 
             # Home tabs are refreshed by one replica: the lease holder (a singleton duty).
             slack = slack_for(core, settings, leader=lambda: app.role() == "leader")
@@ -378,7 +378,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
     except errors as exc:
         raise StartupError(str(exc)) from None
     if routes or http or webhook or control_room:
-        from bot.observe.health import health_routes
+        from bot.observe.endpoints import health_routes
         from bot.web.host import HttpHost, application  # HTTP modes only pay for aiohttp
 
         site = application(routes + health_routes(core.store.ping, app.role, outbox_lag(core)))

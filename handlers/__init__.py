@@ -24,15 +24,15 @@ from handlers import (
     status,
     stewarding,
     timings,
-    voice,
-    web,
+    voice_notes,
+    web_signin,
 )
 
 
 def register(registry: Registry) -> None:
     """Add every module's commands to the registry."""
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
-                   amend, merge, methane, hot, note, voice, web, decisions,
+                   amend, merge, methane, hot, note, voice_notes, web_signin, decisions,
                    timings, inspections, pack, stewarding, deploy, checkin,
                    missing):
         module.register(registry)

@@ -7,14 +7,14 @@ from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.refusals import said
+from bot.domain.escalation_policy import policy_for
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id, parse_incident_id
 from bot.domain.outcomes import Reason
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
-from bot.schedule.escalation import policy
 from bot.store import Refused
+from handlers.display import card
 from handlers.reporting import parse_severity, resolve_location, resolve_type
-from handlers.views import card
 
 AMEND_USAGE = ("/amend <id> [type=<type>] [severity=<1-5>] [location=<place>] "
                "[status=<earlier status>] [why]")
@@ -85,7 +85,7 @@ async def amend_cmd(ctx: Ctx) -> Result:
                                                 "location": inc.location}})
     ack_due = None
     if "severity" in new:
-        tiers = policy(ctx.core).for_severity(int(new["severity"])).tiers
+        tiers = policy_for(ctx.core.settings).for_severity(int(new["severity"])).tiers
         ack_due = inc.reported_ts + tiers[0].after_s if tiers else None
     try:
         applied = await ctx.store.amend_incident(fx.id, n, old, new, ev,
@@ -113,7 +113,7 @@ async def correct_status(ctx: Ctx, fx: Fixture, n: int, inc: Incident, to: str,
     data: dict[str, Any] = {"id": incident_id(n), "from": cur, "to": to, "cls": cls,
                             "note": why, "amended": True, "severity": inc.severity,
                             "text": text}
-    deadlines = policy(ctx.core).reopen_deadlines(inc.severity,
+    deadlines = policy_for(ctx.core.settings).reopen_deadlines(inc.severity,
                                                   int(ctx.now.timestamp())) \
         if cls == "reopen" else None
     try:

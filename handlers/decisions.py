@@ -10,11 +10,11 @@ from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.paging import page_of, split_page_args
-from bot.domain.decisions import MAX_LINKS, MAX_TEXT, Decision, LogView, parse_decision_id
+from bot.domain.decision_log import MAX_LINKS, MAX_TEXT, Decision, LogView, parse_decision_id
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture, parse_incident_id
 from bot.domain.vocab import PHASES
-from bot.store.decisions import DecisionLog
+from bot.store.decision_keys import DecisionLog
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
          "[inc=INC-3,INC-5] [supersedes=D-4]  |  /decision supersedes D-4  |  "

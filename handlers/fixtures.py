@@ -9,11 +9,11 @@ from typing import Any
 
 from bot.core.dispatch import SCOPES, Core, Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.key_timings import BY_PHASE
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, slug
 from bot.domain.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
-from bot.domain.timings import BY_PHASE
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
 from handlers.inspections import turnstiles_refusal
 from handlers.words import resolve_word
@@ -278,7 +278,7 @@ async def _change(ctx: Ctx, fx: Fixture, fields: dict[str, str], line: str,
     twin = restricted_twin(ev, {"id": fx.id, **secret} if secret else {})
     applied = await ctx.store.update_fixture(fx.id, fields, ev, ctx.cmd.dedupe_key, twin)
     if not applied.duplicate:
-        from bot.schedule.briefings import reads_intel
+        from bot.schedule.briefing_content import reads_intel
 
         await ctx.core.changed("fixture", fx.id)
         told = line if notice is None or reads_intel(ctx.core, "command", fx.id) else notice

@@ -5,8 +5,8 @@ from __future__ import annotations
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.messages import Reply, Result
 from bot.domain.models import parse_incident_id
+from handlers.display import FOUR_CS, hot_question, verdict
 from handlers.reporting import add_text
-from handlers.views import FOUR_CS, hot_question, verdict
 
 HOT_USAGE = "/hot <id> h=yes|no o=yes|no t=yes|no"
 

@@ -11,9 +11,9 @@ from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.outcomes import Added
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.decisions import record_from_command
+from handlers.display import card, clock_time, timeline_lines
 from handlers.forms import start_form
 from handlers.reporting import add_text, log_incident, parse_report
-from handlers.views import card, clock_time, timeline_lines
 
 REPORT_USAGE = "/incident <type> @<location> [s<1-5>] [aff=home|away] [xN people] [text]"
 

@@ -6,8 +6,8 @@ decision (/inspect override <why>)."""
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.domain.decisions import Decision
-from bot.domain.inspections import (
+from bot.domain.decision_log import Decision
+from bot.domain.inspection_checklist import (
     OVERRIDE_SOURCE,
     Check,
     Item,
@@ -19,8 +19,8 @@ from bot.domain.inspections import (
 )
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
-from bot.store.decisions import DecisionLog
-from bot.store.inspections import Inspections
+from bot.store.decision_keys import DecisionLog
+from bot.store.inspection_keys import Inspections
 from handlers.reporting import log_incident
 
 USAGE = ("/inspect  |  /inspect <item> pass|fail [note] (a photo may come with it)  |  "

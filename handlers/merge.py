@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.escalation_policy import policy_for
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture, incident_id
-from bot.schedule.escalation import policy
 from bot.store import Refused
+from handlers.display import card
 from handlers.reporting import log_incident
-from handlers.views import card
 
 MERGE_USAGE = "/merge <token> new"
 
@@ -82,7 +82,7 @@ async def _lowered(ctx: Ctx, fx: Fixture, n: int, token: str
         "id": incident_id(n), "old": {"severity": old}, "new": {"severity": new},
         "why": "a merged report was split out", "split": token, "status": inc.status,
         "text": text, "was": {"type": inc.type, "location": inc.location}})
-    tiers = policy(ctx.core).for_severity(sev).tiers
+    tiers = policy_for(ctx.core.settings).for_severity(sev).tiers
     return old, new, amend, inc.reported_ts + tiers[0].after_s if tiers else None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.domain.clock import iso
 from bot.domain.messages import Reply, Result
-from bot.evidence.debrief.pack import build_pack
+from bot.evidence.debrief.pack_folder import build_pack
 from bot.evidence.signing import load_or_create
 
 

@@ -15,15 +15,15 @@ from bot.core.dispatch import Ctx, UsageError
 from bot.core.refusals import said
 from bot.domain.card import CARD, LOGGED, LiveRef
 from bot.domain.clock import iso
+from bot.domain.escalation_policy import policy_for
 from bot.domain.grounds import Ground
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.outcomes import Added, Joined, Logged
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
-from bot.schedule.escalation import policy
 from bot.settings import Settings
 from bot.store import Refused, Similar, Store
-from handlers.views import age, card, hot_prompt
+from handlers.display import age, card, hot_prompt
 from handlers.words import resolve_word
 
 DEFAULT_SEVERITY = {
@@ -144,7 +144,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         form_id=form_id,
-        deadlines=policy(ctx.core).report_deadlines(int(fields["severity"]), ts),
+        deadlines=policy_for(ctx.core.settings).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
         outbox=ctx.outbox.ops(refs),
     )
@@ -323,7 +323,7 @@ async def move_live(ctx: Ctx, fx: Fixture, a: Attachment) -> Result:
 def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
                   evidence: list[dict[str, Any]]) -> Similar | None:
     """What the report script needs to spot and merge 'the same incident', or None."""
-    window = policy(ctx.core).merge_window_s
+    window = policy_for(ctx.core.settings).merge_window_s
     if window <= 0 or fields.get("new"):
         return None
     ground = ctx.ground(fx)
@@ -346,7 +346,7 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
     record = {"who": ctx.who, "fields": fields, "evidence": evidence, "at": ev.at,
               "first": None}
     sev = int(fields["severity"])
-    tiers = policy(ctx.core).for_severity(sev).tiers
+    tiers = policy_for(ctx.core.settings).for_severity(sev).tiers
     return Similar(since=int(ctx.now.timestamp()) - window, near=near, event=ev,
                    token=token, record=record, severity=sev,
                    ack_after_s=tiers[0].after_s if tiers else None)

@@ -8,7 +8,7 @@ from bot.core.dispatch import Ctx, Registry, Spec
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture
 from handlers import briefings, checkin, deploy, stewarding
-from handlers.views import board
+from handlers.display import board
 
 # Who sees which fixtures are live when several run at once (they may be asked about any).
 COMMANDERS = frozenset({"admin", "safety_officer", "police_commander", "control"})
@@ -52,7 +52,9 @@ async def status_cmd(ctx: Ctx) -> Result:
 async def summary_cmd(ctx: Ctx) -> Result:
     """/summary: the post-match figures so far."""
     fx = await ctx.fixture()
-    from bot.schedule.briefings import summary_reply  # figures + the chart (bot/charts.py)
+    from bot.schedule.briefing_content import (
+        summary_reply,  # figures + the chart (bot/evidence/match_chart.py)
+    )
 
     return Result(await summary_reply(ctx.core, fx))
 

@@ -20,10 +20,10 @@ from bot.domain.models import Incident
 from bot.observe import metrics
 from bot.settings import PROJECT_CONFIG
 from bot.store import Store
-from handlers import views
+from handlers import display
 from tests.delivery.test_board import pinning_notifier
 from tests.delivery.test_delivery import FakeTime
-from tests.lifecycle_support import record
+from tests.support.lifecycle import record
 from tests.test_architecture import ROOT, modules
 
 # Probes of rendered text: a severity read from a card's words, an id from a reply's title,
@@ -84,7 +84,7 @@ REWORDED = (("Severity ", "Sev "), ("Where: ", "Place: "), ("Status: ", "State: 
 def new_copy(monkeypatch: pytest.MonkeyPatch) -> None:
     """The card renderer with other words ("Severity" -> "Sev", "Where:" -> "Place:",
     "Status:" -> "State:", "(closed)" -> "[closed]"), wherever it is used."""
-    real = views.card
+    real = display.card
 
     def reworded(*args: object, **kw: object) -> Reply:
         r = real(*args, **kw)  # type: ignore[arg-type]
@@ -108,7 +108,7 @@ def incident(n: int, severity: int, status: str = "reported") -> Incident:
 
 def cards(incidents: list[Incident]) -> list[Outbound]:
     ground = next(iter(load_grounds(PROJECT_CONFIG).values()))
-    return [Outbound("control", views.card(i, ground, UTC), ref=i.id, fixture="fx")
+    return [Outbound("control", display.card(i, ground, UTC), ref=i.id, fixture="fx")
             for i in incidents]
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from bot import cli
 from bot.app import App
+from bot.core.drill import Drill
 from bot.runtime import console_for
 from bot.sample import ensure_sample_fixture
 
@@ -46,8 +47,14 @@ async def app(store, settings, clock):
 
 
 async def replay(app: App, path: Path, capsys, live: bool = False, code: int = 0) -> list[dict]:
+    """`matchday replay [--live]` beside the live app, on its Redis and clock."""
+    drill = App(app.settings, app.clock, drill=Drill(live=live))
+    await drill.start()
     capsys.readouterr()
-    assert await cli._replay(app, path, as_json=True, live=live) == code
+    try:
+        assert await cli._replay(drill, path, as_json=True) == code
+    finally:
+        await drill.stop()
     return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
 
 

@@ -13,7 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.delivery_port import Delivery, Outbox
-from bot.core.drill import NO_DRILL_FIXTURE, Drill
+from bot.core.drill import Drill
+from bot.core.fixture_scope import FixtureScope, LiveFixtures
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.refusals import said
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
@@ -179,9 +180,7 @@ class Ctx:
         one-line refusal if none is set."""
         fx = await self.core.fixture_for(self.cmd)
         if fx is None:
-            if self.core.drill is not None and not self.core.drill.live:
-                raise UsageError(NO_DRILL_FIXTURE)
-            raise UsageError("No active fixture. An admin sets one with /fixture use <id>.")
+            raise UsageError(self.core.fixtures.no_fixture())
         return fx
 
     def ground(self, fx: Fixture) -> Ground:
@@ -229,7 +228,10 @@ class Core:
                  grounds: dict[str, Ground], roster: dict[str, Member], notifier: Delivery,
                  settings: Settings, cache_ttl: float = 5.0, roles: RoleMatrix | None = None, *,
                  outage: OutageLog | None = None,
-                 publish: Callable[[str, str], Awaitable[None]] | None = None) -> None:
+                 publish: Callable[[str, str], Awaitable[None]] | None = None,
+                 fixtures: FixtureScope | None = None) -> None:
+        """`fixtures`: how commands find their fixture; the live bot's (the store's choices)
+        unless the composition root gives a replay's (bot.core.fixture_scope.DrillFixtures)."""
         self.store = store
         self.registry = registry
         self.roles = roles or default_roles(registry)
@@ -251,7 +253,7 @@ class Core:
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
         # Lines only commanders and control see (e.g. Redis could lose acknowledged reports).
         self.commander_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
-        self.drill: Drill | None = None  # set by a replay: fixtures it may write into
+        self.fixtures: FixtureScope = fixtures or LiveFixtures(store, self.cache)
         self._telling: set[asyncio.Task[None]] = set()  # change notices being published
 
     # ---------------------------------------------------------------- lookups
@@ -277,20 +279,14 @@ class Core:
         self.cache.put("member:" + who, m)
         return m
 
+    @property
+    def drill(self) -> Drill | None:
+        """The replay's fence (the fixtures it made and may use), or None for the live bot."""
+        return self.fixtures.drill
+
     async def active_fixture(self) -> Fixture | None:
         """The fixture commands apply to (cached briefly); in a drill, the drill's own."""
-        if self.drill is not None:
-            fx_id = self.drill.active
-            if fx_id is None and self.drill.live:
-                fx_id = await self.store.active_fixture_id()
-            return await self.store.fixture(fx_id) if fx_id else None
-        hit, fx = self.cache.get("active")
-        if hit:
-            return fx
-        fx_id = await self.store.active_fixture_id()
-        fx = await self.store.fixture(fx_id) if fx_id else None
-        self.cache.put("active", fx)
-        return fx
+        return await self.fixtures.active()
 
     def may(self, role: str | None, command: str, sub: str | None = None) -> bool:
         """May someone with this role (None: a stranger) run this (sub-)command?"""
@@ -313,19 +309,7 @@ class Core:
         return fx or await self.active_fixture()
 
     async def _chosen(self, cmd: Command) -> str | None:
-        if self.drill is not None:
-            got = self.drill.chosen
-            return (None if cmd.private else got.get(f"chat:{cmd.platform}:{cmd.chat}")) \
-                or got.get(f"person:{cmd.who}")
-        key = f"use:{cmd.who}:{cmd.platform}:{cmd.chat}:{cmd.private}"
-        hit, fx_id = self.cache.get(key)
-        if not hit:
-            # the web view acts as its signed-in member: their choice, not a "web:" one
-            who = cmd.who.removeprefix("web:") if cmd.platform == "web" else cmd.who
-            chat_fx, person_fx = await self.store.fixture_choice(who, cmd.platform, cmd.chat)
-            fx_id = (None if cmd.private else chat_fx) or person_fx
-            self.cache.put(key, fx_id)
-        return fx_id
+        return await self.fixtures.chosen(cmd)
 
     async def _fixture_by_id(self, fx_id: str) -> Fixture | None:
         hit, fx = self.cache.get("fx:" + fx_id)
@@ -337,38 +321,12 @@ class Core:
     async def choose_fixture(self, cmd: Command, fx_id: str, scope: str) -> str | None:
         """`/fixture use`: the fixture of the sender (scope "me"), of their chat ("chat") or
         the deployment default ("all"). A one-line refusal, or None when done."""
-        if scope == "all":
-            if self.drill is not None and not self.drill.may_use(fx_id):
-                return self.drill.refusal(fx_id)
-            if self.drill is not None:
-                self.drill.active = fx_id
-            else:
-                await self.store.set_active_fixture(fx_id)
-            return None
-        if self.drill is not None:
-            if not self.drill.may_use(fx_id):
-                return self.drill.refusal(fx_id)
-            key = f"person:{cmd.who}" if scope == "me" else f"chat:{cmd.platform}:{cmd.chat}"
-            self.drill.chosen[key] = fx_id
-            return None
-        if scope == "me":
-            await self.store.choose_fixture(fx_id, who=cmd.who)
-        else:
-            await self.store.choose_fixture(fx_id, platform=cmd.platform, chat=cmd.chat)
-        return None
+        return await self.fixtures.choose(cmd, fx_id, scope)
 
     async def use_fixture(self, fx_id: str, *, if_none: bool = False) -> str | None:
         """Make a fixture the one commands apply to (only if none is, with if_none); in a
         drill only the drill's own. A one-line refusal, or None when done."""
-        if self.drill is not None:
-            if not self.drill.may_use(fx_id):
-                return self.drill.refusal(fx_id)
-            if not (if_none and self.drill.active):
-                self.drill.active = fx_id
-            return None
-        if not (if_none and await self.store.active_fixture_id()):
-            await self.store.set_active_fixture(fx_id)
-        return None
+        return await self.fixtures.use(fx_id, if_none=if_none)
 
     async def changed(self, what: str, fixture_id: str, *, here: bool = True) -> None:
         """Something others depend on changed (fixture, phase, incident): drop caches, tell

@@ -59,7 +59,7 @@ class OutboxReader:
         self.rescan_s = rescan_s
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._main: asyncio.Task[None] | None = None
-        self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.health.watch, if run
+        self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.chat_health.watch, if run
         self._left: dict[tuple[str, str], int] = {}  # (fixture, entry) -> chats still to reach
         # The fixture's lease was seen to move away (a send refused at its in-flight mark, or
         # the lease held by another): when it is ours again, a new term begins, and what was

@@ -7,7 +7,7 @@ threads, escalations, briefings. The layer is in parts, each in its own module:
 - routing.py: audience -> platform -> chats (per fixture where several run at once);
 - pacing.py: each platform call waits for the rate limiter's slot of its kind (post, edit,
   pin; shared in Redis when the app wires one), spaced from the platform's last answer;
-- chat_queue.py and worker.py: one ordered queue and one worker per (platform, chat). A live
+- chat_queue.py and chat_worker.py: one ordered queue and one worker per (platform, chat). A live
   message (`Outbound.ref`, e.g. an incident card) is posted once, its platform id kept in the
   store, and later versions edit it in place; queued versions of a card are coalesced. At a
   flashpoint (more new incidents than the chat can take in the next few seconds, or waiting
@@ -32,6 +32,7 @@ from typing import Any
 from bot.core.delivery_port import Outbox
 from bot.delivery.chat_queue import ChatQueue, Done, Health, Item
 from bot.delivery.lane import Lane
+from bot.delivery.chat_worker import ChatWorker, Desk, Journal
 from bot.delivery.limits import Limiter
 from bot.delivery.memory import MemoryOutbox
 from bot.delivery.pacing import Pacer
@@ -39,7 +40,6 @@ from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.routing import Channels, Routes
 from bot.delivery.scopes import Scopes
 from bot.delivery.sink import PlatformSink, Unsupported
-from bot.delivery.worker import ChatWorker, Desk, Journal
 from bot.domain.card import LiveRef
 from bot.domain.messages import Outbound, Reply
 from bot.tasks import cancel_and_wait

@@ -8,11 +8,11 @@ from typing import Any
 
 from bot.domain.clock import iso, parse_iso
 from bot.domain.grounds import Ground
+from bot.domain.key_timings import BY_KEY, latest
 from bot.domain.models import Fixture
-from bot.domain.timings import BY_KEY, latest
 from bot.domain.vocab import BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES
 from bot.store import Store
-from bot.store.timings import KeyTimings
+from bot.store.timing_keys import KeyTimings
 
 
 def _group(counts: dict[str, int], prefix: str) -> dict[str, int]:

@@ -10,16 +10,14 @@ a tier fires once even with several replicas sweeping at the same second.
 from __future__ import annotations
 
 import logging
-import tomllib
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from bot.core.dispatch import Core
 from bot.domain.cadence import config_for
 from bot.domain.card import IncidentCard
 from bot.domain.clock import iso
+from bot.domain.escalation_policy import SeverityPolicy, policy_for
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
 from bot.domain.models import Fixture, Incident
@@ -30,82 +28,6 @@ log = logging.getLogger(__name__)
 SYSTEM = "system:escalation"
 AUDIENCE_WORDS = {"command": "safety officer and police commander", "police": "police",
                   "control": "control room"}
-
-
-@dataclass(frozen=True)
-class Tier:
-    """One escalation step: after this long unacknowledged, tell these audiences."""
-
-    after_s: int
-    to: tuple[str, ...]
-    methane: bool = False
-
-
-@dataclass(frozen=True)
-class SeverityPolicy:
-    """Tiers and open-too-long reminders for one severity."""
-
-    tiers: tuple[Tier, ...] = ()
-    remind_after_s: int = 0
-    remind_every_s: int = 0
-    remind_to: tuple[str, ...] = ("control",)
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The whole escalation config (plus the merge window, which shares the file)."""
-
-    severities: dict[int, SeverityPolicy]
-    merge_window_s: int = 600
-
-    def for_severity(self, sev: int) -> SeverityPolicy:
-        """The policy of a severity (an empty one if not configured)."""
-        return self.severities.get(int(sev), SeverityPolicy())
-
-    def report_deadlines(self, sev: int, reported_ts: int) -> dict[str, int]:
-        """Deadlines a new report starts: tag -> due epoch seconds."""
-        sp = self.for_severity(sev)
-        out: dict[str, int] = {}
-        if sp.tiers:
-            out["ack"] = reported_ts + sp.tiers[0].after_s
-        if sp.remind_after_s:
-            out["open"] = reported_ts + sp.remind_after_s
-        return out
-
-    def reopen_deadlines(self, sev: int, now_ts: int) -> dict[str, int]:
-        """Deadlines a reopened incident restarts (reminders only: it was acknowledged)."""
-        sp = self.for_severity(sev)
-        return {"open": now_ts + sp.remind_after_s} if sp.remind_after_s else {}
-
-
-def load_policy(path: Path) -> Policy:
-    """Read config/escalation.toml; a missing file means no escalation at all."""
-    if not path.exists():
-        log.warning("no escalation config at %s: incidents will not escalate", path)
-        return Policy({})
-    data = tomllib.loads(path.read_text())
-    sevs: dict[int, SeverityPolicy] = {}
-    for key, row in data.get("severity", {}).items():
-        tiers = tuple(Tier(int(t["after_s"]), tuple(t.get("to", ["command"])),
-                           bool(t.get("methane", False))) for t in row.get("tiers", []))
-        if list(tiers) != sorted(tiers, key=lambda t: t.after_s):
-            raise ValueError(f"{path.name}: severity {key} tiers must be in time order")
-        sevs[int(key)] = SeverityPolicy(tiers, int(row.get("remind_after_s", 0)),
-                                        int(row.get("remind_every_s", 0)),
-                                        tuple(row.get("remind_to", ["control"])))
-    merge = data.get("merge", {})
-    return Policy(sevs, int(merge.get("window_s", 600)))
-
-
-_policies: dict[str, Policy] = {}
-
-
-def policy(core: Core) -> Policy:
-    """The escalation policy of a core's config folder (read once per process)."""
-    key = str(core.settings.config_dir)
-    if key not in _policies:
-        _policies[key] = load_policy(Path(key) / "escalation.toml")
-    return _policies[key]
 
 
 def _system_event(kind: str, now: datetime, data: dict[str, Any]) -> Event:
@@ -159,7 +81,7 @@ async def _fire(core: Core, fx: Fixture, n: int, tag: str, member: str, due: int
     if inc is None or tag not in ("ack", "open"):
         await core.store.drop_deadline(fx.id, member)
         return []
-    sp = policy(core).for_severity(inc.severity)
+    sp = policy_for(core.settings).for_severity(inc.severity)
     outs = await (_fire_tier if tag == "ack" else _fire_reminder)(
         core, fx, inc, sp, member, now, _late(core, due, now))
     return outs

@@ -1,6 +1,6 @@
 """One scheduler for every platform (APScheduler AsyncIOScheduler, memory job store).
 
-Plans are data in Redis (bot/plans_store.py), derived from each fixture and
+Plans are data in Redis (bot/store/plans.py), derived from each fixture and
 config/briefings.toml; the in-process jobs are rebuilt from them at start and on every
 fixture change. Every firing is claimed with SET NX on its slot id before anything is sent,
 so several replicas send it once. Live mode uses APScheduler's timers; replay and tests call
@@ -235,7 +235,7 @@ class Scheduler:
         the store); the messages are built before the claim, from what was read."""
         if await self.core.store.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
-        from bot.schedule.briefings import briefing_outbounds, summary_outbounds
+        from bot.schedule.briefing_content import briefing_outbounds, summary_outbounds
 
         late = slot.due if state == "late" else None
         outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"

@@ -86,7 +86,7 @@ from bot.store.ops import (
     log_restricted,
 )
 from bot.store.plans import Plans
-from bot.store.timings import timing_ops
+from bot.store.timing_keys import timing_ops
 from bot.store.unsure import UnsureResends
 
 N = Var("n")  # the number the write just took

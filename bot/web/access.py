@@ -10,7 +10,7 @@ from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.domain.clock import iso
 from bot.store.web_sessions import WebSessions
-from bot.web.view import Viewer
+from bot.web.visibility import Viewer
 
 COOKIE = "matchday_session"
 LINK_PATH = "/control/login/"

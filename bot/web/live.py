@@ -20,14 +20,14 @@ from bot.core.dispatch import Core
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.models import Fixture
-from bot.evidence.charts import ChartData, chart_from_counts
+from bot.evidence.match_chart import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.store.feed import Feed
 from bot.store.web_sessions import WebSessions
 from bot.tasks import cancel_and_wait
-from bot.web.chart import render_svg_chart
-from bot.web.delivery import control_chats, delivery_rows, incident_delivery
-from bot.web.view import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
+from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
+from bot.web.timeline_svg import render_svg_chart
+from bot.web.visibility import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
 
 log = logging.getLogger(__name__)
 

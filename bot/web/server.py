@@ -17,15 +17,14 @@ from bot.domain.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.domain.messages import Command
 from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, OFFENCES
-from bot.evidence.charts import chart_data, chart_from_counts
+from bot.evidence.match_chart import chart_data, chart_from_counts
 from bot.evidence.postmatch import build_report
 from bot.evidence.summary import mmss
 from bot.store import StoreUnavailable
-from bot.store.decisions import DecisionLog
+from bot.store.decision_keys import DecisionLog
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
-from bot.web.chart import render_svg_chart
-from bot.web.decisions import decisions_page
+from bot.web.decision_panel import decisions_page
 from bot.web.live import (
     GZIP_HEADER,
     LIVE_BINS,
@@ -37,7 +36,8 @@ from bot.web.live import (
     stream_key,
 )
 from bot.web.pages import link_page, live_page, message_page, post_match_page, signed_in_page
-from bot.web.view import (
+from bot.web.timeline_svg import render_svg_chart
+from bot.web.visibility import (
     ACTIONS,
     CLOSED,
     Viewer,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from bot.adapters.slack.adapter import SlackAdapter
+from bot.adapters.slack.slack_adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.settings import Settings
 from rigs.fakes.slack_api import (

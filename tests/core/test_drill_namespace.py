@@ -5,12 +5,15 @@ left exactly as it was."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot import cli
 from bot.app import App
+from bot.core.drill import Drill
+from bot.domain.clock import VirtualClock
 from tests.conftest import Chat
 
 LIVE = "/fixture add West Ham v Chelsea 2026-11-27 19:45 cat=C"
@@ -32,7 +35,7 @@ DRILL = [
 
 @pytest.fixture
 async def app(store, settings, clock):
-    """An app on the test Redis (the live bot's core until a replay makes it a drill's)."""
+    """The live bot's app on the test Redis."""
     a = App(settings, clock)
     core = await a.start()
     core.cache.ttl = 0
@@ -40,12 +43,18 @@ async def app(store, settings, clock):
     await a.stop()
 
 
-async def drill_into(app: App, tmp_path: Path, capsys) -> list[dict]:
+async def drill_into(app: App, tmp_path: Path, capsys) -> tuple[list[dict], set[str]]:
+    """`matchday replay` beside the live app: its rows and the fixtures the drill made."""
     script = tmp_path / "drill.jsonl"
     script.write_text("\n".join(DRILL) + "\n")
+    drill = App(app.settings, VirtualClock(datetime(2000, 1, 1, tzinfo=UTC)), drill=Drill())
+    await drill.start()
     capsys.readouterr()
-    assert await cli._replay(app, script, as_json=True) == 0
-    return [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    try:
+        assert await cli._replay(drill, script, as_json=True) == 0
+    finally:
+        await drill.stop()
+    return [json.loads(x) for x in capsys.readouterr().out.splitlines()], drill.drill.created
 
 
 async def test_a_drill_of_tonights_match_never_touches_the_live_fixture(app, tmp_path,
@@ -57,12 +66,12 @@ async def test_a_drill_of_tonights_match_never_touches_the_live_fixture(app, tmp
     assert (await say("/incident disorder @stb_walkway s4 fight", as_="steward")).reply.ok
     events_before = [(e.kind, e.at, e.data) for e in await core.store.events(live)]
 
-    out = await drill_into(app, tmp_path, capsys)
+    out, created = await drill_into(app, tmp_path, capsys)
     assert not [r for r in out if "already exists" in r["text"]
                 or "not this drill's fixture" in r["text"]], out
     assert any("Logged INC-2" in r["text"] for r in out)  # the drill ran in full
 
-    [drill] = sorted(core.drill.created)
+    [drill] = sorted(created)
     assert drill != live and drill.startswith("drill-")
     fx = await core.store.fixture(drill)
     assert fx.drill and fx.title == "West Ham v Chelsea"
@@ -79,7 +88,6 @@ async def test_a_drill_of_tonights_match_never_touches_the_live_fixture(app, tmp
 
     # Live lists never show a drill; the live bot refuses to work in one.
     assert [f.id for f in await core.store.fixtures()] == [live]
-    core.drill = None  # the live bot again
     r = await say(f"/fixture use {drill} all", as_="admin")
     assert not r.reply.ok and "drill" in r.reply.text
     assert (await core.active_fixture()).id == live
@@ -87,7 +95,6 @@ async def test_a_drill_of_tonights_match_never_touches_the_live_fixture(app, tmp
 
 async def test_a_live_fixture_added_after_a_drill_gets_its_own_id(app, tmp_path, capsys):
     await drill_into(app, tmp_path, capsys)  # the drill ran first, on the production Redis
-    app.core.drill = None
     r = await Chat(app.core)(LIVE, as_="admin")
     assert r.reply.ok, r.reply.text  # not "already exists": the drill's id is not its id
     assert [f.id for f in await app.core.store.fixtures()] == ["westham-chelsea-20261127"]

@@ -18,7 +18,7 @@ import yaml
 
 from bot.core.dispatch import Core
 from bot.delivery import board as boards
-from bot.delivery.health import status_lines
+from bot.delivery.chat_health import status_lines
 from bot.domain.messages import Command, Outbound, Reply
 from bot.settings import PROJECT_CONFIG, Settings
 from bot.store import Store

@@ -324,7 +324,7 @@ async def test_fake_telegram_answers_429_exactly_when_a_limit_breaks(fake: FakeT
 
 
 async def test_status_shows_delivery_health_and_the_other_platform_is_warned(store: Store):
-    from bot.delivery.health import status_lines, watch
+    from bot.delivery.chat_health import status_lines, watch
 
     time = FakeTime()
     n, sink = notifier(store, time)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from bot.evidence import charts
+from bot.evidence import match_chart
 
 
 async def test_status_is_answered_while_the_summary_chart_is_drawn(say, monkeypatch):
     started, release = threading.Event(), threading.Event()
     order: list[str] = []
-    draw = charts.render_chart
+    draw = match_chart.render_chart
 
     def slow_chart(*args: object) -> bytes:
         started.set()
@@ -20,7 +20,7 @@ async def test_status_is_answered_while_the_summary_chart_is_drawn(say, monkeypa
         order.append("chart drawn")
         return draw(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(charts, "render_chart", slow_chart)
+    monkeypatch.setattr(match_chart, "render_chart", slow_chart)
     assert (await say("/incident pyro @stb_upper s3", as_="steward")).reply.ok
     summary = asyncio.create_task(say("/summary", as_="control"))
     await asyncio.to_thread(started.wait, 10)  # the chart is being drawn now

@@ -5,8 +5,8 @@ from __future__ import annotations
 import struct
 from datetime import timedelta
 
-from bot.evidence.charts import chart_data, chart_from_counts, save_chart
-from bot.schedule.briefings import summary_chart
+from bot.evidence.match_chart import chart_data, chart_from_counts, save_chart
+from bot.schedule.briefing_content import summary_chart
 
 
 def png_size(png: bytes) -> tuple[int, int]:

@@ -20,11 +20,11 @@ from bot.store.embedded import EmbeddedRedis
 
 async def _night(url: str, tmp_path: Path) -> dict[str, Any]:
     clock = VirtualClock(datetime(2000, 1, 1, tzinfo=UTC))
-    app = App(load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=str(tmp_path)), clock)
+    app = App(load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=str(tmp_path)), clock,
+              drill=Drill(live=False))  # as `matchday replay` does
     core = await app.start()
     try:
         await core.store.reset_for_tests()
-        core.drill = Drill(live=False)  # as `matchday replay` does
         lines = read_script(demo_script())
         clock.set(lines[0].at)
         scheduler = make_scheduler(app, live=False)

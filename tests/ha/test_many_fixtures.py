@@ -16,7 +16,7 @@ from bot.delivery.ratelimit import unlimited
 from bot.domain.clock import VirtualClock
 from bot.runtime import telegram_for
 from bot.sample import ensure_sample_fixture
-from bot.schedule.briefings import briefing_outbounds
+from bot.schedule.briefing_content import briefing_outbounds
 from bot.schedule.escalation import sweep_escalations
 from bot.settings import Settings
 from bot.store import Store

@@ -14,7 +14,7 @@ from bot.delivery.ratelimit import unlimited
 from bot.delivery.sink import RetryLater
 from bot.domain.messages import Outbound, Reply
 from bot.observe import metrics
-from bot.observe.health import health_routes
+from bot.observe.endpoints import health_routes
 from bot.runtime import attach_scheduler
 from bot.schedule.escalation import sweep_escalations
 from bot.schedule.scheduler import Scheduler

@@ -4,9 +4,9 @@ command roles only, and /decisions in order."""
 
 from __future__ import annotations
 
-from bot.domain.decisions import Decision
-from bot.store.decisions import DecisionLog
-from tests.lifecycle_support import log_of
+from bot.domain.decision_log import Decision
+from bot.store.decision_keys import DecisionLog
+from tests.support.lifecycle import log_of
 
 ONE_LINE = ("/decision d=Hold the away fans in the ground for 15 minutes after full time "
             "why=Home fans gathering on the Sir Trevor Brooking walkway options=Open both "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.core.dispatch import MAX_TEXT
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 
 async def test_text_soon_after_a_report_joins_it_and_says_which(say, core, clock):

@@ -8,7 +8,7 @@ from datetime import timedelta
 from bot.domain.ledger import recount
 from bot.evidence.summary import summary_figures
 from tests.conftest import START
-from tests.lifecycle_support import log_of, record
+from tests.support.lifecycle import log_of, record
 
 
 async def test_handover_of_an_unacknowledged_incident_is_its_acknowledgement(say, core, clock):

@@ -5,9 +5,9 @@ open turnstiles" gate with the Safety Officer's override logged as a decision.""
 from __future__ import annotations
 
 from bot.domain.messages import Attachment
-from bot.store.decisions import DecisionLog
-from bot.store.inspections import Inspections
-from tests.lifecycle_support import log_of
+from bot.store.decision_keys import DecisionLog
+from bot.store.inspection_keys import Inspections
+from tests.support.lifecycle import log_of
 
 CRITICAL = {"walkway_netting": "supervisor", "exits_gates": "steward",
             "missiles_removed": "steward", "pa_tested": "control",

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 
 from bot.domain.ledger import recount
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 
 async def _counts_agree(core) -> None:

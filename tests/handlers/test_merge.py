@@ -4,7 +4,7 @@ single write; counts never double; the reporter can split it out."""
 from datetime import timedelta
 
 from bot.domain.ledger import recount
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 TG = {"as_": "100000001", "platform": "telegram"}  # a second steward, on Telegram
 

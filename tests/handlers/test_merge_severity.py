@@ -9,7 +9,7 @@ from datetime import timedelta
 from bot.domain.ledger import recount
 from bot.schedule.escalation import sweep_escalations
 from tests.conftest import START
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 TG = {"as_": "100000001", "platform": "telegram"}  # a second steward, on Telegram
 

@@ -1,7 +1,7 @@
 """METHANE: every field required, sent to every command channel at once, kept as sev 5;
 ETHANE when not declared; HOT and the 4 Cs for suspicious items."""
 
-from tests.lifecycle_support import log_of, record
+from tests.support.lifecycle import log_of, record
 
 FULL = ("/methane m=yes e=stb walkway t=crowd crush on the walkway h=surge risk, stairs "
         "blocked a=gate A ramp, RVP coach park n=12 casualties, 3 serious "

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from bot.schedule.escalation import sweep_escalations
 from tests.conftest import START
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 
 async def test_steward_on_scene_is_recorded_without_stopping_escalation(say, core, clock):

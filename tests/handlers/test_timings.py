@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
-from bot.evidence.charts import ChartData, render_chart
-from bot.store.timings import KeyTimings
-from tests.lifecycle_support import log_of
+from bot.evidence.match_chart import ChartData, render_chart
+from bot.store.timing_keys import KeyTimings
+from tests.support.lifecycle import log_of
 
 
 async def _tap(say, reply, label: str, as_: str = "control"):

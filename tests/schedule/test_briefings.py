@@ -15,7 +15,7 @@ from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES
 from bot.evidence.summary import figures_from_counts, summary_figures
 from bot.sample import ensure_sample_fixture
-from bot.schedule.briefings import briefing_outbounds, briefing_replies, summary_reply
+from bot.schedule.briefing_content import briefing_outbounds, briefing_replies, summary_reply
 from handlers.fixtures import create_fixture, fixture_id
 
 PAST = fixture_id("Chelsea", "West Ham United", datetime(2026, 9, 20))  # West Ham away

@@ -7,7 +7,7 @@ from datetime import timedelta
 from bot.app import build_core
 from bot.schedule.escalation import next_due, sweep_escalations
 from tests.conftest import START
-from tests.lifecycle_support import log_of, record
+from tests.support.lifecycle import log_of, record
 
 
 def at(seconds: int):

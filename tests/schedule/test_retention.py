@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from bot.evidence.export import custody_refs
 from bot.schedule.retention import sweep_retention
-from tests.lifecycle_support import log_of
+from tests.support.lifecycle import log_of
 
 
 async def test_refs_expire_after_the_period_and_the_expiry_is_logged(say, core):

@@ -189,7 +189,7 @@ def test_the_scan_finds_patterns_everywhere():
     # module constants, an inline literal, and a Bolt listener's pattern are all seen
     assert "handlers.fixtures.DATE_WORD" in names
     assert "bot.adapters.slack.listeners.actions.BUTTON_ACTION" in names
-    assert any(n.startswith("bot/evidence/charts.py:") for n in names), names
+    assert any(n.startswith("bot/evidence/match_chart.py:") for n in names), names
 
 
 @pytest.mark.parametrize("old", [OLD_ADD, OLD_PAGE, r"(?:inc-?)?\s*(\d{1,6})"])

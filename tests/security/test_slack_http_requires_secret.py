@@ -16,7 +16,7 @@ import aiohttp
 import pytest_asyncio
 from pydantic import SecretStr
 
-from bot.adapters.slack.adapter import SlackAdapter
+from bot.adapters.slack.slack_adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.runtime import slack_for
 from bot.settings import Settings

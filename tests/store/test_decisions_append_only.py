@@ -1,5 +1,5 @@
 """No code path deletes or rewrites a decision (issue 25): the decision log's keys are named
-only in bot/store/decisions.py, which only appends; and a night of commands leaves every
+only in bot/store/decision_keys.py, which only appends; and a night of commands leaves every
 earlier entry exactly as it was written."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-from bot.store import decisions as decisions_module
+from bot.store import decision_keys as decisions_module
 from bot.store import ops
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from pydantic import SecretStr
 
-from bot.adapters.slack.adapter import SlackAdapter
+from bot.adapters.slack.slack_adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.runtime import slack_for, telegram_for
 from bot.settings import Settings

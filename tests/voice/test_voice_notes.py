@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.evidence.report import report_markdown
 from bot.runtime import telegram_for
 from bot.settings import Settings
-from bot.web.view import describe
+from bot.web.visibility import describe
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
     CONTROL,

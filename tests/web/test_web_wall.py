@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestServer
 from selenium.webdriver.common.by import By
 
 from bot.core.dispatch import Core
-from bot.schedule.early_warning import EarlyWarning
+from bot.schedule.early_warning_feed import EarlyWarning
 from bot.schedule.escalation import sweep_escalations
 from bot.web.server import ControlRoom
 from rigs.botproc import TYPES, ZONES

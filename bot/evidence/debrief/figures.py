@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.domain.clock import parse_iso
-from bot.domain.decisions import LogView
-from bot.domain.inspections import Check, Item
+from bot.domain.decision_log import LogView
+from bot.domain.inspection_checklist import Check, Item
+from bot.domain.key_timings import Timing
 from bot.domain.ledger import Event
-from bot.domain.timings import Timing
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER
 
 ON_SCENE_OR_LATER = set(STATUS_ORDER[STATUS_ORDER.index("on_scene"):])

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.grounds import Ground
 from bot.domain.models import Fixture
-from bot.evidence.debrief.pack import Pack, build_pack
+from bot.evidence.debrief.pack_folder import Pack, build_pack
 from bot.evidence.debrief.pdf import latin
 from bot.evidence.export import file_sha, signed_part
 from bot.evidence.signing import public_hex, sign

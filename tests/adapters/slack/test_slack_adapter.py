@@ -11,7 +11,7 @@ import aiohttp
 import pytest_asyncio
 from pydantic import SecretStr
 
-from bot.adapters.slack.adapter import SlackAdapter
+from bot.adapters.slack.slack_adapter import SlackAdapter
 from bot.core.dispatch import Core
 from bot.domain.models import Incident
 from bot.runtime import slack_for

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from bot.adapters.slack.adapter import SlackAdapter
+from bot.adapters.slack.slack_adapter import SlackAdapter
 from bot.core.dispatch import Core
 from rigs.fakes.slack_api import (
     FakeSlack,

@@ -3,7 +3,7 @@ item 16): the second tap gets at most a toast, never "This form has expired"."""
 
 from __future__ import annotations
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)

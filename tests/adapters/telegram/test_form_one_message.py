@@ -4,7 +4,7 @@ figures are in bench/form_taps.py)."""
 
 from __future__ import annotations
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.delivery.ratelimit import DEFAULT_LIMITS, RateLimiter
 from rigs.fakes.telegram_api import FakeTelegram

@@ -10,7 +10,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.app import build_core
 from bot.core.dispatch import Core

@@ -4,7 +4,7 @@ planned vs filled in /status; a bad rota line imports nothing."""
 
 from __future__ import annotations
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from rigs.fakes.telegram_api import FakeTelegram

@@ -4,9 +4,9 @@ control (issue 25 §2)."""
 
 from __future__ import annotations
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.store.inspections import Inspections
+from bot.store.inspection_keys import Inspections
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     CONTROL,

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.delivery.ratelimit import RateLimiter
 from bot.runtime import telegram_for

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.polling import ALLOWED_UPDATES
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.core.dispatch import Core
 from bot.domain.messages import Command
@@ -250,7 +250,7 @@ async def test_unreadable_update_logged_once_and_answered_200(
                             "can_restrict_members": True, "can_promote_members": False,
                             "can_change_info": True, "can_invite_users": True,
                             "can_pin_messages": True, "can_manage_direct_messages": True}}}
-    caplog.set_level(logging.WARNING, logger="bot.adapters.telegram.adapter")
+    caplog.set_level(logging.WARNING, logger="bot.adapters.telegram.telegram_adapter")
     for _ in range(2):  # had it been refused, Telegram would send it again
         resp = await client.post("/telegram", json=update, headers={SECRET_HEADER: SECRET})
         assert resp.status == 200

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.core.roles import Member

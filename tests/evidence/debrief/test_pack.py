@@ -11,7 +11,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from bot.evidence.debrief.pack import build_pack
+from bot.evidence.debrief.pack_folder import build_pack
 from bot.evidence.signing import new_key, public_hex
 from bot.evidence.verify import verify_dir
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
 
-from bot.adapters.slack.inbound import Inbound
-from bot.adapters.slack.listeners import actions, commands, events, views
+from bot.adapters.slack.listeners import actions, commands, events, submissions
+from bot.adapters.slack.slack_inbound import Inbound
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +18,7 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
     """Attach every listener (and the error handler) to the Bolt app."""
     commands.register(app, inbound)
     actions.register(app, inbound)
-    views.register(app, inbound)
+    submissions.register(app, inbound)
     events.register(app, inbound)
 
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.blocks import BUTTON_PREFIX
-from bot.adapters.slack.inbound import Inbound
+from bot.adapters.slack.slack_inbound import Inbound
 from bot.domain.messages import Command
 
 BUTTON_ACTION = re.compile(rf"^{BUTTON_PREFIX}\d+$")  # the action ids of rendered buttons

@@ -10,8 +10,8 @@ from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
 
-from bot.adapters.slack.inbound import Inbound
 from bot.adapters.slack.modals import MODALS
+from bot.adapters.slack.slack_inbound import Inbound
 from bot.domain.messages import Command
 
 CATCH_ALL = "matchday"

@@ -7,7 +7,7 @@ from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
 
-from bot.adapters.slack.inbound import Inbound
+from bot.adapters.slack.slack_inbound import Inbound
 from bot.domain.messages import Attachment, Command
 
 MENTION = re.compile(r"^\s*<@[A-Z0-9]+>\s*")

@@ -1,5 +1,6 @@
-"""Early warning (issue #23 item 10): a zone and its neighbours heating up warn control and
-command once, before it boils over; rules generalise, and a quiet night never warns."""
+"""Early warning's rules (issue #23 item 10, bot/domain/early_warning.py): a zone and its
+neighbours heating up warn once, before it boils over; rules generalise, and a quiet night
+never warns. Warning control and command at run time: tests/schedule/test_early_warning_feed.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import pytest
 
 from bot.domain.early_warning import Report, Rule, Rules, Watch, load_rules, matching
 from bot.domain.grounds import load_ground
-from bot.schedule.early_warning import EarlyWarning
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = load_rules(ROOT / "config" / "early_warning.toml")
@@ -79,24 +79,3 @@ def test_rules_must_make_sense(tmp_path) -> None:
     bad.write_text("[[rule]]\nname = 'x'\nreports = 0\n")
     with pytest.raises(ValueError, match="reports >= 1"):
         load_rules(bad)
-
-
-async def test_control_and_command_are_warned_once_and_it_is_logged(say, core) -> None:
-    sent = []
-
-    async def tap(out) -> None:
-        sent.append(out)
-    core.notifier.taps.append(tap)
-    replicas = [EarlyWarning.of(core), EarlyWarning.of(core)]  # two replicas follow the log
-    for r in replicas:
-        assert await r.sweep() == []  # they start from now
-    await say("/incident missile @seg_ne s4 aff=away coins thrown", as_="steward")
-    await say("/incident missile @stb_walkway s4 aff=home bottles back", as_="steward",
-              dedupe="second")
-    assert [w.zone for w in await replicas[0].sweep()] == ["seg_ne"]
-    assert await replicas[1].sweep() == []  # the other replica found it logged
-    fx = await core.active_fixture()
-    logged = [e for e in await core.store.events(fx.id) if e.kind == "fixture.early_warning"]
-    assert len(logged) == 1 and logged[0].data["text"].startswith("Early warning — ")
-    warned = [o for o in sent if o.reply.title == "Early warning"]
-    assert sorted(o.audience for o in warned) == ["command", "control"]

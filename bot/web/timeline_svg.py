@@ -7,7 +7,7 @@ from html import escape
 from zoneinfo import ZoneInfo
 
 from bot.domain.vocab import PHASES
-from bot.evidence.charts import PHASE_COLOURS, ChartData
+from bot.evidence.match_chart import PHASE_COLOURS, ChartData
 
 W, H = 900, 360
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 24, 84

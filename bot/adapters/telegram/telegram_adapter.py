@@ -27,13 +27,13 @@ from telegram.request import HTTPXRequest
 
 from bot.adapters.parts import AdapterParts
 from bot.adapters.telegram.callbacks import CallbackSigner
-from bot.adapters.telegram.inbound import Inbound
 from bot.adapters.telegram.menus import Menus
 from bot.adapters.telegram.migrations import ChatMigrations
+from bot.adapters.telegram.outbound import TelegramSink
 from bot.adapters.telegram.polling import ALLOWED_UPDATES, Poller
 from bot.adapters.telegram.probes import MessageIds
-from bot.adapters.telegram.sdklog import quiet_waited_out_429s
-from bot.adapters.telegram.sink import TelegramSink
+from bot.adapters.telegram.telegram_inbound import Inbound
+from bot.adapters.telegram.telegram_sdklog import quiet_waited_out_429s
 from bot.adapters.telegram.updates import LenientBot
 from bot.adapters.telegram.webhook import Webhook
 from bot.core.ports import CoreAPI

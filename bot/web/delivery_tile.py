@@ -1,6 +1,6 @@
 """The delivery-health tile: per chat, what is queued, how old the oldest undelivered message
 is and when the platform last answered 429, from the delivery layer's own figures (the same
-ones /status reads through bot.delivery.health)."""
+ones /status reads through bot.delivery.chat_health)."""
 
 from __future__ import annotations
 

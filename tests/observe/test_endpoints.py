@@ -12,11 +12,11 @@ from pathlib import Path
 import aiohttp
 
 from bot.observe import metrics
-from bot.observe.health import health_routes
+from bot.observe.endpoints import health_routes
 from bot.store import Store
 from rigs.net import free_port, serving
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _get(url: str, timeout: float = 30.0) -> tuple[int, str]:

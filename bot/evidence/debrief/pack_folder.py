@@ -17,18 +17,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from bot.domain.clock import parse_iso
 from bot.domain.groundmap import load_map
 from bot.domain.grounds import Ground
-from bot.domain.inspections import checklists, override_of, readiness
+from bot.domain.inspection_checklist import checklists, override_of, readiness
+from bot.domain.key_timings import latest
 from bot.domain.models import Fixture
-from bot.domain.timings import latest
 from bot.evidence.debrief.figures import incident_rows, response_by_severity, timeline
 from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
 from bot.store import Store
-from bot.store.decisions import DecisionLog
-from bot.store.inspections import Inspections
-from bot.store.timings import KeyTimings
+from bot.store.decision_keys import DecisionLog
+from bot.store.inspection_keys import Inspections
+from bot.store.timing_keys import KeyTimings
 
 PDF = "pack.pdf"
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bot.domain.clock import iso, parse_iso
-from bot.domain.decisions import LogView
+from bot.domain.decision_log import LogView
 
 FILE = "inspections.toml"
 OVERRIDE_SOURCE = "inspect override"  # the decision log's source of an opening on override

@@ -13,7 +13,6 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.blocks import result_view
-from bot.adapters.slack.inbound import Inbound
 from bot.adapters.slack.modals import (
     BY_CALLBACK,
     CONFIRM_CALLBACK,
@@ -23,6 +22,7 @@ from bot.adapters.slack.modals import (
     needs_confirm,
     values,
 )
+from bot.adapters.slack.slack_inbound import Inbound
 from bot.domain.messages import Command, Reply, Result
 
 log = logging.getLogger(__name__)

@@ -27,9 +27,9 @@ from bot.adapters.slack import listeners
 from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.guard import RequestGuard, host_allowed, middleware
 from bot.adapters.slack.home import HomeTab
-from bot.adapters.slack.inbound import RESPOND, VIEW_DEADLINE, Inbound
-from bot.adapters.slack.sdklog import socket_mode_logger
-from bot.adapters.slack.verify import StrictRequestVerification
+from bot.adapters.slack.signatures import StrictRequestVerification
+from bot.adapters.slack.slack_inbound import RESPOND, VIEW_DEADLINE, Inbound
+from bot.adapters.slack.slack_sdklog import socket_mode_logger
 from bot.core.ports import CoreAPI
 from bot.delivery.sink import SENDING, Doubt, Found, Gate, Gone, RetryLater, Unsupported, no_gate
 from bot.domain.messages import Reply

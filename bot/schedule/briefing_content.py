@@ -9,13 +9,13 @@ from typing import Any
 
 from bot.core.dispatch import Core
 from bot.domain.cadence import BriefingConfig, config_for
+from bot.domain.key_timings import BY_KEY, latest
 from bot.domain.messages import Outbound, Reply
 from bot.domain.models import Fixture
-from bot.domain.timings import BY_KEY, latest
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
-from bot.evidence.charts import chart_data, chart_from_counts, draw_chart
+from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
-from bot.store.timings import KeyTimings
+from bot.store.timing_keys import KeyTimings
 
 log = logging.getLogger(__name__)
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),

@@ -19,7 +19,7 @@ from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.menus import Menus
 from bot.adapters.telegram.migrations import ChatMigrations
 from bot.adapters.telegram.render import toast
-from bot.adapters.telegram.voice import hear, voice_note
+from bot.adapters.telegram.voice_fetch import hear, voice_note
 from bot.core.ports import CoreAPI
 from bot.delivery.notifier import Notifier
 from bot.domain.messages import Attachment, Command, Reply

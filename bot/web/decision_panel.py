@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from zoneinfo import ZoneInfo
 
-from bot.domain.decisions import LogView
+from bot.domain.decision_log import LogView
 from bot.domain.models import Fixture
 from bot.domain.vocab import PHASES
 from bot.web.pages import _doc, drill_badge

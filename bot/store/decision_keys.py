@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.domain.clock import iso
-from bot.domain.decisions import Decision, LogView
+from bot.domain.decision_log import Decision, LogView
 from bot.domain.ledger import PHASE, Event, Var
 from bot.domain.outcomes import Reason
 from bot.store.base import Applied, StoreBase, fx_prefix, guard

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.domain.inspections import Check
+from bot.domain.inspection_checklist import Check
 from bot.domain.ledger import Event
 from bot.domain.outcomes import Reason
 from bot.store.base import Applied, StoreBase, fx_prefix, guard
