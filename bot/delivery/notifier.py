@@ -31,8 +31,8 @@ from typing import Any
 
 from bot.core.delivery_port import Outbox
 from bot.delivery.chat_queue import ChatQueue, Done, Health, Item
-from bot.delivery.lane import Lane
 from bot.delivery.chat_worker import ChatWorker, Desk, Journal
+from bot.delivery.lane import Lane
 from bot.delivery.limits import Limiter
 from bot.delivery.memory import MemoryOutbox
 from bot.delivery.pacing import Pacer
