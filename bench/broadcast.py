@@ -36,7 +36,7 @@ from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
 from bot.runtime import telegram_for  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
-from bot.store.stewarding import Stewarding  # noqa: E402
+from bot.store.stewarding_keys import Stewarding  # noqa: E402
 from bot.store.windows import Windows  # noqa: E402
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
 

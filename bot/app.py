@@ -30,7 +30,7 @@ from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
 from bot.store.lease import Lease
 from bot.store.outbox import Outbox
-from bot.store.stewarding import Stewarding
+from bot.store.stewarding_keys import Stewarding
 from bot.store.windows import Windows
 from bot.tasks import cancel_and_wait
 

@@ -9,10 +9,10 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture, season_of
-from bot.domain.stewarding import STEWARD_ROLES
+from bot.domain.procedures import STEWARD_ROLES
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefing_content import briefing_outbounds, briefing_replies
-from bot.store.stewarding import Stewarding
+from bot.store.stewarding_keys import Stewarding
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
 

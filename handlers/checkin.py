@@ -11,8 +11,8 @@ from bot.domain.clock import iso
 from bot.domain.deployment import Post, posts_of
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
-from bot.domain.stewarding import Steward, Target, in_zone, target_label
-from bot.store.stewarding import Stewarding
+from bot.domain.procedures import Steward, Target, in_zone, target_label
+from bot.store.stewarding_keys import Stewarding
 from handlers.stewarding import send, target_of
 
 BUTTONS = 6  # posts offered as buttons in one roll call message

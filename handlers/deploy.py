@@ -14,7 +14,7 @@ from bot.domain.deployment import (
 )
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture
-from bot.store.stewarding import Stewarding
+from bot.store.stewarding_keys import Stewarding
 
 USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
          "CSV lines: steward id, name, post)  |  /deploy attendance <n>")

@@ -8,7 +8,7 @@ import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.messages import Result
-from bot.domain.stewarding import Target
+from bot.domain.procedures import Target
 from handlers.methane import zone_in
 from handlers.stewarding import send
 

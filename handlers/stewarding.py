@@ -11,7 +11,7 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
 from bot.domain.messages import Button, Outbound, Reply, Result
 from bot.domain.models import Fixture
-from bot.domain.stewarding import (
+from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,
     Broadcast,
@@ -25,7 +25,7 @@ from bot.domain.stewarding import (
     targeted,
 )
 from bot.store import Refused
-from bot.store.stewarding import ALREADY, NOT_SENT_TO_YOU, Stewarding
+from bot.store.stewarding_keys import ALREADY, NOT_SENT_TO_YOU, Stewarding
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line

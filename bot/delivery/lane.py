@@ -25,7 +25,7 @@ HEADROOM = 1.03
 
 
 class LaneState(Protocol):
-    """Where the lane is held (bot.store.stewarding.Stewarding)."""
+    """Where the lane is held (bot.store.stewarding_keys.Stewarding)."""
 
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         """Hold the lane for a procedure of `messages` sends, at most ttl_s."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from bot.store.stewarding import Stewarding
+from bot.store.stewarding_keys import Stewarding
 from rigs.fakes.slack_api import bolt_request, button_payload, interactive_body
 from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
     CHANNEL,

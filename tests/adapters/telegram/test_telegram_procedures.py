@@ -20,7 +20,7 @@ from bot.delivery.durable import OutboxReader
 from bot.delivery.lane import Lane
 from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
-from bot.store.stewarding import Stewarding
+from bot.store.stewarding_keys import Stewarding
 from rigs.fakes.telegram_api import Call, FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     CONTROL,

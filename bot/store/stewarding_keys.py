@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
-from bot.domain.stewarding import Broadcast
+from bot.domain.procedures import Broadcast
 from bot.store.base import Refused, fx_prefix
 from bot.store.client import Store
 from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
