@@ -207,6 +207,8 @@ async def test_two_live_replicas_apscheduler_jobs_fire_once(core, say, clock, re
     assert s2.aps.get_job(key).next_run_time == utc(2026, 11, 28, 12)
     clock.set(utc(2026, 11, 28, 12))
     await asyncio.gather(s1._fire_live(key), s2._fire_live(key))
+    # delivery is the chat workers' (they ask the life-safety lane first): wait for it
+    await asyncio.gather(core.notifier.drain(), core2.notifier.drain())
     assert len(rec1.titles()) + len(rec2.titles()) == 1
     # a re-time on one replica reaches the other through the plan in Redis
     await say(f"/fixture use {FX} all", as_="admin")
