@@ -210,10 +210,16 @@ async def _assert_once_each(store: Store, tg: FakeTelegram, fx: str,
     # INC numbers: contiguous from 1, each told to exactly one report.
     numbers = sorted(int(e.data["id"].split("-")[1]) for e in events
                      if e.kind == "incident.reported")
-    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) == 7, numbers
+    # 7 reports and the failed walkway-netting inspection (it raises INC-1)
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) == 8, numbers
     told = Counter(int(m) for u in people.values() for t in _to_chat(tg, u)
                    for m in re.findall(r"Logged INC-(\d+)", t))
-    assert sorted(told) == numbers and set(told.values()) == {1}, told
+    raised = {int(m) for u in people.values() for t in _to_chat(tg, u)
+              for m in re.findall(r"Raised INC-(\d+)", t)}
+    # every report told its number once; the inspection's incident told to its inspector
+    # (that answer can come twice when both replicas get the update: a known #25 gap, the
+    # failed tick is two writes; the incident itself is logged once, as `numbers` shows)
+    assert sorted(set(told) | raised) == numbers and set(told.values()) == {1}, (told, raised)
     # Escalation tiers and reminders: each logged once, and each alert sent once per chat.
     tiers = Counter((e.data["id"], e.data["tier"]) for e in events
                     if e.kind == "incident.escalated" and e.data.get("auto"))
