@@ -27,6 +27,25 @@ if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
 end
 return 0
 """
+# Renew a procedure's hold (ARGV[3] == '1': counting ARGV[2] sends from now), or take the
+# free lane for it: 1 renewed, 2 taken, 0 another procedure holds it.
+_KEEP = """
+local v = redis.call('GET', KEYS[1])
+local mine = ARGV[1] .. ' ' .. ARGV[2]
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  if ARGV[3] == '1' then
+    redis.call('SET', KEYS[1], mine, 'PX', ARGV[4])
+  else
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  end
+  return 1
+end
+if not v then
+  redis.call('SET', KEYS[1], mine, 'PX', ARGV[4])
+  return 2
+end
+return 0
+"""
 
 
 @dataclass(frozen=True)
@@ -43,6 +62,7 @@ class Stewarding:
         self.store = store
         self.r = store.r
         self._release = store.r.register_script(_RELEASE)
+        self._keep = store.r.register_script(_KEEP)
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
@@ -156,9 +176,19 @@ class Stewarding:
 
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
-        """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""
+        """Hold the life-safety lane for a procedure of `messages` sends for `ttl_s` (its
+        delivering replica renews it: bot.delivery.lane)."""
         await self.store._call(self.r.set(LANE, f"{bid} {messages}",
                                           px=max(1, int(ttl_s * 1000))))
+
+    async def keep_lane(self, bid: str, messages: int, ttl_s: float, *,
+                        recount: bool = False) -> bool:
+        """Renew the procedure's hold for ttl_s (recount: as `messages` sends from now), or
+        take the free lane for it; False when another procedure holds it."""
+        got = await self.store._call(self._keep(
+            keys=[LANE], args=[bid, messages, "1" if recount else "0",
+                               max(1, int(ttl_s * 1000))]))
+        return bool(got)
 
     async def lane(self) -> tuple[str, int] | None:
         """(procedure id, messages) while the lane is held, else None."""
