@@ -9,11 +9,13 @@ from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.deployment import on_rota, posts_of
 from bot.domain.messages import Button, Outbound, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,
+    STEWARD_ROLES,
     Broadcast,
     Steward,
     Target,
@@ -31,9 +33,20 @@ BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
 
 
-def stewards(ctx: Ctx) -> list[Steward]:
-    """Everyone on the rota who stewards (known by the club's rota name or tabard)."""
-    return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in ctx.core.roster.values()]
+async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
+    """Everyone who stewards tonight: the roster's stewards, and every account linked to a
+    tabard on the fixture's rota, known by the rota's name and posted in its post's zone."""
+    out = {m.who: Steward(m.who, m.name or m.user, m.role, m.zone)
+           for m in ctx.core.roster.values()}
+    state = Stewarding(ctx.store)
+    filled, _ = await state.deployment(fx.id)
+    if filled:
+        posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+        for who, (_, name, post) in on_rota(filled, await state.tabards(), posts).items():
+            old = out.get(who)
+            role = old.role if old is not None and old.role in STEWARD_ROLES else "steward"
+            out[who] = Steward(who, name, role, post.zone)
+    return list(out.values())
 
 
 def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
@@ -51,7 +64,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     """Record it and queue it (one write) to every targeted steward and to control (each
     steward's buttons: "I have it" unless `buttons` says otherwise)."""
     ground = ctx.ground(fx)
-    to = targeted(stewards(ctx), target, ground)
+    to = targeted(await stewards(ctx, fx), target, ground)
     if not to:
         return Result(Reply(f"No steward is deployed to {target_label(target.key, ground)}; "
                             "nothing was sent.", ok=False))
@@ -80,7 +93,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
         fresh = await state.send(fx.id, bc, {s.who: "1" for s in to},
                                  ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key)
     except Refused as exc:
-        if str(exc) != ALREADY:
+        if exc.reason is not ALREADY:
             raise
         fresh = False
     if not fresh:
@@ -134,7 +147,7 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
             raise UsageError(f"Too long ({len(text)} characters; the limit is {MAX_TEXT}).",
                              field="text")
         ground = ctx.ground(fx)
-        n = len(targeted(stewards(ctx), target, ground))
+        n = len(targeted(await stewards(ctx, fx), target, ground))
         pid = "P-" + secrets.token_hex(3)
         await ctx.store.save_form(fx.id, ctx.who, {"kind": "procedure", "id": pid,
                                                    "target": target.kind, "zone": target.zone,
@@ -162,7 +175,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
         got = await Stewarding(ctx.store).ack(
             fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
     except Refused as exc:
-        if str(exc) != NOT_SENT_TO_YOU:
+        if exc.reason is not NOT_SENT_TO_YOU:
             raise
         return Result(Reply("That message was not sent to you.", ok=False))
     if not got.duplicate:
@@ -175,7 +188,7 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     bc = await Stewarding(ctx.store).latest(fx.id)
     if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
         return []
-    names = {m.who: m.name or m.user for m in ctx.core.roster.values()}
+    names = {s.who: s.name for s in await stewards(ctx, fx)}
     word = bc.word
     line = (f"{'🚨' if bc.procedure else '📣'} {word} {bc.at[11:16]} "
             f"({target_label(bc.target, ctx.ground(fx))}): {len(bc.acked)}/{bc.sent} have it")

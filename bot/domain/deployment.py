@@ -127,3 +127,15 @@ def fill_by_zone(posts: list[Post], filled: dict[str, str]) -> list[ZoneFill]:
 def mobile_needed(attendance: int) -> int:
     """Mobile stewards the expected attendance calls for (one per PER_MOBILE, rounded up)."""
     return -(-attendance // PER_MOBILE) if attendance > 0 else 0
+
+
+def on_rota(filled: dict[str, tuple[str, str]], links: dict[str, str],
+            posts: list[Post]) -> dict[str, tuple[str, str, Post]]:
+    """Accounts linked to a tabard on the rota: who -> (tabard, rota name, their post)."""
+    by_id = {p.id: p for p in posts}
+    out: dict[str, tuple[str, str, Post]] = {}
+    for post, (tabard, name) in sorted(filled.items()):
+        who = links.get(tabard)
+        if who and post in by_id:
+            out[who] = (tabard, name, by_id[post])
+    return out

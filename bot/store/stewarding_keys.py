@@ -11,15 +11,29 @@ from dataclasses import dataclass
 
 from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
+from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
-from bot.store.base import Refused, fx_prefix
+from bot.store.base import OPS, Refused, fx_prefix, guard
 from bot.store.client import Store
-from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
+from bot.store.ops import (
+    Del,
+    Hset,
+    Hsetnx,
+    Op,
+    RequireIn,
+    RequireMissing,
+    Rpush,
+    Set,
+    Xadd,
+    log_event,
+)
 
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
-NOT_SENT_TO_YOU = "not_targeted"  # an "I have it" from someone it was not sent to
-ALREADY = "already_sent"  # the broadcast id exists (a second confirm of the same draft)
+NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not sent to
+ALREADY = Reason.ALREADY_SENT  # the broadcast id exists (a second confirm of one draft)
+TABARD_TAKEN = Reason.TABARD_TAKEN  # another account is linked to this tabard number
+HAS_TABARD = Reason.HAS_TABARD  # this account is linked to another tabard number
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
@@ -71,7 +85,7 @@ class Stewarding:
         of its messages (bot.store.outbox.ops), in one script. False when the command was
         already applied."""
         key = f"bc:{bc.id}"
-        ops: list[Op] = [RequireMissing(key, ALREADY),
+        ops: list[Op] = [RequireMissing(key, guard(ALREADY)),
                          Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
                                     "at": bc.at, "by": bc.by, "sent": str(bc.sent)})]
         if recipients:
@@ -85,7 +99,7 @@ class Stewarding:
         """Record that someone it was sent to has it (first press wins; one round trip).
         Raises Refused(NOT_SENT_TO_YOU) for anyone else."""
         key = f"bc:{bid}"
-        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], NOT_SENT_TO_YOU),
+        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(NOT_SENT_TO_YOU)),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
         applied = await self.store.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
@@ -174,6 +188,39 @@ class Stewarding:
             return "", {}
         return version, await self.store._call(self.r.hgetall(p + f"brief:{version}"))
 
+    # ------------------------------------------------------------ tabard <-> account
+    async def tabards(self) -> dict[str, str]:
+        """tabard number -> the platform account linked to it (platform:user)."""
+        got: dict[str, str] = await self.store._call(self.r.hgetall(OPS + "tabards"))
+        return {t: who for t, who in got.items() if who}
+
+    async def tabard_of(self, who: str) -> str:
+        """The tabard number linked to an account ('' for none)."""
+        return await self.store._call(self.r.get(OPS + f"tabard_of:{who}")) or ""
+
+    async def link_tabard(self, tabard: str, who: str, by: str, at: str, *,
+                          moved: tuple[str, str] | None = None) -> None:
+        """Link an account to a tabard number, with its audit entry, in one script: refused
+        (TABARD_TAKEN / HAS_TABARD) when either is linked already, unless `moved` names the
+        links control replaces (the tabard's old account, the account's old tabard)."""
+        ops: list[Op] = []
+        if moved is None:
+            ops += [RequireMissing(f"tabard:{tabard}", guard(TABARD_TAKEN)),
+                    RequireMissing(f"tabard_of:{who}", guard(HAS_TABARD))]
+        else:
+            old_who, old_tabard = moved
+            if old_who and old_who != who:
+                ops.append(Del(f"tabard_of:{old_who}"))
+            if old_tabard and old_tabard != tabard:
+                ops += [Del(f"tabard:{old_tabard}"), Hset("tabards", {old_tabard: ""})]
+        ops += [Set(f"tabard:{tabard}", who), Set(f"tabard_of:{who}", tabard),
+                Hset("tabards", {tabard: who}),
+                Xadd("audit", {"at": at, "who": by, "action": "tabard.link",
+                               "detail": f"tabard {tabard} -> {who}"
+                                         + (f" (was {moved[0] or '-'}; {moved[1] or '-'})"
+                                            if moved else "")})]
+        await self.store.apply(OPS, ops)
+
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         """Hold the life-safety lane for a procedure of `messages` sends for `ttl_s` (its
@@ -203,4 +250,5 @@ class Stewarding:
         return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
 
 
-__all__ = ["ALREADY", "NOT_SENT_TO_YOU", "Acked", "Refused", "Stewarding"]
+__all__ = ["ALREADY", "HAS_TABARD", "NOT_SENT_TO_YOU", "TABARD_TAKEN", "Acked", "Refused",
+           "Stewarding"]
