@@ -12,25 +12,16 @@ from bot.core.roles import Member
 from bot.store.stewarding_keys import Stewarding
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
-    Feed,
     fake,
     polling,
     sends_to,
 )
+from tests.adapters.telegram.test_telegram_deploy import ask_as as ask
 
 SO = 300000001
 NEW = 300000021  # a steward who joined with no zone: the rota says where they are
 OTHER = 300000022
 ROTA = "steward id,name,post\n311,A. Steward,stb_250_gangway\n312,B. Steward,gate_b_lane_1\n"
-
-
-async def ask(fake: FakeTelegram, user: int, text: str, needle: str) -> str:  # noqa: F811
-    before = len(sends_to(user)(fake.calls))
-    await Feed(fake)(fake.message_update(user, text))
-    got = await fake.wait_for(lambda calls: sends_to(user)(calls)[before:])
-    out = str(got[-1].params["text"])
-    assert needle in out, out
-    return out
 
 
 async def test_a_steward_links_their_tabard_once_and_is_reached_by_their_zone(
