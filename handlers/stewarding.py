@@ -9,13 +9,12 @@ from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
-from bot.domain.deployment import on_rota, posts_of
+from bot.domain.deployment import posts_of
 from bot.domain.messages import Button, Outbound, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,
-    STEWARD_ROLES,
     Broadcast,
     Steward,
     Target,
@@ -25,6 +24,7 @@ from bot.domain.procedures import (
     parse_target,
     target_label,
     targeted,
+    tonight,
 )
 from bot.store import Refused
 from bot.store.stewarding_keys import ALREADY, NOT_SENT_TO_YOU, Stewarding
@@ -34,19 +34,16 @@ NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
 
 
 async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
-    """Everyone who stewards tonight: the roster's stewards, and every account linked to a
-    tabard on the fixture's rota, known by the rota's name and posted in its post's zone."""
-    out = {m.who: Steward(m.who, m.name or m.user, m.role, m.zone)
-           for m in ctx.core.roster.values()}
+    """Everyone who stewards tonight (bot.domain.procedures.tonight): the roster's, and the
+    accounts linked to a tabard on the fixture's rota."""
+    roster = [Steward(m.who, m.name or m.user, m.role, m.zone)
+              for m in ctx.core.roster.values()]
     state = Stewarding(ctx.store)
     filled, _ = await state.deployment(fx.id)
-    if filled:
-        posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
-        for who, (_, name, post) in on_rota(filled, await state.tabards(), posts).items():
-            old = out.get(who)
-            role = old.role if old is not None and old.role in STEWARD_ROLES else "steward"
-            out[who] = Steward(who, name, role, post.zone)
-    return list(out.values())
+    if not filled:
+        return roster
+    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    return tonight(roster, filled, await state.tabards(), posts)
 
 
 def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
