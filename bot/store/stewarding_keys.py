@@ -124,6 +124,19 @@ class Stewarding:
         bid = await self.store._call(self.r.get(fx_prefix(fx) + "bc:last"))
         return await self.broadcast(fx, bid) if bid else None
 
+    async def latest_of(self, fx: str, kinds: frozenset[str] | None = None, *,
+                        not_kinds: frozenset[str] = frozenset(),
+                        look: int = 20) -> Broadcast | None:
+        """The newest of the fixture's last `look` broadcasts whose kind is (not) one of
+        these."""
+        ids = await self.store._call(self.r.lrange(fx_prefix(fx) + "bc:ids", -look, -1))
+        for bid in reversed(ids):
+            bc = await self.broadcast(fx, bid)
+            if bc is not None and (kinds is None or bc.kind in kinds) \
+                    and bc.kind not in not_kinds:
+                return bc
+        return None
+
     async def recipients(self, fx: str, bid: str) -> dict[str, str]:
         """who -> "1" for everyone a broadcast was sent to."""
         got: dict[str, str] = await self.store._call(
