@@ -8,8 +8,8 @@ from __future__ import annotations
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
 from bot.domain.deployment import STEWARD_ID, posts_of
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
-from bot.domain.models import Fixture
 from bot.store import Refused
 from bot.store.stewarding_keys import HAS_TABARD, TABARD_TAKEN, Stewarding
 

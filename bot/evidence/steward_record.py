@@ -16,9 +16,9 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.deployment import posts_of
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
 from bot.evidence.export import MANIFEST, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store

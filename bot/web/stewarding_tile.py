@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.core.dispatch import Core
 from bot.domain.deployment import plan_state, posts_of
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.procedures import Steward, target_label, tonight
 from bot.store.stewarding_keys import Stewarding
 
