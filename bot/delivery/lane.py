@@ -72,6 +72,7 @@ class Lane:
         self._outstanding: dict[str, int] = {}  # procedure -> queued here, not yet delivered
         self._since: dict[str, float] = {}  # procedure -> when this replica first queued it
         self._done: set[str] = set()  # given back: never renewed again
+        self._restarted: set[str] = set()  # counted afresh after a takeover (took_over)
         self._lock = asyncio.Lock()
         self._beat: asyncio.Task[None] | None = None
         self._admitting = asyncio.Semaphore(1)
@@ -109,15 +110,21 @@ class Lane:
 
     def restart(self, bids: set[str]) -> None:
         """This replica is taking over a fixture's outbox (its last reader died): the
-        procedures' messages it claims are counted afresh (see took_over)."""
+        procedures' messages it claims are counted afresh (see took_over). One it is still
+        delivering itself (claimed back after a Redis blip) goes on as it was."""
         for bid in bids:
-            self._queued[bid] = self._delivered[bid] = 0
-            self._done.discard(bid)
+            if self._outstanding.get(bid, 0) == 0:
+                self._queued[bid] = self._delivered[bid] = 0
+                self._done.discard(bid)
+                self._restarted.add(bid)
 
     async def took_over(self, bid: str) -> None:
         """The claimed messages of a procedure are queued here: hold the lane for them (the
         dead replica's hold has lapsed or is renewed as ours), or give it back when none was
         left to send."""
+        if bid not in self._restarted:
+            return  # this replica was delivering it all along
+        self._restarted.discard(bid)
         m = self._queued.get(bid, 0)
         async with self._lock:
             try:
