@@ -166,7 +166,8 @@ async def _override(ctx: Ctx, fx: Fixture, why: str) -> Result:
     entry = Decision(n=0, at=ctx.now, by=ctx.who, name=ctx.member.name if ctx.member else "",
                      role=ctx.role or "", phase="",
                      decision=f"Open the turnstiles with safety-critical items not passed: "
-                              f"{names}", rationale=why[:1000], source=OVERRIDE_SOURCE)
+                              f"{names}", rationale=why[:1000], source=OVERRIDE_SOURCE,
+                     kind="turnstiles")
     applied = await DecisionLog(ctx.store).append(fx.id, entry, ctx.cmd.dedupe_key)
     await ctx.core.changed("decision", fx.id)
     line = f"Decision D-{applied.n}: turnstiles may open on override ({names}). Why: {why}"

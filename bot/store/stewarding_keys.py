@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
 from bot.domain.procedures import Broadcast
-from bot.store.base import Refused, fx_prefix
+from bot.store.base import Applied, Refused, fx_prefix
 from bot.store.client import Store
 from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
 
@@ -46,9 +46,11 @@ class Stewarding:
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
-                   outbox: list[Op], ev: Event, dedupe: str) -> bool:
+                   outbox: list[Op], ev: Event, dedupe: str,
+                   also: list[Op] | None = None) -> Applied:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
-        of its messages (bot.store.outbox.ops), in one script. False when the command was
+        of its messages (bot.store.outbox.ops), and `also` ops (a procedure's decision log
+        entry: DecisionLog.ops), in one script. Applied.duplicate when the command was
         already applied."""
         key = f"bc:{bc.id}"
         ops: list[Op] = [RequireMissing(key, ALREADY),
@@ -57,9 +59,8 @@ class Stewarding:
         if recipients:
             ops.append(Hset(key + ":to", recipients))
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
-                *outbox]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
-        return not applied.duplicate
+                *outbox, *(also or [])]
+        return await self.store.apply(fx_prefix(fx), ops, dedupe)
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
         """Record that someone it was sent to has it (first press wins; one round trip).
