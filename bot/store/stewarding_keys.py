@@ -73,18 +73,33 @@ class Stewarding:
 
     async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
         """A broadcast with who has and has not acknowledged it."""
-        p = fx_prefix(fx) + f"bc:{bid}"
+        got = await self.broadcasts(fx, [bid])
+        return got[0] if got else None
+
+    async def broadcasts(self, fx: str, ids: list[str] | None = None) -> list[Broadcast]:
+        """Broadcasts (every one of the fixture, in the order sent, when `ids` is None)
+        with who has and has not acknowledged each, in one round trip for them all."""
+        p = fx_prefix(fx)
+        if ids is None:
+            ids = await self.store._call(self.r.lrange(p + "bc:ids", 0, -1))
+        if not ids:
+            return []
         pipe = self.r.pipeline(transaction=True)
-        pipe.hgetall(p)
-        pipe.hkeys(p + ":to")
-        pipe.hkeys(p + ":ack")
-        rec, to, acked = await self.store._call(pipe.execute())
-        if not rec:
-            return None
-        have = set(acked)
-        return Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"], rec["by"],
-                         int(rec.get("sent", "0")), tuple(sorted(have)),
-                         tuple(sorted(w for w in to if w not in have)))
+        for bid in ids:
+            pipe.hgetall(p + f"bc:{bid}")
+            pipe.hkeys(p + f"bc:{bid}:to")
+            pipe.hkeys(p + f"bc:{bid}:ack")
+        got = await self.store._call(pipe.execute())
+        out = []
+        for i, bid in enumerate(ids):
+            rec, to, acked = got[3 * i:3 * i + 3]
+            if not rec:
+                continue
+            have = set(acked)
+            out.append(Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"],
+                                 rec["by"], int(rec.get("sent", "0")), tuple(sorted(have)),
+                                 tuple(sorted(w for w in to if w not in have))))
+        return out
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""
