@@ -97,12 +97,12 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
             r.ack_s, r.on_scene_s, r.close_s] for r in rows])
     write("decisions.csv", ["id", "at", "by", "name", "role", "phase", "decision",
                             "rationale", "options", "incidents", "supersedes", "explains",
-                            "source", "superseded_by"],
+                            "source", "superseded_by", "type"],
           [[d.id, d.at.isoformat(), d.by, d.name, d.role, d.phase, d.decision,
             decisions.rationale_of(d.n), d.options, " ".join(f"INC-{i}" for i in d.incidents),
             f"D-{d.supersedes}" if d.supersedes else "",
             f"D-{d.explains}" if d.explains else "", d.source,
-            f"D-{s}" if (s := decisions.superseded_by(d.n)) else ""]
+            f"D-{s}" if (s := decisions.superseded_by(d.n)) else "", d.kind]
            for d in decisions.entries])
     write("key_timings.csv", ["key", "label", "at", "by"],
           [[t.key, t.label, t.at.isoformat(), t.by] for t in timings])

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from bot.domain.decision_log import LogView
+from bot.domain.decision_log import DECISION_KINDS, LogView
 from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap
 from bot.domain.inspection_checklist import Check, Item, Readiness, latest
 from bot.domain.key_timings import Timing
@@ -142,7 +142,9 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
     for dec in d.decisions.entries:
         pdf.set_font("Helvetica", "B", 10)
         later = d.decisions.superseded_by(dec.n)
-        para(f"{dec.id} at {dec.at.astimezone(tz):%H:%M:%S} ({PHASES.label(dec.phase)}) - "
+        kind = f" - {DECISION_KINDS.get(dec.kind, dec.kind)}" if dec.kind not in (
+            "", "other") else ""
+        para(f"{dec.id} at {dec.at.astimezone(tz):%H:%M:%S} ({PHASES.label(dec.phase)}){kind} - "
              f"{dec.name or dec.by}, {dec.role.replace('_', ' ')}"
              + (f" - SUPERSEDED by D-{later}" if later else ""))
         pdf.set_font("Helvetica", "", 10)
