@@ -6,7 +6,7 @@ from bot.domain.inspection_checklist import Check
 from bot.domain.ledger import Event, Var
 from bot.domain.outcomes import Reason
 from bot.store.base import Applied, StoreBase, fx_prefix, guard
-from bot.store.lifecycle import missing_incident, phase_op
+from bot.store.lifecycle import phase_op
 from bot.store.ops import Op, RequireExists, Xadd, log_event
 
 STREAM = "insp"
@@ -20,11 +20,10 @@ class Inspections:
         self.store = store
 
     async def record(self, fx_id: str, check: Check, ev: Event, dedupe: str) -> Applied:
-        """Append one tick and its event, in one round trip (a redelivery writes nothing)."""
-        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id))]
-        if check.incident is not None:
-            ops.append(RequireExists(f"inc:{check.incident}", missing_incident(check.incident)))
-        ops += [phase_op(), Xadd(STREAM, check.fields()), *log_event(ev)]
+        """Append one tick and its event, in one round trip (a redelivery writes nothing); a
+        failure is written with the incident it raises instead (failure_ops)."""
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op(),
+                         Xadd(STREAM, check.fields()), *log_event(ev)]
         return await self.store.apply(fx_prefix(fx_id), ops, dedupe)
 
     @staticmethod
