@@ -241,7 +241,8 @@ class LiveViews:
 def raised_reply(inc: Incident) -> Reply:
     """The answer to a failed inspection item: what failed and the incident it raised."""
     return Reply(f"✖ FAILED: {inc.marks.get('inspection', 'inspection item')}. "
-                 f"Raised {inc.id}; control has it.", title="Pre-event inspection")
+                 f"Raised {inc.id}; control has it.", title="Pre-event inspection",
+                 buttons=[[Button("The checklist", "/inspect")]])
 
 
 def window_words(secs: int) -> str:
