@@ -42,7 +42,10 @@ LOWER_TIMES = ("_ms", "_s", "p50", "p95", "ratio")
 
 def better(name: str) -> int:
     """+1 when a higher figure is better, -1 when lower is, 0 for a count given for
-    information (reports sent, screens, inputs). First matching rule wins."""
+    information (reports sent, screens, inputs, and a bench's own baseline, e.g. failover's
+    run without WAIT: a yardstick inside the run, not the change). First matching rule wins."""
+    if name.startswith("baseline_"):
+        return 0
     for words, sign in ((HIGHER, 1), (LOWER, -1), (HIGHER_COUNTS, 1)):
         if any(w in name for w in words):
             return sign
