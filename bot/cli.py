@@ -215,8 +215,8 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
 async def _stewards(app: App, args: argparse.Namespace) -> int:
     from bot.evidence.debrief.period import parse_period
+    from bot.evidence.duty_record import as_csv, export_stewards, in_scope
     from bot.evidence.signing import load_or_create
-    from bot.evidence.steward_record import as_csv, export_stewards, in_scope
 
     core = app.core
     assert core is not None
