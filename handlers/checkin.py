@@ -8,10 +8,10 @@ import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
-from bot.domain.deployment import Post, posts_of
-from bot.domain.messages import Button, Reply, Result
+from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, posts_of
+from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture
-from bot.domain.procedures import Steward, Target, in_zone, target_label
+from bot.domain.procedures import Target, in_zone, target_label
 from bot.store.stewarding_keys import Stewarding
 from handlers.stewarding import send, target_of
 
@@ -45,14 +45,6 @@ async def onpost_cmd(ctx: Ctx) -> Result:
     return Result(Reply(f"On post: {post.name} ✓ {local:%H:%M}"))
 
 
-def _buttons(posts: list[Post]):  # type: ignore[no-untyped-def]
-    def for_steward(s: Steward) -> list[list[Button]]:
-        mine = [p for p in posts if in_zone(p.zone, s.zone) or in_zone(s.zone, p.zone)]
-        return [[Button(f"On post: {p.name} ✓", f"/onpost {p.id}", "primary")]
-                for p in mine[:BUTTONS]]
-    return for_steward
-
-
 async def rollcall_cmd(ctx: Ctx) -> Result:
     """/rollcall [zone]: ask every steward (of a zone) to check in on their post."""
     fx = await ctx.fixture()
@@ -63,9 +55,9 @@ async def rollcall_cmd(ctx: Ctx) -> Result:
     if not posts:
         raise UsageError(f"No posts are planned for {target_label(target.key, ctx.ground(fx))}.")
     return await send(ctx, fx, "R-" + secrets.token_hex(3), "rollcall", target,
-                      "Roll call: tap your post when you are on it (or /onpost <post>).",
+                      ROLLCALL_TEXT,
                       title=f"📋 Roll call · {target_label(target.key, ctx.ground(fx))}",
-                      buttons=_buttons(posts))
+                      buttons=post_buttons(posts, BUTTONS))
 
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:

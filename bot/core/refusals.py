@@ -19,6 +19,11 @@ WORDS = {
     Reason.STEP_TAKEN: "That step was already answered (another tap or device): "
                        "use the latest form message.",
     Reason.UNKNOWN_INVITE: "Unknown or used invite code.",
+    Reason.ALREADY_SENT: "That was already sent.",
+    Reason.NOT_TARGETED: "That message was not sent to you.",
+    Reason.NOT_MISSING: "No missing-person report {subject}.",
+    Reason.SEARCH_OVER: "That search is already closed.",
+    Reason.BRIEFING_CHANGED: "The briefing has changed: read the new one and sign it off.",
 }
 
 

@@ -100,3 +100,8 @@ class Lane:
                 return
             self._held, self._checked = None, self.clock()
             self._delivered.pop(bid, None)
+
+    async def release(self, bid: str) -> None:
+        """Give the lane back at once: the procedure's write was refused, nothing goes out."""
+        await self.state.release_lane(bid)
+        self._held, self._checked = None, self.clock()

@@ -8,13 +8,23 @@ import csv
 import io
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from bot.domain.cadence import Offset, parse_offset
+from bot.domain.messages import Button
+from bot.domain.models import Fixture
+from bot.domain.procedures import Steward, in_zone
 
 POST_KINDS = ("static", "mobile", "fire", "specialist")
 PER_MOBILE = 250  # expected attendance per mobile steward (SGSA guidance, typical figure)
 MAX_ROWS = 2000  # a rota import is at most this many lines
 STEWARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,19}$")
+DEFAULT_ROLLCALL = "T-90m"  # the automatic roll call, unless the ground or fixture says
+ROLLCALL_TEXT = "Roll call: tap your post when you are on it (or /onpost <post>)."
 
 
 @dataclass(frozen=True)
@@ -51,21 +61,56 @@ def load_posts(path: Path) -> list[Post]:
     return out
 
 
-_cache: dict[Path, tuple[float, str, list[Post]]] = {}
+@dataclass(frozen=True)
+class GroundPlan:
+    """A ground's stewarding plan from its config file: its posts and when the automatic
+    roll call goes out (an offset before kick-off, None: no automatic roll call)."""
+
+    ground: str
+    posts: list[Post]
+    rollcall: Offset | None
 
 
-def posts_of(config_dir: Path, ground: str) -> list[Post]:
-    """The posts of a ground (by id) from its file under config/grounds (re-read only when
-    the file changes)."""
+_cache: dict[Path, tuple[float, GroundPlan]] = {}
+
+
+def plan_of(config_dir: Path, ground: str) -> GroundPlan:
+    """The stewarding plan of a ground (by id) from its file under config/grounds (re-read
+    only when the file changes); no posts and no roll call when no file names it."""
     for path in sorted((config_dir / "grounds").glob("*.toml")):
         mtime = path.stat().st_mtime
         hit = _cache.get(path)
         if hit is None or hit[0] != mtime:
-            gid = str(tomllib.loads(path.read_text()).get("id", ""))
-            hit = _cache[path] = (mtime, gid, load_posts(path))
-        if hit[1] == ground:
-            return hit[2]
-    return []
+            data = tomllib.loads(path.read_text())
+            hit = _cache[path] = (mtime, GroundPlan(str(data.get("id", "")), load_posts(path),
+                                                    rollcall_offset(data.get("rollcall"))))
+        if hit[1].ground == ground:
+            return hit[1]
+    return GroundPlan(ground, [], None)
+
+
+def posts_of(config_dir: Path, ground: str) -> list[Post]:
+    """The posts of a ground (by id) from its file under config/grounds."""
+    return plan_of(config_dir, ground).posts
+
+
+def rollcall_offset(value: object) -> Offset | None:
+    """A ground's or fixture's roll-call time: "T-90m" (the default when unset), "off"
+    (none); ValueError on anything else."""
+    if value is None or value == "":
+        return parse_offset(DEFAULT_ROLLCALL)
+    if str(value).strip().lower() in ("off", "none", "no"):
+        return None
+    return parse_offset(str(value))
+
+
+def post_buttons(posts: list[Post], shown: int = 6) -> Callable[[Steward], list[list[Button]]]:
+    """A roll call's buttons for each steward: the posts of their zone, one tap each."""
+    def for_steward(s: Steward) -> list[list[Button]]:
+        mine = [p for p in posts if in_zone(p.zone, s.zone) or in_zone(s.zone, p.zone)]
+        return [[Button(f"On post: {p.name} ✓", f"/onpost {p.id}", "primary")]
+                for p in mine[:shown]]
+    return for_steward
 
 
 def parse_rota(text: str, posts: dict[str, Post]) -> tuple[list[RotaRow], list[str]]:
@@ -127,3 +172,16 @@ def fill_by_zone(posts: list[Post], filled: dict[str, str]) -> list[ZoneFill]:
 def mobile_needed(attendance: int) -> int:
     """Mobile stewards the expected attendance calls for (one per PER_MOBILE, rounded up)."""
     return -(-attendance // PER_MOBILE) if attendance > 0 else 0
+
+
+def rollcall_due(fx: Fixture, plan: GroundPlan, tz: ZoneInfo) -> tuple[str, datetime] | None:
+    """(label, due) of a fixture's automatic roll call: its own note, else its ground's
+    (default T-90m); None when off, cancelled, the ground has no posts, or the note is bad."""
+    if fx.status == "cancelled" or not plan.posts:
+        return None
+    try:
+        offset = rollcall_offset(fx.notes["rollcall"]) if fx.notes.get("rollcall") \
+            else plan.rollcall
+    except ValueError:
+        return None
+    return (offset.label, offset.due(fx.kickoff, tz)) if offset else None

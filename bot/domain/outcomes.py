@@ -45,3 +45,8 @@ class Reason(Enum):
     CLAIMED = "claimed"  # another replica took it first (a deadline, a scheduled slot)
     STEP_TAKEN = "step_taken"  # a guided form's step was already answered elsewhere
     UNKNOWN_INVITE = "unknown_invite"  # an invite code unknown, used or expired
+    ALREADY_SENT = "already_sent"  # the broadcast id exists (a second confirm of one draft)
+    NOT_TARGETED = "not_targeted"  # an "I have it" from someone it was not sent to
+    NOT_MISSING = "not_missing"  # /found names no missing-person report; subject: the id
+    SEARCH_OVER = "search_over"  # the search was closed (found) or police told already
+    BRIEFING_CHANGED = "briefing_changed"  # a sign-off of a version no longer current

@@ -3,10 +3,11 @@ and what it says. Pure rules; stewards are known by the club's rota name or taba
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
+from bot.domain.messages import Button, Outbound, Reply
 
 # The four public-protection procedures (Terrorism (Protection of Premises) Act 2025):
 # key -> (title, the standing instruction every steward gets with it).
@@ -142,3 +143,22 @@ def message_body(kind: str, text: str) -> str:
     if kind in PROCEDURES:
         return "\n".join(p for p in (text, PROCEDURES[kind][1]) if p)
     return text
+
+
+def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
+            title: str = "",
+            buttons: Callable[[Steward], list[list[Button]]] | None = None) -> list[Outbound]:
+    """A broadcast's messages: one to every targeted steward (their buttons: "I have it"
+    unless `buttons` says otherwise) and one to control; a life-safety one marked urgent."""
+    title, body = title or message_title(kind, label), message_body(kind, text)
+    urgent = bid if life_safety(kind) else ""
+    have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+    counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
+    control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
+                        f"{counted} are counted in /status.", title=title,
+                        buttons=[[Button("Who has it", "/status")]])
+    outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
+                                            else have_it), fixture=fixture, urgent=urgent)
+            for s in to]
+    outs.append(Outbound("control", control_msg, fixture=fixture, urgent=urgent))
+    return outs

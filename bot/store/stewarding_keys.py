@@ -7,19 +7,38 @@ acknowledgement is its mark and its event. Refusals are reason codes, never Engl
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
+from bot.domain.cadence import Slot
 from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
+from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
-from bot.store.base import Refused, fx_prefix
+from bot.domain.signoff import SignOff
+from bot.store.base import Refused, fx_prefix, guard
 from bot.store.client import Store
-from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
+from bot.store.ops import (
+    Hset,
+    Hsetnx,
+    Op,
+    RequireIn,
+    RequireMissing,
+    Rpush,
+    Set,
+    Zadd,
+    Zrem,
+    log_event,
+)
+from bot.store.plans import CLAIM_TTL, PLAN_TTL
 
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
-NOT_SENT_TO_YOU = "not_targeted"  # an "I have it" from someone it was not sent to
-ALREADY = "already_sent"  # the broadcast id exists (a second confirm of the same draft)
+NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not sent to
+ALREADY = Reason.ALREADY_SENT  # the broadcast id exists (a second confirm of the same draft)
+NOT_MISSING = Reason.NOT_MISSING  # /found names no missing-person report
+SEARCH_OVER = Reason.SEARCH_OVER  # the search was closed (found) or police were told already
+STALE = Reason.BRIEFING_CHANGED  # a sign-off of a briefing version no longer current
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
@@ -27,6 +46,11 @@ if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
 end
 return 0
 """
+
+
+def police_member(mid: str) -> str:
+    """A missing-person search's police deadline in the fixture's escalation deadlines."""
+    return f"{mid}:police"
 
 
 @dataclass(frozen=True)
@@ -46,26 +70,64 @@ class Stewarding:
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
-                   outbox: list[Op], ev: Event, dedupe: str) -> bool:
+                   outbox: list[Op], ev: Event, dedupe: str, *,
+                   record: dict[str, str] | None = None, police_at: int | None = None,
+                   closes: str = "", claim: tuple[str, str] | None = None) -> bool:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
-        of its messages (bot.store.outbox.ops), in one script. False when the command was
-        already applied."""
+        of its messages (bot.store.outbox.ops), in one script. `record`: more fields of its
+        record; `police_at`: a missing-person search's police deadline (epoch seconds, swept
+        with the escalations); `closes`: the missing-person search this one ends (refused,
+        NOT_MISSING, when there is none); `claim`: (slot id, claim record) of a scheduled
+        slot claimed in the same script (refused, CLAIMED, when another replica has it).
+        False when the command was already applied."""
         key = f"bc:{bc.id}"
-        ops: list[Op] = [RequireMissing(key, ALREADY),
-                         Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
-                                    "at": bc.at, "by": bc.by, "sent": str(bc.sent)})]
+        ops: list[Op] = [RequireMissing(key, guard(ALREADY))]
+        if claim:
+            ops += [RequireMissing(f"slot:{claim[0]}", guard(Reason.CLAIMED)),
+                    Set(f"slot:{claim[0]}", claim[1], CLAIM_TTL)]
+        if closes:
+            ops.append(RequireIn(f"bc:{closes}", "kind", ["missing"], guard(NOT_MISSING)))
+        ops.append(Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
+                              "at": bc.at, "by": bc.by, "sent": str(bc.sent), **(record or {})}))
         if recipients:
             ops.append(Hset(key + ":to", recipients))
+        if police_at is not None:
+            ops.append(Zadd("esc", police_at, police_member(bc.id)))
+        if closes:
+            ops += [Hset(f"bc:{closes}", {"search": "found", "found_at": bc.at}),
+                    Zrem("esc", police_member(closes))]
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
                 *outbox]
         applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
 
+    async def police_informed(self, fx: str, mid: str, at: str, ev: Event,
+                              outbox: list[Op]) -> bool:
+        """A missing-person search still open at its deadline: marked, its deadline gone,
+        its event and the police's messages, in one script. False (the deadline dropped)
+        when it was found first or another replica told the police."""
+        key, member = f"bc:{mid}", police_member(mid)
+        ops: list[Op] = [RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
+                         Hset(key, {"search": "police", "police_at": at}), Zrem("esc", member),
+                         *log_event(ev), *outbox]
+        try:
+            await self.store.apply(fx_prefix(fx), ops)
+        except Refused:
+            await self.store._call(self.r.zrem(fx_prefix(fx) + "esc", member))
+            return False
+        return True
+
+    async def search(self, fx: str, mid: str) -> dict[str, str]:
+        """A missing-person search's state: search (open, found, police), who, found_at,
+        police_at (empty when there is no such search)."""
+        got: dict[str, str] = await self.store._call(self.r.hgetall(fx_prefix(fx) + f"bc:{mid}"))
+        return {k: v for k, v in got.items() if k in ("search", "who", "found_at", "police_at")}
+
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
         """Record that someone it was sent to has it (first press wins; one round trip).
         Raises Refused(NOT_SENT_TO_YOU) for anyone else."""
         key = f"bc:{bid}"
-        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], NOT_SENT_TO_YOU),
+        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(NOT_SENT_TO_YOU)),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
         applied = await self.store.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
@@ -95,6 +157,19 @@ class Stewarding:
         got: dict[str, str] = await self.store._call(
             self.r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
         return got
+
+    async def rollcall_plan(self, fx: str) -> Slot | None:
+        """The fixture's planned automatic roll call, or None."""
+        raw = await self.store._call(self.r.get(fx_prefix(fx) + "plan:rollcall"))
+        return Slot.from_json(json.loads(raw)) if raw else None
+
+    async def save_rollcall_plan(self, fx: str, slot: Slot | None) -> None:
+        """Plan (or, None, unplan) the fixture's automatic roll call."""
+        key = fx_prefix(fx) + "plan:rollcall"
+        if slot is None:
+            await self.store._call(self.r.delete(key))
+        else:
+            await self.store._call(self.r.set(key, json.dumps(slot.to_json()), ex=PLAN_TTL))
 
     # ------------------------------------------------------------ the deployment plan
     async def deploy(self, fx: str, rows: list[RotaRow], ev: Event, dedupe: str) -> bool:
@@ -134,25 +209,42 @@ class Stewarding:
         return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
 
     # ------------------------------------------------------------ briefing sign-off
-    async def briefing_shown(self, fx: str, version: str) -> None:
-        """The briefing version stewards are now shown (acknowledgements count for it)."""
-        await self.store._call(self.r.set(fx_prefix(fx) + "brief:current", version))
+    @staticmethod
+    def shown_ops(version: str, at: str) -> list[Op]:
+        """The ops that make `version` the briefing stewards sign off (first shown at `at`):
+        for a write that sends the briefing (a scheduled slot's claim) to carry."""
+        return [Hset("brief", {"current": version}), Hsetnx("brief:shown", version, at)]
 
-    async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event,
-                      dedupe: str) -> bool:
-        """A steward has read this version (first tap wins), with its event; one round
-        trip. False: already recorded."""
-        ops: list[Op] = [Hsetnx(f"brief:{version}", who, at), *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe or f"brief:{version}:{who}")
+    async def briefing_shown(self, fx: str, version: str, at: str) -> None:
+        """The briefing version stewards are now shown (acknowledgements count for it)."""
+        await self.store.apply(fx_prefix(fx), self.shown_ops(version, at))
+
+    async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event) -> bool:
+        """A steward has read this version, with its event; one round trip, refused
+        (STALE) unless it is the current version. Idempotent per steward and version: a
+        second tap is not counted or logged again. False: already recorded."""
+        ops: list[Op] = [RequireIn("brief", "current", [version], guard(STALE)),
+                         Hsetnx(f"brief:{version}", who, at), *log_event(ev)]
+        applied = await self.store.apply(fx_prefix(fx), ops, f"brief:{version}:{who}")
         return not applied.duplicate
+
+    async def signoff(self, fx: str) -> SignOff | None:
+        """The current briefing version, when it was first shown, and who signed it off
+        (None when no briefing was shown to stewards yet)."""
+        p = fx_prefix(fx)
+        version = await self.store._call(self.r.hget(p + "brief", "current"))
+        if not version:
+            return None
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hget(p + "brief:shown", version)
+        pipe.hgetall(p + f"brief:{version}")
+        shown, acks = await self.store._call(pipe.execute())
+        return SignOff(version, shown or "", acks)
 
     async def briefing_acks(self, fx: str) -> tuple[str, dict[str, str]]:
         """(current version, who -> when acknowledged) ('' when no briefing was shown)."""
-        p = fx_prefix(fx)
-        version = await self.store._call(self.r.get(p + "brief:current"))
-        if not version:
-            return "", {}
-        return version, await self.store._call(self.r.hgetall(p + f"brief:{version}"))
+        got = await self.signoff(fx)
+        return (got.version, got.acks) if got else ("", {})
 
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
@@ -173,4 +265,5 @@ class Stewarding:
         return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
 
 
-__all__ = ["ALREADY", "NOT_SENT_TO_YOU", "Acked", "Refused", "Stewarding"]
+__all__ = ["ALREADY", "NOT_MISSING", "NOT_SENT_TO_YOU", "SEARCH_OVER", "STALE", "Acked",
+           "Refused", "Stewarding", "police_member"]
