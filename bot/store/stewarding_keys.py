@@ -19,6 +19,7 @@ from bot.domain.signoff import SignOff
 from bot.store.base import Refused, fx_prefix, guard
 from bot.store.client import Store
 from bot.store.ops import (
+    Hget,
     Hset,
     Hsetnx,
     Op,
@@ -26,6 +27,7 @@ from bot.store.ops import (
     RequireMissing,
     Rpush,
     Set,
+    Unless,
     Zadd,
     Zrem,
     log_event,
@@ -221,12 +223,14 @@ class Stewarding:
 
     async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event) -> bool:
         """A steward has read this version, with its event; one round trip, refused
-        (STALE) unless it is the current version. Idempotent per steward and version: a
-        second tap is not counted or logged again. False: already recorded."""
+        (STALE) unless it is the current version. A second tap is neither counted nor
+        logged again (and a tap on an old version is refused even after a first one).
+        False: it had been recorded already."""
         ops: list[Op] = [RequireIn("brief", "current", [version], guard(STALE)),
-                         Hsetnx(f"brief:{version}", who, at), *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, f"brief:{version}:{who}")
-        return not applied.duplicate
+                         Hget(f"brief:{version}", who, "had"),
+                         Unless("had", [Hset(f"brief:{version}", {who: at}), *log_event(ev)])]
+        applied = await self.store.apply(fx_prefix(fx), ops)
+        return not applied.vars.get("had")
 
     async def signoff(self, fx: str) -> SignOff | None:
         """The current briefing version, when it was first shown, and who signed it off
