@@ -185,3 +185,31 @@ def rollcall_due(fx: Fixture, plan: GroundPlan, tz: ZoneInfo) -> tuple[str, date
     except ValueError:
         return None
     return (offset.label, offset.due(fx.kickoff, tz)) if offset else None
+
+
+@dataclass(frozen=True)
+class DutyRecord:
+    """One steward's duty at a fixture, as the club's record of who worked where: the post,
+    the first and latest check-in, the stand-down, the last position they shared (times ISO,
+    '' when none; no personal data beyond the rota's)."""
+
+    who: str
+    post: str = ""
+    checked_in: str = ""
+    last_in: str = ""
+    stood_down: str = ""
+    lat: float | None = None
+    lon: float | None = None
+    position_at: str = ""
+
+    @classmethod
+    def of(cls, who: str, h: dict[str, str]) -> DutyRecord:
+        """From the store's fields."""
+        return cls(who, h.get("post", ""), h.get("in", ""), h.get("last", ""),
+                   h.get("out", ""), float(h["lat"]) if h.get("lat") else None,
+                   float(h["lon"]) if h.get("lon") else None, h.get("pos_at", ""))
+
+    @property
+    def on_duty(self) -> bool:
+        """Checked in and not stood down since."""
+        return bool(self.last_in) and self.stood_down < self.last_in

@@ -11,13 +11,13 @@ import json
 from dataclasses import dataclass
 
 from bot.domain.cadence import Slot
-from bot.domain.deployment import RotaRow
+from bot.domain.deployment import DutyRecord, RotaRow
 from bot.domain.ledger import Event
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
 from bot.domain.signoff import SignOff
 from bot.store.base import Refused, fx_prefix, guard
-from bot.store.client import Store
+from bot.store.client import LIVE_TTL_S, Store
 from bot.store.ops import (
     Hget,
     Hset,
@@ -26,6 +26,7 @@ from bot.store.ops import (
     RequireIn,
     RequireMissing,
     Rpush,
+    Sadd,
     Set,
     Unless,
     Zadd,
@@ -199,11 +200,49 @@ class Stewarding:
 
     async def check_in(self, fx: str, post: str, who: str, at: str, ev: Event,
                        dedupe: str) -> bool:
-        """A steward is on a post (the latest check-in holds it), with its event; one round
-        trip. False when the command was already applied."""
-        ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), *log_event(ev)]
+        """A steward is on a post (the latest check-in holds it) and their duty record (first
+        and latest check-in, post) with its event; one round trip. False when the command
+        was already applied."""
+        ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), Hsetnx(f"duty:{who}", "in", at),
+                         Hset(f"duty:{who}", {"post": post, "last": at}), Sadd("duty:ids", who),
+                         *log_event(ev)]
         applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
+
+    async def stand_down(self, fx: str, who: list[str], at: str, ev: Event, outbox: list[Op],
+                         dedupe: str) -> bool:
+        """Stewards stand down (their duty records' check-out time), with the event and
+        their messages, in one script. False when the command was already applied."""
+        ops: list[Op] = [Hset(f"duty:{w}", {"out": at}) for w in who]
+        applied = await self.store.apply(fx_prefix(fx), [*ops, *log_event(ev), *outbox], dedupe)
+        return not applied.duplicate
+
+    async def keep_position(self, fx: str, who: str, live: str, lat: float, lon: float,
+                            at: str, ev: Event, dedupe: str) -> None:
+        """A checked-in steward's shared (live) location on their duty record as evidence of
+        position, with its event; its later positions move it (move_position)."""
+        ops: list[Op] = [Hset(f"duty:{who}", {"lat": str(lat), "lon": str(lon), "pos_at": at,
+                                              "live": live})]
+        if live:
+            ops.append(Set(f"dutylive:{live}", who, LIVE_TTL_S))
+        await self.store.apply(fx_prefix(fx), [*ops, *log_event(ev)], dedupe)
+
+    async def position_of(self, fx: str, live: str) -> str:
+        """Whose duty record a live location moves ('' when it is none's)."""
+        return await self.store._call(self.r.get(fx_prefix(fx) + f"dutylive:{live}")) or ""
+
+    async def duty(self, fx: str) -> dict[str, DutyRecord]:
+        """Every steward's duty record of the fixture (who checked in, where, when; when
+        they stood down; their last shared position), in two round trips."""
+        p = fx_prefix(fx)
+        who = sorted(await self.store._call(self.r.smembers(p + "duty:ids")))
+        if not who:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for w in who:
+            pipe.hgetall(p + f"duty:{w}")
+        rows = await self.store._call(pipe.execute())
+        return {w: DutyRecord.of(w, h) for w, h in zip(who, rows, strict=True)}
 
     async def on_post(self, fx: str) -> dict[str, tuple[str, str]]:
         """post -> (who, at) of every check-in."""
