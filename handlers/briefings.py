@@ -48,11 +48,18 @@ async def briefing_cmd(ctx: Ctx) -> Result:
 
 async def briefed_cmd(ctx: Ctx) -> Result:
     """/briefed <version>: a steward's one-tap sign-off of the briefing version they read
-    (one write; a second tap is not counted again)."""
-    if len(ctx.args) != 1 or not VERSION_RE.match(ctx.args[0]):
+    (one write; a second tap is not counted again); /briefed alone: the current version."""
+    if len(ctx.args) > 1 or (ctx.args and not VERSION_RE.match(ctx.args[0])):
         raise UsageError("Which version? (the button under the briefing says it)")
     fx = await ctx.fixture()
-    version = ctx.args[0]
+    if ctx.args:
+        version = ctx.args[0]
+    else:
+        current = await Stewarding(ctx.store).signoff(fx.id)
+        if current is None:
+            return Result(Reply("No briefing has gone to stewards yet; nothing to sign off.",
+                                ok=False, buttons=[[Button("Show the briefing", "/briefing")]]))
+        version = current.version
     try:
         await Stewarding(ctx.store).briefed(
             fx.id, version, ctx.who, iso(ctx.now),
@@ -146,7 +153,7 @@ def register(registry: Registry) -> None:
     registry.add(Spec("briefing", "/briefing [send]", "The pre-match briefing", briefing_cmd,
                       aliases=("brief",), reads_only=True,
                       subcommands={"send": "send", "post": "send"}))
-    registry.add(Spec("briefed", "/briefed <version>", "Sign off the briefing you read",
+    registry.add(Spec("briefed", "/briefed [version]", "Sign off the briefing you read",
                       briefed_cmd, hidden=True))
     registry.add(Spec("signoff", "/signoff", "Who has signed the steward briefing off",
                       signoff_cmd, reads_only=True, aliases=("signoffs",)))

@@ -12,26 +12,19 @@ from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.store.stewarding_keys import Stewarding
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from tests.adapters.telegram.test_telegram_signoff_rollcall import (  # noqa: F401 (fixtures)
+    AWAY_GATE,
     CONTROL,
+    SO,
     Feed,
+    ask,
     fake,
     polling,
     sends_to,
 )
 from tests.conftest import START
 
-SO = 300000001
-AWAY_GATE = 100000001  # the roster's Telegram steward (zone gate_away)
 EAST = 300000011  # a steward in the STB upper tier
-
-
-async def ask(fake: FakeTelegram, who: int, text: str, needle: str) -> str:  # noqa: F811
-    before = len(sends_to(who)(fake.calls))
-    await Feed(fake)(fake.message_update(who, text))
-    got = await fake.wait_for(lambda calls: [c for c in sends_to(who)(calls)[before:]
-                                             if needle in str(c.params["text"])])
-    return str(got[-1].params["text"])
 
 
 async def test_a_live_location_is_kept_with_the_check_in_and_stand_down_has_times(
