@@ -87,10 +87,11 @@ async def found_cmd(ctx: Ctx) -> Result:
     search = (await Stewarding(ctx.store).search(fx.id, mid)).get("search")
     if search is None:
         raise UsageError(f"No missing-person report {mid}.", field="id")
-    police = " (the police were told: tell them too)" if search == "police" else ""
+    told = policy_for(ctx.core.settings).missing_to if search == "police" else ()
     return await send(ctx, fx, f"F-{mid[2:]}-{secrets.token_hex(2)}", "found", Target("exits"),
-                      f"{mid}: found / reunited at {where}. Stand down the search.{police}",
-                      title=f"✅ FOUND {mid} · supervisors and exits", closes=mid)
+                      f"{mid}: found / reunited at {where}. Stand down the search.",
+                      title=f"✅ FOUND {mid} · supervisors and exits", closes=mid,
+                      also=told)  # the police were told it: they are told it is over
 
 
 def register(registry: Registry) -> None:

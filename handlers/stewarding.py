@@ -50,10 +50,11 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                 title: str = "",
                 buttons: Callable[[Steward], list[list[Button]]] | None = None,
                 record: dict[str, str] | None = None, police_at: int | None = None,
-                closes: str = "") -> Result:
+                closes: str = "", also: tuple[str, ...] = ()) -> Result:
     """Record it and queue it (one write) to every targeted steward and to control (each
-    steward's buttons: "I have it" unless `buttons` says otherwise); `record`, `police_at`
-    and `closes` go to the store with it (see Stewarding.send)."""
+    steward's buttons: "I have it" unless `buttons` says otherwise; control's copy to the
+    `also` audiences too); `record`, `police_at` and `closes` go to the store with it (see
+    Stewarding.send)."""
     ground = ctx.ground(fx)
     to = targeted(stewards(ctx), target, ground)
     if not to:
@@ -62,7 +63,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     label = target_label(target.key, ground)
     title = title or message_title(kind, label)
     urgent = bid if life_safety(kind) else ""
-    outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons)
+    outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
+                   also=also)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
     state = Stewarding(ctx.store)
     notifier = ctx.core.notifier

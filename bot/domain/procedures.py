@@ -147,9 +147,11 @@ def message_body(kind: str, text: str) -> str:
 
 def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
             title: str = "",
-            buttons: Callable[[Steward], list[list[Button]]] | None = None) -> list[Outbound]:
+            buttons: Callable[[Steward], list[list[Button]]] | None = None,
+            also: tuple[str, ...] = ()) -> list[Outbound]:
     """A broadcast's messages: one to every targeted steward (their buttons: "I have it"
-    unless `buttons` says otherwise) and one to control; a life-safety one marked urgent."""
+    unless `buttons` says otherwise) and one to control (and to the `also` audiences); a
+    life-safety one marked urgent."""
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
@@ -160,5 +162,6 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
     outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
                                             else have_it), fixture=fixture, urgent=urgent)
             for s in to]
-    outs.append(Outbound("control", control_msg, fixture=fixture, urgent=urgent))
+    outs += [Outbound(a, control_msg, fixture=fixture, urgent=urgent)
+             for a in ("control", *(a for a in also if a != "control"))]
     return outs

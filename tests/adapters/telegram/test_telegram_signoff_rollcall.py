@@ -187,7 +187,16 @@ async def test_a_missing_child_goes_to_the_police_at_t_plus_15_unless_found(
     assert await sweep_escalations(core2, START + timedelta(minutes=16)) == []  # once
     fx = await core.active_fixture()
     assert (await Stewarding(core.store).search(fx.id, mid))["search"] == "police"
+    told = []
+    core.notifier.taps.append(lambda out: _keep(told, out))
+    await ask(fake, SO, f"/found {mid} with her father at the Gate B family point", "sent to")
+    assert {o.audience for o in told} >= {"police", "control"}  # the police hear it is over
+    assert (await Stewarding(core.store).search(fx.id, mid))["search"] == "found"
     await store2.close()
+
+
+async def _keep(told: list, out) -> None:
+    told.append(out)
 
 
 async def test_found_first_stops_the_police_timer(
