@@ -7,9 +7,9 @@ import re
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso, parse_iso
-from bot.domain.key_timings import latest
+from bot.domain.fixture.fixture_model import Fixture, season_of
+from bot.domain.fixture.key_timings import latest
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture, season_of
 from bot.domain.procedures import STEWARD_ROLES
 from bot.domain.signoff import SignOff, percent, stamped
 from bot.evidence.season import resolve_club, season_table, season_text

@@ -11,8 +11,8 @@ import secrets
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso, parse_iso
 from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, posts_of
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
-from bot.domain.models import Fixture
 from bot.domain.procedures import Target, in_zone, target_label
 from bot.store.stewarding_keys import Stewarding
 from handlers.stewarding import send, target_of

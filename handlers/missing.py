@@ -9,7 +9,7 @@ import secrets
 from datetime import timedelta
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.domain.escalation_policy import policy_for
+from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Result
 from bot.domain.procedures import Target
 from bot.store.stewarding_keys import Stewarding

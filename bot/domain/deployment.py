@@ -14,9 +14,9 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.domain.cadence import Offset, parse_offset
+from bot.domain.briefing.briefing_cadence import Offset, parse_offset
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button
-from bot.domain.models import Fixture
 from bot.domain.procedures import Steward, in_zone
 
 POST_KINDS = ("static", "mobile", "fire", "specialist")

@@ -9,12 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.core.dispatch import Core
-from bot.domain.cadence import config_for
+from bot.domain.briefing.briefing_cadence import config_for
 from bot.domain.clock import iso
-from bot.domain.escalation_policy import policy_for
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound, Reply
-from bot.domain.models import Fixture
 from bot.store.stewarding_keys import Stewarding
 
 SYSTEM = "system:missing"

@@ -10,12 +10,12 @@ import secrets
 from datetime import datetime
 
 from bot.core.dispatch import Core
-from bot.domain.cadence import Slot
+from bot.domain.briefing.briefing_cadence import Slot
 from bot.domain.clock import iso
 from bot.domain.deployment import ROLLCALL_TEXT, plan_of, post_buttons, rollcall_due
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound
-from bot.domain.models import Fixture
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast, Steward, Target, compose, target_label, targeted
 from bot.store import Refused

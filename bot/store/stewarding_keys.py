@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot.domain.cadence import Slot
+from bot.domain.briefing.briefing_cadence import Slot
 from bot.domain.deployment import DutyRecord, RotaRow
 from bot.domain.ledger import Event
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
 from bot.domain.signoff import SignOff
-from bot.store.base import Refused, fx_prefix, guard
+from bot.store.base import Applied, Refused, fx_prefix, guard
 from bot.store.client import LIVE_TTL_S, Store
 from bot.store.ops import (
     Hget,
@@ -75,14 +75,16 @@ class Stewarding:
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
                    outbox: list[Op], ev: Event, dedupe: str, *,
                    record: dict[str, str] | None = None, police_at: int | None = None,
-                   closes: str = "", claim: tuple[str, str] | None = None) -> bool:
+                   closes: str = "", claim: tuple[str, str] | None = None,
+                   also: list[Op] | None = None) -> Applied:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
         of its messages (bot.store.outbox.ops), in one script. `record`: more fields of its
         record; `police_at`: a missing-person search's police deadline (epoch seconds, swept
         with the escalations); `closes`: the missing-person search this one ends (refused,
         NOT_MISSING, when there is none); `claim`: (slot id, claim record) of a scheduled
-        slot claimed in the same script (refused, CLAIMED, when another replica has it).
-        False when the command was already applied."""
+        slot claimed in the same script (refused, CLAIMED, when another replica has it);
+        `also`: more ops (a procedure's decision log entry: DecisionLog.ops).
+        Applied.duplicate when the command was already applied."""
         key = f"bc:{bc.id}"
         ops: list[Op] = [RequireMissing(key, guard(ALREADY))]
         if claim:
@@ -100,9 +102,8 @@ class Stewarding:
             ops += [Hset(f"bc:{closes}", {"search": "found", "found_at": bc.at}),
                     Zrem("esc", police_member(closes))]
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
-                *outbox]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
-        return not applied.duplicate
+                *outbox, *(also or [])]
+        return await self.store.apply(fx_prefix(fx), ops, dedupe)
 
     async def police_informed(self, fx: str, mid: str, at: str, ev: Event,
                               outbox: list[Op]) -> bool:
@@ -137,18 +138,33 @@ class Stewarding:
 
     async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
         """A broadcast with who has and has not acknowledged it."""
-        p = fx_prefix(fx) + f"bc:{bid}"
+        got = await self.broadcasts(fx, [bid])
+        return got[0] if got else None
+
+    async def broadcasts(self, fx: str, ids: list[str] | None = None) -> list[Broadcast]:
+        """Broadcasts (every one of the fixture, in the order sent, when `ids` is None)
+        with who has and has not acknowledged each, in one round trip for them all."""
+        p = fx_prefix(fx)
+        if ids is None:
+            ids = await self.store._call(self.r.lrange(p + "bc:ids", 0, -1))
+        if not ids:
+            return []
         pipe = self.r.pipeline(transaction=True)
-        pipe.hgetall(p)
-        pipe.hkeys(p + ":to")
-        pipe.hkeys(p + ":ack")
-        rec, to, acked = await self.store._call(pipe.execute())
-        if not rec:
-            return None
-        have = set(acked)
-        return Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"], rec["by"],
-                         int(rec.get("sent", "0")), tuple(sorted(have)),
-                         tuple(sorted(w for w in to if w not in have)))
+        for bid in ids:
+            pipe.hgetall(p + f"bc:{bid}")
+            pipe.hkeys(p + f"bc:{bid}:to")
+            pipe.hkeys(p + f"bc:{bid}:ack")
+        got = await self.store._call(pipe.execute())
+        out = []
+        for i, bid in enumerate(ids):
+            rec, to, acked = got[3 * i:3 * i + 3]
+            if not rec:
+                continue
+            have = set(acked)
+            out.append(Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"],
+                                 rec["by"], int(rec.get("sent", "0")), tuple(sorted(have)),
+                                 tuple(sorted(w for w in to if w not in have))))
+        return out
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""
