@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.roles import RolesError, load_role_matrix
 from bot.domain.briefing.briefing_cadence import OFFSET_RE
-from bot.domain.deployment import load_posts
+from bot.domain.deployment import load_posts, rollcall_offset
 from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground
 from bot.domain.vocab import INCIDENT_TYPES, RISK_CATEGORIES, ROLES
@@ -54,9 +54,15 @@ class MergeRow(Strict):
     window_s: Seconds = 600
 
 
+class MissingRow(Strict):
+    police_after_s: Annotated[int, Field(ge=60, le=4 * 3600)] = 900
+    to: Annotated[Names, Field(min_length=1)] = ["police", "control"]
+
+
 class EscalationFile(Strict):
     severity: dict[str, SeverityRow] = {}
     merge: MergeRow = MergeRow()
+    missing: MissingRow = MissingRow()
 
 
 class BriefingAudiences(Strict):
@@ -246,6 +252,10 @@ def _grounds(c: Checker) -> dict[str, set[str]]:
                     c.add(name, f"post {post.id}", f"{post.zone!r} is not a zone of this ground")
         except (ValueError, KeyError, TypeError) as exc:
             c.add(name, "post", str(exc).removeprefix(f"{path.name}: "))
+        try:  # when the automatic roll call goes out: T-<n>m/h/d before kick-off, or "off"
+            rollcall_offset(data.get("rollcall"))
+        except ValueError as exc:
+            c.add(name, "rollcall", str(exc))
     return out
 
 
@@ -306,6 +316,7 @@ def _escalation(c: Checker, audiences: dict[str, bool] | None) -> None:
         for i, tier in enumerate(row.tiers):
             _audience_refs(c, f, f"{key}.tiers[{i}].to", tier.to, audiences)
         _audience_refs(c, f, f"{key}.remind_to", row.remind_to, audiences)
+    _audience_refs(c, f, "missing.to", esc.missing.to, audiences)
 
 
 def _briefings(c: Checker, audiences: dict[str, bool] | None) -> None:

@@ -1,29 +1,39 @@
-"""/briefing on demand (the version your role may see) and /season tables."""
+"""/briefing on demand (the version your role may see), the stewards' one-tap sign-off of
+its version (/briefed) and who has signed it off (/signoff), and /season tables."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.domain.clock import iso
+from bot.domain.clock import iso, parse_iso
 from bot.domain.fixture.fixture_model import Fixture, season_of
+from bot.domain.fixture.key_timings import latest
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import STEWARD_ROLES
+from bot.domain.signoff import SignOff, percent, stamped
 from bot.evidence.season import resolve_club, season_table, season_text
-from bot.schedule.briefing_content import briefing_outbounds, briefing_replies
-from bot.store.stewarding_keys import Stewarding
+from bot.schedule.briefing_content import briefing_replies, briefing_send
+from bot.store import Refused
+from bot.store.stewarding_keys import STALE, Stewarding
+from bot.store.timing_keys import KeyTimings
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
+VERSION_RE = re.compile(r"^v[0-9a-f]{6}$")
+NAMES_SHOWN = 4  # stewards named in the /status line (all of them in /signoff)
 
 
 async def briefing_cmd(ctx: Ctx) -> Result:
-    """/briefing [send]: the briefing for the active fixture; 'send' posts it to the channels."""
+    """/briefing [send]: the briefing for the active fixture; 'send' posts it to the channels
+    (the steward version with its sign-off button)."""
     fx = await ctx.fixture()
     if ctx.spec.subcommand(ctx.rest) == "send":  # who may: roles.toml "briefing send"
-        ctx.outbound.extend(await briefing_outbounds(ctx.core, fx, "on demand"))
+        outs, version = await briefing_send(ctx.core, fx, "on demand")
+        await Stewarding(ctx.store).briefing_shown(fx.id, version, iso(ctx.now))
+        ctx.outbound.extend(outs)
         return Result(Reply(f"Briefing for {fx.title} posted to the command and steward "
-                            "channels."))
+                            f"channels (steward version {version}: /signoff counts who has "
+                            "read it)."))
     if ctx.args:
         raise UsageError(f"Unknown option '{ctx.args[0]}'.")
     full, stewards = await briefing_replies(ctx.core, fx)
@@ -31,54 +41,94 @@ async def briefing_cmd(ctx: Ctx) -> Result:
         return Result(full)
     if ctx.role not in STEWARD_ROLES:
         return Result(stewards)
-    version = briefing_version(stewards)  # a steward signs off the version they read
-    await Stewarding(ctx.store).briefing_shown(fx.id, version)
-    stewards.text += f"\nVersion {version}"
-    stewards.buttons = [[Button(f"✅ I have read it ({version})", f"/briefed {version}",
-                                "primary")]]
-    return Result(stewards)
-
-
-def briefing_version(reply: Reply) -> str:
-    """A short stamp of a briefing's text: a changed briefing has a new one."""
-    return "v" + hashlib.sha256(reply.text.encode()).hexdigest()[:6]
+    version, signed = stamped(stewards)  # a steward signs off the version they read
+    await Stewarding(ctx.store).briefing_shown(fx.id, version, iso(ctx.now))
+    return Result(signed)
 
 
 async def briefed_cmd(ctx: Ctx) -> Result:
-    """/briefed <version>: a steward's sign-off of the briefing they read."""
-    if len(ctx.args) != 1:
-        raise UsageError("Which version?")
+    """/briefed <version>: a steward's one-tap sign-off of the briefing version they read
+    (one write; a second tap is not counted again); /briefed alone: the current version."""
+    if len(ctx.args) > 1 or (ctx.args and not VERSION_RE.match(ctx.args[0])):
+        raise UsageError("Which version? (the button under the briefing says it)")
     fx = await ctx.fixture()
-    _full, stewards = await briefing_replies(ctx.core, fx)
-    current = briefing_version(stewards)
-    if ctx.args[0] != current:
-        return Result(Reply(f"The briefing has changed since {ctx.args[0][:8]}: read the new "
-                            "one and sign it off.", ok=False,
+    if ctx.args:
+        version = ctx.args[0]
+    else:
+        current = await Stewarding(ctx.store).signoff(fx.id)
+        if current is None:
+            return Result(Reply("No briefing has gone to stewards yet; nothing to sign off.",
+                                ok=False, buttons=[[Button("Show the briefing", "/briefing")]]))
+        version = current.version
+    try:
+        await Stewarding(ctx.store).briefed(
+            fx.id, version, ctx.who, iso(ctx.now),
+            ctx.event("briefing.acknowledged", {"version": version}))
+    except Refused as exc:
+        if exc.reason is not STALE:
+            raise
+        return Result(Reply(f"The briefing has changed since {version}: read the new one "
+                            "and sign it off.", ok=False,
                             buttons=[[Button("Show the briefing", "/briefing")]]))
-    state = Stewarding(ctx.store)
-    await state.briefing_shown(fx.id, current)
-    await state.briefed(fx.id, current, ctx.who, iso(ctx.now),
-                        ctx.event("briefing.acknowledged", {"version": current}),
-                        ctx.cmd.dedupe_key)
     await ctx.core.changed("briefed", fx.id)
-    return Result(Reply(f"✅ Briefing {current} signed off. Thank you."))
+    return Result(Reply(f"✅ Briefing {version} signed off. Thank you."))
+
+
+async def _signoff_counts(ctx: Ctx, fx: Fixture) -> tuple[SignOff, dict[str, str],
+                                                          list[str], str] | None:
+    """(sign-off, steward who -> rota name, who signed, turnstiles-open time or '')."""
+    got = await Stewarding(ctx.store).signoff(fx.id)
+    if got is None:
+        return None
+    names = {m.who: m.name or m.user for m in ctx.core.roster.values()
+             if m.role in STEWARD_ROLES}
+    opened = next((t for t in latest(await KeyTimings(ctx.store).read(fx.id))
+                   if t.key == "turnstiles_open"), None)
+    return got, names, got.signed(list(names)), iso(opened.at) if opened else ""
 
 
 async def signoff_lines(ctx: Ctx, fx: Fixture) -> list[str]:
-    """One /status line: the share of stewards who signed off the current briefing."""
-    version, acks = await Stewarding(ctx.store).briefing_acks(fx.id)
-    if not version:
+    """One /status line: the share of stewards who signed off the current briefing (and,
+    once the turnstiles opened, the share that had by then), naming a few who have not."""
+    counts = await _signoff_counts(ctx, fx)
+    if counts is None:
         return []
-    names = {m.who: m.name or m.user for m in ctx.core.roster.values()
-             if m.role in STEWARD_ROLES}
-    done = [w for w in names if w in acks]
-    pct = round(100 * len(done) / len(names)) if names else 0
-    line = f"Briefing {version}: {len(done)}/{len(names)} stewards signed off ({pct}%)"
-    missing = [n for w, n in names.items() if w not in acks]
+    got, names, done, opened = counts
+    line = (f"Briefing {got.version}: {len(done)}/{len(names)} stewards signed off "
+            f"({percent(len(done), len(names))}%)")
+    if opened:
+        before = got.signed(list(names), opened)
+        line += f", {percent(len(before), len(names))}% before turnstiles opened"
+    missing = [n for w, n in names.items() if w not in got.acks]
     if missing:
-        more = len(missing) - 4
-        line += " · not yet: " + ", ".join(missing[:4]) + (f" (+{more})" if more > 0 else "")
+        more = len(missing) - NAMES_SHOWN
+        line += " · not yet: " + ", ".join(missing[:NAMES_SHOWN]) + (
+            f" (+{more})" if more > 0 else "")
     return [line]
+
+
+async def signoff_cmd(ctx: Ctx) -> Result:
+    """/signoff: the current briefing version, the share of stewards who have read it (before
+    the turnstiles opened, too) and every steward who has not."""
+    fx = await ctx.fixture()
+    counts = await _signoff_counts(ctx, fx)
+    if counts is None:
+        return Result(Reply("No briefing has gone to stewards yet: /briefing send posts it "
+                            "(scheduled briefings carry the sign-off button too)."))
+    got, names, done, opened = counts
+    tz = ctx.core.settings.zone
+    sent = f", first sent {parse_iso(got.shown_at).astimezone(tz):%H:%M}" if got.shown_at \
+        else ""
+    lines = [f"Version {got.version}{sent}",
+             f"Signed off: {len(done)}/{len(names)} stewards "
+             f"({percent(len(done), len(names))}%)"]
+    if opened:
+        before = got.signed(list(names), opened)
+        lines.append(f"Before the turnstiles opened ({parse_iso(opened).astimezone(tz):%H:%M}):"
+                     f" {len(before)}/{len(names)} ({percent(len(before), len(names))}%)")
+    missing = sorted(n for w, n in names.items() if w not in got.acks)
+    lines.append("Not yet: " + ", ".join(missing) if missing else "Every steward has read it.")
+    return Result(Reply("\n".join(lines), title=f"Briefing sign-off · {fx.title}"))
 
 
 async def season_cmd(ctx: Ctx) -> Result:
@@ -103,8 +153,10 @@ def register(registry: Registry) -> None:
     registry.add(Spec("briefing", "/briefing [send]", "The pre-match briefing", briefing_cmd,
                       aliases=("brief",), reads_only=True,
                       subcommands={"send": "send", "post": "send"}))
-    registry.add(Spec("briefed", "/briefed <version>", "Sign off the briefing you read",
+    registry.add(Spec("briefed", "/briefed [version]", "Sign off the briefing you read",
                       briefed_cmd, hidden=True))
+    registry.add(Spec("signoff", "/signoff", "Who has signed the steward briefing off",
+                      signoff_cmd, reads_only=True, aliases=("signoffs",)))
     registry.add(Spec("season", "/season [club] [YYYY-YY]",
                       "Season-to-date arrests and bans for a club", season_cmd,
                       reads_only=True))

@@ -1,17 +1,19 @@
-"""Check-in and roll call: a steward taps their post ("On post: Block 250 gangway ✓") or
-sends /onpost <post>; /rollcall [zone] asks every steward there to, and /status counts the
-posts on against the plan, naming the rota's stewards not yet on."""
+"""Check-in, stand-down and roll call: a steward taps their post ("On post: Block 250 gangway
+✓") or sends /onpost <post>, may share a (live) location kept with the check-in, and
+/standdown's at the end (control: /standdown all), the times kept on their duty record;
+/rollcall [zone] asks every steward there to check in, and /status counts the posts on
+against the plan, naming the rota's stewards not yet on."""
 
 from __future__ import annotations
 
 import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.domain.clock import iso
-from bot.domain.deployment import Post, posts_of
+from bot.domain.clock import iso, parse_iso
+from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, posts_of
 from bot.domain.fixture.fixture_model import Fixture
-from bot.domain.messages import Button, Reply, Result
-from bot.domain.procedures import Steward, Target, in_zone, target_label
+from bot.domain.messages import Attachment, Outbound, Reply, Result
+from bot.domain.procedures import Target, in_zone, target_label
 from bot.store.stewarding_keys import Stewarding
 from handlers.stewarding import send, target_of
 
@@ -42,15 +44,77 @@ async def onpost_cmd(ctx: Ctx) -> Result:
                                          ctx.cmd.dedupe_key)
     await ctx.core.changed("onpost", fx.id)
     local = ctx.now.astimezone(ctx.core.settings.zone)
-    return Result(Reply(f"On post: {post.name} ✓ {local:%H:%M}"))
+    return Result(Reply(f"On post: {post.name} ✓ {local:%H:%M}\nShare your live location "
+                        "here if control asks: it is kept with your check-in. /standdown "
+                        "when you finish."))
 
 
-def _buttons(posts: list[Post]):  # type: ignore[no-untyped-def]
-    def for_steward(s: Steward) -> list[list[Button]]:
-        mine = [p for p in posts if in_zone(p.zone, s.zone) or in_zone(s.zone, p.zone)]
-        return [[Button(f"On post: {p.name} ✓", f"/onpost {p.id}", "primary")]
-                for p in mine[:BUTTONS]]
-    return for_steward
+async def standdown_cmd(ctx: Ctx) -> Result:
+    """/standdown: I am off duty (the time is kept); /standdown all (control): every steward
+    on duty stands down, each told, all in one write."""
+    fx = await ctx.fixture()
+    state = Stewarding(ctx.store)
+    duty = await state.duty(fx.id)
+    at = iso(ctx.now)
+    local = ctx.now.astimezone(ctx.core.settings.zone)
+    if ctx.spec.subcommand(ctx.rest) == "all":  # who may: roles.toml "standdown all"
+        on = sorted(w for w, d in duty.items() if d.on_duty)
+        if not on:
+            return Result(Reply("Nobody is checked in on duty; nothing to stand down."))
+        reply = Reply(f"Stand down at {local:%H:%M}: thank you. Your check-out time is kept.",
+                      title="🏁 Stand down · the whole ground")
+        outs = [Outbound(f"user:{w}", reply, fixture=fx.id) for w in on]
+        outs.append(Outbound("control", Reply(f"{len(on)} steward{'s' if len(on) != 1 else ''}"
+                                              f" stood down at {local:%H:%M}.",
+                                              title="🏁 Stand down"), fixture=fx.id))
+        ev = ctx.event("steward.standdown", {"who": on, "all": True})
+        if await state.stand_down(fx.id, on, at, ev, ctx.outbox.ops(outs), ctx.cmd.dedupe_key):
+            ctx.outbound.extend(outs)
+            await ctx.core.changed("onpost", fx.id)
+        return Result(Reply(f"Stood down {len(on)} steward{'s' if len(on) != 1 else ''} at "
+                            f"{local:%H:%M}; each has been told."))
+    if ctx.args:
+        raise UsageError(f"Unknown option '{ctx.args[0][:20]}'.")
+    mine = duty.get(ctx.who)
+    if mine is None or not mine.on_duty:
+        return Result(Reply("You are not checked in on a post: nothing to stand down.",
+                            ok=False))
+    await state.stand_down(fx.id, [ctx.who], at,
+                           ctx.event("steward.standdown", {"who": [ctx.who]}), [],
+                           ctx.cmd.dedupe_key)
+    await ctx.core.changed("onpost", fx.id)
+    came = parse_iso(mine.checked_in).astimezone(ctx.core.settings.zone)
+    return Result(Reply(f"Stood down {local:%H:%M} ✓ (on duty from {came:%H:%M}). Thank you."))
+
+
+async def keep_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result | None:
+    """A location a checked-in steward shares: kept on their duty record as evidence of
+    position (a live one follows them); None when they are not on duty."""
+    mine = (await Stewarding(ctx.store).duty(fx.id)).get(ctx.who) if a.lat is not None \
+        else None
+    if mine is None or not mine.on_duty or a.lat is None or a.lon is None:
+        return None
+    at = iso(ctx.cmd.at or ctx.now)
+    await Stewarding(ctx.store).keep_position(
+        fx.id, ctx.who, a.live, a.lat, a.lon, at,
+        ctx.event("steward.position", {"lat": a.lat, "lon": a.lon, "at": at, "live": a.live}),
+        ctx.cmd.dedupe_key)
+    return Result(Reply("📍 Your position is kept with your check-in"
+                        + (" and follows your live location." if a.live else ".")))
+
+
+async def move_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result:
+    """A later position of a live location kept with a check-in: silent (a phone sends one
+    every few seconds); unknown ones are ignored."""
+    state = Stewarding(ctx.store)
+    who = await state.position_of(fx.id, a.live)
+    if who and a.lat is not None and a.lon is not None:
+        at = iso(ctx.cmd.at or ctx.now)
+        await state.keep_position(fx.id, who, a.live, a.lat, a.lon, at,
+                                  ctx.event("steward.position", {"lat": a.lat, "lon": a.lon,
+                                                                 "at": at, "live": a.live}),
+                                  ctx.cmd.dedupe_key)
+    return Result(Reply("", ok=True))
 
 
 async def rollcall_cmd(ctx: Ctx) -> Result:
@@ -63,17 +127,22 @@ async def rollcall_cmd(ctx: Ctx) -> Result:
     if not posts:
         raise UsageError(f"No posts are planned for {target_label(target.key, ctx.ground(fx))}.")
     return await send(ctx, fx, "R-" + secrets.token_hex(3), "rollcall", target,
-                      "Roll call: tap your post when you are on it (or /onpost <post>).",
+                      ROLLCALL_TEXT,
                       title=f"📋 Roll call · {target_label(target.key, ctx.ground(fx))}",
-                      buttons=_buttons(posts))
+                      buttons=post_buttons(posts, BUTTONS))
 
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
-    """The roll call in one /status line: posts on against the plan, who is not yet on."""
+    """The roll call in one /status line: posts on against the plan, who is not yet on; once
+    anyone stood down, how many of those checked in have."""
     state = Stewarding(ctx.store)
+    duty = await state.duty(fx.id)
+    off = [d.stood_down for d in duty.values() if d.checked_in and not d.on_duty]
+    tail = [f"🏁 Stood down: {len(off)}/{len(duty)} checked in (last {max(off)[11:16]})"] \
+        if off else []
     bc = await state.latest(fx.id)
     if bc is None or bc.kind != "rollcall":
-        return []
+        return tail
     posts = _posts(ctx, fx)
     if bc.target.startswith("zone:"):
         posts = [p for p in posts if in_zone(p.zone, bc.target.removeprefix("zone:"))]
@@ -86,11 +155,14 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
                  for p in missing[:NAMES_SHOWN]]
         more = len(missing) - len(shown)
         line += " · not yet: " + ", ".join(shown) + (f" (+{more})" if more else "")
-    return [line]
+    return [line, *tail]
 
 
 def register(registry: Registry) -> None:
-    """Add /onpost and /rollcall."""
+    """Add /onpost, /standdown and /rollcall."""
+    registry.add(Spec("standdown", "/standdown  |  /standdown all (control)",
+                      "Stand down: off duty (the time is kept)", standdown_cmd,
+                      aliases=("offpost", "checkout"), subcommands={"all": "all"}))
     registry.add(Spec("onpost", "/onpost <post>", "Check in: I am on my post", onpost_cmd,
                       aliases=("checkin", "on")))
     registry.add(Spec("rollcall", "/rollcall [zone|all]", "Ask every steward to check in",

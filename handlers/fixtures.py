@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.core.dispatch import SCOPES, Core, Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.deployment import rollcall_offset
 from bot.domain.fixture.fixture_model import Fixture, slug
 from bot.domain.fixture.key_timings import BY_PHASE
 from bot.domain.fixture.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
@@ -25,7 +26,7 @@ FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-
                  "/fixture cancel  |  /fixture list")
 # Briefing notes (risk_groups and intel are intelligence: command briefing only).
 NOTE_KEYS = ("segregation", "gates", "alcohol", "pyro", "travel", "dispersal", "risk_groups",
-             "intel", "contacts")
+             "intel", "contacts", "rollcall")
 # Typed word -> sub-command (roles.toml grants some on their own, e.g. "fixture list").
 FIXTURE_ACTIONS = {"add": "add", "use": "use", "list": "list", "ls": "list",
                    "category": "category", "cat": "category", "kickoff": "kickoff",
@@ -169,6 +170,12 @@ async def fixture_cmd(ctx: Ctx) -> Result:
         if len(ctx.args) < 2 or norm(ctx.args[1]) not in NOTE_KEYS:
             raise UsageError(f"Which note? One of: {', '.join(NOTE_KEYS)}.")
         key, text = norm(ctx.args[1]), " ".join(ctx.args[2:])
+        if key == "rollcall" and text:  # this fixture's automatic roll call time
+            try:
+                rollcall_offset(text)
+            except ValueError:
+                raise UsageError("The roll call time is T-<n>m, T-<n>h or T-<n>d before "
+                                 "kick-off (e.g. T-90m), or off.", field="rollcall") from None
         notes = {**fx.notes, key: text} if text else {k: v for k, v in fx.notes.items()
                                                        if k != key}
         word = key.replace("_", " ")

@@ -1,14 +1,18 @@
 """A missing child or vulnerable person: the description (never the name) to every zone
-supervisor and exit post at once, in the life-safety lane; /found closes it."""
+supervisor and exit post at once, in the life-safety lane; the police are told at T+15 min
+(bot/schedule/missing_timer.py) unless /found closes it first."""
 
 from __future__ import annotations
 
 import re
 import secrets
+from datetime import timedelta
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Result
 from bot.domain.procedures import Target
+from bot.store.stewarding_keys import Stewarding
 from handlers.methane import zone_in
 from handlers.stewarding import send
 
@@ -60,8 +64,17 @@ async def missing_cmd(ctx: Ctx) -> Result:
             f"{int(m.group(1)):02d}:{m.group(2)}.\nIf you see them, stay with them and tell "
             "control at once.")
     mid = "M-" + secrets.token_hex(3)
-    return await send(ctx, fx, mid, "missing", Target("exits"), text,
-                      title=f"🔎 MISSING {who.upper()} {mid} · supervisors and exits")
+    after = policy_for(ctx.core.settings).missing_police_after_s
+    await ctx.store.index_escalation(fx.id)  # the sweep reads its deadline (crash-safe first)
+    result = await send(ctx, fx, mid, "missing", Target("exits"), text,
+                        title=f"🔎 MISSING {who.upper()} {mid} · supervisors and exits",
+                        record={"search": "open", "who": who},
+                        police_at=int(ctx.now.timestamp()) + after)
+    if result.reply.ok:
+        due = (ctx.now + timedelta(seconds=after)).astimezone(ctx.core.settings.zone)
+        result.reply.text += (f"\nPolice are told at {due:%H:%M} unless /found {mid} <where> "
+                              "closes it first.")
+    return result
 
 
 async def found_cmd(ctx: Ctx) -> Result:
@@ -69,11 +82,16 @@ async def found_cmd(ctx: Ctx) -> Result:
     if len(ctx.args) < 2 or not ctx.args[0].upper().startswith("M-"):
         raise UsageError("Which report, and where were they found?")
     fx = await ctx.fixture()
-    mid = "M-" + ctx.args[0][2:]
+    mid = "M-" + ctx.args[0][2:].lower()
     where = ctx.rest.split(None, 1)[1][:200]
+    search = (await Stewarding(ctx.store).search(fx.id, mid)).get("search")
+    if search is None:
+        raise UsageError(f"No missing-person report {mid}.", field="id")
+    told = policy_for(ctx.core.settings).missing_to if search == "police" else ()
     return await send(ctx, fx, f"F-{mid[2:]}-{secrets.token_hex(2)}", "found", Target("exits"),
                       f"{mid}: found / reunited at {where}. Stand down the search.",
-                      title=f"✅ FOUND {mid} · supervisors and exits")
+                      title=f"✅ FOUND {mid} · supervisors and exits", closes=mid,
+                      also=told)  # the police were told it: they are told it is over
 
 
 def register(registry: Registry) -> None:

@@ -1,5 +1,6 @@
 """Plain text or a photo in a private chat: the next step of an open form, or an addition
-to the sender's latest report."""
+to the sender's latest report; a location from a steward on duty (no report open to add it
+to) is kept with their check-in."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Reply, Result
+from handlers.checkin import keep_position, move_position
 from handlers.forms import continue_with_text
 from handlers.reporting import add_text, move_live, window_words
 
@@ -17,7 +19,7 @@ async def note_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     moved = next((a for a in ctx.cmd.attachments if a.moved and a.live), None)
     if moved is not None:  # a live location's next position: never a new note
-        return await move_live(ctx, fx, moved)
+        return await move_live(ctx, fx, moved) or await move_position(ctx, fx, moved)
     # The open form and the latest report are read together: one round trip of latency.
     state, last = await asyncio.gather(ctx.store.form(fx.id, ctx.who),
                                        ctx.store.last_report_of(fx.id, ctx.who))
@@ -30,6 +32,11 @@ async def note_cmd(ctx: Ctx) -> Result:
         # the store's TTL runs on the server's clock; drills and replays run a virtual one
         if last[1] is None or 0 <= ctx.now.timestamp() - last[1] <= window:
             n = last[0]
+    where = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
+    if n is None and where is not None and len(ctx.cmd.attachments) == 1 and not ctx.rest:
+        kept = await keep_position(ctx, fx, where)  # on duty: evidence of their position
+        if kept is not None:
+            return kept
     if n is None:
         if ctx.cmd.attachments:
             return Result(Reply("Which incident is this for? Reply to the incident message, "

@@ -318,13 +318,14 @@ def live_position(ctx: Ctx, a: Attachment) -> dict[str, Any]:
     return {"lat": a.lat, "lon": a.lon, "at": iso(ctx.cmd.at or ctx.now)}
 
 
-async def move_live(ctx: Ctx, fx: Fixture, a: Attachment) -> Result:
+async def move_live(ctx: Ctx, fx: Fixture, a: Attachment) -> Result | None:
     """A later position of a live location kept as evidence: its latest position and time
     updated, and the move appended to the incident's timeline. Silent: nobody is told of
-    each step (a steward's phone sends one every few seconds); unknown ones are ignored."""
+    each step (a steward's phone sends one every few seconds); None when it is no
+    incident's."""
     kept = await ctx.store.live_location(fx.id, a.live)
     if kept is None:
-        return Result(Reply("", ok=True))
+        return None
     n = int(kept["n"])
     pos = live_position(ctx, a)
     ev = ctx.event("incident.live_location", {"id": incident_id(n), "live": a.live, **pos})

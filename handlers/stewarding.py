@@ -11,13 +11,14 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
 from bot.domain.deployment import posts_of
 from bot.domain.fixture.fixture_model import Fixture
-from bot.domain.messages import Button, Outbound, Reply, Result
+from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,
     Broadcast,
     Steward,
     Target,
+    compose,
     life_safety,
     message_body,
     message_title,
@@ -28,7 +29,7 @@ from bot.domain.procedures import (
 )
 from bot.store import Refused
 from bot.store.decision_keys import DecisionLog
-from bot.store.stewarding_keys import ALREADY, NOT_SENT_TO_YOU, Stewarding
+from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU, Stewarding
 from handlers.decisions import from_command, rationale_prompt
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
@@ -59,26 +60,23 @@ def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
 
 async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text: str, *,
                 title: str = "",
-                buttons: Callable[[Steward], list[list[Button]]] | None = None) -> Result:
+                buttons: Callable[[Steward], list[list[Button]]] | None = None,
+                record: dict[str, str] | None = None, police_at: int | None = None,
+                closes: str = "", also: tuple[str, ...] = ()) -> Result:
     """Record it and queue it (one write) to every targeted steward and to control (each
-    steward's buttons: "I have it" unless `buttons` says otherwise)."""
+    steward's buttons: "I have it" unless `buttons` says otherwise; control's copy to the
+    `also` audiences too); `record`, `police_at` and `closes` go to the store with it (see
+    Stewarding.send)."""
     ground = ctx.ground(fx)
     to = targeted(await stewards(ctx, fx), target, ground)
     if not to:
         return Result(Reply(f"No steward is deployed to {target_label(target.key, ground)}; "
                             "nothing was sent.", ok=False))
     label = target_label(target.key, ground)
-    title, body = title or message_title(kind, label), message_body(kind, text)
+    title = title or message_title(kind, label)
     urgent = bid if life_safety(kind) else ""
-    have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
-    counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
-    control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
-                        f"{counted} are counted in /status.", title=title,
-                        buttons=[[Button("Who has it", "/status")]])
-    outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
-                                            else have_it), fixture=fx.id, urgent=urgent)
-            for s in to]
-    outs.append(Outbound("control", control_msg, fixture=fx.id, urgent=urgent))
+    outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
+                   also=also)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
     state = Stewarding(ctx.store)
     notifier = ctx.core.notifier
@@ -94,10 +92,15 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                          f"{kind} {bid}", "procedure") if kind in PROCEDURES else None
     try:
         applied = await state.send(fx.id, bc, {s.who: "1" for s in to},
-                                   ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key,
+                                   ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key, record=record,
+                                   police_at=police_at, closes=closes,
                                    also=DecisionLog.ops(entry) if entry else None)
         fresh = not applied.duplicate
     except Refused as exc:
+        if urgent and notifier.lane is not None:  # nothing goes out: give the lane back
+            await notifier.lane.release(bid)
+        if exc.reason is NOT_MISSING:
+            raise UsageError(f"No missing-person report {closes}.", field="id") from None
         if exc.reason is not ALREADY:
             raise
         fresh = False

@@ -23,6 +23,9 @@ WORDS = {
     Reason.ALREADY_SENT: "That was already sent; see /status for who has it.",
     Reason.TABARD_TAKEN: "That tabard number is linked to another account; ask control.",
     Reason.HAS_TABARD: "Your account is linked to another tabard number; ask control.",
+    Reason.NOT_MISSING: "No missing-person report {subject}.",
+    Reason.SEARCH_OVER: "That search is already closed.",
+    Reason.BRIEFING_CHANGED: "The briefing has changed: read the new one and sign it off.",
 }
 
 

@@ -203,3 +203,9 @@ class Lane:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._beat
             self._beat = None
+
+    async def release(self, bid: str) -> None:
+        """Give the lane back at once: the procedure's write was refused, nothing goes out."""
+        await self.state.release_lane(bid)
+        self._held, self._checked = None, self.clock()
+        self._finish(bid)

@@ -8,13 +8,23 @@ import csv
 import io
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from bot.domain.briefing.briefing_cadence import Offset, parse_offset
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.messages import Button
+from bot.domain.procedures import Steward, in_zone
 
 POST_KINDS = ("static", "mobile", "fire", "specialist")
 PER_MOBILE = 250  # expected attendance per mobile steward (SGSA guidance, typical figure)
 MAX_ROWS = 2000  # a rota import is at most this many lines
 STEWARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,19}$")
+DEFAULT_ROLLCALL = "T-90m"  # the automatic roll call, unless the ground or fixture says
+ROLLCALL_TEXT = "Roll call: tap your post when you are on it (or /onpost <post>)."
 
 
 @dataclass(frozen=True)
@@ -51,21 +61,56 @@ def load_posts(path: Path) -> list[Post]:
     return out
 
 
-_cache: dict[Path, tuple[float, str, list[Post]]] = {}
+@dataclass(frozen=True)
+class GroundPlan:
+    """A ground's stewarding plan from its config file: its posts and when the automatic
+    roll call goes out (an offset before kick-off, None: no automatic roll call)."""
+
+    ground: str
+    posts: list[Post]
+    rollcall: Offset | None
 
 
-def posts_of(config_dir: Path, ground: str) -> list[Post]:
-    """The posts of a ground (by id) from its file under config/grounds (re-read only when
-    the file changes)."""
+_cache: dict[Path, tuple[float, GroundPlan]] = {}
+
+
+def plan_of(config_dir: Path, ground: str) -> GroundPlan:
+    """The stewarding plan of a ground (by id) from its file under config/grounds (re-read
+    only when the file changes); no posts and no roll call when no file names it."""
     for path in sorted((config_dir / "grounds").glob("*.toml")):
         mtime = path.stat().st_mtime
         hit = _cache.get(path)
         if hit is None or hit[0] != mtime:
-            gid = str(tomllib.loads(path.read_text()).get("id", ""))
-            hit = _cache[path] = (mtime, gid, load_posts(path))
-        if hit[1] == ground:
-            return hit[2]
-    return []
+            data = tomllib.loads(path.read_text())
+            hit = _cache[path] = (mtime, GroundPlan(str(data.get("id", "")), load_posts(path),
+                                                    rollcall_offset(data.get("rollcall"))))
+        if hit[1].ground == ground:
+            return hit[1]
+    return GroundPlan(ground, [], None)
+
+
+def posts_of(config_dir: Path, ground: str) -> list[Post]:
+    """The posts of a ground (by id) from its file under config/grounds."""
+    return plan_of(config_dir, ground).posts
+
+
+def rollcall_offset(value: object) -> Offset | None:
+    """A ground's or fixture's roll-call time: "T-90m" (the default when unset), "off"
+    (none); ValueError on anything else."""
+    if value is None or value == "":
+        return parse_offset(DEFAULT_ROLLCALL)
+    if str(value).strip().lower() in ("off", "none", "no"):
+        return None
+    return parse_offset(str(value))
+
+
+def post_buttons(posts: list[Post], shown: int = 6) -> Callable[[Steward], list[list[Button]]]:
+    """A roll call's buttons for each steward: the posts of their zone, one tap each."""
+    def for_steward(s: Steward) -> list[list[Button]]:
+        mine = [p for p in posts if in_zone(p.zone, s.zone) or in_zone(s.zone, p.zone)]
+        return [[Button(f"On post: {p.name} ✓", f"/onpost {p.id}", "primary")]
+                for p in mine[:shown]]
+    return for_steward
 
 
 def parse_rota(text: str, posts: dict[str, Post]) -> tuple[list[RotaRow], list[str]]:
@@ -212,3 +257,44 @@ def plan_state(posts: list[Post], filled: dict[str, tuple[str, str]], attendance
         out.append(ZoneState(z, len(mine), len(mine) - len(empty), len(mob),
                              len(mob) - len(mob_empty), level, tuple(p.name for p in empty)))
     return PlanState(tuple(out), attendance, need, len(mobile), mobile_filled)
+
+
+def rollcall_due(fx: Fixture, plan: GroundPlan, tz: ZoneInfo) -> tuple[str, datetime] | None:
+    """(label, due) of a fixture's automatic roll call: its own note, else its ground's
+    (default T-90m); None when off, cancelled, the ground has no posts, or the note is bad."""
+    if fx.status == "cancelled" or not plan.posts:
+        return None
+    try:
+        offset = rollcall_offset(fx.notes["rollcall"]) if fx.notes.get("rollcall") \
+            else plan.rollcall
+    except ValueError:
+        return None
+    return (offset.label, offset.due(fx.kickoff, tz)) if offset else None
+
+
+@dataclass(frozen=True)
+class DutyRecord:
+    """One steward's duty at a fixture, as the club's record of who worked where: the post,
+    the first and latest check-in, the stand-down, the last position they shared (times ISO,
+    '' when none; no personal data beyond the rota's)."""
+
+    who: str
+    post: str = ""
+    checked_in: str = ""
+    last_in: str = ""
+    stood_down: str = ""
+    lat: float | None = None
+    lon: float | None = None
+    position_at: str = ""
+
+    @classmethod
+    def of(cls, who: str, h: dict[str, str]) -> DutyRecord:
+        """From the store's fields."""
+        return cls(who, h.get("post", ""), h.get("in", ""), h.get("last", ""),
+                   h.get("out", ""), float(h["lat"]) if h.get("lat") else None,
+                   float(h["lon"]) if h.get("lon") else None, h.get("pos_at", ""))
+
+    @property
+    def on_duty(self) -> bool:
+        """Checked in and not stood down since."""
+        return bool(self.last_in) and self.stood_down < self.last_in

@@ -50,3 +50,6 @@ class Reason(Enum):
     ALREADY_SENT = "already_sent"  # the broadcast id exists (a second confirm of one draft)
     TABARD_TAKEN = "tabard_taken"  # another account is linked to this tabard number
     HAS_TABARD = "has_tabard"  # this account is linked to another tabard number
+    NOT_MISSING = "not_missing"  # /found names no missing-person report; subject: the id
+    SEARCH_OVER = "search_over"  # the search was closed (found) or police told already
+    BRIEFING_CHANGED = "briefing_changed"  # a sign-off of a version no longer current

@@ -3,11 +3,12 @@ and what it says. Pure rules; stewards are known by the club's rota name or taba
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from bot.domain.deployment import Post, on_rota
 from bot.domain.grounds import Ground
+from bot.domain.messages import Button, Outbound, Reply
 
 # The four public-protection procedures (Terrorism (Protection of Premises) Act 2025):
 # key -> (title, the standing instruction every steward gets with it).
@@ -155,3 +156,25 @@ def tonight(roster: Iterable[Steward], filled: dict[str, tuple[str, str]],
         role = old.role if old is not None and old.role in STEWARD_ROLES else "steward"
         out[who] = Steward(who, name, role, post.zone)
     return list(out.values())
+
+
+def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
+            title: str = "",
+            buttons: Callable[[Steward], list[list[Button]]] | None = None,
+            also: tuple[str, ...] = ()) -> list[Outbound]:
+    """A broadcast's messages: one to every targeted steward (their buttons: "I have it"
+    unless `buttons` says otherwise) and one to control (and to the `also` audiences); a
+    life-safety one marked urgent."""
+    title, body = title or message_title(kind, label), message_body(kind, text)
+    urgent = bid if life_safety(kind) else ""
+    have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+    counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
+    control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
+                        f"{counted} are counted in /status.", title=title,
+                        buttons=[[Button("Who has it", "/status")]])
+    outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
+                                            else have_it), fixture=fixture, urgent=urgent)
+            for s in to]
+    outs += [Outbound(a, control_msg, fixture=fixture, urgent=urgent)
+             for a in ("control", *(a for a in also if a != "control"))]
+    return outs

@@ -12,6 +12,7 @@ from bot.domain.briefing.briefing_cadence import BriefingConfig, config_for
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.fixture.key_timings import BY_KEY, latest
 from bot.domain.messages import Outbound, Reply
+from bot.domain.signoff import stamped
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
@@ -134,19 +135,27 @@ def reads_intel(core: Core, audience: str, fixture: str = "") -> bool:
 
 async def briefing_outbounds(core: Core, fx: Fixture, label: str = "",
                              late_due: datetime | None = None) -> list[Outbound]:
-    """The briefing for every configured audience: full to command (where everyone reading
-    may see intelligence), redacted to stewards and anyone else."""
+    """The briefing for every configured audience (see briefing_send)."""
+    return (await briefing_send(core, fx, label, late_due))[0]
+
+
+async def briefing_send(core: Core, fx: Fixture, label: str = "",
+                        late_due: datetime | None = None) -> tuple[list[Outbound], str]:
+    """(the briefing for every configured audience, the steward version's stamp): full to
+    command (where everyone reading may see intelligence), redacted to stewards and anyone
+    else; the steward version carries its version and the one-tap sign-off."""
     cfg = config_for(core.settings)
     full, stewards = await briefing_replies(core, fx, label, late_due)
+    version, signed = stamped(stewards)
     outs = []
     await core.notifier.learn_grounds([fx.id])
     for a in cfg.full_audiences:
         if not reads_intel(core, a, fx.id):
             log.warning("briefing: audience %s gets the version without intelligence "
                         "(its readers in channels.toml may not all read it)", a)
-        outs.append(Outbound(a, full if reads_intel(core, a, fx.id) else stewards,
+        outs.append(Outbound(a, full if reads_intel(core, a, fx.id) else signed,
                              fixture=fx.id))
-    return outs + [Outbound(a, stewards, fixture=fx.id) for a in cfg.steward_audiences]
+    return outs + [Outbound(a, signed, fixture=fx.id) for a in cfg.steward_audiences], version
 
 
 async def summary_chart(core: Core, fx: Fixture) -> bytes | None:

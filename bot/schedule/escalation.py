@@ -1,10 +1,11 @@
 """Escalation timers per severity: deadlines in a Redis sorted set, swept every second.
 
 Each incident has at most two deadlines in the fixture's `esc` sorted set: `<n>:ack` (the
-next escalation tier while unacknowledged) and `<n>:open` (the next open-too-long reminder).
-They are written in the report's round trip and removed in the acknowledgement's (or the
-close's). A sweep fires what is due; the incident hash's tier counter guards each firing, so
-a tier fires once even with several replicas sweeping at the same second.
+next escalation tier while unacknowledged) and `<n>:open` (the next open-too-long reminder);
+a missing-person search adds `<M-id>:police` (bot/schedule/missing_timer.py). They are
+written in the report's round trip and removed in the acknowledgement's (or the close's).
+A sweep fires what is due; the incident hash's tier counter guards each firing, so a tier
+fires once even with several replicas sweeping at the same second.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from bot.observe import metrics
+from bot.schedule.missing_timer import fire_missing
 
 log = logging.getLogger(__name__)
 SYSTEM = "system:escalation"
@@ -60,6 +62,9 @@ async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
         for member, when in rows:
             n_text, _, tag = member.partition(":")
             try:
+                if tag == "police":  # a missing-person search's deadline (/missing)
+                    outs += await fire_missing(core, fx, n_text, when, now)
+                    continue
                 outs += await _fire(core, fx, int(n_text), tag, member, when, now)
             except Exception:
                 log.exception("escalation %s of %s failed", member, fx.id)

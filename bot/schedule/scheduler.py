@@ -1,7 +1,8 @@
 """One scheduler for every platform (APScheduler AsyncIOScheduler, memory job store).
 
 Plans are data in Redis (bot/store/plans.py), derived from each fixture and
-config/briefings.toml; the in-process jobs are rebuilt from them at start and on every
+config/briefings.toml (and the automatic roll call from the ground's plan:
+bot/schedule/rollcall_timer.py); the in-process jobs are rebuilt from them at start and on every
 fixture change. Every firing is claimed with SET NX on its slot id before anything is sent,
 so several replicas send it once. Live mode uses APScheduler's timers; replay and tests call
 `run_due(now)` on a virtual clock.
@@ -26,10 +27,13 @@ from bot.domain.briefing.briefing_cadence import (
     config_for,
     merge_plan,
 )
-from bot.domain.clock import Clock
+from bot.domain.clock import Clock, iso
 from bot.domain.fixture.fixture_model import Fixture
 from bot.observe import metrics
+from bot.schedule.rollcall_timer import plan_rollcall, planned, send_rollcall
 from bot.store import StoreUnavailable
+from bot.store.ops import Op
+from bot.store.stewarding_keys import Stewarding
 
 log = logging.getLogger(__name__)
 Ticker = Callable[[datetime], Awaitable[None]]
@@ -111,6 +115,7 @@ class Scheduler:
             summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
             await store.add_summary_slot(summary)
             slots = await store.load_plan(fx_id)  # another replica may have planned it first
+        slots += await plan_rollcall(self.core, fx, now)  # kept apart: rollcall_timer
         self._schedule(fx_id, slots)
         return slots
 
@@ -200,6 +205,8 @@ class Scheduler:
             return "missed"
         if slot.kind == "summary" and now - slot.due > self.cfg.summary_grace:
             return "missed"
+        if slot.kind == "rollcall" and now >= fx.kickoff:
+            return "missed"  # a roll call after kick-off finds nobody it can still help
         return "late" if now - slot.due > self.cfg.on_time_tolerance else "sent"
 
     async def fire(self, slot: Slot, now: datetime) -> str:
@@ -224,7 +231,8 @@ class Scheduler:
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
-        if slot.id not in {s.id for s in await store.load_plan(slot.fixture)}:
+        if not (await planned(self.core, slot) if slot.kind == "rollcall"
+                else slot.id in {s.id for s in await store.load_plan(slot.fixture)}):
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
         if state == "missed":
@@ -241,15 +249,25 @@ class Scheduler:
         the store); the messages are built before the claim, from what was read."""
         if await self.core.store.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
-        from bot.schedule.briefing_content import briefing_outbounds, summary_outbounds
+        if slot.kind == "rollcall":
+            rollcall = await send_rollcall(self.core, fx, slot, state, self.instance, now)
+            if rollcall is None:
+                return "skip"
+            await self.core.notifier.send(rollcall)  # observers (console, replay)
+            return state
+        from bot.schedule.briefing_content import briefing_send, summary_outbounds
 
         late = slot.due if state == "late" else None
-        outs = (await summary_outbounds(self.core, fx, late) if slot.kind == "summary"
-                else await briefing_outbounds(self.core, fx, slot.label, late))
+        also: list[Op] = []
+        if slot.kind == "summary":
+            outs = await summary_outbounds(self.core, fx, late)
+        else:  # stewards sign off the version sent: it is current from the same write
+            outs, version = await briefing_send(self.core, fx, slot.label, late)
+            also = Stewarding.shown_ops(version, iso(now))
         for out in outs:
             out.fixture = out.fixture or fx.id
-        if not await self.core.store.claim_slot_with(slot, state, self.instance, now,
-                                                     self.core.notifier.outbox.ops(outs)):
+        if not await self.core.store.claim_slot_with(
+                slot, state, self.instance, now, self.core.notifier.outbox.ops(outs) + also):
             return "skip"
         metrics.BRIEFINGS.labels(state).inc()
         await self.core.notifier.send(outs)  # observers (console, replay) see them here

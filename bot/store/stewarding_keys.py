@@ -7,26 +7,35 @@ acknowledgement is its mark and its event. Refusals are reason codes, never Engl
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
-from bot.domain.deployment import RotaRow
+from bot.domain.briefing.briefing_cadence import Slot
+from bot.domain.deployment import DutyRecord, RotaRow
 from bot.domain.ledger import Event
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
+from bot.domain.signoff import SignOff
 from bot.store.base import OPS, Applied, Refused, fx_prefix, guard
-from bot.store.client import Store
+from bot.store.client import LIVE_TTL_S, Store
 from bot.store.ops import (
     Del,
+    Hget,
     Hset,
     Hsetnx,
     Op,
     RequireIn,
     RequireMissing,
     Rpush,
+    Sadd,
     Set,
+    Unless,
     Xadd,
+    Zadd,
+    Zrem,
     log_event,
 )
+from bot.store.plans import CLAIM_TTL, PLAN_TTL
 
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
@@ -34,6 +43,9 @@ NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not 
 ALREADY = Reason.ALREADY_SENT  # the broadcast id exists (a second confirm of one draft)
 TABARD_TAKEN = Reason.TABARD_TAKEN  # another account is linked to this tabard number
 HAS_TABARD = Reason.HAS_TABARD  # this account is linked to another tabard number
+NOT_MISSING = Reason.NOT_MISSING  # /found names no missing-person report
+SEARCH_OVER = Reason.SEARCH_OVER  # the search was closed (found) or police were told already
+STALE = Reason.BRIEFING_CHANGED  # a sign-off of a briefing version no longer current
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
@@ -62,6 +74,11 @@ return 0
 """
 
 
+def police_member(mid: str) -> str:
+    """A missing-person search's police deadline in the fixture's escalation deadlines."""
+    return f"{mid}:police"
+
+
 @dataclass(frozen=True)
 class Acked:
     """An acknowledgement recorded (duplicate: it had been already)."""
@@ -80,21 +97,59 @@ class Stewarding:
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
-                   outbox: list[Op], ev: Event, dedupe: str,
+                   outbox: list[Op], ev: Event, dedupe: str, *,
+                   record: dict[str, str] | None = None, police_at: int | None = None,
+                   closes: str = "", claim: tuple[str, str] | None = None,
                    also: list[Op] | None = None) -> Applied:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
-        of its messages (bot.store.outbox.ops), and `also` ops (a procedure's decision log
-        entry: DecisionLog.ops), in one script. Applied.duplicate when the command was
-        already applied."""
+        of its messages (bot.store.outbox.ops), in one script. `record`: more fields of its
+        record; `police_at`: a missing-person search's police deadline (epoch seconds, swept
+        with the escalations); `closes`: the missing-person search this one ends (refused,
+        NOT_MISSING, when there is none); `claim`: (slot id, claim record) of a scheduled
+        slot claimed in the same script (refused, CLAIMED, when another replica has it);
+        `also`: more ops (a procedure's decision log entry: DecisionLog.ops).
+        Applied.duplicate when the command was already applied."""
         key = f"bc:{bc.id}"
-        ops: list[Op] = [RequireMissing(key, guard(ALREADY)),
-                         Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
-                                    "at": bc.at, "by": bc.by, "sent": str(bc.sent)})]
+        ops: list[Op] = [RequireMissing(key, guard(ALREADY))]
+        if claim:
+            ops += [RequireMissing(f"slot:{claim[0]}", guard(Reason.CLAIMED)),
+                    Set(f"slot:{claim[0]}", claim[1], CLAIM_TTL)]
+        if closes:
+            ops.append(RequireIn(f"bc:{closes}", "kind", ["missing"], guard(NOT_MISSING)))
+        ops.append(Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
+                              "at": bc.at, "by": bc.by, "sent": str(bc.sent), **(record or {})}))
         if recipients:
             ops.append(Hset(key + ":to", recipients))
+        if police_at is not None:
+            ops.append(Zadd("esc", police_at, police_member(bc.id)))
+        if closes:
+            ops += [Hset(f"bc:{closes}", {"search": "found", "found_at": bc.at}),
+                    Zrem("esc", police_member(closes))]
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
                 *outbox, *(also or [])]
         return await self.store.apply(fx_prefix(fx), ops, dedupe)
+
+    async def police_informed(self, fx: str, mid: str, at: str, ev: Event,
+                              outbox: list[Op]) -> bool:
+        """A missing-person search still open at its deadline: marked, its deadline gone,
+        its event and the police's messages, in one script. False (the deadline dropped)
+        when it was found first or another replica told the police."""
+        key, member = f"bc:{mid}", police_member(mid)
+        ops: list[Op] = [RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
+                         Hset(key, {"search": "police", "police_at": at}), Zrem("esc", member),
+                         *log_event(ev), *outbox]
+        try:
+            await self.store.apply(fx_prefix(fx), ops)
+        except Refused:
+            await self.store._call(self.r.zrem(fx_prefix(fx) + "esc", member))
+            return False
+        return True
+
+    async def search(self, fx: str, mid: str) -> dict[str, str]:
+        """A missing-person search's state: search (open, found, police), who, found_at,
+        police_at (empty when there is no such search)."""
+        got: dict[str, str] = await self.store._call(self.r.hgetall(fx_prefix(fx) + f"bc:{mid}"))
+        return {k: v for k, v in got.items() if k in ("search", "who", "found_at", "police_at")}
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
         """Record that someone it was sent to has it (first press wins; one round trip).
@@ -159,6 +214,19 @@ class Stewarding:
             self.r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
         return got
 
+    async def rollcall_plan(self, fx: str) -> Slot | None:
+        """The fixture's planned automatic roll call, or None."""
+        raw = await self.store._call(self.r.get(fx_prefix(fx) + "plan:rollcall"))
+        return Slot.from_json(json.loads(raw)) if raw else None
+
+    async def save_rollcall_plan(self, fx: str, slot: Slot | None) -> None:
+        """Plan (or, None, unplan) the fixture's automatic roll call."""
+        key = fx_prefix(fx) + "plan:rollcall"
+        if slot is None:
+            await self.store._call(self.r.delete(key))
+        else:
+            await self.store._call(self.r.set(key, json.dumps(slot.to_json()), ex=PLAN_TTL))
+
     # ------------------------------------------------------------ the deployment plan
     async def deploy(self, fx: str, rows: list[RotaRow], ev: Event, dedupe: str) -> bool:
         """Fill posts from the rota (post -> steward id and name) with its event, in one
@@ -185,11 +253,49 @@ class Stewarding:
 
     async def check_in(self, fx: str, post: str, who: str, at: str, ev: Event,
                        dedupe: str) -> bool:
-        """A steward is on a post (the latest check-in holds it), with its event; one round
-        trip. False when the command was already applied."""
-        ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), *log_event(ev)]
+        """A steward is on a post (the latest check-in holds it) and their duty record (first
+        and latest check-in, post) with its event; one round trip. False when the command
+        was already applied."""
+        ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), Hsetnx(f"duty:{who}", "in", at),
+                         Hset(f"duty:{who}", {"post": post, "last": at}), Sadd("duty:ids", who),
+                         *log_event(ev)]
         applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
+
+    async def stand_down(self, fx: str, who: list[str], at: str, ev: Event, outbox: list[Op],
+                         dedupe: str) -> bool:
+        """Stewards stand down (their duty records' check-out time), with the event and
+        their messages, in one script. False when the command was already applied."""
+        ops: list[Op] = [Hset(f"duty:{w}", {"out": at}) for w in who]
+        applied = await self.store.apply(fx_prefix(fx), [*ops, *log_event(ev), *outbox], dedupe)
+        return not applied.duplicate
+
+    async def keep_position(self, fx: str, who: str, live: str, lat: float, lon: float,
+                            at: str, ev: Event, dedupe: str) -> None:
+        """A checked-in steward's shared (live) location on their duty record as evidence of
+        position, with its event; its later positions move it (move_position)."""
+        ops: list[Op] = [Hset(f"duty:{who}", {"lat": str(lat), "lon": str(lon), "pos_at": at,
+                                              "live": live})]
+        if live:
+            ops.append(Set(f"dutylive:{live}", who, LIVE_TTL_S))
+        await self.store.apply(fx_prefix(fx), [*ops, *log_event(ev)], dedupe)
+
+    async def position_of(self, fx: str, live: str) -> str:
+        """Whose duty record a live location moves ('' when it is none's)."""
+        return await self.store._call(self.r.get(fx_prefix(fx) + f"dutylive:{live}")) or ""
+
+    async def duty(self, fx: str) -> dict[str, DutyRecord]:
+        """Every steward's duty record of the fixture (who checked in, where, when; when
+        they stood down; their last shared position), in two round trips."""
+        p = fx_prefix(fx)
+        who = sorted(await self.store._call(self.r.smembers(p + "duty:ids")))
+        if not who:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for w in who:
+            pipe.hgetall(p + f"duty:{w}")
+        rows = await self.store._call(pipe.execute())
+        return {w: DutyRecord.of(w, h) for w, h in zip(who, rows, strict=True)}
 
     async def on_post(self, fx: str) -> dict[str, tuple[str, str]]:
         """post -> (who, at) of every check-in."""
@@ -197,25 +303,44 @@ class Stewarding:
         return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
 
     # ------------------------------------------------------------ briefing sign-off
-    async def briefing_shown(self, fx: str, version: str) -> None:
-        """The briefing version stewards are now shown (acknowledgements count for it)."""
-        await self.store._call(self.r.set(fx_prefix(fx) + "brief:current", version))
+    @staticmethod
+    def shown_ops(version: str, at: str) -> list[Op]:
+        """The ops that make `version` the briefing stewards sign off (first shown at `at`):
+        for a write that sends the briefing (a scheduled slot's claim) to carry."""
+        return [Hset("brief", {"current": version}), Hsetnx("brief:shown", version, at)]
 
-    async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event,
-                      dedupe: str) -> bool:
-        """A steward has read this version (first tap wins), with its event; one round
-        trip. False: already recorded."""
-        ops: list[Op] = [Hsetnx(f"brief:{version}", who, at), *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe or f"brief:{version}:{who}")
-        return not applied.duplicate
+    async def briefing_shown(self, fx: str, version: str, at: str) -> None:
+        """The briefing version stewards are now shown (acknowledgements count for it)."""
+        await self.store.apply(fx_prefix(fx), self.shown_ops(version, at))
+
+    async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event) -> bool:
+        """A steward has read this version, with its event; one round trip, refused
+        (STALE) unless it is the current version. A second tap is neither counted nor
+        logged again (and a tap on an old version is refused even after a first one).
+        False: it had been recorded already."""
+        ops: list[Op] = [RequireIn("brief", "current", [version], guard(STALE)),
+                         Hget(f"brief:{version}", who, "had"),
+                         Unless("had", [Hset(f"brief:{version}", {who: at}), *log_event(ev)])]
+        applied = await self.store.apply(fx_prefix(fx), ops)
+        return not applied.vars.get("had")
+
+    async def signoff(self, fx: str) -> SignOff | None:
+        """The current briefing version, when it was first shown, and who signed it off
+        (None when no briefing was shown to stewards yet)."""
+        p = fx_prefix(fx)
+        version = await self.store._call(self.r.hget(p + "brief", "current"))
+        if not version:
+            return None
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hget(p + "brief:shown", version)
+        pipe.hgetall(p + f"brief:{version}")
+        shown, acks = await self.store._call(pipe.execute())
+        return SignOff(version, shown or "", acks)
 
     async def briefing_acks(self, fx: str) -> tuple[str, dict[str, str]]:
         """(current version, who -> when acknowledged) ('' when no briefing was shown)."""
-        p = fx_prefix(fx)
-        version = await self.store._call(self.r.get(p + "brief:current"))
-        if not version:
-            return "", {}
-        return version, await self.store._call(self.r.hgetall(p + f"brief:{version}"))
+        got = await self.signoff(fx)
+        return (got.version, got.acks) if got else ("", {})
 
     # ------------------------------------------------------------ tabard <-> account
     async def tabards(self) -> dict[str, str]:
@@ -279,5 +404,5 @@ class Stewarding:
         return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
 
 
-__all__ = ["ALREADY", "HAS_TABARD", "NOT_SENT_TO_YOU", "TABARD_TAKEN", "Acked", "Refused",
-           "Stewarding"]
+__all__ = ["ALREADY", "HAS_TABARD", "NOT_MISSING", "NOT_SENT_TO_YOU", "SEARCH_OVER", "STALE",
+           "TABARD_TAKEN", "Acked", "Refused", "Stewarding", "police_member"]

@@ -1,6 +1,7 @@
 """An incident's escalation rules: per severity, who is told after how long unacknowledged
-(tiers, a METHANE prompt at some), the open-too-long reminders, and the merge window that
-shares config/escalation.toml. Pure rules; bot/schedule/escalation.py fires them."""
+(tiers, a METHANE prompt at some), the open-too-long reminders, and the merge window and the
+missing-person police timer that share config/escalation.toml. Pure rules;
+bot/schedule/escalation.py fires them."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ class Policy:
 
     severities: dict[int, SeverityPolicy]
     merge_window_s: int = 600
+    # a missing child or vulnerable person not found by then: police are told (and control)
+    missing_police_after_s: int = 900
+    missing_to: tuple[str, ...] = ("police", "control")
 
     def for_severity(self, sev: int) -> SeverityPolicy:
         """The policy of a severity (an empty one if not configured)."""
@@ -74,8 +78,10 @@ def load_policy(path: Path) -> Policy:
         sevs[int(key)] = SeverityPolicy(tiers, int(row.get("remind_after_s", 0)),
                                         int(row.get("remind_every_s", 0)),
                                         tuple(row.get("remind_to", ["control"])))
-    merge = data.get("merge", {})
-    return Policy(sevs, int(merge.get("window_s", 600)))
+    merge, missing = data.get("merge", {}), data.get("missing", {})
+    return Policy(sevs, int(merge.get("window_s", 600)),
+                  int(missing.get("police_after_s", 900)),
+                  tuple(missing.get("to", ["police", "control"])))
 
 
 _policies: dict[str, Policy] = {}
