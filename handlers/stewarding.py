@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
-from bot.domain.deployment import posts_of
+from bot.domain.deployment import posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import (
@@ -25,7 +25,6 @@ from bot.domain.procedures import (
     parse_target,
     target_label,
     targeted,
-    tonight,
 )
 from bot.store import Refused
 from bot.store.decision_keys import DecisionLog
@@ -37,7 +36,7 @@ NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
 
 
 async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
-    """Everyone who stewards tonight (bot.domain.procedures.tonight): the roster's, and the
+    """Everyone who stewards tonight (bot.domain.deployment.tonight): the roster's, and the
     accounts linked to a tabard on the fixture's rota."""
     roster = [Steward(m.who, m.name or m.user, m.role, m.zone)
               for m in ctx.core.roster.values()]

@@ -8,7 +8,7 @@ import csv
 import io
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from bot.domain.briefing.briefing_cadence import Offset, parse_offset
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button
-from bot.domain.procedures import Steward, in_zone
+from bot.domain.procedures import STEWARD_ROLES, Steward, in_zone
 
 POST_KINDS = ("static", "mobile", "fire", "specialist")
 PER_MOBILE = 250  # expected attendance per mobile steward (SGSA guidance, typical figure)
@@ -298,3 +298,15 @@ class DutyRecord:
     def on_duty(self) -> bool:
         """Checked in and not stood down since."""
         return bool(self.last_in) and self.stood_down < self.last_in
+
+
+def tonight(roster: Iterable[Steward], filled: dict[str, tuple[str, str]],
+            links: dict[str, str], posts: list[Post]) -> list[Steward]:
+    """Everyone who stewards tonight: the roster's stewards, and every account linked to a
+    tabard on the fixture's rota, known by the rota's name and posted in its post's zone."""
+    out = {s.who: s for s in roster}
+    for who, (_, name, post) in on_rota(filled, links, posts).items():
+        old = out.get(who)
+        role = old.role if old is not None and old.role in STEWARD_ROLES else "steward"
+        out[who] = Steward(who, name, role, post.zone)
+    return list(out.values())

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from bot.domain.deployment import Post, on_rota
 from bot.domain.grounds import Ground
 from bot.domain.messages import Button, Outbound, Reply
 
@@ -145,17 +144,6 @@ def message_body(kind: str, text: str) -> str:
         return "\n".join(p for p in (text, PROCEDURES[kind][1]) if p)
     return text
 
-
-def tonight(roster: Iterable[Steward], filled: dict[str, tuple[str, str]],
-            links: dict[str, str], posts: list[Post]) -> list[Steward]:
-    """Everyone who stewards tonight: the roster's stewards, and every account linked to a
-    tabard on the fixture's rota, known by the rota's name and posted in its post's zone."""
-    out = {s.who: s for s in roster}
-    for who, (_, name, post) in on_rota(filled, links, posts).items():
-        old = out.get(who)
-        role = old.role if old is not None and old.role in STEWARD_ROLES else "steward"
-        out[who] = Steward(who, name, role, post.zone)
-    return list(out.values())
 
 
 def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
