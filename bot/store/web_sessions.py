@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import AsyncIterator
 
 from bot.store.client import OPS, Store
@@ -86,6 +87,18 @@ class WebSessions:
         """A session's record, or None."""
         rec = await self.store._call(self.r.hgetall(f"{OPS}websess:{_digest(sid)}"))
         return rec or None
+
+    async def still_open(self, sids: list[str], whos: list[str]
+                         ) -> tuple[list[str | None], list[dict[str, str] | None]]:
+        """Each session's expiry (None: ended) and each member's record (None: not an
+        invited member), in one round trip for any number of screens."""
+        pipe = self.r.pipeline(transaction=False)
+        for sid in sids:
+            pipe.hget(f"{OPS}websess:{_digest(sid)}", "exp")
+        for who in whos:
+            pipe.hget(OPS + "members", who)
+        got = await self.store._call(pipe.execute())
+        return list(got[:len(sids)]), [json.loads(r) if r else None for r in got[len(sids):]]
 
     async def end_session(self, sid: str, who: str) -> None:
         """Sign one session out."""

@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from bot.store import StoreUnavailable
 from bot.store.feed import Feed
 from bot.store.web_sessions import WebSessions
 from bot.tasks import cancel_and_wait
+from bot.web.access import Session
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
 from bot.web.timeline_svg import render_svg_chart
 from bot.web.visibility import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
@@ -75,6 +76,8 @@ class Batch:
 
     changes: list[Change]
     rendered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # session id -> still open (with its role), checked for every screen in one read
+    verdicts: dict[str, bool] = field(default_factory=dict)
     blobs: dict[tuple[str, bool], bytes] = field(default_factory=dict)
     last_of: dict[str, int] = field(default_factory=dict)  # incident id -> its last change
 
@@ -126,6 +129,7 @@ class Notice:
     def __init__(self, kind: str, make: Callable[[bool], dict[str, Any]]) -> None:
         self.kind, self.make = kind, make
         self.pieces: dict[tuple[bool, bool], bytes] = {}
+        self.verdicts: dict[str, bool] = {}  # as Batch.verdicts
 
     def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0),
              gz: bool = False) -> bytes:
@@ -146,6 +150,7 @@ class Recheck:
 
 
 RECHECK = Recheck()
+SessionCheck = Callable[[list[Session]], Awaitable[dict[str, bool]]]
 Item = Batch | Notice | Recheck | None
 
 
@@ -154,7 +159,7 @@ class FixtureFeed:
 
     def __init__(self, room: LiveRoom, fx_id: str) -> None:
         self.room, self.fx_id = room, fx_id
-        self.queues: set[asyncio.Queue[Item]] = set()
+        self.queues: dict[asyncio.Queue[Item], Session] = {}  # each screen's session
         self.last = "0-0"
         self.task: asyncio.Task[None] | None = None
         self._started = asyncio.Lock()
@@ -166,20 +171,20 @@ class FixtureFeed:
         self.following: dict[str, float] = {}
         self.told: dict[str, list[dict[str, Any]]] = {}
 
-    async def subscribe(self) -> asyncio.Queue[Item]:
+    async def subscribe(self, session: Session) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
         async with self._started:
             if self.task is None or self.task.done():
                 self.last = await self.room.feed.last_id(self.fx_id)
                 self.task = asyncio.create_task(self._run())
         q: asyncio.Queue[Item] = asyncio.Queue()
-        self.queues.add(q)
+        self.queues[q] = session
         self.room.watch_delivery()
         return q
 
     def unsubscribe(self, q: asyncio.Queue[Item]) -> None:
         """Stop feeding a screen."""
-        self.queues.discard(q)
+        self.queues.pop(q, None)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -205,7 +210,7 @@ class FixtureFeed:
                 log.exception("live feed of %s failed; retrying", self.fx_id)
                 await asyncio.sleep(1)
                 continue
-            self.broadcast(batch)
+            await self.send(batch)
 
     def _chart_due(self) -> None:
         """Redraw the chart for the screens, at most once every CHART_S."""
@@ -228,14 +233,25 @@ class FixtureFeed:
                 self._chart_dirty = True  # tried again in CHART_S
                 continue
             if fx is not None:
-                self.broadcast(Notice("chart", lambda police, fx=fx, data=data: {
+                await self.send(Notice("chart", lambda police, fx=fx, data=data: {
                     "svg": self.room.chart(fx, data, police)}))
+
+    async def send(self, item: Batch | Notice) -> None:
+        """Check every screen's session in one read, then hand them the item: a screen
+        whose session is still open sends it without a read of its own (50 screens, one
+        read per batch, not 50)."""
+        if self.queues and self.room.check is not None:
+            try:
+                item.verdicts.update(await self.room.check(list(self.queues.values())))
+            except StoreUnavailable:
+                pass  # each screen checks for itself (and fails alike)
+        self.broadcast(item)
 
     def broadcast(self, item: Batch | Notice) -> None:
         """Hand the same item to every screen's queue."""
         for q in list(self.queues):
             if q.qsize() >= MAX_BACKLOG:
-                self.queues.discard(q)
+                self.queues.pop(q, None)
                 q.put_nowait(None)  # the screen reconnects and resumes from its last id
             else:
                 q.put_nowait(item)
@@ -251,8 +267,9 @@ class FixtureFeed:
 class LiveRoom:
     """Feeds by fixture, and what each change looks like to each member."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, check: SessionCheck | None = None) -> None:
         self.core = core
+        self.check = check  # which screens' sessions are still open (one read for all)
         self.feed = Feed(core.store)
         self.feeds: dict[str, FixtureFeed] = {}
         self.delivery: list[dict[str, Any]] = []
@@ -311,8 +328,8 @@ class LiveRoom:
             rows = self.delivery_now()
             if key != self._delivery_key:
                 notice = Notice("delivery", lambda _police, rows=rows: {"rows": rows})
-                for f in self.feeds.values():
-                    f.broadcast(notice)
+                for f in list(self.feeds.values()):
+                    await f.send(notice)
             for f in list(self.feeds.values()):
                 if f.queues:
                     try:
@@ -345,7 +362,7 @@ class LiveRoom:
             if all("at" in x for x in r) or now - f.following.get(i, now) > WATCH_S:
                 f.following.pop(i, None)
         if changed:
-            f.broadcast(Notice("seen", lambda _police, c=changed: {"incidents": c}))
+            await f.send(Notice("seen", lambda _police, c=changed: {"incidents": c}))
 
     def fixture_feed(self, fx_id: str) -> FixtureFeed:
         """The shared feed of a fixture."""
