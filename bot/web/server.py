@@ -131,6 +131,9 @@ class ControlRoom:
         return app
 
     async def _on_startup(self, _app: web.Application) -> None:
+        # the grounds' maps read now, not on the first screen's page (a cold first paint)
+        for ground in self.core.grounds.values():
+            self.maps.setdefault(ground.id, load_map(self.core.settings.config_dir, ground))
         self._announcing = asyncio.create_task(self._announce())
 
     async def _announce(self) -> None:
