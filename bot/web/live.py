@@ -197,7 +197,10 @@ class FixtureFeed:
                 if not events:
                     continue
                 self.last = events[-1].id
-                batch = Batch(await self.room.changes(self.fx_id, events))
+                # the screens' sessions checked while the changes are read: no added wait
+                changes, verdicts = await asyncio.gather(self.room.changes(self.fx_id, events),
+                                                         self.verdicts())
+                batch = Batch(changes, verdicts=verdicts)
                 for e in events:  # a changed incident's card goes out again: follow it
                     if e.kind.startswith("incident.") and e.data.get("id"):
                         self.following[str(e.data["id"])] = loop.time()
@@ -210,7 +213,7 @@ class FixtureFeed:
                 log.exception("live feed of %s failed; retrying", self.fx_id)
                 await asyncio.sleep(1)
                 continue
-            await self.send(batch)
+            self.broadcast(batch)
 
     def _chart_due(self) -> None:
         """Redraw the chart for the screens, at most once every CHART_S."""
@@ -236,15 +239,21 @@ class FixtureFeed:
                 await self.send(Notice("chart", lambda police, fx=fx, data=data: {
                     "svg": self.room.chart(fx, data, police)}))
 
+    async def verdicts(self) -> dict[str, bool]:
+        """Whether each screen's session is still open, in one read for all ({} when it
+        cannot be read: each screen then checks for itself, and fails alike)."""
+        if not self.queues or self.room.check is None:
+            return {}
+        try:
+            return await self.room.check(list(self.queues.values()))
+        except StoreUnavailable:
+            return {}
+
     async def send(self, item: Batch | Notice) -> None:
         """Check every screen's session in one read, then hand them the item: a screen
         whose session is still open sends it without a read of its own (50 screens, one
         read per batch, not 50)."""
-        if self.queues and self.room.check is not None:
-            try:
-                item.verdicts.update(await self.room.check(list(self.queues.values())))
-            except StoreUnavailable:
-                pass  # each screen checks for itself (and fails alike)
+        item.verdicts.update(await self.verdicts())
         self.broadcast(item)
 
     def broadcast(self, item: Batch | Notice) -> None:
