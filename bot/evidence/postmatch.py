@@ -10,9 +10,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.domain.clock import parse_iso
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.groundmap import GroundMap
 from bot.domain.grounds import Ground
-from bot.domain.models import Fixture, Incident
+from bot.domain.incident.incident_model import Incident
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
 from bot.evidence.debrief.pdf import draw_map, latin
 from bot.evidence.export import chain_head

@@ -29,7 +29,7 @@ KEYS = {"Tab": "\ue004", "Enter": "\ue007", "Escape": "\ue00c"}  # WebDriver key
 def has(css: str, text: str = "") -> str:
     """A condition: some element matching css contains the text (as rendered)."""
     return (f"[...document.querySelectorAll({json.dumps(css)})]"
-            f".some((e) => e.innerText.includes({json.dumps(text)}))")
+            f".some((e) => (e.innerText ?? e.textContent).includes({json.dumps(text)}))")
 
 
 def shown(css: str) -> str:
