@@ -338,6 +338,7 @@ async def _heads(app: App, fixture_id: str) -> int:
 
 async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int:
     """The post-match report of a fixture (for the FA and the SAG), as a PDF file."""
+    from bot.domain.groundmap import load_map
     from bot.evidence.match_chart import chart_from_counts, draw_chart
     from bot.evidence.postmatch import build_report, report_pdf
 
@@ -354,7 +355,7 @@ async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int
     data = chart_from_counts(await core.store.chart_counts(fx.id))
     png = await draw_chart(data, fx.title, tz, fx.kickoff) if data else None
     path = out or Path(f"{fx.id}-post-match.pdf")
-    path.write_bytes(report_pdf(rep, png, tz))
+    path.write_bytes(report_pdf(rep, png, tz, load_map(core.settings.config_dir, ground)))
     await core.store.audit("cli", "report.pdf", f"post-match PDF of {fx.id}: {path.name}",
                            _now(app), unix_user())
     print(f"{path} ({len(rep.rows)} incidents; chain head {rep.chain_head})")

@@ -170,6 +170,34 @@ def render_map(gm: GroundMap, pins: str = "") -> str:
     return "".join(out)
 
 
+def spread(points: list[tuple[float, float]], gap: float,
+           rounds: int = 12) -> list[tuple[float, float]]:
+    """Points pushed apart until no two are nearer than `gap` (a few rounds of relaxation),
+    each kept as near its own place as the others allow: pins that would overlap stay
+    readable. control.js's spread() does the same on the live screen."""
+    pts = [list(p) for p in points]
+    for _ in range(rounds):
+        moved = False
+        for a in range(len(pts)):
+            for b in range(a + 1, len(pts)):
+                p, q = pts[a], pts[b]
+                dx, dy = q[0] - p[0], q[1] - p[1]
+                d = math.hypot(dx, dy)
+                if d >= gap:
+                    continue
+                if d < 0.01:  # the same spot: side by side
+                    dx, dy, d = 1.0, 0.0, 1.0
+                push = (gap - d) / 2
+                p[0] -= dx / d * push
+                p[1] -= dy / d * push
+                q[0] += dx / d * push
+                q[1] += dy / d * push
+                moved = True
+        if not moved:
+            break
+    return [(p[0], p[1]) for p in pts]
+
+
 def pin_svg(zid: str, label: str, at: tuple[float, float], worst: int, cls: str,
             n: int) -> str:
     """One pin: its shape (S5 octagon, S4 diamond, else a circle) and number say the worst

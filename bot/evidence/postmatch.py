@@ -11,9 +11,11 @@ from zoneinfo import ZoneInfo
 
 from bot.domain.clock import parse_iso
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.groundmap import GroundMap
 from bot.domain.grounds import Ground
 from bot.domain.incident.incident_model import Incident
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
+from bot.evidence.debrief.pdf import draw_map, latin
 from bot.evidence.export import chain_head
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import Store
@@ -32,6 +34,7 @@ class IncidentRow:
     acknowledged: str
     closed: str
     outcome: str
+    location: str = ""  # the zone's id: where the map pins it
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo) -> li
             inc.id, inc.severity, INCIDENT_TYPES.label(inc.type),
             ground.short_label(inc.location, 28), _hhmm(inc.reported_at, tz),
             _hhmm(inc.marks.get("acknowledged_at", ""), tz),
-            _hhmm(inc.marks.get("closed_at", ""), tz), outcome(inc)))
+            _hhmm(inc.marks.get("closed_at", ""), tz), outcome(inc), inc.location))
     return out
 
 
@@ -84,14 +87,10 @@ async def build_report(store: Store, fx: Fixture, ground: Ground, tz: ZoneInfo,
                   tuple(incident_rows(incidents, ground, tz)))
 
 
-def _latin(text: str) -> str:
-    """The PDF's core fonts are Latin-1: other characters become '?' rather than failing."""
-    text = text.replace("—", "-").replace("–", "-").replace("→", "->").replace("…", "...")
-    return text.encode("latin-1", "replace").decode("latin-1")
-
-
-def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo) -> bytes:
-    """The report as an A4 PDF (1-2 pages for a night like the seed's)."""
+def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo,
+               ground_map: GroundMap | None = None) -> bytes:
+    """The report as an A4 PDF (1-2 pages for a night like the seed's), with a light map of
+    where the incidents were when the ground has one."""
     from fpdf import FPDF
 
     fx, fig = rep.fixture, rep.figures
@@ -101,10 +100,10 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo) -> bytes:
     pdf.set_auto_page_break(True, 12)
     pdf.add_page()
     pdf.set_font("Helvetica", "B", 15)
-    pdf.cell(0, 7, _latin(("DRILL - " if fx.drill else "") + fx.title), new_x="LMARGIN",
+    pdf.cell(0, 7, latin(("DRILL - " if fx.drill else "") + fx.title), new_x="LMARGIN",
              new_y="NEXT")
     pdf.set_font("Helvetica", "", 9)
-    pdf.multi_cell(0, 4.5, _latin(
+    pdf.multi_cell(0, 4.5, latin(
         f"{fx.competition.replace('_', ' ')} - {rep.ground} - kick-off "
         f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M} - category {fx.category} - phase "
         f"{PHASES.label(fx.phase)}\nGenerated {rep.generated_at:%d %b %Y %H:%M:%S %Z} from "
@@ -114,7 +113,7 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo) -> bytes:
 
     def heading(text: str) -> None:
         pdf.set_font("Helvetica", "B", 11)
-        pdf.cell(0, 6, _latin(text), new_x="LMARGIN", new_y="NEXT")
+        pdf.cell(0, 6, latin(text), new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("Helvetica", "", 8.5)
 
     heading("The night in figures")
@@ -132,25 +131,59 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo) -> bytes:
         + f". Banning orders {fig['bans']['total']}. Ejections {fig['ejections']}.",
     ]
     for line in lines:
-        pdf.multi_cell(0, 4.5, _latin(line), new_x="LMARGIN", new_y="NEXT", align="L")
+        pdf.multi_cell(0, 4.5, latin(line), new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.ln(2)
     heading("Incidents (severity 5 to 1)")
     widths = (15, 9, 34, 38, 18, 15, 15, 42)
     head = ("INC", "Sev", "Type", "Place", "Reported", "Acked", "Closed", "Outcome")
     with pdf.table(col_widths=widths, text_align="LEFT", line_height=4.6,
                    first_row_as_headings=True) as table:
-        table.row([_latin(h) for h in head])
+        table.row([latin(h) for h in head])
         for r in rep.rows:
-            table.row([_latin(v) for v in (r.id, f"S{r.severity}", r.type, r.place, r.reported,
+            table.row([latin(v) for v in (r.id, f"S{r.severity}", r.type, r.place, r.reported,
                                            r.acknowledged or "-", r.closed or "-",
                                            r.outcome)])
-    if chart_png:
-        pdf.ln(3)
-        heading("Incidents per 15 minutes, by phase")
-        import io
-
-        width = pdf.epw * 0.8
-        if pdf.get_y() + width * 0.6 > pdf.h - pdf.b_margin:
-            pdf.add_page()
-        pdf.image(io.BytesIO(chart_png), w=width)
+    _chart_and_map(pdf, heading, chart_png, ground_map, rep.rows)
     return bytes(pdf.output())
+
+
+def _chart_and_map(pdf: Any, heading: Any, chart_png: bytes | None,
+                   ground_map: GroundMap | None, rows: tuple[IncidentRow, ...]) -> None:
+    """The chart and, beside it, a light map of where the incidents were (on a new page
+    only when the two do not fit under the table)."""
+    import io
+    import struct
+
+    wants_map = ground_map is not None and bool(rows)
+    if not chart_png and not wants_map:
+        return
+    gap = 6.0
+    map_w = pdf.epw * 0.4 if chart_png else pdf.epw * 0.62
+    chart_w = pdf.epw - map_w - gap if wants_map else pdf.epw * 0.8
+    chart_h = 0.0
+    if chart_png:  # a PNG's size is in its header: width, height at bytes 16-24
+        w, h = struct.unpack(">II", chart_png[16:24])
+        chart_h = chart_w * h / w
+    map_h = 0.0
+    if ground_map is not None and wants_map:
+        _, _, vw, vh = ground_map.viewbox
+        map_h = map_w * vh / vw + 14
+    if pdf.get_y() + 10 + max(chart_h, map_h) > pdf.h - pdf.b_margin:
+        pdf.add_page()
+    pdf.ln(3)
+    heading("Incidents per 15 minutes, by phase" if chart_png else "Where the incidents were")
+    top = pdf.get_y()
+    bottom = top
+    if chart_png:
+        pdf.image(io.BytesIO(chart_png), x=pdf.l_margin, y=top, w=chart_w)
+        bottom = top + chart_h
+    if ground_map is not None and wants_map:
+        x = pdf.l_margin + (chart_w + gap if chart_png else 0)
+        if chart_png:
+            pdf.set_xy(x, top - 6)
+            pdf.set_font("Helvetica", "B", 11)
+            pdf.cell(map_w, 6, "Where the incidents were")
+        pdf.set_y(top)
+        bottom = max(bottom, draw_map(pdf, ground_map,
+                                      [(r.location, r.severity) for r in rows], map_w, x))
+    pdf.set_y(bottom + 2)

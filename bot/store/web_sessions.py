@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import AsyncIterator
 
 from bot.store.client import OPS, Store
 
 REVOKED = OPS + "websess.revoked"  # pub/sub channel: the member whose sessions ended
 RUNNING = OPS + "web.running"  # the base URL of a running control-room server
+# Read-only: KEYS = the sessions, then the members hash; ARGV = the members to look up.
+STILL_OPEN = """
+local out, n = {}, #KEYS - 1
+for i = 1, n do out[i] = redis.call('HGET', KEYS[i], 'exp') end
+for j, who in ipairs(ARGV) do out[n + j] = redis.call('HGET', KEYS[n + 1], who) end
+return out
+"""
 
 
 def _digest(secret: str) -> str:
@@ -86,6 +94,18 @@ class WebSessions:
         """A session's record, or None."""
         rec = await self.store._call(self.r.hgetall(f"{OPS}websess:{_digest(sid)}"))
         return rec or None
+
+    async def still_open(self, sids: list[str], whos: list[str]
+                         ) -> tuple[list[str | None], list[dict[str, str] | None]]:
+        """Each session's expiry (None: ended) and each member's record (None: not an
+        invited member), in one script call for any number of screens (checked before every
+        batch the screens get: a pipeline costs the client per command)."""
+        if not sids and not whos:
+            return [], []
+        keys = [f"{OPS}websess:{_digest(sid)}" for sid in sids] + [OPS + "members"]
+        got = await self.store._call(self.r.eval(STILL_OPEN, len(keys), *keys, *whos))
+        exps, recs = got[:len(sids)], got[len(sids):]
+        return list(exps), [json.loads(r) if r else None for r in recs]
 
     async def end_session(self, sid: str, who: str) -> None:
         """Sign one session out."""

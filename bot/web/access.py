@@ -127,6 +127,22 @@ class Access:
         return Session(sid, viewer, rec["csrf"],
                        int(rec["exp"]))
 
+    async def still_open(self, sessions: list[Session]) -> dict[str, bool]:
+        """Which of these screens' sessions are still open with the role they opened with, in
+        one read for all: a False (or a missing) one is checked again by `session`, which
+        says why and ends what must end."""
+        whos = sorted({s.viewer.who for s in sessions if s.viewer.who not in self.core.roster})
+        exps, recs = await self.sessions.still_open([s.sid for s in sessions], whos)
+        role = {who: (rec or {}).get("role") for who, rec in zip(whos, recs, strict=True)}
+        now = self._now_ts()
+
+        def member_role(who: str) -> str | None:
+            m = self.core.roster.get(who)
+            return m.role if m is not None else role.get(who)
+        return {s.sid: exp is not None and int(exp) >= now
+                and member_role(s.viewer.who) == s.viewer.role
+                for s, exp in zip(sessions, exps, strict=True)}
+
     async def sign_out(self, session: Session) -> None:
         """End a session."""
         await self.sessions.end_session(session.sid, session.viewer.who)

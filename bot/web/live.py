@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from bot.store import StoreUnavailable
 from bot.store.feed import Feed
 from bot.store.web_sessions import WebSessions
 from bot.tasks import cancel_and_wait
+from bot.web.access import Session
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
 from bot.web.stewarding_tile import STEWARDING_KINDS, stewarding_view
 from bot.web.timeline_svg import render_svg_chart
@@ -76,6 +77,8 @@ class Batch:
 
     changes: list[Change]
     rendered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # session id -> still open (with its role), checked for every screen in one read
+    verdicts: dict[str, bool] = field(default_factory=dict)
     blobs: dict[tuple[str, bool], bytes] = field(default_factory=dict)
     last_of: dict[str, int] = field(default_factory=dict)  # incident id -> its last change
 
@@ -127,6 +130,7 @@ class Notice:
     def __init__(self, kind: str, make: Callable[[bool], dict[str, Any]]) -> None:
         self.kind, self.make = kind, make
         self.pieces: dict[tuple[bool, bool], bytes] = {}
+        self.verdicts: dict[str, bool] = {}  # as Batch.verdicts
 
     def blob(self, viewer: Viewer, room: LiveRoom, after: tuple[int, int] = (0, 0),
              gz: bool = False) -> bytes:
@@ -147,6 +151,7 @@ class Recheck:
 
 
 RECHECK = Recheck()
+SessionCheck = Callable[[list[Session]], Awaitable[dict[str, bool]]]
 Item = Batch | Notice | Recheck | None
 
 
@@ -155,7 +160,7 @@ class FixtureFeed:
 
     def __init__(self, room: LiveRoom, fx_id: str) -> None:
         self.room, self.fx_id = room, fx_id
-        self.queues: set[asyncio.Queue[Item]] = set()
+        self.queues: dict[asyncio.Queue[Item], Session] = {}  # each screen's session
         self.last = "0-0"
         self.task: asyncio.Task[None] | None = None
         self._started = asyncio.Lock()
@@ -169,20 +174,20 @@ class FixtureFeed:
         self._stewarding: asyncio.Task[None] | None = None  # a push of the stewarding tile
         self._stewarding_dirty = False
 
-    async def subscribe(self) -> asyncio.Queue[Item]:
+    async def subscribe(self, session: Session) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
         async with self._started:
             if self.task is None or self.task.done():
                 self.last = await self.room.feed.last_id(self.fx_id)
                 self.task = asyncio.create_task(self._run())
         q: asyncio.Queue[Item] = asyncio.Queue()
-        self.queues.add(q)
+        self.queues[q] = session
         self.room.watch_delivery()
         return q
 
     def unsubscribe(self, q: asyncio.Queue[Item]) -> None:
         """Stop feeding a screen."""
-        self.queues.discard(q)
+        self.queues.pop(q, None)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -195,7 +200,10 @@ class FixtureFeed:
                 if not events:
                     continue
                 self.last = events[-1].id
-                batch = Batch(await self.room.changes(self.fx_id, events))
+                # the screens' sessions checked while the changes are read: no added wait
+                changes, verdicts = await asyncio.gather(self.room.changes(self.fx_id, events),
+                                                         self.verdicts())
+                batch = Batch(changes, verdicts=verdicts)
                 for e in events:  # a changed incident's card goes out again: follow it
                     if e.kind.startswith("incident.") and e.data.get("id"):
                         self.following[str(e.data["id"])] = loop.time()
@@ -233,8 +241,25 @@ class FixtureFeed:
                 self._chart_dirty = True  # tried again in CHART_S
                 continue
             if fx is not None:
-                self.broadcast(Notice("chart", lambda police, fx=fx, data=data: {
+                await self.send(Notice("chart", lambda police, fx=fx, data=data: {
                     "svg": self.room.chart(fx, data, police)}))
+
+    async def verdicts(self) -> dict[str, bool]:
+        """Whether each screen's session is still open, in one read for all ({} when it
+        cannot be read: each screen then checks for itself, and fails alike)."""
+        if not self.queues or self.room.check is None:
+            return {}
+        try:
+            return await self.room.check(list(self.queues.values()))
+        except StoreUnavailable:
+            return {}
+
+    async def send(self, item: Batch | Notice) -> None:
+        """Check every screen's session in one read, then hand them the item: a screen
+        whose session is still open sends it without a read of its own (50 screens, one
+        read per batch, not 50)."""
+        item.verdicts.update(await self.verdicts())
+        self.broadcast(item)
 
     def _stewarding_due(self) -> None:
         """Push the stewarding tile and the map's posts to the screens (one at a time; an
@@ -253,13 +278,13 @@ class FixtureFeed:
                 self._stewarding_dirty = True
                 continue
             if view is not None:
-                self.broadcast(Notice("stewarding", lambda _police, v=view: v))
+                await self.send(Notice("stewarding", lambda _police, v=view: v))
 
     def broadcast(self, item: Batch | Notice) -> None:
         """Hand the same item to every screen's queue."""
         for q in list(self.queues):
             if q.qsize() >= MAX_BACKLOG:
-                self.queues.discard(q)
+                self.queues.pop(q, None)
                 q.put_nowait(None)  # the screen reconnects and resumes from its last id
             else:
                 q.put_nowait(item)
@@ -275,10 +300,11 @@ class FixtureFeed:
 class LiveRoom:
     """Feeds by fixture, and what each change looks like to each member."""
 
-    def __init__(self, core: Core,
-                 map_zones: Callable[[Fixture], set[str]] | None = None) -> None:
+    def __init__(self, core: Core, map_zones: Callable[[Fixture], set[str]] | None = None,
+                 check: SessionCheck | None = None) -> None:
         self.core = core
         self.map_zones = map_zones  # the zone ids a fixture's map draws (posts are shown there)
+        self.check = check  # which screens' sessions are still open (one read for all)
         self.feed = Feed(core.store)
         self.feeds: dict[str, FixtureFeed] = {}
         self.delivery: list[dict[str, Any]] = []
@@ -337,8 +363,8 @@ class LiveRoom:
             rows = self.delivery_now()
             if key != self._delivery_key:
                 notice = Notice("delivery", lambda _police, rows=rows: {"rows": rows})
-                for f in self.feeds.values():
-                    f.broadcast(notice)
+                for f in list(self.feeds.values()):
+                    await f.send(notice)
             for f in list(self.feeds.values()):
                 if f.queues:
                     try:
@@ -371,7 +397,7 @@ class LiveRoom:
             if all("at" in x for x in r) or now - f.following.get(i, now) > WATCH_S:
                 f.following.pop(i, None)
         if changed:
-            f.broadcast(Notice("seen", lambda _police, c=changed: {"incidents": c}))
+            await f.send(Notice("seen", lambda _police, c=changed: {"incidents": c}))
 
     def fixture_feed(self, fx_id: str) -> FixtureFeed:
         """The shared feed of a fixture."""

@@ -15,6 +15,7 @@ from bot.core.dispatch import Core
 from bot.domain.clock import iso
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.groundmap import GroundMap, load_map, pin_layer, render_map
+from bot.domain.ledger import Event
 from bot.domain.messages import Command
 from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.match_chart import chart_data, chart_from_counts
@@ -96,7 +97,8 @@ class ControlRoom:
     def __init__(self, core: Core, public_url: str | None = None) -> None:
         self.core = core
         self.access = Access(core)
-        self.live = LiveRoom(core, lambda fx: set(self.ground_map(fx).zones))
+        self.live = LiveRoom(core, lambda fx: set(self.ground_map(fx).zones),
+                             check=self.access.still_open)
         self.public_url = public_url or core.settings.web_base
         self.secure = self.public_url.startswith("https://")
         self.maps: dict[str, GroundMap] = {}
@@ -130,6 +132,9 @@ class ControlRoom:
         return app
 
     async def _on_startup(self, _app: web.Application) -> None:
+        # the grounds' maps read now, not on the first screen's page (a cold first paint)
+        for ground in self.core.grounds.values():
+            self.maps.setdefault(ground.id, load_map(self.core.settings.config_dir, ground))
         self._announcing = asyncio.create_task(self._announce())
 
     async def _announce(self) -> None:
@@ -275,26 +280,12 @@ class ControlRoom:
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
 
-    async def page(self, request: web.Request) -> web.Response:
-        """The live screen, bounded whatever the night: the newest log lines, the cards the
-        board draws, pins and tiles from a few fields of each incident; the screen's script
-        fetches the rest (/control/incidents) after the first paint."""
-        session = await self._session(request)
-        viewer = session.viewer
-        fx = await self._fixture(request, session.viewer)
+    async def _log_rows(self, fx: Fixture, viewer: Viewer, newest: list[Event],
+                        wanted: set[int]) -> tuple[dict[str, dict[str, str]],
+                                                   list[dict[str, Any]]]:
+        """The incidents the board's cards and these events touch (one read), and the
+        newest LOG_LINES log rows this member may see."""
         gm = self.ground_map(fx)
-        last, newest, brief, all_tiles, stewarding = await asyncio.gather(
-            self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES * 3),
-            self.live.feed.incident_fields(fx.id, BRIEF_FIELDS), self.live.tiles(fx),
-            self.live.stewarding(fx.id))
-        mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
-                if sees_incident(viewer, b)]
-        columns: dict[str, list[dict[str, Any]]] = {}
-        # worst first, then oldest: what the board draws first (control.js sorts alike)
-        for b in sorted((b for b in mine if not b["closed"]),
-                        key=lambda b: (-int(b.get("severity") or 1), b["reported_at"])):
-            columns.setdefault(board_column(b.get("status", "")), []).append(b)
-        wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
         log_ids = {int(i[4:]) for e in newest if e.kind.startswith("incident.")
                    and (i := str(e.data.get("id", "")))[4:].isdigit()}
         raw_by_n = await self.live.feed.incidents_by_n(fx.id, sorted(wanted | log_ids))
@@ -307,8 +298,37 @@ class ControlRoom:
                 log_rows.append(row)
             if len(log_rows) >= LOG_LINES:
                 break
+        return raw, log_rows
+
+    async def page(self, request: web.Request) -> web.Response:
+        """The live screen, bounded whatever the night: the newest log lines, the cards the
+        board draws, pins and tiles from a few fields of each incident; the screen's script
+        fetches the rest (/control/incidents) after the first paint."""
+        session = await self._session(request)
+        viewer = session.viewer
+        fx = await self._fixture(request, session.viewer)
+        gm = self.ground_map(fx)
+        last, newest, brief, all_tiles, stewarding = await asyncio.gather(
+            self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES),
+            self.live.feed.incident_fields(fx.id, BRIEF_FIELDS), self.live.tiles(fx),
+            self.live.stewarding(fx.id))
+        mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
+                if sees_incident(viewer, b)]
+        columns: dict[str, list[dict[str, Any]]] = {}
+        # worst first, then oldest: what the board draws first (control.js sorts alike)
+        for b in sorted((b for b in mine if not b["closed"]),
+                        key=lambda b: (-int(b.get("severity") or 1), b["reported_at"])):
+            columns.setdefault(board_column(b.get("status", "")), []).append(b)
+        wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
+        raw, log_rows = await self._log_rows(fx, viewer, newest, wanted)
+        if len(log_rows) < LOG_LINES == len(newest):  # some hidden from this member: older
+            newest = await self.live.feed.newest(fx.id, LOG_LINES * 3)
+            raw, log_rows = await self._log_rows(fx, viewer, newest, wanted)
+        # only the board's cards: the log's rows carry what they show, the rest comes after
+        # the first paint (/control/incidents)
+        board = {f"INC-{n}" for n in wanted}
         by_id = {i["id"]: incident_view(i, gm.ground) for i in raw.values()
-                 if sees_incident(viewer, i)}
+                 if i.get("id") in board and sees_incident(viewer, i)}
         await self._with_delivery(fx, viewer, by_id)
         state = {
             "fixture": fx.id, "last": last, "now": iso(self.core.clock.now()),
@@ -413,7 +433,7 @@ class ControlRoom:
         if gz:
             headers["Content-Encoding"] = "gzip"
         resp = web.StreamResponse(headers=headers)
-        queue = await feed.subscribe()  # before the catch-up read: nothing falls in between
+        queue = await feed.subscribe(session)  # before the catch-up read: nothing falls in between
         try:
             await self.live.follow_member(viewer.who, queue)
             await resp.prepare(request)
@@ -480,7 +500,11 @@ class ControlRoom:
             while batch is not None and not queue.empty():
                 batch = queue.get_nowait()
                 batches.append(batch)
-            if await signed_out():
+            # checked for every screen at once when the feed sent it; a screen checks for
+            # itself only after a revocation, a "no" or an item sent before it subscribed
+            vouched = all(isinstance(b, Batch | Notice) and b.verdicts.get(session.sid)
+                          for b in batches if b is not None)
+            if not vouched and await signed_out():
                 return
             blobs = []
             for b in batches:

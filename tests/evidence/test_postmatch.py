@@ -74,5 +74,7 @@ def test_matchday_report_pdf_of_the_replayed_night(tmp_path) -> None:
             doc[i].render(scale=1.25).to_pil().save(ROOT / "docs" / f"report-pdf-{i + 1}.png")
     text = "".join(pages)
     assert all(f"INC-{n}" in text for n in range(1, 8)) and "Violent disorder" in text
+    # the light map: a pin per zone with its worst severity and count (4 at STB top walkway)
+    assert "Where the incidents were" in text and "4 inc." in text
     bad = cli("report", "--fixture", "no-such-night", "--pdf")
     assert bad.returncode == 1 and "no fixture" in bad.stderr and "Traceback" not in bad.stderr

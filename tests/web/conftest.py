@@ -17,6 +17,7 @@ from bot.settings import Settings
 from bot.web.server import ControlRoom
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.support.web import client, room  # noqa: F401 (fixtures)
+from tests.web.browser_screen import Browsers, Screen
 
 TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
 BROWSERS = "chromium, chromium-driver and firefox-esr"
@@ -76,3 +77,20 @@ async def control_url(core: Core) -> AsyncIterator[str]:
     yield str(server.make_url("")).rstrip("/")
     await served.live.close()
     await server.close()
+
+
+@pytest_asyncio.fixture(scope="module")
+async def browsers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Browsers]:
+    """The module's Chromium and Firefox (each started on first use)."""
+    b = Browsers(tmp_path_factory.mktemp("firefox-profile"))
+    yield b
+    await b.close()
+
+
+@pytest_asyncio.fixture(params=["chromium", "firefox"])
+async def screen(request: pytest.FixtureRequest, browsers: Browsers,
+                 control_url: str) -> AsyncIterator[Screen]:
+    """A screen on the control room, in Chromium and (a second run) in Firefox."""
+    s = await browsers.screen(request.param, control_url)
+    yield s
+    await s.reset()

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BROWSER_TESTS = ("tests/web/test_web_browser.py::", "tests/web/test_web_firefox.py::",
-                 "tests/web/test_web_wall.py::", "tests/web/test_web_a11y.py::")
-BROWSER_COUNT = 17
+BROWSER_TESTS = ("tests/web/test_web_browser.py::", "tests/web/test_web_wall.py::",
+                 "tests/web/test_web_a11y.py::", "tests/web/test_web_stewarding_browser.py::")
+BROWSER_COUNT = 30  # 15 tests, each in Chromium and Firefox
 
 
 def pytest_run(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -51,17 +51,18 @@ def test_the_ci_redis_run_keeps_the_redis_tests_without_browsers() -> None:
 
 def test_browser_tests_without_browsers_fail_with_one_line_not_skip() -> None:
     # PATH with only this Python's directory: no chromium, chromedriver or firefox-esr on it
-    p = pytest_run("-m", "browser", "-rA", "tests/web/test_web_firefox.py",
+    # the one test in each browser: [chromium] and [firefox]
+    p = pytest_run("-m", "browser", "-rA",
                    "tests/web/test_web_browser.py::test_viewer_sees_no_restricted_data",
                    path=str(Path(sys.executable).parent))
     out = p.stdout + p.stderr
     assert p.returncode == 1, out
     assert "skipped" not in out and "2 error" in out, out
     # the error bodies; the summary repeats them (untruncated when CI is set), prefixed "ERROR "
-    reasons = [line for line in out.splitlines()
-               if "not found on PATH" in line and not line.startswith("ERROR ")]
+    reasons = sorted(line for line in out.splitlines()
+                     if "not found on PATH" in line and not line.startswith("ERROR "))
     assert len(reasons) == 2, out  # one line each, no traceback
-    assert reasons[0].startswith("Firefox not found on PATH (none of firefox-esr, firefox)")
-    assert reasons[1].startswith("Chromium and its driver not found on PATH")
+    assert reasons[0].startswith("Chromium and its driver not found on PATH")
+    assert reasons[1].startswith("Firefox not found on PATH (none of firefox-esr, firefox)")
     assert all("apt-get install chromium chromium-driver firefox-esr" in r for r in reasons)
     assert "Traceback" not in out

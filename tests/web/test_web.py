@@ -462,3 +462,42 @@ async def test_the_live_chart_counts_per_5_minutes_the_post_match_per_15(client,
     # two reports 6 minutes apart: two bars live, one in the night's quarter-hour
     assert live.count("<title>1 in ") == 2 and "per 5 minutes" in live
     assert night.count("<title>2 in ") == 1
+
+
+async def session_reads(core: Core) -> int:
+    """HGETALL calls the server has run (a screen's own session check is one)."""
+    stats = await core.store.r.info("commandstats")
+    return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
+
+
+async def test_more_screens_cost_no_more_session_reads_per_report(room, client, say,
+                                                                   core) -> None:
+    """Every screen's session is checked before each batch reaches it, all in one read:
+    eleven screens cost about the reads per report one does, not one more each (the write
+    path's own reads vary by one or so from report to report)."""
+    await sign_in(client, say, "control")
+    others = [await new_client(room) for _ in range(10)]
+    try:
+        first = await client.get("/control/events", headers={"Accept-Encoding": "identity"})
+        await read_events(first, 0)
+        await say("/incident pyro @away_upper s2 flare", as_="steward")  # warm: scripts, feed
+        await read_events(first, 1)
+        before = await session_reads(core)
+        await say("/incident medical @gate_f s2 fan fainted", as_="steward")
+        assert (await read_events(first, 1))[0][1]["incident"]["id"] == "INC-2"
+        one_screen = await session_reads(core) - before
+        feeds = [first]
+        for c in others:
+            await sign_in(c, say, "control")
+            feeds.append(await c.get("/control/events",
+                                     headers={"Accept-Encoding": "identity"}))
+        for f in feeds[1:]:
+            assert (await f.content.readline()).startswith(b"retry:")
+        before = await session_reads(core)
+        await say("/incident antisocial @bms_lower s2 noise", as_="steward")
+        for f in feeds:
+            assert (await read_events(f, 1))[0][1]["incident"]["id"] == "INC-3"
+        assert await session_reads(core) - before <= one_screen + 2, one_screen
+    finally:
+        for c in others:
+            await c.close()

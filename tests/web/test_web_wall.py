@@ -1,4 +1,4 @@
-"""The control room as the wall screen at a flashpoint (issue #23), in headless Chromium:
+"""The control room as the wall screen at a flashpoint (issue #23), in Chromium and Firefox:
 worst first with nothing below the fold, a dead screen that says so, and a banner for what
 must be acknowledged now.
 
@@ -9,14 +9,12 @@ Marked `browser`: run with `python -m pytest -m browser`. Screenshots go to test
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Any
 
 import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestServer
-from selenium.webdriver.common.by import By
 
 from bot.core.dispatch import Core
 from bot.schedule.early_warning_feed import EarlyWarning
@@ -24,11 +22,9 @@ from bot.schedule.escalation import sweep_escalations
 from bot.web.server import ControlRoom
 from rigs.botproc import TYPES, ZONES
 from rigs.net import free_port
-from tests.web import test_web_browser as chromium
+from tests.web.browser_screen import LIVE, ROOT, Screen, body_data, has, shown
 from tests.web.conftest import TG_CONTROL
-from tests.web.test_web_browser import ROOT, Screen, card_edited, has
-
-browser, screen = chromium.browser, chromium.screen  # the Chromium fixtures
+from tests.web.test_web_browser import card_edited
 
 pytestmark = pytest.mark.browser
 DOCS = ROOT / "docs"
@@ -78,15 +74,8 @@ return {shown: cards.filter(seen).map((c) => c.dataset.id),
 """
 
 
-async def resize(s: Screen, width: int, height: int) -> None:
-    await s.run(s.driver.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride",
-                     {"width": width, "height": height, "deviceScaleFactor": 1,
-                      "mobile": False})
-
-
 async def complete(s: Screen) -> None:
-    await s.wait(lambda d: d.find_element(By.TAG_NAME, "body")
-                      .get_attribute("data-complete"), 10)
+    await s.until(body_data("complete"), 10)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["1920x1080", "1366x768"])
@@ -100,24 +89,20 @@ async def test_every_unacknowledged_s4_s5_is_on_screen_at_a_flashpoint(screen, s
     assert len(unacked) == 200
     urgent = {i for i, s in unacked.items() if s >= 4}
     assert len(urgent) >= 20  # a real flashpoint's load, not a token one
-    await resize(screen, *size)
-    try:
-        await screen.sign_in(say, "control")
-        await complete(screen)
-        got = await screen.run(screen.driver.execute_script, VISIBLE)
-        path = await screen.shot(f"wall-flashpoint-{size[0]}x{size[1]}")
-        assert urgent <= set(got["shown"]), (urgent - set(got["shown"]), got["more"])
-        assert got["sev"] == sorted(got["sev"], reverse=True)  # worst first
-        assert not got["scroll"] and got["page"], got  # nothing to scroll on a wall
-        assert got["wrapped"] == 0, got
-        hidden = 200 - len(got["shown"])
-        lowest = max(s for i, s in unacked.items() if i not in got["shown"])
-        assert got["more"] == f"+{hidden} more (lowest severity S{lowest})", got["more"]
-        if os.environ.get("MATCHDAY_DOCS_SHOTS"):
-            (DOCS / path.name).write_bytes(path.read_bytes())
-    finally:
-        await screen.run(screen.driver.execute_cdp_cmd,
-                         "Emulation.clearDeviceMetricsOverride", {})
+    await screen.resize(*size)
+    await screen.sign_in(say, "control")
+    await complete(screen)
+    got = await screen.run(VISIBLE)
+    path = await screen.shot(f"wall-flashpoint-{size[0]}x{size[1]}")
+    assert urgent <= set(got["shown"]), (urgent - set(got["shown"]), got["more"])
+    assert got["sev"] == sorted(got["sev"], reverse=True)  # worst first
+    assert not got["scroll"] and got["page"], got  # nothing to scroll on a wall
+    assert got["wrapped"] == 0, got
+    hidden = 200 - len(got["shown"])
+    lowest = max(s for i, s in unacked.items() if i not in got["shown"])
+    assert got["more"] == f"+{hidden} more (lowest severity S{lowest})", got["more"]
+    if os.environ.get("MATCHDAY_DOCS_SHOTS") and screen.name == "chromium":
+        (DOCS / path.name).write_bytes(path.read_bytes())
 
 
 # ---------------------------------------------------------------- item 2: never silently stale
@@ -153,47 +138,39 @@ class Restartable:
             self.server = None
 
 
-def shown(css: str) -> Callable[[Any], bool]:
-    return lambda d: any(e.is_displayed() for e in d.find_elements(By.CSS_SELECTOR, css))
+STALE = "document.body.classList.contains('stale')"
 
 
-async def test_a_dead_screen_says_not_live_stops_counting_and_recovers(browser, restartable,
+async def test_a_dead_screen_says_not_live_stops_counting_and_recovers(screen, restartable,
                                                                        say) -> None:
-    s = Screen(browser, restartable.base)
-    try:
-        await s.sign_in(say, "control")
-        await complete(s)
-        await s.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
-        await say("/incident pyro @away_upper s3 flare lit", as_="steward")
-        await s.wait(has('.col[data-status="reported"] .card', "INC-1"), 5)
-        assert not await s.run(shown("#notlive"), browser)
+    s = screen
+    s.base = restartable.base  # a server this test can stop
+    await s.sign_in(say, "control")
+    await complete(s)
+    await s.until(LIVE, 5)
+    await say("/incident pyro @away_upper s3 flare lit", as_="steward")
+    await s.until(has('.col[data-status="reported"] .card', "INC-1"), 5)
+    assert not await s.js(shown("#notlive"))
 
-        await restartable.stop()  # the server dies
-        await s.wait(shown("#notlive"), 5)
-        assert "NOT LIVE since" in await s.text("#notlive")
-        assert "stale" in await s.run(lambda: browser.find_element(By.TAG_NAME, "body")
-                                      .get_attribute("class"))
-        frozen = await s.run(browser.execute_script, FROZEN)
-        ticks = int(frozen["ticks"])
-        # two more ticks of the screen's one-second counter: nothing it shows moved
-        await s.wait(lambda d: int(d.find_element(By.TAG_NAME, "body")
-                                   .get_attribute("data-ticks") or 0) >= ticks + 2, 5)
-        assert await s.run(browser.execute_script, FROZEN) | {"ticks": 0} == \
-            frozen | {"ticks": 0}
-        path = await s.shot("wall-not-live")
-        if os.environ.get("MATCHDAY_DOCS_SHOTS"):
-            (DOCS / path.name).write_bytes(path.read_bytes())
+    await restartable.stop()  # the server dies
+    await s.until(shown("#notlive"), 5)
+    assert "NOT LIVE since" in await s.text("#notlive")
+    assert await s.js(STALE)
+    frozen = await s.run(FROZEN)
+    ticks = int(frozen["ticks"])
+    # two more ticks of the screen's one-second counter: nothing it shows moved
+    await s.until(f"Number({body_data('ticks')} || 0) >= {ticks + 2}", 5)
+    assert await s.run(FROZEN) | {"ticks": 0} == frozen | {"ticks": 0}
+    path = await s.shot("wall-not-live")
+    if os.environ.get("MATCHDAY_DOCS_SHOTS") and s.name == "chromium":
+        (DOCS / path.name).write_bytes(path.read_bytes())
 
-        await say("/incident disorder @seg_ne s5 fighting on the line", as_="steward")
-        await restartable.start()  # back: the screen resumes after the last id it had
-        await s.wait(lambda d: not shown("#notlive")(d), 10)
-        await s.wait(has('.col[data-status="reported"] .card', "INC-2"), 5)
-        await s.wait(has("#log li", "INC-2 reported"), 5)
-        assert "stale" not in await s.run(lambda: browser.find_element(By.TAG_NAME, "body")
-                                          .get_attribute("class"))
-    finally:
-        await s.run(browser.get, "about:blank")
-        await s.run(browser.delete_all_cookies)
+    await say("/incident disorder @seg_ne s5 fighting on the line", as_="steward")
+    await restartable.start()  # back: the screen resumes after the last id it had
+    await s.until(f"!({shown('#notlive')})", 10)
+    await s.until(has('.col[data-status="reported"] .card', "INC-2"), 5)
+    await s.until(has("#log li", "INC-2 reported"), 5)
+    assert not await s.js(STALE)
 
 
 FROZEN = """
@@ -208,31 +185,30 @@ async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, 
                                                                     telegram) -> None:
     await screen.sign_in(say, "control")
     await complete(screen)
-    await screen.wait(lambda d: "on" in d.find_element(By.ID, "live").get_attribute("class"), 5)
-    assert await screen.run(lambda: screen.driver.find_element(By.ID, "sound")
-                            .get_attribute("aria-pressed")) == "false"  # off by default
+    await screen.until(LIVE, 5)
+    assert await screen.js("document.getElementById('sound').getAttribute('aria-pressed')") \
+        == "false"  # off by default
     await screen.click("#sound")
     await say("/incident pyro @away_upper s3 flare lit", as_="steward")
-    await screen.wait(has('.col[data-status="reported"] .card', "INC-1"), 5)
-    assert not await screen.run(shown("#alerts"), screen.driver)  # an S3 is not an alarm
+    await screen.until(has('.col[data-status="reported"] .card', "INC-1"), 5)
+    assert not await screen.js(shown("#alerts"))  # an S3 is not an alarm
     await say("/incident segregation_breach @seg_ne s5 fans through the line", as_="steward")
-    await screen.wait(has("#alerts .alert.sev5", "INC-2"), 3)
+    await screen.until(has("#alerts .alert.sev5", "INC-2"), 3)
     assert "New S5" in await screen.text("#alerts")
-    assert await screen.run(lambda: screen.driver.find_element(By.TAG_NAME, "body")
-                            .get_attribute("data-beeps")) == "1"  # sound was switched on
+    assert await screen.js(body_data("beeps")) == "1"  # sound was switched on
     # an unacknowledged S3 that escalates on its timer raises one too
     await sweep_escalations(core, clock.now() + timedelta(minutes=10))
-    await screen.wait(has("#alerts .alert", "Escalated"), 5)
+    await screen.until(has("#alerts .alert", "Escalated"), 5)
     # where each card's chat message is (item 9), from the delivered marks
-    await screen.wait(has('.card[data-id="INC-2"] .dlv', "delivered"), 5)
+    await screen.until(has('.card[data-id="INC-2"] .dlv', "delivered"), 5)
     assert "(Telegram)" in await screen.text('.card[data-id="INC-2"] .dlv')
     path = await screen.shot("wall-alert")
-    if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+    if os.environ.get("MATCHDAY_DOCS_SHOTS") and screen.name == "chromium":
         (DOCS / path.name).write_bytes(path.read_bytes())
     await screen.click('#alerts button.act-ack[data-incident="INC-2"]')
     await telegram.wait_for(card_edited(TG_CONTROL, "Acknowledged"))
-    await screen.wait(has('.col[data-status="acknowledged"] .card', "INC-2"), 5)
-    await screen.wait(lambda d: not has("#alerts .alert", "INC-2")(d), 5)
+    await screen.until(has('.col[data-status="acknowledged"] .card', "INC-2"), 5)
+    await screen.until(f"!({has('#alerts .alert', 'INC-2')})", 5)
     assert "INC-1" in await screen.text("#alerts")  # stays until acknowledged itself
 
 
@@ -269,15 +245,14 @@ async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clo
     warned, *_ = await warnings.sweep()  # item 10: the area heating up
     await screen.sign_in(say, "control")
     await complete(screen)
-    got = await screen.run(screen.driver.execute_script, PINS)
-    await screen.wait(has("#log li.k-fixture-early_warning", "Early warning — "), 5)
-    pulsing = await screen.run(screen.driver.execute_script, "return [...document."
-                               "querySelectorAll('svg.ground .zone.warn')].map((z) => "
-                               "z.dataset.zone)")
+    got = await screen.run(PINS)
+    await screen.until(has("#log li.k-fixture-early_warning", "Early warning — "), 5)
+    pulsing = await screen.js("[...document.querySelectorAll('svg.ground .zone.warn')]"
+                              ".map((z) => z.dataset.zone)")
     assert warned.zone in pulsing and set(warned.zones) <= set(pulsing), pulsing
     assert got["n"] >= 4 and got["overlaps"] == [], got
     assert got["heat"]["seg_ne"] == "heat2" and got["heat"]["gate_away"] == "heat1", got["heat"]
     assert got["heat"]["ws_lower"] == ""  # a quiet zone stays as it is
     path = await screen.shot("wall-map")
-    if os.environ.get("MATCHDAY_DOCS_SHOTS"):
+    if os.environ.get("MATCHDAY_DOCS_SHOTS") and screen.name == "chromium":
         (DOCS / path.name).write_bytes(path.read_bytes())

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from bot.domain.decision_log import DECISION_KINDS, LogView
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.fixture.key_timings import Timing
-from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap
+from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap, spread
 from bot.domain.inspection_checklist import Check, Item, Readiness, latest
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
 from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
@@ -204,7 +204,7 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
         if pdf.get_y() + vh * (pdf.w - 28) / vw + 20 > pdf.h - 14:
             pdf.add_page()
         heading("Where the incidents were")
-        _map(pdf, d.ground_map, d.incidents)
+        draw_map(pdf, d.ground_map, [(r.location, r.severity) for r in d.incidents])
         per_zone: dict[str, list[int]] = {}
         for r in d.incidents:
             per_zone.setdefault(r.location, []).append(r.severity)
@@ -263,46 +263,56 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
 
 
-def _map(pdf: FPDF, gm: GroundMap, incidents: list[IncidentRow]) -> None:
-    """Zone outlines and one labelled pin per zone: the count and the worst severity (S4),
-    in text as well as colour."""
+def draw_map(pdf: FPDF, gm: GroundMap, incidents: list[tuple[str, int]],
+             width: float | None = None, x: float | None = None) -> float:
+    """Zone outlines and one pin per zone of (zone, severity) pairs: the worst severity in
+    it (S4) and how many incidents, in text as well as colour, pins pushed apart so none
+    covers another; `width` mm wide at `x` (the page's width). Returns the bottom (mm)."""
     vx, vy, vw, vh = gm.viewbox
-    width = pdf.w - pdf.l_margin - pdf.r_margin
+    width = width or pdf.w - pdf.l_margin - pdf.r_margin
     scale = width / vw
-    ox, oy = pdf.l_margin, pdf.get_y() + 2
+    ox, oy = pdf.l_margin if x is None else x, pdf.get_y() + 2
 
     def pt(x: float, y: float) -> tuple[float, float]:
         return ox + (x - vx) * scale, oy + (y - vy) * scale
 
-    pdf.set_draw_color(120, 120, 120)
-    pdf.set_line_width(0.3)
+    pdf.set_draw_color(150, 150, 150)
+    pdf.set_line_width(0.2)
     for shape in [*gm.decor, *gm.zones.values()]:
         if shape.rect:
-            x, y = pt(shape.rect[0], shape.rect[1])
-            pdf.rect(x, y, shape.rect[2] * scale, shape.rect[3] * scale)
+            x0, y0 = pt(shape.rect[0], shape.rect[1])
+            pdf.rect(x0, y0, shape.rect[2] * scale, shape.rect[3] * scale)
         elif shape.points:
             pdf.polygon([pt(*p) for p in shape.points])
         elif shape.line:
             pdf.polyline([pt(*p) for p in shape.line])
     per_zone: dict[str, list[int]] = {}
-    for r in incidents:
-        per_zone.setdefault(r.location, []).append(r.severity)
-    pdf.set_font("Helvetica", "B", 8)
-    for zone, sevs in sorted(per_zone.items()):
-        at = gm.pin(zone)
-        if at is None:
-            continue
-        x, y = pt(*at)
+    for zone, severity in incidents:
+        if gm.pin(zone) is not None:
+            per_zone.setdefault(zone, []).append(severity)
+    zones = sorted(per_zone)
+    r = 3.8
+    at = spread([pt(*gm.pin(z) or (0, 0)) for z in zones], 2 * r + 6)
+    pdf.set_draw_color(60, 60, 60)
+    for zone, (px, py) in zip(zones, at, strict=True):
+        sevs = per_zone[zone]
         worst = max(sevs)
         pdf.set_fill_color(*_rgb(SEVERITY_COLOURS.get(worst, "#999999")))
-        pdf.circle(x, y, 4.2, style="FD")
-        pdf.set_xy(x - 6, y - 2.2)
-        pdf.cell(12, 4.4, f"{len(sevs)}", align="C")
-        pdf.set_xy(x - 8, y + 4.4)
-        pdf.cell(16, 3.6, f"S{worst} max", align="C")
-    pdf.set_font("Helvetica", "", 10)
+        pdf.circle(px, py, r, style="FD")
+        pdf.set_font("Helvetica", "B", 8)
+        pdf.set_xy(px - r, py - 2)
+        pdf.cell(2 * r, 4, f"S{worst}", align="C")
+        pdf.set_font("Helvetica", "", 8)
+        pdf.set_fill_color(255, 255, 255)  # the count stays readable over outlines
+        label = f"{len(sevs)} inc."
+        lw = pdf.get_string_width(label) + 1
+        pdf.set_xy(px - lw / 2, py + r + 0.3)
+        pdf.cell(lw, 3.4, label, align="C", fill=True)
+    bottom = oy + vh * scale + 5
+    pdf.set_font("Helvetica", "", 8)
     pdf.set_fill_color(255, 255, 255)
-    pdf.set_y(oy + vh * scale + 4)
-    pdf.multi_cell(0, 5, latin("Each pin: the number of incidents in that zone and the worst "
-                               "severity among them (S1 log only ... S5 major incident)."),
+    pdf.set_xy(ox, bottom)
+    pdf.multi_cell(width, 3.8, latin("Each pin: the worst severity in that zone (S1 log only "
+                                     "... S5 major incident) and how many incidents."),
                    new_x="LMARGIN", new_y="NEXT")
+    return pdf.get_y()

@@ -125,6 +125,10 @@
   // draws each column's cards, worst first, and counts (never scrolls) those that do not fit
   function fill(el, mine, count, oldest) {
     const ol = el.querySelector("ol");
+    if (!count) {  // nothing to draw or count: no layout to measure
+      ol.textContent = "";
+      return {shown: 0, mine};
+    }
     ol.innerHTML = mine.slice(0, CARDS).map((i) => card(i, i.id === oldest)).join("");
     const lis = [...ol.children];
     const limit = ol.getBoundingClientRect().bottom;
@@ -698,6 +702,8 @@
     if (ev.target.closest("#zone-panel .close")) $("#zone-panel").hidden = true;
   });
   document.addEventListener("keydown", (ev) => {
+    // Escape closes the panel wherever the focus is (Firefox keeps it on a button pressed)
+    if (ev.key === "Escape") { $("#zone-panel").hidden = true; return; }
     if (ev.target.closest && ev.target.closest("button")) return;  // buttons press themselves
     const z = ev.target.closest && ev.target.closest("[data-zone]");
     const c = ev.target.closest && ev.target.closest("li.card[data-id]");
@@ -705,7 +711,6 @@
       ev.preventDefault();
       if (z) showZone(z.dataset.zone); else showIncident(c.dataset.id);
     }
-    if (ev.key === "Escape") $("#zone-panel").hidden = true;
   });
   for (const id of ["#f-type", "#f-sev", "#f-zone", "#f-status"]) {
     $(id).addEventListener("change", renderLog);
