@@ -8,9 +8,10 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
+from bot.domain.incident.incident_model import incident_id
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture, incident_id
 from bot.domain.outcomes import Logged
 from bot.domain.vocab import INCIDENT_TYPES
 from handlers.decisions import record_from_command
@@ -130,7 +131,8 @@ async def send(ctx: Ctx, fx: Fixture, answers: dict[str, str], drop_form: bool) 
     if word == "METHANE" and ctx.core.roles.allowed(ctx.role, "decision"):
         # declaring a major incident is a command decision: logged, its rationale asked for
         prompt = await record_from_command(ctx, fx, f"Major incident declared ({iid})",
-                                           f"methane {iid}", incidents=iid)
+                                           f"methane {iid}", incidents=iid,
+                                           kind="major_incident")
         result.reply.text += "\n" + prompt.text
         result.reply.buttons = result.reply.buttons + prompt.buttons
     return result

@@ -9,8 +9,9 @@ from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.deployment import posts_of
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Outbound, Reply, Result
-from bot.domain.models import Fixture
 from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,
@@ -23,17 +24,28 @@ from bot.domain.procedures import (
     parse_target,
     target_label,
     targeted,
+    tonight,
 )
 from bot.store import Refused
+from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_SENT_TO_YOU, Stewarding
+from handlers.decisions import from_command, rationale_prompt
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
 
 
-def stewards(ctx: Ctx) -> list[Steward]:
-    """Everyone on the rota who stewards (known by the club's rota name or tabard)."""
-    return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in ctx.core.roster.values()]
+async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
+    """Everyone who stewards tonight (bot.domain.procedures.tonight): the roster's, and the
+    accounts linked to a tabard on the fixture's rota."""
+    roster = [Steward(m.who, m.name or m.user, m.role, m.zone)
+              for m in ctx.core.roster.values()]
+    state = Stewarding(ctx.store)
+    filled, _ = await state.deployment(fx.id)
+    if not filled:
+        return roster
+    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    return tonight(roster, filled, await state.tabards(), posts)
 
 
 def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
@@ -51,7 +63,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     """Record it and queue it (one write) to every targeted steward and to control (each
     steward's buttons: "I have it" unless `buttons` says otherwise)."""
     ground = ctx.ground(fx)
-    to = targeted(stewards(ctx), target, ground)
+    to = targeted(await stewards(ctx, fx), target, ground)
     if not to:
         return Result(Reply(f"No steward is deployed to {target_label(target.key, ground)}; "
                             "nothing was sent.", ok=False))
@@ -76,11 +88,17 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     ev = ctx.event("stewards.broadcast" if not urgent else "stewards.procedure",
                    {"id": bid, "kind": kind, "target": target.key, "text": text,
                     "sent": len(to)})
+    # a procedure is a command decision: logged (attributed, timed, linked to it) in the
+    # same write, its rationale asked for after
+    entry = from_command(ctx, f"{bc.word} · {label}" + (f": {text}" if text else ""),
+                         f"{kind} {bid}", "procedure") if kind in PROCEDURES else None
     try:
-        fresh = await state.send(fx.id, bc, {s.who: "1" for s in to},
-                                 ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key)
+        applied = await state.send(fx.id, bc, {s.who: "1" for s in to},
+                                   ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key,
+                                   also=DecisionLog.ops(entry) if entry else None)
+        fresh = not applied.duplicate
     except Refused as exc:
-        if str(exc) != ALREADY:
+        if exc.reason is not ALREADY:
             raise
         fresh = False
     if not fresh:
@@ -89,10 +107,16 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
     await ctx.core.changed("broadcast", fx.id)
     word = "Roll call" if kind == "rollcall" else bc.word
-    return Result(Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
-                        f"({label}) and control. /status counts "
-                        f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
-                        title=f"{word} {bid}"))
+    reply = Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
+                  f"({label}) and control. /status counts "
+                  f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
+                  title=f"{word} {bid}")
+    if entry is not None:
+        await ctx.core.changed("decision", fx.id)
+        prompt = rationale_prompt(applied.n)
+        reply.text += "\n" + prompt.text
+        reply.buttons = prompt.buttons
+    return Result(reply)
 
 
 async def broadcast_cmd(ctx: Ctx) -> Result:
@@ -134,7 +158,7 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
             raise UsageError(f"Too long ({len(text)} characters; the limit is {MAX_TEXT}).",
                              field="text")
         ground = ctx.ground(fx)
-        n = len(targeted(stewards(ctx), target, ground))
+        n = len(targeted(await stewards(ctx, fx), target, ground))
         pid = "P-" + secrets.token_hex(3)
         await ctx.store.save_form(fx.id, ctx.who, {"kind": "procedure", "id": pid,
                                                    "target": target.kind, "zone": target.zone,
@@ -162,7 +186,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
         got = await Stewarding(ctx.store).ack(
             fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
     except Refused as exc:
-        if str(exc) != NOT_SENT_TO_YOU:
+        if exc.reason is not NOT_SENT_TO_YOU:
             raise
         return Result(Reply("That message was not sent to you.", ok=False))
     if not got.duplicate:
@@ -175,7 +199,7 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     bc = await Stewarding(ctx.store).latest(fx.id)
     if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
         return []
-    names = {m.who: m.name or m.user for m in ctx.core.roster.values()}
+    names = {s.who: s.name for s in await stewards(ctx, fx)}
     word = bc.word
     line = (f"{'🚨' if bc.procedure else '📣'} {word} {bc.at[11:16]} "
             f"({target_label(bc.target, ctx.ground(fx))}): {len(bc.acked)}/{bc.sent} have it")

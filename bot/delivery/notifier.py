@@ -40,7 +40,7 @@ from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.routing import Channels, Routes
 from bot.delivery.scopes import Scopes
 from bot.delivery.sink import PlatformSink, Unsupported
-from bot.domain.card import LiveRef
+from bot.domain.incident.incident_card import LiveRef
 from bot.domain.messages import Outbound, Reply
 from bot.tasks import cancel_and_wait
 
@@ -246,6 +246,8 @@ class Notifier:
         call = self.desk.call_kind(platform, chat, out)
         slot = self.pacer.reserve(platform, chat, out, call)  # in call order: fair
         queue.put(Item(out, self.clock(), [done] if done else [], slot, call=call))
+        if out.urgent and self.desk.lane is not None:  # this replica keeps its hold alive
+            self.desk.lane.queued(out.urgent)
         queue.board.note(out, self.clock())
         if queue.board.dirty:
             queue.wake.set()
@@ -311,3 +313,5 @@ class Notifier:
         await cancel_and_wait(self._workers.values())
         self._workers.clear()
         self._queues.clear()
+        if self.desk.lane is not None:
+            await self.desk.lane.close()

@@ -12,8 +12,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Text, Var
-from bot.domain.models import Incident
 from bot.domain.outcomes import Reason
 from bot.store.ops import Op
 

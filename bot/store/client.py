@@ -20,8 +20,10 @@ import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from bot.domain.clock import parse_iso
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.incident_model import Incident
+from bot.domain.incident.incident_rules import merge_raise_test, replan_test
 from bot.domain.ledger import PHASE, Event, Text, Var
-from bot.domain.models import Fixture, Incident
 from bot.domain.outcomes import Reason
 from bot.store.base import (
     OPS,
@@ -166,7 +168,7 @@ def _raise_ops(sim: Similar) -> list[Op]:
     ]
     return [
         Hget(key, "severity", "oldsev", "0"),
-        WhenCmp("oldsev", "<", new, [
+        WhenCmp("oldsev", *merge_raise_test(new), [
             Hget(key, "status", "simstatus", ""),
             Hsetnx(key, "orig_severity", old),
             Hset(key, {"severity": str(new), "amended_at": sim.event.at}),
@@ -175,7 +177,7 @@ def _raise_ops(sim: Similar) -> list[Op]:
             Hincrby("counts", "inc:sev:" + old, -1),
             Hincrby("counts", f"inc:sev:{new}", 1),
             ZaddScoreFrom("open", key, "reported_ts", (5 - new) * SEV_BAND, n),
-            WhenCmp("simstatus", "==", "reported", replan),
+            WhenCmp("simstatus", *replan_test(), replan),
         ]),
     ]
 
@@ -576,14 +578,16 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
                               last_ttl: int = 900,
                               deadlines: dict[str, int] | None = None,
                               similar: Similar | None = None,
-                              outbox: list[Op] | None = None) -> Applied:
+                              outbox: list[Op] | None = None,
+                              also: list[Op] | None = None) -> Applied:
         """Log a new incident: number, hash, event, counters, open index, escalation
         deadlines (tag -> due epoch seconds, see bot.schedule.escalation); one round trip.
 
         With `similar`, the same script first looks for an open incident of the same type
         nearby; if there is one the report is added to it instead (var `similar` is set) and
         nothing new is counted. `outbox` ops (bot.store.outbox.ops) are written only for a
-        new incident, in the same script."""
+        new incident, in the same script, and so are `also` ops (what caused the report,
+        e.g. a failed inspection item, numbered with the incident's Var("n"))."""
         sev = int(fields["severity"])
         if deadlines:
             await self.index_escalation(fx_id)
@@ -613,6 +617,7 @@ class Store(Lifecycle, Plans, Choices, HomeWatchers, UnsureResends, Persistence)
             *[Zadd("esc", due, N + f":{tag}") for tag, due in (deadlines or {}).items()],
             Zadd(f"open:t:{fields['type']}", reported_ts, N),
             *(outbox or []),
+            *(also or []),
             ReturnHash(key),
         ]
         if drop_form:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.domain.incident.incident_model import Incident
+from bot.domain.incident.incident_rules import replans_escalation
 from bot.domain.ledger import Event, Text, chart_deltas, deltas
-from bot.domain.models import Incident
 from bot.domain.outcomes import Reason
 from bot.store.base import SEV_BAND, Applied, Refused, StoreBase, fx_prefix, guard, note_write
 from bot.store.ops import (
@@ -230,7 +231,7 @@ def _amend_ops(n: int, old: dict[str, str], new: dict[str, str], ev: Event,
         sev = int(new["severity"])
         if ev.data.get("status") != "closed":
             ops.append(ZaddScoreFrom("open", key, "reported_ts", (5 - sev) * SEV_BAND, str(n)))
-        if ev.data.get("status") == "reported":
+        if replans_escalation(ev.data.get("status")):
             ops.append(Hset(key, {"esc_next": "0"}))
             ops.append(Zadd("esc", ack_due, f"{n}:ack") if ack_due is not None
                        else Zrem("esc", f"{n}:ack"))

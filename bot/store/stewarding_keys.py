@@ -11,19 +11,52 @@ from dataclasses import dataclass
 
 from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
+from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
-from bot.store.base import Refused, fx_prefix
+from bot.store.base import OPS, Applied, Refused, fx_prefix, guard
 from bot.store.client import Store
-from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
+from bot.store.ops import (
+    Del,
+    Hset,
+    Hsetnx,
+    Op,
+    RequireIn,
+    RequireMissing,
+    Rpush,
+    Set,
+    Xadd,
+    log_event,
+)
 
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
-NOT_SENT_TO_YOU = "not_targeted"  # an "I have it" from someone it was not sent to
-ALREADY = "already_sent"  # the broadcast id exists (a second confirm of the same draft)
+NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not sent to
+ALREADY = Reason.ALREADY_SENT  # the broadcast id exists (a second confirm of one draft)
+TABARD_TAKEN = Reason.TABARD_TAKEN  # another account is linked to this tabard number
+HAS_TABARD = Reason.HAS_TABARD  # this account is linked to another tabard number
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
   return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+# Renew a procedure's hold (ARGV[3] == '1': counting ARGV[2] sends from now), or take the
+# free lane for it: 1 renewed, 2 taken, 0 another procedure holds it.
+_KEEP = """
+local v = redis.call('GET', KEYS[1])
+local mine = ARGV[1] .. ' ' .. ARGV[2]
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  if ARGV[3] == '1' then
+    redis.call('SET', KEYS[1], mine, 'PX', ARGV[4])
+  else
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  end
+  return 1
+end
+if not v then
+  redis.call('SET', KEYS[1], mine, 'PX', ARGV[4])
+  return 2
 end
 return 0
 """
@@ -43,52 +76,82 @@ class Stewarding:
         self.store = store
         self.r = store.r
         self._release = store.r.register_script(_RELEASE)
+        self._keep = store.r.register_script(_KEEP)
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
-                   outbox: list[Op], ev: Event, dedupe: str) -> bool:
+                   outbox: list[Op], ev: Event, dedupe: str,
+                   also: list[Op] | None = None) -> Applied:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
-        of its messages (bot.store.outbox.ops), in one script. False when the command was
+        of its messages (bot.store.outbox.ops), and `also` ops (a procedure's decision log
+        entry: DecisionLog.ops), in one script. Applied.duplicate when the command was
         already applied."""
         key = f"bc:{bc.id}"
-        ops: list[Op] = [RequireMissing(key, ALREADY),
+        ops: list[Op] = [RequireMissing(key, guard(ALREADY)),
                          Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
                                     "at": bc.at, "by": bc.by, "sent": str(bc.sent)})]
         if recipients:
             ops.append(Hset(key + ":to", recipients))
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
-                *outbox]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
-        return not applied.duplicate
+                *outbox, *(also or [])]
+        return await self.store.apply(fx_prefix(fx), ops, dedupe)
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
         """Record that someone it was sent to has it (first press wins; one round trip).
         Raises Refused(NOT_SENT_TO_YOU) for anyone else."""
         key = f"bc:{bid}"
-        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], NOT_SENT_TO_YOU),
+        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(NOT_SENT_TO_YOU)),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
         applied = await self.store.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
 
     async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
         """A broadcast with who has and has not acknowledged it."""
-        p = fx_prefix(fx) + f"bc:{bid}"
+        got = await self.broadcasts(fx, [bid])
+        return got[0] if got else None
+
+    async def broadcasts(self, fx: str, ids: list[str] | None = None) -> list[Broadcast]:
+        """Broadcasts (every one of the fixture, in the order sent, when `ids` is None)
+        with who has and has not acknowledged each, in one round trip for them all."""
+        p = fx_prefix(fx)
+        if ids is None:
+            ids = await self.store._call(self.r.lrange(p + "bc:ids", 0, -1))
+        if not ids:
+            return []
         pipe = self.r.pipeline(transaction=True)
-        pipe.hgetall(p)
-        pipe.hkeys(p + ":to")
-        pipe.hkeys(p + ":ack")
-        rec, to, acked = await self.store._call(pipe.execute())
-        if not rec:
-            return None
-        have = set(acked)
-        return Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"], rec["by"],
-                         int(rec.get("sent", "0")), tuple(sorted(have)),
-                         tuple(sorted(w for w in to if w not in have)))
+        for bid in ids:
+            pipe.hgetall(p + f"bc:{bid}")
+            pipe.hkeys(p + f"bc:{bid}:to")
+            pipe.hkeys(p + f"bc:{bid}:ack")
+        got = await self.store._call(pipe.execute())
+        out = []
+        for i, bid in enumerate(ids):
+            rec, to, acked = got[3 * i:3 * i + 3]
+            if not rec:
+                continue
+            have = set(acked)
+            out.append(Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"],
+                                 rec["by"], int(rec.get("sent", "0")), tuple(sorted(have)),
+                                 tuple(sorted(w for w in to if w not in have))))
+        return out
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""
         bid = await self.store._call(self.r.get(fx_prefix(fx) + "bc:last"))
         return await self.broadcast(fx, bid) if bid else None
+
+    async def latest_of(self, fx: str, kinds: frozenset[str] | None = None, *,
+                        not_kinds: frozenset[str] = frozenset(),
+                        look: int = 20) -> Broadcast | None:
+        """The newest of the fixture's last `look` broadcasts whose kind is (not) one of
+        these."""
+        ids = await self.store._call(self.r.lrange(fx_prefix(fx) + "bc:ids", -look, -1))
+        for bid in reversed(ids):
+            bc = await self.broadcast(fx, bid)
+            if bc is not None and (kinds is None or bc.kind in kinds) \
+                    and bc.kind not in not_kinds:
+                return bc
+        return None
 
     async def recipients(self, fx: str, bid: str) -> dict[str, str]:
         """who -> "1" for everyone a broadcast was sent to."""
@@ -154,11 +217,54 @@ class Stewarding:
             return "", {}
         return version, await self.store._call(self.r.hgetall(p + f"brief:{version}"))
 
+    # ------------------------------------------------------------ tabard <-> account
+    async def tabards(self) -> dict[str, str]:
+        """tabard number -> the platform account linked to it (platform:user)."""
+        got: dict[str, str] = await self.store._call(self.r.hgetall(OPS + "tabards"))
+        return {t: who for t, who in got.items() if who}
+
+    async def tabard_of(self, who: str) -> str:
+        """The tabard number linked to an account ('' for none)."""
+        return await self.store._call(self.r.get(OPS + f"tabard_of:{who}")) or ""
+
+    async def link_tabard(self, tabard: str, who: str, by: str, at: str, *,
+                          moved: tuple[str, str] | None = None) -> None:
+        """Link an account to a tabard number, with its audit entry, in one script: refused
+        (TABARD_TAKEN / HAS_TABARD) when either is linked already, unless `moved` names the
+        links control replaces (the tabard's old account, the account's old tabard)."""
+        ops: list[Op] = []
+        if moved is None:
+            ops += [RequireMissing(f"tabard:{tabard}", guard(TABARD_TAKEN)),
+                    RequireMissing(f"tabard_of:{who}", guard(HAS_TABARD))]
+        else:
+            old_who, old_tabard = moved
+            if old_who and old_who != who:
+                ops.append(Del(f"tabard_of:{old_who}"))
+            if old_tabard and old_tabard != tabard:
+                ops += [Del(f"tabard:{old_tabard}"), Hset("tabards", {old_tabard: ""})]
+        ops += [Set(f"tabard:{tabard}", who), Set(f"tabard_of:{who}", tabard),
+                Hset("tabards", {tabard: who}),
+                Xadd("audit", {"at": at, "who": by, "action": "tabard.link",
+                               "detail": f"tabard {tabard} -> {who}"
+                                         + (f" (was {moved[0] or '-'}; {moved[1] or '-'})"
+                                            if moved else "")})]
+        await self.store.apply(OPS, ops)
+
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
-        """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""
+        """Hold the life-safety lane for a procedure of `messages` sends for `ttl_s` (its
+        delivering replica renews it: bot.delivery.lane)."""
         await self.store._call(self.r.set(LANE, f"{bid} {messages}",
                                           px=max(1, int(ttl_s * 1000))))
+
+    async def keep_lane(self, bid: str, messages: int, ttl_s: float, *,
+                        recount: bool = False) -> bool:
+        """Renew the procedure's hold for ttl_s (recount: as `messages` sends from now), or
+        take the free lane for it; False when another procedure holds it."""
+        got = await self.store._call(self._keep(
+            keys=[LANE], args=[bid, messages, "1" if recount else "0",
+                               max(1, int(ttl_s * 1000))]))
+        return bool(got)
 
     async def lane(self) -> tuple[str, int] | None:
         """(procedure id, messages) while the lane is held, else None."""
@@ -173,4 +279,5 @@ class Stewarding:
         return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
 
 
-__all__ = ["ALREADY", "NOT_SENT_TO_YOU", "Acked", "Refused", "Stewarding"]
+__all__ = ["ALREADY", "HAS_TABARD", "NOT_SENT_TO_YOU", "TABARD_TAKEN", "Acked", "Refused",
+           "Stewarding"]

@@ -6,7 +6,7 @@ import json
 from html import escape
 from typing import Any
 
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, PHASES, PLACES, ROLES, STATUSES, SUPPORTER_SIDES
 from bot.evidence.postmatch import Report
 
@@ -122,7 +122,8 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         "<button type=\"button\" class=\"close\">Close</button></div></section>"
         f"<section class=\"panel board\" aria-label=\"Open incidents\"><h2>Board</h2>"
         f"<div class=\"cols\">{board}</div></section>"
-        "<section class=\"panel tiles\" aria-label=\"Figures\" id=\"tiles\"></section>"
+        "<section class=\"panel tiles\" aria-label=\"Figures\" id=\"tiles\" tabindex=\"0\">"
+        "</section>"
         f"<section class=\"panel log\" aria-label=\"Live log\"><h2>Log</h2>{filters}"
         "<ol id=\"log\" tabindex=\"0\" aria-label=\"Log lines, newest first\"></ol></section>"
         f"<section class=\"panel chart\" aria-label=\"Incidents per 5 minutes\">"
