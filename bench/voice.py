@@ -1,7 +1,7 @@
 """Voice notes transcribed on this machine: accuracy on the corpus, speed, and whether the bot
 stays responsive while the pool works.
 
-    python bench/voice_corpus.py      # once: makes bench/.voice-corpus (espeak-ng + sox)
+    python rigs/voice_corpus.py      # once: makes bench/.voice-corpus (espeak-ng + sox)
     python bench/voice.py [--corpus DIR] [--workers 2]
 
 Prints `name: value` lines:
@@ -179,7 +179,7 @@ async def main() -> None:
         sys.exit(f"voice bench: {why}")
     manifest = args.corpus / "manifest.jsonl"
     if not manifest.exists():
-        sys.exit(f"no corpus in {args.corpus}: run python bench/voice_corpus.py first")
+        sys.exit(f"no corpus in {args.corpus}: run python rigs/voice_corpus.py first")
     rows = [json.loads(line) for line in manifest.read_text().splitlines()]
     ground = load_grounds(PROJECT_CONFIG)["london_stadium"]
     pool = Transcriber(model_dir(), prompt_for([ground]), workers=args.workers,

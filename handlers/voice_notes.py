@@ -11,7 +11,7 @@ from typing import Any
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
-from bot.domain.messages import Attachment, Button, Reply, Result
+from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from bot.voice.outcome import Heard, NotHeard, from_args, marked, reason
 from bot.voice.suggest import suggest
@@ -30,10 +30,29 @@ async def voice_cmd(ctx: Ctx) -> Result:
     outcome = from_args(ctx.args)
     note = next((a for a in ctx.cmd.attachments if a.kind == "voice" and a.file_id), None)
     if outcome is not None and note is not None:
-        return await _voice_note(ctx, fx, note, outcome)
+        return _to_outbox(ctx, fx, await _voice_note(ctx, fx, note, outcome))
     if len(ctx.args) >= 2 and not ctx.cmd.attachments:
         return await _tap(ctx, fx, ctx.args[0], ctx.args[1], " ".join(ctx.args[2:]))
     raise UsageError("Send a voice note: it is kept as evidence and transcribed.")
+
+
+def _to_outbox(ctx: Ctx, fx: Fixture, result: Result) -> Result:
+    """The answer to a voice note goes by the durable outbox under the note's dedupe key:
+    a note finished again after a crash (its update was still in the inbox) is answered
+    once, whichever run gets there."""
+    if result.queued or not ctx.cmd.reply_via:
+        return result
+    how, _, mid = ctx.cmd.reply_via.partition(":")
+    result.outbound.append(Outbound(
+        f"user:{ctx.cmd.platform}:{ctx.cmd.chat}", result.reply, fixture=fx.id,
+        quote=mid if how == "quote" else "", edit=mid if how == "edit" else ""))
+    result.queued = True
+    return result
+
+
+def _has(state: dict[str, Any], note: Attachment) -> bool:
+    """Whether this note is already with the state (its first run saved it, then crashed)."""
+    return any(e.get("file_id") == note.file_id for e in state.get("evidence", []))
 
 
 def _evidence(note: Attachment, outcome: Heard | NotHeard) -> dict[str, Any]:
@@ -51,14 +70,19 @@ async def _voice_note(ctx: Ctx, fx: Fixture, note: Attachment,
     heard = outcome.text if isinstance(outcome, Heard) else ""
     why = "" if isinstance(outcome, Heard) else reason(outcome) + \
         ": the voice note is kept as evidence for control to listen to."
+    again = state is not None and _has(state, note)  # finished again after a crash
+    if state is not None and state.get("kind") == KIND and again:
+        return await _offer(ctx, fx, state, why)
     if state is not None and state.get("kind") == KIND:  # a second note for the same report
         state["evidence"] = [*state.get("evidence", []), ev]
         # bounded: a steward sending note after note never grows the state without end
         state["heard"] = " ".join(p for p in (state.get("heard", ""), heard) if p)[-MAX_HEARD:]
         return await _offer(ctx, fx, state, why)
     if state is not None and state.get("kind") != "methane" and state.get("step"):
-        state["evidence"] = [*state.get("evidence", []), ev]  # logged with the form's report
-        await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+        if not again:  # logged with the form's report
+            state["evidence"] = [*state.get("evidence", []), ev]
+            await ctx.store.save_form(fx.id, ctx.who, state,
+                                      ctx.core.settings.form_ttl_seconds)
         lines = [marked(heard)] if heard else [why]
         return Result(Reply("\n".join([*lines, "Kept with the report you are making: finish "
                                        "it above."]), title="Voice note kept"))

@@ -118,6 +118,8 @@ class FakeTelegram:
         self.too_many_at: list[str] = []  # "method chat window" of each: who broke which
         self._broke = ""  # the window the last refused send would have broken
         self.polls = 0  # getUpdates calls (a polling bot is up)
+        self.confirmed = 0  # the highest offset asked for: updates below it are confirmed
+        self.downloaded: list[str] = []  # file paths served, in order
         self._sent_at: dict[str, list[float]] = {}
 
     # ---------------------------------------------------------------- lifecycle
@@ -448,6 +450,7 @@ class FakeTelegram:
             return web.Response(status=404)
         if path in self.held:  # a test holds this download (a slow phone signal)
             await self.held[path].wait()
+        self.downloaded.append(path)
         return web.Response(body=data)
 
     # ---------------------------------------------------------------- methods
@@ -459,6 +462,7 @@ class FakeTelegram:
     async def _m_getupdates(self, p: dict, f: dict) -> list[dict[str, Any]]:
         self.polls += 1
         offset = int(p.get("offset") or 0)
+        self.confirmed = max(self.confirmed, offset)
         limit = int(p.get("limit") or 100)
         wait = min(float(p.get("timeout") or 0), self.poll_wait)
         assert self._updates_cond is not None

@@ -20,10 +20,9 @@ from bot.tasks import cancel_and_wait
 from bot.voice.model import model_dir, unavailable
 from bot.voice.pool import Transcriber
 from bot.voice.suggest import prompt_for
+from tests.support.optional_marker import OptionalMarker
 
 INSTALL = 'pip install -e ".[voice]" && sudo apt-get install -y espeak-ng sox libsox-fmt-all'
-RUN = "python -m pytest -m voice"
-_left_out: list[int] = []
 
 
 def _model_setting() -> str:
@@ -31,24 +30,21 @@ def _model_setting() -> str:
     return os.environ.get("MATCHDAY_STT_MODEL", "")
 
 
+# with the extra installed they run in a plain run too; without it only under -m voice
+MARKER = OptionalMarker("voice", "the voice extra", INSTALL,
+                        ready=lambda: not unavailable(_model_setting()))
+RUN = MARKER.run
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Voice tests need the extra (faster-whisper and its model): without it they run only
     when the -m expression names `voice`, where they fail saying what is missing."""
-    if not unavailable(_model_setting()) or "voice" in (config.option.markexpr or ""):
-        return
-    out = [i for i in items if i.get_closest_marker("voice")]
-    if out:
-        items[:] = [i for i in items if not i.get_closest_marker("voice")]
-        config.hook.pytest_deselected(items=out)
-        _left_out.append(len(out))
+    MARKER.leave_out(config, items)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say that voice tests were left out, and how to run them (never a silent skip)."""
-    if _left_out:
-        terminalreporter.write_line(
-            f"{sum(_left_out)} voice tests not run (they need the voice extra): "
-            f"{INSTALL} && {RUN}")
+    MARKER.say(terminalreporter)
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +67,7 @@ def say(whisper: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[st
     if missing:
         pytest.fail(f"voice test needs {' and '.join(missing)}: {INSTALL}, then {RUN}",
                     pytrace=False)
-    from bench.voice_corpus import speak, to_voice_note
+    from rigs.voice_corpus import speak, to_voice_note
 
     work = tmp_path_factory.mktemp("voice")
     made: dict[str, bytes] = {}

@@ -35,7 +35,7 @@ def test_without_the_extra_a_plain_run_leaves_them_out_and_says_how_to_run_them(
     ids = collected(p)
     assert ids and not [i for i in ids if i.startswith(VOICE_TESTS)]
     assert any("test_voice_without_extra.py::" in i for i in ids)  # those need no model
-    assert "4 voice tests not run (they need the voice extra)" in p.stdout
+    assert "6 voice tests not run (they need the voice extra)" in p.stdout
     assert 'pip install -e ".[voice]"' in p.stdout and "python -m pytest -m voice" in p.stdout
 
 

@@ -16,34 +16,26 @@ from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.web.server import ControlRoom
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from tests.support.optional_marker import OptionalMarker
 from tests.support.web import client, room  # noqa: F401 (fixtures)
 from tests.web.browser_screen import Browsers, Screen
 
 TG_CONTROL = -1001000000001  # channels.toml: control audience on Telegram
 BROWSERS = "chromium, chromium-driver and firefox-esr"
 INSTALL = "sudo apt-get install chromium chromium-driver firefox-esr"
-RUN = 'python -m pytest -m browser'
-_left_out: list[int] = []
+MARKER = OptionalMarker("browser", BROWSERS, INSTALL)
+RUN = MARKER.run
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Browser tests need system packages the Quick start does not install: they run only
     when the -m expression names `browser` (`-m browser`), never in a plain run."""
-    if "browser" in (config.option.markexpr or ""):
-        return
-    out = [i for i in items if i.get_closest_marker("browser")]
-    if out:
-        items[:] = [i for i in items if not i.get_closest_marker("browser")]
-        config.hook.pytest_deselected(items=out)
-        _left_out.append(len(out))
+    MARKER.leave_out(config, items)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say that browser tests were left out, and how to run them (never a silent skip)."""
-    if _left_out:
-        terminalreporter.write_line(
-            f"{sum(_left_out)} browser tests not run (they need {BROWSERS}): "
-            f"{INSTALL} && {RUN}")
+    MARKER.say(terminalreporter)
 
 
 def browser_binary(names: tuple[str, ...], what: str) -> str:

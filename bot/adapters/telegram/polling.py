@@ -1,6 +1,8 @@
 """Telegram polling through the inbox: a getUpdates batch is recorded before the next call
 confirms it to Telegram, then processed from the record (recorded leftovers of a crashed
-run first). PTB's Updater confirms before processing, so it is not used."""
+run first). PTB's Updater confirms before processing, so it is not used. An update whose work
+goes on beside the loop (a voice note being transcribed) stays recorded until that work is
+done, so a crash meanwhile leaves it for the next run, or the next lease holder, to finish."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from telegram.error import RetryAfter
 from telegram.ext import Application
 
 from bot.adapters.telegram.probes import MessageIds, retry_seconds
+from bot.store import StoreUnavailable
 from bot.store.inbox import Inbox
 from bot.tasks import cancel_and_wait
 
@@ -25,12 +28,15 @@ class Poller:
     """getUpdates on this replica while it holds the polling lease."""
 
     def __init__(self, application: Application[Any, Any, Any, Any, Any, Any], inbox: Inbox,
-                 ids: MessageIds, replayed: set[int], timeout: int = 10) -> None:
+                 ids: MessageIds, replayed: set[int], timeout: int = 10,
+                 later: dict[int, asyncio.Task[None]] | None = None) -> None:
         self.application = application
         self.inbox = inbox
         self.ids = ids
         self.replayed = replayed  # recorded by a crashed run: processed again
         self.timeout = timeout
+        self.later = later if later is not None else {}  # update id -> its work beside the loop
+        self.finishing: set[asyncio.Task[None]] = set()  # forgetting those once done
         self._task: asyncio.Task[None] | None = None
         self._polling = False
 
@@ -97,4 +103,22 @@ class Poller:
             await self.application.process_update(update)
         except Exception:
             log.exception("telegram: update %s failed", raw.get("update_id"))
-        await self.inbox.done(int(raw["update_id"]))
+        update_id = int(raw["update_id"])
+        work = self.later.pop(update_id, None)
+        if work is not None and not work.done():
+            task = asyncio.create_task(self._done_after(work, update_id))
+            self.finishing.add(task)
+            task.add_done_callback(self.finishing.discard)
+            return
+        await self.inbox.done(update_id)
+
+    async def _done_after(self, work: asyncio.Task[None], update_id: int) -> None:
+        """Forget an update once its work beside the loop has finished (its answer is in the
+        outbox); work cancelled by a stop leaves it recorded for the next run."""
+        await asyncio.wait([work])
+        if work.cancelled():
+            return
+        try:
+            await self.inbox.done(update_id)
+        except StoreUnavailable:  # kept: the next run does it again, the outbox answers once
+            log.warning("telegram: update %s not forgotten (store unavailable)", update_id)

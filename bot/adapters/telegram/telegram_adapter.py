@@ -100,7 +100,7 @@ class TelegramAdapter:
         self.inbound = Inbound(core, parts.delivery, parts.store, bot, Seen(parts.store),
                                self.bot_id, signer, self.menus, self.migrations, voice)
         self.poller = Poller(self.application, Inbox(parts.store, self.bot_id), self.ids,
-                             self.inbound.replayed, poll_timeout)
+                             self.inbound.replayed, poll_timeout, self.inbound.later)
         hook_secret = settings.telegram_webhook_secret
         self.hook = Webhook(self.application, hook_secret.get_secret_value()
                             if hook_secret else "", self.ids)
@@ -158,6 +158,7 @@ class TelegramAdapter:
         if hearing:  # a steward's report: let notes being transcribed finish
             await asyncio.wait(set(hearing), timeout=10)
         await cancel_and_wait(hearing)
+        await asyncio.gather(*self.poller.finishing, return_exceptions=True)
         if self.inbound.voice is not None:
             self.inbound.voice.close()
         try:

@@ -84,6 +84,8 @@ class Inbound(InboundBase):
         self.replayed: set[int] = set()  # recorded by a crashed run: processed again
         self.voice = voice  # transcription pool (None: the `.[voice]` extra is not installed)
         self.hearing: set[asyncio.Task[None]] = set()  # voice notes being transcribed
+        # update id -> its voice note's work: the poller forgets the update once it is done
+        self.later: dict[int, asyncio.Task[None]] = {}
 
     async def first_time(self, update_id: int) -> bool:
         """False for an update any replica already took (a webhook redelivery reaching
@@ -165,7 +167,7 @@ class Inbound(InboundBase):
         if note is not None and not text.startswith("/"):
             # transcribed beside the loop, not in its way: later updates go on meanwhile
             self.keep(self._voice_note(msg, update.update_id, attachments, reply_to, private,
-                                       note))
+                                       note), update.update_id)
             return
         text = start_alias(text)
         cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
@@ -184,11 +186,16 @@ class Inbound(InboundBase):
             if member is not None:
                 await self.menus.set_member_menu(cmd.user, member.role)
 
-    def keep(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run voice work beside the loop; stop() lets it finish (briefly)."""
+    def keep(self, work: Coroutine[Any, Any, None], update_id: int | None = None) -> None:
+        """Run voice work beside the loop; stop() lets it finish (briefly). The update it
+        came in stays in the inbox until it is done (see Poller.process)."""
         task = asyncio.create_task(work)
         self.hearing.add(task)
         task.add_done_callback(self.hearing.discard)
+        if update_id is not None:
+            self.later[update_id] = task
+            task.add_done_callback(lambda t: self.later.pop(update_id, None)
+                                   if self.later.get(update_id) is t else None)
 
     async def _voice_note(self, msg: Message, update_id: int,
                           attachments: tuple[Attachment, ...], reply_to: str, private: bool,

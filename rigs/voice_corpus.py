@@ -5,7 +5,7 @@ with the incident type and place each one reports, are the ground truth.
 
     sudo apt-get install -y espeak-ng sox libsox-fmt-all
     pip install -e ".[voice]"     # PyAV (with faster-whisper) encodes the Opus
-    python bench/voice_corpus.py [--out DIR]     # default: bench/.voice-corpus
+    python rigs/voice_corpus.py [--out DIR]     # default: bench/.voice-corpus
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / ".voice-corpus"
+OUT = Path(__file__).resolve().parent.parent / "bench" / ".voice-corpus"
 SNR_DB = 10.0
 # (what the steward says, incident type, zone id at the London Stadium)
 REPORTS: list[tuple[str, str, str]] = [
@@ -78,9 +78,16 @@ REPORTS: list[tuple[str, str, str]] = [
     ("Someone let off a firework in block 150.", "pyro", "ws_lower"),
     ("Suspicious man with a holdall near gate F.", "suspicious_item", "gate_f"),
 ]
-VOICES = ["en-gb", "en-gb-x-rp", "en-us", "en-gb-scotland", "en-gb-x-gbcwmd", "en-029",
-          "en-gb-x-gbclan", "en-us-nyc"]
-VARIANTS = ["", "+m3", "+f2", "+m1", "+f4"]
+# The reporting voices: espeak-ng's plain British, RP and American English, each as its
+# default male voice and one female variant, taken in turn (never chosen per sentence).
+# espeak-ng's regional voices and most of its variants are far less intelligible than a
+# person (README: "Voice notes"); they still talk in the babble below.
+VOICES = ["en-gb", "en-gb-x-rp", "en-us"]
+VARIANTS = ["", "+f3"]
+RATE = (150, 160)  # words per minute: a natural speaking rate
+BABBLE_VOICES = ["en-gb", "en-gb-x-rp", "en-us", "en-gb-scotland", "en-gb-x-gbcwmd", "en-029",
+                 "en-gb-x-gbclan", "en-us-nyc"]
+BABBLE_VARIANTS = ["", "+m3", "+f2", "+m1", "+f4"]
 BABBLE = [  # crowd talk under the report: other talkers, not the words being scored
     "come on you irons", "what a goal that was", "where are we sitting mate",
     "get a pie at half time", "referee you are having a laugh", "who is playing up front",
@@ -123,7 +130,8 @@ def babble(length: float, rng: random.Random, work: Path) -> Path:
     for i in range(6):
         wav = work / f"talker{i}.wav"
         line = ". ".join(rng.sample(BABBLE, 4))
-        speak(line, rng.choice(VOICES) + rng.choice(VARIANTS), rng.randint(140, 190),
+        speak(line, rng.choice(BABBLE_VOICES) + rng.choice(BABBLE_VARIANTS),
+              rng.randint(140, 190),
               rng.randint(20, 80), wav)
         shifted = work / f"talker{i}s.wav"
         run("sox", str(wav), str(shifted), "trim", f"{rng.uniform(0, 1.5):.2f}",
@@ -165,7 +173,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--seed", type=int, default=26)
+    ap.add_argument("--voices", default=",".join(VOICES), help="espeak-ng voices, in turn")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="variants, in turn")
+    ap.add_argument("--rate", default=f"{RATE[0]}-{RATE[1]}", help="words per minute, LO-HI")
+    ap.add_argument("--gap", type=int, default=0, help="pause between words, in 10 ms")
     args = ap.parse_args()
+    voices, variants = args.voices.split(","), args.variants.split(",")
+    lo, _, hi = args.rate.partition("-")
     missing = [p for p in ("espeak-ng", "sox", "soxi") if shutil.which(p) is None]
     if missing:
         sys.exit(f"{', '.join(missing)} not found: sudo apt-get install -y espeak-ng sox "
@@ -176,10 +190,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for i, (text, typ, zone) in enumerate(REPORTS, 1):
-            voice = VOICES[i % len(VOICES)] + VARIANTS[i % len(VARIANTS)]
+            # every voice with every variant in turn: 6 speakers, 8 or 9 reports each
+            voice = voices[i % len(voices)] + variants[(i // len(voices)) % len(variants)]
             speech = work / "speech.wav"
-            # said deliberately, word by word, as into a phone held up in a loud stand
-            speak(text, voice, rng.randint(130, 150), rng.randint(35, 65), speech, gap=4)
+            speak(text, voice, rng.randint(int(lo), int(hi or lo)), rng.randint(35, 65), speech,
+                  gap=args.gap)
             noisy = work / "noisy.wav"
             mix(speech, babble(seconds(speech), rng, work), SNR_DB, noisy)
             name = f"{i:02d}"
