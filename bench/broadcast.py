@@ -63,9 +63,9 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
             "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
         adapter = telegram_for(core, settings, poll_timeout=1)
         await adapter.start()
-        outbox = Outbox(core.store)
+        outbox = Outbox(core.store.gateway)
         core.notifier.outbox = outbox
-        core.notifier.limiter = SharedRateLimiter(Windows(core.store))
+        core.notifier.limiter = SharedRateLimiter(Windows(core.store.gateway))
         reader = OutboxReader(core.notifier, outbox, owner="bench", block_ms=100, rescan_s=0.2)
         reader.start()
         try:
@@ -97,7 +97,7 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
             last = max(i for i, c in enumerate(sends) if procedure(c))
             others = sum(1 for c in sends[:last] if not procedure(c))
             await asyncio.wait_for(reader.drain(), 120)
-            lane_free = await Stewarding(core.store).lane() is None
+            lane_free = await Stewarding(core.store.gateway).lane() is None
         finally:
             await reader.stop()
             await adapter.stop()

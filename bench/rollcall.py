@@ -68,9 +68,9 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
             "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
         adapter = telegram_for(core, settings, poll_timeout=1)
         await adapter.start()
-        outbox = Outbox(core.store)
+        outbox = Outbox(core.store.gateway)
         core.notifier.outbox = outbox
-        core.notifier.limiter = SharedRateLimiter(Windows(core.store))
+        core.notifier.limiter = SharedRateLimiter(Windows(core.store.gateway))
         reader = OutboxReader(core.notifier, outbox, owner="bench", block_ms=100, rescan_s=0.2)
         reader.start()
         pushed: dict[int, float] = {}
@@ -97,7 +97,7 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
             got = answered()
             fx = await core.active_fixture()
             assert fx is not None
-            recorded = len(await Stewarding(core.store).on_post(fx.id))
+            recorded = len(await Stewarding(core.store.gateway).on_post(fx.id))
         finally:
             await reader.stop()
             await adapter.stop()

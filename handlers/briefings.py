@@ -12,7 +12,6 @@ from bot.domain.models import Fixture, season_of
 from bot.domain.procedures import STEWARD_ROLES
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefing_content import briefing_outbounds, briefing_replies
-from bot.store.stewarding_keys import Stewarding
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
 
@@ -32,7 +31,7 @@ async def briefing_cmd(ctx: Ctx) -> Result:
     if ctx.role not in STEWARD_ROLES:
         return Result(stewards)
     version = briefing_version(stewards)  # a steward signs off the version they read
-    await Stewarding(ctx.store).briefing_shown(fx.id, version)
+    await ctx.store.stewarding.briefing_shown(fx.id, version)
     stewards.text += f"\nVersion {version}"
     stewards.buttons = [[Button(f"✅ I have read it ({version})", f"/briefed {version}",
                                 "primary")]]
@@ -55,7 +54,7 @@ async def briefed_cmd(ctx: Ctx) -> Result:
         return Result(Reply(f"The briefing has changed since {ctx.args[0][:8]}: read the new "
                             "one and sign it off.", ok=False,
                             buttons=[[Button("Show the briefing", "/briefing")]]))
-    state = Stewarding(ctx.store)
+    state = ctx.store.stewarding
     await state.briefing_shown(fx.id, current)
     await state.briefed(fx.id, current, ctx.who, iso(ctx.now),
                         ctx.event("briefing.acknowledged", {"version": current}),
@@ -66,7 +65,7 @@ async def briefed_cmd(ctx: Ctx) -> Result:
 
 async def signoff_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     """One /status line: the share of stewards who signed off the current briefing."""
-    version, acks = await Stewarding(ctx.store).briefing_acks(fx.id)
+    version, acks = await ctx.store.stewarding.briefing_acks(fx.id)
     if not version:
         return []
     names = {m.who: m.name or m.user for m in ctx.core.roster.values()

@@ -12,7 +12,6 @@ from bot.domain.deployment import Post, posts_of
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
 from bot.domain.procedures import Steward, Target, in_zone, target_label
-from bot.store.stewarding_keys import Stewarding
 from handlers.stewarding import send, target_of
 
 BUTTONS = 6  # posts offered as buttons in one roll call message
@@ -37,7 +36,7 @@ async def onpost_cmd(ctx: Ctx) -> Result:
         raise UsageError(f"No post '{ctx.args[0][:40]}' at {ctx.ground(fx).name}.",
                          field="post")
     at = iso(ctx.now)
-    await Stewarding(ctx.store).check_in(fx.id, post.id, ctx.who, at,
+    await ctx.store.stewarding.check_in(fx.id, post.id, ctx.who, at,
                                          ctx.event("steward.onpost", {"post": post.id}),
                                          ctx.cmd.dedupe_key)
     await ctx.core.changed("onpost", fx.id)
@@ -70,7 +69,7 @@ async def rollcall_cmd(ctx: Ctx) -> Result:
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     """The roll call in one /status line: posts on against the plan, who is not yet on."""
-    state = Stewarding(ctx.store)
+    state = ctx.store.stewarding
     bc = await state.latest(fx.id)
     if bc is None or bc.kind != "rollcall":
         return []

@@ -14,7 +14,6 @@ from bot.domain.deployment import (
 )
 from bot.domain.messages import Reply, Result
 from bot.domain.models import Fixture
-from bot.store.stewarding_keys import Stewarding
 
 USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
          "CSV lines: steward id, name, post)  |  /deploy attendance <n>")
@@ -34,7 +33,7 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
     if not posts:
         return []
-    filled, attendance = await Stewarding(ctx.store).deployment(fx.id)
+    filled, attendance = await ctx.store.stewarding.deployment(fx.id)
     ground = ctx.ground(fx)
     zones = fill_by_zone(posts, filled)
     total = sum(z.filled for z in zones)
@@ -63,7 +62,7 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
 async def deploy_cmd(ctx: Ctx) -> Result:
     """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
     fx = await ctx.fixture()
-    state = Stewarding(ctx.store)
+    state = ctx.store.stewarding
     if not ctx.args:
         lines = await plan_lines(ctx, fx, full=True)
         if not lines:

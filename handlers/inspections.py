@@ -19,8 +19,6 @@ from bot.domain.inspection_checklist import (
 )
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.models import Fixture
-from bot.store.decision_keys import DecisionLog
-from bot.store.inspection_keys import Inspections
 from handlers.reporting import log_incident
 
 USAGE = ("/inspect  |  /inspect <item> pass|fail [note] (a photo may come with it)  |  "
@@ -41,8 +39,8 @@ def _may_tick(ctx: Ctx, item: Item) -> bool:
 
 async def ready_state(ctx: Ctx, fx: Fixture) -> tuple[Readiness, list[Check]]:
     """Readiness to open the turnstiles, and every tick so far."""
-    checks = await Inspections(ctx.store).read(fx.id)
-    log = await DecisionLog(ctx.store).read(fx.id)
+    checks = await ctx.store.inspections.read(fx.id)
+    log = await ctx.store.decisions.read(fx.id)
     return readiness(items_of(ctx, fx), checks, override_of(log)), checks
 
 
@@ -123,7 +121,7 @@ async def _tick(ctx: Ctx, fx: Fixture, item: Item, outcome: str, note: str) -> R
                                           "photos": len(photos), "critical": item.critical,
                                           **({"incident": f"INC-{incident}"} if incident
                                              else {})})
-    applied = await Inspections(ctx.store).record(fx.id, check, ev,
+    applied = await ctx.store.inspections.record(fx.id, check, ev,
                                                   ctx.cmd.dedupe_key + "#inspect")
     if not applied.duplicate:
         await ctx.core.changed("inspection", fx.id)
@@ -149,7 +147,7 @@ async def _override(ctx: Ctx, fx: Fixture, why: str) -> Result:
                      role=ctx.role or "", phase="",
                      decision=f"Open the turnstiles with safety-critical items not passed: "
                               f"{names}", rationale=why[:1000], source=OVERRIDE_SOURCE)
-    applied = await DecisionLog(ctx.store).append(fx.id, entry, ctx.cmd.dedupe_key)
+    applied = await ctx.store.decisions.append(fx.id, entry, ctx.cmd.dedupe_key)
     await ctx.core.changed("decision", fx.id)
     line = f"Decision D-{applied.n}: turnstiles may open on override ({names}). Why: {why}"
     ctx.notify("command", Reply(line, title=f"Inspection override · {fx.title}"),

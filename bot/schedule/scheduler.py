@@ -36,6 +36,7 @@ class Scheduler:
 
     def __init__(self, core: Core, *, clock: Clock, live: bool = True) -> None:
         self.core = core
+        self.plans = core.facades.plans  # briefing plans and slot claims
         self.clock = clock
         self.live = live
         self.tickers: list[tuple[Ticker, float]] = []
@@ -95,16 +96,16 @@ class Scheduler:
         if fx is None:
             return []
         now = self.clock.now()
-        old = await store.load_plan(fx_id)
+        old = await self.plans.load_plan(fx_id)
         briefings = merge_plan(fx, self.cfg, old, now)
         if [s.to_json() for s in briefings] != [s.to_json() for s in old
                                                  if s.kind == "briefing"]:
-            await store.save_briefing_plan(fx_id, briefings)
+            await self.plans.save_briefing_plan(fx_id, briefings)
         slots = briefings + [s for s in old if s.kind == "summary"]
         if fx.phase in POST_MATCH and not any(s.kind == "summary" for s in slots):
             summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
-            await store.add_summary_slot(summary)
-            slots = await store.load_plan(fx_id)  # another replica may have planned it first
+            await self.plans.add_summary_slot(summary)
+            slots = await self.plans.load_plan(fx_id)  # another replica may have planned it first
         self._schedule(fx_id, slots)
         return slots
 
@@ -218,11 +219,11 @@ class Scheduler:
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
-        if slot.id not in {s.id for s in await store.load_plan(slot.fixture)}:
+        if slot.id not in {s.id for s in await self.plans.load_plan(slot.fixture)}:
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
         if state == "missed":
-            if not await store.claim_missed(slot, self.instance, now):  # claim + record: atomic
+            if not await self.plans.claim_missed(slot, self.instance, now):  # claim, record: atomic
                 return "skip"  # another replica has it
             metrics.BRIEFINGS.labels(state).inc()
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
@@ -233,7 +234,7 @@ class Scheduler:
                                  now: datetime) -> str:
         """The claim and the outbox entries are one atomic write (where the outbox is in
         the store); the messages are built before the claim, from what was read."""
-        if await self.core.store.slot_claim(slot):
+        if await self.plans.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
         from bot.schedule.briefing_content import briefing_outbounds, summary_outbounds
 
@@ -242,7 +243,7 @@ class Scheduler:
                 else await briefing_outbounds(self.core, fx, slot.label, late))
         for out in outs:
             out.fixture = out.fixture or fx.id
-        if not await self.core.store.claim_slot_with(slot, state, self.instance, now,
+        if not await self.plans.claim_slot_with(slot, state, self.instance, now,
                                                      self.core.notifier.outbox.ops(outs)):
             return "skip"
         metrics.BRIEFINGS.labels(state).inc()
@@ -255,4 +256,4 @@ class Scheduler:
         T-3h (16:45)'."""
         tz = self.cfg.tz
         return [f"Missed {s.kind}: {s.label} ({s.due.astimezone(tz):%H:%M})"
-                for s in await self.core.store.missed_slots(fx.id)]
+                for s in await self.plans.missed_slots(fx.id)]

@@ -13,7 +13,7 @@ from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
 from bot.domain.procedures import Broadcast
 from bot.store.base import Refused, fx_prefix
-from bot.store.client import Store
+from bot.store.gateway import Gateway
 from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
 
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
@@ -37,12 +37,11 @@ class Acked:
 
 
 class Stewarding:
-    """Broadcast records and the life-safety lane, over the store's client."""
+    """Broadcast records and the life-safety lane, over the gateway."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.r = store.r
-        self._release = store.r.register_script(_RELEASE)
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self._release = gateway.script(_RELEASE)
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
@@ -58,7 +57,7 @@ class Stewarding:
             ops.append(Hset(key + ":to", recipients))
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
                 *outbox]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
@@ -67,17 +66,17 @@ class Stewarding:
         key = f"bc:{bid}"
         ops: list[Op] = [RequireIn(key + ":to", who, ["1"], NOT_SENT_TO_YOU),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
+        applied = await self.gateway.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
 
     async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
         """A broadcast with who has and has not acknowledged it."""
         p = fx_prefix(fx) + f"bc:{bid}"
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hgetall(p)
         pipe.hkeys(p + ":to")
         pipe.hkeys(p + ":ack")
-        rec, to, acked = await self.store._call(pipe.execute())
+        rec, to, acked = await self.gateway.call(pipe.execute())
         if not rec:
             return None
         have = set(acked)
@@ -87,13 +86,13 @@ class Stewarding:
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""
-        bid = await self.store._call(self.r.get(fx_prefix(fx) + "bc:last"))
+        bid = await self.gateway.call(lambda r: r.get(fx_prefix(fx) + "bc:last"))
         return await self.broadcast(fx, bid) if bid else None
 
     async def recipients(self, fx: str, bid: str) -> dict[str, str]:
         """who -> "1" for everyone a broadcast was sent to."""
-        got: dict[str, str] = await self.store._call(
-            self.r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
+        got: dict[str, str] = await self.gateway.call(
+            lambda r: r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
         return got
 
     # ------------------------------------------------------------ the deployment plan
@@ -102,21 +101,21 @@ class Stewarding:
         script; a later row for a post replaces the earlier steward. False: already done."""
         ops: list[Op] = [Hset("dep", {r.post: f"{r.steward}|{r.name}" for r in rows}),
                          *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
 
     async def set_attendance(self, fx: str, attendance: int, ev: Event, dedupe: str) -> None:
         """The fixture's expected attendance (mobile posts are compared with it)."""
-        await self.store.apply(fx_prefix(fx), [Set("attendance", str(attendance)),
+        await self.gateway.apply(fx_prefix(fx), [Set("attendance", str(attendance)),
                                                *log_event(ev)], dedupe)
 
     async def deployment(self, fx: str) -> tuple[dict[str, tuple[str, str]], int]:
         """(post -> (steward id, name), expected attendance) in one round trip."""
         p = fx_prefix(fx)
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hgetall(p + "dep")
         pipe.get(p + "attendance")
-        dep, att = await self.store._call(pipe.execute())
+        dep, att = await self.gateway.call(pipe.execute())
         filled = {post: tuple(v.split("|", 1)) for post, v in dep.items()}
         return filled, int(att or 0)  # type: ignore[return-value]
 
@@ -125,44 +124,44 @@ class Stewarding:
         """A steward is on a post (the latest check-in holds it), with its event; one round
         trip. False when the command was already applied."""
         ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
 
     async def on_post(self, fx: str) -> dict[str, tuple[str, str]]:
         """post -> (who, at) of every check-in."""
-        got = await self.store._call(self.r.hgetall(fx_prefix(fx) + "onpost"))
+        got = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx) + "onpost"))
         return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
 
     # ------------------------------------------------------------ briefing sign-off
     async def briefing_shown(self, fx: str, version: str) -> None:
         """The briefing version stewards are now shown (acknowledgements count for it)."""
-        await self.store._call(self.r.set(fx_prefix(fx) + "brief:current", version))
+        await self.gateway.call(lambda r: r.set(fx_prefix(fx) + "brief:current", version))
 
     async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event,
                       dedupe: str) -> bool:
         """A steward has read this version (first tap wins), with its event; one round
         trip. False: already recorded."""
         ops: list[Op] = [Hsetnx(f"brief:{version}", who, at), *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe or f"brief:{version}:{who}")
+        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe or f"brief:{version}:{who}")
         return not applied.duplicate
 
     async def briefing_acks(self, fx: str) -> tuple[str, dict[str, str]]:
         """(current version, who -> when acknowledged) ('' when no briefing was shown)."""
         p = fx_prefix(fx)
-        version = await self.store._call(self.r.get(p + "brief:current"))
+        version = await self.gateway.call(lambda r: r.get(p + "brief:current"))
         if not version:
             return "", {}
-        return version, await self.store._call(self.r.hgetall(p + f"brief:{version}"))
+        return version, await self.gateway.call(lambda r: r.hgetall(p + f"brief:{version}"))
 
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""
-        await self.store._call(self.r.set(LANE, f"{bid} {messages}",
+        await self.gateway.call(lambda r: r.set(LANE, f"{bid} {messages}",
                                           px=max(1, int(ttl_s * 1000))))
 
     async def lane(self) -> tuple[str, int] | None:
         """(procedure id, messages) while the lane is held, else None."""
-        raw = await self.store._call(self.r.get(LANE))
+        raw = await self.gateway.call(lambda r: r.get(LANE))
         if not raw:
             return None
         bid, _, n = raw.partition(" ")
@@ -170,7 +169,7 @@ class Stewarding:
 
     async def release_lane(self, bid: str) -> bool:
         """Give the lane back, if this procedure still holds it."""
-        return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
+        return bool(await self.gateway.run_script(self._release, [LANE], [bid]))
 
 
 __all__ = ["ALREADY", "NOT_SENT_TO_YOU", "Acked", "Refused", "Stewarding"]

@@ -22,8 +22,6 @@ from bot.domain.ledger import Event
 from bot.domain.models import Fixture
 from bot.evidence.match_chart import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
-from bot.store.feed import Feed
-from bot.store.web_sessions import WebSessions
 from bot.tasks import cancel_and_wait
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
 from bot.web.timeline_svg import render_svg_chart
@@ -253,7 +251,7 @@ class LiveRoom:
 
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.feed = Feed(core.store)
+        self.feed = core.facades.web.feed
         self.feeds: dict[str, FixtureFeed] = {}
         self.delivery: list[dict[str, Any]] = []
         self._delivery_key: tuple[Any, ...] | None = None
@@ -283,7 +281,7 @@ class LiveRoom:
                 del self.screens[who]
 
     async def _watch_revocations(self) -> None:
-        sessions = WebSessions(self.core.store)
+        sessions = self.core.facades.web.sessions
         while True:
             try:
                 async for who in sessions.revocations(self._revocations_ready):
@@ -327,7 +325,7 @@ class LiveRoom:
         notifier = self.core.notifier
         if not ids or not control_chats(notifier):
             return {}
-        seen = await self.core.store.delivered_at(fx_id, ids)
+        seen = await self.core.facades.delivery.refs.delivered_at(fx_id, ids)
         waiting = notifier.waiting(fx_id)
         return {i: incident_delivery(notifier, seen.get(i, {}), waiting.get(i, []))
                 for i in ids}

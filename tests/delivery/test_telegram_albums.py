@@ -62,7 +62,7 @@ async def test_an_album_marks_every_outbox_entry_delivered_once(core: Core, sett
     adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     await outbox.ensure_group(fx)
     photos(fake, 8)
     await outbox.add(fx, [evidence(fx, k) for k in range(1, 9)])
@@ -93,7 +93,7 @@ async def test_an_album_left_in_doubt_is_found_not_sent_twice(core: Core, settin
     adapter = telegram_for(core, conf, poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     await outbox.ensure_group(fx)
     photos(fake, 3)
     await outbox.add(fx, [evidence(fx, k) for k in range(1, 4)])
@@ -123,7 +123,7 @@ async def test_eight_photos_reach_a_smoothed_control_group_within_15_s(
     time.go.set()
     fake = FakeTelegram(enforce_limits=True, clock=time.clock)
     await fake.start()
-    core.notifier.limiter = SharedRateLimiter(Windows(core.store), clock=time.clock,
+    core.notifier.limiter = SharedRateLimiter(Windows(core.store.gateway), clock=time.clock,
                                               sleep=time.sleep, monotonic=time.clock)
     core.notifier.clock = time.clock
     adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)

@@ -32,7 +32,7 @@ async def test_a_telegram_send_in_doubt_is_found_by_forwarding_not_sent_twice(
     adapter = telegram_for(core, conf, poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     await outbox.ensure_group(fx)
     await outbox.add(fx, [card(51, fixture=fx), card(52, fixture=fx), logged(fx, 51)])
     (e51, o51), (e52, _), (er, reply) = await outbox.read(fx, "dead-replica", 10)
@@ -71,7 +71,7 @@ async def found_once_and_edited_in_place(core: Core, fake: FakeTelegram, reader:
     assert forwards and all(str(c.params["chat_id"]) == ARCHIVE for c in forwards)
     assert all(c.params["disable_notification"] for c in forwards)
     # The found card is the live message: its next state edits it in place.
-    assert await core.store.message_ref(fx, "telegram", GROUP, "INC-51") == posted
+    assert await core.facades.delivery.refs.message_ref(fx, "telegram", GROUP, "INC-51") == posted
     await core.notifier.send([card(51, fixture=fx, status="Acknowledged")])
     await reader.drain()
     [edit] = [c for c in fake.calls_of("editMessageText") if "INC-51" in c.params["text"]]
@@ -85,7 +85,7 @@ async def test_without_an_archive_chat_a_send_in_doubt_is_sent_again(
     adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     await outbox.ensure_group(fx)
     await outbox.add(fx, [card(53, fixture=fx)])
     [(entry, out)] = await outbox.read(fx, "dead-replica", 10)

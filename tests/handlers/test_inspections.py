@@ -40,7 +40,7 @@ async def test_a_pass_keeps_its_photo_and_a_failure_raises_an_incident(say, core
     inc = await core.store.incident(fx.id, 1)
     assert (inc.type, inc.location, inc.severity) == ("structural", "stb_walkway", 3)
     assert "netting cut at the top of stairway 4" in inc.description
-    checks = await Inspections(core.store).read(fx.id)
+    checks = await Inspections(core.store.gateway).read(fx.id)
     assert [(c.item, c.outcome, c.photos, c.incident) for c in checks] == [
         ("exits_gates", "pass", ("AgAD-netting",), None),
         ("walkway_netting", "fail", (), 1)]
@@ -64,7 +64,7 @@ async def test_turnstiles_wait_for_every_critical_item_or_a_logged_override(say,
                   as_="safety_officer")
     assert r.reply.title == "Decision D-1"
     fx = await core.active_fixture()
-    [d] = (await DecisionLog(core.store).read(fx.id)).entries
+    [d] = (await DecisionLog(core.store.gateway).read(fx.id)).entries
     assert d.source == "inspect override" and "Segregation netting" in d.decision
     assert d.rationale.startswith("walkway is closed off") and d.role == "safety_officer"
     r = await say("/inspect ready", as_="control")
@@ -93,4 +93,4 @@ async def test_a_check_before_its_window_does_not_count(say, core):
     assert not r.reply.ok
     assert "PA and voice alarm tested in every zone is due from Thu 04 Mar 15:00 (48 h " \
         "before kick-off)" in r.reply.text
-    assert await core.store.r.xlen(f"md:{{{fx_id}}}:insp") == 0
+    assert await core.store.gateway.r.xlen(f"md:{{{fx_id}}}:insp") == 0

@@ -17,7 +17,6 @@ from bot.core.ports import CoreAPI
 from bot.domain.messages import Command, Reply, Result
 from bot.settings import Settings
 from bot.store import StoreUnavailable
-from bot.store.inbox import Seen
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +35,7 @@ class Inbound:
                  view_deadline: float = VIEW_DEADLINE) -> None:
         self.core = core
         self.delivery = parts.delivery
-        self.store = parts.store  # which incident a bot message is the live message of
+        self.platform = parts.platform  # which incident a bot message is the live message of
         self.registry = parts.registry
         self.grounds = parts.grounds
         self.settings = settings
@@ -45,7 +44,7 @@ class Inbound:
         self.spawn = spawn
         self.home = home
         self.view_deadline = view_deadline
-        self.seen = Seen(parts.store)
+        self.seen = parts.platform.seen
 
     async def first_time(self, key: str) -> bool:
         """False for a redelivery (a Slack retry) that any replica already took: shared in
@@ -96,7 +95,7 @@ class Inbound:
         if not (channel and ts):
             return ""
         try:
-            found = await self.store.ref_of_message("slack", channel, ts)
+            found = await self.platform.ref_of_message("slack", channel, ts)
         except StoreUnavailable:
             return ""
         return found[1] if found else ""

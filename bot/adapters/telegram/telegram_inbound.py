@@ -23,7 +23,8 @@ from bot.adapters.telegram.voice_fetch import hear, voice_note
 from bot.core.ports import CoreAPI
 from bot.delivery.notifier import Notifier
 from bot.domain.messages import Attachment, Command, Reply
-from bot.store import Store, StoreUnavailable
+from bot.store import StoreUnavailable
+from bot.store.facades import PlatformState
 from bot.store.inbox import Seen
 from bot.voice.outcome import as_command
 from bot.voice.pool import Transcriber
@@ -69,12 +70,12 @@ async def answer(query: CallbackQuery, text: str | None = None, alert: bool = Fa
 class Inbound:
     """PTB's handlers for messages, edits and button taps."""
 
-    def __init__(self, core: CoreAPI, delivery: Notifier, store: Store, bot: ExtBot[Any],
+    def __init__(self, core: CoreAPI, delivery: Notifier, platform: PlatformState, bot: ExtBot[Any],
                  seen: Seen, bot_id: str, signer: CallbackSigner, menus: Menus,
                  migrations: ChatMigrations, voice: Transcriber | None = None) -> None:
         self.core = core
         self.delivery = delivery
-        self.store = store  # which incident a bot message is the live message of
+        self.platform = platform  # which incident a bot message is the live message of
         self.bot = bot
         self.seen = seen
         self.bot_id = bot_id
@@ -97,7 +98,7 @@ class Inbound:
 
     async def _incident_of(self, chat_id: int, replied: Message) -> str:
         """The incident a replied-to bot message is about ('' if none)."""
-        found = await self.store.ref_of_message(PLATFORM, str(chat_id),
+        found = await self.platform.ref_of_message(PLATFORM, str(chat_id),
                                                      str(replied.message_id))
         if found and found[1].startswith("INC-"):
             return found[1]

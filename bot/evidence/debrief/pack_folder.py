@@ -26,9 +26,6 @@ from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
 from bot.store import Store
-from bot.store.decision_keys import DecisionLog
-from bot.store.inspection_keys import Inspections
-from bot.store.timing_keys import KeyTimings
 
 PDF = "pack.pdf"
 
@@ -59,9 +56,9 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
     await export_fixture(store, fx.id, out, False, by=by, key=key, at=at)
     manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     events = await store.events(fx.id)
-    decisions = await DecisionLog(store).read(fx.id)
-    timings = latest(await KeyTimings(store).read(fx.id))
-    checks = await Inspections(store).read(fx.id)
+    decisions = await store.decisions.read(fx.id)
+    timings = latest(await store.timings.read(fx.id))
+    checks = await store.inspections.read(fx.id)
     items = checklists(config_dir).get(fx.ground, ())
     override = override_of(decisions)
     rows = incident_rows(events)
