@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.adapters.telegram.webhook import SECRET_HEADER  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
+from bot.domain.fixture.fixture_model import slug  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
-from bot.domain.models import slug  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 from rigs.botproc import ROOT, STEWARD0, TYPES, ZONES, percentile  # noqa: E402

@@ -117,8 +117,8 @@ def check_config_or_fail(config_dir: Path) -> int:
 
 def warm_config(core: Core) -> None:
     """Read the files read on first use now, so they are the ones checked at start-up."""
-    from bot.domain.cadence import config_for
-    from bot.domain.escalation_policy import policy_for
+    from bot.domain.briefing.briefing_cadence import config_for
+    from bot.domain.incident.escalation_policy import policy_for
 
     policy_for(core.settings)
     config_for(core.settings)

@@ -214,7 +214,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
 
 async def _pack(app: App, args: argparse.Namespace) -> int:
-    from bot.domain.cadence import config_for
+    from bot.domain.briefing.briefing_cadence import config_for
     from bot.evidence.debrief.pack_folder import build_pack
     from bot.evidence.signing import load_or_create
 
@@ -352,7 +352,7 @@ async def _fixtures(app: App, as_json: bool) -> int:
 
 
 async def _season(app: App, club: str, season: str | None, as_json: bool) -> int:
-    from bot.domain.models import season_of
+    from bot.domain.fixture.fixture_model import season_of
     from bot.evidence.season import season_table, season_text
 
     assert app.core is not None

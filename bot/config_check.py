@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.roles import RolesError, load_role_matrix
-from bot.domain.cadence import OFFSET_RE
+from bot.domain.briefing.briefing_cadence import OFFSET_RE
 from bot.domain.deployment import load_posts
 from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from bot.core.dispatch import Core
 from bot.domain.clock import iso
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
 
 # `/fixture add` ids are <home>-<away>-<date> with letters and digits between the hyphens
 # (handlers.fixtures.fixture_id): one more hyphen-separated word can never be one of them, so

@@ -7,9 +7,11 @@ from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.refusals import said
-from bot.domain.escalation_policy import policy_for
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.escalation_policy import policy_for
+from bot.domain.incident.incident_model import Incident, incident_id, parse_incident_id
+from bot.domain.incident.incident_rules import replan_after_s
 from bot.domain.messages import Reply, Result
-from bot.domain.models import Fixture, Incident, incident_id, parse_incident_id
 from bot.domain.outcomes import Reason
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from bot.store import Refused
@@ -85,8 +87,8 @@ async def amend_cmd(ctx: Ctx) -> Result:
                                                 "location": inc.location}})
     ack_due = None
     if "severity" in new:
-        tiers = policy_for(ctx.core.settings).for_severity(int(new["severity"])).tiers
-        ack_due = inc.reported_ts + tiers[0].after_s if tiers else None
+        after = replan_after_s(policy_for(ctx.core.settings), int(new["severity"]))
+        ack_due = inc.reported_ts + after if after is not None else None
     try:
         applied = await ctx.store.amend_incident(fx.id, n, old, new, ev,
                                                  ctx.cmd.dedupe_key, ack_due)

@@ -7,8 +7,8 @@ import re
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.fixture.fixture_model import Fixture, season_of
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture, season_of
 from bot.domain.procedures import STEWARD_ROLES
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefing_content import briefing_outbounds, briefing_replies

@@ -9,8 +9,8 @@ import secrets
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
 from bot.domain.deployment import Post, posts_of
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture
 from bot.domain.procedures import Steward, Target, in_zone, target_label
 from handlers.stewarding import send, target_of
 

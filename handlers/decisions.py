@@ -11,8 +11,9 @@ from typing import Any
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.paging import page_of, split_page_args
 from bot.domain.decision_log import MAX_LINKS, MAX_TEXT, Decision, LogView, parse_decision_id
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture, parse_incident_id
 from bot.domain.vocab import PHASES
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "

@@ -12,8 +12,8 @@ from bot.domain.deployment import (
     parse_rota,
     posts_of,
 )
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
-from bot.domain.models import Fixture
 
 USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
          "CSV lines: steward id, name, post)  |  /deploy attendance <n>")

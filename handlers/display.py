@@ -6,12 +6,13 @@ import asyncio
 from datetime import datetime, timedelta
 
 from bot.core.dispatch import Ctx
-from bot.domain.card import IncidentCard
 from bot.domain.clock import iso, parse_iso
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
+from bot.domain.incident.incident_card import IncidentCard
+from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Reply
-from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, PHASES, SEVERITIES, STATUSES
 from bot.evidence.summary import mmss
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from bot.core.dispatch import SCOPES, Core, Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
-from bot.domain.key_timings import BY_PHASE
+from bot.domain.fixture.fixture_model import Fixture, slug
+from bot.domain.fixture.key_timings import BY_PHASE
+from bot.domain.fixture.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
-from bot.domain.models import Fixture, slug
-from bot.domain.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
 from handlers.inspections import turnstiles_refusal
 from handlers.words import resolve_word
@@ -104,7 +104,7 @@ def _category(word: str) -> str:
 
 def intel_notes(core: Core) -> frozenset[str]:
     """The note keys the briefing config calls intelligence."""
-    from bot.domain.cadence import config_for
+    from bot.domain.briefing.briefing_cadence import config_for
 
     return config_for(core.settings).intel_notes
 

@@ -6,8 +6,8 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.decisions import continue_decision
 from handlers.methane import continue_methane

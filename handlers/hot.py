@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Reply, Result
-from bot.domain.models import parse_incident_id
 from handlers.display import FOUR_CS, hot_question, verdict
 from handlers.reporting import add_text
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.paging import page_of, split_page_args
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.incident_model import incident_id, parse_incident_id
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
-from bot.domain.models import Fixture, incident_id, parse_incident_id
 from bot.domain.outcomes import Added
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
 from handlers.decisions import record_from_command

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.decision_log import Decision
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.inspection_checklist import (
     OVERRIDE_SOURCE,
     Check,
@@ -18,7 +19,6 @@ from bot.domain.inspection_checklist import (
     readiness,
 )
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture
 from handlers.reporting import log_incident
 
 USAGE = ("/inspect  |  /inspect <item> pass|fail [note] (a photo may come with it)  |  "

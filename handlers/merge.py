@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.domain.escalation_policy import policy_for
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.escalation_policy import policy_for
+from bot.domain.incident.incident_model import incident_id
+from bot.domain.incident.incident_rules import remaining_severity
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
-from bot.domain.models import Fixture, incident_id
 from bot.store import Refused
 from handlers.display import card
 from handlers.reporting import log_incident
@@ -44,27 +46,6 @@ async def merge_cmd(ctx: Ctx) -> Result:
             ctx.notify("command", live, ref=inc.id, fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
     return result
-
-
-def remaining_severity(events: list[Event], token: str) -> int | None:
-    """The severity INC-n's reports support once the report `token` is split out: the
-    highest of its own report (or the last /amend of severity, which a person chose) and the
-    merged reports still with it; None when the log says nothing."""
-    base: int | None = None
-    merged: dict[str, int] = {}
-    for ev in events:
-        d = ev.data
-        if ev.kind == "incident.reported":
-            base = int(d["severity"])
-        elif ev.kind == "incident.amended" and "severity" in d.get("new", {}) \
-                and not d.get("merged") and not d.get("split"):
-            base, merged = int(d["new"]["severity"]), {}
-        elif ev.kind == "incident.merged":
-            merged[d.get("token", "")] = int(d.get("report", {}).get("severity") or 0)
-        elif ev.kind == "incident.unmerged":
-            merged.pop(d.get("token", ""), None)
-    merged.pop(token, None)
-    return None if base is None else max([base, *merged.values()])
 
 
 async def _lowered(ctx: Ctx, fx: Fixture, n: int, token: str

@@ -8,9 +8,10 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
+from bot.domain.incident.incident_model import incident_id
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.models import Fixture, incident_id
 from bot.domain.outcomes import Logged
 from bot.domain.vocab import INCIDENT_TYPES
 from handlers.decisions import record_from_command

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.dispatch import Ctx, Registry, Spec
+from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Reply, Result
-from bot.domain.models import parse_incident_id
 from handlers.forms import continue_with_text
 from handlers.reporting import add_text, move_live, window_words
 

@@ -6,8 +6,8 @@ import re
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Reply, Result
-from bot.domain.models import parse_incident_id
 from bot.domain.vocab import (
     BAN_STATUSES,
     BAN_TYPES,

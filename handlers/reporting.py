@@ -13,12 +13,14 @@ from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
 from bot.core.refusals import said
-from bot.domain.card import CARD, LOGGED, LiveRef
 from bot.domain.clock import iso
-from bot.domain.escalation_policy import policy_for
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
+from bot.domain.incident.escalation_policy import policy_for
+from bot.domain.incident.incident_card import CARD, LOGGED, LiveRef
+from bot.domain.incident.incident_model import Incident, incident_id
+from bot.domain.incident.incident_rules import replan_after_s
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
-from bot.domain.models import Fixture, Incident, incident_id
 from bot.domain.outcomes import Added, Joined, Logged
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.settings import Settings
@@ -346,10 +348,9 @@ def similar_query(ctx: Ctx, fx: Fixture, fields: dict[str, Any],
     record = {"who": ctx.who, "fields": fields, "evidence": evidence, "at": ev.at,
               "first": None}
     sev = int(fields["severity"])
-    tiers = policy_for(ctx.core.settings).for_severity(sev).tiers
     return Similar(since=int(ctx.now.timestamp()) - window, near=near, event=ev,
                    token=token, record=record, severity=sev,
-                   ack_after_s=tiers[0].after_s if tiers else None)
+                   ack_after_s=replan_after_s(policy_for(ctx.core.settings), sev))
 
 
 def merge_token(ctx: Ctx, fx: Fixture) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.core.dispatch import Ctx, Registry, Spec
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
-from bot.domain.models import Fixture
 from handlers import briefings, checkin, deploy, stewarding
 from handlers.display import board
 

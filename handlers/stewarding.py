@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Outbound, Reply, Result
-from bot.domain.models import Fixture
 from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
-from bot.domain.key_timings import KEY_TIMINGS, latest, resolve_timing
+from bot.domain.fixture.key_timings import KEY_TIMINGS, latest, resolve_timing
 from bot.domain.messages import Button, Reply, Result
 from handlers.fixtures import phase_cmd
 

@@ -9,8 +9,9 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Attachment, Button, Reply, Result
-from bot.domain.models import Fixture, parse_incident_id
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from bot.voice.outcome import Heard, NotHeard, from_args, marked, reason
 from bot.voice.suggest import suggest

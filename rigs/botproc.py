@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.app import build_core
 from bot.domain.clock import SystemClock
-from bot.domain.models import Incident
+from bot.domain.incident.incident_model import Incident
 from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings

@@ -15,8 +15,8 @@ import pytest
 
 from bot.delivery import board as boards
 from bot.domain.grounds import load_grounds
+from bot.domain.incident.incident_model import Incident
 from bot.domain.messages import Outbound, Reply, Result
-from bot.domain.models import Incident
 from bot.observe import metrics
 from bot.settings import PROJECT_CONFIG
 from bot.store import Store

@@ -21,10 +21,10 @@ from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.core.strangers import StrangerAudit
 from bot.domain.clock import Clock, iso
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.messages import Command, Outbound, Reply, Result, refuse
-from bot.domain.models import Fixture
 from bot.domain.outcomes import Logged
 from bot.domain.vocab import ROLES, norm
 from bot.observe import metrics

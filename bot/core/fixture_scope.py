@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from bot.core.drill import NO_DRILL_FIXTURE, Drill
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Command
-from bot.domain.models import Fixture
 from bot.store import Store
 
 NO_ACTIVE_FIXTURE = "No active fixture. An admin sets one with /fixture use <id>."

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.core.roles import Member
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Command, Result
-from bot.domain.models import Fixture
 
 
 class CoreAPI(Protocol):

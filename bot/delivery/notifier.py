@@ -40,9 +40,9 @@ from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.routing import Channels, Routes
 from bot.delivery.scopes import Scopes
 from bot.delivery.sink import PlatformSink, Unsupported
-from bot.domain.card import LiveRef
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.incident_card import LiveRef
 from bot.domain.messages import Outbound, Reply
-from bot.domain.models import Fixture
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bot.delivery.scopes import Scopes, audience_readers
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 
 READERS = "readers"
 Channels = dict[str, dict[str, list[str]]]  # audience -> platform -> chat ids

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.domain.card import IncidentCard, LiveRef
+from bot.domain.incident.incident_card import IncidentCard, LiveRef
 from bot.domain.ledger import clean_text
 from bot.domain.outcomes import Outcome
 

@@ -14,8 +14,8 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.clock import iso
+from bot.domain.fixture.restricted import RESTRICTED_KIND, split_fixture_data
 from bot.domain.ledger import Event
-from bot.domain.restricted import RESTRICTED_KIND, split_fixture_data
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
 

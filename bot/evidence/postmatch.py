@@ -10,8 +10,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.domain.clock import parse_iso
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
-from bot.domain.models import Fixture, Incident
+from bot.domain.incident.incident_model import Incident
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
 from bot.evidence.export import chain_head
 from bot.evidence.summary import mmss, summary_figures

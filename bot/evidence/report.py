@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES
 from bot.store import Store
 

@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, norm
 from bot.store import Store
 

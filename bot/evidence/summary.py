@@ -7,9 +7,9 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from bot.domain.clock import iso, parse_iso
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.fixture.key_timings import BY_KEY, latest
 from bot.domain.grounds import Ground
-from bot.domain.key_timings import BY_KEY, latest
-from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES
 from bot.store import Store
 

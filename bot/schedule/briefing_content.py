@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.dispatch import Core
-from bot.domain.cadence import BriefingConfig, config_for
-from bot.domain.key_timings import BY_KEY, latest
+from bot.domain.briefing.briefing_cadence import BriefingConfig, config_for
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.fixture.key_timings import BY_KEY, latest
 from bot.domain.messages import Outbound, Reply
-from bot.domain.models import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club

@@ -14,13 +14,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core.dispatch import Core
-from bot.domain.cadence import config_for
-from bot.domain.card import IncidentCard
+from bot.domain.briefing.briefing_cadence import config_for
 from bot.domain.clock import iso
-from bot.domain.escalation_policy import SeverityPolicy, policy_for
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.escalation_policy import SeverityPolicy, policy_for
+from bot.domain.incident.incident_card import IncidentCard
+from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
-from bot.domain.models import Fixture, Incident
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from bot.observe import metrics
 

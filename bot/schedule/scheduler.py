@@ -19,9 +19,15 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.core.dispatch import Core
-from bot.domain.cadence import POST_MATCH, BriefingConfig, Slot, config_for, merge_plan
+from bot.domain.briefing.briefing_cadence import (
+    POST_MATCH,
+    BriefingConfig,
+    Slot,
+    config_for,
+    merge_plan,
+)
 from bot.domain.clock import Clock
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 from bot.observe import metrics
 from bot.store import StoreUnavailable
 

@@ -6,8 +6,8 @@ import json
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Text, Var
-from bot.domain.models import Incident
 from bot.domain.outcomes import Reason
 
 # Deployment-wide keys (members, invites, fixture choices, audit, leases of singleton

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.domain.clock import parse_iso
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.incident_model import Incident
+from bot.domain.incident.incident_rules import merge_raise_test, replan_test
 from bot.domain.ledger import PHASE, Event, Text, Var
-from bot.domain.models import Fixture, Incident
 from bot.domain.outcomes import Reason
 from bot.store.base import (
     OPS,
@@ -132,7 +134,7 @@ def _raise_ops(sim: Similar) -> list[Op]:
     ]
     return [
         Hget(key, "severity", "oldsev", "0"),
-        WhenCmp("oldsev", "<", new, [
+        WhenCmp("oldsev", *merge_raise_test(new), [
             Hget(key, "status", "simstatus", ""),
             Hsetnx(key, "orig_severity", old),
             Hset(key, {"severity": str(new), "amended_at": sim.event.at}),
@@ -141,7 +143,7 @@ def _raise_ops(sim: Similar) -> list[Op]:
             Hincrby("counts", "inc:sev:" + old, -1),
             Hincrby("counts", f"inc:sev:{new}", 1),
             ZaddScoreFrom("open", key, "reported_ts", (5 - new) * SEV_BAND, n),
-            WhenCmp("simstatus", "==", "reported", replan),
+            WhenCmp("simstatus", *replan_test(), replan),
         ]),
     ]
 

@@ -3,6 +3,7 @@ from: counters, the phase read, refusals, and an amendment's guards and re-plann
 
 from __future__ import annotations
 
+from bot.domain.incident.incident_rules import replans_escalation
 from bot.domain.ledger import Event, Text, chart_deltas, deltas
 from bot.domain.outcomes import Reason
 from bot.store.base import SEV_BAND, guard
@@ -65,7 +66,7 @@ def amend_ops(n: int, old: dict[str, str], new: dict[str, str], ev: Event,
         sev = int(new["severity"])
         if ev.data.get("status") != "closed":
             ops.append(ZaddScoreFrom("open", key, "reported_ts", (5 - sev) * SEV_BAND, str(n)))
-        if ev.data.get("status") == "reported":
+        if replans_escalation(ev.data.get("status")):
             ops.append(Hset(key, {"esc_next": "0"}))
             ops.append(Zadd("esc", ack_due, f"{n}:ack") if ack_due is not None
                        else Zrem("esc", f"{n}:ack"))

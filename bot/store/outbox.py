@@ -15,7 +15,7 @@ from dataclasses import asdict
 
 from redis.exceptions import ResponseError
 
-from bot.domain.card import CARD, IncidentCard, LiveRef
+from bot.domain.incident.incident_card import CARD, IncidentCard, LiveRef
 from bot.domain.ledger import Tpl, Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply
 from bot.store.base import OPS, fx_prefix

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from bot.domain.cadence import Slot, dumps, loads
+from bot.domain.briefing.briefing_cadence import Slot, dumps, loads
 from bot.domain.clock import iso
 from bot.domain.outcomes import Reason
 from bot.store.base import Refused, fx_prefix, guard

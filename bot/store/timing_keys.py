@@ -3,7 +3,7 @@ are written in the /phase write itself (timing_ops), the others on their own."""
 
 from __future__ import annotations
 
-from bot.domain.key_timings import Timing
+from bot.domain.fixture.key_timings import Timing
 from bot.domain.ledger import Event
 from bot.domain.outcomes import Reason
 from bot.store.base import Applied, fx_prefix, guard
@@ -32,7 +32,7 @@ class KeyTimings:
         return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
 
     async def read(self, fx_id: str) -> list[Timing]:
-        """Every recording, in order (see bot.domain.key_timings.latest)."""
+        """Every recording, in order (see bot.domain.fixture.key_timings.latest)."""
         rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id) + STREAM))
         return [Timing.from_fields(h) for _, h in rows]
 

@@ -7,7 +7,7 @@ from html import escape
 from zoneinfo import ZoneInfo
 
 from bot.domain.decision_log import LogView
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.vocab import PHASES
 from bot.web.pages import _doc, drill_badge
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.core.dispatch import Core
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
 from bot.evidence.match_chart import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait

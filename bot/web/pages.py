@@ -6,7 +6,7 @@ import json
 from html import escape
 from typing import Any
 
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.vocab import INCIDENT_TYPES, PHASES, PLACES, ROLES, STATUSES, SUPPORTER_SIDES
 from bot.evidence.postmatch import Report
 

@@ -13,9 +13,9 @@ from aiohttp import web
 
 from bot.core.dispatch import Core
 from bot.domain.clock import iso
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.groundmap import GroundMap, load_map, pin_layer, render_map
 from bot.domain.messages import Command
-from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.match_chart import chart_data, chart_from_counts
 from bot.evidence.postmatch import build_report

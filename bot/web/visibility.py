@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.roles import RoleMatrix
-from bot.domain.card import IncidentCard
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
+from bot.domain.incident.incident_card import IncidentCard
 from bot.domain.ledger import Event
-from bot.domain.models import Fixture
 from bot.domain.vocab import (
     BAN_TYPES,
     INCIDENT_TYPES,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.domain.escalation_policy import load_policy
+from bot.domain.incident.escalation_policy import load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = load_policy(ROOT / "config" / "escalation.toml")

@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 from bot.runtime import _keep_polling, start_outbox, telegram_for
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings

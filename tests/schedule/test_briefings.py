@@ -10,8 +10,8 @@ import pytest
 
 from bot.app import StartupError, build_core
 from bot.core.roles import DEFAULT_ROLES
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event, median, recount
-from bot.domain.models import Fixture
 from bot.domain.vocab import ROLES
 from bot.evidence.summary import figures_from_counts, summary_figures
 from bot.sample import ensure_sample_fixture

@@ -11,10 +11,15 @@ import pytest
 from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.delivery.ratelimit import unlimited
-from bot.domain.cadence import BriefingConfig, briefing_times, config_for, parse_offset
+from bot.domain.briefing.briefing_cadence import (
+    BriefingConfig,
+    briefing_times,
+    config_for,
+    parse_offset,
+)
 from bot.domain.clock import VirtualClock
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply
-from bot.domain.models import Fixture
 from bot.runtime import attach_scheduler
 from bot.schedule.scheduler import Scheduler
 from bot.store import Store

@@ -3,7 +3,7 @@ reads after a restart is what the handler wrote."""
 
 from __future__ import annotations
 
-from bot.domain.card import CARD, IncidentCard, LiveRef
+from bot.domain.incident.incident_card import CARD, IncidentCard, LiveRef
 from bot.domain.messages import Outbound, Reply
 from bot.store.outbox import decode, encode
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.domain.card import IncidentCard
+from bot.domain.incident.incident_card import IncidentCard
 from bot.domain.messages import Outbound, Reply
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Outbound, Reply
-from bot.domain.models import Fixture
 from bot.store import StoreUnavailable
 from bot.store.chat_moves import ChatMoves
 

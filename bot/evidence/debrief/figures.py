@@ -10,8 +10,8 @@ from datetime import datetime
 
 from bot.domain.clock import parse_iso
 from bot.domain.decision_log import LogView
+from bot.domain.fixture.key_timings import Timing
 from bot.domain.inspection_checklist import Check, Item
-from bot.domain.key_timings import Timing
 from bot.domain.ledger import Event
 from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER
 

@@ -15,11 +15,11 @@ from zoneinfo import ZoneInfo
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.clock import parse_iso
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.fixture.key_timings import latest
 from bot.domain.groundmap import load_map
 from bot.domain.grounds import Ground
 from bot.domain.inspection_checklist import checklists, override_of, readiness
-from bot.domain.key_timings import latest
-from bot.domain.models import Fixture
 from bot.evidence.debrief.figures import incident_rows, response_by_severity, timeline
 from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part

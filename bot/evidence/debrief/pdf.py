@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from bot.domain.decision_log import LogView
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.fixture.key_timings import Timing
 from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap
 from bot.domain.inspection_checklist import Check, Item, Readiness, latest
-from bot.domain.key_timings import Timing
-from bot.domain.models import Fixture
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
 from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
 from bot.evidence.summary import mmss

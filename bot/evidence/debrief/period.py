@@ -16,8 +16,8 @@ from zoneinfo import ZoneInfo
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
-from bot.domain.models import Fixture
 from bot.evidence.debrief.pack_folder import Pack, build_pack
 from bot.evidence.debrief.pdf import latin
 from bot.evidence.export import file_sha, signed_part

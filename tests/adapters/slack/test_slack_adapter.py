@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from bot.adapters.slack.slack_adapter import SlackAdapter
 from bot.core.dispatch import Core
-from bot.domain.models import Incident
+from bot.domain.incident.incident_model import Incident
 from bot.runtime import slack_for
 from bot.settings import Settings
 from rigs.fakes.slack_api import (

@@ -1,24 +1,9 @@
-"""Domain records: fixtures and incidents as the handlers see them."""
+"""An incident's record as the handlers see it: the store's derived hash, typed."""
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import asdict, dataclass, field
-from datetime import datetime
-
-from bot.domain.clock import iso, parse_iso
-
-
-def slug(text: str, limit: int = 10) -> str:
-    """Lower-case letters and digits only, shortened."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())[:limit] or "x"
-
-
-def season_of(when: datetime) -> str:
-    """The football season a date falls in, e.g. 2026-27 (seasons turn over on 1 July)."""
-    start = when.year if when.month >= 7 else when.year - 1
-    return f"{start}-{str(start + 1)[-2:]}"
+from dataclasses import dataclass, field
 
 
 def incident_id(n: int | str) -> str:
@@ -31,71 +16,6 @@ def parse_incident_id(text: str) -> int | None:
     m = re.fullmatch(r"(?:inc)?[-#]?(\d{1,7})", text.strip().lower())
     return int(m.group(1)) if m else None
 
-
-@dataclass
-class Fixture:
-    """A match the bot runs operations for."""
-
-    id: str
-    home: str
-    away: str
-    kickoff: datetime  # UTC
-    ground: str
-    category: str = "B"
-    category_why: str = ""
-    competition: str = ""
-    attendance: int = 0
-    away_allocation: int = 0
-    notes: dict[str, str] = field(default_factory=dict)
-    status: str = "scheduled"  # scheduled | cancelled
-    phase: str = "pre"
-    drill: bool = False  # made by a replay: its own ids and keys, never a live fixture
-
-    @property
-    def title(self) -> str:
-        """Home v Away."""
-        return f"{self.home} v {self.away}"
-
-    @property
-    def season(self) -> str:
-        """Season label, e.g. 2026-27."""
-        return season_of(self.kickoff)
-
-    def to_hash(self) -> dict[str, str]:
-        """Flat string fields for the store."""
-        d = asdict(self)
-        d["kickoff"] = iso(self.kickoff)
-        d["notes"] = _notes_to_text(self.notes)
-        if self.drill:
-            d["drill"] = "1"
-        else:
-            del d["drill"]  # a live fixture's record is as it always was
-        return {k: str(v) for k, v in d.items()}
-
-    @classmethod
-    def from_hash(cls, h: dict[str, str]) -> Fixture:
-        """Inverse of to_hash."""
-        return cls(
-            id=h["id"], home=h["home"], away=h["away"], kickoff=parse_iso(h["kickoff"]),
-            ground=h.get("ground", ""), category=h.get("category", "B"),
-            category_why=h.get("category_why", ""), competition=h.get("competition", ""),
-            attendance=int(h.get("attendance") or 0),
-            away_allocation=int(h.get("away_allocation") or 0),
-            notes=_notes_from_text(h.get("notes", "")), status=h.get("status", "scheduled"),
-            phase=h.get("phase", "pre"), drill=h.get("drill") == "1",
-        )
-
-
-def _notes_to_text(notes: dict[str, str]) -> str:
-    return json.dumps(notes, separators=(",", ":"))
-
-
-def _notes_from_text(text: str) -> dict[str, str]:
-    try:
-        v = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return v if isinstance(v, dict) else {}
 
 
 def _int(value: str | None, default: int = 0) -> int:

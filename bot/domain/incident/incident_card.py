@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
-from bot.domain.models import Incident, incident_id
+from bot.domain.incident.incident_model import Incident, incident_id
 from bot.domain.vocab import INCIDENT_TYPES, STATUSES
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.domain.clock import iso, parse_iso
-from bot.domain.models import Fixture
+from bot.domain.fixture.fixture_model import Fixture
 
 OFFSET_RE = re.compile(r"^T-(\d{1,4})([dhm])$", re.IGNORECASE)
 POST_MATCH = frozenset({"full_time", "egress", "closed"})
