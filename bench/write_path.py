@@ -55,7 +55,7 @@ async def round_trips(core, store: Store, n: int, start: int) -> tuple[float, fl
                                or _url(store))
 
     async def watch(ready: asyncio.Event, done: asyncio.Event) -> None:
-        async with mon_store.r.monitor() as m:
+        async with mon_store.gateway.r.monitor() as m:
             ready.set()
             async for ev in m.listen():
                 if ev.get("client_type") != "lua" and "bench-stop" not in ev["command"]:
