@@ -27,18 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pydantic import SecretStr  # noqa: E402
-
 from bench.rig import bench_core  # noqa: E402
 from bot.core.roles import Member  # noqa: E402
-from bot.delivery.durable import OutboxReader  # noqa: E402
-from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
-from bot.runtime import telegram_for  # noqa: E402
-from bot.store.outbox import Outbox  # noqa: E402
 from bot.store.stewarding_keys import Stewarding  # noqa: E402
-from bot.store.windows import Windows  # noqa: E402
-from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from rigs.fakes.telegram_api import FakeTelegram  # noqa: E402
+from rigs.telegram_rig import telegram_through_outbox  # noqa: E402
 
 FIRST_ID = 500_000_000
 ZONES = ("stb_upper", "stb_lower", "gate_away", "gate_a", "bbs_lower", "ws_lower")
@@ -59,16 +53,7 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
             uid = str(FIRST_ID + i)
             core.roster[f"telegram:{uid}"] = Member("telegram", uid, "steward",
                                                     f"Tabard {1000 + i}", ZONES[i % len(ZONES)])
-        settings = core.settings.model_copy(update={
-            "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
-        adapter = telegram_for(core, settings, poll_timeout=1)
-        await adapter.start()
-        outbox = Outbox(core.store.gateway)
-        core.notifier.outbox = outbox
-        core.notifier.limiter = SharedRateLimiter(Windows(core.store.gateway))
-        reader = OutboxReader(core.notifier, outbox, owner="bench", block_ms=100, rescan_s=0.2)
-        reader.start()
-        try:
+        async with telegram_through_outbox(core, fake) as reader:
             ask = await core.handle(say("/evacuate all fire in the east stand", 1))
             assert ask is not None and ask.reply.ok, ask
             confirm = next(b.command for row in ask.reply.buttons for b in row
@@ -98,10 +83,6 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
             others = sum(1 for c in sends[:last] if not procedure(c))
             await asyncio.wait_for(reader.drain(), 120)
             lane_free = await Stewarding(core.store.gateway).lane() is None
-        finally:
-            await reader.stop()
-            await adapter.stop()
-            await core.notifier.close()
         await fake.stop()
     floor = stewards / PER_SECOND
     return {"stewards": stewards, "broadcast_s": round(elapsed, 2), "floor_s": round(floor, 2),

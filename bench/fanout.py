@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.delivery.notifier import Notifier  # noqa: E402
 from bot.delivery.ratelimit import DEFAULT_LIMITS, RateLimiter  # noqa: E402
-from bot.delivery.sink import Doubt, Found, Gate, Unsupported, no_gate  # noqa: E402
 from bot.domain.ledger import Event  # noqa: E402
 from bot.domain.messages import Outbound, Reply  # noqa: E402
 from bot.evidence.match_chart import incident_chart  # noqa: E402
+from rigs.recording_sink import RecordingSink  # noqa: E402
 
 TOKEN = "123:bench"
 
@@ -57,23 +57,20 @@ class FakeBotAPI:
         return runner, f"http://127.0.0.1:{port}/bot{TOKEN}"
 
 
-class HttpSink:
-    """A minimal Telegram sink: the summary goes as one photo with its caption; no edits,
-    pins, albums or in-doubt lookups (declared as such)."""
+class HttpSink(RecordingSink):
+    """A minimal Telegram sink: the summary goes as one photo with its caption; no edits
+    (the recorder's other capabilities: no pins, albums or in-doubt lookups)."""
 
     platform = "telegram"
-    pins = False
 
     def __init__(self, session: ClientSession, base: str) -> None:
+        super().__init__()
         self.session, self.base = session, base
-        self.gate: Gate = no_gate
         self.done: list[float] = []
         self.started: list[tuple[float, str]] = []
 
-    def cost(self, reply: Reply) -> int:
-        return 1
-
-    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
+    async def on_send(self, chat: str, reply: Reply) -> None:
+        """Post the reply to the fake Bot API, timing the call."""
         self.started.append((time.monotonic(), chat))
         form = FormData()
         form.add_field("chat_id", chat)
@@ -85,32 +82,10 @@ class HttpSink:
         async with self.session.post(f"{self.base}/{method}", data=form) as resp:
             assert (await resp.json())["ok"]
         self.done.append(time.monotonic())
-        return ""
 
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
+        """No edits."""
         return False
-
-    async def pin(self, chat: str, message_id: str) -> None:
-        raise Unsupported("no pins")
-
-    async def unpin(self, chat: str, message_id: str) -> None:
-        raise Unsupported("no pins")
-
-    def albumable(self, chat: str, reply: Reply) -> bool:
-        return False
-
-    async def send_album(self, chat: str, replies: list[Reply], *,
-                         thread: str = "") -> list[str]:
-        raise Unsupported("no albums")
-
-    def floor(self, chat: str) -> int:
-        return 0
-
-    def id_space(self, chat: str) -> str:
-        return ""
-
-    async def find_sent(self, chat: str, doubt: Doubt) -> Found | None:
-        return None
 
 
 def summary_reply() -> Reply:

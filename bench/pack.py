@@ -1,6 +1,6 @@
 """Debrief pack benchmark (issue 25 §4): a fixture with 500 incidents (each acknowledged, half
-on scene, most closed), arrests, 20 decisions, the inspection and the key timings, then
-`build_pack` timed. Prints `name: value` lines:
+on scene, most closed), arrests, 20 decisions, the inspection, a rota and a roll call, and the
+key timings, then `build_pack` timed. Prints `name: value` lines:
 - pack_s_500: seconds to build the pack (PDF, CSVs, export, signed manifest), goal <= 30
 - pack_pages_500: the PDF's page count
 - pack_s_500_per_incident_ms: the same per incident
@@ -42,6 +42,11 @@ async def night(core, n: int) -> None:
     core.clock.set(fx.kickoff - timedelta(hours=3))  # inside the inspection's window
     await run("/inspect walkway_netting fail gap at stairway 4", "supervisor")
     await run("/inspect override steward line at the gap", "safety_officer")
+    for sid, post in (("14", "stb_250_gangway"), ("15", "stb_256_gangway"),
+                      ("21", "gate_b_lane_1")):  # the stewarding section
+        await run(f"/deploy {sid} {post} Steward {sid}", "control")
+    await run("/rollcall stb", "control")
+    await run("/onpost stb_250_gangway", "steward")
     await run("/phase gates", "control")
     for i in range(n):
         core.clock.advance(timedelta(minutes=11))

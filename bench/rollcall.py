@@ -22,17 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pydantic import SecretStr  # noqa: E402
-
 from bench.rig import bench_core  # noqa: E402
 from bot.core.roles import Member  # noqa: E402
-from bot.delivery.durable import OutboxReader  # noqa: E402
-from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
-from bot.runtime import telegram_for  # noqa: E402
-from bot.store.outbox import Outbox  # noqa: E402
 from bot.store.stewarding_keys import Stewarding  # noqa: E402
-from bot.store.windows import Windows  # noqa: E402
-from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
+from rigs.fakes.telegram_api import FakeTelegram  # noqa: E402
+from rigs.telegram_rig import telegram_through_outbox  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_ID = 600_000_000
@@ -64,17 +58,8 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
             uid = str(FIRST_ID + i)
             core.roster[f"telegram:{uid}"] = Member("telegram", uid, "steward",
                                                     f"Tabard {2000 + i}", "stb_upper")
-        settings = core.settings.model_copy(update={
-            "telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
-        adapter = telegram_for(core, settings, poll_timeout=1)
-        await adapter.start()
-        outbox = Outbox(core.store.gateway)
-        core.notifier.outbox = outbox
-        core.notifier.limiter = SharedRateLimiter(Windows(core.store.gateway))
-        reader = OutboxReader(core.notifier, outbox, owner="bench", block_ms=100, rescan_s=0.2)
-        reader.start()
         pushed: dict[int, float] = {}
-        try:
+        async with telegram_through_outbox(core, fake):
             gap = minutes * 60 / stewards
             t0 = time.monotonic()
             for i in range(stewards):
@@ -98,10 +83,6 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
             fx = await core.active_fixture()
             assert fx is not None
             recorded = len(await Stewarding(core.store.gateway).on_post(fx.id))
-        finally:
-            await reader.stop()
-            await adapter.stop()
-            await core.notifier.close()
         await fake.stop()
     shutil.rmtree(tmp, ignore_errors=True)
     waits = [got[u] - pushed[u] for u in pushed if u in got]

@@ -128,11 +128,13 @@ class App:
     """One process: one Redis connection pool, one core, one scheduler, many adapters."""
 
     def __init__(self, settings: Settings, clock: Clock | None = None, *,
-                 serving: bool = False, drill: Drill | None = None) -> None:
+                 serving: bool = False, drill: Drill | None = None,
+                 outage: OutageLog | None = None) -> None:
         """`serving`: the long-running bot (matchday run), not a one-shot command: it tells
         other replicas what it changes, holds the singleton lease in turn and, with a
         platform token, delivers through the outbox. `drill`: a replay's fence (its core
-        resolves fixtures inside it; its store sweeps only the drill's deadlines)."""
+        resolves fixtures inside it; its store sweeps only the drill's deadlines). `outage`:
+        the outage log (a test's, to see the background loops meet an outage)."""
         self.settings = settings
         self.drill = drill
         self.clock = clock or (FileClock(settings.clock_file) if settings.clock_file
@@ -140,7 +142,7 @@ class App:
         self.serving = serving
         self.origin = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         # A Redis outage is logged when it starts and ends, not per command or per tick.
-        self.outage = OutageLog()
+        self.outage = outage or OutageLog()
         self.embedded: EmbeddedRedis | None = None  # when no REDIS_URL is set
         self.store: Store | None = None
         self.core: Core | None = None

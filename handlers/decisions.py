@@ -10,19 +10,27 @@ from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.core.paging import page_of, split_page_args
-from bot.domain.decision_log import MAX_LINKS, MAX_TEXT, Decision, LogView, parse_decision_id
+from bot.domain.decision_log import (
+    DECISION_KINDS,
+    MAX_LINKS,
+    MAX_TEXT,
+    Decision,
+    LogView,
+    parse_decision_id,
+    parse_kind,
+)
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import PHASES
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
-         "[inc=INC-3,INC-5] [supersedes=D-4]  |  /decision supersedes D-4  |  "
-         "/decision why D-4 [rationale]")
+         "[inc=INC-3,INC-5] [type=stoppage|gate|police_support|other] [supersedes=D-4]  |  "
+         "/decision supersedes D-4  |  /decision why D-4 [rationale]")
 ALIASES = {"d": "d", "decision": "d", "decided": "d", "why": "why", "rationale": "why",
            "reason": "why", "options": "options", "opts": "options", "considered": "options",
            "inc": "inc", "incidents": "inc", "incident": "inc", "supersedes": "supersedes",
-           "corrects": "supersedes"}
+           "corrects": "supersedes", "type": "kind", "kind": "kind"}
 # step -> question
 QUESTIONS = {"d": "What did you decide?",
              "why": "Why? The rationale: what you knew and what you were weighing.",
@@ -30,6 +38,8 @@ QUESTIONS = {"d": "What did you decide?",
              "inc": "Which incidents does it concern? e.g. INC-3, INC-5 — or tap None."}
 STEPS = ("d", "why", "options", "inc")
 NONE_WORDS = {"none", "no", "n/a", "-", "nil", "skip"}
+# the types the guided form offers: those with no command of their own first
+FORM_KINDS = ("stoppage", "gate", "police_support", "procedure", "other")
 TITLE = "Decision log"
 
 
@@ -82,8 +92,17 @@ def _text(value: str, name: str, field: str) -> str:
     return value
 
 
+def kind_of(word: str) -> str:
+    """A decision type key, or a one-line refusal listing them."""
+    kind = parse_kind(word) if word.strip() else "other"
+    if kind is None:
+        raise UsageError(f"'{word[:20]}' is not a decision type ({', '.join(DECISION_KINDS)}).",
+                         field="kind")
+    return kind
+
+
 def entry_of(ctx: Ctx, answers: dict[str, str], *, supersedes: int | None = None,
-             explains: int | None = None, source: str = "") -> Decision:
+             explains: int | None = None, source: str = "", kind: str = "") -> Decision:
     """A new entry from answers (checked: decision and rationale are required)."""
     decision = _text(answers.get("d", ""), "decision", "d")
     rationale = _text(answers.get("why", ""), "rationale", "why")
@@ -99,7 +118,8 @@ def entry_of(ctx: Ctx, answers: dict[str, str], *, supersedes: int | None = None
     return Decision(n=0, at=ctx.now, by=ctx.who, name=ctx.member.name if ctx.member else "",
                     role=ctx.role or "", phase="", decision=decision, rationale=rationale,
                     options=options, incidents=parse_incidents(answers.get("inc", "")),
-                    supersedes=sup, explains=explains, source=source)
+                    supersedes=sup, explains=explains, source=source,
+                    kind=kind or kind_of(answers.get("kind", "")))
 
 
 async def record(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> int:
@@ -110,14 +130,27 @@ async def record(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> int:
     return applied.n
 
 
-async def record_from_command(ctx: Ctx, fx: Fixture, decision: str, source: str,
-                              incidents: str = "") -> Reply:
-    """Log a decision taken through another command (rationale to follow) and the prompt for
-    it, as a line to add to that command's answer."""
-    entry = entry_of(ctx, {"d": decision[:MAX_TEXT], "inc": incidents}, source=source)
-    n = await record(ctx, fx, entry, ctx.cmd.dedupe_key + "#decision")
+def from_command(ctx: Ctx, decision: str, source: str, kind: str,
+                 incidents: str = "") -> Decision:
+    """The entry for a decision taken through another command (its rationale to follow),
+    attributed and timed, linked to what that command did (`source`: "evacuate P-1a2b3c")."""
+    return entry_of(ctx, {"d": decision[:MAX_TEXT], "inc": incidents}, source=source,
+                    kind=kind)
+
+
+def rationale_prompt(n: int) -> Reply:
+    """The line that asks for the rationale of decision D-n, with its button."""
     return Reply(f"Logged as decision D-{n}: what was the rationale?", title=f"Decision D-{n}",
                  buttons=[[Button("Give the rationale", f"/decision why D-{n}", "primary")]])
+
+
+async def record_from_command(ctx: Ctx, fx: Fixture, decision: str, source: str,
+                              incidents: str = "", kind: str = "other") -> Reply:
+    """Log a decision taken through another command (rationale to follow) and the prompt for
+    it, as a line to add to that command's answer."""
+    entry = from_command(ctx, decision, source, kind, incidents)
+    n = await record(ctx, fx, entry, ctx.cmd.dedupe_key + "#decision")
+    return rationale_prompt(n)
 
 
 async def _logged(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> Result:
@@ -133,6 +166,9 @@ def _ask(fid: str, step: str, note: str = "") -> Result:
     buttons = [[Button("Cancel", f"/decision step {fid} cancel")]]
     if step in ("options", "inc"):
         buttons.insert(0, [Button("None", f"/decision step {fid} {step} none")])
+    if step == "d":  # what it is about, one tap (then the decision, typed)
+        kinds = [Button(DECISION_KINDS[k], f"/decision step {fid} kind {k}") for k in FORM_KINDS]
+        buttons[:0] = [kinds[i:i + 2] for i in range(0, len(kinds), 2)]
     text = (note + "\n" if note else "") + QUESTIONS[step]
     return Result(Reply(text, title=TITLE, buttons=buttons))
 
@@ -144,7 +180,8 @@ def _steps(state: dict[str, Any]) -> tuple[str, ...]:
 def _confirm(state: dict[str, Any], ctx: Ctx) -> Result:
     entry = entry_of(ctx, state["answers"], supersedes=state.get("supersedes"),
                      explains=state.get("explains"))
-    lines = [f"Decision: {entry.decision}", f"Why: {entry.rationale}"]
+    lines = [f"Decision: {entry.decision}", f"Type: {DECISION_KINDS[entry.kind]}",
+             f"Why: {entry.rationale}"]
     if entry.options:
         lines.append(f"Options considered: {entry.options}")
     if entry.incidents:
@@ -202,6 +239,11 @@ async def _step(ctx: Ctx, fx: Fixture) -> Result:
         return Result(Reply("This decision form has expired. Send /decision to start again.",
                             ok=False))
     what = ctx.args[2]
+    if what == "kind" and len(ctx.args) == 4 and state.get("step") != "confirm":
+        state["answers"]["kind"] = kind_of(ctx.args[3])
+        await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+        return _ask(state["fid"], state["step"],
+                    f"Type: {DECISION_KINDS[state['answers']['kind']]}.")
     if what == "cancel":
         await ctx.store.drop_form(fx.id, ctx.who)
         return Result(Reply("Decision not recorded; nothing was written."))
@@ -252,6 +294,8 @@ def render(view: LogView, tz: tzinfo) -> str:
     lines: list[str] = []
     for d in view.entries:
         head = f"{d.id} {d.at.astimezone(tz):%H:%M} · {PHASES.label(d.phase) if d.phase else ''}"
+        if d.kind and d.kind != "other":
+            head += f" · {DECISION_KINDS.get(d.kind, d.kind)}"
         who = d.name or d.by
         lines.append(f"{head} · {who} ({d.role})")
         lines.append(f"  {d.decision}")

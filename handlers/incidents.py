@@ -124,7 +124,7 @@ async def transition(ctx: Ctx) -> Result:
         # handing an incident to the police is a command decision: logged, rationale asked
         prompt = await record_from_command(
             ctx, fx, f"Hand {inc.id} to police" + (f": {note}" if note else ""),
-            f"handover {inc.id}", incidents=inc.id)
+            f"handover {inc.id}", incidents=inc.id, kind="handover")
         reply.text += "\n" + prompt.text
         reply.buttons = prompt.buttons
     return Result(reply)

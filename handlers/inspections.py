@@ -8,6 +8,7 @@ from __future__ import annotations
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.decision_log import Decision
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.incident_card import RAISED
 from bot.domain.inspection_checklist import (
     OVERRIDE_SOURCE,
     Check,
@@ -18,7 +19,10 @@ from bot.domain.inspection_checklist import (
     override_of,
     readiness,
 )
+from bot.domain.ledger import Event
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.outcomes import Logged
+from bot.store.inspection_keys import Inspections
 from handlers.reporting import log_incident
 
 USAGE = ("/inspect  |  /inspect <item> pass|fail [note] (a photo may come with it)  |  "
@@ -103,37 +107,52 @@ async def _tick(ctx: Ctx, fx: Fixture, item: Item, outcome: str, note: str) -> R
                          f"{due.astimezone(ctx.core.settings.zone):%a %d %b %H:%M} ({item.due_h} h "
                          "before kick-off): a check before that does not count.")
     photos = tuple(a.file_id for a in ctx.cmd.attachments if a.kind == "photo" and a.file_id)
-    incident = None
-    extra = ""
-    if outcome == "fail":
-        fields = {"type": item.incident_type, "location": item.zone,
-                  "severity": 3 if item.critical else 2, "affiliation": "unknown",
-                  "description": f"Inspection failed: {item.label}" + (f". {note}" if note
-                                                                         else ""),
-                  "new": True}
-        await log_incident(ctx, fx, fields)
-        last = await ctx.store.last_report_of(fx.id, ctx.who)
-        incident = last[0] if last else None
-        extra = f" Raised INC-{incident}." if incident else ""
-    check = Check(item.key, outcome, ctx.now, ctx.who, ctx.role or "", note, photos, incident)
+    check = Check(item.key, outcome, ctx.now, ctx.who, ctx.role or "", note, photos)
     ev = ctx.event("inspection.checked", {"item": item.key, "label": item.label,
                                           "outcome": outcome, "note": note,
-                                          "photos": len(photos), "critical": item.critical,
-                                          **({"incident": f"INC-{incident}"} if incident
-                                             else {})})
+                                          "photos": len(photos), "critical": item.critical})
+    if outcome == "fail":
+        return await _failed(ctx, fx, item, check, ev)
     applied = await ctx.store.inspections.record(fx.id, check, ev,
                                                   ctx.cmd.dedupe_key + "#inspect")
     if not applied.duplicate:
         await ctx.core.changed("inspection", fx.id)
-    word = "PASSED" if outcome == "pass" else "FAILED"
+    return await _answer(ctx, fx, item, check, "")
+
+
+async def _answer(ctx: Ctx, fx: Fixture, item: Item, check: Check, extra: str) -> Result:
+    word = "PASSED" if check.outcome == "pass" else "FAILED"
+    photos = check.photos
     pics = f" with {len(photos)} photo{'s' if len(photos) > 1 else ''}" if photos else ""
-    line = f"{'✔' if outcome == 'pass' else '✖'} {word}: {item.label}{pics}.{extra}"
-    if outcome == "fail" and item.critical:
-        ctx.notify("command", Reply(line, title=f"Inspection · {fx.title}"), fixture=fx.id)
+    line = f"{'✔' if check.outcome == 'pass' else '✖'} {word}: {item.label}{pics}.{extra}"
     state, _ = await ready_state(ctx, fx)
     hint = "" if photos else (f"\nTo add a photo as evidence, send it with the caption "
-                              f"/inspect {item.key} {outcome}")
+                              f"/inspect {item.key} {check.outcome}")
     return Result(Reply(line + "\n" + _readiness_line(state) + hint, title=TITLE, ok=True))
+
+
+async def _failed(ctx: Ctx, fx: Fixture, item: Item, check: Check, ev: Event) -> Result:
+    """A failed item: the tick, the incident it raises and the inspector's answer in ONE
+    write (a redelivery, on this replica or another, writes and answers nothing more)."""
+    fields = {"type": item.incident_type, "location": item.zone,
+              "severity": 3 if item.critical else 2, "affiliation": "unknown",
+              "description": f"Inspection failed: {item.label}" + (f". {check.note}"
+                                                                   if check.note else ""),
+              "inspection": item.label, "new": True}
+    logged = await log_incident(ctx, fx, fields, answer=RAISED,
+                                also=Inspections.failure_ops(check, ev))
+    assert isinstance(logged.outcome, Logged)  # a new incident ("new"): never joined to one
+    n = logged.outcome.n
+    if not logged.outcome.again:
+        await ctx.core.changed("inspection", fx.id)
+        if item.critical:  # the card went to command with the write; this says why
+            ctx.notify("command", Reply(f"✖ FAILED: {item.label}. Raised INC-{n}.",
+                                        title=f"Inspection · {fx.title}"), fixture=fx.id)
+    result = await _answer(ctx, fx, item, check, f" Raised INC-{n}.")
+    # the answer went into the outbox with the write (the "raised" view): not again
+    result.queued = logged.queued
+    result.outcome = logged.outcome
+    return result
 
 
 async def _override(ctx: Ctx, fx: Fixture, why: str) -> Result:
@@ -146,7 +165,8 @@ async def _override(ctx: Ctx, fx: Fixture, why: str) -> Result:
     entry = Decision(n=0, at=ctx.now, by=ctx.who, name=ctx.member.name if ctx.member else "",
                      role=ctx.role or "", phase="",
                      decision=f"Open the turnstiles with safety-critical items not passed: "
-                              f"{names}", rationale=why[:1000], source=OVERRIDE_SOURCE)
+                              f"{names}", rationale=why[:1000], source=OVERRIDE_SOURCE,
+                     kind="turnstiles")
     applied = await ctx.store.decisions.append(fx.id, entry, ctx.cmd.dedupe_key)
     await ctx.core.changed("decision", fx.id)
     line = f"Decision D-{applied.n}: turnstiles may open on override ({names}). Why: {why}"

@@ -131,7 +131,8 @@ async def send(ctx: Ctx, fx: Fixture, answers: dict[str, str], drop_form: bool) 
     if word == "METHANE" and ctx.core.roles.allowed(ctx.role, "decision"):
         # declaring a major incident is a command decision: logged, its rationale asked for
         prompt = await record_from_command(ctx, fx, f"Major incident declared ({iid})",
-                                           f"methane {iid}", incidents=iid)
+                                           f"methane {iid}", incidents=iid,
+                                           kind="major_incident")
         result.reply.text += "\n" + prompt.text
         result.reply.buttons = result.reply.buttons + prompt.buttons
     return result

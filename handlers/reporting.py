@@ -17,7 +17,7 @@ from bot.domain.clock import iso
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.incident.escalation_policy import policy_for
-from bot.domain.incident.incident_card import CARD, LOGGED, LiveRef
+from bot.domain.incident.incident_card import CARD, LOGGED, RAISED, LiveRef
 from bot.domain.incident.incident_model import Incident, incident_id
 from bot.domain.incident.incident_rules import replan_after_s
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
@@ -113,8 +113,11 @@ def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str
 
 async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
                        drop_form: bool = False, form_id: str = "",
-                       extra_evidence: list[dict[str, Any]] | None = None) -> Result:
-    """Write a new incident (one round trip) and alert control; shared by all report paths."""
+                       extra_evidence: list[dict[str, Any]] | None = None,
+                       also: list[Any] | None = None, answer: str = LOGGED) -> Result:
+    """Write a new incident (one round trip) and alert control; shared by all report paths.
+    `also`: the store's ops for what caused the report, written in the same round trip;
+    `answer`: the view of the reporter's answer stored with it (see LiveViews)."""
     ground = ctx.ground(fx)
     if fields["location"] not in ground.zones and fields["location"] != "gps":
         raise UsageError(f"Unknown location '{fields['location']}'.", field="location")
@@ -137,18 +140,20 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         data["evidence"] = evidence
     if fields.get("methane"):
         data["methane"], record["methane"] = fields["methane"], "1"
+    if fields.get("inspection"):  # the failed item's label: the inspector's answer shows it
+        record["inspection"] = fields["inspection"]
     ev = ctx.event("incident.reported", data)
     ts = int(ctx.now.timestamp())
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
     # What control and the reporter will see goes into the outbox in the same write, as
     # references to the incident it numbers: rendered at send time from its record.
-    refs = _references(ctx, fx, int(fields["severity"]))
+    refs = _references(ctx, fx, int(fields["severity"]), answer)
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
         form_id=form_id,
         deadlines=policy_for(ctx.core.settings).report_deadlines(int(fields["severity"]), ts),
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
-        outbox=ctx.outbox.ops(refs),
+        outbox=ctx.outbox.ops(refs), also=also,
     )
     if applied.duplicate:  # a redelivery: the first answer is already in the outbox
         n = applied.n
@@ -158,7 +163,7 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         return Result(Reply(f"Already logged as {incident_id(n)}.",
                             title=f"Logged {incident_id(n)}"),
                       queued=ctx.reply_outbound(Reply(""), fx.id) is not None
-                      and not applied.joined, outcome=Logged(n))
+                      and not applied.joined, outcome=Logged(n, again=True))
     inc = applied.incident
     if applied.joined and sim is not None:
         await ctx.core.changed("incident", fx.id)
@@ -198,14 +203,14 @@ def card_audiences(severity: int) -> list[str]:
     return ["control", "command"] if severity >= 3 else ["control"]
 
 
-def _references(ctx: Ctx, fx: Fixture, severity: int) -> list[Outbound]:
+def _references(ctx: Ctx, fx: Fixture, severity: int, answer: str = LOGGED) -> list[Outbound]:
     """A new incident's announcement before its number is known: one card reference for
     every audience that gets it, plus the reporter's answer (when the adapter lets the core
-    queue it)."""
+    queue it) in its `answer` view."""
     audience = ",".join(card_audiences(severity))
     refs = [Outbound(audience, Reply(""), fixture=fx.id, live=LiveRef(CARD))]
     mine = ctx.reply_outbound(Reply(""), fx.id)
-    return refs + ([replace(mine, live=LiveRef(LOGGED))] if mine else [])
+    return refs + ([replace(mine, live=LiveRef(answer))] if mine else [])
 
 
 class LiveViews:
@@ -230,8 +235,16 @@ class LiveViews:
             outs, result = announce(self.grounds, self.settings, fx, inc)
             for ref in refs:
                 if ref.n == n:
-                    shown[ref] = outs[0].reply if ref.view == CARD else result.reply
+                    shown[ref] = outs[0].reply if ref.view == CARD else \
+                        raised_reply(inc) if ref.view == RAISED else result.reply
         return shown
+
+
+def raised_reply(inc: Incident) -> Reply:
+    """The answer to a failed inspection item: what failed and the incident it raised."""
+    return Reply(f"✖ FAILED: {inc.marks.get('inspection', 'inspection item')}. "
+                 f"Raised {inc.id}; control has it.", title="Pre-event inspection",
+                 buttons=[[Button("The checklist", "/inspect")]])
 
 
 def window_words(secs: int) -> str:

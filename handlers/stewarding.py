@@ -25,7 +25,9 @@ from bot.domain.procedures import (
     targeted,
 )
 from bot.store import Refused
+from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_SENT_TO_YOU
+from handlers.decisions import from_command, rationale_prompt
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
@@ -76,9 +78,15 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     ev = ctx.event("stewards.broadcast" if not urgent else "stewards.procedure",
                    {"id": bid, "kind": kind, "target": target.key, "text": text,
                     "sent": len(to)})
+    # a procedure is a command decision: logged (attributed, timed, linked to it) in the
+    # same write, its rationale asked for after
+    entry = from_command(ctx, f"{bc.word} · {label}" + (f": {text}" if text else ""),
+                         f"{kind} {bid}", "procedure") if kind in PROCEDURES else None
     try:
-        fresh = await state.send(fx.id, bc, {s.who: "1" for s in to},
-                                 ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key)
+        applied = await state.send(fx.id, bc, {s.who: "1" for s in to},
+                                   ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key,
+                                   also=DecisionLog.ops(entry) if entry else None)
+        fresh = not applied.duplicate
     except Refused as exc:
         if str(exc) != ALREADY:
             raise
@@ -89,10 +97,16 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
     await ctx.core.changed("broadcast", fx.id)
     word = "Roll call" if kind == "rollcall" else bc.word
-    return Result(Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
-                        f"({label}) and control. /status counts "
-                        f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
-                        title=f"{word} {bid}"))
+    reply = Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
+                  f"({label}) and control. /status counts "
+                  f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
+                  title=f"{word} {bid}")
+    if entry is not None:
+        await ctx.core.changed("decision", fx.id)
+        prompt = rationale_prompt(applied.n)
+        reply.text += "\n" + prompt.text
+        reply.buttons = prompt.buttons
+    return Result(reply)
 
 
 async def broadcast_cmd(ctx: Ctx) -> Result:

@@ -40,6 +40,8 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
     assert decisions[2]["rationale"] == decisions[3]["rationale"] != ""
     assert decisions[4]["superseded_by"] == "D-6" and decisions[5]["supersedes"] == "D-5"
     assert all(d["rationale"] for d in decisions)
+    assert (decisions[1]["type"], decisions[5]["type"]) == ("police_support", "gate")
+    assert decisions[0]["type"] == "turnstiles" and decisions[2]["type"] == "handover"
     netting = [c for c in rows(out / "inspections.csv") if c["item"] == "walkway_netting"]
     assert [(c["outcome"], c["incident"]) for c in netting] == [("fail", "INC-1"), ("pass", "")]
     assert [t["key"] for t in rows(out / "key_timings.csv")] == [
@@ -57,4 +59,45 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
     text = " ".join(" ".join(page.get_textpage().get_text_range() for page in pdf).split())
     assert "MPS/CU/" not in text and "SUPERSEDED by D-6" in text
     assert "PASSED, after FAILED at 17:00 (INC-1)" in text and "Zone Ex clear" in text
+    assert "Calling police support" in text and "Fill rate" in text
     assert len(pdf) == manifest["pack"]["pages"]
+    # the night's stewarding: its rota filled six posts and the east stand's roll call
+    steward = rows(out / "stewarding.csv")
+    assert sum(int(r["filled_or_answered"]) for r in steward
+               if r["section"] == "deployment") == 6
+    [call] = [r for r in steward if r["section"] == "roll_call"]
+    assert call["target"] == "zone:stb" and int(call["filled_or_answered"]) >= 1
+    _period_packs(tmp_path, env)
+
+
+def _period_packs(tmp_path: Path, env: dict[str, str]) -> None:
+    """`matchday pack --month` and `--season` for the SAG, end to end: a live fixture of
+    November 2026 is in its month and in season 2026-27; the replayed night is a drill, so in
+    no period pack; each folder's manifest is signed and names each fixture's own (signed,
+    verifiable) pack."""
+    from bot.evidence.export import signed_part
+    from bot.evidence.signing import signature_ok
+
+    add = matchday("run", "--as", "admin", env=env,
+                   stdin="/fixture add Leyton Orient v Barnet 2026-11-14 15:00\n/quit\n")
+    assert add.returncode == 0, add.stderr
+    for flag, value, live in (("--month", "2026-11", 1), ("--season", "2026-27", 1),
+                              ("--month", "2026-12", 0)):
+        folder = tmp_path / f"period-{value}"
+        p = matchday("pack", flag, value, "--out", str(folder), env=env)
+        assert p.returncode == 0 and "signed manifest" in p.stdout, p.stdout + p.stderr
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest[flag[2:]] == value
+        assert signature_ok(manifest["public_key"], manifest["signature"],
+                            signed_part(manifest))
+        ids = [r["fixture"] for r in rows(folder / "period.csv")]
+        orient = [i for i in ids if "orient" in i.lower()]
+        assert len(orient) == live and NIGHT not in ids, ids
+        assert sorted(manifest["fixture_manifests"]) == sorted(f"{i}/manifest.json"
+                                                                for i in ids)
+        for i in orient:
+            v = matchday("verify", str(folder / i), env=env)
+            assert v.returncode == 0 and v.stdout.startswith("OK:"), v.stdout + v.stderr
+    bad = matchday("pack", "--month", "2026-13", env=env)
+    assert bad.returncode == 2 and "--month takes YYYY-MM" in bad.stderr
+    assert "Traceback" not in bad.stderr

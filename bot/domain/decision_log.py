@@ -16,6 +16,31 @@ from bot.domain.clock import iso, parse_iso
 
 MAX_TEXT = 1000  # characters of a decision, a rationale or the options
 MAX_LINKS = 20  # incidents one decision may name
+# What a decision is about (the /decision form's type list): those taken through a command
+# of their own get theirs there; the rest (a match stoppage, closing a gate, calling police
+# support) have no command of their own, so the form offers them.
+DECISION_KINDS: dict[str, str] = {
+    "stoppage": "Match stoppage",
+    "gate": "Closing or opening a gate",
+    "police_support": "Calling police support",
+    "procedure": "Public-protection procedure",
+    "turnstiles": "Opening the turnstiles",
+    "major_incident": "Major incident",
+    "handover": "Handing an incident to police",
+    "other": "Other",
+}
+
+KIND_ALIASES = {"stop": "stoppage", "suspend": "stoppage", "gates": "gate",
+                "police": "police_support", "evacuate": "procedure", "lockdown": "procedure",
+                "invacuate": "procedure", "methane": "major_incident"}
+
+
+def parse_kind(word: str) -> str | None:
+    """A decision type key from its key or a word of its label ('stoppage', 'gate'); None."""
+    w = word.strip().lower().replace("-", "_").replace(" ", "_")
+    if w in DECISION_KINDS:
+        return w
+    return KIND_ALIASES.get(w)
 
 
 def parse_decision_id(text: str) -> int | None:
@@ -41,6 +66,7 @@ class Decision:
     supersedes: int | None = None  # a correction of that entry
     explains: int | None = None  # the rationale for that entry (taken through a command)
     source: str = ""  # the command that took it ("methane INC-3"), "" for /decision
+    kind: str = ""  # a DECISION_KINDS key ("" for entries from before types)
 
     @property
     def id(self) -> str:
@@ -53,7 +79,7 @@ class Decision:
                 "role": self.role, "decision": self.decision, "rationale": self.rationale,
                 "options": self.options, "incidents": json.dumps(list(self.incidents)),
                 "supersedes": str(self.supersedes or ""), "explains": str(self.explains or ""),
-                "source": self.source}
+                "source": self.source, "kind": self.kind}
 
     @classmethod
     def from_fields(cls, h: dict[str, str]) -> Decision:
@@ -64,7 +90,7 @@ class Decision:
                    incidents=tuple(json.loads(h.get("incidents") or "[]")),
                    supersedes=int(h["supersedes"]) if h.get("supersedes") else None,
                    explains=int(h["explains"]) if h.get("explains") else None,
-                   source=h.get("source", ""))
+                   source=h.get("source", ""), kind=h.get("kind", ""))
 
 
 @dataclass(frozen=True)

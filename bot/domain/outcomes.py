@@ -9,9 +9,10 @@ from enum import Enum
 
 @dataclass(frozen=True)
 class Logged:
-    """A report opened incident n."""
+    """A report opened incident n (again: a redelivery found it opened already)."""
 
     n: int
+    again: bool = False
 
 
 @dataclass(frozen=True)

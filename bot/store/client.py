@@ -333,14 +333,16 @@ class Store:
                               last_ttl: int = 900,
                               deadlines: dict[str, int] | None = None,
                               similar: Similar | None = None,
-                              outbox: list[Op] | None = None) -> Applied:
+                              outbox: list[Op] | None = None,
+                              also: list[Op] | None = None) -> Applied:
         """Log a new incident: number, hash, event, counters, open index, escalation
         deadlines (tag -> due epoch seconds, see bot.schedule.escalation); one round trip.
 
         With `similar`, the same script first looks for an open incident of the same type
         nearby; if there is one the report is added to it instead (var `similar` is set) and
         nothing new is counted. `outbox` ops (bot.store.outbox.ops) are written only for a
-        new incident, in the same script."""
+        new incident, in the same script, and so are `also` ops (what caused the report,
+        e.g. a failed inspection item, numbered with the incident's Var("n"))."""
         sev = int(fields["severity"])
         if deadlines:
             await self.index_escalation(fx_id)
@@ -370,6 +372,7 @@ class Store:
             *[Zadd("esc", due, N + f":{tag}") for tag, due in (deadlines or {}).items()],
             Zadd(f"open:t:{fields['type']}", reported_ts, N),
             *(outbox or []),
+            *(also or []),
             ReturnHash(key),
         ]
         if drop_form:

@@ -31,8 +31,16 @@ class DecisionLog:
         to the fixture's log, in one round trip; a redelivery (same dedupe key) writes
         nothing and returns the number it took. Refused (nothing written) when the fixture,
         a linked incident or the superseded/explained entry does not exist."""
-        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id))]
-        ops += [RequireExists(f"inc:{i}", missing_incident(i)) for i in entry.incidents]
+        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)),
+                         *self.ops(entry)]
+        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+
+    @staticmethod
+    def ops(entry: Decision) -> list[Op]:
+        """The entry's writes, to go into the write of the command that took the decision
+        (e.g. a procedure: Stewarding.send `also`), so the two are one round trip; the
+        entry's number is the script's Var("n") (Applied.n)."""
+        ops: list[Op] = [RequireExists(f"inc:{i}", missing_incident(i)) for i in entry.incidents]
         for n in (entry.supersedes, entry.explains):
             if n is not None:
                 ops.append(RequireExists(f"dec:{n}", guard(Reason.NO_DECISION, n)))
@@ -43,18 +51,19 @@ class DecisionLog:
         for key in ("supersedes", "explains"):
             if getattr(entry, key):
                 data[key] = f"D-{getattr(entry, key)}"
-        if entry.source:
-            data["source"] = entry.source
+        for key in ("source", "kind"):
+            if getattr(entry, key):
+                data[key] = getattr(entry, key)
         ev = Event(kind="decision.logged", at=iso(entry.at), by=entry.by, role=entry.role,
                    data=data)
-        ops += [
+        return [
+            *ops,
             phase_op(),
             Incr(SEQ, "n"),
             Set("dec:" + N, "1"),
             Xadd(STREAM, {"n": N, "phase": PHASE, **fields}),
             *log_event(ev),
         ]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
 
     async def read(self, fx_id: str) -> LogView:
         """Every entry of the fixture's log, in the order they were made."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
 from bot.domain.procedures import Broadcast
-from bot.store.base import Refused, fx_prefix
+from bot.store.base import Applied, Refused, fx_prefix
 from bot.store.gateway import Gateway
 from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
 
@@ -45,9 +45,11 @@ class Stewarding:
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
-                   outbox: list[Op], ev: Event, dedupe: str) -> bool:
+                   outbox: list[Op], ev: Event, dedupe: str,
+                   also: list[Op] | None = None) -> Applied:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
-        of its messages (bot.store.outbox.ops), in one script. False when the command was
+        of its messages (bot.store.outbox.ops), and `also` ops (a procedure's decision log
+        entry: DecisionLog.ops), in one script. Applied.duplicate when the command was
         already applied."""
         key = f"bc:{bc.id}"
         ops: list[Op] = [RequireMissing(key, ALREADY),
@@ -56,9 +58,8 @@ class Stewarding:
         if recipients:
             ops.append(Hset(key + ":to", recipients))
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
-                *outbox]
-        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
-        return not applied.duplicate
+                *outbox, *(also or [])]
+        return await self.gateway.apply(fx_prefix(fx), ops, dedupe)
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
         """Record that someone it was sent to has it (first press wins; one round trip).
@@ -71,18 +72,33 @@ class Stewarding:
 
     async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
         """A broadcast with who has and has not acknowledged it."""
-        p = fx_prefix(fx) + f"bc:{bid}"
+        got = await self.broadcasts(fx, [bid])
+        return got[0] if got else None
+
+    async def broadcasts(self, fx: str, ids: list[str] | None = None) -> list[Broadcast]:
+        """Broadcasts (every one of the fixture, in the order sent, when `ids` is None)
+        with who has and has not acknowledged each, in one round trip for them all."""
+        p = fx_prefix(fx)
+        if ids is None:
+            ids = await self.gateway.call(lambda r: r.lrange(p + "bc:ids", 0, -1))
+        if not ids:
+            return []
         pipe = self.gateway.pipeline(transaction=True)
-        pipe.hgetall(p)
-        pipe.hkeys(p + ":to")
-        pipe.hkeys(p + ":ack")
-        rec, to, acked = await self.gateway.call(pipe.execute())
-        if not rec:
-            return None
-        have = set(acked)
-        return Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"], rec["by"],
-                         int(rec.get("sent", "0")), tuple(sorted(have)),
-                         tuple(sorted(w for w in to if w not in have)))
+        for bid in ids:
+            pipe.hgetall(p + f"bc:{bid}")
+            pipe.hkeys(p + f"bc:{bid}:to")
+            pipe.hkeys(p + f"bc:{bid}:ack")
+        got = await self.gateway.call(pipe.execute())
+        out = []
+        for i, bid in enumerate(ids):
+            rec, to, acked = got[3 * i:3 * i + 3]
+            if not rec:
+                continue
+            have = set(acked)
+            out.append(Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"],
+                                 rec["by"], int(rec.get("sent", "0")), tuple(sorted(have)),
+                                 tuple(sorted(w for w in to if w not in have))))
+        return out
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from zoneinfo import ZoneInfo
 
-from bot.domain.decision_log import LogView
+from bot.domain.decision_log import DECISION_KINDS, LogView
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.vocab import PHASES
 from bot.web.pages import _doc, drill_badge
@@ -18,8 +18,11 @@ def decisions_page(fx: Fixture, view: LogView, tz: ZoneInfo) -> str:
     for d in view.entries:
         later = view.superseded_by(d.n)
         why = view.rationale_of(d.n)
-        facts = [f"<dt>Decision</dt><dd>{escape(d.decision)}</dd>",
-                 f"<dt>Rationale</dt><dd>{escape(why) if why else '<em>not yet given</em>'}</dd>"]
+        facts = [f"<dt>Decision</dt><dd>{escape(d.decision)}</dd>"]
+        if d.kind and d.kind != "other":
+            facts.append(f"<dt>Type</dt><dd>{escape(DECISION_KINDS.get(d.kind, d.kind))}</dd>")
+        facts.append(
+            f"<dt>Rationale</dt><dd>{escape(why) if why else '<em>not yet given</em>'}</dd>")
         if d.options:
             facts.append(f"<dt>Options considered</dt><dd>{escape(d.options)}</dd>")
         if d.incidents:

@@ -7,15 +7,13 @@ from __future__ import annotations
 from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader
 from bot.domain.messages import Outbound, Reply
-from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from rigs.fakes.telegram_api import BOT_ID, FakeTelegram
-from tests.delivery.test_delivery import durable, tg_settings
+from tests.delivery.test_delivery import durable
 from tests.support.cards import card
+from tests.support.control_group import ARCHIVE, GROUP, control_group
 
-GROUP = "-1001000000001"
-ARCHIVE = "-1009999999999"
 STEWARD = 100000001
 OTHER = 100000002
 
@@ -27,36 +25,29 @@ def logged(fx: str, n: int) -> Outbound:
 
 async def test_a_telegram_send_in_doubt_is_found_by_forwarding_not_sent_twice(
         core: Core, settings: Settings, fake: FakeTelegram):
-    core.notifier.channels = {"control": {"telegram": [GROUP]}}
-    conf = tg_settings(settings, fake).model_copy(update={"telegram_archive_chat": ARCHIVE})
-    adapter = telegram_for(core, conf, poll_timeout=1)
-    await adapter.start()
-    fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store.gateway)
-    await outbox.ensure_group(fx)
-    await outbox.add(fx, [card(51, fixture=fx), card(52, fixture=fx), logged(fx, 51)])
-    (e51, o51), (e52, _), (er, reply) = await outbox.read(fx, "dead-replica", 10)
-    # What the dead process knew: the last message in the group and in its private chats.
-    group_floor = fake.message_update(STEWARD, "/status", chat_id=int(GROUP))["message"]
-    dm_floor = fake.message_update(STEWARD, "/incident")["message"]
-    await outbox.flying([(fx, e51), (fx, e52)], f"telegram:{GROUP}", group_floor["message_id"])
-    await outbox.flying([(fx, er)], f"telegram:{STEWARD}", dm_floor["message_id"])
-    # Others' messages take ids from the same sequence as the steward's private chat: at a
-    # flashpoint dozens land between what the bot knew and its reply.
-    for k in range(25):
-        fake.message_update(OTHER + k, f"hello {k}")
-    # Telegram took INC-51's card and the steward's reply, then the process died before
-    # their answers were recorded; INC-52's card never reached Telegram.
-    posted = await adapter.sink.send(GROUP, o51.reply)
-    fake.message_update(OTHER, "hello again")
-    await adapter.sink.send(str(STEWARD), reply.reply)
+    async with control_group(core, settings, fake, ARCHIVE) as (adapter, fx, outbox):
+        await outbox.add(fx, [card(51, fixture=fx), card(52, fixture=fx), logged(fx, 51)])
+        (e51, o51), (e52, _), (er, reply) = await outbox.read(fx, "dead-replica", 10)
+        # What the dead process knew: the last message in the group and in its private chats.
+        group_floor = fake.message_update(STEWARD, "/status", chat_id=int(GROUP))["message"]
+        dm_floor = fake.message_update(STEWARD, "/incident")["message"]
+        await outbox.flying([(fx, e51), (fx, e52)], f"telegram:{GROUP}", group_floor["message_id"])
+        await outbox.flying([(fx, er)], f"telegram:{STEWARD}", dm_floor["message_id"])
+        # Others' messages take ids from the same sequence as the steward's private chat: at a
+        # flashpoint dozens land between what the bot knew and its reply.
+        for k in range(25):
+            fake.message_update(OTHER + k, f"hello {k}")
+        # Telegram took INC-51's card and the steward's reply, then the process died before
+        # their answers were recorded; INC-52's card never reached Telegram.
+        posted = await adapter.sink.send(GROUP, o51.reply)
+        fake.message_update(OTHER, "hello again")
+        await adapter.sink.send(str(STEWARD), reply.reply)
 
-    reader = await durable(core)
-    try:
-        await found_once_and_edited_in_place(core, fake, reader, outbox, fx, posted)
-    finally:
-        await reader.stop()
-        await adapter.stop()
+        reader = await durable(core)
+        try:
+            await found_once_and_edited_in_place(core, fake, reader, outbox, fx, posted)
+        finally:
+            await reader.stop()
 
 
 async def found_once_and_edited_in_place(core: Core, fake: FakeTelegram, reader: OutboxReader,
@@ -81,24 +72,19 @@ async def found_once_and_edited_in_place(core: Core, fake: FakeTelegram, reader:
 
 async def test_without_an_archive_chat_a_send_in_doubt_is_sent_again(
         core: Core, settings: Settings, fake: FakeTelegram):
-    core.notifier.channels = {"control": {"telegram": [GROUP]}}
-    adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
-    await adapter.start()
-    fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store.gateway)
-    await outbox.ensure_group(fx)
-    await outbox.add(fx, [card(53, fixture=fx)])
-    [(entry, out)] = await outbox.read(fx, "dead-replica", 10)
-    await outbox.flying([(fx, entry)], f"telegram:{GROUP}", 1)
-    await adapter.sink.send(GROUP, out.reply)
-    reader = await durable(core)
-    try:
-        await reader.drain()
-        assert sum("INC-53" in c.params["text"] for c in fake.sent_to(GROUP)) == 2  # at least once
-        assert fake.calls_of("forwardMessage", ok_only=False) == []
-    finally:
-        await reader.stop()
-        await adapter.stop()
+    async with control_group(core, settings, fake) as (adapter, fx, outbox):
+        await outbox.add(fx, [card(53, fixture=fx)])
+        [(entry, out)] = await outbox.read(fx, "dead-replica", 10)
+        await outbox.flying([(fx, entry)], f"telegram:{GROUP}", 1)
+        await adapter.sink.send(GROUP, out.reply)
+        reader = await durable(core)
+        try:
+            await reader.drain()
+            # sent again: at least once
+            assert sum("INC-53" in c.params["text"] for c in fake.sent_to(GROUP)) == 2
+            assert fake.calls_of("forwardMessage", ok_only=False) == []
+        finally:
+            await reader.stop()
 
 
 async def test_fake_forward_message_behaves_like_telegram():

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
-from pydantic import SecretStr
 
+from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
+from bot.delivery.durable import OutboxReader
 from bot.domain.fixture.fixture_model import Fixture
-from bot.runtime import _keep_polling, start_outbox, telegram_for
+from bot.runtime import _keep_polling, start_outbox
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
@@ -28,7 +33,8 @@ from bot.store.client import fx_prefix
 from bot.store.lease import Lease, polling
 from bot.tasks import cancel_and_wait
 from handlers.fixtures import fixture_id
-from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.fakes.telegram_api import FakeTelegram
+from rigs.telegram_rig import telegram_on
 from tests.conftest import Chat
 
 STEWARD = 100000001
@@ -56,52 +62,38 @@ async def _fixture_off(core: Core, store: Store, ops_port: int) -> Fixture:
     return fx
 
 
-async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_writes(
-        cluster, clock, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+@dataclass
+class Rig:
+    """A durable core on the cluster with its fixture off the `{ops}` master, its outbox
+    reader, the fake Telegram and the core's (not started) adapter on it, and a client of
+    the `{ops}` master to make it refuse writes."""
+
+    store: Store
+    fx: Fixture
+    reader: OutboxReader
+    fake: FakeTelegram
+    tg: TelegramAdapter
+    ops: redis.Redis
+    ops_port: int
+
+
+@asynccontextmanager
+async def ops_slot_rig(cluster, clock, tmp_path: Path,  # type: ignore[no-untyped-def]
+                       **fake_options: Any) -> AsyncIterator[Rig]:
+    """Start the rig; after, the `{ops}` master takes writes again and all is stopped."""
     store = Store.from_url(cluster.url)
     await store.reset_for_tests()
     settings = load_settings(REDIS_URL=cluster.url, MATCHDAY_DATA_DIR=str(tmp_path))
     core = build_core(store, settings, clock, durable=True)
     ops_port = _node_port(store, OPS)
     fx = await _fixture_off(core, store, ops_port)
-
     reader = start_outbox(core)
-    fake = FakeTelegram(enforce_limits=True)
+    fake = FakeTelegram(**fake_options)
     await fake.start()
-    s = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
-                                    "telegram_base_url": fake.base_url})
-    tg = telegram_for(core, s, poll_timeout=1)
-    await tg.start()
+    tg = telegram_on(core, settings, fake, poll_timeout=1)
     ops = redis.Redis(port=ops_port, decode_responses=True)
-
-    def card_of(n: int):  # type: ignore[no-untyped-def]
-        def found(calls):  # type: ignore[no-untyped-def]
-            return [c for c in calls if c.ok and c.method == "sendMessage"
-                    and c.params.get("chat_id") in (CONTROL, str(CONTROL))
-                    and f"INC-{n}" in str(c.params.get("text"))]
-        return found
-
     try:
-        await fake.push(fake.message_update(STEWARD, "/incident pyro @away_upper s3 flare"))
-        await fake.wait_for(card_of(1), timeout=20)
-
-        ops.config_set("min-replicas-to-write", 1)  # the {ops} master refuses every write
-        with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
-            ops.set("md:{ops}:probe", "1")
-        caplog.clear()
-        with caplog.at_level(logging.WARNING):
-            await fake.push(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 "
-                                                         "coin thrown"))
-            await fake.wait_for(lambda calls: [
-                c for c in calls if c.ok and c.method == "sendMessage"
-                and str(c.params.get("chat_id")) == str(STEWARD)
-                and "Logged INC-2" in str(c.params.get("text"))], timeout=20)
-            await fake.wait_for(card_of(2), timeout=20)
-            assert (await store.incident(fx.id, 2)).location == "stb_walkway"
-            # delivered and marked so: nothing left to send twice after a restart
-            await reader.drain(timeout=20)
-        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
-        assert not errors, [r.getMessage() for r in errors[:5]]
+        yield Rig(store, fx, reader, fake, tg, ops, ops_port)
     finally:
         ops.config_set("min-replicas-to-write", 0)
         ops.close()
@@ -111,13 +103,42 @@ async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_write
         await store.close()
 
 
-def answered(n: int):  # type: ignore[no-untyped-def]
-    """Predicate: the steward was told 'Logged INC-n'."""
+def refuse_writes(ops: redis.Redis) -> None:
+    """Make the `{ops}` master refuse every write, as one with no replica left does."""
+    ops.config_set("min-replicas-to-write", 1)
+    with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+        ops.set("md:{ops}:probe", "1")
+
+
+def sent(chat: int, text: str):  # type: ignore[no-untyped-def]
+    """Predicate: a message with `text` in it reached `chat`."""
     def found(calls):  # type: ignore[no-untyped-def]
         return [c for c in calls if c.ok and c.method == "sendMessage"
-                and str(c.params.get("chat_id")) == str(STEWARD)
-                and f"Logged INC-{n}" in str(c.params.get("text"))]
+                and str(c.params.get("chat_id")) == str(chat)
+                and text in str(c.params.get("text"))]
     return found
+
+
+async def test_a_report_is_logged_and_delivered_while_the_ops_slot_refuses_writes(
+        cluster, clock, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async with ops_slot_rig(cluster, clock, tmp_path, enforce_limits=True) as rig:
+        fake = rig.fake
+        await rig.tg.start()
+        await fake.push(fake.message_update(STEWARD, "/incident pyro @away_upper s3 flare"))
+        await fake.wait_for(sent(CONTROL, "INC-1"), timeout=20)
+
+        refuse_writes(rig.ops)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            await fake.push(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 "
+                                                         "coin thrown"))
+            await fake.wait_for(sent(STEWARD, "Logged INC-2"), timeout=20)
+            await fake.wait_for(sent(CONTROL, "INC-2"), timeout=20)
+            assert (await rig.store.incident(rig.fx.id, 2)).location == "stb_walkway"
+            # delivered and marked so: nothing left to send twice after a restart
+            await rig.reader.drain(timeout=20)
+        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert not errors, [r.getMessage() for r in errors[:5]]
 
 
 class Ticks(Lease):
@@ -141,44 +162,27 @@ async def test_telegram_polling_goes_on_while_the_ops_slot_refuses_writes(
     """The polling lease lives with the bot's inbox (its own slot), not under `{ops}`: while
     the `{ops}` master refuses writes for longer than the lease's TTL, the replica keeps
     polling and a steward's report is answered."""
-    store = Store.from_url(cluster.url)
-    await store.reset_for_tests()
-    settings = load_settings(REDIS_URL=cluster.url, MATCHDAY_DATA_DIR=str(tmp_path))
-    core = build_core(store, settings, clock, durable=True)
-    ops_port = _node_port(store, OPS)
-    fx = await _fixture_off(core, store, ops_port)
-    reader = start_outbox(core)
-    fake = FakeTelegram()
-    await fake.start()
-    s = settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
-                                    "telegram_base_url": fake.base_url})
-    tg = telegram_for(core, s, poll_timeout=1)
-    await tg.start(poll=False)  # as run_bot starts it: polling once the lease is held
-    lease = Ticks(polling(store.gateway, tg.bot_id, "replica-a", ttl_ms=1500))
-    assert _node_port(store, lease.key) != ops_port  # the bot's slot is elsewhere
-    keeper = asyncio.create_task(_keep_polling(lease, tg))
-    ops = redis.Redis(port=ops_port, decode_responses=True)
-    try:
-        await fake.wait_for(lambda calls: [c for c in calls if c.method == "deleteWebhook"],
-                            timeout=20)  # polling began (it drops any webhook first)
-        await fake.push(fake.message_update(STEWARD, "/incident pyro @away_upper s3 flare"))
-        await fake.wait_for(answered(1), timeout=20)  # the steward is known (and cached)
-        ops.config_set("min-replicas-to-write", 1)  # the {ops} master refuses every write
-        with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
-            ops.set("md:{ops}:probe", "1")
-        since = lease.ticks
-        while lease.ticks < since + 6:  # twice the TTL: a lease under {ops} has lapsed
-            lease.tick_event.clear()
-            await asyncio.wait_for(lease.tick_event.wait(), 10)
-        assert lease.held
-        await fake.push(fake.message_update(STEWARD, "/incident missile @stb_walkway s3 coin"))
-        await fake.wait_for(answered(2), timeout=20)  # fetched, logged and answered
-        assert (await store.incident(fx.id, 2)).location == "stb_walkway"
-    finally:
-        ops.config_set("min-replicas-to-write", 0)
-        ops.close()
-        await cancel_and_wait([keeper])
-        await tg.stop()
-        await reader.stop()
-        await fake.stop()
-        await store.close()
+    async with ops_slot_rig(cluster, clock, tmp_path) as rig:
+        fake, tg = rig.fake, rig.tg
+        await tg.start(poll=False)  # as run_bot starts it: polling once the lease is held
+        lease = Ticks(polling(rig.store.gateway, tg.bot_id, "replica-a", ttl_ms=1500))
+        assert _node_port(rig.store, lease.key) != rig.ops_port  # the bot's slot is elsewhere
+        keeper = asyncio.create_task(_keep_polling(lease, tg))
+        try:
+            await fake.wait_for(lambda calls: [c for c in calls
+                                               if c.method == "deleteWebhook"],
+                                timeout=20)  # polling began (it drops any webhook first)
+            await fake.push(fake.message_update(STEWARD, "/incident pyro @away_upper s3 flare"))
+            await fake.wait_for(sent(STEWARD, "Logged INC-1"), timeout=20)  # known, cached
+            refuse_writes(rig.ops)
+            since = lease.ticks
+            while lease.ticks < since + 6:  # twice the TTL: a lease under {ops} has lapsed
+                lease.tick_event.clear()
+                await asyncio.wait_for(lease.tick_event.wait(), 10)
+            assert lease.held
+            await fake.push(fake.message_update(STEWARD,
+                                                "/incident missile @stb_walkway s3 coin"))
+            await fake.wait_for(sent(STEWARD, "Logged INC-2"), timeout=20)  # logged, answered
+            assert (await rig.store.incident(rig.fx.id, 2)).location == "stb_walkway"
+        finally:
+            await cancel_and_wait([keeper])

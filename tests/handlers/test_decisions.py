@@ -152,3 +152,56 @@ async def test_a_long_log_comes_in_pages_that_fit_a_chat_message(say, core):
         pages.append(r.text)
         n += 1
     assert "D-30 " in pages[-1] and all(len(p) < 4096 for p in pages)
+
+
+async def test_a_procedure_is_a_decision_in_the_same_write_with_its_rationale_asked_for(
+        say, core):
+    ask = await say("/evacuate all fire in the east stand", as_="safety_officer")
+    assert await _log(core) == []  # nothing is decided before the confirm
+    confirm = ask.reply.buttons[0][0].command
+    r = await say(confirm, as_="safety_officer", dedupe="tg:cb:1")
+    assert "Logged as decision D-1: what was the rationale?" in r.reply.text
+    [d] = await _log(core)
+    pid = confirm.split()[-1]
+    assert (d.kind, d.source, d.rationale, d.role) == (
+        "procedure", f"evacuate {pid}", "", "safety_officer")
+    assert d.decision.startswith("EVACUATE") and "fire in the east stand" in d.decision
+    # the procedure and its decision are one write: a redelivered confirm adds neither,
+    # and a second tap on the confirm (another update) is refused as already sent
+    await say(confirm, as_="safety_officer", dedupe="tg:cb:1")
+    again = await say(confirm, as_="safety_officer")
+    assert "already sent" in again.reply.text
+    assert len(await _log(core)) == 1 and len(await log_of(core, "stewards.procedure")) == 1
+    kinds = [e.kind for e in await log_of(core)]
+    i = kinds.index("stewards.procedure")
+    assert kinds[i + 1] == "decision.logged"  # logged together, in the procedure's write
+    why = r.reply.buttons[-1][0].command
+    await say(why + " fire alarm confirmed, smoke on the east concourse", as_="safety_officer")
+    first, second = await _log(core)
+    assert second.explains == 1 and first.rationale == ""  # D-1 is never rewritten
+    assert "Why: fire alarm confirmed" in (await say("/decisions", as_="control")).reply.text
+
+
+async def test_a_stoppage_gate_or_police_support_decision_has_its_type(say, core):
+    r = await say("/decision", as_="safety_officer")  # the form offers the types
+    labels = [b.label for row in r.reply.buttons for b in row]
+    assert {"Match stoppage", "Closing or opening a gate", "Calling police support"} <= \
+        set(labels)
+    tap = next(b.command for row in r.reply.buttons for b in row if b.label == "Match stoppage")
+    r = await say(tap, as_="safety_officer")
+    assert r.reply.text == "Type: Match stoppage.\nWhat did you decide?"
+    await say("Suspend play: crowd on the pitch perimeter", as_="safety_officer")
+    await say("Pitch incursion risk from the away end", as_="safety_officer")
+    r = await say("none", as_="safety_officer")
+    r = await say("none", as_="safety_officer")
+    assert "Type: Match stoppage" in r.reply.text
+    await say(r.reply.buttons[0][0].command, as_="safety_officer")
+    await say("/decision d=Close gate C why=crush at the turnstiles type=gate", as_="control")
+    await say("/decision d=Ask for the TSG why=missiles at the away end type=police",
+              as_="police_commander")
+    assert [d.kind for d in await _log(core)] == ["stoppage", "gate", "police_support"]
+    r = await say("/decision d=x why=y type=banana", as_="control")
+    assert not r.reply.ok and "not a decision type" in r.reply.text
+    text = (await say("/decisions", as_="control")).reply.text
+    assert "· Match stoppage" in text and "· Calling police support" in text
+

@@ -94,3 +94,34 @@ async def test_a_check_before_its_window_does_not_count(say, core):
     assert "PA and voice alarm tested in every zone is due from Thu 04 Mar 15:00 (48 h " \
         "before kick-off)" in r.reply.text
     assert await core.store.gateway.r.xlen(f"md:{{{fx_id}}}:insp") == 0
+
+
+async def test_a_redelivered_failure_is_one_write_answered_once(core):
+    """The failed tick, the incident it raises and the inspector's answer are one write: the
+    same tap delivered twice (a retry, or to both replicas) logs one incident, one tick and
+    queues one answer, rendered from the incident at send time."""
+    from bot.domain.messages import Command
+    from bot.store.base import fx_prefix
+    from bot.store.outbox import Outbox, decode
+
+    core.notifier.outbox = Outbox(core.store.gateway)
+    tap = Command(platform="console", chat="supervisor", user="supervisor",
+                  text="/inspect walkway_netting fail netting cut", dedupe_key="tg:upd:9",
+                  reply_via="send")
+    first = await core.handle(tap)
+    again = await core.handle(tap)
+    assert first is not None and again is not None and first.queued and again.queued
+    assert "Raised INC-1." in first.reply.text and "Raised INC-1." in again.reply.text
+    fx = await core.active_fixture()
+    assert [e.data["id"] for e in await log_of(core, "incident.reported")] == ["INC-1"]
+    [ev] = await log_of(core, "inspection.checked")
+    assert ev.data["incident"] == "INC-1"
+    assert [(c.item, c.incident) for c in await Inspections(core.store.gateway).read(fx.id)] == [
+        ("walkway_netting", 1)]
+    outs = [decode(f["m"]) for _, f in await core.store.gateway.r.xrange(fx_prefix(fx.id) + "obx")]
+    mine = [o for o in outs if o.audience == "user:console:supervisor"]
+    assert [(o.live.view, o.live.n) for o in mine if o.live] == [("raised", 1)] and \
+        len(mine) == 1
+    shown = await core.notifier.views(fx.id, [mine[0].live])
+    assert shown[mine[0].live].text == ("✖ FAILED: Segregation netting, Sir Trevor Brooking "
+                                        "walkway. Raised INC-1; control has it.")

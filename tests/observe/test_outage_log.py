@@ -10,12 +10,44 @@ import pytest
 from pydantic import SecretStr
 
 from bot.app import App
+from bot.observe.outage import OutageLog
 from bot.runtime import run_bot
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from rigs.net import free_port
 from tests.conftest import Chat
+
+
+class Ticks(OutageLog):
+    """The outage log, also counting the background loops meeting the outage: each
+    scheduler tick that finds Redis away says gone(), each store call that fails is
+    observed (the lease, the outbox reader, the change feed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gone_calls = 0
+        self.failed_calls = 0
+        self.moved = asyncio.Event()
+
+    def gone(self) -> None:
+        self.gone_calls += 1
+        self.moved.set()
+        super().gone()
+
+    def observe(self, answered: bool) -> None:
+        if not answered:
+            self.failed_calls += 1
+            self.moved.set()
+        super().observe(answered)
+
+    async def loops_met_it(self, ticks: int, calls: int) -> None:
+        """Wait until `ticks` more scheduler ticks and `calls` more store calls met the
+        outage (each wakes this wait; no fixed sleep)."""
+        want = (self.gone_calls + ticks, self.failed_calls + calls)
+        while self.gone_calls < want[0] or self.failed_calls < want[1]:
+            self.moved.clear()
+            await asyncio.wait_for(self.moved.wait(), 30)
 
 
 async def _until(check, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -33,7 +65,8 @@ async def test_an_outage_is_one_line_when_it_goes_and_one_with_the_count_when_ba
     settings = load_settings(REDIS_URL=server.url, MATCHDAY_DATA_DIR=str(tmp_path),
                              PORT=str(free_port()), MATCHDAY_LEASE_MS="1000").model_copy(
         update={"telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
-    app = App(settings, serving=True)
+    ticks = Ticks()
+    app = App(settings, serving=True, outage=ticks)
     core = await app.start()
     await ensure_sample_fixture(core)
     bot = asyncio.create_task(run_bot(app, web=True))  # scheduler, lease, outbox, feeds
@@ -49,9 +82,9 @@ async def test_an_outage_is_one_line_when_it_goes_and_one_with_the_count_when_ba
             for i in range(20):
                 r = await say(f"/incident missile @seg_ne s4 coins {i}", as_="steward")
                 assert r.reply.text.startswith("NOT logged"), r.reply.text
-            # a few seconds of background loops (escalation ticks, lease, outbox reader)
-            # while Redis is away: what is measured is what they log, not how fast
-            await asyncio.sleep(3)
+            # background loops (escalation and early-warning ticks, lease, outbox reader,
+            # change feed) meeting the outage several times: what they log is measured
+            await ticks.loops_met_it(ticks=3, calls=20)
             during = [r for r in caplog.records if r.levelno >= logging.WARNING]
             server.start()  # same port, same data directory
             await _until(lambda: any("back after" in r.getMessage() for r in caplog.records),

@@ -8,8 +8,8 @@ from tests.web.test_web import sign_in
 
 async def test_the_panel_shows_the_log_in_order_with_corrections_marked(client, say):  # noqa: F811
     await say("/decision d=Open gate F why=Queue at gate E", as_="control")
-    await say("/decision d=Open gate G, not F why=Gate F is the away exit supersedes=D-1",
-              as_="safety_officer")
+    await say("/decision d=Open gate G, not F why=Gate F is the away exit supersedes=D-1 "
+              "type=gate", as_="safety_officer")
     await sign_in(client, say, "police_commander")
     resp = await client.get("/control/decisions")
     assert resp.status == 200
@@ -17,6 +17,7 @@ async def test_the_panel_shows_the_log_in_order_with_corrections_marked(client, 
     assert html.index('id="D-1"') < html.index('id="D-2"')
     assert "SUPERSEDED by D-2" in html and "Open gate F" in html  # kept, marked in words
     assert "<dt>Supersedes</dt><dd>D-1</dd>" in html and "Gate F is the away exit" in html
+    assert "<dt>Type</dt><dd>Closing or opening a gate</dd>" in html
 
 
 async def test_the_panel_is_refused_to_other_roles(client, say, core):  # noqa: F811

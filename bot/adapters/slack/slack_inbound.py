@@ -10,6 +10,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.inbound_base import InboundBase
 from bot.adapters.parts import AdapterParts
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
@@ -25,17 +26,17 @@ RESPOND = "respond:"  # a reply 'edits' this pseudo message id: the command's re
 Upload = Callable[[list[bytes], str, str | None], Awaitable[None]]
 
 
-class Inbound:
+class Inbound(InboundBase):
     """The state and steps the listeners (commands, actions, views, events) share."""
+
+    platform = "slack"
 
     def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings,
                  client: AsyncWebClient, *,
                  upload: Upload,
                  spawn: Callable[[Awaitable[Any]], None], home: HomeTab,
                  view_deadline: float = VIEW_DEADLINE) -> None:
-        self.core = core
-        self.delivery = parts.delivery
-        self.platform = parts.platform  # which incident a bot message is the live message of
+        super().__init__(core, parts.delivery, parts.platform, parts.platform.seen)
         self.registry = parts.registry
         self.grounds = parts.grounds
         self.settings = settings
@@ -44,12 +45,11 @@ class Inbound:
         self.spawn = spawn
         self.home = home
         self.view_deadline = view_deadline
-        self.seen = parts.platform.seen
 
     async def first_time(self, key: str) -> bool:
         """False for a redelivery (a Slack retry) that any replica already took: shared in
         Redis, so two replicas behind a load balancer never both handle it."""
-        return await self.seen.first(key)
+        return await self.seen_first(key)
 
     @staticmethod
     def respond_via(user: str, response_url: str | None) -> str:
@@ -95,10 +95,9 @@ class Inbound:
         if not (channel and ts):
             return ""
         try:
-            found = await self.platform.ref_of_message("slack", channel, ts)
+            return await self.live_ref(channel, ts)
         except StoreUnavailable:
             return ""
-        return found[1] if found else ""
 
     async def answer(self, result: Result | None, *, user: str, channel: str,
                      response_url: str | None) -> None:

@@ -14,6 +14,7 @@ from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import ContextTypes, ExtBot
 
+from bot.adapters.inbound_base import InboundBase
 from bot.adapters.telegram import media
 from bot.adapters.telegram.callbacks import CallbackSigner
 from bot.adapters.telegram.menus import Menus
@@ -67,17 +68,16 @@ async def answer(query: CallbackQuery, text: str | None = None, alert: bool = Fa
         log.info("telegram: callback not answered: %s", exc)
 
 
-class Inbound:
+class Inbound(InboundBase):
     """PTB's handlers for messages, edits and button taps."""
 
-    def __init__(self, core: CoreAPI, delivery: Notifier, platform: PlatformState, bot: ExtBot[Any],
+    platform = PLATFORM
+
+    def __init__(self, core: CoreAPI, delivery: Notifier, state: PlatformState, bot: ExtBot[Any],
                  seen: Seen, bot_id: str, signer: CallbackSigner, menus: Menus,
                  migrations: ChatMigrations, voice: Transcriber | None = None) -> None:
-        self.core = core
-        self.delivery = delivery
-        self.platform = platform  # which incident a bot message is the live message of
+        super().__init__(core, delivery, state, seen)
         self.bot = bot
-        self.seen = seen
         self.bot_id = bot_id
         self.signer = signer
         self.menus = menus
@@ -94,14 +94,13 @@ class Inbound:
         if update_id in self.replayed:
             self.replayed.discard(update_id)
             return True
-        return await self.seen.first(f"telegram:{self.bot_id}:{update_id}")
+        return await self.seen_first(f"telegram:{self.bot_id}:{update_id}")
 
     async def _incident_of(self, chat_id: int, replied: Message) -> str:
         """The incident a replied-to bot message is about ('' if none)."""
-        found = await self.platform.ref_of_message(PLATFORM, str(chat_id),
-                                                     str(replied.message_id))
-        if found and found[1].startswith("INC-"):
-            return found[1]
+        ref = await self.live_ref(str(chat_id), str(replied.message_id))
+        if ref.startswith("INC-"):
+            return ref
         m = INCIDENT_ID.search(replied.text or replied.caption or "")
         return m.group(0) if m else ""
 

@@ -48,12 +48,14 @@ class IncidentCard:
 
 CARD = "card"  # a LiveRef's view: the live card control (and command) see
 LOGGED = "logged"  # a LiveRef's view: the reporter's answer
+RAISED = "raised"  # a LiveRef's view: the inspector's answer to a failed item (its incident)
 
 
 @dataclass(frozen=True)
 class LiveRef:
     """A message about an incident a write is logging, stored as a reference (`view` of
-    incident `n`: "card" for the live card, "logged" for the reporter's answer) and rendered
+    incident `n`: "card" for the live card, "logged" for the reporter's answer, "raised" for
+    the answer to a failed inspection item) and rendered
     at send time from the record; n is 0 until the store has numbered it."""
 
     view: str

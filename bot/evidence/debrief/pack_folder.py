@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.clock import parse_iso
+from bot.domain.deployment import posts_of
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.fixture.key_timings import latest
 from bot.domain.groundmap import load_map
@@ -22,6 +23,7 @@ from bot.domain.grounds import Ground
 from bot.domain.inspection_checklist import checklists, override_of, readiness
 from bot.evidence.debrief.figures import incident_rows, response_by_severity, timeline
 from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
+from bot.evidence.debrief.steward_record import StewardRecord, steward_record
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
@@ -47,6 +49,17 @@ def _csv(path: Path, head: list[str], rows: list[list[Any]]) -> None:
         w.writerows(rows)
 
 
+async def read_steward_record(store: Store, fx: Fixture, ground: Ground,
+                              config_dir: Path) -> StewardRecord:
+    """The fixture's stewarding section: its deployment, roll calls, briefing sign-offs and
+    procedures, as the store holds them."""
+    state = store.stewarding
+    filled, _ = await state.deployment(fx.id)
+    posts = posts_of(config_dir, fx.ground or ground.id)
+    return steward_record(posts, filled, await state.on_post(fx.id),
+                          await state.broadcasts(fx.id), await state.briefing_acks(fx.id))
+
+
 async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path,
                      tz: ZoneInfo, out_dir: Path | str, *, key: Ed25519PrivateKey,
                      at: str = "", by: str = "cli:pack") -> Pack:
@@ -65,6 +78,7 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
     responses = response_by_severity(rows)
     line = timeline(rows, decisions, timings, checks, items, ground.label)
     figures = await summary_figures(store, fx)
+    stewarding = await read_steward_record(store, fx, ground, config_dir)
     head, n = manifest["head"], manifest["events"]
 
     files: list[str] = []
@@ -79,12 +93,12 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
             r.ack_s, r.on_scene_s, r.close_s] for r in rows])
     write("decisions.csv", ["id", "at", "by", "name", "role", "phase", "decision",
                             "rationale", "options", "incidents", "supersedes", "explains",
-                            "source", "superseded_by"],
+                            "source", "superseded_by", "type"],
           [[d.id, d.at.isoformat(), d.by, d.name, d.role, d.phase, d.decision,
             decisions.rationale_of(d.n), d.options, " ".join(f"INC-{i}" for i in d.incidents),
             f"D-{d.supersedes}" if d.supersedes else "",
             f"D-{d.explains}" if d.explains else "", d.source,
-            f"D-{s}" if (s := decisions.superseded_by(d.n)) else ""]
+            f"D-{s}" if (s := decisions.superseded_by(d.n)) else "", d.kind]
            for d in decisions.entries])
     write("key_timings.csv", ["key", "label", "at", "by"],
           [[t.key, t.label, t.at.isoformat(), t.by] for t in timings])
@@ -108,6 +122,18 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
           + [["bans", "total", "", bans["total"]]]
           + [["bans", "type", k, v] for k, v in bans["by_type"].items()]
           + [["bans", "status", k, v] for k, v in bans["by_status"].items()])
+    if stewarding.present:
+        write("stewarding.csv", ["section", "ref", "at", "what", "target", "planned_or_asked",
+                                 "filled_or_answered", "on_post_or_missing"],
+              [["deployment", z.zone, "", "posts", z.zone, z.planned, z.filled, z.on_post]
+               for z in stewarding.zones]
+              + [["roll_call", r.id, r.at.isoformat(), "roll call", r.target, r.asked,
+                  r.answered, r.missing] for r in stewarding.roll_calls]
+              + [["briefing", stewarding.briefing_version, "", "briefing read", "rota",
+                  stewarding.rota_size, stewarding.briefing_acks, ""]]
+              + [["procedure" if m.procedure else "broadcast", m.id, m.at.isoformat(),
+                  m.word, m.target, m.sent, m.acked, m.sent - m.acked]
+                 for m in stewarding.messages])
     write("timeline.csv", ["at", "kind", "ref", "text"],
           [[r.at.isoformat(), r.kind, r.ref, r.text] for r in line])
 
@@ -115,7 +141,8 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
     data = PackData(fx, ground.name, generated, n, head,
                     sign(key, f"{fx.id} {n} {head}".encode()), public_hex(key), rows, responses,
                     line, decisions, timings, items, checks,
-                    readiness(items, checks, override), figures, load_map(config_dir, ground))
+                    readiness(items, checks, override), figures, load_map(config_dir, ground),
+                    stewarding)
     pdf, pages = pack_pdf(data, tz)
     (out / PDF).write_bytes(pdf)
     files.append(PDF)

@@ -8,13 +8,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from bot.domain.decision_log import LogView
+from bot.domain.decision_log import DECISION_KINDS, LogView
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.fixture.key_timings import Timing
 from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap
 from bot.domain.inspection_checklist import Check, Item, Readiness, latest
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
 from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
+from bot.evidence.debrief.steward_record import StewardRecord
 from bot.evidence.summary import mmss
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class PackData:
     readiness: Readiness
     figures: dict[str, Any]
     ground_map: GroundMap | None
+    stewarding: StewardRecord | None = None
 
 
 def latin(text: str) -> str:
@@ -140,7 +142,9 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
     for dec in d.decisions.entries:
         pdf.set_font("Helvetica", "B", 10)
         later = d.decisions.superseded_by(dec.n)
-        para(f"{dec.id} at {dec.at.astimezone(tz):%H:%M:%S} ({PHASES.label(dec.phase)}) - "
+        kind = f" - {DECISION_KINDS.get(dec.kind, dec.kind)}" if dec.kind not in (
+            "", "other") else ""
+        para(f"{dec.id} at {dec.at.astimezone(tz):%H:%M:%S} ({PHASES.label(dec.phase)}){kind} - "
              f"{dec.name or dec.by}, {dec.role.replace('_', ' ')}"
              + (f" - SUPERSEDED by D-{later}" if later else ""))
         pdf.set_font("Helvetica", "", 10)
@@ -192,7 +196,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
                  for k, v in bans["by_status"].items()])
 
     heading("Stewarding")
-    para("No stewarding deployment or roll call was recorded for this fixture.")
+    _stewarding(d, tz, para, table,
+                d.ground_map.ground.label if d.ground_map is not None else str)
 
     if d.ground_map is not None and d.incidents:
         vx, vy, vw, vh = d.ground_map.viewbox
@@ -211,6 +216,46 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
     table((16, 22, 22, 120), ("Time", "What", "Ref", "Detail"),
           [(f"{r.at.astimezone(tz):%H:%M}", r.kind, r.ref, r.text) for r in d.timeline])
     return bytes(pdf.output()), pdf.pages_count
+
+
+def _stewarding(d: PackData, tz: ZoneInfo, para: Any, table: Any, place: Any) -> None:
+    """Fill rates per zone, roll calls, briefing sign-offs, procedures and their "I have
+    it" counts (counts only: stewards are not named)."""
+    s = d.stewarding
+    if s is None or not s.present:
+        para("No stewarding deployment or roll call was recorded for this fixture.")
+        return
+
+    def where(target: str) -> str:
+        return "whole ground" if target == "all" else target if target in (
+            "supervisors", "exits") else place(target.removeprefix("zone:"))
+
+    if s.zones:
+        planned = sum(z.planned for z in s.zones)
+        filled = sum(z.filled for z in s.zones)
+        para(f"Deployment: {filled} of {planned} posts filled from the rota "
+             f"({round(100 * filled / planned) if planned else 0}%).")
+        table((84, 24, 24, 24, 26), ("Zone", "Planned", "Filled", "Fill rate", "On post"),
+              [(place(z.zone), str(z.planned), str(z.filled), f"{z.fill_pct}%",
+                str(z.on_post)) for z in s.zones])
+    if s.roll_calls:
+        para("Roll calls (answered: posts checked in on, as /status counts them):")
+        table((20, 82, 26, 26, 28), ("Time", "Asked of", "Posts asked", "Answered",
+                                     "Missing"),
+              [(f"{r.at.astimezone(tz):%H:%M}", where(r.target), str(r.asked),
+                str(r.answered), str(r.missing)) for r in s.roll_calls])
+    if s.briefing_version:
+        para(f"Briefing {s.briefing_version}: read and acknowledged by {s.briefing_acks} "
+             f"steward(s)" + (f" of {s.rota_size} on the rota." if s.rota_size else "."))
+    else:
+        para("No briefing was shown to stewards.")
+    if s.messages:
+        para("Procedures and broadcasts issued (have it: stewards who pressed \"I have it\"):")
+        table((20, 34, 68, 28, 32), ("Time", "Issued", "To", "Sent to", "Have it"),
+              [(f"{m.at.astimezone(tz):%H:%M}", m.word, where(m.target), str(m.sent),
+                f"{m.acked} of {m.sent}") for m in s.messages])
+    else:
+        para("No procedure or broadcast was issued.")
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:

@@ -37,8 +37,25 @@ async def _night(say, clock) -> None:
     await say("/timing zone_ex_clear", as_="control")
 
 
+async def _stewarding(say) -> None:
+    """A rota of three posts, a roll call of the east stand with one post checked in, the
+    briefing read by one steward, and a lockdown with one "I have it"."""
+    for sid, post in (("14", "stb_250_gangway"), ("15", "stb_256_gangway"),
+                      ("21", "gate_b_lane_1")):
+        await say(f"/deploy {sid} {post} Steward {sid}", as_="control")
+    await say("/rollcall stb", as_="control")
+    await say("/onpost stb_250_gangway", as_="steward")
+    shown = await say("/briefing", as_="steward")
+    await say(shown.reply.buttons[0][0].command, as_="steward")
+    ask = await say("/lockdown all suspicious item at gate A", as_="safety_officer")
+    confirm = ask.reply.buttons[0][0].command
+    await say(confirm, as_="safety_officer")
+    await say(f"/ihaveit {confirm.split()[-1]}", as_="steward")
+
+
 async def test_the_pack_is_signed_and_reads_on_a4(say, core, clock, tmp_path: Path):
     await _night(say, clock)
+    await _stewarding(say)
     fx = await core.active_fixture()
     key = new_key()
     pack = await build_pack(core.store, fx, core.grounds[fx.ground], core.settings.config_dir,
@@ -68,8 +85,23 @@ async def test_the_pack_is_signed_and_reads_on_a4(say, core, clock, tmp_path: Pa
         text += tp.get_text_range()
     for needle in ("Debrief pack", "Key timings", "Pre-event inspection", "Decision log",
                    "SUPERSEDED by D-3", "Response times by severity", "Where the incidents were",
-                   "Timeline", "Zone Ex clear", "FAILED (INC-1)", "Throwing missiles"):
+                   "Timeline", "Zone Ex clear", "FAILED (INC-1)", "Throwing missiles",
+                   "Stewarding", "Fill rate", "Roll calls", "LOCKDOWN", "1 of"):
         assert needle in text, needle
+    assert "No stewarding deployment" not in text
+    with (tmp_path / "pack" / "stewarding.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    by = {(r["section"], r["ref"]): r for r in rows}
+    stb = next(r for r in rows if r["section"] == "roll_call")
+    # the east stand's roll call asked its posts; one of them checked in
+    assert int(stb["planned_or_asked"]) >= 2 and stb["filled_or_answered"] == "1"
+    assert int(stb["on_post_or_missing"]) == int(stb["planned_or_asked"]) - 1
+    [lock] = [r for r in rows if r["section"] == "procedure"]
+    assert (lock["what"], lock["filled_or_answered"]) == ("LOCKDOWN", "1")
+    [brief] = [r for r in rows if r["section"] == "briefing"]
+    assert (brief["planned_or_asked"], brief["filled_or_answered"]) == ("3", "1")
+    filled = sum(int(r["filled_or_answered"]) for r in rows if r["section"] == "deployment")
+    assert filled == 3 and ("deployment", "stb") in by
     assert "MPS/CU/9" not in text
 
 

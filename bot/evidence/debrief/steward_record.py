@@ -1,0 +1,96 @@
+"""The pack's stewarding section as plain values: posts filled and on per zone, each roll
+call's result (asked, answered, missing), briefing sign-offs, and every procedure or
+broadcast with how many stewards had it. Stewards are counted, never named."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.domain.clock import parse_iso
+from bot.domain.deployment import Post, fill_by_zone
+from bot.domain.procedures import Broadcast, in_zone
+
+
+@dataclass(frozen=True)
+class ZoneRow:
+    """One zone's posts: planned, filled from the rota, and checked in on."""
+
+    zone: str
+    planned: int
+    filled: int
+    on_post: int
+
+    @property
+    def fill_pct(self) -> int:
+        """Filled as a whole percentage of planned."""
+        return round(100 * self.filled / self.planned) if self.planned else 0
+
+
+@dataclass(frozen=True)
+class RollCallRow:
+    """One roll call: the posts it asked, how many checked in, how many did not."""
+
+    id: str
+    at: datetime
+    target: str
+    asked: int
+    answered: int
+
+    @property
+    def missing(self) -> int:
+        """Posts asked that never checked in."""
+        return self.asked - self.answered
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    """A procedure or broadcast: what, when, to whom, sent to and acknowledged by."""
+
+    id: str
+    at: datetime
+    word: str
+    target: str
+    procedure: bool
+    sent: int
+    acked: int
+
+
+@dataclass(frozen=True)
+class StewardRecord:
+    """Everything of the section (empty lists: nothing of that kind was recorded)."""
+
+    zones: list[ZoneRow]
+    roll_calls: list[RollCallRow]
+    briefing_version: str
+    briefing_acks: int
+    rota_size: int
+    messages: list[MessageRow]
+
+    @property
+    def present(self) -> bool:
+        """Whether there is anything to show."""
+        return bool(self.rota_size or self.roll_calls or self.briefing_version
+                    or self.messages)
+
+
+def steward_record(posts: list[Post], filled: dict[str, object],
+                   on_post: dict[str, tuple[str, str]], sent: list[Broadcast],
+                   briefing: tuple[str, dict[str, str]]) -> StewardRecord:
+    """The section from what the store holds (posts from the ground's plan)."""
+    zones = [ZoneRow(z.zone, z.planned, z.filled,
+                     sum(1 for p in posts if p.zone == z.zone and p.id in on_post))
+             for z in fill_by_zone(posts, {k: "" for k in filled})] if filled or on_post \
+        else []
+    calls, messages = [], []
+    for bc in sent:
+        if bc.kind == "rollcall":
+            zone = bc.target.removeprefix("zone:") if bc.target.startswith("zone:") else ""
+            asked = [p for p in posts if not zone or in_zone(p.zone, zone)]
+            calls.append(RollCallRow(bc.id, parse_iso(bc.at), bc.target, len(asked),
+                                     sum(1 for p in asked if p.id in on_post)))
+        else:
+            messages.append(MessageRow(bc.id, parse_iso(bc.at), bc.word, bc.target,
+                                       bc.procedure, bc.sent, len(bc.acked)))
+    version, acks = briefing
+    return StewardRecord(zones, calls, version, len(acks), len(filled), messages)
