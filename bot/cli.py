@@ -213,6 +213,34 @@ async def _export(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _stewards(app: App, args: argparse.Namespace) -> int:
+    from bot.evidence.debrief.period import parse_period
+    from bot.evidence.duty_record import as_csv, export_stewards, in_scope
+    from bot.evidence.signing import load_or_create
+
+    core = app.core
+    assert core is not None
+    if args.season:
+        try:
+            parse_period(None, args.season)
+        except ValueError as exc:
+            return _fail(str(exc), 2)
+    fixtures = in_scope(await core.store.fixtures(), args.fixture, args.season)
+    if args.fixture and not fixtures:
+        return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
+    scope = {"fixture": args.fixture} if args.fixture else {"season": args.season}
+    out_dir = args.out or app.settings.data_dir / "stewards" / (args.fixture or args.season)
+    out, rows = await export_stewards(core.store, fixtures, core.grounds,
+                                      app.settings.config_dir, out_dir,
+                                      key=load_or_create(app.settings.data_dir), scope=scope,
+                                      at=_now(app), unix_user=unix_user())
+    if args.csv:
+        print(as_csv(rows), end="")
+    print(f"{len(rows)} steward duties of {len(fixtures)} fixture(s) in {out / 'stewards.csv'}, "
+          "under a signed manifest", file=sys.stderr if args.csv else sys.stdout)
+    return 0
+
+
 async def _pack(app: App, args: argparse.Namespace) -> int:
     from bot.domain.briefing.briefing_cadence import config_for
     from bot.evidence.debrief.pack_folder import build_pack
@@ -410,6 +438,15 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--season", help="e.g. 2026-27: every fixture of that season")
     pk.add_argument("--out", type=Path,
                     help="folder (default: <data dir>/packs/<fixture, month or season>)")
+    st = sub.add_parser("stewards", help="the per-steward record for the club (fixtures worked, "
+                        "posts, check-in and stand-down times, briefing sign-off): a CSV "
+                        "under a signed manifest")
+    swhich = st.add_mutually_exclusive_group(required=True)
+    swhich.add_argument("--fixture")
+    swhich.add_argument("--season", help="e.g. 2026-27: every fixture of that season")
+    st.add_argument("--out", type=Path,
+                    help="folder (default: <data dir>/stewards/<fixture or season>)")
+    st.add_argument("--csv", action="store_true", help="also print the CSV")
     se = sub.add_parser("season", help="season-to-date arrests and banning orders of a club")
     se.add_argument("--club", required=True)
     se.add_argument("--season", help="e.g. 2026-27 (default: the current season)")
@@ -484,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         "fixtures": lambda app: _fixtures(app, args.json),
         "export": lambda app: _export(app, args),
         "pack": lambda app: _pack(app, args),
+        "stewards": lambda app: _stewards(app, args),
         "season": lambda app: _season(app, args.club, args.season, args.json),
         "web-link": lambda app: _web_link(app, args.by),
         "heads": lambda app: _heads(app, args.fixture),

@@ -23,6 +23,7 @@ from handlers import (
     police,
     status,
     stewarding,
+    tabard,
     timings,
     voice_notes,
     web_signin,
@@ -34,5 +35,5 @@ def register(registry: Registry) -> None:
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
                    amend, merge, methane, hot, note, voice_notes, web_signin, decisions,
                    timings, inspections, pack, stewarding, deploy, checkin,
-                   missing):
+                   missing, tabard):
         module.register(registry)

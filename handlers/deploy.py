@@ -10,6 +10,7 @@ from bot.domain.deployment import (
     fill_by_zone,
     mobile_needed,
     parse_rota,
+    plan_state,
     posts_of,
 )
 from bot.domain.fixture.fixture_model import Fixture
@@ -34,6 +35,7 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     if not posts:
         return []
     filled, attendance = await ctx.store.stewarding.deployment(fx.id)
+    attendance = attendance or fx.attendance  # /deploy attendance, else the fixture's
     ground = ctx.ground(fx)
     zones = fill_by_zone(posts, filled)
     total = sum(z.filled for z in zones)
@@ -47,7 +49,10 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     need = mobile_needed(attendance)
     mobile = sum(z.mobile_filled for z in zones)
     if need and mobile < need:
-        line += f" · ⚠ MOBILE {mobile}/{need} for {attendance:,} expected"
+        planned = sum(z.mobile_planned for z in zones)
+        line += (f" · ⚠ MOBILE {mobile}/{need}"
+                 + (f" (the plan has {planned})" if planned < need else "")
+                 + f" for {attendance:,} expected")
     if not full:
         return [line]
     out = [line]
@@ -109,7 +114,36 @@ async def deploy_cmd(ctx: Ctx) -> Result:
     return Result(Reply(f"Deployed {what}.\n{summary}", title="Deployment"))
 
 
+LEVEL_WORDS = {"red": "🔴 SHORT", "amber": "🟠 GAPS", "ok": "✓ OK"}  # readable without colour
+
+
+async def posts_cmd(ctx: Ctx) -> Result:
+    """/posts: planned vs filled per zone, worst first (the Slack Home tab shows it)."""
+    fx = await ctx.fixture()
+    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    if not posts:
+        return Result(Reply(f"No posts are planned for {ctx.ground(fx).name}.",
+                            title="Posts by zone"))
+    filled, attendance = await ctx.store.stewarding.deployment(fx.id)
+    ground = ctx.ground(fx)
+    plan = plan_state(posts, filled, attendance or fx.attendance, set(ground.zones))
+    order = {"red": 0, "amber": 1, "ok": 2}
+    lines = (await plan_lines(ctx, fx, full=False))[:1]
+    for z in sorted(plan.zones, key=lambda z: order[z.level]):
+        line = f"{LEVEL_WORDS[z.level]} {ground.short_label(z.zone)}: {z.label}"
+        if z.mobile_planned:
+            line += f" · mobile {z.mobile_filled}/{z.mobile_planned}"
+        if z.unfilled:
+            more = len(z.unfilled) - 3
+            line += " · unfilled: " + ", ".join(z.unfilled[:3]) + (f" (+{more})" if more > 0
+                                                                    else "")
+        lines.append(line)
+    return Result(Reply("\n".join(lines), title="Posts by zone"))
+
+
 def register(registry: Registry) -> None:
-    """Add /deploy."""
+    """Add /deploy and /posts."""
+    registry.add(Spec("posts", "/posts", "Planned vs filled posts per zone", posts_cmd,
+                      hidden=True, reads_only=True))
     registry.add(Spec("deploy", USAGE, "The stewarding plan: posts, rota, attendance",
                       deploy_cmd, aliases=("deployment", "rota")))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
+from bot.domain.deployment import posts_of
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Outbound, Reply, Result
 from bot.domain.procedures import (
@@ -23,6 +24,7 @@ from bot.domain.procedures import (
     parse_target,
     target_label,
     targeted,
+    tonight,
 )
 from bot.store import Refused
 from bot.store.decision_keys import DecisionLog
@@ -33,9 +35,17 @@ BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
 
 
-def stewards(ctx: Ctx) -> list[Steward]:
-    """Everyone on the rota who stewards (known by the club's rota name or tabard)."""
-    return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in ctx.core.roster.values()]
+async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
+    """Everyone who stewards tonight (bot.domain.procedures.tonight): the roster's, and the
+    accounts linked to a tabard on the fixture's rota."""
+    roster = [Steward(m.who, m.name or m.user, m.role, m.zone)
+              for m in ctx.core.roster.values()]
+    state = ctx.store.stewarding
+    filled, _ = await state.deployment(fx.id)
+    if not filled:
+        return roster
+    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    return tonight(roster, filled, await state.tabards(), posts)
 
 
 def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
@@ -53,7 +63,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     """Record it and queue it (one write) to every targeted steward and to control (each
     steward's buttons: "I have it" unless `buttons` says otherwise)."""
     ground = ctx.ground(fx)
-    to = targeted(stewards(ctx), target, ground)
+    to = targeted(await stewards(ctx, fx), target, ground)
     if not to:
         return Result(Reply(f"No steward is deployed to {target_label(target.key, ground)}; "
                             "nothing was sent.", ok=False))
@@ -88,7 +98,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                                    also=DecisionLog.ops(entry) if entry else None)
         fresh = not applied.duplicate
     except Refused as exc:
-        if str(exc) != ALREADY:
+        if exc.reason is not ALREADY:
             raise
         fresh = False
     if not fresh:
@@ -148,7 +158,7 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
             raise UsageError(f"Too long ({len(text)} characters; the limit is {MAX_TEXT}).",
                              field="text")
         ground = ctx.ground(fx)
-        n = len(targeted(stewards(ctx), target, ground))
+        n = len(targeted(await stewards(ctx, fx), target, ground))
         pid = "P-" + secrets.token_hex(3)
         await ctx.store.save_form(fx.id, ctx.who, {"kind": "procedure", "id": pid,
                                                    "target": target.kind, "zone": target.zone,
@@ -176,7 +186,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
         got = await ctx.store.stewarding.ack(
             fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
     except Refused as exc:
-        if str(exc) != NOT_SENT_TO_YOU:
+        if exc.reason is not NOT_SENT_TO_YOU:
             raise
         return Result(Reply("That message was not sent to you.", ok=False))
     if not got.duplicate:
@@ -189,7 +199,7 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     bc = await ctx.store.stewarding.latest(fx.id)
     if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
         return []
-    names = {m.who: m.name or m.user for m in ctx.core.roster.values()}
+    names = {s.who: s.name for s in await stewards(ctx, fx)}
     word = bc.word
     line = (f"{'🚨' if bc.procedure else '📣'} {word} {bc.at[11:16]} "
             f"({target_label(bc.target, ctx.ground(fx))}): {len(bc.acked)}/{bc.sent} have it")

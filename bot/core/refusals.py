@@ -19,6 +19,10 @@ WORDS = {
     Reason.STEP_TAKEN: "That step was already answered (another tap or device): "
                        "use the latest form message.",
     Reason.UNKNOWN_INVITE: "Unknown or used invite code.",
+    Reason.NOT_TARGETED: "That message was not sent to you.",
+    Reason.ALREADY_SENT: "That was already sent; see /status for who has it.",
+    Reason.TABARD_TAKEN: "That tabard number is linked to another account; ask control.",
+    Reason.HAS_TABARD: "Your account is linked to another tabard number; ask control.",
 }
 
 

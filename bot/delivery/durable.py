@@ -115,9 +115,8 @@ class OutboxReader:
                         self._term[fx] = self._term.get(fx, 0) + 1
                         for key in [k for k in self._left if k[0] == fx]:
                             del self._left[key]
-                    for entry, out in await self._rendered(
-                            fx, await self.outbox.claim_all(fx, self.owner)):
-                        await self._dispatch(fx, entry, out)
+                    await self._take_over(fx, await self._rendered(
+                        fx, await self.outbox.claim_all(fx, self.owner)))
                 for entry, out in await self._rendered(
                         fx, await self.outbox.read(fx, self.owner, self.block_ms)):
                     await self._dispatch(fx, entry, out)
@@ -133,6 +132,19 @@ class OutboxReader:
                 log.exception("outbox reader for %s failed; retrying", fx)
                 leader = False
                 await asyncio.sleep(1.0)
+
+    async def _take_over(self, fx: str, claimed: list[tuple[str, Outbound]]) -> None:
+        """Send what the last reader left; a procedure among it holds the life-safety lane
+        afresh, counting only what this replica sends of it."""
+        lane = self.notifier.lane
+        urgent = {out.urgent for _, out in claimed if out.urgent}
+        if lane is not None and urgent:
+            lane.restart(urgent)
+        for entry, out in claimed:
+            await self._dispatch(fx, entry, out)
+        if lane is not None:
+            for bid in sorted(urgent):
+                await lane.took_over(bid)
 
     async def _rendered(self, fx: str, entries: list[tuple[str, Outbound]]
                         ) -> list[tuple[str, Outbound]]:

@@ -250,6 +250,8 @@ class Notifier:
         call = self.desk.call_kind(platform, chat, out)
         slot = self.pacer.reserve(platform, chat, out, call)  # in call order: fair
         queue.put(Item(out, self.clock(), [done] if done else [], slot, call=call))
+        if out.urgent and self.desk.lane is not None:  # this replica keeps its hold alive
+            self.desk.lane.queued(out.urgent)
         queue.board.note(out, self.clock())
         if queue.board.dirty:
             queue.wake.set()
@@ -315,3 +317,5 @@ class Notifier:
         await cancel_and_wait(self._workers.values())
         self._workers.clear()
         self._queues.clear()
+        if self.desk.lane is not None:
+            await self.desk.lane.close()

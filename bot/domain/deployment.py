@@ -127,3 +127,88 @@ def fill_by_zone(posts: list[Post], filled: dict[str, str]) -> list[ZoneFill]:
 def mobile_needed(attendance: int) -> int:
     """Mobile stewards the expected attendance calls for (one per PER_MOBILE, rounded up)."""
     return -(-attendance // PER_MOBILE) if attendance > 0 else 0
+
+
+def on_rota(filled: dict[str, tuple[str, str]], links: dict[str, str],
+            posts: list[Post]) -> dict[str, tuple[str, str, Post]]:
+    """Accounts linked to a tabard on the rota: who -> (tabard, rota name, their post)."""
+    by_id = {p.id: p for p in posts}
+    out: dict[str, tuple[str, str, Post]] = {}
+    for post, (tabard, name) in sorted(filled.items()):
+        who = links.get(tabard)
+        if who and post in by_id:
+            out[who] = (tabard, name, by_id[post])
+    return out
+
+
+@dataclass(frozen=True)
+class ZoneState:
+    """Planned vs filled posts of one zone of the map, and how bad a gap is: "red" where most
+    posts are unfilled or a mobile post is empty while the ground is short of mobile
+    stewards, "amber" where some posts are unfilled, else "ok"."""
+
+    zone: str
+    planned: int
+    filled: int
+    mobile_planned: int
+    mobile_filled: int
+    level: str
+    unfilled: tuple[str, ...] = ()  # names of the unfilled posts, in plan order
+
+    @property
+    def label(self) -> str:
+        """What the map and the Home tab print beside the zone ('3/5 posts')."""
+        return f"{self.filled}/{self.planned} post{'s' if self.planned != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class PlanState:
+    """The plan for the screens: every zone's state, and the ground's mobile figures."""
+
+    zones: tuple[ZoneState, ...]
+    attendance: int
+    mobile_needed: int
+    mobile_planned: int
+    mobile_filled: int
+
+    @property
+    def mobile_short(self) -> bool:
+        """Fewer mobile stewards than the expected attendance calls for."""
+        return self.mobile_filled < self.mobile_needed
+
+
+def map_zone(post_zone: str, zones: set[str]) -> str:
+    """The zone of the map a post's zone is drawn in: itself, else the closest enclosing
+    one ('stb_upper' in 'stb'), else itself."""
+    best = post_zone if post_zone in zones else ""
+    if not best:
+        for z in zones:
+            if post_zone.startswith(z + "_") and len(z) > len(best):
+                best = z
+    return best or post_zone
+
+
+def plan_state(posts: list[Post], filled: dict[str, tuple[str, str]], attendance: int,
+               zones: set[str]) -> PlanState:
+    """Planned vs filled per zone of the map (`zones`: the ids it draws), with the flags."""
+    need = mobile_needed(attendance)
+    mobile = [p for p in posts if p.kind == "mobile"]
+    mobile_filled = sum(1 for p in mobile if p.id in filled)
+    short = mobile_filled < need
+    grouped: dict[str, list[Post]] = {}
+    for p in posts:
+        grouped.setdefault(map_zone(p.zone, zones), []).append(p)
+    out = []
+    for z, mine in grouped.items():
+        empty = [p for p in mine if p.id not in filled]
+        mob = [p for p in mine if p.kind == "mobile"]
+        mob_empty = [p for p in mob if p.id not in filled]
+        if 2 * len(empty) > len(mine) or (short and mob_empty):
+            level = "red"
+        elif empty:
+            level = "amber"
+        else:
+            level = "ok"
+        out.append(ZoneState(z, len(mine), len(mine) - len(empty), len(mob),
+                             len(mob) - len(mob_empty), level, tuple(p.name for p in empty)))
+    return PlanState(tuple(out), attendance, need, len(mobile), mobile_filled)

@@ -46,3 +46,7 @@ class Reason(Enum):
     CLAIMED = "claimed"  # another replica took it first (a deadline, a scheduled slot)
     STEP_TAKEN = "step_taken"  # a guided form's step was already answered elsewhere
     UNKNOWN_INVITE = "unknown_invite"  # an invite code unknown, used or expired
+    NOT_TARGETED = "not_targeted"  # an "I have it" from someone a broadcast was not sent to
+    ALREADY_SENT = "already_sent"  # the broadcast id exists (a second confirm of one draft)
+    TABARD_TAKEN = "tabard_taken"  # another account is linked to this tabard number
+    HAS_TABARD = "has_tabard"  # this account is linked to another tabard number

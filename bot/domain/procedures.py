@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.domain.deployment import Post, on_rota
 from bot.domain.grounds import Ground
 
 # The four public-protection procedures (Terrorism (Protection of Premises) Act 2025):
@@ -142,3 +143,15 @@ def message_body(kind: str, text: str) -> str:
     if kind in PROCEDURES:
         return "\n".join(p for p in (text, PROCEDURES[kind][1]) if p)
     return text
+
+
+def tonight(roster: Iterable[Steward], filled: dict[str, tuple[str, str]],
+            links: dict[str, str], posts: list[Post]) -> list[Steward]:
+    """Everyone who stewards tonight: the roster's stewards, and every account linked to a
+    tabard on the fixture's rota, known by the rota's name and posted in its post's zone."""
+    out = {s.who: s for s in roster}
+    for who, (_, name, post) in on_rota(filled, links, posts).items():
+        old = out.get(who)
+        role = old.role if old is not None and old.role in STEWARD_ROLES else "steward"
+        out[who] = Steward(who, name, role, post.zone)
+    return list(out.values())

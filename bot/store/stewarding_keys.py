@@ -11,19 +11,52 @@ from dataclasses import dataclass
 
 from bot.domain.deployment import RotaRow
 from bot.domain.ledger import Event
+from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
-from bot.store.base import Applied, Refused, fx_prefix
+from bot.store.base import OPS, Applied, Refused, fx_prefix, guard
 from bot.store.gateway import Gateway
-from bot.store.ops import Hset, Hsetnx, Op, RequireIn, RequireMissing, Rpush, Set, log_event
+from bot.store.ops import (
+    Del,
+    Hset,
+    Hsetnx,
+    Op,
+    RequireIn,
+    RequireMissing,
+    Rpush,
+    Set,
+    Xadd,
+    log_event,
+)
 
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
-NOT_SENT_TO_YOU = "not_targeted"  # an "I have it" from someone it was not sent to
-ALREADY = "already_sent"  # the broadcast id exists (a second confirm of the same draft)
+NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not sent to
+ALREADY = Reason.ALREADY_SENT  # the broadcast id exists (a second confirm of one draft)
+TABARD_TAKEN = Reason.TABARD_TAKEN  # another account is linked to this tabard number
+HAS_TABARD = Reason.HAS_TABARD  # this account is linked to another tabard number
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
   return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+# Renew a procedure's hold (ARGV[3] == '1': counting ARGV[2] sends from now), or take the
+# free lane for it: 1 renewed, 2 taken, 0 another procedure holds it.
+_KEEP = """
+local v = redis.call('GET', KEYS[1])
+local mine = ARGV[1] .. ' ' .. ARGV[2]
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  if ARGV[3] == '1' then
+    redis.call('SET', KEYS[1], mine, 'PX', ARGV[4])
+  else
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  end
+  return 1
+end
+if not v then
+  redis.call('SET', KEYS[1], mine, 'PX', ARGV[4])
+  return 2
 end
 return 0
 """
@@ -42,6 +75,7 @@ class Stewarding:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self._release = gateway.script(_RELEASE)
+        self._keep = gateway.script(_KEEP)
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
@@ -52,7 +86,7 @@ class Stewarding:
         entry: DecisionLog.ops), in one script. Applied.duplicate when the command was
         already applied."""
         key = f"bc:{bc.id}"
-        ops: list[Op] = [RequireMissing(key, ALREADY),
+        ops: list[Op] = [RequireMissing(key, guard(ALREADY)),
                          Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
                                     "at": bc.at, "by": bc.by, "sent": str(bc.sent)})]
         if recipients:
@@ -65,7 +99,7 @@ class Stewarding:
         """Record that someone it was sent to has it (first press wins; one round trip).
         Raises Refused(NOT_SENT_TO_YOU) for anyone else."""
         key = f"bc:{bid}"
-        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], NOT_SENT_TO_YOU),
+        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(NOT_SENT_TO_YOU)),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
         applied = await self.gateway.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
@@ -104,6 +138,19 @@ class Stewarding:
         """The fixture's most recent broadcast or procedure."""
         bid = await self.gateway.call(lambda r: r.get(fx_prefix(fx) + "bc:last"))
         return await self.broadcast(fx, bid) if bid else None
+
+    async def latest_of(self, fx: str, kinds: frozenset[str] | None = None, *,
+                        not_kinds: frozenset[str] = frozenset(),
+                        look: int = 20) -> Broadcast | None:
+        """The newest of the fixture's last `look` broadcasts whose kind is (not) one of
+        these."""
+        ids = await self.gateway.call(lambda r: r.lrange(fx_prefix(fx) + "bc:ids", -look, -1))
+        for bid in reversed(ids):
+            bc = await self.broadcast(fx, bid)
+            if bc is not None and (kinds is None or bc.kind in kinds) \
+                    and bc.kind not in not_kinds:
+                return bc
+        return None
 
     async def recipients(self, fx: str, bid: str) -> dict[str, str]:
         """who -> "1" for everyone a broadcast was sent to."""
@@ -169,11 +216,54 @@ class Stewarding:
             return "", {}
         return version, await self.gateway.call(lambda r: r.hgetall(p + f"brief:{version}"))
 
+    # ------------------------------------------------------------ tabard <-> account
+    async def tabards(self) -> dict[str, str]:
+        """tabard number -> the platform account linked to it (platform:user)."""
+        got: dict[str, str] = await self.gateway.call(lambda r: r.hgetall(OPS + "tabards"))
+        return {t: who for t, who in got.items() if who}
+
+    async def tabard_of(self, who: str) -> str:
+        """The tabard number linked to an account ('' for none)."""
+        return await self.gateway.call(lambda r: r.get(OPS + f"tabard_of:{who}")) or ""
+
+    async def link_tabard(self, tabard: str, who: str, by: str, at: str, *,
+                          moved: tuple[str, str] | None = None) -> None:
+        """Link an account to a tabard number, with its audit entry, in one script: refused
+        (TABARD_TAKEN / HAS_TABARD) when either is linked already, unless `moved` names the
+        links control replaces (the tabard's old account, the account's old tabard)."""
+        ops: list[Op] = []
+        if moved is None:
+            ops += [RequireMissing(f"tabard:{tabard}", guard(TABARD_TAKEN)),
+                    RequireMissing(f"tabard_of:{who}", guard(HAS_TABARD))]
+        else:
+            old_who, old_tabard = moved
+            if old_who and old_who != who:
+                ops.append(Del(f"tabard_of:{old_who}"))
+            if old_tabard and old_tabard != tabard:
+                ops += [Del(f"tabard:{old_tabard}"), Hset("tabards", {old_tabard: ""})]
+        ops += [Set(f"tabard:{tabard}", who), Set(f"tabard_of:{who}", tabard),
+                Hset("tabards", {tabard: who}),
+                Xadd("audit", {"at": at, "who": by, "action": "tabard.link",
+                               "detail": f"tabard {tabard} -> {who}"
+                                         + (f" (was {moved[0] or '-'}; {moved[1] or '-'})"
+                                            if moved else "")})]
+        await self.gateway.apply(OPS, ops)
+
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
-        """Hold the life-safety lane for a procedure of `messages` sends, at most `ttl_s`."""
+        """Hold the life-safety lane for a procedure of `messages` sends for `ttl_s` (its
+        delivering replica renews it: bot.delivery.lane)."""
         await self.gateway.call(lambda r: r.set(LANE, f"{bid} {messages}",
                                           px=max(1, int(ttl_s * 1000))))
+
+    async def keep_lane(self, bid: str, messages: int, ttl_s: float, *,
+                        recount: bool = False) -> bool:
+        """Renew the procedure's hold for ttl_s (recount: as `messages` sends from now), or
+        take the free lane for it; False when another procedure holds it."""
+        got = await self.gateway.run_script(
+            self._keep, [LANE], [bid, messages, "1" if recount else "0",
+                                 max(1, int(ttl_s * 1000))])
+        return bool(got)
 
     async def lane(self) -> tuple[str, int] | None:
         """(procedure id, messages) while the lane is held, else None."""
@@ -188,4 +278,5 @@ class Stewarding:
         return bool(await self.gateway.run_script(self._release, [LANE], [bid]))
 
 
-__all__ = ["ALREADY", "NOT_SENT_TO_YOU", "Acked", "Refused", "Stewarding"]
+__all__ = ["ALREADY", "HAS_TABARD", "NOT_SENT_TO_YOU", "TABARD_TAKEN", "Acked", "Refused",
+           "Stewarding"]

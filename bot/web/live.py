@@ -24,6 +24,7 @@ from bot.evidence.match_chart import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
 from bot.tasks import cancel_and_wait
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
+from bot.web.stewarding_tile import STEWARDING_KINDS, stewarding_view
 from bot.web.timeline_svg import render_svg_chart
 from bot.web.visibility import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
 
@@ -163,6 +164,8 @@ class FixtureFeed:
         # time), and the delivery rows the screens were last told
         self.following: dict[str, float] = {}
         self.told: dict[str, list[dict[str, Any]]] = {}
+        self._stewarding: asyncio.Task[None] | None = None  # a push of the stewarding tile
+        self._stewarding_dirty = False
 
     async def subscribe(self) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
@@ -196,6 +199,8 @@ class FixtureFeed:
                         self.following[str(e.data["id"])] = loop.time()
                 if any(e.kind in CHART_KINDS for e in events):
                     self._chart_due()
+                if any(e.kind in STEWARDING_KINDS for e in events):
+                    self._stewarding_due()
             except StoreUnavailable:
                 await asyncio.sleep(1)
                 continue
@@ -229,6 +234,25 @@ class FixtureFeed:
                 self.broadcast(Notice("chart", lambda police, fx=fx, data=data: {
                     "svg": self.room.chart(fx, data, police)}))
 
+    def _stewarding_due(self) -> None:
+        """Push the stewarding tile and the map's posts to the screens (one at a time; an
+        event logged meanwhile gets one more)."""
+        self._stewarding_dirty = True
+        if self._stewarding is None or self._stewarding.done():
+            self._stewarding = asyncio.create_task(self._push_stewarding())
+
+    async def _push_stewarding(self) -> None:
+        while self._stewarding_dirty:
+            self._stewarding_dirty = False
+            try:
+                view = await self.room.stewarding(self.fx_id)
+            except StoreUnavailable:
+                await asyncio.sleep(1)
+                self._stewarding_dirty = True
+                continue
+            if view is not None:
+                self.broadcast(Notice("stewarding", lambda _police, v=view: v))
+
     def broadcast(self, item: Batch | Notice) -> None:
         """Hand the same item to every screen's queue."""
         for q in list(self.queues):
@@ -243,14 +267,16 @@ class FixtureFeed:
         for q in self.queues:
             q.put_nowait(None)
         self.queues.clear()
-        await cancel_and_wait([self._chart, self.task])
+        await cancel_and_wait([self._chart, self._stewarding, self.task])
 
 
 class LiveRoom:
     """Feeds by fixture, and what each change looks like to each member."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core,
+                 map_zones: Callable[[Fixture], set[str]] | None = None) -> None:
         self.core = core
+        self.map_zones = map_zones  # the zone ids a fixture's map draws (posts are shown there)
         self.feed = core.facades.web.feed
         self.feeds: dict[str, FixtureFeed] = {}
         self.delivery: list[dict[str, Any]] = []
@@ -357,6 +383,14 @@ class LiveRoom:
         for f in self.feeds.values():
             await f.stop()
         await self.feed.close()
+
+    async def stewarding(self, fx_id: str) -> dict[str, Any] | None:
+        """The stewarding tile and the map's posts for a fixture (None: no such fixture)."""
+        fx = await self.core.store.fixture(fx_id)
+        if fx is None:
+            return None
+        zones = self.map_zones(fx) if self.map_zones is not None else set()
+        return await stewarding_view(self.core, fx, zones)
 
     async def tiles(self, fx: Fixture) -> dict[str, Any]:
         """Every tile's figure for a fixture."""

@@ -95,7 +95,7 @@ class ControlRoom:
     def __init__(self, core: Core, public_url: str | None = None) -> None:
         self.core = core
         self.access = Access(core)
-        self.live = LiveRoom(core)
+        self.live = LiveRoom(core, lambda fx: set(self.ground_map(fx).zones))
         self.public_url = public_url or core.settings.web_base
         self.secure = self.public_url.startswith("https://")
         self.maps: dict[str, GroundMap] = {}
@@ -282,9 +282,10 @@ class ControlRoom:
         viewer = session.viewer
         fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
-        last, newest, brief, all_tiles = await asyncio.gather(
+        last, newest, brief, all_tiles, stewarding = await asyncio.gather(
             self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES * 3),
-            self.live.feed.incident_fields(fx.id, BRIEF_FIELDS), self.live.tiles(fx))
+            self.live.feed.incident_fields(fx.id, BRIEF_FIELDS), self.live.tiles(fx),
+            self.live.stewarding(fx.id))
         mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
                 if sees_incident(viewer, b)]
         columns: dict[str, list[dict[str, Any]]] = {}
@@ -320,6 +321,7 @@ class ControlRoom:
             "tiles": tiles_for(all_tiles, viewer, mine),
             "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
                       for z, p in gm.pins.items()},
+            "stewarding": None if viewer.steward else stewarding,
         }
         body = live_page(fx, gm.ground.name, render_map(gm, pin_layer(gm, mine, open_only=False)),
                          await self._chart_svg(fx, viewer), state, session.csrf)

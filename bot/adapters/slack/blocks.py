@@ -108,10 +108,15 @@ def message_payload(reply: Reply) -> dict[str, Any]:
     return {"text": fallback_text(reply), "blocks": to_dicts(reply_blocks(reply))}
 
 
-def home_view(reply: Reply, updated: str) -> dict[str, Any]:
-    """The App Home status board: the /status answer, rendered for the Home tab."""
+def home_view(reply: Reply, updated: str, more: list[Reply] | None = None) -> dict[str, Any]:
+    """The App Home status board: the /status answer, rendered for the Home tab, then each
+    of `more` (the stewarding plan per zone) under a divider."""
+    extra: list[Block] = []
+    for m in more or []:
+        extra += [DividerBlock(), *reply_blocks(m, limit=(VIEW_BLOCKS_MAX - 3) // 3)]
     blocks: list[Block] = [HeaderBlock(text=PlainTextObject(text="Matchday status board"))]
-    blocks += reply_blocks(reply, limit=VIEW_BLOCKS_MAX - 3)
+    blocks += reply_blocks(reply, limit=VIEW_BLOCKS_MAX - 3 - len(extra))
+    blocks += extra
     blocks += [DividerBlock(), ContextBlock(elements=[
         MarkdownTextObject(text=f"Updated {escape(updated)}. Refreshes when the log changes.")])]
     return View(type="home", blocks=blocks).to_dict()

@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.parts import AdapterParts
 from bot.adapters.slack.blocks import home_view
 from bot.core.ports import CoreAPI
-from bot.domain.messages import Command, Reply
+from bot.domain.messages import Command, Reply, Result
 from bot.settings import Settings
 from bot.store import StoreUnavailable
 
@@ -67,20 +67,31 @@ class HomeTab:
         await self.publish(user)
 
     async def publish(self, user: str) -> None:
-        """Render the member's /status (asked of the core as them) on their Home tab."""
-        cmd = Command(platform="slack", chat=user, user=user, text="/status",
-                      dedupe_key=f"slack:home:{user}:{time.time_ns()}", private=True)
-        result = await self.core.handle(cmd)
+        """Render the member's /status (asked of the core as them) on their Home tab, and
+        the stewarding plan per zone (/posts) when their role may see it."""
+        result = await self._ask(user, "/status")
+        more: list[Reply] = []
+        member = await self.core.member(f"slack:{user}")
+        if member is not None and self.core.may(member.role, "posts"):
+            plan = await self._ask(user, "/posts")
+            if plan is not None and plan.reply.ok:
+                more.append(plan.reply)
         await self._publish(user, result.reply if result is not None
-                            else Reply("Nothing to show yet."))
+                            else Reply("Nothing to show yet."), more)
 
-    async def _publish(self, user: str, reply: Reply) -> None:
-        digest = hashlib.sha1(json.dumps(home_view(reply, ""), sort_keys=True)
+    async def _ask(self, user: str, text: str) -> Result | None:
+        cmd = Command(platform="slack", chat=user, user=user, text=text,
+                      dedupe_key=f"slack:home:{user}:{time.time_ns()}", private=True)
+        return await self.core.handle(cmd)
+
+    async def _publish(self, user: str, reply: Reply, more: list[Reply] | None = None) -> None:
+        more = more or []
+        digest = hashlib.sha1(json.dumps(home_view(reply, "", more), sort_keys=True)
                               .encode()).hexdigest()
         if self._shown.get(user) == digest:
             return  # what they see has not changed
         now = self.clock.now().astimezone(self.settings.zone).strftime("%H:%M:%S")
-        await self.client.views_publish(user_id=user, view=home_view(reply, now))
+        await self.client.views_publish(user_id=user, view=home_view(reply, now, more))
         self._shown[user] = digest
 
     async def on_change(self, what: str, fixture_id: str) -> None:

@@ -13,6 +13,7 @@
   let log = state.log;
   let tiles = state.tiles;
   let delivery = state.delivery;  // per chat; null for stewards
+  let stewarding = state.stewarding;  // posts per zone and acknowledgements; null for stewards
   let deliveryAt = performance.now();
   let offset = Date.parse(state.now) - Date.now();
   const SEV = {1: "#8d99ae", 2: "#2a9d8f", 3: "#e9c46a", 4: "#f4a261", 5: "#e63946"};
@@ -322,6 +323,55 @@
       `<ul class="by">${rows.join("") || "<li>No chat platform connected</li>"}</ul></div>`;
   }
 
+  // the stewarding plan: posts filled per zone, and who has the latest broadcast/procedure
+  function stewardingTiles() {
+    if (!stewarding) return [];
+    const out = [];
+    const p = stewarding.posts;
+    if (p) {
+      const mobile = p.mobile_needed ? `<div class="${p.mobile_short ? "bad" : "sub"}">` +
+        `mobile ${p.mobile_filled}/${p.mobile_needed}${p.mobile_short ? " SHORT" : ""} for ` +
+        `${p.attendance.toLocaleString("en-GB")} expected</div>` : "";
+      out.push(tile("Posts filled", `${p.filled}/${p.planned}`, mobile).replace(
+        'class="tile"', 'class="tile posts-tile"'));
+    }
+    const a = stewarding.ack;
+    if (a) {
+      const when = fmt.format(new Date(Date.parse(a.at)));
+      const not = a.not_yet.length ? `<div class="sub">not yet: ${a.not_yet.map(esc).join(", ")}` +
+        `${a.more ? ` (+${a.more})` : ""}</div>` : '<div class="sub">everyone has it</div>';
+      out.push(`<div class="tile wide acks${a.procedure ? " procedure" : ""}" id="acks" ` +
+        `role="status" aria-live="polite"><div class="label">${esc(a.word)} ${esc(when)} · ` +
+        `${esc(a.target)}</div><div class="value"><span class="have">${a.have}</span>/` +
+        `<span class="sent">${a.sent}</span> have it</div>${not}</div>`);
+    }
+    return out;
+  }
+
+  function renderPosts() {
+    const svg = document.querySelector("svg.ground");
+    if (!svg || !stewarding) return;
+    const byZone = stewarding.zones || {};
+    for (const el of svg.querySelectorAll(".zone[data-zone]")) {
+      const z = byZone[el.dataset.zone];
+      for (const lvl of ["ok", "amber", "red"]) {
+        el.classList.toggle("posts-" + lvl, !!z && z.level === lvl);
+      }
+    }
+    let layer = svg.querySelector("#posts");
+    if (!layer) {
+      layer = document.createElementNS("http://www.w3.org/2000/svg", "g");
+      layer.id = "posts";
+      svg.insertBefore(layer, svg.querySelector("#pins"));
+    }
+    layer.innerHTML = Object.entries(byZone).filter(([zone]) => zones[zone]).map(([zone, z]) => {
+      const [x, y] = zones[zone].pin;
+      const text = z.label + (z.mobile ? ` · ${z.mobile}` : "");
+      return `<text class="posts-label lvl-${esc(z.level)}" data-zone="${esc(zone)}" ` +
+        `x="${Math.round(x)}" y="${Math.round(y) + 46}">${esc(text)}</text>`;
+    }).join("");
+  }
+
   function renderTiles() {
     const t = tiles;
     $("#phase").textContent = t.phase_label;
@@ -338,6 +388,7 @@
       out.push(tile("Time to acknowledge", t.median_ack,
                     `<div class="sub">median · worst ${esc(t.worst_ack)}</div>`));
     }
+    out.push(...stewardingTiles());
     out.push(deliveryTile());
     $("#tiles").innerHTML = out.join("");
   }
@@ -492,6 +543,12 @@
       hear();
       delivery = JSON.parse(msg.data).rows;
       deliveryAt = performance.now();
+      renderTiles();
+    });
+    es.addEventListener("stewarding", (msg) => {
+      hear();
+      stewarding = JSON.parse(msg.data);
+      renderPosts();
       renderTiles();
     });
     es.addEventListener("seen", (msg) => {
@@ -685,7 +742,7 @@
     if (i.status === "reported" && i.severity >= 4) raise(i.id, "Not acknowledged", true);
   }
   renderSound();
-  renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog();
+  renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog(); renderPosts();
   document.body.dataset.ready = "1";
   connect();
   if (partial) requestAnimationFrame(() => setTimeout(loadRest, 0));

@@ -23,13 +23,19 @@ B07,Search B07,gate_b_lane_1
 """
 
 
-async def ask(fake: FakeTelegram, text: str, needle: str) -> str:  # noqa: F811
-    before = len(sends_to(SO)(fake.calls))
-    await Feed(fake)(fake.message_update(SO, text))
-    got = await fake.wait_for(lambda calls: sends_to(SO)(calls)[before:])
+async def ask_as(fake: FakeTelegram, user: int, text: str,  # noqa: F811
+                 needle: str) -> str:
+    """Send a command as a Telegram user; their answer, which must contain `needle`."""
+    before = len(sends_to(user)(fake.calls))
+    await Feed(fake)(fake.message_update(user, text))
+    got = await fake.wait_for(lambda calls: sends_to(user)(calls)[before:])
     text_out = str(got[-1].params["text"])
     assert needle in text_out, text_out
     return text_out
+
+
+async def ask(fake: FakeTelegram, text: str, needle: str) -> str:  # noqa: F811
+    return await ask_as(fake, SO, text, needle)
 
 
 async def test_posts_are_filled_from_the_rota_and_counted_in_status(

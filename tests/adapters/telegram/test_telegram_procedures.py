@@ -144,6 +144,10 @@ class Watched:
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         await self.state.hold_lane(bid, messages, ttl_s)
 
+    async def keep_lane(self, bid: str, messages: int, ttl_s: float, *,
+                        recount: bool = False) -> bool:
+        return await self.state.keep_lane(bid, messages, ttl_s, recount=recount)
+
     async def lane(self) -> tuple[str, int] | None:
         got = await self.state.lane()
         if got is not None:

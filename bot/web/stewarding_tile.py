@@ -1,0 +1,50 @@
+"""The stewarding tile and the map's post overlay on the live screen: planned vs filled posts
+per zone of the map (outlined amber/red, with a "3/5 posts" label) and who has, and has not
+yet, acknowledged the latest broadcast or procedure. Pushed to the screens over the change
+stream whenever a stewarding event is logged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.dispatch import Core
+from bot.domain.deployment import plan_state, posts_of
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.procedures import Steward, target_label, tonight
+
+# Log events that change what the tile or the overlay shows.
+STEWARDING_KINDS = frozenset({"stewards.broadcast", "stewards.procedure",
+                              "stewards.acknowledged", "deploy.filled", "deploy.attendance",
+                              "steward.onpost"})
+NAMES = 40  # names listed under "not yet" (the count says how many more)
+
+
+async def stewarding_view(core: Core, fx: Fixture, map_zones: set[str]) -> dict[str, Any]:
+    """What the screen shows of the stewarding plan and the latest acknowledgements."""
+    state = core.store.stewarding
+    ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
+    filled, attendance = await state.deployment(fx.id)
+    posts = posts_of(core.settings.config_dir, fx.ground or ground.id)
+    out: dict[str, Any] = {"zones": {}, "posts": None, "ack": None}
+    if posts:
+        plan = plan_state(posts, filled, attendance or fx.attendance, map_zones)
+        out["zones"] = {z.zone: {"label": z.label, "level": z.level,
+                                 "mobile": (f"{z.mobile_filled}/{z.mobile_planned} mobile"
+                                            if z.mobile_planned else ""),
+                                 "unfilled": list(z.unfilled)} for z in plan.zones}
+        out["posts"] = {"planned": len(posts), "filled": sum(z.filled for z in plan.zones),
+                        "attendance": plan.attendance, "mobile_needed": plan.mobile_needed,
+                        "mobile_planned": plan.mobile_planned,
+                        "mobile_filled": plan.mobile_filled, "mobile_short": plan.mobile_short}
+    bc = await state.latest_of(fx.id, not_kinds=frozenset({"rollcall"}))
+    if bc is not None:
+        roster = [Steward(m.who, m.name or m.user, m.role, m.zone)
+                  for m in core.roster.values()]
+        names = {s.who: s.name for s in (tonight(roster, filled, await state.tabards(), posts)
+                                         if filled else roster)}
+        out["ack"] = {"id": bc.id, "word": bc.word, "procedure": bc.procedure, "at": bc.at,
+                      "target": target_label(bc.target, ground), "sent": bc.sent,
+                      "have": len(bc.acked),
+                      "not_yet": [names.get(w, w) for w in bc.missing[:NAMES]],
+                      "more": max(0, len(bc.missing) - NAMES)}
+    return out
