@@ -82,7 +82,7 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
             last = max(i for i, c in enumerate(sends) if procedure(c))
             others = sum(1 for c in sends[:last] if not procedure(c))
             await asyncio.wait_for(reader.drain(), 120)
-            lane_free = await Stewarding(core.store).lane() is None
+            lane_free = await Stewarding(core.store.gateway).lane() is None
         await fake.stop()
     floor = stewards / PER_SECOND
     return {"stewards": stewards, "broadcast_s": round(elapsed, 2), "floor_s": round(floor, 2),

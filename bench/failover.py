@@ -167,7 +167,7 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             fx = await ensure_sample_fixture(core)
             phones = Phones()
             core.notifier.add_sink(phones)
-            core.notifier.outbox = Outbox(store)
+            core.notifier.outbox = Outbox(store.gateway)
             reader = OutboxReader(core.notifier, core.notifier.outbox, block_ms=200,
                                   rescan_s=0.5)
             reader.start()

@@ -33,11 +33,11 @@ from telegram.ext import ApplicationHandlerStop, CallbackQueryHandler, ContextTy
 from bot.app import build_core  # noqa: E402
 from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.embedded_redis.supervisor import EmbeddedRedis  # noqa: E402
 from bot.runtime import telegram_for  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
 from bot.store.windows import Windows  # noqa: E402
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
 
@@ -71,7 +71,7 @@ async def run(forms: int, redis_url: str, data_dir: str) -> dict[str, float]:
     await store.reset_for_tests()
     clock = VirtualClock(datetime(2026, 11, 25, 18, 0, tzinfo=UTC))
     core = build_core(store, settings, clock)
-    core.notifier.limiter = SharedRateLimiter(Windows(store))  # as bot.runtime wires it
+    core.notifier.limiter = SharedRateLimiter(Windows(store.gateway))  # as bot.runtime wires it
     await ensure_sample_fixture(core)
     adapter = telegram_for(core, settings, webhook=True)
     app = adapter.application

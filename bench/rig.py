@@ -20,10 +20,10 @@ from bot.core.dispatch import Core  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
+from bot.embedded_redis.supervisor import EmbeddedRedis  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
 
 TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
 # Identical reports within the merge window (10 min) would join one incident; the virtual

@@ -82,7 +82,7 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
             got = answered()
             fx = await core.active_fixture()
             assert fx is not None
-            recorded = len(await Stewarding(core.store).on_post(fx.id))
+            recorded = len(await Stewarding(core.store.gateway).on_post(fx.id))
         await fake.stop()
     shutil.rmtree(tmp, ignore_errors=True)
     waits = [got[u] - pushed[u] for u in pushed if u in got]

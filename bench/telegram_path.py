@@ -38,11 +38,11 @@ from telegram.ext import (  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.delivery.ratelimit import unlimited  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
+from bot.embedded_redis.supervisor import EmbeddedRedis  # noqa: E402
 from bot.runtime import telegram_for  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.embedded import EmbeddedRedis  # noqa: E402
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
 
 STEWARD = 100000001

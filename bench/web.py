@@ -174,7 +174,7 @@ async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
     pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
     # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
     async with rig.bench_core(MATCHDAY_WEB_SESSION_TTL=10**9) as (core, _url, _tmp):
-        core.notifier.outbox = Outbox(core.store)  # as `matchday run` and write_path.py
+        core.notifier.outbox = Outbox(core.store.gateway)  # as `matchday run` and write_path.py
         await reports(core, 1000, 0)  # 1,000 incidents for the first paint
         room = ControlRoom(core, "http://127.0.0.1")
         runner = web.AppRunner(room.web_app())

@@ -39,7 +39,7 @@ async def raw_xadd(store: Store, n: int) -> float:
               "data": '{"id":"INC-1","type":"missile","severity":3,"location":"stb_walkway"}'}
     t = time.perf_counter()
     for _ in range(n):
-        await store.r.xadd("bench:raw", fields)
+        await store.gateway.r.xadd("bench:raw", fields)
     return n / (time.perf_counter() - t)
 
 
@@ -51,11 +51,11 @@ async def round_trips(core, store: Store, n: int, start: int) -> tuple[float, fl
     """Client-issued commands per report, seen by the server (MONITOR), and EVALSHA calls
     per report from INFO commandstats."""
     seen: list[str] = []
-    mon_store = Store.from_url(store.r.connection_pool.connection_kwargs.get("url", "")
+    mon_store = Store.from_url(store.gateway.r.connection_pool.connection_kwargs.get("url", "")
                                or _url(store))
 
     async def watch(ready: asyncio.Event, done: asyncio.Event) -> None:
-        async with mon_store.r.monitor() as m:
+        async with mon_store.gateway.r.monitor() as m:
             ready.set()
             async for ev in m.listen():
                 if ev.get("client_type") != "lua" and "bench-stop" not in ev["command"]:
@@ -64,23 +64,23 @@ async def round_trips(core, store: Store, n: int, start: int) -> tuple[float, fl
                     done.set()
                     return
 
-    before = (await store.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
+    before = (await store.gateway.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
     ready, done = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(watch(ready, done))
     await ready.wait()
     for i in range(start, start + n):
         core.clock.advance(STEP)
         await core.handle(cmd(i))
-    await store.r.get("bench-stop")
+    await store.gateway.r.get("bench-stop")
     await asyncio.wait_for(done.wait(), 10)
     await task
-    after = (await store.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
+    after = (await store.gateway.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
     await mon_store.close()
     return len(seen) / n, (after - before) / n
 
 
 def _url(store: Store) -> str:
-    kw = store.r.connection_pool.connection_kwargs
+    kw = store.gateway.r.connection_pool.connection_kwargs
     return f"redis://{kw['host']}:{kw['port']}/{kw.get('db', 0)}"
 
 
@@ -173,7 +173,7 @@ async def main(n_reports: int, big: int) -> None:
         store = core.store
         # As `matchday run` does: the card for control and command and the reporter's answer
         # go into the durable outbox inside the report's own script.
-        core.notifier.outbox = Outbox(store)
+        core.notifier.outbox = Outbox(store.gateway)
         await reports(core, 200, 0)  # warm up (script load, caches)
         await raw_xadd(store, 200)
         # Baseline and reports in turns, so a spell of load on this shared machine falls on

@@ -28,15 +28,13 @@ from bot.observe.outage import OutageLog
 from bot.observe.redact import add_secret
 from bot.settings import Settings
 from bot.store import Store, StoreUnavailable
+from bot.store.facades import StoreFacades
 from bot.store.lease import Lease
-from bot.store.outbox import Outbox
-from bot.store.stewarding_keys import Stewarding
-from bot.store.windows import Windows
 from bot.tasks import cancel_and_wait
 
 if TYPE_CHECKING:  # imported when used: a one-shot command with REDIS_URL needs neither
+    from bot.embedded_redis.supervisor import EmbeddedRedis
     from bot.observe.loss_risk import LossRisk
-    from bot.store.embedded import EmbeddedRedis
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +82,17 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         raise StartupError(str(exc)) from None
     from handlers.reporting import LiveViews
 
+    facades = StoreFacades.over(store.gateway)  # each built once, for its one consumer
+    delivery = facades.delivery
     notifier = Notifier(
         load_channels(cfg / "channels.toml"), readers=readers, scopes=scopes,
-        store=store,  # live messages' platform ids
+        store=delivery.refs,  # live messages' platform ids
         wall=lambda: clock.now().astimezone(settings.zone),  # the board's local HH:MM
-        outbox=Outbox(store) if durable else None,
-        limiter=SharedRateLimiter(Windows(store)) if durable else None,  # one budget for all
+        outbox=delivery.outbox if durable else None,
+        limiter=SharedRateLimiter(delivery.windows) if durable else None,  # one budget for all
         views=LiveViews(store, grounds, settings),  # references rendered at send time
-        lane=Lane(Stewarding(store)))  # while a procedure goes out, nothing else
+        lane=Lane(store.stewarding),  # while a procedure goes out, nothing else
+        fixtures=store.fixture)  # a fixture's ground, for per-ground chats
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
     try:
@@ -100,7 +101,7 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         raise StartupError(str(exc)) from None
     return Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
                 notifier, settings, cache_ttl=cache_ttl, roles=roles, outage=outage,
-                publish=publish,
+                publish=publish, facades=facades,
                 fixtures=DrillFixtures(store, drill) if drill is not None else None)
 
 
@@ -155,7 +156,7 @@ class App:
         """Connect to REDIS_URL, or start the embedded server; fail with one line."""
         url = self.settings.redis_url
         if url is None:
-            from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError, private_dir
+            from bot.embedded_redis.supervisor import EmbeddedRedis, EmbeddedRedisError, private_dir
 
             private_dir(self.settings.data_dir)  # AOF, exports, charts, keys: this account only
             self.embedded = EmbeddedRedis(self.settings.data_dir / "redis",
@@ -176,7 +177,7 @@ class App:
             await store.close()
             raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
         self.store = store
-        self._failovers = asyncio.create_task(store.follow_failovers())
+        self._failovers = asyncio.create_task(store.gateway.follow_failovers())
         return store
 
     async def check_durability(self) -> None:
@@ -209,7 +210,7 @@ class App:
 
         Commands in the gap answer "not answering"; the store reconnects by itself once the
         server is back on the same port (a new port gets a new connection pool)."""
-        from bot.store.embedded import EmbeddedRedisError
+        from bot.embedded_redis.supervisor import EmbeddedRedisError
 
         if self.embedded is None or self.embedded.alive():
             return False
@@ -224,7 +225,7 @@ class App:
             return False
         self._restart_failed = None
         if url != old and self.store is not None:
-            await self.store.reconnect(url)
+            await self.store.gateway.reconnect(url)
         log.warning("embedded Redis restarted: pid %s at %s (%s)", self.embedded.pid,
                     self.embedded.display_url, self.embedded.binary)
         return True
@@ -245,8 +246,6 @@ class App:
         store = await self.start_store()
         publish = None
         if self.serving:
-            self.lease = Lease(store, "singleton", self.origin, self.settings.lease_ms)
-
             async def publish(what: str, fixture: str) -> None:
                 await store.publish_change(what, fixture, self.origin)
 
@@ -256,6 +255,9 @@ class App:
         self.core = build_core(store, self.settings, self.clock, outage=self.outage,
                                publish=publish, durable=self.serving and any(
                                    t is not None for t in platforms), drill=self.drill)
+        if self.serving:
+            self.lease = self.core.facades.delivery.lease("singleton", self.origin,
+                                                          self.settings.lease_ms)
         warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))

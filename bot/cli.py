@@ -351,7 +351,7 @@ async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int
         return _fail("say --pdf (the report is made as a PDF; the web view has the page)", 2)
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     tz = core.settings.zone
-    rep = await build_report(core.store, fx, ground, tz, app.clock.now())
+    rep = await build_report(core.store, core.facades.web.feed, fx, ground, tz, app.clock.now())
     data = chart_from_counts(await core.store.chart_counts(fx.id))
     png = await draw_chart(data, fx.title, tz, fx.kickoff) if data else None
     path = out or Path(f"{fx.id}-post-match.pdf")

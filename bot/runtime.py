@@ -19,7 +19,7 @@ from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
 from bot.settings import Settings
 from bot.store import StoreUnavailable
-from bot.store.lease import Lease, polling
+from bot.store.lease import Lease
 from bot.store.outbox import Outbox
 from bot.tasks import cancel_and_wait
 
@@ -80,7 +80,8 @@ def adapter_parts(core: Core) -> AdapterParts:
     """What a platform adapter uses besides the core's narrow face (CoreAPI)."""
     from bot.adapters.parts import AdapterParts
 
-    return AdapterParts(delivery=core.notifier, store=core.store, clock=core.clock,
+    return AdapterParts(delivery=core.notifier, store=core.store,
+                        platform=core.facades.platform, clock=core.clock,
                         outage=core.outage, registry=core.registry, roles=core.roles,
                         roster=core.roster, grounds=core.grounds)
 
@@ -280,7 +281,7 @@ async def share_unsure(core: Core, every_s: float = 1.0) -> None:
 
 def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
     """/healthz's probe: seconds the oldest undelivered outbox entry (any fixture) has waited."""
-    outbox = Outbox(core.store)
+    outbox = core.facades.delivery.outbox  # the durable one, durable core or not
 
     async def lag() -> float:
         ages = [0.0]
@@ -359,7 +360,8 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
                 routes += tg.routes()
             else:  # one getUpdates consumer per token: the holder of the bot's polling lease,
                 # in the bot's own slot (not the singleton's {ops}); run_bot starts it
-                pollers.append((polling(core.store, tg.bot_id, app.origin, settings.lease_ms),
+                pollers.append((core.facades.platform.polling(tg.bot_id, app.origin,
+                                                              settings.lease_ms),
                                 tg))
             await tg.start(poll=webhook)
             app.adapters.append(tg)

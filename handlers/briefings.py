@@ -15,8 +15,7 @@ from bot.domain.signoff import SignOff, percent, stamped
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefing_content import briefing_replies, briefing_send
 from bot.store import Refused
-from bot.store.stewarding_keys import STALE, Stewarding
-from bot.store.timing_keys import KeyTimings
+from bot.store.stewarding_keys import STALE
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
 VERSION_RE = re.compile(r"^v[0-9a-f]{6}$")
@@ -29,7 +28,7 @@ async def briefing_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     if ctx.spec.subcommand(ctx.rest) == "send":  # who may: roles.toml "briefing send"
         outs, version = await briefing_send(ctx.core, fx, "on demand")
-        await Stewarding(ctx.store).briefing_shown(fx.id, version, iso(ctx.now))
+        await ctx.store.stewarding.briefing_shown(fx.id, version, iso(ctx.now))
         ctx.outbound.extend(outs)
         return Result(Reply(f"Briefing for {fx.title} posted to the command and steward "
                             f"channels (steward version {version}: /signoff counts who has "
@@ -42,7 +41,7 @@ async def briefing_cmd(ctx: Ctx) -> Result:
     if ctx.role not in STEWARD_ROLES:
         return Result(stewards)
     version, signed = stamped(stewards)  # a steward signs off the version they read
-    await Stewarding(ctx.store).briefing_shown(fx.id, version, iso(ctx.now))
+    await ctx.store.stewarding.briefing_shown(fx.id, version, iso(ctx.now))
     return Result(signed)
 
 
@@ -55,13 +54,13 @@ async def briefed_cmd(ctx: Ctx) -> Result:
     if ctx.args:
         version = ctx.args[0]
     else:
-        current = await Stewarding(ctx.store).signoff(fx.id)
+        current = await ctx.store.stewarding.signoff(fx.id)
         if current is None:
             return Result(Reply("No briefing has gone to stewards yet; nothing to sign off.",
                                 ok=False, buttons=[[Button("Show the briefing", "/briefing")]]))
         version = current.version
     try:
-        await Stewarding(ctx.store).briefed(
+        await ctx.store.stewarding.briefed(
             fx.id, version, ctx.who, iso(ctx.now),
             ctx.event("briefing.acknowledged", {"version": version}))
     except Refused as exc:
@@ -77,12 +76,12 @@ async def briefed_cmd(ctx: Ctx) -> Result:
 async def _signoff_counts(ctx: Ctx, fx: Fixture) -> tuple[SignOff, dict[str, str],
                                                           list[str], str] | None:
     """(sign-off, steward who -> rota name, who signed, turnstiles-open time or '')."""
-    got = await Stewarding(ctx.store).signoff(fx.id)
+    got = await ctx.store.stewarding.signoff(fx.id)
     if got is None:
         return None
     names = {m.who: m.name or m.user for m in ctx.core.roster.values()
              if m.role in STEWARD_ROLES}
-    opened = next((t for t in latest(await KeyTimings(ctx.store).read(fx.id))
+    opened = next((t for t in latest(await ctx.store.timings.read(fx.id))
                    if t.key == "turnstiles_open"), None)
     return got, names, got.signed(list(names)), iso(opened.at) if opened else ""
 

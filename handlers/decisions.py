@@ -23,7 +23,6 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import PHASES
-from bot.store.decision_keys import DecisionLog
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
          "[inc=INC-3,INC-5] [type=stoppage|gate|police_support|other] [supersedes=D-4]  |  "
@@ -125,7 +124,7 @@ def entry_of(ctx: Ctx, answers: dict[str, str], *, supersedes: int | None = None
 
 async def record(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> int:
     """Append the entry to the fixture's decision log; its number (the same on a redelivery)."""
-    applied = await DecisionLog(ctx.store).append(fx.id, entry, dedupe)
+    applied = await ctx.store.decisions.append(fx.id, entry, dedupe)
     if not applied.duplicate:
         await ctx.core.changed("decision", fx.id)
     return applied.n
@@ -273,7 +272,7 @@ async def decision_cmd(ctx: Ctx) -> Result:
         return await _start(ctx, fx, "d", {}, supersedes=n)
     if first in ("why", "rationale") and len(ctx.args) >= 2:
         n = _decision_ref(ctx.args[1], "why")
-        view = await DecisionLog(ctx.store).read(fx.id)
+        view = await ctx.store.decisions.read(fx.id)
         target = next((d for d in view.entries if d.n == n), None)
         if target is None:
             raise UsageError(f"No decision D-{n} in this fixture.", field="supersedes")
@@ -320,7 +319,7 @@ async def decisions_cmd(ctx: Ctx) -> Result:
     """/decisions: the fixture's decision log in order."""
     _, page = split_page_args(ctx.rest)
     fx = await ctx.fixture()
-    view = await DecisionLog(ctx.store).read(fx.id)
+    view = await ctx.store.decisions.read(fx.id)
     if not view.entries:
         return Result(Reply("No decisions logged yet. Log one with /decision.", title=TITLE))
     whole = Reply(render(view, ctx.core.settings.zone),

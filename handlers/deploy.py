@@ -15,7 +15,6 @@ from bot.domain.deployment import (
 )
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
-from bot.store.stewarding_keys import Stewarding
 
 USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
          "CSV lines: steward id, name, post)  |  /deploy attendance <n>")
@@ -35,7 +34,7 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
     if not posts:
         return []
-    filled, attendance = await Stewarding(ctx.store).deployment(fx.id)
+    filled, attendance = await ctx.store.stewarding.deployment(fx.id)
     attendance = attendance or fx.attendance  # /deploy attendance, else the fixture's
     ground = ctx.ground(fx)
     zones = fill_by_zone(posts, filled)
@@ -68,7 +67,7 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
 async def deploy_cmd(ctx: Ctx) -> Result:
     """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
     fx = await ctx.fixture()
-    state = Stewarding(ctx.store)
+    state = ctx.store.stewarding
     if not ctx.args:
         lines = await plan_lines(ctx, fx, full=True)
         if not lines:
@@ -125,7 +124,7 @@ async def posts_cmd(ctx: Ctx) -> Result:
     if not posts:
         return Result(Reply(f"No posts are planned for {ctx.ground(fx).name}.",
                             title="Posts by zone"))
-    filled, attendance = await Stewarding(ctx.store).deployment(fx.id)
+    filled, attendance = await ctx.store.stewarding.deployment(fx.id)
     ground = ctx.ground(fx)
     plan = plan_state(posts, filled, attendance or fx.attendance, set(ground.zones))
     order = {"red": 0, "amber": 1, "ok": 2}

@@ -12,7 +12,6 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Result
 from bot.domain.procedures import Target
-from bot.store.stewarding_keys import Stewarding
 from handlers.methane import zone_in
 from handlers.stewarding import send
 
@@ -84,7 +83,7 @@ async def found_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     mid = "M-" + ctx.args[0][2:].lower()
     where = ctx.rest.split(None, 1)[1][:200]
-    search = (await Stewarding(ctx.store).search(fx.id, mid)).get("search")
+    search = (await ctx.store.stewarding.search(fx.id, mid)).get("search")
     if search is None:
         raise UsageError(f"No missing-person report {mid}.", field="id")
     told = policy_for(ctx.core.settings).missing_to if search == "police" else ()

@@ -28,7 +28,7 @@ from bot.domain.procedures import (
 )
 from bot.store import Refused
 from bot.store.decision_keys import DecisionLog
-from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU, Stewarding
+from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
 from handlers.decisions import from_command, rationale_prompt
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
@@ -40,7 +40,7 @@ async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
     accounts linked to a tabard on the fixture's rota."""
     roster = [Steward(m.who, m.name or m.user, m.role, m.zone)
               for m in ctx.core.roster.values()]
-    state = Stewarding(ctx.store)
+    state = ctx.store.stewarding
     filled, _ = await state.deployment(fx.id)
     if not filled:
         return roster
@@ -77,7 +77,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
                    also=also)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
-    state = Stewarding(ctx.store)
+    state = ctx.store.stewarding
     notifier = ctx.core.notifier
     if urgent and notifier.lane is not None:  # before the messages exist: nothing slips in
         reach = sum(notifier.reachable(o.audience, fx.id) for o in outs)
@@ -146,7 +146,7 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
         if ctx.args[:1] == ["confirm"] and len(ctx.args) == 2:
             state = await ctx.store.form(fx.id, ctx.who)
             if not state or state.get("kind") != "procedure" or state.get("id") != ctx.args[1]:
-                done = await Stewarding(ctx.store).broadcast(fx.id, ctx.args[1])
+                done = await ctx.store.stewarding.broadcast(fx.id, ctx.args[1])
                 if done is not None:
                     return Result(Reply(f"{word} was already sent ({done.id}); see /status."))
                 return Result(Reply(f"This {word} was not confirmed in time; nothing was "
@@ -185,7 +185,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     bid = ctx.args[0]
     try:
-        got = await Stewarding(ctx.store).ack(
+        got = await ctx.store.stewarding.ack(
             fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
     except Refused as exc:
         if exc.reason is not NOT_SENT_TO_YOU:
@@ -198,7 +198,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     """The latest broadcast or procedure in one /status line: who has it, who not yet."""
-    bc = await Stewarding(ctx.store).latest(fx.id)
+    bc = await ctx.store.stewarding.latest(fx.id)
     if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
         return []
     names = {s.who: s.name for s in await stewards(ctx, fx)}

@@ -11,7 +11,7 @@ from bot.domain.deployment import STEWARD_ID, posts_of
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
 from bot.store import Refused
-from bot.store.stewarding_keys import HAS_TABARD, TABARD_TAKEN, Stewarding
+from bot.store.stewarding_keys import HAS_TABARD, TABARD_TAKEN
 
 USAGE = "/tabard <number>  |  /tabard link <number> <platform:id>  |  /tabard"
 PLATFORMS = ("telegram", "slack", "console")
@@ -19,7 +19,7 @@ PLATFORMS = ("telegram", "slack", "console")
 
 async def _on_rota(ctx: Ctx, fx: Fixture, tabard: str) -> tuple[str, str] | None:
     """(rota name, post name) of a tabard on the fixture's rota, or None."""
-    filled, _ = await Stewarding(ctx.store).deployment(fx.id)
+    filled, _ = await ctx.store.stewarding.deployment(fx.id)
     names = {p.id: p.name for p in posts_of(ctx.core.settings.config_dir,
                                             fx.ground or ctx.ground(fx).id)}
     for post, (t, name) in sorted(filled.items()):
@@ -37,7 +37,7 @@ def _number(word: str) -> str:
 async def tabard_cmd(ctx: Ctx) -> Result:
     """/tabard <n>: link my account to my tabard; /tabard link <n> <account>: control's."""
     fx = await ctx.fixture()
-    state = Stewarding(ctx.store)
+    state = ctx.store.stewarding
     if not ctx.args:
         mine = await state.tabard_of(ctx.who)
         if not mine:

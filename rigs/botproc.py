@@ -17,10 +17,10 @@ from typing import Any
 from bot.app import build_core
 from bot.domain.clock import SystemClock
 from bot.domain.incident.incident_model import Incident
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
-from bot.store.embedded import EmbeddedRedis
 from rigs.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from rigs.net import free_port
@@ -73,7 +73,7 @@ class Rig:
                         f'zone = "{ZONES[i % len(ZONES)]}"\n')
         self.cfg = cfg
         self.store = Store.from_url(self.url)
-        await self.store.r.flushdb()
+        await self.store.gateway.r.flushdb()
         settings = load_settings(REDIS_URL=self.url, MATCHDAY_CONFIG_DIR=str(cfg),
                                  MATCHDAY_DATA_DIR=str(self.tmp / "data"))
         core = build_core(self.store, settings, SystemClock(), cache_ttl=0)
@@ -141,7 +141,7 @@ class Rig:
 
     async def incidents(self) -> list[Incident]:
         assert self.store is not None
-        ids = await self.store.r.zrange(f"md:{{{self.fixture}}}:all", 0, -1)
+        ids = await self.store.gateway.r.zrange(f"md:{{{self.fixture}}}:all", 0, -1)
         out = []
         for n in ids:
             h = await self.store.incident(self.fixture, int(n))

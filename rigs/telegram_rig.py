@@ -38,9 +38,9 @@ async def telegram_through_outbox(core: Core, fake: FakeTelegram,
     closed) after."""
     adapter = telegram_on(core, core.settings, fake, poll_timeout=1)
     await adapter.start()
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     core.notifier.outbox = outbox
-    core.notifier.limiter = SharedRateLimiter(Windows(core.store))
+    core.notifier.limiter = SharedRateLimiter(Windows(core.store.gateway))
     reader = OutboxReader(core.notifier, outbox, owner=owner, block_ms=100, rescan_s=0.2)
     reader.start()
     try:

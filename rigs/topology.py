@@ -16,7 +16,7 @@ from pathlib import Path
 
 import redis
 
-from bot.store.embedded import find_server_binary
+from bot.embedded_redis.supervisor import find_server_binary
 from rigs.net import free_port
 from rigs.stall_link import StallLink
 

@@ -15,10 +15,10 @@ from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.domain.clock import VirtualClock
 from bot.domain.messages import Attachment, Command, Result
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import Settings, load_settings
 from bot.store import Store
-from bot.store.embedded import EmbeddedRedis
 
 START = datetime(2026, 11, 25, 18, 0, tzinfo=UTC)  # 18:00 GMT, kick-off 19:45 local
 

@@ -356,3 +356,70 @@ def test_the_root_and_registration_checks_find_what_they_look_for():
                       "        self.ok = 1\n")
     assert writes_on_others(wired) == ["line 2: core.publish", "line 3: tg.polling_mode"]
     assert self_registrations(wired) == ["line 8: self.core.hooks.append"]
+
+
+# ---------------------------------------------------------------- the store by purpose
+GATEWAY = "bot/store/gateway.py"
+# What the store builds over its gateway: facades, and the parts they are made of.
+STORE_PARTS = {"Gateway", "Store", "StoreFacades", "DeliveryState", "PlatformState", "WebState",
+               "Plans", "Outbox", "Feed", "WebSessions", "Inbox", "Seen", "ChatMoves", "Lease",
+               "Windows", "MessageRefs", "DecisionLog", "Inspections", "KeyTimings",
+               "Stewarding", "polling"}
+# Who may build them: the store itself (a facade composes its parts) and the composition root.
+# `Store.from_url` connects a one-shot command's or the root's store, not a part.
+STORE_BUILDERS = ("bot/store/", *COMPOSITION_ROOT)
+
+
+def client_reaches(tree: ast.AST) -> list[str]:
+    """Uses of a Redis client or its private call discipline: `x.r`, `x._call`."""
+    return [f"line {n.lineno}: {ast.unparse(n)}" for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and n.attr in ("r", "_call", "_pipe")]
+
+
+def store_parts_built(tree: ast.AST) -> list[str]:
+    """Calls that build one of the store's parts or facades (names imported from bot.store)."""
+    imported = {a.asname or a.name for n in ast.walk(tree)
+                if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("bot.store")
+                for a in n.names if a.name in STORE_PARTS}
+    return [f"line {n.lineno}: {ast.unparse(n.func)}" for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and (
+                isinstance(n.func, ast.Name) and n.func.id in imported or
+                isinstance(n.func, ast.Attribute) and n.func.attr == "over" and
+                isinstance(n.func.value, ast.Name) and n.func.value.id in imported)]
+
+
+def test_only_the_gateway_touches_the_redis_client():
+    for name, path in modules().items():
+        if path.relative_to(ROOT).as_posix() != GATEWAY:
+            assert client_reaches(ast.parse(path.read_text())) == [], name
+
+
+def test_no_class_in_the_store_is_made_of_mixins():
+    for path in sorted((ROOT / "bot/store").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                assert len(node.bases) <= 1, (path.name, node.name)
+
+
+def test_nothing_in_the_store_starts_processes():
+    for name, path in modules().items():
+        if name.startswith("bot.store"):
+            assert not external(path) & {"subprocess", "multiprocessing"}, name
+            assert not re.search(r"\bos\.(fork|spawn|exec|kill)", path.read_text()), name
+
+
+def test_the_store_parts_are_built_only_by_the_store_and_the_composition_root():
+    for name, path in modules().items():
+        rel = path.relative_to(ROOT).as_posix()
+        if not rel.startswith(STORE_BUILDERS):
+            assert store_parts_built(ast.parse(path.read_text())) == [], name
+
+
+def test_the_store_checks_find_what_they_look_for():
+    code = ast.parse("from bot.store.outbox import Outbox\nfrom bot.store.facades import "
+                     "StoreFacades as F\nclass S(A, B):\n    pass\n"
+                     "def f(store):\n    Outbox(store)\n    F.over(store.gateway)\n"
+                     "    store._call(store.r.get('k'))\n")
+    assert store_parts_built(code) == ["line 6: Outbox", "line 7: F.over"]
+    assert client_reaches(code) == ["line 8: store._call", "line 8: store.r"]
+    assert [len(n.bases) for n in ast.walk(code) if isinstance(n, ast.ClassDef)] == [2]

@@ -14,6 +14,7 @@ from bot.app import App
 from bot.core.drill import Drill
 from bot.runtime import console_for
 from bot.sample import ensure_sample_fixture
+from bot.store.plans import Plans
 
 DRILL_FX = "drill-arsenal-spurs-20261127"
 
@@ -62,7 +63,8 @@ async def live_untouched(app: App, live_id: str) -> None:
     store = app.core.store
     assert await store.incident(live_id, 1) is None
     assert await store.deadlines(live_id) == {}
-    assert await store.missed_slots(live_id) == []  # tonight's briefings not marked missed
+    # tonight's briefings not marked missed
+    assert await Plans(store.gateway).missed_slots(live_id) == []
     assert await store.active_fixture_id() == live_id
     assert [e.kind for e in await store.events(live_id)] == ["fixture.created"]
 
@@ -101,7 +103,7 @@ async def test_live_flag_logs_into_the_live_fixture_but_leaves_its_schedule(app,
     store = app.core.store
     assert (await store.incident(live, 1)).type == "missile"
     assert not any("Escalated to" in r["text"] for r in out)  # no live escalation at 19:00
-    assert await store.missed_slots(live) == []
+    assert await Plans(store.gateway).missed_slots(live) == []
 
 
 async def test_appending_a_line_to_a_drill_logs_only_the_new_line(app, tmp_path, capsys):

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
-from bot.store.embedded import EmbeddedRedis
 from rigs.net import free_port
 from tests.conftest import Chat
 

@@ -32,7 +32,7 @@ async def queue_a_control_message(redis_url: str, data: Path) -> None:
     settings = load_settings(REDIS_URL=redis_url, MATCHDAY_DATA_DIR=str(data))
     core = build_core(store, settings, SystemClock())
     fx = (await ensure_sample_fixture(core)).id
-    await Outbox(store).add(fx, [Outbound("control", Reply("Kick-off in 10 minutes"),
+    await Outbox(store.gateway).add(fx, [Outbound("control", Reply("Kick-off in 10 minutes"),
                                           fixture=fx)])
     await store.close()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.core.ports import CoreAPI
 from bot.delivery.notifier import Notifier
-from bot.store import Store
+from bot.store.facades import PlatformState
 from bot.store.inbox import Seen
 
 
@@ -15,10 +15,11 @@ class InboundBase:
 
     platform = ""  # the Command.platform a subclass makes
 
-    def __init__(self, core: CoreAPI, delivery: Notifier, store: Store, seen: Seen) -> None:
+    def __init__(self, core: CoreAPI, delivery: Notifier, state: PlatformState,
+                 seen: Seen) -> None:
         self.core = core
         self.delivery = delivery
-        self.store = store  # which incident a bot message is the live message of
+        self.state = state  # which incident a bot message is the live message of
         self.seen = seen
 
     async def seen_first(self, key: str) -> bool:
@@ -28,5 +29,5 @@ class InboundBase:
 
     async def live_ref(self, chat: str, message_id: str) -> str:
         """What a bot message in a chat is the live message of ('INC-7'; '' if nothing)."""
-        found = await self.store.ref_of_message(self.platform, chat, message_id)
+        found = await self.state.ref_of_message(self.platform, chat, message_id)
         return found[1] if found else ""

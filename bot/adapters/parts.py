@@ -12,14 +12,17 @@ from bot.domain.clock import Clock
 from bot.domain.grounds import Ground
 from bot.observe.outage import OutageLog
 from bot.store import Store
+from bot.store.facades import PlatformState
 
 
 @dataclass(frozen=True)
 class AdapterParts:
-    """The delivery door, platform state in the store, and the command catalogue."""
+    """The delivery door, the incident log and platform state in the store, and the command
+    catalogue."""
 
     delivery: Notifier  # replies and broadcasts go out through it (and the sinks it holds)
-    store: Store  # platform state: updates seen, inbox, chat moves, Home watchers, refs
+    store: Store  # the incident log (the audit trail of refusals)
+    platform: PlatformState  # updates seen, inboxes, chat moves, Home watchers, refs
     clock: Clock
     outage: OutageLog  # what a Redis outage cost, counted rather than logged each time
     registry: Registry  # command names and summaries (menus, suggestions)

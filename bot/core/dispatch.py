@@ -31,6 +31,7 @@ from bot.observe import metrics
 from bot.observe.outage import OutageLog
 from bot.settings import Settings
 from bot.store import Refused, Store, StoreUnavailable, Unconfirmed, WriteAttempts
+from bot.store.facades import StoreFacades
 
 log = logging.getLogger(__name__)
 
@@ -229,10 +230,13 @@ class Core:
                  settings: Settings, cache_ttl: float = 5.0, roles: RoleMatrix | None = None, *,
                  outage: OutageLog | None = None,
                  publish: Callable[[str, str], Awaitable[None]] | None = None,
-                 fixtures: FixtureScope | None = None) -> None:
+                 fixtures: FixtureScope | None = None, facades: StoreFacades) -> None:
         """`fixtures`: how commands find their fixture; the live bot's (the store's choices)
-        unless the composition root gives a replay's (bot.core.fixture_scope.DrillFixtures)."""
+        unless the composition root gives a replay's (bot.core.fixture_scope.DrillFixtures).
+        `facades`: the store's other facades (delivery, platform and web state, plans),
+        built once by the composition root for the parts built around the core."""
         self.store = store
+        self.facades = facades
         self.registry = registry
         self.roles = roles or default_roles(registry)
         self.clock = clock

@@ -40,6 +40,7 @@ from bot.delivery.ratelimit import RateLimiter
 from bot.delivery.routing import Channels, Routes
 from bot.delivery.scopes import Scopes
 from bot.delivery.sink import PlatformSink, Unsupported
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_card import LiveRef
 from bot.domain.messages import Outbound, Reply
 from bot.tasks import cancel_and_wait
@@ -58,13 +59,16 @@ class Notifier:
                  clock: Callable[[], float] = time.monotonic, scopes: Scopes | None = None,
                  store: Any = None, outbox: Outbox | None = None,
                  wall: Callable[[], datetime] | None = None,
-                 views: Views | None = None, lane: Lane | None = None) -> None:
-        """`store`: where live messages' platform ids are kept; `outbox`: the durable one
+                 views: Views | None = None, lane: Lane | None = None,
+                 fixtures: Callable[[str], Awaitable[Fixture | None]] | None = None) -> None:
+        """`store`: where live messages' platform ids are kept (bot.store.message_refs);
+        `fixtures`: a fixture by id (its ground, for per-ground chats); `outbox`: the durable one
         (bot.store.outbox.Outbox, read by bot.delivery.durable), else one in memory; `wall`:
         the board's local clock (its HH:MM); `views`: renders the outbox's live references
         at send time; `lane`: the life-safety lane (bot.delivery.lane)."""
         self.routes = Routes(channels, readers, scopes)
         self.views = views
+        self.fixtures = fixtures
         self.pacer = Pacer(limiter or RateLimiter())
         self.clock = clock
         self.desk = Desk(self.pacer, clock, store=store, lane=lane,
@@ -119,7 +123,7 @@ class Notifier:
 
     @property
     def store(self) -> Any:
-        """Where live messages' platform ids (and fixtures' grounds) are read."""
+        """Where live messages' platform ids are read."""
         return self.desk.store
 
     @store.setter
@@ -175,8 +179,8 @@ class Notifier:
 
     async def learn_grounds(self, fixtures: list[str]) -> None:
         """Know the ground of each fixture whose messages may go to per-ground chats."""
-        if self.store is not None:
-            await self.routes.learn_grounds(fixtures, self.store.fixture)
+        if self.fixtures is not None:
+            await self.routes.learn_grounds(fixtures, self.fixtures)
 
     def targets(self, audience: str, fixture: str = "") -> dict[str, list[str]]:
         """platform -> chats for an audience (see Routes.targets)."""

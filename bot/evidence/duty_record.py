@@ -22,7 +22,6 @@ from bot.domain.ledger import Event
 from bot.evidence.export import MANIFEST, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
-from bot.store.stewarding_keys import Stewarding
 
 FILE = "stewards.csv"
 FORMAT = "matchday-stewards-1"
@@ -86,7 +85,7 @@ def duties(fx: Fixture, events: list[Event], filled: dict[str, tuple[str, str]],
 async def fixture_duties(store: Store, fx: Fixture, ground: Ground,
                          config_dir: Path) -> list[Duty]:
     """The duties of one fixture, from its rota and its log."""
-    state = Stewarding(store)
+    state = store.stewarding
     filled, _ = await state.deployment(fx.id)
     if not filled:
         return []

@@ -76,10 +76,11 @@ def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo) -> li
     return out
 
 
-async def build_report(store: Store, fx: Fixture, ground: Ground, tz: ZoneInfo,
+async def build_report(store: Store, feed: Feed, fx: Fixture, ground: Ground, tz: ZoneInfo,
                        now: datetime) -> Report:
-    """The report of a fixture as the store holds it now."""
-    raw = await Feed(store).incidents(fx.id)
+    """The report of a fixture as the store holds it now (its incidents in report order
+    read through the log's feed)."""
+    raw = await feed.incidents(fx.id)
     incidents = [Incident.from_hash(h) for h in raw]
     n, head = await chain_head(store, fx.id)
     fig = await summary_figures(store, fx)

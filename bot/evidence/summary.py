@@ -12,7 +12,6 @@ from bot.domain.fixture.key_timings import BY_KEY, latest
 from bot.domain.grounds import Ground
 from bot.domain.vocab import BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES
 from bot.store import Store
-from bot.store.timing_keys import KeyTimings
 
 
 def _group(counts: dict[str, int], prefix: str) -> dict[str, int]:
@@ -54,7 +53,7 @@ async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
     """Everything the post-match summary says, as plain data (the --json output)."""
     counts, open_ids, rt, timings = await asyncio.gather(
         store.counts(fx.id), store.open_ids(fx.id, 50), store.response_times(fx.id),
-        KeyTimings(store).read(fx.id))
+        store.timings.read(fx.id))
     figures = figures_from_counts(counts)
 
     figures["fixture"] = {"id": fx.id, "home": fx.home, "away": fx.away,

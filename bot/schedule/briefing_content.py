@@ -16,7 +16,6 @@ from bot.domain.signoff import stamped
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
-from bot.store.timing_keys import KeyTimings
 
 log = logging.getLogger(__name__)
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
@@ -165,7 +164,7 @@ async def summary_chart(core: Core, fx: Fixture) -> bytes | None:
         data = chart_data(await core.store.events(fx.id))
     if data is None:
         return None
-    timings = latest(await KeyTimings(core.store).read(fx.id))
+    timings = latest(await core.store.timings.read(fx.id))
     marks = tuple((t.at, BY_KEY[t.key].short) for t in timings)
     # the recorded kick-off, when there is one, instead of the planned one
     kickoff = None if any(t.key == "kick_off" for t in timings) else fx.kickoff

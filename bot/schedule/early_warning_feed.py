@@ -52,7 +52,7 @@ class EarlyWarning:
         path = Path(core.settings.config_dir) / "early_warning.toml"
         if not path.exists():
             path = SHIPPED
-        return cls(core, load_rules(path), Feed(core.store))
+        return cls(core, load_rules(path), core.facades.web.feed)
 
     async def sweep(self) -> list[Warning]:
         """Read each active fixture's new events; warn about every zone heating up."""

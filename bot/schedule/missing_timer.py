@@ -15,7 +15,6 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound, Reply
-from bot.store.stewarding_keys import Stewarding
 
 SYSTEM = "system:missing"
 
@@ -24,7 +23,7 @@ async def fire_missing(core: Core, fx: Fixture, mid: str, due: int,
                        now: datetime) -> list[Outbound]:
     """Tell the police (and control) of a search still open at its deadline; [] when it was
     found first, another replica told them, or there is no such report."""
-    state = Stewarding(core.store)
+    state = core.store.stewarding
     bc = await state.broadcast(fx.id, mid)
     if bc is None or bc.kind != "missing":
         await core.store.drop_deadline(fx.id, f"{mid}:police")

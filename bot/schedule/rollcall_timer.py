@@ -19,7 +19,6 @@ from bot.domain.messages import Outbound
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast, Steward, Target, compose, target_label, targeted
 from bot.store import Refused
-from bot.store.stewarding_keys import Stewarding
 
 SYSTEM = "system:scheduler"
 
@@ -27,7 +26,7 @@ SYSTEM = "system:scheduler"
 async def plan_rollcall(core: Core, fx: Fixture, now: datetime) -> list[Slot]:
     """The fixture's roll-call slot as planned now (saved in Redis when it changed); one
     that only enters the plan after its due time is never sent (like a briefing's)."""
-    state = Stewarding(core.store)
+    state = core.store.stewarding
     old = await state.rollcall_plan(fx.id)
     plan = plan_of(core.settings.config_dir, fx.ground)
     want = rollcall_due(fx, plan, core.settings.zone)
@@ -44,7 +43,7 @@ async def plan_rollcall(core: Core, fx: Fixture, now: datetime) -> list[Slot]:
 
 async def planned(core: Core, slot: Slot) -> bool:
     """Whether this roll-call slot is still the fixture's plan (not re-timed meanwhile)."""
-    current = await Stewarding(core.store).rollcall_plan(slot.fixture)
+    current = await core.store.stewarding.rollcall_plan(slot.fixture)
     return current is not None and current.id == slot.id
 
 
@@ -66,7 +65,7 @@ async def send_rollcall(core: Core, fx: Fixture, slot: Slot, state: str, by: str
                      "sent": len(to), "auto": slot.label})
     claim = json.dumps({"state": state, "by": by, "at": iso(now)}, separators=(",", ":"))
     try:
-        await Stewarding(core.store).send(fx.id, bc, {s.who: "1" for s in to},
+        await core.store.stewarding.send(fx.id, bc, {s.who: "1" for s in to},
                                           core.notifier.outbox.ops(outs), ev, "",
                                           claim=(slot.id, claim))
     except Refused as exc:

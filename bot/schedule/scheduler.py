@@ -46,6 +46,7 @@ class Scheduler:
 
     def __init__(self, core: Core, *, clock: Clock, live: bool = True) -> None:
         self.core = core
+        self.plans = core.facades.plans  # briefing plans and slot claims
         self.clock = clock
         self.live = live
         self.tickers: list[tuple[Ticker, float]] = []
@@ -105,16 +106,16 @@ class Scheduler:
         if fx is None:
             return []
         now = self.clock.now()
-        old = await store.load_plan(fx_id)
+        old = await self.plans.load_plan(fx_id)
         briefings = merge_plan(fx, self.cfg, old, now)
         if [s.to_json() for s in briefings] != [s.to_json() for s in old
                                                  if s.kind == "briefing"]:
-            await store.save_briefing_plan(fx_id, briefings)
+            await self.plans.save_briefing_plan(fx_id, briefings)
         slots = briefings + [s for s in old if s.kind == "summary"]
         if fx.phase in POST_MATCH and not any(s.kind == "summary" for s in slots):
             summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
-            await store.add_summary_slot(summary)
-            slots = await store.load_plan(fx_id)  # another replica may have planned it first
+            await self.plans.add_summary_slot(summary)
+            slots = await self.plans.load_plan(fx_id)  # another replica may have planned it first
         slots += await plan_rollcall(self.core, fx, now)  # kept apart: rollcall_timer
         self._schedule(fx_id, slots)
         return slots
@@ -232,11 +233,11 @@ class Scheduler:
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
         if not (await planned(self.core, slot) if slot.kind == "rollcall"
-                else slot.id in {s.id for s in await store.load_plan(slot.fixture)}):
+                else slot.id in {s.id for s in await self.plans.load_plan(slot.fixture)}):
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
         if state == "missed":
-            if not await store.claim_missed(slot, self.instance, now):  # claim + record: atomic
+            if not await self.plans.claim_missed(slot, self.instance, now):  # claim, record: atomic
                 return "skip"  # another replica has it
             metrics.BRIEFINGS.labels(state).inc()
             log.warning("missed %s %s of %s (due %s)", slot.kind, slot.label, fx.id, slot.due)
@@ -247,7 +248,7 @@ class Scheduler:
                                  now: datetime) -> str:
         """The claim and the outbox entries are one atomic write (where the outbox is in
         the store); the messages are built before the claim, from what was read."""
-        if await self.core.store.slot_claim(slot):
+        if await self.plans.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
         if slot.kind == "rollcall":
             rollcall = await send_rollcall(self.core, fx, slot, state, self.instance, now)
@@ -266,7 +267,7 @@ class Scheduler:
             also = Stewarding.shown_ops(version, iso(now))
         for out in outs:
             out.fixture = out.fixture or fx.id
-        if not await self.core.store.claim_slot_with(
+        if not await self.plans.claim_slot_with(
                 slot, state, self.instance, now, self.core.notifier.outbox.ops(outs) + also):
             return "skip"
         metrics.BRIEFINGS.labels(state).inc()
@@ -279,4 +280,4 @@ class Scheduler:
         T-3h (16:45)'."""
         tz = self.cfg.tz
         return [f"Missed {s.kind}: {s.label} ({s.due.astimezone(tz):%H:%M})"
-                for s in await self.core.store.missed_slots(fx.id)]
+                for s in await self.plans.missed_slots(fx.id)]

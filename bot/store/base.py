@@ -1,27 +1,21 @@
-"""What every part of the store shares: the key schema, the write result, the errors, and
-the internal client API (`_call`, `_pipe`, `apply`) the Store's parts are written against."""
+"""What every part of the store shares: the key schema, the write result and the errors."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
-
-from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 
 from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Text, Var
 from bot.domain.outcomes import Reason
-from bot.store.ops import Op
 
 # Deployment-wide keys (members, invites, fixture choices, audit, leases of singleton
 # duties). Nothing a chat's or a fixture's delivery needs lives here: per-chat keys carry the
 # chat's own tag (chat_prefix) and per-fixture keys the fixture's, so a Cluster slot that
 # stops taking writes stops only what lives in it.
 OPS = "md:{ops}:"
+LIVE_TTL_S = 86400  # a live location is kept a day after its last position
 SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoch seconds
 
 
@@ -174,18 +168,3 @@ class Applied:
 def result_vars(raw: str) -> dict[str, str]:
     """The script's variables as JSON (an empty Lua table encodes as {})."""
     return json.loads(raw) if raw not in ("{}", "[]") else {}
-
-
-class StoreBase:
-    """The internal client API; Store (bot/store/client.py) implements it."""
-
-    r: Redis
-
-    async def _call(self, awaitable: Awaitable[Any]) -> Any:
-        raise NotImplementedError
-
-    def _pipe(self, transaction: bool = False) -> Pipeline:
-        return self.r.pipeline(transaction=transaction)
-
-    async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
-        raise NotImplementedError

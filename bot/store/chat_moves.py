@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
-from bot.store.base import chat_prefix
-from bot.store.client import OPS, Store, StoreUnavailable
+from bot.store.base import OPS, StoreUnavailable, chat_prefix
+from bot.store.gateway import Gateway
 
 KEY = OPS + "chatmoves"  # hash: "<platform>:<old chat>" -> new chat
 MAX_HOPS = 5  # a chat moved again after its move (never seen, but cheap to follow)
@@ -20,9 +21,9 @@ MAX_HOPS = 5  # a chat moved again after its move (never seen, but cheap to foll
 class ChatMoves:
     """Read and record chat moves; move live-message references along."""
 
-    def __init__(self, store: Store, ttl: float = 5.0,
+    def __init__(self, gateway: Gateway, ttl: float = 5.0,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
-        self.store = store
+        self.gateway = gateway
         self.ttl = ttl
         self._monotonic = monotonic
         self._cache: dict[str, str] = {}
@@ -31,7 +32,7 @@ class ChatMoves:
     async def all(self) -> dict[str, str]:
         """Every move: "<platform>:<old>" -> new chat (cached for `ttl` seconds)."""
         if self._monotonic() >= self._fresh_until:
-            self._cache = await self.store._call(self.store.r.hgetall(KEY))
+            self._cache = await self.gateway.call(lambda r: r.hgetall(KEY))
             self._fresh_until = self._monotonic() + self.ttl
         return self._cache
 
@@ -59,7 +60,7 @@ class ChatMoves:
     async def record(self, platform: str, old: str, new: str) -> bool:
         """Remember a move; True for the one call (on any replica) that recorded it first,
         which then moves the live-message references and tells the room."""
-        first = bool(await self.store._call(self.store.r.hsetnx(KEY, f"{platform}:{old}", new)))
+        first = bool(await self.gateway.call(lambda r: r.hsetnx(KEY, f"{platform}:{old}", new)))
         self._cache = {**self._cache, f"{platform}:{old}": new}
         if first:
             await self._move_refs(platform, old, new)
@@ -67,29 +68,28 @@ class ChatMoves:
 
     async def _move_refs(self, platform: str, old: str, new: str) -> None:
         """Copy the live-message references (card ids to edit in place) to the new chat."""
-        r = self.store.r
         old_part, new_part = f":{platform}:{old}:", f":{platform}:{new}:"
 
-        async def scan() -> list[str]:
+        async def scan(r: Any) -> list[str]:
             keys: list[str] = []
             for pattern in (f"md:*:msg:{platform}:{old}:*", f"{chat_prefix(platform, old)}msgof:*"):
                 async for key in r.scan_iter(match=pattern, count=500):
                     keys.append(key)
             return keys
 
-        keys = await self.store._call(scan())  # an outage mid-scan is StoreUnavailable
+        keys = await self.gateway.call(scan)  # an outage mid-scan is StoreUnavailable
         if not keys:
             return
-        pipe = r.pipeline(transaction=False)
+        pipe = self.gateway.pipeline()
         for key in keys:
             pipe.get(key)
             pipe.ttl(key)
-        got = await self.store._call(pipe.execute())
-        pipe = r.pipeline(transaction=False)
+        got = await self.gateway.call(pipe.execute())
+        pipe = self.gateway.pipeline()
         for i, key in enumerate(keys):
             value, ttl = got[2 * i], got[2 * i + 1]
             if value is not None:
                 moved = key.replace(chat_prefix(platform, old), chat_prefix(platform, new), 1)
                 pipe.set(moved.replace(old_part, new_part, 1), value,
                          ex=ttl if ttl and ttl > 0 else None)
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())

@@ -78,56 +78,53 @@ def _raised_in_client(exc: BaseException) -> bool:
     return str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis.")
 
 
-class _ReportsSends:
-    """Tells the current command when a write goes on the wire (note_sent), once the
-    connection is up: a refused connection provably sent nothing ("NOT logged")."""
+def _reporting_sends(base: type[Any]) -> type[Any]:
+    """`base` (a redis-py connection class) whose connections tell the current command when
+    a write goes on the wire (note_sent), once the connection is up: a refused connection
+    provably sent nothing ("NOT logged"). A subclass per base, not a mixin: redis-py builds
+    connections from the one class the pool names."""
 
-    _handshake = False  # sending AUTH/HELLO/SELECT inside connect(): not the write
+    class ReportsSends(base):  # type: ignore[misc, valid-type]
+        reports_sends = True
+        _handshake = False  # sending AUTH/HELLO/SELECT inside connect(): not the write
 
-    async def on_connect_check_health(self, check_health: bool = True) -> None:
-        self._handshake = True
-        try:
-            await super().on_connect_check_health(check_health)  # type: ignore[misc]
-        finally:
-            self._handshake = False
-
-    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if self._handshake:
-            await super().send_packed_command(command, check_health)  # type: ignore[misc]
-            return
-        if writing() and self.is_connected:  # type: ignore[attr-defined]
-            # A pooled connection the server closed (it stopped) or left dirty: open a new
-            # one, so a server that is gone is a refused connection, not a lost reply. Two
-            # loop turns first, so a close that has arrived is read (the first polls the
-            # socket, the second runs its read callback before this task).
-            await asyncio.sleep(0)
-            await asyncio.sleep(0)
+        async def on_connect_check_health(self, check_health: bool = True) -> None:
+            self._handshake = True
             try:
-                stale = await self.can_read()  # type: ignore[attr-defined]
-            except (RedisConnectionError, OSError):
-                stale = True
-            if stale:
-                await self.disconnect()  # type: ignore[attr-defined]
-        if not self.is_connected:  # type: ignore[attr-defined]
-            await self.connect()  # type: ignore[attr-defined]
-        note_sent()
-        await super().send_packed_command(command, check_health)  # type: ignore[misc]
+                await super().on_connect_check_health(check_health)
+            finally:
+                self._handshake = False
+
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            if self._handshake:
+                await super().send_packed_command(command, check_health)
+                return
+            if writing() and self.is_connected:
+                # A pooled connection the server closed (it stopped) or left dirty: open a
+                # new one, so a server that is gone is a refused connection, not a lost
+                # reply. Two loop turns first, so a close that has arrived is read (the first
+                # polls the socket, the second runs its read callback before this task).
+                await asyncio.sleep(0)
+                await asyncio.sleep(0)
+                try:
+                    stale = await self.can_read()
+                except (RedisConnectionError, OSError):
+                    stale = True
+                if stale:
+                    await self.disconnect()
+            if not self.is_connected:
+                await self.connect()
+            note_sent()
+            await super().send_packed_command(command, check_health)
+
+    ReportsSends.__name__ = ReportsSends.__qualname__ = f"Reporting{base.__name__}"
+    return ReportsSends
 
 
-class _Plain(_ReportsSends, Connection):
-    pass
-
-
-class _Tls(_ReportsSends, SSLConnection):
-    pass
-
-
-class _Unix(_ReportsSends, UnixDomainSocketConnection):
-    pass
-
-
-class _Sentinel(_ReportsSends, SentinelManagedConnection):
-    pass
+_Plain = _reporting_sends(Connection)
+_Tls = _reporting_sends(SSLConnection)
+_Unix = _reporting_sends(UnixDomainSocketConnection)
+_Sentinel = _reporting_sends(SentinelManagedConnection)
 
 
 def reports_sends(client: Any) -> bool:
@@ -135,7 +132,7 @@ def reports_sends(client: Any) -> bool:
     whose nodes redis-py builds itself)."""
     pool = getattr(client, "connection_pool", None)
     return isinstance(pool, aioredis.ConnectionPool) and \
-        issubclass(pool.connection_class, _ReportsSends)
+        getattr(pool.connection_class, "reports_sends", False)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from bot.domain.clock import iso
 from bot.domain.decision_log import Decision, LogView
 from bot.domain.ledger import PHASE, Event, Var
 from bot.domain.outcomes import Reason
-from bot.store.base import Applied, StoreBase, fx_prefix, guard
+from bot.store.base import Applied, fx_prefix, guard
+from bot.store.gateway import Gateway
 from bot.store.lifecycle import missing_incident, phase_op
 from bot.store.ops import Incr, Op, RequireExists, Set, Xadd, log_event
 
@@ -22,8 +23,8 @@ N = Var("n")
 class DecisionLog:
     """Append and read one deployment's decision logs (one per fixture)."""
 
-    def __init__(self, store: StoreBase) -> None:
-        self.store = store
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
 
     async def append(self, fx_id: str, entry: Decision, dedupe: str) -> Applied:
         """Append an entry (its number and phase are taken in the same script) and its event
@@ -32,7 +33,7 @@ class DecisionLog:
         a linked incident or the superseded/explained entry does not exist."""
         ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)),
                          *self.ops(entry)]
-        return await self.store.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
 
     @staticmethod
     def ops(entry: Decision) -> list[Op]:
@@ -66,5 +67,5 @@ class DecisionLog:
 
     async def read(self, fx_id: str) -> LogView:
         """Every entry of the fixture's log, in the order they were made."""
-        rows = await self.store._call(self.store.r.xrange(fx_prefix(fx_id) + STREAM))
+        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id) + STREAM))
         return LogView(tuple(Decision.from_fields(h) for _, h in rows))

@@ -5,12 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ResponseError
-
-from bot.store.base import StoreBase
-from bot.store.connect import is_cluster, replica_count
-
 
 @dataclass(frozen=True)
 class Durability:
@@ -44,34 +38,10 @@ class Durability:
         return None
 
 
-def _worst(values: list[str | None]) -> str | None:
+def worst_fsync(values: list[str | None]) -> str | None:
+    """The least safe of several servers' appendfsync settings (None: one would not say)."""
     order = ("no", "everysec", "always")
     if any(v is None for v in values):
         return None
     known = [v for v in values if v in order]
     return min(known, key=order.index) if known else None
-
-
-class Persistence(StoreBase):
-    """The store's persistence check (once at start-up, and for /status)."""
-
-    replica_acks: int
-
-    async def durability(self) -> Durability:
-        """The server's append-only settings (every primary's, worst first, for a
-        cluster) and the replicas WAIT confirms. Raises StoreUnavailable when it is down."""
-        cluster = is_cluster(self.r)
-        target = {"target_nodes": RedisCluster.PRIMARIES} if cluster else {}
-        info = await self._call(self.r.info("persistence", **target))
-        infos = list(info.values()) if cluster else [info]
-        flags = [i.get("aof_enabled") for i in infos]
-        appendonly = None if any(f is None for f in flags) else all(int(f) for f in flags)
-        refused = False
-        try:
-            got = await self._call(self.r.config_get("appendfsync", **target))
-            fsyncs = [g.get("appendfsync") for g in (got.values() if cluster else [got])]
-            appendfsync = _worst(fsyncs)
-        except ResponseError:  # NOPERM, unknown command (renamed away): not ours to see
-            refused, appendfsync = True, None
-        replicas = await self._call(replica_count(self.r))
-        return Durability(appendonly, appendfsync, replicas, self.replica_acks, refused)

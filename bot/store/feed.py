@@ -12,8 +12,8 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from bot.domain.ledger import Event
-from bot.store.client import Store, fx_prefix
-from bot.store.connect import connect
+from bot.store.base import fx_prefix
+from bot.store.gateway import Gateway
 
 # Read-only: the incident hashes (KEYS, declared, one fixture's slot), whole or some fields.
 READ = """
@@ -33,36 +33,33 @@ def _log(fx_id: str) -> str:
 class Feed:
     """Reads of one store's fixture logs for live screens."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._blocking: aioredis.Redis
-        if store.url is not None:  # plain, Sentinel or Cluster alike
-            self._blocking = connect(store.url, blocking=True)
-        else:
-            pool = store.r.connection_pool
-            kwargs = {**pool.connection_kwargs, "socket_timeout": None}
-            self._blocking = aioredis.Redis(connection_pool=aioredis.ConnectionPool(
-                connection_class=pool.connection_class, max_connections=64, **kwargs))
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self._blocking: aioredis.Redis | None = None  # opened by the first blocking read
 
     async def close(self) -> None:
         """Close the blocking connections."""
-        await self._blocking.aclose()
+        if self._blocking is not None:
+            await self._blocking.aclose()
+            self._blocking = None
 
     async def last_id(self, fx_id: str) -> str:
         """The id of the newest event of a fixture's log ("0-0" when empty)."""
-        rows = await self.store._call(self.store.r.xrevrange(_log(fx_id), count=1))
+        rows = await self.gateway.call(lambda r: r.xrevrange(_log(fx_id), count=1))
         return rows[0][0] if rows else "0-0"
 
     async def after(self, fx_id: str, after_id: str, count: int = 1000) -> list[Event]:
         """Events logged after the given stream id, oldest first (at most `count`)."""
-        rows = await self.store._call(
-            self.store.r.xrange(_log(fx_id), f"({after_id}", "+", count=count))
+        rows = await self.gateway.call(
+            lambda r: r.xrange(_log(fx_id), f"({after_id}", "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
     async def wait_after(self, fx_id: str, after_id: str, block_ms: int,
                          count: int = 500) -> list[Event]:
         """Events after the id, waiting up to block_ms for the first one (XREAD BLOCK)."""
-        res = await self.store._call(self._blocking.xread(
+        if self._blocking is None:
+            self._blocking = self.gateway.blocking_client()
+        res = await self.gateway.call(self._blocking.xread(
             {_log(fx_id): after_id}, count=count, block=block_ms))
         if not res:
             return []
@@ -70,11 +67,11 @@ class Feed:
 
     async def unacked_count(self, fx_id: str) -> int:
         """How many incidents are still unacknowledged."""
-        return int(await self.store._call(self.store.r.zcard(fx_prefix(fx_id) + "unacked")))
+        return int(await self.gateway.call(lambda r: r.zcard(fx_prefix(fx_id) + "unacked")))
 
     async def newest(self, fx_id: str, count: int) -> list[Event]:
         """The newest events, newest first."""
-        rows = await self.store._call(self.store.r.xrevrange(_log(fx_id), count=count))
+        rows = await self.gateway.call(lambda r: r.xrevrange(_log(fx_id), count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
     async def incidents_by_n(self, fx_id: str, ns: list[int]) -> dict[int, dict[str, str]]:
@@ -92,7 +89,7 @@ class Feed:
         keys = list(keys)
         if not keys:
             return []
-        rows = await self.store._call(self.store.r.eval(READ, len(keys), *keys, *fields))
+        rows = await self.gateway.call(lambda r: r.eval(READ, len(keys), *keys, *fields))
         if fields:
             return list(rows)
         return [dict(zip(r[::2], r[1::2], strict=True)) for r in rows]
@@ -101,7 +98,7 @@ class Feed:
                              fields: tuple[str, ...] = ()) -> list[Any]:
         """Each incident (the newest `limit`, report order): an index read, then one script."""
         p = fx_prefix(fx_id)
-        ns = await self.store._call(self.store.r.zrange(p + "all", -limit, -1))
+        ns = await self.gateway.call(lambda r: r.zrange(p + "all", -limit, -1))
         return await self._read((f"{p}inc:{n}" for n in ns), fields)
 
     async def incidents(self, fx_id: str, limit: int = 5000) -> list[dict[str, str]]:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Any
 
 from bot.store.base import OPS, StoreUnavailable, bot_prefix
-from bot.store.client import Store
+from bot.store.gateway import Gateway
 
 KEEP = 7 * 86400
 SEEN_TTL = 86400  # platforms retry within minutes (Slack) or hours (Telegram webhooks)
@@ -23,8 +23,8 @@ SEEN_LOCAL = 10_000
 class Inbox:
     """Recorded-but-unprocessed updates of one bot."""
 
-    def __init__(self, store: Store, bot_id: str) -> None:
-        self.store = store
+    def __init__(self, gateway: Gateway, bot_id: str) -> None:
+        self.gateway = gateway
         self.key = bot_prefix("telegram", bot_id) + "inbox"
         self.offset_key = bot_prefix("telegram", bot_id) + "offset"
 
@@ -32,24 +32,24 @@ class Inbox:
         """Keep a fetched batch and the offset that confirms it, atomically."""
         if not updates:
             return
-        pipe = self.store.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hset(self.key, mapping={str(u["update_id"]): json.dumps(u) for u in updates})
         pipe.expire(self.key, KEEP)
         pipe.set(self.offset_key, max(int(u["update_id"]) for u in updates) + 1, ex=KEEP)
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())
 
     async def done(self, update_id: int) -> None:
         """An update was processed: forget it."""
-        await self.store._call(self.store.r.hdel(self.key, str(update_id)))
+        await self.gateway.call(lambda r: r.hdel(self.key, str(update_id)))
 
     async def pending(self) -> list[dict[str, Any]]:
         """Recorded updates not yet processed, oldest first."""
-        rows = await self.store._call(self.store.r.hgetall(self.key))
+        rows = await self.gateway.call(lambda r: r.hgetall(self.key))
         return [json.loads(v) for _, v in sorted(rows.items(), key=lambda kv: int(kv[0]))]
 
     async def offset(self) -> int | None:
         """The offset to ask for next (None: nothing recorded yet)."""
-        raw = await self.store._call(self.store.r.get(self.offset_key))
+        raw = await self.gateway.call(lambda r: r.get(self.offset_key))
         return int(raw) if raw else None
 
 
@@ -59,8 +59,8 @@ class Seen:
     others drop it. Keys this process saw are also remembered locally (no round trip for a
     retry that reaches the same replica, and a guard while the store is down)."""
 
-    def __init__(self, store: Store, ttl: int = SEEN_TTL) -> None:
-        self.store = store
+    def __init__(self, gateway: Gateway, ttl: int = SEEN_TTL) -> None:
+        self.gateway = gateway
         self.ttl = ttl
         self._local: OrderedDict[str, None] = OrderedDict()
 
@@ -69,7 +69,7 @@ class Seen:
         if key in self._local:
             return False
         try:
-            got = bool(await self.store._call(self.store.r.set(f"{OPS}seen:{key}", "1",
+            got = bool(await self.gateway.call(lambda r: r.set(f"{OPS}seen:{key}", "1",
                                                                nx=True, ex=self.ttl)))
         except StoreUnavailable:
             got = True  # the store is down: this process's memory is all there is

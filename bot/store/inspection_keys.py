@@ -5,7 +5,8 @@ from __future__ import annotations
 from bot.domain.inspection_checklist import Check
 from bot.domain.ledger import Event, Var
 from bot.domain.outcomes import Reason
-from bot.store.base import Applied, StoreBase, fx_prefix, guard
+from bot.store.base import Applied, fx_prefix, guard
+from bot.store.gateway import Gateway
 from bot.store.lifecycle import phase_op
 from bot.store.ops import Op, RequireExists, Xadd, log_event
 
@@ -16,15 +17,15 @@ N = Var("n")  # the number of the incident a failure raises, taken in the same w
 class Inspections:
     """Record and read a fixture's inspection results."""
 
-    def __init__(self, store: StoreBase) -> None:
-        self.store = store
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
 
     async def record(self, fx_id: str, check: Check, ev: Event, dedupe: str) -> Applied:
         """Append one tick and its event, in one round trip (a redelivery writes nothing); a
         failure is written with the incident it raises instead (failure_ops)."""
         ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op(),
                          Xadd(STREAM, check.fields()), *log_event(ev)]
-        return await self.store.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
 
     @staticmethod
     def failure_ops(check: Check, ev: Event) -> list[Op]:
@@ -37,5 +38,5 @@ class Inspections:
 
     async def read(self, fx_id: str) -> list[Check]:
         """Every tick, in order."""
-        rows = await self.store._call(self.store.r.xrange(fx_prefix(fx_id) + STREAM))
+        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id) + STREAM))
         return [Check.from_fields(h) for _, h in rows]

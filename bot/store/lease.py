@@ -21,8 +21,8 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from bot.store.base import bot_prefix
-from bot.store.client import OPS, Store, StoreUnavailable
+from bot.store.base import OPS, StoreUnavailable, bot_prefix
+from bot.store.gateway import Gateway
 
 _TAKE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -42,12 +42,12 @@ TICK_WAIT_S = 1.0  # longest a tick waits for the store (a lease call answers in
 class Lease:
     """One named lease; `held` is true while this process holds it (with a safety margin)."""
 
-    def __init__(self, store: Store, name: str, owner: str, ttl_ms: int = 10_000, *,
+    def __init__(self, gateway: Gateway, name: str, owner: str, ttl_ms: int = 10_000, *,
                  clock: Callable[[], float] = time.monotonic, prefix: str = OPS) -> None:
         self.key, self.owner, self.ttl_ms = f"{prefix}lease:{name}", owner, ttl_ms
-        self._take = store.r.register_script(_TAKE)
-        self._drop = store.r.register_script(_DROP)
-        self._store = store
+        self._take = gateway.script(_TAKE)
+        self._drop = gateway.script(_DROP)
+        self.gateway = gateway
         self._clock = clock
         self._until = 0.0
         self._answered = False  # whether the last tick got an answer from the store
@@ -69,13 +69,13 @@ class Lease:
         try:
             # A paused master would hold the call for the client's timeout and retry (10 s),
             # past the end of a failover: give up soon and ask the sentinels again.
-            ok = bool(await asyncio.wait_for(self._store._call(self._take(
-                keys=[self.key], args=[self.owner, self.ttl_ms])),
+            ok = bool(await asyncio.wait_for(self.gateway.run_script(
+                self._take, [self.key], [self.owner, self.ttl_ms]),
                 min(TICK_WAIT_S, self.ttl_ms / 3000)))
             self._answered = True
         except (StoreUnavailable, TimeoutError):
             ok = self._answered = False
-            await self._store.rediscover_soon()
+            await self.gateway.rediscover_soon()
         self._until = t0 + self.ttl_ms / 1000 * 2 / 3 if ok else 0.0
         return self.held
 
@@ -83,12 +83,12 @@ class Lease:
         """Give the lease up (at a clean stop), so a standby takes over at once."""
         self._until = 0.0
         try:
-            await self._store._call(self._drop(keys=[self.key], args=[self.owner]))
+            await self.gateway.run_script(self._drop, [self.key], [self.owner])
         except StoreUnavailable:
             pass
 
 
-def polling(store: Store, bot_id: str, owner: str, ttl_ms: int = 10_000) -> Lease:
+def polling(gateway: Gateway, bot_id: str, owner: str, ttl_ms: int = 10_000) -> Lease:
     """The lease of one Telegram bot's polling (one getUpdates caller per bot token), in the
     bot's own slot with its inbox."""
-    return Lease(store, "polling", owner, ttl_ms, prefix=bot_prefix("telegram", bot_id))
+    return Lease(gateway, "polling", owner, ttl_ms, prefix=bot_prefix("telegram", bot_id))

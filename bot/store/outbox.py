@@ -19,7 +19,8 @@ from bot.domain.incident.incident_card import CARD, IncidentCard, LiveRef
 from bot.domain.ledger import Tpl, Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply
 from bot.store.base import OPS, fx_prefix
-from bot.store.client import Store, Unconfirmed, msgof_key
+from bot.store.gateway import Gateway, Unconfirmed
+from bot.store.message_refs import REF_TTL, msgof_key, ref_key, seen_op
 from bot.store.ops import Op
 from bot.store.ops import Outbox as OutboxOp
 
@@ -28,7 +29,6 @@ N = Var("n")  # the number the write takes (see _numbered)
 STREAM = "obx"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
-REF_TTL = 14 * 86400  # as long as bot.store.client keeps live messages' ids
 # 'platform:id space' -> the highest message id seen there: its own slot, and written apart
 # from the delivered marks (a hint for in-doubt lookups; losing it stops no delivery)
 LAST_IDS = "md:{lastid}:spaces"
@@ -112,14 +112,20 @@ def ops(outs: list[Outbound]) -> list[Op]:
                      else encode(o)) for o in outs]
 
 
+async def last_ids(gateway: Gateway, platform: str) -> dict[str, int]:
+    """Id space -> the highest message id recorded there (see `Outbox.delivered`)."""
+    rows = await gateway.call(lambda r: r.zrange(LAST_IDS, 0, -1, withscores=True))
+    head = platform + ":"
+    return {str(k)[len(head):]: int(v) for k, v in rows if str(k).startswith(head)}
+
+
 class Outbox:
     """Reads, acknowledgements, delivered marks, leases and health of fixtures' outboxes."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.r = store.r
-        self._add_once = store.r.register_script(_ADD_ONCE)
-        self._flying = store.r.register_script(_FLYING)
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self._add_once = gateway.script(_ADD_ONCE)
+        self._flying = gateway.script(_FLYING)
 
     def _key(self, fx: str) -> str:
         return fx_prefix(fx) + STREAM
@@ -133,7 +139,7 @@ class Outbox:
 
     async def fixture_ids(self) -> list[str]:
         """Every fixture (each has its own outbox)."""
-        return sorted(await self.store._call(self.r.smembers(OPS + "fixtures")))
+        return sorted(await self.gateway.call(lambda r: r.smembers(OPS + "fixtures")))
 
     async def add(self, fx: str, outs: list[Outbound], once: str = "") -> bool:
         """Write messages to a fixture's outbox (when no write of the store carried them).
@@ -141,18 +147,18 @@ class Outbox:
         False when an earlier one already did."""
         if once:
             mark = f"{fx_prefix(fx)}obx:once:{once}"
-            return bool(await self.store._call(self._add_once(
-                keys=[self._key(fx), mark], args=[DONE_TTL, *(encode(o) for o in outs)])))
-        pipe = self.r.pipeline(transaction=True)
+            return bool(await self.gateway.run_script(
+                self._add_once, [self._key(fx), mark], [DONE_TTL, *(encode(o) for o in outs)]))
+        pipe = self.gateway.pipeline(transaction=True)
         for o in outs:
             pipe.xadd(self._key(fx), {"m": encode(o)})
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())
         return True
 
     async def ensure_group(self, fx: str) -> None:
         """Create the delivery consumer group (from the start of the stream) once."""
         try:
-            await self.store._call(self.r.xgroup_create(self._key(fx), GROUP, id="0",
+            await self.gateway.call(lambda r: r.xgroup_create(self._key(fx), GROUP, id="0",
                                                         mkstream=True))
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
@@ -161,27 +167,27 @@ class Outbox:
     async def lease(self, fx: str, owner: str) -> bool:
         """Take or keep the fixture's delivery lease: True while this owner holds it."""
         key = fx_prefix(fx) + "obx:lease"
-        got = await self.store._call(self.r.set(key, owner, nx=True, px=LEASE_MS))
+        got = await self.gateway.call(lambda r: r.set(key, owner, nx=True, px=LEASE_MS))
         if got:
             return True
-        if await self.store._call(self.r.get(key)) != owner:
+        if await self.gateway.call(lambda r: r.get(key)) != owner:
             return False
-        await self.store._call(self.r.pexpire(key, LEASE_MS))
+        await self.gateway.call(lambda r: r.pexpire(key, LEASE_MS))
         return True
 
     async def release(self, fx: str, owner: str) -> None:
         """Give the lease up (clean shutdown), so another replica takes over at once."""
         key = fx_prefix(fx) + "obx:lease"
-        if await self.store._call(self.r.get(key)) == owner:
-            await self.store._call(self.r.delete(key))
+        if await self.gateway.call(lambda r: r.get(key)) == owner:
+            await self.gateway.call(lambda r: r.delete(key))
 
     async def claim_all(self, fx: str, consumer: str) -> list[tuple[str, Outbound]]:
         """Take over every entry read but not acknowledged (its reader is gone)."""
         out: list[tuple[str, Outbound]] = []
         start = "0-0"
         while True:
-            res = await self.store._call(self.r.xautoclaim(self._key(fx), GROUP, consumer,
-                                                           0, start, count=500))
+            res = await self.gateway.call(lambda r, start=start: r.xautoclaim(
+                self._key(fx), GROUP, consumer, 0, start, count=500))
             start, rows = res[0], res[1]
             out += [(i, decode(f["m"])) for i, f in rows if f]
             if start in ("0-0", b"0-0"):
@@ -191,7 +197,7 @@ class Outbox:
     async def read(self, fx: str, consumer: str, block_ms: int,
                    count: int = 200) -> list[tuple[str, Outbound]]:
         """New entries for this consumer (waits up to block_ms)."""
-        res = await self.store._call(self.r.xreadgroup(GROUP, consumer, {self._key(fx): ">"},
+        res = await self.gateway.call(lambda r: r.xreadgroup(GROUP, consumer, {self._key(fx): ">"},
                                                        count=count, block=block_ms))
         out = [(i, decode(f["m"])) for _, rows in res or [] for i, f in rows]
         await self._confirmed(fx, out)
@@ -201,7 +207,7 @@ class Outbox:
         """Hand entries out only once the writes that made them are on the replicas: a
         "Logged" that a failover could still lose must not be shown. Unconfirmed leaves them
         pending for this reader, which claims them again (and re-checks) after a pause."""
-        if entries and not await self.store.replicated(self._key(fx)):
+        if entries and not await self.gateway.replicated(self._key(fx)):
             raise Unconfirmed(f"{len(entries)} outbox entries of {fx} not yet on the replicas")
 
     def _done(self, fx: str, entry: str, chat: str) -> str:
@@ -216,11 +222,11 @@ class Outbox:
         unknown: the process died meanwhile) or '' (never tried), one round trip."""
         if not chats:
             return {}
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self.gateway.pipeline(transaction=False)
         for c in chats:
             pipe.exists(self._done(fx, entry, c))
             pipe.exists(self._fly(fx, entry, c))
-        res = await self.store._call(pipe.execute())
+        res = await self.gateway.call(pipe.execute())
         return {c: "done" if res[2 * i] else "fly" if res[2 * i + 1] else ""
                 for i, c in enumerate(chats)}
 
@@ -233,10 +239,10 @@ class Outbox:
         same script as the marks (one round trip per fixture); False when it does not (the
         lease moved: the new holder sends these), and that fixture's marks are not written."""
         if not owner:
-            pipe = self.r.pipeline(transaction=False)
+            pipe = self.gateway.pipeline(transaction=False)
             for fx, entry in entries:
                 pipe.set(self._fly(fx, entry, chat), str(max(floor, 0)), ex=DONE_TTL)
-            await self.store._call(pipe.execute())
+            await self.gateway.call(pipe.execute())
             return True
         by_fx: dict[str, list[str]] = {}
         for fx, entry in entries:
@@ -244,20 +250,18 @@ class Outbox:
         held = True
         for fx, ids in by_fx.items():
             keys = [fx_prefix(fx) + "obx:lease", *(self._fly(fx, e, chat) for e in ids)]
-            held = bool(await self.store._call(self._flying(
-                keys=keys, args=[owner, str(max(floor, 0)), DONE_TTL]))) and held
+            held = bool(await self.gateway.run_script(
+                self._flying, keys, [owner, str(max(floor, 0)), DONE_TTL])) and held
         return held
 
     async def floor(self, fx: str, entry: str, chat: str) -> int:
         """The message id an in-flight mark recorded as the chat's highest (0: unknown)."""
-        raw = await self.store._call(self.r.get(self._fly(fx, entry, chat)))
+        raw = await self.gateway.call(lambda r: r.get(self._fly(fx, entry, chat)))
         return int(raw) if raw and str(raw).isdigit() else 0
 
     async def last_ids(self, platform: str) -> dict[str, int]:
         """Id space -> the highest message id recorded there (see `delivered`)."""
-        rows = await self.store._call(self.r.zrange(LAST_IDS, 0, -1, withscores=True))
-        head = platform + ":"
-        return {str(k)[len(head):]: int(v) for k, v in rows if str(k).startswith(head)}
+        return await last_ids(self.gateway, platform)
 
     async def delivered(self, entries: list[tuple[str, str, bool]], chat: str,
                         ref: tuple[str, str, str, str, str] | None = None,
@@ -269,7 +273,7 @@ class Outbox:
         everywhere, so it is acknowledged and dropped. `last_id` ('platform:id space',
         message id) raises that space's highest known id; `at_ms` is when the live message
         arrived (kept per incident for the screens)."""
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self.gateway.pipeline(transaction=False)
         hints = 0  # the first commands are hints in other slots: a refusal there stops nothing
         if last_id is not None:
             pipe.zadd(LAST_IDS, {last_id[0]: last_id[1]}, gt=True)
@@ -278,30 +282,30 @@ class Outbox:
             fixture, platform, chat_id, name, mid = ref
             pipe.set(msgof_key(platform, chat_id, mid), f"{fixture}|{name}", ex=REF_TTL)
             hints += 1
-            pipe.set(self.store._ref_key(fixture, platform, chat_id, name), mid, ex=REF_TTL)
-            self.store.seen_op(pipe, fixture, platform, chat_id, name, at_ms)
+            pipe.set(ref_key(fixture, platform, chat_id, name), mid, ex=REF_TTL)
+            seen_op(pipe, fixture, platform, chat_id, name, at_ms)
         for fx, entry, last in entries:
             pipe.set(self._done(fx, entry, chat), "1", ex=DONE_TTL)
             pipe.delete(self._fly(fx, entry, chat))
             if last:
                 pipe.xack(self._key(fx), GROUP, entry)
                 pipe.xdel(self._key(fx), entry)
-        await self.store.run_with_hints(pipe, hints)
+        await self.gateway.run_with_hints(pipe, hints)
 
     async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:
         """Delivered to one chat; with `last`, the entry is done everywhere: ack and drop."""
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.set(f"{fx_prefix(fx)}obx:done:{entry}:{chat}", "1", ex=DONE_TTL)
         if last:
             pipe.xack(self._key(fx), GROUP, entry)
             pipe.xdel(self._key(fx), entry)
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())
 
     async def backlog(self, fx: str) -> tuple[int, str | None]:
         """Entries not yet delivered and the id of the oldest (its time is in the id)."""
         key = self._key(fx)
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self.gateway.pipeline(transaction=False)
         pipe.xlen(key)
         pipe.xrange(key, "-", "+", count=1)
-        n, first = await self.store._call(pipe.execute())
+        n, first = await self.gateway.call(pipe.execute())
         return n, (first[0][0] if first else None)

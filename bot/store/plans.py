@@ -1,4 +1,4 @@
-"""The Store's scheduling part: briefing plans, slot claims and missed records (under each
+"""The scheduler's state: briefing plans, slot claims and missed records (under each
 fixture's hash tag)."""
 
 from __future__ import annotations
@@ -9,41 +9,48 @@ from datetime import datetime
 from bot.domain.briefing.briefing_cadence import Slot, dumps, loads
 from bot.domain.clock import iso
 from bot.domain.outcomes import Reason
-from bot.store.base import Refused, StoreBase, fx_prefix, guard
+from bot.store.base import Refused, fx_prefix, guard
+from bot.store.gateway import Gateway
 from bot.store.ops import Hset, Op, RequireMissing, Set
 
 CLAIM_TTL = 120 * 86400  # a claim outlives any re-send window by far
 PLAN_TTL = 400 * 86400
 
 
-class Plans(StoreBase):
-    """Briefing plans, slot claims, missed firings, counters of several fixtures."""
+class Plans:
+    """Briefing plans, slot claims and missed firings."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
 
     async def load_plan(self, fx_id: str) -> list[Slot]:
         """The fixture's planned briefings plus its summary slot (if full time was declared)."""
         p = fx_prefix(fx_id)
-        briefings, summary = await self._call(self.r.mget(p + "plan", p + "plan:summary"))
+        briefings, summary = await self.gateway.call(
+            lambda r: r.mget(p + "plan", p + "plan:summary"))
         return loads(briefings) + ([Slot.from_json(json.loads(summary))] if summary else [])
 
     async def save_briefing_plan(self, fx_id: str, slots: list[Slot]) -> None:
         """Replace the fixture's briefing plan."""
-        await self._call(self.r.set(fx_prefix(fx_id) + "plan", dumps(slots), ex=PLAN_TTL))
+        await self.gateway.call(
+            lambda r: r.set(fx_prefix(fx_id) + "plan", dumps(slots), ex=PLAN_TTL))
 
     async def add_summary_slot(self, slot: Slot) -> bool:
         """Plan the post-match summary once (SET NX): True if this call planned it."""
         raw = json.dumps(slot.to_json(), separators=(",", ":"))
-        return bool(await self._call(self.r.set(fx_prefix(slot.fixture) + "plan:summary", raw,
+        return bool(await self.gateway.call(
+            lambda r: r.set(fx_prefix(slot.fixture) + "plan:summary", raw,
                                                 nx=True, ex=PLAN_TTL)))
 
     async def claim_slot(self, slot: Slot, state: str, by: str, at: datetime) -> bool:
         """SET NX the slot: True for the one replica that may send (or record) it."""
         value = json.dumps({"state": state, "by": by, "at": iso(at)}, separators=(",", ":"))
         key = f"{fx_prefix(slot.fixture)}slot:{slot.id}"
-        return bool(await self._call(self.r.set(key, value, nx=True, ex=CLAIM_TTL)))
+        return bool(await self.gateway.call(lambda r: r.set(key, value, nx=True, ex=CLAIM_TTL)))
 
     async def slot_claim(self, slot: Slot) -> dict[str, str] | None:
         """Who claimed a slot, when, and as what (sent, late, missed), or None."""
-        raw = await self._call(self.r.get(f"{fx_prefix(slot.fixture)}slot:{slot.id}"))
+        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(slot.fixture)}slot:{slot.id}"))
         return json.loads(raw) if raw else None
 
     async def claim_missed(self, slot: Slot, by: str, at: datetime) -> bool:
@@ -55,7 +62,7 @@ class Plans(StoreBase):
 
     async def missed_slots(self, fx_id: str) -> list[Slot]:
         """Missed firings of a fixture, by due time."""
-        rows = await self._call(self.r.hvals(fx_prefix(fx_id) + "missed"))
+        rows = await self.gateway.call(lambda r: r.hvals(fx_prefix(fx_id) + "missed"))
         return sorted((Slot.from_json(json.loads(r)) for r in rows), key=lambda s: s.due)
 
     async def claim_slot_with(self, slot: Slot, state: str, by: str, at: datetime,
@@ -67,18 +74,7 @@ class Plans(StoreBase):
         ops: list[Op] = [RequireMissing(f"slot:{slot.id}", guard(Reason.CLAIMED)),
                          Set(f"slot:{slot.id}", value, CLAIM_TTL), *outbox]
         try:
-            await self.apply(fx_prefix(slot.fixture), ops)
+            await self.gateway.apply(fx_prefix(slot.fixture), ops)
         except Refused:
             return False
         return True
-
-    async def counts_many(self, fx_ids: list[str]) -> dict[str, dict[str, int]]:
-        """Derived counters of several fixtures in one pipelined round trip."""
-        if not fx_ids:
-            return {}
-        pipe = self._pipe()
-        for i in fx_ids:
-            pipe.hgetall(fx_prefix(i) + "counts")
-        rows = await self._call(pipe.execute())
-        return {i: {k: int(v) for k, v in h.items() if int(v)}
-                for i, h in zip(fx_ids, rows, strict=True)}

@@ -16,8 +16,8 @@ from bot.domain.ledger import Event
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
 from bot.domain.signoff import SignOff
-from bot.store.base import OPS, Applied, Refused, fx_prefix, guard
-from bot.store.client import LIVE_TTL_S, Store
+from bot.store.base import LIVE_TTL_S, OPS, Applied, Refused, fx_prefix, guard
+from bot.store.gateway import Gateway
 from bot.store.ops import (
     Del,
     Hget,
@@ -87,13 +87,12 @@ class Acked:
 
 
 class Stewarding:
-    """Broadcast records and the life-safety lane, over the store's client."""
+    """Broadcast records and the life-safety lane, over the gateway."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.r = store.r
-        self._release = store.r.register_script(_RELEASE)
-        self._keep = store.r.register_script(_KEEP)
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self._release = gateway.script(_RELEASE)
+        self._keep = gateway.script(_KEEP)
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
@@ -127,7 +126,7 @@ class Stewarding:
                     Zrem("esc", police_member(closes))]
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
                 *outbox, *(also or [])]
-        return await self.store.apply(fx_prefix(fx), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx), ops, dedupe)
 
     async def police_informed(self, fx: str, mid: str, at: str, ev: Event,
                               outbox: list[Op]) -> bool:
@@ -139,16 +138,17 @@ class Stewarding:
                          Hset(key, {"search": "police", "police_at": at}), Zrem("esc", member),
                          *log_event(ev), *outbox]
         try:
-            await self.store.apply(fx_prefix(fx), ops)
+            await self.gateway.apply(fx_prefix(fx), ops)
         except Refused:
-            await self.store._call(self.r.zrem(fx_prefix(fx) + "esc", member))
+            await self.gateway.call(lambda r: r.zrem(fx_prefix(fx) + "esc", member))
             return False
         return True
 
     async def search(self, fx: str, mid: str) -> dict[str, str]:
         """A missing-person search's state: search (open, found, police), who, found_at,
         police_at (empty when there is no such search)."""
-        got: dict[str, str] = await self.store._call(self.r.hgetall(fx_prefix(fx) + f"bc:{mid}"))
+        got: dict[str, str] = await self.gateway.call(
+            lambda r: r.hgetall(fx_prefix(fx) + f"bc:{mid}"))
         return {k: v for k, v in got.items() if k in ("search", "who", "found_at", "police_at")}
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
@@ -157,7 +157,7 @@ class Stewarding:
         key = f"bc:{bid}"
         ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(NOT_SENT_TO_YOU)),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
+        applied = await self.gateway.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
 
     async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
@@ -170,15 +170,15 @@ class Stewarding:
         with who has and has not acknowledged each, in one round trip for them all."""
         p = fx_prefix(fx)
         if ids is None:
-            ids = await self.store._call(self.r.lrange(p + "bc:ids", 0, -1))
+            ids = await self.gateway.call(lambda r: r.lrange(p + "bc:ids", 0, -1))
         if not ids:
             return []
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         for bid in ids:
             pipe.hgetall(p + f"bc:{bid}")
             pipe.hkeys(p + f"bc:{bid}:to")
             pipe.hkeys(p + f"bc:{bid}:ack")
-        got = await self.store._call(pipe.execute())
+        got = await self.gateway.call(pipe.execute())
         out = []
         for i, bid in enumerate(ids):
             rec, to, acked = got[3 * i:3 * i + 3]
@@ -192,7 +192,7 @@ class Stewarding:
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""
-        bid = await self.store._call(self.r.get(fx_prefix(fx) + "bc:last"))
+        bid = await self.gateway.call(lambda r: r.get(fx_prefix(fx) + "bc:last"))
         return await self.broadcast(fx, bid) if bid else None
 
     async def latest_of(self, fx: str, kinds: frozenset[str] | None = None, *,
@@ -200,7 +200,7 @@ class Stewarding:
                         look: int = 20) -> Broadcast | None:
         """The newest of the fixture's last `look` broadcasts whose kind is (not) one of
         these."""
-        ids = await self.store._call(self.r.lrange(fx_prefix(fx) + "bc:ids", -look, -1))
+        ids = await self.gateway.call(lambda r: r.lrange(fx_prefix(fx) + "bc:ids", -look, -1))
         for bid in reversed(ids):
             bc = await self.broadcast(fx, bid)
             if bc is not None and (kinds is None or bc.kind in kinds) \
@@ -210,22 +210,22 @@ class Stewarding:
 
     async def recipients(self, fx: str, bid: str) -> dict[str, str]:
         """who -> "1" for everyone a broadcast was sent to."""
-        got: dict[str, str] = await self.store._call(
-            self.r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
+        got: dict[str, str] = await self.gateway.call(
+            lambda r: r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
         return got
 
     async def rollcall_plan(self, fx: str) -> Slot | None:
         """The fixture's planned automatic roll call, or None."""
-        raw = await self.store._call(self.r.get(fx_prefix(fx) + "plan:rollcall"))
+        raw = await self.gateway.call(lambda r: r.get(fx_prefix(fx) + "plan:rollcall"))
         return Slot.from_json(json.loads(raw)) if raw else None
 
     async def save_rollcall_plan(self, fx: str, slot: Slot | None) -> None:
         """Plan (or, None, unplan) the fixture's automatic roll call."""
         key = fx_prefix(fx) + "plan:rollcall"
         if slot is None:
-            await self.store._call(self.r.delete(key))
+            await self.gateway.call(lambda r: r.delete(key))
         else:
-            await self.store._call(self.r.set(key, json.dumps(slot.to_json()), ex=PLAN_TTL))
+            await self.gateway.call(lambda r: r.set(key, json.dumps(slot.to_json()), ex=PLAN_TTL))
 
     # ------------------------------------------------------------ the deployment plan
     async def deploy(self, fx: str, rows: list[RotaRow], ev: Event, dedupe: str) -> bool:
@@ -233,21 +233,21 @@ class Stewarding:
         script; a later row for a post replaces the earlier steward. False: already done."""
         ops: list[Op] = [Hset("dep", {r.post: f"{r.steward}|{r.name}" for r in rows}),
                          *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
 
     async def set_attendance(self, fx: str, attendance: int, ev: Event, dedupe: str) -> None:
         """The fixture's expected attendance (mobile posts are compared with it)."""
-        await self.store.apply(fx_prefix(fx), [Set("attendance", str(attendance)),
+        await self.gateway.apply(fx_prefix(fx), [Set("attendance", str(attendance)),
                                                *log_event(ev)], dedupe)
 
     async def deployment(self, fx: str) -> tuple[dict[str, tuple[str, str]], int]:
         """(post -> (steward id, name), expected attendance) in one round trip."""
         p = fx_prefix(fx)
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hgetall(p + "dep")
         pipe.get(p + "attendance")
-        dep, att = await self.store._call(pipe.execute())
+        dep, att = await self.gateway.call(pipe.execute())
         filled = {post: tuple(v.split("|", 1)) for post, v in dep.items()}
         return filled, int(att or 0)  # type: ignore[return-value]
 
@@ -259,7 +259,7 @@ class Stewarding:
         ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), Hsetnx(f"duty:{who}", "in", at),
                          Hset(f"duty:{who}", {"post": post, "last": at}), Sadd("duty:ids", who),
                          *log_event(ev)]
-        applied = await self.store.apply(fx_prefix(fx), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
         return not applied.duplicate
 
     async def stand_down(self, fx: str, who: list[str], at: str, ev: Event, outbox: list[Op],
@@ -267,7 +267,7 @@ class Stewarding:
         """Stewards stand down (their duty records' check-out time), with the event and
         their messages, in one script. False when the command was already applied."""
         ops: list[Op] = [Hset(f"duty:{w}", {"out": at}) for w in who]
-        applied = await self.store.apply(fx_prefix(fx), [*ops, *log_event(ev), *outbox], dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx), [*ops, *log_event(ev), *outbox], dedupe)
         return not applied.duplicate
 
     async def keep_position(self, fx: str, who: str, live: str, lat: float, lon: float,
@@ -278,28 +278,28 @@ class Stewarding:
                                               "live": live})]
         if live:
             ops.append(Set(f"dutylive:{live}", who, LIVE_TTL_S))
-        await self.store.apply(fx_prefix(fx), [*ops, *log_event(ev)], dedupe)
+        await self.gateway.apply(fx_prefix(fx), [*ops, *log_event(ev)], dedupe)
 
     async def position_of(self, fx: str, live: str) -> str:
         """Whose duty record a live location moves ('' when it is none's)."""
-        return await self.store._call(self.r.get(fx_prefix(fx) + f"dutylive:{live}")) or ""
+        return await self.gateway.call(lambda r: r.get(fx_prefix(fx) + f"dutylive:{live}")) or ""
 
     async def duty(self, fx: str) -> dict[str, DutyRecord]:
         """Every steward's duty record of the fixture (who checked in, where, when; when
         they stood down; their last shared position), in two round trips."""
         p = fx_prefix(fx)
-        who = sorted(await self.store._call(self.r.smembers(p + "duty:ids")))
+        who = sorted(await self.gateway.call(lambda r: r.smembers(p + "duty:ids")))
         if not who:
             return {}
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self.gateway.pipeline(transaction=False)
         for w in who:
             pipe.hgetall(p + f"duty:{w}")
-        rows = await self.store._call(pipe.execute())
+        rows = await self.gateway.call(pipe.execute())
         return {w: DutyRecord.of(w, h) for w, h in zip(who, rows, strict=True)}
 
     async def on_post(self, fx: str) -> dict[str, tuple[str, str]]:
         """post -> (who, at) of every check-in."""
-        got = await self.store._call(self.r.hgetall(fx_prefix(fx) + "onpost"))
+        got = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx) + "onpost"))
         return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
 
     # ------------------------------------------------------------ briefing sign-off
@@ -311,7 +311,7 @@ class Stewarding:
 
     async def briefing_shown(self, fx: str, version: str, at: str) -> None:
         """The briefing version stewards are now shown (acknowledgements count for it)."""
-        await self.store.apply(fx_prefix(fx), self.shown_ops(version, at))
+        await self.gateway.apply(fx_prefix(fx), self.shown_ops(version, at))
 
     async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event) -> bool:
         """A steward has read this version, with its event; one round trip, refused
@@ -321,20 +321,20 @@ class Stewarding:
         ops: list[Op] = [RequireIn("brief", "current", [version], guard(STALE)),
                          Hget(f"brief:{version}", who, "had"),
                          Unless("had", [Hset(f"brief:{version}", {who: at}), *log_event(ev)])]
-        applied = await self.store.apply(fx_prefix(fx), ops)
+        applied = await self.gateway.apply(fx_prefix(fx), ops)
         return not applied.vars.get("had")
 
     async def signoff(self, fx: str) -> SignOff | None:
         """The current briefing version, when it was first shown, and who signed it off
         (None when no briefing was shown to stewards yet)."""
         p = fx_prefix(fx)
-        version = await self.store._call(self.r.hget(p + "brief", "current"))
+        version = await self.gateway.call(lambda r: r.hget(p + "brief", "current"))
         if not version:
             return None
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hget(p + "brief:shown", version)
         pipe.hgetall(p + f"brief:{version}")
-        shown, acks = await self.store._call(pipe.execute())
+        shown, acks = await self.gateway.call(pipe.execute())
         return SignOff(version, shown or "", acks)
 
     async def briefing_acks(self, fx: str) -> tuple[str, dict[str, str]]:
@@ -345,12 +345,12 @@ class Stewarding:
     # ------------------------------------------------------------ tabard <-> account
     async def tabards(self) -> dict[str, str]:
         """tabard number -> the platform account linked to it (platform:user)."""
-        got: dict[str, str] = await self.store._call(self.r.hgetall(OPS + "tabards"))
+        got: dict[str, str] = await self.gateway.call(lambda r: r.hgetall(OPS + "tabards"))
         return {t: who for t, who in got.items() if who}
 
     async def tabard_of(self, who: str) -> str:
         """The tabard number linked to an account ('' for none)."""
-        return await self.store._call(self.r.get(OPS + f"tabard_of:{who}")) or ""
+        return await self.gateway.call(lambda r: r.get(OPS + f"tabard_of:{who}")) or ""
 
     async def link_tabard(self, tabard: str, who: str, by: str, at: str, *,
                           moved: tuple[str, str] | None = None) -> None:
@@ -373,27 +373,27 @@ class Stewarding:
                                "detail": f"tabard {tabard} -> {who}"
                                          + (f" (was {moved[0] or '-'}; {moved[1] or '-'})"
                                             if moved else "")})]
-        await self.store.apply(OPS, ops)
+        await self.gateway.apply(OPS, ops)
 
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         """Hold the life-safety lane for a procedure of `messages` sends for `ttl_s` (its
         delivering replica renews it: bot.delivery.lane)."""
-        await self.store._call(self.r.set(LANE, f"{bid} {messages}",
+        await self.gateway.call(lambda r: r.set(LANE, f"{bid} {messages}",
                                           px=max(1, int(ttl_s * 1000))))
 
     async def keep_lane(self, bid: str, messages: int, ttl_s: float, *,
                         recount: bool = False) -> bool:
         """Renew the procedure's hold for ttl_s (recount: as `messages` sends from now), or
         take the free lane for it; False when another procedure holds it."""
-        got = await self.store._call(self._keep(
-            keys=[LANE], args=[bid, messages, "1" if recount else "0",
-                               max(1, int(ttl_s * 1000))]))
+        got = await self.gateway.run_script(
+            self._keep, [LANE], [bid, messages, "1" if recount else "0",
+                                 max(1, int(ttl_s * 1000))])
         return bool(got)
 
     async def lane(self) -> tuple[str, int] | None:
         """(procedure id, messages) while the lane is held, else None."""
-        raw = await self.store._call(self.r.get(LANE))
+        raw = await self.gateway.call(lambda r: r.get(LANE))
         if not raw:
             return None
         bid, _, n = raw.partition(" ")
@@ -401,7 +401,7 @@ class Stewarding:
 
     async def release_lane(self, bid: str) -> bool:
         """Give the lane back, if this procedure still holds it."""
-        return bool(await self.store._call(self._release(keys=[LANE], args=[bid])))
+        return bool(await self.gateway.run_script(self._release, [LANE], [bid]))
 
 
 __all__ = ["ALREADY", "HAS_TABARD", "NOT_MISSING", "NOT_SENT_TO_YOU", "SEARCH_OVER", "STALE",

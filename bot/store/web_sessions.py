@@ -13,7 +13,8 @@ import hashlib
 import json
 from collections.abc import AsyncIterator
 
-from bot.store.client import OPS, Store
+from bot.store.base import OPS
+from bot.store.gateway import Gateway
 
 REVOKED = OPS + "websess.revoked"  # pub/sub channel: the member whose sessions ended
 RUNNING = OPS + "web.running"  # the base URL of a running control-room server
@@ -33,48 +34,47 @@ def _digest(secret: str) -> str:
 class WebSessions:
     """One-time sign-in links and the sessions they open."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.r = store.r
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
 
     async def announce(self, base: str, ttl: int) -> None:
         """A control-room server is up at `base`: links lead there (renewed while it runs)."""
-        await self.store._call(self.r.set(RUNNING, base, ex=ttl))
+        await self.gateway.call(lambda r: r.set(RUNNING, base, ex=ttl))
 
     async def withdraw(self, base: str) -> None:
         """The server at `base` stopped (another one's announcement is left alone)."""
-        pipe = self.r.pipeline(transaction=False)
+        pipe = self.gateway.pipeline(transaction=False)
         pipe.get(RUNNING)
-        got = await self.store._call(pipe.execute())
+        got = await self.gateway.call(pipe.execute())
         if got and got[0] == base:
-            await self.store._call(self.r.delete(RUNNING))
+            await self.gateway.call(lambda r: r.delete(RUNNING))
 
     async def running_base(self) -> str | None:
         """Where a running control-room server is reached, or None when none runs."""
-        got = await self.store._call(self.r.get(RUNNING))
+        got = await self.gateway.call(lambda r: r.get(RUNNING))
         return str(got) if got else None
 
     async def save_link(self, token: str, who: str, role: str, expires_ts: int,
                         ttl: int) -> None:
         """Keep a one-time link for `who` (as `role`) until expires_ts (Redis drops it later)."""
         key = f"{OPS}weblink:{_digest(token)}"
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hset(key, mapping={"who": who, "role": role, "exp": str(expires_ts)})
         pipe.expire(key, ttl)
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())
 
     async def take_link(self, token: str) -> dict[str, str] | None:
         """Use a link once, atomically: its record, or None if unknown, used or dropped."""
         key = f"{OPS}weblink:{_digest(token)}"
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hgetall(key)
         pipe.delete(key)
-        rec, _ = await self.store._call(pipe.execute())
+        rec, _ = await self.gateway.call(pipe.execute())
         return rec or None
 
     async def peek_link(self, token: str) -> dict[str, str] | None:
         """A link's record without using it up (the sign-in page names its member)."""
-        rec = await self.store._call(self.r.hgetall(f"{OPS}weblink:{_digest(token)}"))
+        rec = await self.gateway.call(lambda r: r.hgetall(f"{OPS}weblink:{_digest(token)}"))
         return rec or None
 
     async def open_session(self, sid: str, who: str, role: str, csrf: str, expires_ts: int,
@@ -82,17 +82,17 @@ class WebSessions:
         """Record a session, indexed by member so it can be ended with them."""
         d = _digest(sid)
         key, index = f"{OPS}websess:{d}", f"{OPS}websess_of:{who}"
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.hset(key, mapping={"who": who, "role": role, "csrf": csrf,
                                 "exp": str(expires_ts)})
         pipe.expire(key, ttl)
         pipe.sadd(index, d)
         pipe.expire(index, ttl)
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())
 
     async def session(self, sid: str) -> dict[str, str] | None:
         """A session's record, or None."""
-        rec = await self.store._call(self.r.hgetall(f"{OPS}websess:{_digest(sid)}"))
+        rec = await self.gateway.call(lambda r: r.hgetall(f"{OPS}websess:{_digest(sid)}"))
         return rec or None
 
     async def still_open(self, sids: list[str], whos: list[str]
@@ -103,43 +103,43 @@ class WebSessions:
         if not sids and not whos:
             return [], []
         keys = [f"{OPS}websess:{_digest(sid)}" for sid in sids] + [OPS + "members"]
-        got = await self.store._call(self.r.eval(STILL_OPEN, len(keys), *keys, *whos))
+        got = await self.gateway.call(lambda r: r.eval(STILL_OPEN, len(keys), *keys, *whos))
         exps, recs = got[:len(sids)], got[len(sids):]
         return list(exps), [json.loads(r) if r else None for r in recs]
 
     async def end_session(self, sid: str, who: str) -> None:
         """Sign one session out."""
         d = _digest(sid)
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.gateway.pipeline(transaction=True)
         pipe.delete(f"{OPS}websess:{d}")
         pipe.srem(f"{OPS}websess_of:{who}", d)
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())
         await self._revoke(who)
 
     async def end_sessions_of(self, who: str) -> int:
         """End every session of a member (removed or role changed); how many there were."""
         index = f"{OPS}websess_of:{who}"
-        digests = await self.store._call(self.r.smembers(index))
-        pipe = self.r.pipeline(transaction=True)
+        digests = await self.gateway.call(lambda r: r.smembers(index))
+        pipe = self.gateway.pipeline(transaction=True)
         for d in digests:
             pipe.delete(f"{OPS}websess:{d}")
         pipe.delete(index)
-        await self.store._call(pipe.execute())
+        await self.gateway.call(pipe.execute())
         await self._revoke(who)
         return len(digests)
 
     async def _revoke(self, who: str) -> None:
         # after the write, outside MULTI: PUBLISH has no key, so no Cluster slot to share
-        await self.store._call(self.r.publish(REVOKED, who))
+        await self.gateway.call(lambda r: r.publish(REVOKED, who))
 
     async def revocations(self, ready: asyncio.Event | None = None) -> AsyncIterator[str]:
         """Members whose sessions ended, as any replica ends them; `ready` is set once the
         subscription is confirmed. Ends when Redis goes away (the caller resubscribes)."""
-        pubsub = self.r.pubsub()
+        pubsub = self.gateway.pubsub()
         try:
-            await self.store._call(pubsub.subscribe(REVOKED))
+            await self.gateway.call(pubsub.subscribe(REVOKED))
             while True:
-                msg = await self.store._call(pubsub.get_message(timeout=1.0))
+                msg = await self.gateway.call(pubsub.get_message(timeout=1.0))
                 if msg is None:
                     continue
                 if msg.get("type") == "subscribe" and ready is not None:

@@ -7,7 +7,7 @@ import os
 from importlib import resources
 
 from bot.store.base import StoreUnavailable, chat_prefix
-from bot.store.client import Store
+from bot.store.gateway import Gateway
 
 _ids = itertools.count()
 
@@ -21,10 +21,10 @@ class Windows:
     different slots are taken one slot at a time; when a later slot says wait, the slots
     already taken are given back, so a refused send holds no room anywhere."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
         lua = resources.files("bot.store").joinpath("ratelimit.lua").read_text()
-        self._take = store.r.register_script(lua)
+        self._take = gateway.script(lua)
 
     @staticmethod
     def key(platform: str, scope: str) -> str:
@@ -58,8 +58,8 @@ class Windows:
                 args: list[object] = [int(now * 1000), member]
                 for key, count, per in group:
                     args += [count, int(per * 1000), int((hold or {}).get(key, 0.0) * 1000)]
-                ms = int(await self.store._call(
-                    self._take(keys=[k for k, _, _ in group], args=args)))
+                ms = int(await self.gateway.run_script(
+                    self._take, [k for k, _, _ in group], args))
                 if ms > 0:
                     await self._give_back(taken, member)
                     return ms / 1000.0
@@ -73,7 +73,7 @@ class Windows:
         """Remove a send from windows it was counted in (best effort: it expires anyway)."""
         for key in keys:
             try:
-                await self.store._call(self.store.r.zrem(key, member))
+                await self.gateway.call(lambda r, key=key: r.zrem(key, member))
             except StoreUnavailable:
                 pass
 
@@ -86,18 +86,18 @@ class Windows:
         for w in windows:
             groups.setdefault(_tag(w[0]), []).append(w)
         for group in groups.values():
-            pipe = self.store.r.pipeline(transaction=False)
+            pipe = self.gateway.pipeline(transaction=False)
             for key, _, per in group:
                 pipe.zadd(key, {member: int(now * 1000)}, xx=True)
                 pipe.pexpire(key, int(per * 1000) + 1000)
-            await self.store._call(pipe.execute())
+            await self.gateway.call(pipe.execute())
 
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
         """How many sends each window holds right now."""
-        pipe = self.store.r.pipeline(transaction=False)
+        pipe = self.gateway.pipeline(transaction=False)
         for key, _, per in windows:
             pipe.zcount(key, f"({int((now - per) * 1000)}", "+inf")
-        return [int(n) for n in await self.store._call(pipe.execute())]
+        return [int(n) for n in await self.gateway.call(pipe.execute())]
 
 
 def _chat_of(rest: str) -> str:

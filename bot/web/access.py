@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.domain.clock import iso
-from bot.store.web_sessions import WebSessions
 from bot.web.visibility import Viewer
 
 COOKIE = "matchday_session"
@@ -40,7 +39,7 @@ class Access:
 
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.sessions = WebSessions(core.store)
+        self.sessions = core.facades.web.sessions
         self.link_ttl = int(getattr(core.settings, "web_link_ttl_seconds", 300))
         self.session_ttl = int(getattr(core.settings, "web_session_ttl_seconds", 12 * 3600))
         self.strangers = core.strangers  # one quota for chat and web strangers

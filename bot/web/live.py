@@ -22,8 +22,6 @@ from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.evidence.match_chart import ChartData, chart_from_counts
 from bot.store import StoreUnavailable
-from bot.store.feed import Feed
-from bot.store.web_sessions import WebSessions
 from bot.tasks import cancel_and_wait
 from bot.web.access import Session
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
@@ -305,7 +303,7 @@ class LiveRoom:
         self.core = core
         self.map_zones = map_zones  # the zone ids a fixture's map draws (posts are shown there)
         self.check = check  # which screens' sessions are still open (one read for all)
-        self.feed = Feed(core.store)
+        self.feed = core.facades.web.feed
         self.feeds: dict[str, FixtureFeed] = {}
         self.delivery: list[dict[str, Any]] = []
         self._delivery_key: tuple[Any, ...] | None = None
@@ -335,7 +333,7 @@ class LiveRoom:
                 del self.screens[who]
 
     async def _watch_revocations(self) -> None:
-        sessions = WebSessions(self.core.store)
+        sessions = self.core.facades.web.sessions
         while True:
             try:
                 async for who in sessions.revocations(self._revocations_ready):
@@ -379,7 +377,7 @@ class LiveRoom:
         notifier = self.core.notifier
         if not ids or not control_chats(notifier):
             return {}
-        seen = await self.core.store.delivered_at(fx_id, ids)
+        seen = await self.core.facades.delivery.refs.delivered_at(fx_id, ids)
         waiting = notifier.waiting(fx_id)
         return {i: incident_delivery(notifier, seen.get(i, {}), waiting.get(i, []))
                 for i in ids}

@@ -22,7 +22,6 @@ from bot.evidence.match_chart import chart_data, chart_from_counts
 from bot.evidence.postmatch import build_report
 from bot.evidence.summary import mmss
 from bot.store import StoreUnavailable
-from bot.store.decision_keys import DecisionLog
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
 from bot.web.decision_panel import decisions_page
@@ -382,7 +381,8 @@ class ControlRoom:
         gm = self.ground_map(fx)
         tz = self.core.settings.zone
         # the same values as `matchday report --pdf` (figures, rows, generated at, chain head)
-        report = await build_report(self.core.store, fx, gm.ground, tz, self.core.clock.now())
+        report = await build_report(self.core.store, self.live.feed, fx, gm.ground, tz,
+                                    self.core.clock.now())
         fig = report.figures
         incidents = await self._incidents(fx, viewer)
         labels = {"mmss": mmss, "zone": gm.ground.label,
@@ -405,7 +405,7 @@ class ControlRoom:
                 "Not for your role", "The decision log is for the Safety Officer, the police "
                 "commander and control."), content_type="text/html")
         fx = await self._fixture(request, viewer)
-        view = await DecisionLog(self.core.store).read(fx.id)
+        view = await self.core.store.decisions.read(fx.id)
         return web.Response(text=decisions_page(fx, view, self.core.settings.zone),
                             content_type="text/html")
 

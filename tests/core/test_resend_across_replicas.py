@@ -120,7 +120,7 @@ async def test_a_replica_that_was_not_listening_learns_from_the_store(cluster, s
 
 async def test_a_healthy_night_pays_no_round_trip_for_resends(core, say):
     calls: list[float] = []
-    core.store.observe_latency = calls.append
+    core.store.gateway.observe_latency = calls.append
 
     async def trips(text: str) -> int:
         calls.clear()

@@ -49,7 +49,7 @@ async def test_a_direct_answer_leaves_while_redis_is_stopped_without_a_hot_loop(
     core = build_core(store, settings, clock)
     await ensure_sample_fixture(core)
     t = VirtualTime()
-    core.notifier.limiter = SharedRateLimiter(Windows(store), clock=t.clock, sleep=t.sleep,
+    core.notifier.limiter = SharedRateLimiter(Windows(store.gateway), clock=t.clock, sleep=t.sleep,
                                               monotonic=t.clock)
     core.notifier.clock = t.clock
     adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)

@@ -22,6 +22,7 @@ from bot.delivery.chat_health import status_lines
 from bot.domain.messages import Command, Outbound, Reply
 from bot.settings import PROJECT_CONFIG, Settings
 from bot.store import Store
+from bot.store.message_refs import MessageRefs
 from rigs.fakes.slack_api import FakeSlack
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.delivery.test_delivery import GROUP, FakeTime, Recorder, card, notifier
@@ -111,7 +112,8 @@ async def test_a_flashpoint_gets_one_pinned_board_naming_every_open_incident(sto
     assert any(x.startswith("12 new incidents") for x in sink.sent())
     assert {x.splitlines()[0] for x in sink.sent()} >= {"INC-107 Missile", "INC-103 Missile"}
     # its id is in the store: another replica (or a restart) edits the same board
-    assert await store.message_ref("fx", "telegram", GROUP, boards.REF) == sink.pinned[-1]
+    refs = MessageRefs(store.gateway)
+    assert await refs.message_ref("fx", "telegram", GROUP, boards.REF) == sink.pinned[-1]
     await n.close()
 
 
@@ -163,7 +165,7 @@ async def test_the_board_ends_and_is_unpinned_when_the_flashpoint_is_over(store:
     await until(lambda: not sink.pinned)
     assert sink.texts[board_id].startswith("📋 Board (no longer live)\n"
                                            "Flashpoint over at 21:47 — board no longer live")
-    assert await store.message_ref("fx", "telegram", GROUP, boards.REF) is None
+    assert await MessageRefs(store.gateway).message_ref("fx", "telegram", GROUP, boards.REF) is None
     await n.close()
 
 

@@ -19,6 +19,7 @@ from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.inbox import Inbox
+from bot.store.message_refs import MessageRefs
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
@@ -80,7 +81,7 @@ class Recorder(RecordingSink):
 def notifier(store: Store, time: FakeTime) -> tuple[Notifier, Recorder]:
     n = Notifier({"control": {"telegram": [GROUP]}},
                  limiter=RateLimiter(clock=time.clock, sleep=time.sleep), clock=time.clock)
-    n.store = store
+    n.store = MessageRefs(store.gateway)
     sink = Recorder(time)
     n.add_sink(sink)
     return n, sink
@@ -196,11 +197,12 @@ async def test_two_replicas_share_one_limit_in_redis(store: Store):
             sent.append(reply.text)
             return "1"
 
-    await store.r.delete(*[k async for k in store.r.scan_iter("md:{rl:telegram}:*")] or ["x"])
+    r = store.gateway.r
+    await r.delete(*[k async for k in r.scan_iter("md:{rl:telegram}:*")] or ["x"])
     replicas = []
     for _ in range(3):
         n = Notifier({"control": {"telegram": [GROUP]}}, clock=time.clock,
-                     limiter=SharedRateLimiter(Counted(store), clock=time.clock,
+                     limiter=SharedRateLimiter(Counted(store.gateway), clock=time.clock,
                                                sleep=time.sleep))
         n.add_sink(Sink(time))
         replicas.append(n)
@@ -221,8 +223,9 @@ async def test_a_bot_wide_slot_counts_towards_30_a_second_but_no_chat(store: Sto
     replies go out spread over two seconds (not 40 seconds of one chat's 1/s), and every
     second still holds at most 30 calls in all."""
     time = FakeTime()
-    await store.r.delete(*[k async for k in store.r.scan_iter("md:{rl:telegram}:*")] or ["x"])
-    limiter = SharedRateLimiter(Windows(store), clock=time.clock, sleep=time.sleep)
+    r = store.gateway.r
+    await r.delete(*[k async for k in r.scan_iter("md:{rl:telegram}:*")] or ["x"])
+    limiter = SharedRateLimiter(Windows(store.gateway), clock=time.clock, sleep=time.sleep)
     at: list[float] = []
     for k in range(40):
         await limiter.acquire("telegram", BOT_WIDE)
@@ -241,7 +244,7 @@ def tg_settings(settings: Settings, fake: FakeTelegram) -> Settings:
 
 
 async def durable(core: Core) -> OutboxReader:
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     core.notifier.outbox = outbox
     reader = OutboxReader(core.notifier, outbox, owner="test-a", block_ms=100, rescan_s=0.1)
     reader.start()
@@ -250,7 +253,7 @@ async def durable(core: Core) -> OutboxReader:
 
 async def test_report_card_and_reply_are_in_the_outbox_until_delivered(
         core: Core, settings: Settings, fake: FakeTelegram):
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     core.notifier.outbox = outbox  # durable, but no reader yet: as if the bot died now
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
@@ -266,7 +269,7 @@ async def test_report_card_and_reply_are_in_the_outbox_until_delivered(
     assert fake.sent_to(STEWARD) == []
     other = build_core(core.store, settings, core.clock, cache_ttl=0)  # a fresh process
     other.notifier.add_sink(adapter.sink)
-    other.notifier.store = core.store
+    other.notifier.store = other.facades.delivery.refs
     reader = await durable(other)
     await fake.wait_for(lambda calls: fake.sent_to(STEWARD) and fake.sent_to(GROUP))
     await reader.drain()
@@ -280,7 +283,7 @@ async def test_report_card_and_reply_are_in_the_outbox_until_delivered(
 async def test_a_taken_over_outbox_sends_only_what_is_missing(core: Core, settings: Settings,
                                                               fake: FakeTelegram):
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     await outbox.ensure_group(fx)
     await outbox.add(fx, [Outbound("control", Reply("to both"), fixture=fx)])
     [(entry, _)] = await outbox.read(fx, "dead-replica", 10)  # read, then it died
@@ -299,12 +302,12 @@ async def test_recorded_updates_are_processed_after_a_restart(core: Core, settin
                                                               fake: FakeTelegram):
     # A crashed run fetched and recorded this update; Telegram will not send it again.
     upd = fake.message_update(STEWARD, "/incident pyro @stb_walkway s2 flare")
-    await Inbox(core.store, TOKEN.split(":")[0]).record([upd])
+    await Inbox(core.store.gateway, TOKEN.split(":")[0]).record([upd])
     adapter = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
     await adapter.start()
     await fake.wait_for(lambda calls: [c for c in fake.sent_to(STEWARD)
                                        if "Logged INC-1" in c.params["text"]])
-    assert await Inbox(core.store, TOKEN.split(":")[0]).pending() == []
+    assert await Inbox(core.store.gateway, TOKEN.split(":")[0]).pending() == []
     await adapter.stop()
 
 

@@ -26,7 +26,7 @@ async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
     adapter = slack_for(core, slack_settings(settings, slack_api))
     await adapter.start()
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     await outbox.ensure_group(fx)
     await outbox.add(fx, [card(41, fixture=fx), card(42, fixture=fx)])
     (e41, o41), (e42, _) = await outbox.read(fx, "dead-replica", 10)
@@ -44,7 +44,7 @@ async def test_a_slack_post_in_doubt_is_looked_up_not_posted_twice(core: Core,
     assert sum("INC-42" in t for t in posts) == 1  # never arrived: posted now
     assert (await outbox.backlog(fx))[0] == 0
     # The found post is the card's live message: its next state edits it in place.
-    assert await core.store.message_ref(fx, "slack", CONTROL, "INC-41") == posted
+    assert await core.facades.delivery.refs.message_ref(fx, "slack", CONTROL, "INC-41") == posted
     await core.notifier.send([card(41, fixture=fx, status="Acknowledged")])
     await reader.drain()
     [edit] = [c for c in slack_api.of("chat.update") if c.ok]

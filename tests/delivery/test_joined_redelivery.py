@@ -71,12 +71,12 @@ async def restart_with(core: Core, settings: Settings, fake: FakeTelegram,
                        update: dict[str, Any]) -> tuple[TelegramAdapter, OutboxReader]:
     """A new process whose inbox still holds `update` (the old one died before forgetting
     it): it processes the update again first."""
-    await Inbox(core.store, TOKEN.split(":")[0]).record([update])
+    await Inbox(core.store.gateway, TOKEN.split(":")[0]).record([update])
     other = build_core(core.store, settings, core.clock, cache_ttl=0)
     before = fake.polls
     adapter = telegram_for(other, tg_settings(settings, fake), poll_timeout=1)
     other.notifier.add_sink(adapter.sink)
-    other.notifier.store = core.store
+    other.notifier.store = other.facades.delivery.refs
     reader = await durable(other)
     await adapter.start()
     for _ in range(500):  # recorded updates are processed before the first fetch
@@ -117,7 +117,7 @@ async def test_a_redelivered_joined_report_is_not_answered_twice(
         await reader.stop()
         await adapter.stop()  # ... and the process died before the inbox forgot the update
         adapter, reader = await restart_with(core, settings, fake, update)
-        assert await Inbox(core.store, TOKEN.split(":")[0]).pending() == []
+        assert await Inbox(core.store.gateway, TOKEN.split(":")[0]).pending() == []
         await reader.drain()
         assert answers(fake) == answered  # "Added to INC-1" stands; nothing after it
         assert len(notes_to_control(fake)) == 1

@@ -11,7 +11,7 @@ from bot.store.stewarding_keys import Stewarding
 
 async def test_a_claim_back_after_a_blip_keeps_the_lane_until_the_last_message(
         store: Store) -> None:
-    state = Stewarding(store)
+    state = Stewarding(store.gateway)
     lane = Lane(state, poll_s=0.0, beat_s=5.0)
     try:
         await lane.hold("P-blip", 3)
@@ -31,7 +31,7 @@ async def test_a_claim_back_after_a_blip_keeps_the_lane_until_the_last_message(
 
 async def test_a_takeover_with_nothing_left_gives_the_dead_replicas_hold_back(
         store: Store) -> None:
-    state = Stewarding(store)
+    state = Stewarding(store.gateway)
     await state.hold_lane("P-done", 4, 5.0)  # a dead replica's hold: all had been delivered
     lane = Lane(state, poll_s=0.0, beat_s=5.0)
     lane.restart({"P-done"})

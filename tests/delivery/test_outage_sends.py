@@ -16,7 +16,7 @@ async def test_a_briefing_and_an_escalation_due_in_an_outage_go_out_late_via_the
         outage, server, clock):  # noqa: F811
     core = outage
     rec = Recorder(core)
-    core.notifier.outbox = Outbox(core.store)
+    core.notifier.outbox = Outbox(core.store.gateway)
     say = Chat(core)
     s = await started(core, clock, live=True)
     s.aps.pause()  # the test fires the jobs itself, at virtual times
@@ -38,7 +38,7 @@ async def test_a_briefing_and_an_escalation_due_in_an_outage_go_out_late_via_the
     fx_backlog, _ = await core.notifier.outbox.backlog(FX)
     # durable first, delivered by the reader
     assert fx_backlog >= 2 and rec.titles(chat="command", of="") == []
-    reader = OutboxReader(core.notifier, Outbox(core.store), owner="r", block_ms=50,
+    reader = OutboxReader(core.notifier, Outbox(core.store.gateway), owner="r", block_ms=50,
                           rescan_s=0.05)
     reader.start()
     try:

@@ -40,8 +40,8 @@ async def test_messages_queued_when_the_lease_moves_go_out_once(store: Store) ->
     held = Held(time)
     a.add_sink(held)
     b, sink_b = notifier(store, time)
-    outbox = Outbox(store)
-    await store.r.sadd(OPS + "fixtures", FX)  # a fixture the readers watch
+    outbox = Outbox(store.gateway)
+    await store.gateway.r.sadd(OPS + "fixtures", FX)  # a fixture the readers watch
     await outbox.ensure_group(FX)
     texts = [f"message {k}" for k in range(1, 6)]
     await outbox.add(FX, [Outbound("control", Reply(t), fixture=FX) for t in texts])
@@ -52,7 +52,7 @@ async def test_messages_queued_when_the_lease_moves_go_out_once(store: Store) ->
     try:
         await asyncio.wait_for(held.on_the_way.wait(), 10)  # a's first send is under way
         # a's renewal came too late: the lease lapsed and b took it
-        await store.r.set(fx_prefix(FX) + "obx:lease", "replica-b", px=5000)
+        await store.gateway.r.set(fx_prefix(FX) + "obx:lease", "replica-b", px=5000)
         reader_b = OutboxReader(b, outbox, owner="replica-b", block_ms=100, rescan_s=0.1)
         b.outbox = outbox
         reader_b.start()

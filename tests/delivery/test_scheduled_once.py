@@ -23,7 +23,7 @@ class Slack(RecordingSink):
 async def test_an_escalation_claimed_by_a_replica_that_dies_is_delivered_once(
         say, core, store, settings, clock):
     await say("/incident disorder @stb_walkway s4", as_="steward")
-    core.notifier.outbox = Outbox(store)
+    core.notifier.outbox = Outbox(store.gateway)
 
     async def dies(outs: list[Outbound]) -> None:
         raise RuntimeError("kill -9")  # nothing after the claim's write runs
@@ -36,8 +36,9 @@ async def test_an_escalation_claimed_by_a_replica_that_dies_is_delivered_once(
     other = build_core(store, settings, clock, cache_ttl=0)  # the replica that takes over
     slack = Slack()
     other.notifier.add_sink(slack)
-    other.notifier.store = store
-    reader = OutboxReader(other.notifier, Outbox(store), owner="b", block_ms=50, rescan_s=0.05)
+    other.notifier.store = other.facades.delivery.refs
+    reader = OutboxReader(other.notifier, Outbox(store.gateway), owner="b", block_ms=50,
+                          rescan_s=0.05)
     reader.start()
     await reader.drain()
     alerts = [(c, r.title) for c, r in slack.got if "unacknowledged" in r.title]

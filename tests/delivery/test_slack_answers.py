@@ -17,7 +17,7 @@ from tests.delivery.test_delivery import durable
 
 async def test_a_report_answer_survives_a_crash_and_a_429(core: Core, settings: Settings,
                                                           slack_api: FakeSlack):
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     core.notifier.outbox = outbox  # durable, but no reader yet: as if the bot died now
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     adapter = slack_for(core, slack_settings(settings, slack_api))

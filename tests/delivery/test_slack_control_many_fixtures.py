@@ -115,7 +115,7 @@ async def test_eight_fixtures_slack_control_channels_each_see_their_cards_within
     n.channels = {}
     n.scopes = Scopes(fixtures={f"fx{k}": {"control": {"slack": [channel(k)]}}
                                 for k in range(FIXTURES)})
-    n.limiter = SharedRateLimiter(Windows(store), clock=t.clock, sleep=t.sleep,
+    n.limiter = SharedRateLimiter(Windows(store.gateway), clock=t.clock, sleep=t.sleep,
                                   monotonic=t.clock)
     n.clock = t.clock
     n.board_sleep = t.sleep

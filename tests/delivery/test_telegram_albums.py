@@ -105,7 +105,7 @@ async def test_eight_photos_reach_a_smoothed_control_group_within_15_s(
     group gets at most 3 messages in any 9 s). An album is one arrival for that smoothing,
     while Telegram's own limits count its items (the fake answers 429 when they break)."""
     async with paced(core, settings,
-                     lambda time: SharedRateLimiter(Windows(core.store), clock=time.clock,
+                     lambda time: SharedRateLimiter(Windows(core.store.gateway), clock=time.clock,
                                                     sleep=time.sleep, monotonic=time.clock)
                      ) as (fake, adapter, time):
         took = await burst(core, fake, adapter, time)

@@ -62,7 +62,7 @@ async def found_once_and_edited_in_place(core: Core, fake: FakeTelegram, reader:
     assert forwards and all(str(c.params["chat_id"]) == ARCHIVE for c in forwards)
     assert all(c.params["disable_notification"] for c in forwards)
     # The found card is the live message: its next state edits it in place.
-    assert await core.store.message_ref(fx, "telegram", GROUP, "INC-51") == posted
+    assert await core.facades.delivery.refs.message_ref(fx, "telegram", GROUP, "INC-51") == posted
     await core.notifier.send([card(51, fixture=fx, status="Acknowledged")])
     await reader.drain()
     [edit] = [c for c in fake.calls_of("editMessageText") if "INC-51" in c.params["text"]]

@@ -25,7 +25,7 @@ async def test_the_club_gets_each_stewards_duty_signed(say, core, store, redis_u
     assert "tabard 311" in (await say("/tabard 311", as_="steward")).reply.text
     await say("/onpost stb_250_gangway", as_="steward")
     await say("/briefing", as_="steward")
-    version, _ = await Stewarding(store).briefing_acks(fx)
+    version, _ = await Stewarding(store.gateway).briefing_acks(fx)
     await say(f"/briefed {version}", as_="steward")
     # the stand-down as /standdown logs it
     await store.log_once(fx, Event("steward.standdown", "2026-12-02T23:10:00+00:00",

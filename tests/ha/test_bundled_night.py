@@ -11,11 +11,11 @@ from bot.app import App
 from bot.cli import demo_script
 from bot.core.drill import Drill
 from bot.domain.clock import VirtualClock
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.evidence.summary import summary_figures
 from bot.replay import printer, read_script, replay
 from bot.runtime import make_scheduler
 from bot.settings import load_settings
-from bot.store.embedded import EmbeddedRedis
 
 
 async def _night(url: str, tmp_path: Path) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
 from bot.store.client import fx_prefix
+from bot.store.message_refs import MessageRefs
 from tests.conftest import Chat
 
 ARG = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -64,7 +65,7 @@ async def test_every_key_a_script_touches_is_declared_and_in_its_slot(cluster_co
     core, store = cluster_core, cluster_core.store
     say = Chat(core)
     fx = await core.active_fixture()
-    node = store.r.get_node_from_key(fx_prefix(fx.id))
+    node = store.gateway.r.get_node_from_key(fx_prefix(fx.id))
     mon = Monitor(node.port)
     replies = [
         await say("/incident disorder @stb_walkway s4 fight", as_="steward"),
@@ -78,7 +79,7 @@ async def test_every_key_a_script_touches_is_declared_and_in_its_slot(cluster_co
     ]
     assert all(r.reply.ok for r in replies if r is not None), [
         r.reply.text for r in replies if r is not None]
-    marker = await store.r.execute_command("ECHO", "end-of-monitor", target_nodes=node)
+    marker = await store.gateway.r.execute_command("ECHO", "end-of-monitor", target_nodes=node)
     assert marker == "end-of-monitor"
     buf = b""
     while b"end-of-monitor" not in buf:
@@ -109,23 +110,25 @@ async def test_a_script_refuses_to_write_a_key_it_was_not_told_about(cluster_cor
     p = fx_prefix(fx.id)
     ops = [["hset", "meta", "note", "x"], ["set", "sneaky", "1"]]
     with pytest.raises(ResponseError, match="undeclared key"):
-        await store._apply(keys=[p, p + "meta"], args=["", 60, json.dumps(ops)])
-    assert not await store.r.exists(p + "sneaky")
+        await store.gateway._apply(keys=[p, p + "meta"], args=["", 60, json.dumps(ops)])
+    assert not await store.gateway.r.exists(p + "sneaky")
 
 
 async def test_live_cards_are_remembered_across_slots(cluster_core):
     store = cluster_core.store
     fx = await cluster_core.active_fixture()
-    await store.set_message_ref(fx.id, "telegram", "-100", "INC-1", "42")
-    assert await store.message_ref(fx.id, "telegram", "-100", "INC-1") == "42"
-    assert await store.ref_of_message("telegram", "-100", "42") == (fx.id, "INC-1")
+    await MessageRefs(store.gateway).set_message_ref(fx.id, "telegram", "-100", "INC-1", "42")
+    assert await MessageRefs(store.gateway).message_ref(fx.id, "telegram", "-100", "INC-1") == "42"
+    found = await MessageRefs(store.gateway).ref_of_message("telegram", "-100", "42")
+    assert found == (fx.id, "INC-1")
 
 
 async def test_waiting_for_a_replica_the_cluster_lacks_holds_the_report(cluster_core):
     store = cluster_core.store
-    store.replica_acks, store.replica_timeout_ms = 1, 50  # as if a replica were required
+    gw = store.gateway
+    gw.replica_acks, gw.replica_timeout_ms = 1, 50  # as if a replica were required
     try:
         r = await Chat(cluster_core)("/incident pyro @away_upper s3", as_="steward")
     finally:
-        store.replica_acks = 0
+        store.gateway.replica_acks = 0
     assert not r.reply.ok and r.reply.text.startswith("HELD")

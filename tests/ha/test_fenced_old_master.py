@@ -66,7 +66,7 @@ async def test_writes_queued_in_a_paused_old_master_are_not_applied_there(tmp_pa
         await watch.config_set("notify-keyspace-events", "KA")
         await pubsub.psubscribe("__keyspace@0__:*dedupe:queued-*", "marker")
         # pooled connections to the first master, as a busy bot has
-        await asyncio.gather(*(store.r.get(f"warm:{i}") for i in range(QUEUED)))
+        await asyncio.gather(*(store.gateway.r.get(f"warm:{i}") for i in range(QUEUED)))
 
         os.kill(topo.pid(old), signal.SIGSTOP)  # the master pauses with reports on the way
         try:

@@ -36,7 +36,8 @@ async def test_a_home_tab_opened_on_one_replica_is_refreshed_once_by_the_leader(
     other = Store.from_url(redis_url)
     a, b = build_core(store, s, clock, cache_ttl=0), build_core(other, s, clock, cache_ttl=0)
     await ensure_sample_fixture(a)
-    leases = {"a": Lease(store, "singleton", "a"), "b": Lease(other, "singleton", "b")}
+    leases = {"a": Lease(store.gateway, "singleton", "a"),
+              "b": Lease(other.gateway, "singleton", "b")}
     assert await leases["a"].tick() and not await leases["b"].tick()  # a leads
     apps = {"a": slack_for(a, s), "b": slack_for(b, s)}
     heard: dict[str, asyncio.Event] = {"a": asyncio.Event(), "b": asyncio.Event()}
@@ -65,7 +66,7 @@ async def test_a_home_tab_opened_on_one_replica_is_refreshed_once_by_the_leader(
             bolt_request(event_body(ev, "Ev0HOMEB"), content_type="application/json"))
         assert resp.status == 200
         await fake.wait_call("views.publish")
-        assert await store.home_watchers(0) == [CONTROL]  # every replica can see it
+        assert await b.facades.platform.home_watchers(0) == [CONTROL]  # every replica can see it
         # A report on b: a (the leader) hears of it over pub/sub and refreshes the tab.
         r = await Chat(b)("/incident disorder @stb_walkway s4 fight", as_="steward")
         assert r.reply.title.startswith("Logged INC-1")

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.app import build_core
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
-from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 
 
@@ -21,10 +21,10 @@ async def test_noreplicas_answers_not_logged(tmp_path: Path, clock):
         settings = load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=str(tmp_path))
         core = build_core(store, settings, clock, cache_ttl=0)
         await ensure_sample_fixture(core)
-        await store.r.config_set("min-replicas-to-write", 1)  # and it has none
+        await store.gateway.r.config_set("min-replicas-to-write", 1)  # and it has none
         r = await Chat(core)("/incident missile @seg_ne s4", as_="steward")
         assert not r.reply.ok and r.reply.text.startswith("NOT logged")
-        await store.r.config_set("min-replicas-to-write", 0)
+        await store.gateway.r.config_set("min-replicas-to-write", 0)
         r = await Chat(core)("/incident missile @seg_ne s4", as_="steward")
         assert r.reply.ok and r.reply.title == "Logged INC-1"
     finally:

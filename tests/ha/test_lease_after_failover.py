@@ -17,7 +17,7 @@ import redis
 import redis.asyncio as aioredis
 
 from bot.runtime import _keep_lease
-from bot.store import Store
+from bot.store import Gateway, Store
 from bot.store.lease import Lease
 from rigs.topology import start_sentinel
 
@@ -28,8 +28,8 @@ LEASE_BACK_S = 2.5
 class Recorded(Lease):
     """A lease that notes when each tick returned and whether it held the lease."""
 
-    def __init__(self, store: Store, owner: str, log: list[tuple[float, str, bool]]) -> None:
-        super().__init__(store, "singleton", owner)  # the production TTL (10 s)
+    def __init__(self, gateway: Gateway, owner: str, log: list[tuple[float, str, bool]]) -> None:
+        super().__init__(gateway, "singleton", owner)  # the production TTL (10 s)
         self.log = log
         self.started: list[float] = []  # when each tick began
 
@@ -70,14 +70,14 @@ async def test_the_lease_is_held_again_soon_after_a_failover(tmp_path: Path) -> 
     topo = start_sentinel(tmp_path / "redis", replicas=1, down_after_ms=60_000)
     stores = [Store.from_url(topo.url), Store.from_url(topo.url)]  # two bot replicas
     log: list[tuple[float, str, bool]] = []
-    leases = [Recorded(s, owner, log) for s, owner in zip(stores, "ab", strict=True)]
+    leases = [Recorded(s.gateway, owner, log) for s, owner in zip(stores, "ab", strict=True)]
     tasks: list[asyncio.Task[None]] = []
     old, promoted = topo.master_port, topo.replica_ports[0]
     try:
         assert await leases[0].tick()
         for store, lease in zip(stores, leases, strict=True):  # as the app runs them
             tasks.append(asyncio.create_task(_keep_lease(lease)))
-            tasks.append(asyncio.create_task(store.follow_failovers()))
+            tasks.append(asyncio.create_task(store.gateway.follow_failovers()))
         # the master pauses; the holder's next renewal is sent to it and gets no answer ...
         renewed = len(log)
         await _until(lambda: any(held for _, _, held in log[renewed:]), "a renewal")

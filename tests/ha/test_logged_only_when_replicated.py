@@ -27,7 +27,7 @@ async def test_entries_of_an_unreplicated_write_wait_until_the_replica_has_it(
     settings = load_settings(REDIS_URL=replicated.url, MATCHDAY_DATA_DIR=str(tmp_path))
     core = build_core(store, settings, clock, cache_ttl=0)
     fx = await ensure_sample_fixture(core)
-    outbox = Outbox(store)
+    outbox = Outbox(store.gateway)
     core.notifier.outbox = outbox  # durable delivery, as the app wires it
     await outbox.ensure_group(fx.id)
     say = Chat(core)

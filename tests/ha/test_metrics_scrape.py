@@ -58,7 +58,7 @@ async def test_metrics_scrape_shows_every_figure_the_issue_names(core, say, cloc
     sink = Sink()
     notifier.add_sink(sink)
     metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))
-    store.observe_latency = metrics.STORE_SECONDS.observe
+    store.gateway.observe_latency = metrics.STORE_SECONDS.observe
     async with serving(health_routes(store.ping, lambda: "leader")) as port:
         try:
             await _scraped(port, notifier, sink, now, core, say, clock)
@@ -66,7 +66,7 @@ async def test_metrics_scrape_shows_every_figure_the_issue_names(core, say, cloc
             sink.release.set()
             await notifier.close()
             metrics.DELIVERY.source = None
-            store.observe_latency = None
+            store.gateway.observe_latency = None
 
 
 async def _scraped(port: int, notifier: Notifier, sink: Sink, now: list[float], core, say,

@@ -42,7 +42,7 @@ CONTROL = -1001000000001  # channels.toml: the Telegram control group
 
 
 def _node_port(store: Store, key: str) -> int:
-    return int(store.r.get_node_from_key(key).port)
+    return int(store.gateway.r.get_node_from_key(key).port)
 
 
 async def _fixture_off(core: Core, store: Store, ops_port: int) -> Fixture:
@@ -145,7 +145,7 @@ class Ticks(Lease):
     """A lease that counts its ticks (each a round trip to its slot's master)."""
 
     def __init__(self, lease: Lease) -> None:
-        super().__init__(lease._store, "polling", lease.owner, lease.ttl_ms,
+        super().__init__(lease.gateway, "polling", lease.owner, lease.ttl_ms,
                          prefix=lease.key.removesuffix("lease:polling"))
         self.ticks = 0
         self.tick_event = asyncio.Event()
@@ -165,7 +165,7 @@ async def test_telegram_polling_goes_on_while_the_ops_slot_refuses_writes(
     async with ops_slot_rig(cluster, clock, tmp_path) as rig:
         fake, tg = rig.fake, rig.tg
         await tg.start(poll=False)  # as run_bot starts it: polling once the lease is held
-        lease = Ticks(polling(rig.store, tg.bot_id, "replica-a", ttl_ms=1500))
+        lease = Ticks(polling(rig.store.gateway, tg.bot_id, "replica-a", ttl_ms=1500))
         assert _node_port(rig.store, lease.key) != rig.ops_port  # the bot's slot is elsewhere
         keeper = asyncio.create_task(_keep_polling(lease, tg))
         try:

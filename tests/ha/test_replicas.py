@@ -18,8 +18,8 @@ from tests.conftest import Chat
 
 
 async def test_one_replica_holds_the_lease_and_a_standby_takes_over_when_it_lets_go(store):
-    a = Lease(store, "singleton", "replica-a", ttl_ms=30_000)
-    b = Lease(store, "singleton", "replica-b", ttl_ms=30_000)
+    a = Lease(store.gateway, "singleton", "replica-a", ttl_ms=30_000)
+    b = Lease(store.gateway, "singleton", "replica-b", ttl_ms=30_000)
     assert await a.tick() and not await b.tick()
     assert await a.tick()  # renewing
     await a.release()

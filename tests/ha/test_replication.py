@@ -10,10 +10,10 @@ from pathlib import Path
 
 from bot.app import build_core
 from bot.core.dispatch import HELD
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
-from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 
 
@@ -38,7 +38,7 @@ async def test_a_report_the_replica_cannot_confirm_is_held_and_a_resend_confirms
     assert not r.reply.ok and r.reply.text == HELD
     assert "Logged" not in r.reply.text
 
-    store.replica_timeout_ms = 5000  # the replica is back: give it time to catch up
+    store.gateway.replica_timeout_ms = 5000  # the replica is back: give it time to catch up
     again = await say("/incident pyro @away_upper s3", as_="steward", dedupe="tg:77")
     assert again.reply.ok and again.reply.text == "Already logged as INC-2."
     kinds = [e.kind for e in await store.events(fx.id)]

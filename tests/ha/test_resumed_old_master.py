@@ -46,7 +46,7 @@ async def test_a_resumed_old_master_is_left_at_its_first_refusal(tmp_path: Path,
         await ensure_sample_fixture(core)
         say = Chat(core)
         # several pooled connections to the first master, as a busy bot has
-        await asyncio.gather(*(store.r.get(f"warm:{i}") for i in range(6)))
+        await asyncio.gather(*(store.gateway.r.get(f"warm:{i}") for i in range(6)))
         assert (await say("/incident missile @seg_ne s4", as_="steward")).reply.ok
 
         os.kill(topo.pid(old), signal.SIGSTOP)  # the master pauses ...

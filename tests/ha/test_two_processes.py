@@ -23,6 +23,7 @@ from bot.domain.clock import FileClock, parse_iso
 from bot.replay import read_script
 from bot.store import Store
 from bot.store.outbox import Outbox
+from bot.store.plans import Plans
 from rigs.botproc import ROOT
 from rigs.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
@@ -126,7 +127,7 @@ async def test_two_webhook_replicas_run_the_bundled_night_once(
             await _run_night(store, tg, http, replicas, lines, people, clock_file)
             fx = await store.active_fixture_id()
             assert fx == "westham-chelsea-20261202"
-            outbox = Outbox(store)
+            outbox = Outbox(store.gateway)
 
             async def delivered() -> bool:
                 return (await outbox.backlog(fx))[0] == 0
@@ -176,8 +177,8 @@ async def _due(store: Store, upto: datetime) -> list[datetime]:
     fx = await store.active_fixture_id()
     if not fx:
         return []
-    out = [s.due for s in await store.load_plan(fx)
-           if s.due <= upto and await store.slot_claim(s) is None]
+    out = [s.due for s in await Plans(store.gateway).load_plan(fx)
+           if s.due <= upto and await Plans(store.gateway).slot_claim(s) is None]
     first = await store.first_deadline_of([fx])
     if first is not None and first <= upto.timestamp():
         out.append(datetime.fromtimestamp(first, upto.tzinfo))
@@ -231,11 +232,11 @@ async def _assert_once_each(store: Store, tg: FakeTelegram, fx: str,
     command = [t for t in _to_chat(tg, TG_COMMAND) if "unacknowledged" in t]
     assert command and max(Counter(command).values()) == 1, _to_chat(tg, TG_COMMAND)
     # Briefings: every planned one claimed once, and in the command chat once.
-    plan = [s for s in await store.load_plan(fx) if s.kind == "briefing"]
+    plan = [s for s in await Plans(store.gateway).load_plan(fx) if s.kind == "briefing"]
     assert plan
     texts = _to_chat(tg, TG_COMMAND)
     for slot in plan:
-        claim = await store.slot_claim(slot)
+        claim = await Plans(store.gateway).slot_claim(slot)
         assert claim is not None, slot
         sent = [t for t in texts if f"Briefing {slot.label} " in t]
         assert len(sent) == (0 if claim["state"] == "missed" else 1), (slot.label, claim)

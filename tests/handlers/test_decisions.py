@@ -15,7 +15,7 @@ ONE_LINE = ("/decision d=Hold the away fans in the ground for 15 minutes after f
 
 async def _log(core) -> list[Decision]:
     fx = await core.active_fixture()
-    return list((await DecisionLog(core.store).read(fx.id)).entries)
+    return list((await DecisionLog(core.store.gateway).read(fx.id)).entries)
 
 
 async def test_one_line_decision_is_timed_attributed_and_linked(say, core, clock):

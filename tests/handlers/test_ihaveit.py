@@ -14,5 +14,5 @@ async def test_an_ihaveit_from_someone_not_sent_it_is_one_line(say, core, store)
     assert "have it" in (await say(f"/ihaveit {bid}", as_="steward")).reply.text
     await say(f"/ihaveit {bid}", as_="steward")
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
-    bc = await Stewarding(store).broadcast(fx, bid)
+    bc = await Stewarding(store.gateway).broadcast(fx, bid)
     assert bc is not None and bc.acked == ("console:steward",)

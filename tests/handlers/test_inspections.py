@@ -40,7 +40,7 @@ async def test_a_pass_keeps_its_photo_and_a_failure_raises_an_incident(say, core
     inc = await core.store.incident(fx.id, 1)
     assert (inc.type, inc.location, inc.severity) == ("structural", "stb_walkway", 3)
     assert "netting cut at the top of stairway 4" in inc.description
-    checks = await Inspections(core.store).read(fx.id)
+    checks = await Inspections(core.store.gateway).read(fx.id)
     assert [(c.item, c.outcome, c.photos, c.incident) for c in checks] == [
         ("exits_gates", "pass", ("AgAD-netting",), None),
         ("walkway_netting", "fail", (), 1)]
@@ -64,7 +64,7 @@ async def test_turnstiles_wait_for_every_critical_item_or_a_logged_override(say,
                   as_="safety_officer")
     assert r.reply.title == "Decision D-1"
     fx = await core.active_fixture()
-    [d] = (await DecisionLog(core.store).read(fx.id)).entries
+    [d] = (await DecisionLog(core.store.gateway).read(fx.id)).entries
     assert d.source == "inspect override" and "Segregation netting" in d.decision
     assert d.rationale.startswith("walkway is closed off") and d.role == "safety_officer"
     r = await say("/inspect ready", as_="control")
@@ -93,7 +93,7 @@ async def test_a_check_before_its_window_does_not_count(say, core):
     assert not r.reply.ok
     assert "PA and voice alarm tested in every zone is due from Thu 04 Mar 15:00 (48 h " \
         "before kick-off)" in r.reply.text
-    assert await core.store.r.xlen(f"md:{{{fx_id}}}:insp") == 0
+    assert await core.store.gateway.r.xlen(f"md:{{{fx_id}}}:insp") == 0
 
 
 async def test_a_redelivered_failure_is_one_write_answered_once(core):
@@ -104,7 +104,7 @@ async def test_a_redelivered_failure_is_one_write_answered_once(core):
     from bot.store.base import fx_prefix
     from bot.store.outbox import Outbox, decode
 
-    core.notifier.outbox = Outbox(core.store)
+    core.notifier.outbox = Outbox(core.store.gateway)
     tap = Command(platform="console", chat="supervisor", user="supervisor",
                   text="/inspect walkway_netting fail netting cut", dedupe_key="tg:upd:9",
                   reply_via="send")
@@ -116,9 +116,9 @@ async def test_a_redelivered_failure_is_one_write_answered_once(core):
     assert [e.data["id"] for e in await log_of(core, "incident.reported")] == ["INC-1"]
     [ev] = await log_of(core, "inspection.checked")
     assert ev.data["incident"] == "INC-1"
-    assert [(c.item, c.incident) for c in await Inspections(core.store).read(fx.id)] == [
+    assert [(c.item, c.incident) for c in await Inspections(core.store.gateway).read(fx.id)] == [
         ("walkway_netting", 1)]
-    outs = [decode(f["m"]) for _, f in await core.store.r.xrange(fx_prefix(fx.id) + "obx")]
+    outs = [decode(f["m"]) for _, f in await core.store.gateway.r.xrange(fx_prefix(fx.id) + "obx")]
     mine = [o for o in outs if o.audience == "user:console:supervisor"]
     assert [(o.live.view, o.live.n) for o in mine if o.live] == [("raised", 1)] and \
         len(mine) == 1

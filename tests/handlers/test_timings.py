@@ -50,7 +50,7 @@ async def test_a_second_tap_corrects_and_both_stay_and_redelivery_records_once(s
     clock.advance(timedelta(minutes=5))
     await say("/timing ground clear", as_="control")
     fx = await core.active_fixture()
-    rows = await KeyTimings(core.store).read(fx.id)
+    rows = await KeyTimings(core.store.gateway).read(fx.id)
     assert [t.at.strftime("%H:%M") for t in rows] == ["18:00", "18:05"]
     assert "Ground clear: 18:05:00" in (await say("/timing", as_="control")).reply.text
 

@@ -42,8 +42,8 @@ async def test_briefing_due_during_an_outage_goes_late_once_when_back(outage, se
     await core.notifier.drain()
     titles = rec.titles()
     assert len(titles) == 1 and "LATE (was due 12:00)" in titles[0], titles
-    plan = await core.store.load_plan(FX)
-    assert (await core.store.slot_claim(plan[0]))["state"] == "late"
+    plan = await core.facades.plans.load_plan(FX)
+    assert (await core.facades.plans.slot_claim(plan[0]))["state"] == "late"
     await s.stop()
 
 
@@ -60,7 +60,7 @@ async def test_briefing_due_during_an_outage_past_kickoff_is_missed_in_status(ou
     clock.set(utc(2026, 11, 28, 15, 5))  # back only after kick-off
     await s.catch_up(clock.now())
     assert rec.titles() == []
-    assert [m.label for m in await core.store.missed_slots(FX)
+    assert [m.label for m in await core.facades.plans.missed_slots(FX)
             if m.kind == "briefing"] == ["T-3h"]
     await Chat(core)(f"/fixture use {FX} all", as_="admin")
     r = await Chat(core)("/status", as_="police_commander")

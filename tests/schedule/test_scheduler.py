@@ -120,7 +120,7 @@ def test_autumn_clock_change():
 async def test_plan_from_fixture_and_retiming(core, say, clock):
     s = await started(core, clock)
     await add(say, "Arsenal v Spurs 2026-11-28 15:00 cat=C-IRD")
-    plan = await core.store.load_plan(FX)
+    plan = await core.facades.plans.load_plan(FX)
     assert [(p.label, p.due) for p in plan] == [
         ("T-48h", utc(2026, 11, 26, 15)), ("T-3h", utc(2026, 11, 28, 12)),
         ("T-60m", utc(2026, 11, 28, 14))]
@@ -128,30 +128,31 @@ async def test_plan_from_fixture_and_retiming(core, say, clock):
         p.key for p in plan}
     await say(f"/fixture use {FX} all", as_="admin")
     await say("/fixture kickoff 2026-11-28 17:30", as_="admin")
-    plan = await core.store.load_plan(FX)
+    plan = await core.facades.plans.load_plan(FX)
     assert [p.due for p in plan] == [utc(2026, 11, 26, 17, 30), utc(2026, 11, 28, 14, 30),
                                      utc(2026, 11, 28, 16, 30)]
     assert {k for k in s.jobs if k.startswith(FX) and "rollcall@" not in k} == {
         p.key for p in plan}
     await say("/fixture category B intelligence downgraded", as_="admin")
-    assert [p.label for p in await core.store.load_plan(FX)] == ["T-3h"]
+    assert [p.label for p in await core.facades.plans.load_plan(FX)] == ["T-3h"]
     await say("/fixture category A", as_="admin")
-    assert await core.store.load_plan(FX) == []
+    assert await core.facades.plans.load_plan(FX) == []
     await say("/fixture category C", as_="admin")
-    assert [p.label for p in await core.store.load_plan(FX)] == ["T-24h", "T-2h"]
+    assert [p.label for p in await core.facades.plans.load_plan(FX)] == ["T-24h", "T-2h"]
     await say("/fixture cancel", as_="admin")
-    assert await core.store.load_plan(FX) == [] and not any(k.startswith(FX) for k in s.jobs)
+    assert await core.facades.plans.load_plan(FX) == []
+    assert not any(k.startswith(FX) for k in s.jobs)
     await s.stop()
 
 
 async def test_dst_end_to_end(core, say, clock):
     s = await started(core, clock)
     await add(say, "Arsenal v Spurs 2027-03-28 15:00 cat=C-IRD")  # spring change 2027
-    plan = await core.store.load_plan("arsenal-spurs-20270328")
+    plan = await core.facades.plans.load_plan("arsenal-spurs-20270328")
     assert [p.due for p in plan] == [utc(2027, 3, 26, 14), utc(2027, 3, 28, 11),
                                      utc(2027, 3, 28, 13)]
     await add(say, "Arsenal v Spurs 2027-10-31 13:30 cat=B")  # autumn change 2027
-    plan = await core.store.load_plan("arsenal-spurs-20271031")
+    plan = await core.facades.plans.load_plan("arsenal-spurs-20271031")
     assert [p.due for p in plan] == [utc(2027, 10, 31, 10, 30)]
     await s.stop()
 
@@ -166,8 +167,8 @@ async def test_run_due_fires_in_time_order_at_due_virtual_time(core, say, clock)
                                     utc(2026, 11, 28, 14)]
     assert ["T-48h" in m and "LATE" not in m for _, m in mine] == [True, False, False]
     assert clock.now() == utc(2026, 11, 28, 16)
-    for p in await core.store.load_plan(FX):
-        assert (await core.store.slot_claim(p))["state"] == "sent"
+    for p in await core.facades.plans.load_plan(FX):
+        assert (await core.facades.plans.slot_claim(p))["state"] == "sent"
     await s.run_due(utc(2026, 11, 28, 18))  # nothing fires twice
     assert len(rec.titles()) == 3
     await s.stop()
@@ -178,7 +179,7 @@ async def test_fixture_added_late_skips_past_slots(core, say, clock):
     s = await started(core, clock)
     clock.set(utc(2026, 11, 28, 12, 30))  # after T-48h and T-3h
     await add(say, "Arsenal v Spurs 2026-11-28 15:00 cat=C-IRD")
-    assert [p.label for p in await core.store.load_plan(FX)] == ["T-60m"]
+    assert [p.label for p in await core.facades.plans.load_plan(FX)] == ["T-60m"]
     await s.run_due(utc(2026, 11, 28, 16))
     assert len(rec.titles()) == 1
     await s.stop()
@@ -253,8 +254,8 @@ async def test_restart_during_outage_sends_late_once(core, say, clock, redis_url
     s2, s3 = await started(core2, clock), await started(core, clock)  # two replicas restart
     titles = rec.titles() + rec2.titles()
     assert len(titles) == 1 and "LATE (was due 12:00)" in titles[0]
-    plan = await core.store.load_plan(FX)
-    assert (await core.store.slot_claim(plan[0]))["state"] == "late"
+    plan = await core.facades.plans.load_plan(FX)
+    assert (await core.facades.plans.slot_claim(plan[0]))["state"] == "late"
     await s2.stop()
     await s3.stop()
     await store2.close()
@@ -286,7 +287,7 @@ async def test_summary_after_full_time_once(core, say, clock, redis_url, setting
     await say("/arrest missiles x2 inside away", as_="police_liaison")
     clock.set(utc(2026, 11, 25, 21, 40))
     await say("/phase full_time", as_="control")
-    plan = await core.store.load_plan(fx.id)
+    plan = await core.facades.plans.load_plan(fx.id)
     summary = [p for p in plan if p.kind == "summary"]
     assert [p.due for p in summary] == [utc(2026, 11, 25, 21, 50)]
     await s2.resync()  # the other replica learns of it from Redis
@@ -297,7 +298,7 @@ async def test_summary_after_full_time_once(core, say, clock, redis_url, setting
     assert t == utc(2026, 11, 25, 21, 50) and out.images[0][:8] == b"\x89PNG\r\n\x1a\n"
     assert "Arrests: 2" in out.text
     await say("/phase egress", as_="control")  # a later phase does not plan a second one
-    assert len([p for p in await core.store.load_plan(fx.id) if p.kind == "summary"]) == 1
+    assert len([p for p in await core.facades.plans.load_plan(fx.id) if p.kind == "summary"]) == 1
     await s1.stop()
     await s2.stop()
     await store2.close()
@@ -329,11 +330,11 @@ async def test_three_durable_replicas_claim_and_queue_each_briefing_once(
     stores = [Store.from_url(redis_url) for _ in range(2)]
     cores = [core] + [build_core(s, settings, clock, cache_ttl=0) for s in stores]
     for c in cores:
-        c.notifier.outbox = Outbox(c.store)
+        c.notifier.outbox = Outbox(c.store.gateway)
     scheds = [await started(c, clock) for c in cores]
     states = await asyncio.gather(*(s.run_due(utc(2026, 11, 28, 12)) for s in scheds))
     assert states is not None
-    outbox = Outbox(core.store)
+    outbox = Outbox(core.store.gateway)
     await outbox.ensure_group(FX)
     entries = await outbox.read(FX, "peek", 10)
     audiences = [o.audience for _, o in entries]

@@ -19,7 +19,7 @@ async def test_restricted_export_and_web_link_name_the_unix_user(store, redis_ur
                  str(tmp_path / "r"), "--restricted", "--by", "console:police_commander",
                  env=env)
     assert p.returncode == 0, p.stderr
-    await WebSessions(store).announce("http://127.0.0.1:8080", 60)  # a control room runs
+    await WebSessions(store.gateway).announce("http://127.0.0.1:8080", 60)  # a control room runs
     p = matchday("web-link", "--by", "console:control", env=env)
     assert p.returncode == 0, p.stderr
     me = pwd.getpwuid(os.geteuid()).pw_name

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.store.embedded import EmbeddedRedis
+from bot.embedded_redis.supervisor import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"

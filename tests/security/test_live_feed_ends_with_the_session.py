@@ -53,7 +53,7 @@ async def test_a_removed_member_gets_nothing_more(room: ControlRoom, client, say
     await invited(say, "supervisor", "newbie")
     await sign_in(client, say, "newbie")
     feed = await follow(client)
-    await core.store.r.hdel("md:{ops}:members", "console:newbie")
+    await core.store.gateway.r.hdel("md:{ops}:members", "console:newbie")
     await say("/incident pyro @away_upper s3 flare", as_="steward")
     events, ended = await until_end(feed)
     assert ended and [k for k, _ in events] == ["signout"], events
@@ -66,8 +66,8 @@ async def test_a_demoted_police_member_gets_no_more_arrest_lines(room: ControlRo
     await invited(say, "police_commander", "newcop")
     await sign_in(client, say, "newcop")
     feed = await follow(client)
-    record = json.loads(await core.store.r.hget("md:{ops}:members", "console:newcop"))
-    await core.store.r.hset("md:{ops}:members", "console:newcop",
+    record = json.loads(await core.store.gateway.r.hget("md:{ops}:members", "console:newcop"))
+    await core.store.gateway.r.hset("md:{ops}:members", "console:newcop",
                             json.dumps(record | {"role": "viewer"}))
     await say("/arrest violent_disorder inside away ref=MPS/CU/9", as_="police_liaison")
     events, ended = await until_end(feed)
@@ -85,7 +85,7 @@ async def test_a_second_screen_of_a_removed_member_ends_when_the_first_notices(
     other = await new_client(room)
     try:
         await sign_in(other, say, "newbie")
-        await core.store.r.hdel("md:{ops}:members", "console:newbie")
+        await core.store.gateway.r.hdel("md:{ops}:members", "console:newbie")
         assert (await other.get("/control/")).status == 401  # notices, ends their sessions
         events, ended = await until_end(feed)
         assert ended and [k for k, _ in events] == ["signout"], events

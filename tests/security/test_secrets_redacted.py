@@ -21,8 +21,8 @@ import pytest
 import redis
 
 from bot.app import App, StartupError, safe_url
+from bot.embedded_redis.supervisor import find_server_binary
 from bot.settings import load_settings
-from bot.store.embedded import find_server_binary
 from rigs.fakes.slack_api import FakeSlack, signed_headers, slash_body
 from rigs.fakes.telegram_api import FakeTelegram
 from rigs.net import free_port

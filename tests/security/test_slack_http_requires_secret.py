@@ -133,7 +133,7 @@ async def endpoint(core: Core, settings: Settings, fake: FakeSlack
     adapter = slack_for(core, http_settings(settings, fake))
     await adapter.start()
     # a control-room screen is running (links are handed out only then)
-    await WebSessions(core.store).announce("http://127.0.0.1:8080", 60)
+    await WebSessions(core.store.gateway).announce("http://127.0.0.1:8080", 60)
     async with serving(adapter.routes()) as port:
         yield adapter, f"http://127.0.0.1:{port}/slack/events"
     await adapter.stop()

@@ -14,9 +14,9 @@ from bot.store import Store, StoreUnavailable
 async def set_on_a_connection_cut_under_it(store: Store) -> None:
     """SET on a pooled connection that another task closes the moment it is sent (what
     redis-py's own error handling does to a shared connection during a Cluster failover)."""
-    pool = getattr(store.r, "connection_pool", None)
+    pool = getattr(store.gateway.r, "connection_pool", None)
     if pool is None:  # Redis Cluster: a connection of the node that holds the key
-        node = store.r.get_node_from_key("md:{ops}:cut")
+        node = store.gateway.r.get_node_from_key("md:{ops}:cut")
         conn, release = node.acquire_connection(), node.release
     else:
         conn, release = await pool.get_connection(), pool.release
@@ -38,7 +38,7 @@ async def test_a_client_error_from_a_closed_connection_is_the_store_not_answerin
     with pytest.raises(AttributeError):  # what redis-py raises, as in the field
         await set_on_a_connection_cut_under_it(store)
     with pytest.raises(StoreUnavailable):
-        await store._call(set_on_a_connection_cut_under_it(store))
+        await store.gateway.call(set_on_a_connection_cut_under_it(store))
     await store.ping()  # and the store carries on
 
 
@@ -47,4 +47,4 @@ async def test_a_bug_in_our_own_code_is_still_a_bug(store):
         raise AttributeError("a bug of ours")
 
     with pytest.raises(AttributeError):
-        await store._call(ours())
+        await store.gateway.call(ours())

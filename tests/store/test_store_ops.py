@@ -54,11 +54,11 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
     byte for byte, as when they travelled as JSON."""
     from bot.domain.messages import Command
     from bot.sample import ensure_sample_fixture
-    from bot.store import client
+    from bot.store import gateway
     from bot.store.ops import encode_json
     from bot.store.outbox import Outbox
 
-    core.notifier.outbox = Outbox(core.store)
+    core.notifier.outbox = Outbox(core.store.gateway)
     text = ('/incident missile @stb_walkway s4 🔥 coins & "bottles" thrown — é\\u00e9 '
             '{"v":"n"} ☎️ 𝄞 from the upper tier')
 
@@ -68,9 +68,9 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
         assert r is not None and r.reply.ok and r.reply.title == "Logged INC-1"
         fx = await core.active_fixture()
         p = fx_prefix(fx.id)
-        outbox = [f for _, f in await core.store.r.xrange(p + "obx")]
-        log = [f for _, f in await core.store.r.xrange(p + "log")]
-        return outbox, log, await core.store.r.hgetall(p + "inc:1")
+        outbox = [f for _, f in await core.store.gateway.r.xrange(p + "obx")]
+        log = [f for _, f in await core.store.gateway.r.xrange(p + "log")]
+        return outbox, log, await core.store.gateway.r.hgetall(p + "inc:1")
 
     packed = await stored()
     assert {o["m"].split('"aud":"')[1].split('"')[0] for o in packed[0]} == \
@@ -80,7 +80,7 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
     assert "🔥" in packed[2]["description"] and "𝄞" in packed[2]["description"]
     await core.store.reset_for_tests()
     await ensure_sample_fixture(core)
-    monkeypatch.setattr(client, "encode", encode_json)
+    monkeypatch.setattr(gateway, "encode", encode_json)
     assert await stored() == packed
 
 
@@ -104,4 +104,4 @@ async def test_branches_run_only_when_taken_and_a_refusal_inside_one_refuses_all
                                             guard(Reason.CHANGED, "x", Var("current")))])]),
                               Hset("x", {"after": "never"})])
     assert refused.value.current == "yes"
-    assert "after" not in await store.r.hgetall(P + "x")
+    assert "after" not in await store.gateway.r.hgetall(P + "x")

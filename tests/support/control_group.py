@@ -31,7 +31,7 @@ async def control_group(core: Core, settings: Settings, fake: FakeTelegram, arch
     try:
         fixture = await core.active_fixture()
         assert fixture is not None
-        outbox = Outbox(core.store)
+        outbox = Outbox(core.store.gateway)
         await outbox.ensure_group(fixture.id)
         yield adapter, fixture.id, outbox
     finally:

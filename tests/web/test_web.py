@@ -127,7 +127,7 @@ async def test_session_expires_and_ends_when_the_member_is_removed(client, say, 
     code = re.search(r"/join (\w+)", invite.reply.text).group(1)
     await say(f"/join {code}", as_="newbie")
     await sign_in(client, say, "newbie")
-    await core.store.r.hdel("md:{ops}:members", "console:newbie")
+    await core.store.gateway.r.hdel("md:{ops}:members", "console:newbie")
     resp = await client.get("/control/")
     assert resp.status == 401
     assert any("no longer a supervisor" in a["detail"] for a in await refusals(core))
@@ -466,7 +466,7 @@ async def test_the_live_chart_counts_per_5_minutes_the_post_match_per_15(client,
 
 async def session_reads(core: Core) -> int:
     """HGETALL calls the server has run (a screen's own session check is one)."""
-    stats = await core.store.r.info("commandstats")
+    stats = await core.store.gateway.r.info("commandstats")
     return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
 
 

@@ -40,7 +40,7 @@ class HomeTab:
                  spawn: Callable[[Awaitable[Any]], None],
                  leader: Callable[[], bool] = lambda: True) -> None:
         self.core = core
-        self.store = parts.store  # who has a Home tab open
+        self.platform = parts.platform  # who has a Home tab open
         self.clock = parts.clock
         self.outage = parts.outage
         self.settings = settings
@@ -61,7 +61,7 @@ class HomeTab:
             await self._publish(user, NOT_A_MEMBER)
             return
         try:
-            await self.store.watch_home(user, time.time() + HOME_WATCH_S)
+            await self.platform.watch_home(user, time.time() + HOME_WATCH_S)
         except StoreUnavailable:
             self.outage.count("{n} Home tab openings not recorded")
         await self.publish(user)
@@ -110,13 +110,13 @@ class HomeTab:
             while True:
                 self._again = False
                 try:
-                    users = await self.store.home_watchers(time.time())
+                    users = await self.platform.home_watchers(time.time())
                 except StoreUnavailable:
                     return
                 for user in users:
                     try:
                         if await self.core.member(f"slack:{user}") is None:
-                            await self.store.unwatch_home(user)  # no longer a member
+                            await self.platform.unwatch_home(user)  # no longer a member
                             continue
                         await self.publish(user)
                     except Exception:

@@ -18,7 +18,6 @@ from bot.core.ports import CoreAPI
 from bot.domain.messages import Command, Reply, Result
 from bot.settings import Settings
 from bot.store import StoreUnavailable
-from bot.store.inbox import Seen
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +36,7 @@ class Inbound(InboundBase):
                  upload: Upload,
                  spawn: Callable[[Awaitable[Any]], None], home: HomeTab,
                  view_deadline: float = VIEW_DEADLINE) -> None:
-        super().__init__(core, parts.delivery, parts.store, Seen(parts.store))
+        super().__init__(core, parts.delivery, parts.platform, parts.platform.seen)
         self.registry = parts.registry
         self.grounds = parts.grounds
         self.settings = settings

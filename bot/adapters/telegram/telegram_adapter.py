@@ -40,9 +40,6 @@ from bot.core.ports import CoreAPI
 from bot.domain.routes import Route
 from bot.settings import Settings
 from bot.store import StoreUnavailable
-from bot.store.chat_moves import ChatMoves
-from bot.store.inbox import Inbox, Seen
-from bot.store.outbox import Outbox
 from bot.tasks import cancel_and_wait
 from bot.voice.pool import Transcriber
 
@@ -74,7 +71,7 @@ class TelegramAdapter:
                                      "sends it back in every request; others are refused)")
         self.core = core
         self.delivery = parts.delivery
-        self.store = parts.store
+        self.platform = parts.platform
         self.settings = settings
         self.webhook = webhook
         secret = token.get_secret_value()
@@ -91,15 +88,15 @@ class TelegramAdapter:
         self.application: Application = builder.build()  # type: ignore[type-arg]
         self.bot_id = secret.split(":", 1)[0]
         self.ids = MessageIds()
-        moves = ChatMoves(parts.store)
+        moves = parts.platform.chat_moves
         self.migrations = ChatMigrations(moves, parts.delivery.send, parts.delivery.channels)
         signer = CallbackSigner(secret)
         self.sink = TelegramSink(bot, moves, signer.sign, self.migrations.chat_moved, self.ids,
                                  prober, settings.telegram_archive_chat or "")
         self.menus = Menus(bot, parts.registry.specs, parts.roles, parts.roster)
-        self.inbound = Inbound(core, parts.delivery, parts.store, bot, Seen(parts.store),
+        self.inbound = Inbound(core, parts.delivery, parts.platform, bot, parts.platform.seen,
                                self.bot_id, signer, self.menus, self.migrations, voice)
-        self.poller = Poller(self.application, Inbox(parts.store, self.bot_id), self.ids,
+        self.poller = Poller(self.application, parts.platform.inbox(self.bot_id), self.ids,
                              self.inbound.replayed, poll_timeout, self.inbound.later)
         hook_secret = settings.telegram_webhook_secret
         self.hook = Webhook(self.application, hook_secret.get_secret_value()
@@ -120,7 +117,7 @@ class TelegramAdapter:
                         "send was cut short by a crash is sent again, so people may see it "
                         "twice (set it to a private channel the bot can post in)")
         try:
-            self.ids.last.update(await Outbox(self.store).last_ids(PLATFORM))
+            self.ids.last.update(await self.platform.last_ids(PLATFORM))
         except StoreUnavailable:
             pass  # learnt again from the next updates and sends
         if self.inbound.voice is not None:  # the model loads now, beside the loop, not on a note

@@ -24,7 +24,8 @@ from bot.adapters.telegram.voice_fetch import hear, voice_note
 from bot.core.ports import CoreAPI
 from bot.delivery.notifier import Notifier
 from bot.domain.messages import Attachment, Command, Reply
-from bot.store import Store, StoreUnavailable
+from bot.store import StoreUnavailable
+from bot.store.facades import PlatformState
 from bot.store.inbox import Seen
 from bot.voice.outcome import as_command
 from bot.voice.pool import Transcriber
@@ -72,10 +73,10 @@ class Inbound(InboundBase):
 
     platform = PLATFORM
 
-    def __init__(self, core: CoreAPI, delivery: Notifier, store: Store, bot: ExtBot[Any],
+    def __init__(self, core: CoreAPI, delivery: Notifier, state: PlatformState, bot: ExtBot[Any],
                  seen: Seen, bot_id: str, signer: CallbackSigner, menus: Menus,
                  migrations: ChatMigrations, voice: Transcriber | None = None) -> None:
-        super().__init__(core, delivery, store, seen)
+        super().__init__(core, delivery, state, seen)
         self.bot = bot
         self.bot_id = bot_id
         self.signer = signer

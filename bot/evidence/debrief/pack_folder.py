@@ -28,10 +28,6 @@ from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
 from bot.store import Store
-from bot.store.decision_keys import DecisionLog
-from bot.store.inspection_keys import Inspections
-from bot.store.stewarding_keys import Stewarding
-from bot.store.timing_keys import KeyTimings
 
 PDF = "pack.pdf"
 
@@ -57,7 +53,7 @@ async def read_steward_record(store: Store, fx: Fixture, ground: Ground,
                               config_dir: Path) -> StewardRecord:
     """The fixture's stewarding section: its deployment, roll calls, briefing sign-offs and
     procedures, as the store holds them."""
-    state = Stewarding(store)
+    state = store.stewarding
     filled, _ = await state.deployment(fx.id)
     posts = posts_of(config_dir, fx.ground or ground.id)
     return steward_record(posts, filled, await state.on_post(fx.id),
@@ -73,9 +69,9 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
     await export_fixture(store, fx.id, out, False, by=by, key=key, at=at)
     manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     events = await store.events(fx.id)
-    decisions = await DecisionLog(store).read(fx.id)
-    timings = latest(await KeyTimings(store).read(fx.id))
-    checks = await Inspections(store).read(fx.id)
+    decisions = await store.decisions.read(fx.id)
+    timings = latest(await store.timings.read(fx.id))
+    checks = await store.inspections.read(fx.id)
     items = checklists(config_dir).get(fx.ground, ())
     override = override_of(decisions)
     rows = incident_rows(events)

@@ -320,7 +320,7 @@ async def test_thread_images_pacing_and_rate_limit(core, settings, fake):
     await adapter.flush()
     posts = fake.of("chat.postMessage")
     assert len(posts) == 4  # the 429 and its retry, then two more
-    parent_ts = await core.store.message_ref("fx", "slack", CHANNEL, "INC-9")
+    parent_ts = await core.facades.delivery.refs.message_ref("fx", "slack", CHANNEL, "INC-9")
     assert posts[2].params["thread_ts"] == parent_ts
     assert "update &lt;1&gt;" in posts[2].params["text"]
     # one message a second in a channel; the 429'd try counts, then Retry-After (0) is kept

@@ -24,5 +24,5 @@ async def test_control_logs_a_decision_and_reads_the_log_on_slack(slack, fake, c
     assert "D-1" in listing and "Control loggist (Slack) (control)" in listing
     assert "Why: Crowd density at the away turnstiles" in listing
     fx = await core.active_fixture()
-    [d] = (await DecisionLog(core.store).read(fx.id)).entries
+    [d] = (await DecisionLog(core.store.gateway).read(fx.id)).entries
     assert d.by == "slack:U0CONTROL1" and d.options == "Hold the queue; open gate D"

@@ -47,7 +47,7 @@ async def test_a_slack_lockdown_is_confirmed_then_sent_once_and_counted(slack, f
     await press(slack, fake, confirm)
     await fake.wait_for(lambda: posted(fake, "🚨 LOCKDOWN"))
     fx = await core.active_fixture()
-    bc = await Stewarding(core.store).latest(fx.id)
+    bc = await Stewarding(core.store.gateway).latest(fx.id)
     assert bc is not None and bc.kind == "lockdown" and bc.target == "zone:stb"
     assert bc.missing == ("console:steward", "console:supervisor") and bc.acked == ()
 
@@ -69,4 +69,4 @@ async def test_a_broadcast_to_nowhere_known_is_refused_in_one_line(slack, fake, 
                                        if "narnia" in json.dumps(c.params)])
     assert "not a zone" in json.dumps(got[-1].params)
     fx = await core.active_fixture()
-    assert await Stewarding(core.store).latest(fx.id) is None
+    assert await Stewarding(core.store.gateway).latest(fx.id) is None

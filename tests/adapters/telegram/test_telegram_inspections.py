@@ -35,7 +35,7 @@ async def test_a_steward_ticks_by_tap_and_by_captioned_photo(
     await fake.wait_for(sends_to(CONTROL, "INC-1"))
     await polling.drain()
     fx = await core.active_fixture()
-    checks = await Inspections(core.store).read(fx.id)
+    checks = await Inspections(core.store.gateway).read(fx.id)
     assert [(c.item, c.outcome, c.by) for c in checks] == [
         ("exits_gates", "pass", f"telegram:{STEWARD}"),
         ("missiles_removed", "fail", f"telegram:{STEWARD}")]

@@ -82,22 +82,22 @@ async def test_a_dead_replicas_hold_lapses_and_the_survivor_finishes_the_procedu
         core.roster[f"telegram:{uid}"] = Member("telegram", str(uid), "steward",
                                                 f"Tabard 31{k}", "stb_upper")
     # replica A: takes the command, holds the fixture's outbox, delivers one message, dies
-    dying = Dying(Stewarding(core.store), sends=1)
+    dying = Dying(Stewarding(core.store.gateway), sends=1)
     core.notifier.lane = dying
-    core.notifier.outbox = Outbox(core.store)
+    core.notifier.outbox = Outbox(core.store.gateway)
     reader_a = OutboxReader(core.notifier, core.notifier.outbox, owner="replica-a",
                             block_ms=100, rescan_s=0.1)
     reader_a.start()
     # replica B: the survivor, delivering through the same Bot API
-    state_b = Releases(core.store)
+    state_b = Releases(core.store.gateway)
     state_b.released = []
     other = build_core(core.store, settings, core.clock, cache_ttl=0)
     other.notifier.lane = Lane(state_b, poll_s=0.05, beat_s=BEAT_S)
     other.notifier.add_sink(polling.sink)
-    other.notifier.outbox = Outbox(core.store)
+    other.notifier.outbox = Outbox(core.store.gateway)
     reader_b = OutboxReader(other.notifier, other.notifier.outbox, owner="replica-b",
                             block_ms=100, rescan_s=0.1)
-    lanes = Stewarding(core.store)
+    lanes = Stewarding(core.store.gateway)
     try:
         feed = Feed(fake)
         await feed(fake.message_update(SO, "/evacuate all smoke in the east stand"))

@@ -92,7 +92,7 @@ async def test_upgraded_control_group_follows_the_new_id(polling: TelegramAdapte
     failed = [c for c in fake.calls if not c.ok]
     assert len(failed) == 1, fake.describe()  # one refused send, then never the old id again
     assert len(sends_to(SUPERGROUP, "supergroup")(fake.calls)) == 1
-    assert await ChatMoves(core.store).resolve("telegram", str(CONTROL)) == str(SUPERGROUP)
+    assert await ChatMoves(core.store.gateway).resolve("telegram", str(CONTROL)) == str(SUPERGROUP)
     assert f"moved to {SUPERGROUP}" in await status_text(core)
 
 

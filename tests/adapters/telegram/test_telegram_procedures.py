@@ -131,7 +131,7 @@ async def test_nothing_else_is_sent_while_a_procedure_goes_out(
     first_other = min(i for i, c in enumerate(order) if "INVACUATE" not in c.params["text"])
     assert len(procedure_calls(order, "🚨 INVACUATE")) == 4
     assert last_procedure < first_other, [c.params["text"][:30] for c in order]
-    assert await Stewarding(core.store).lane() is None  # given back once all were delivered
+    assert await Stewarding(core.store.gateway).lane() is None  # given back once all were delivered
 
 
 class Watched:
@@ -161,10 +161,10 @@ class Watched:
 async def test_the_lane_holds_another_replicas_messages(
         core: Core, settings: Settings, fake: FakeTelegram,  # noqa: F811
         polling: TelegramAdapter) -> None:  # noqa: F811
-    state = Stewarding(core.store)
+    state = Stewarding(core.store.gateway)
     await state.hold_lane("P-test", 1, 60)
     other = build_core(core.store, settings, core.clock, cache_ttl=0)  # another replica
-    watched = Watched(Stewarding(core.store))
+    watched = Watched(Stewarding(core.store.gateway))
     other.notifier.lane = Lane(watched, poll_s=0.05)
     other.notifier.add_sink(polling.sink)
     await other.notifier.send([Outbound("control", Reply("a digest that can wait"))])

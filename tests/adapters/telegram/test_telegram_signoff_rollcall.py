@@ -137,7 +137,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
                                                         "On post: Gate B search lane 2 ✓"]
     await reader.drain()
     assert len(sends_to(AWAY_GATE, "Roll call")(fake.calls)) == 1
-    ids = await core.store.r.lrange(f"md:{{{fx.id}}}:bc:ids", 0, -1)
+    ids = await core.store.gateway.r.lrange(f"md:{{{fx.id}}}:bc:ids", 0, -1)
     assert len(ids) == 1
     latest = await Stewarding(core.store).latest(fx.id)
     assert latest is not None and latest.kind == "rollcall" and latest.sent == 3

@@ -51,7 +51,7 @@ async def test_a_steward_links_their_tabard_once_and_is_reached_by_their_zone(
     # control moves tabard 311 to the other account (a new phone); the old one is unlinked
     await ask(fake, SO, f"/tabard link 311 telegram:{OTHER}", f"telegram:{OTHER} is tabard 311")
     await ask(fake, SO, "/tabard link 311 telegram:555", "has not joined")
-    state = Stewarding(core.store)
+    state = Stewarding(core.store.gateway)
     assert await state.tabards() == {"311": f"telegram:{OTHER}"}
     assert await state.tabard_of(f"telegram:{NEW}") == ""
     audit = [e for e in await core.store.audit_log() if e["action"] == "tabard.link"]

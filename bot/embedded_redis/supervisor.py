@@ -25,9 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
-import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
+from bot.store.server_admin import LocalServer, ServerError
 
 log = logging.getLogger(__name__)
 
@@ -381,31 +379,16 @@ class EmbeddedRedis:
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
-    def _client(self, port: int, timeout: float = 1.0) -> redis.Redis:
-        return redis.Redis(
-            host=HOST,
-            port=port,
-            password=self.password,
-            socket_connect_timeout=timeout,
-            socket_timeout=timeout,
-            decode_responses=True,
-            retry=Retry(NoBackoff(), 0),  # redis-py 8 retries with backoff by default
-        )
+    def _client(self, port: int, timeout: float = 1.0) -> LocalServer:
+        return LocalServer(HOST, port, self.password, timeout)
 
     def _probe(self, port: int) -> tuple[int, Path] | None:
         """(process_id, dir) of the server answering on port, or None."""
         client = self._client(port)
         try:
-            info = client.info("server")
-            conf = client.config_get("dir")
-        except redis.RedisError:
-            return None
+            return client.identity()
         finally:
             client.close()
-        try:
-            return int(info["process_id"]), Path(conf["dir"]).resolve()
-        except (KeyError, TypeError, ValueError):
-            return None
 
     def _read_state(self) -> dict | None:
         path = self._data_dir / STATE_FILE
@@ -541,13 +524,9 @@ class EmbeddedRedis:
                         f"Redis server exited with code {proc.returncode} during startup"
                     )
                 try:
-                    if client.ping():
+                    if client.ready():
                         return
-                except redis.BusyLoadingError:
-                    pass  # still loading the AOF
-                except (redis.ConnectionError, redis.TimeoutError):
-                    pass  # not listening yet (or something else holds the port)
-                except redis.RedisError as exc:
+                except ServerError as exc:
                     raise EmbeddedRedisError(f"Redis server on port {port}: {exc}") from None
                 if time.monotonic() >= deadline:
                     raise EmbeddedRedisError(
@@ -562,11 +541,11 @@ class EmbeddedRedis:
         if port is not None:
             client = self._client(port, timeout=STOP_TIMEOUT)
             try:
-                client.shutdown()
-            except redis.RedisError as exc:
-                log.warning("SHUTDOWN of pid %d failed (%s); sending SIGTERM", pid, exc)
+                failed = client.shutdown()
             finally:
                 client.close()
+            if failed is not None:
+                log.warning("SHUTDOWN of pid %d failed (%s); sending SIGTERM", pid, failed)
         self._terminate(pid, self._proc, grace=STOP_TIMEOUT)
 
     def _terminate(

@@ -1,0 +1,87 @@
+"""Where the bot's live messages are: per fixture and chat, the platform id of each live
+message (an incident card, the board) so later changes edit it in place; the reverse index
+(message id -> fixture and ref) a reply to it is tied back with; when each first arrived."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.store.base import OPS, chat_prefix, fx_prefix
+from bot.store.gateway import Gateway
+
+REF_TTL = 14 * 86400
+
+
+def msgof_key(platform: str, chat: str, message_id: str) -> str:
+    """The reverse index of a message the bot posted (-> 'fixture|ref'), with its chat."""
+    return f"{chat_prefix(platform, chat)}msgof:{message_id}"
+
+
+def ref_key(fixture: str, platform: str, chat: str, ref: str) -> str:
+    """The key of a live message's platform id in a chat."""
+    return f"{fx_prefix(fixture) if fixture else OPS}msg:{platform}:{chat}:{ref}"
+
+
+def _seen_key(fixture: str, ref: str) -> str:
+    return f"{fx_prefix(fixture)}seen:{ref}"
+
+
+def seen_op(pipe: Any, fixture: str, platform: str, chat: str, ref: str,
+            at_ms: int | None) -> None:
+    """Add to a pipeline: when a live message first reached a chat (kept as long as its
+    ref), so a screen can say "delivered 21:06:14 (Slack)" per incident."""
+    if at_ms is None or not fixture:
+        return
+    key = _seen_key(fixture, ref)
+    pipe.hsetnx(key, f"{platform}:{chat}", str(at_ms))
+    pipe.expire(key, REF_TTL)
+
+
+class MessageRefs:
+    """Read and write where live messages are."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    async def message_ref(self, fixture: str, platform: str, chat: str, ref: str) -> str | None:
+        """The platform message id of a live message (e.g. an incident card) in a chat."""
+        return await self.gateway.call(lambda r: r.get(ref_key(fixture, platform, chat, ref)))
+
+    async def delivered_at(self, fixture: str, refs: list[str]) -> dict[str, dict[str, int]]:
+        """ref -> {'platform:chat': ms since the epoch its live message first arrived}."""
+        if not refs:
+            return {}
+        pipe = self.gateway.pipeline()
+        for ref in refs:
+            pipe.hgetall(_seen_key(fixture, ref))
+        res = await self.gateway.call(pipe.execute())
+        return {ref: {str(k): int(v) for k, v in h.items()} for ref, h in zip(refs, res,
+                                                                             strict=True) if h}
+
+    async def set_message_ref(self, fixture: str, platform: str, chat: str, ref: str,
+                              message_id: str, at_ms: int | None = None) -> None:
+        """Remember where a live message was posted, so later changes edit it in place
+        (`at_ms`: when it arrived, for the first arrival in that chat)."""
+        # Two slots ({fixture} and the chat's), so no MULTI: each SET is idempotent, and the
+        # reverse index is written first so a found forward ref always resolves back. The
+        # reverse index is a hint: while the chat's slot refuses writes, a reply to the
+        # message is not tied to its incident, but the forward ref every edit needs is kept.
+        pipe = self.gateway.pipeline()
+        pipe.set(msgof_key(platform, chat, message_id), f"{fixture}|{ref}", ex=REF_TTL)
+        pipe.set(ref_key(fixture, platform, chat, ref), message_id, ex=REF_TTL)
+        seen_op(pipe, fixture, platform, chat, ref, at_ms)
+        await self.gateway.run_with_hints(pipe, 1)
+
+    async def drop_message_ref(self, fixture: str, platform: str, chat: str,
+                               ref: str) -> None:
+        """Forget a live message (e.g. a board no longer live): the next one is posted anew."""
+        await self.gateway.call(lambda r: r.delete(ref_key(fixture, platform, chat, ref)))
+
+    async def ref_of_message(self, platform: str, chat: str,
+                             message_id: str) -> tuple[str, str] | None:
+        """(fixture, ref) of a live message the bot posted, e.g. to attach a reply's photo."""
+        raw = await self.gateway.call(lambda r: r.get(msgof_key(platform, chat, message_id)))
+        if not raw:
+            return None
+        fixture, _, ref = raw.partition("|")
+        return fixture, ref
