@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.dispatch import Core
-from bot.domain.deployment import plan_state, posts_of
+from bot.domain.deployment import plan_state, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
-from bot.domain.procedures import Steward, target_label, tonight
+from bot.domain.procedures import Steward, target_label
 
 # Log events that change what the tile or the overlay shows.
 STEWARDING_KINDS = frozenset({"stewards.broadcast", "stewards.procedure",
