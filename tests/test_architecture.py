@@ -418,7 +418,7 @@ def test_the_store_parts_are_built_only_by_the_store_and_the_composition_root():
 def test_the_store_checks_find_what_they_look_for():
     code = ast.parse("from bot.store.outbox import Outbox\nfrom bot.store.facades import "
                      "StoreFacades as F\nclass S(A, B):\n    pass\n"
-                     "def f(store):\n    Outbox(store)\n    F.over(store.gateway)\n"
+                     "def f(store):\n    Outbox(store.gateway)\n    F.over(store.gateway)\n"
                      "    store._call(store.r.get('k'))\n")
     assert store_parts_built(code) == ["line 6: Outbox", "line 7: F.over"]
     assert client_reaches(code) == ["line 8: store._call", "line 8: store.r"]

@@ -94,7 +94,7 @@ async def test_a_note_finished_again_from_the_inbox_is_answered_and_kept_once(
     await fake.push(update)
     await fake.wait_for(sends_to(STEWARD, MARK), timeout=120)
     await first.stop()
-    inbox = Inbox(core.store, first.bot_id)
+    inbox = Inbox(core.store.gateway, first.bot_id)
     await inbox.record([update])  # as the crash left it: recorded, never forgotten
     again = telegram_for(core, tg_settings(settings, fake), poll_timeout=1,
                          voice=transcriber(whisper))

@@ -18,7 +18,6 @@ from bot.schedule.escalation import sweep_escalations
 from bot.schedule.scheduler import Scheduler
 from bot.store import Store
 from bot.store.outbox import Outbox
-from bot.store.stewarding_keys import Stewarding
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     CONTROL,
@@ -118,7 +117,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
     store2 = Store.from_url(redis_url)
     core2 = build_core(store2, settings, clock, cache_ttl=0)
     for c in (core, core2):
-        c.notifier.outbox = Outbox(c.store)
+        c.notifier.outbox = Outbox(c.store.gateway)
     scheds = [attach_scheduler(c, Scheduler(c, clock=clock, live=False)) for c in (core, core2)]
     for s in scheds:
         await s.start()
@@ -126,7 +125,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
     [slot] = [s for s in scheds[0].jobs.values() if s.kind == "rollcall"]
     assert slot.label == "T-90m" and slot.due == fx.kickoff - timedelta(minutes=90)
     await asyncio.gather(*(s.run_due(START + timedelta(minutes=20)) for s in scheds))
-    reader = OutboxReader(core.notifier, Outbox(core.store), owner="r1", block_ms=100,
+    reader = OutboxReader(core.notifier, Outbox(core.store.gateway), owner="r1", block_ms=100,
                           rescan_s=0.1)
     reader.start()
     await reader.drain()
@@ -139,7 +138,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
     assert len(sends_to(AWAY_GATE, "Roll call")(fake.calls)) == 1
     ids = await core.store.gateway.r.lrange(f"md:{{{fx.id}}}:bc:ids", 0, -1)
     assert len(ids) == 1
-    latest = await Stewarding(core.store).latest(fx.id)
+    latest = await core.store.stewarding.latest(fx.id)
     assert latest is not None and latest.kind == "rollcall" and latest.sent == 3
     await reader.stop()
     for s in scheds:
@@ -186,12 +185,12 @@ async def test_a_missing_child_goes_to_the_police_at_t_plus_15_unless_found(
     await fake.wait_for(sends_to(CONTROL, f"MISSING CHILD {mid}: not found after 15 min"))
     assert await sweep_escalations(core2, START + timedelta(minutes=16)) == []  # once
     fx = await core.active_fixture()
-    assert (await Stewarding(core.store).search(fx.id, mid))["search"] == "police"
+    assert (await core.store.stewarding.search(fx.id, mid))["search"] == "police"
     told = []
     core.notifier.taps.append(lambda out: _keep(told, out))
     await ask(fake, SO, f"/found {mid} with her father at the Gate B family point", "sent to")
     assert {o.audience for o in told} >= {"police", "control"}  # the police hear it is over
-    assert (await Stewarding(core.store).search(fx.id, mid))["search"] == "found"
+    assert (await core.store.stewarding.search(fx.id, mid))["search"] == "found"
     await store2.close()
 
 
@@ -209,7 +208,7 @@ async def test_found_first_stops_the_police_timer(
     await ask(fake, SO, f"/found {mid} reunited at the Gate B family point", "sent to")
     assert await sweep_escalations(core, START + timedelta(minutes=16)) == []
     fx = await core.active_fixture()
-    search = await Stewarding(core.store).search(fx.id, mid)
+    search = await core.store.stewarding.search(fx.id, mid)
     assert search["search"] == "found" and search["found_at"].endswith("18:09:00+00:00")
     assert not [c for c in fake.calls if "not found after" in str(c.params.get("text"))]
     assert await core.store.deadlines(fx.id) == {}
