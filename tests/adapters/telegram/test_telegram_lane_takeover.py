@@ -20,7 +20,8 @@ from bot.delivery.durable import OutboxReader
 from bot.delivery.lane import Lane, lane_cap
 from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
-from bot.store.outbox import Outbox
+from bot.store.base import fx_prefix
+from bot.store.outbox import LEASE_MS, Outbox
 from bot.store.stewarding_keys import Stewarding
 from bot.tasks import cancel_and_wait
 from rigs.fakes.telegram_api import FakeTelegram
@@ -37,6 +38,12 @@ from tests.adapters.telegram.test_telegram_procedures import button, procedure_c
 SO = 300000001
 STEWARDS = [300000011, 300000012, 300000013]
 BEAT_S = 1.0  # the heartbeat's hold in this test (production: the delivery lease, 5 s)
+
+
+async def set_lease_ms(core: Core, keys: list[str], ms: int) -> None:
+    """Let the dead replica's delivery leases lapse `ms` from now."""
+    for key in keys:
+        await core.store.gateway.call(lambda r, key=key: r.pexpire(key, ms))
 
 
 class Dying(Lane):
@@ -111,16 +118,22 @@ async def test_a_dead_replicas_hold_lapses_and_the_survivor_finishes_the_procedu
         reader_b.start()  # B runs meanwhile; A holds the fixture's delivery lease
 
         # A dies: no shutdown code (its lease and its hold are left to lapse)
+        leases = [fx_prefix(fx) + "obx:lease" for fx in reader_a._loops]
         await cancel_and_wait([reader_a._main, *reader_a._loops.values()])
         await dying.kill()
         loop = asyncio.get_running_loop()
         died = loop.time()
+        # On a loaded machine the digest can take longer than the 5 s lease, and then B
+        # rightly finishes the procedure first; the hold's lapse is what is tested here, so
+        # A's lease is held past the digest and then left to lapse in its usual 5 s.
+        await set_lease_ms(core, leases, 60_000)
 
         # B's other messages go again once the dead hold lapses, long before the cap
         await other.notifier.send([Outbound("control", Reply("a digest after the crash"))])
         await fake.wait_for(sends_to(CONTROL, "after the crash"), timeout=10)
         assert loop.time() - died < lane_cap(4) / 3
         assert len(procedure_calls(fake.calls, "🚨 EVACUATE")) == 1  # before the takeover
+        await set_lease_ms(core, leases, LEASE_MS)
 
         # A's delivery lease lapses (5 s): B claims the rest, holds the lane, finishes
         await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 4,
