@@ -81,7 +81,8 @@ async def _replay(app: App, path: Path, as_json: bool) -> int:
     refused = _count_refusals(app.core)
     await scheduler.start()
     try:
-        await replay(app.core, scheduler, app.clock, lines, path.name, printer(as_json))
+        await replay(app.core, scheduler, app.clock, lines, path.name,
+                     printer(as_json, tz=app.core.settings.zone))
     finally:
         await scheduler.stop()
     if not as_json and app.core.drill.created:

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -157,8 +157,9 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
         core.notifier.taps.remove(tap)
 
 
-def printer(json_lines: bool, out: Callable[[str], None] = print) -> Emit:
-    """An emitter: JSON lines of outgoing messages, or a readable transcript."""
+def printer(json_lines: bool, out: Callable[[str], None] = print,
+            tz: tzinfo = UTC) -> Emit:
+    """An emitter: JSON lines of outgoing messages, or a readable transcript in `tz`."""
 
     def emit(rec: dict[str, Any]) -> None:
         if json_lines:
@@ -166,7 +167,7 @@ def printer(json_lines: bool, out: Callable[[str], None] = print) -> Emit:
                 out(json.dumps({"at": rec["at"], "to": rec["to"], "text": rec["text"]},
                                ensure_ascii=False))
             return
-        t = rec["at"][11:16]
+        t = f"{datetime.fromisoformat(rec['at']).astimezone(tz):%H:%M}"
         if rec["kind"] == "said":
             out(f"{t} {rec['from']} ({rec['role']}): {rec['text']}")
         elif rec["kind"] == "reply":

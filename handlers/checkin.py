@@ -14,6 +14,7 @@ from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, posts_of
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
 from bot.domain.procedures import Target, in_zone, target_label
+from handlers.display import clock_time
 from handlers.stewarding import send, target_of
 
 BUTTONS = 6  # posts offered as buttons in one roll call message
@@ -137,8 +138,9 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     state = ctx.store.stewarding
     duty = await state.duty(fx.id)
     off = [d.stood_down for d in duty.values() if d.checked_in and not d.on_duty]
-    tail = [f"🏁 Stood down: {len(off)}/{len(duty)} checked in (last {max(off)[11:16]})"] \
-        if off else []
+    tz = ctx.core.settings.zone
+    tail = [f"🏁 Stood down: {len(off)}/{len(duty)} checked in "
+            f"(last {clock_time(max(off), tz)})"] if off else []
     bc = await state.latest(fx.id)
     if bc is None or bc.kind != "rollcall":
         return tail
@@ -148,7 +150,8 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     on = await state.on_post(fx.id)
     filled, _ = await state.deployment(fx.id)
     missing = [p for p in posts if p.id not in on]
-    line = f"📋 Roll call {bc.at[11:16]}: {len(posts) - len(missing)}/{len(posts)} posts on"
+    line = (f"📋 Roll call {clock_time(bc.at, tz)}: "
+            f"{len(posts) - len(missing)}/{len(posts)} posts on")
     if missing:
         shown = [f"{p.name}" + (f" ({filled[p.id][1]})" if p.id in filled else " (unfilled)")
                  for p in missing[:NAMES_SHOWN]]

@@ -30,6 +30,7 @@ from bot.store import Refused
 from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
 from handlers.decisions import from_command, rationale_prompt
+from handlers.display import clock_time
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
@@ -203,7 +204,7 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
         return []
     names = {s.who: s.name for s in await stewards(ctx, fx)}
     word = bc.word
-    line = (f"{'🚨' if bc.procedure else '📣'} {word} {bc.at[11:16]} "
+    line = (f"{'🚨' if bc.procedure else '📣'} {word} {clock_time(bc.at, ctx.core.settings.zone)} "
             f"({target_label(bc.target, ctx.ground(fx))}): {len(bc.acked)}/{bc.sent} have it")
     if bc.missing:
         shown = [names.get(w, w) for w in bc.missing[:NAMES_SHOWN]]
