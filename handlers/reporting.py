@@ -142,6 +142,8 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         data["methane"], record["methane"] = fields["methane"], "1"
     if fields.get("inspection"):  # the failed item's label: the inspector's answer shows it
         record["inspection"] = fields["inspection"]
+        if fields.get("critical"):  # and that it holds the turnstiles
+            record["inspection_critical"] = "1"
     ev = ctx.event("incident.reported", data)
     ts = int(ctx.now.timestamp())
     sim = similar_query(ctx, fx, fields, evidence)  # "looks like INC-7": same write
@@ -242,8 +244,12 @@ class LiveViews:
 
 def raised_reply(inc: Incident) -> Reply:
     """The answer to a failed inspection item: what failed and the incident it raised."""
-    return Reply(f"✖ FAILED: {inc.marks.get('inspection', 'inspection item')}. "
-                 f"Raised {inc.id}; control has it.", title="Pre-event inspection",
+    text = (f"✖ FAILED: {inc.marks.get('inspection', 'inspection item')}. "
+            f"Raised {inc.id}; control has it.")
+    if inc.marks.get("inspection_critical"):
+        text += ("\nNOT READY to open turnstiles: a safety-critical item failed. Pass it with "
+                 "/inspect, or the Safety Officer opens on override.")
+    return Reply(text, title="Pre-event inspection",
                  buttons=[[Button("The checklist", "/inspect")]])
 
 

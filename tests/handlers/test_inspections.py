@@ -124,4 +124,28 @@ async def test_a_redelivered_failure_is_one_write_answered_once(core):
         len(mine) == 1
     shown = await core.notifier.views(fx.id, [mine[0].live])
     assert shown[mine[0].live].text == ("✖ FAILED: Segregation netting, Sir Trevor Brooking "
-                                        "walkway. Raised INC-1; control has it.")
+                                        "walkway. Raised INC-1; control has it.\nNOT READY to "
+                                        "open turnstiles: a safety-critical item failed. Pass "
+                                        "it with /inspect, or the Safety Officer opens on "
+                                        "override.")
+
+
+async def test_only_a_safety_critical_failure_says_the_turnstiles_wait(core):
+    """The inspector's answer on a chat (rendered from the incident at send time) says NOT
+    READY for a failed safety-critical item, and not for the medical room, which is not."""
+    from bot.domain.messages import Command
+    from bot.store.base import fx_prefix
+    from bot.store.outbox import Outbox, decode
+
+    core.notifier.outbox = Outbox(core.store.gateway)
+    for k, item in enumerate(("medical_room", "walkway_netting")):
+        await core.handle(Command(platform="console", chat="supervisor", user="supervisor",
+                                  text=f"/inspect {item} fail", dedupe_key=f"tg:upd:{k}",
+                                  reply_via="send"))
+    fx = await core.active_fixture()
+    outs = [decode(f["m"]) for _, f in await core.store.gateway.r.xrange(fx_prefix(fx.id) + "obx")]
+    refs = [o.live for o in outs if o.audience == "user:console:supervisor" and o.live]
+    shown = await core.notifier.views(fx.id, refs)
+    texts = {ref.n: shown[ref].text for ref in refs}
+    assert "Medical room" in texts[1] and "NOT READY" not in texts[1]
+    assert "Segregation netting" in texts[2] and "NOT READY to open turnstiles" in texts[2]

@@ -33,6 +33,9 @@ async def test_a_steward_ticks_by_tap_and_by_captioned_photo(
     await feed(fake.message_update(STEWARD, photo="AgAD-seats",
                                    caption="/inspect missiles_removed fail bottles under seats"))
     await fake.wait_for(sends_to(CONTROL, "INC-1"))
+    # the steward's answer, rendered from the incident at send time, says the gates wait
+    answer = (await fake.wait_for(sends_to(STEWARD, "Raised INC-1")))[-1]
+    assert "NOT READY to open turnstiles" in answer.params["text"]
     await polling.drain()
     fx = await core.active_fixture()
     checks = await Inspections(core.store.gateway).read(fx.id)
