@@ -98,6 +98,30 @@ def _period_packs(tmp_path: Path, env: dict[str, str]) -> None:
         for i in orient:
             v = matchday("verify", str(folder / i), env=env)
             assert v.returncode == 0 and v.stdout.startswith("OK:"), v.stdout + v.stderr
+    _verify_period(tmp_path / "period-2026-11", env)
     bad = matchday("pack", "--month", "2026-13", env=env)
     assert bad.returncode == 2 and "--month takes YYYY-MM" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def _verify_period(folder: Path, env: dict[str, str]) -> None:
+    """`matchday verify` on a period folder checks its signed manifest, its own files and
+    every fixture pack in it; an edit to any of them, or a pack taken out, fails it."""
+    ok = matchday("verify", str(folder), env=env)
+    assert ok.returncode == 0 and ok.stdout.startswith("OK: period pack of 1 fixture"), \
+        ok.stdout + ok.stderr
+    [pack] = [p for p in folder.iterdir() if p.is_dir()]
+    for path, edit, why in (
+            (folder / "period.csv", lambda b: b + b"\nX,1,2", "period.csv: file changed"),
+            (pack / "pack.pdf", lambda b: b + b"%", f"{pack.name}/pack.pdf: file changed"),
+            (folder / "manifest.json", lambda b: b.replace(b'"2026-11"', b'"2026-10"'),
+             "signature does not match")):
+        before = path.read_bytes()
+        path.write_bytes(edit(before))
+        v = matchday("verify", str(folder), env=env)
+        assert v.returncode == 1 and v.stdout.startswith("FAILED") and why in v.stdout, \
+            v.stdout + v.stderr
+        path.write_bytes(before)
+    pack.rename(folder / "elsewhere")
+    gone = matchday("verify", str(folder), env=env)
+    assert gone.returncode == 1 and "fixture pack is missing" in gone.stdout, gone.stdout

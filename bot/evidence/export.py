@@ -23,6 +23,7 @@ JSONL, CSV, REPORT, MANIFEST, RESTRICTED = ("events.jsonl", "events.csv", "repor
                                             "manifest.json", "custody_refs.jsonl")
 RESTRICTED_EVENTS = "restricted_events.jsonl"
 MANIFEST_FORMAT = 2  # 2: signed (Ed25519); format 1 exports were not signed
+PERIOD_FORMAT = "matchday-period-pack-1"  # a month's or season's folder of packs
 CSV_FIELDS = ["seq", "id", "at", "kind", "by", "role", "phase", "data", "prev", "hash"]
 
 

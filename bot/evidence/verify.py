@@ -23,6 +23,7 @@ from bot.evidence.export import (
     JSONL,
     MANIFEST,
     MANIFEST_FORMAT,
+    PERIOD_FORMAT,
     chain_hash,
     file_sha,
     genesis,
@@ -66,10 +67,17 @@ class VerifyResult:
     key: str = ""  # the public key that signed the manifest
     key_checked: bool = False  # it was compared with a key the operator gave
     head_at: int | None = None  # the event whose hash is the head the operator gave
+    packs: int | None = None  # a period's folder: how many fixture packs it holds, verified
 
     def __str__(self) -> str:
         if not self.ok:
             return f"FAILED: {self.message}"
+        if self.packs is not None:
+            return (f"OK: period pack of {self.packs} fixture pack(s), each verified; "
+                    f"manifest signed by key {self.key}"
+                    + (" (the key given)" if self.key_checked else
+                       " (compare it with `matchday keys` on the exporting installation, "
+                       "or pass --key)"))
         text = f"OK: {self.events} events, chain head {self.head}; manifest signed by key " \
                f"{self.key}"
         text += " (the key given)" if self.key_checked else \
@@ -256,6 +264,9 @@ def verify_dir(directory: Path | str, key: str | None = None,
     d = Path(directory)
     if not d.is_dir():
         return _fail("unreadable", str(d)[:200], None, None, "not an export folder")
+    period = _period_manifest(d)
+    if period is not None:
+        return period if isinstance(period, VerifyResult) else _verify_period(d, period, key)
     read = _manifest(d)
     if isinstance(read, VerifyResult):
         return read
@@ -304,3 +315,65 @@ def verify_dir(directory: Path | str, key: str | None = None,
                          "event's hash in this log: the log differs from the one recorded")
         result.head_at = hashes.index(want) + (0 if want == start else 1)
     return result
+
+
+def _period_manifest(d: Path) -> dict[str, Any] | VerifyResult | None:
+    """A period folder's manifest (month or season), None when d is a fixture's export."""
+    path = _open_inside(d, MANIFEST, MANIFEST_CAP)
+    if isinstance(path, VerifyResult):
+        return None  # _manifest says what is wrong
+    text = _read_text(path, MANIFEST_CAP)
+    try:
+        raw = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(raw, dict) or raw.get("format") != PERIOD_FORMAT:
+        return None
+    subs, files = raw.get("fixture_manifests"), raw.get("files")
+    if not (isinstance(subs, dict) and isinstance(files, dict)
+            and all(isinstance(v, str) for v in [*subs.values(), *files.values()])
+            and isinstance(raw.get("public_key"), str) and isinstance(raw.get("signature"), str)):
+        return _fail("unreadable", MANIFEST, None, None, "not a period manifest (a field "
+                     "missing or of the wrong type)")
+    return raw
+
+
+def _verify_period(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResult:
+    """A period's folder: its signed manifest, its own files byte for byte, and each
+    fixture pack it names, by its manifest's hash and then verified as a pack of its own."""
+    if not raw["signature"] or not signature_ok(raw["public_key"], raw["signature"],
+                                                signed_part(raw)):
+        return _fail("signature", MANIFEST, None, None, "the signature does not match the "
+                     "period manifest (edited after signing, or not signed by the key it names)")
+    if key is not None:
+        try:
+            given = public_hex(parse_public(key))
+        except SigningKeyError as exc:
+            return _fail("key", "--key", None, None, str(exc))
+        if given != raw["public_key"].lower():
+            return _fail("key", MANIFEST, None, None, f"signed by key {raw['public_key']}, "
+                         f"not by the given key {given}: not this installation's export")
+    for name, digest in raw["files"].items():
+        path = _open_inside(d, name, FILE_CAP)
+        if isinstance(path, VerifyResult):
+            return path
+        if file_sha(path) != digest:
+            return _fail("altered", name, None, None, "file changed since export")
+    for name, digest in raw["fixture_manifests"].items():
+        folder, _, leaf = name.partition("/")
+        if leaf != MANIFEST or not folder or folder != os.path.basename(folder) \
+                or folder in (".", ".."):
+            return _fail("path", MANIFEST, None, None, f"{name[:80]!r} is not a fixture "
+                         "pack's manifest inside this folder")
+        path = _open_inside(d / folder, MANIFEST, MANIFEST_CAP)
+        if isinstance(path, VerifyResult):
+            return _fail("removed", name, None, None, "the fixture pack is missing")
+        if file_sha(path) != digest:
+            return _fail("altered", name, None, None, "the fixture pack's manifest differs "
+                         "from the one the period manifest signed")
+        inner = verify_dir(d / folder, key)
+        if not inner.ok:
+            inner.message = f"{folder}/{inner.message}"
+            return inner
+    return VerifyResult(True, key=raw["public_key"].lower(), key_checked=key is not None,
+                        packs=len(raw["fixture_manifests"]))

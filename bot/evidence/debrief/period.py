@@ -20,7 +20,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.evidence.debrief.pack_folder import Pack, build_pack
 from bot.evidence.debrief.pdf import latin
-from bot.evidence.export import file_sha, signed_part
+from bot.evidence.export import PERIOD_FORMAT, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
 
@@ -122,7 +122,7 @@ async def build_period(store: Store, period: Period, grounds: dict[str, Ground],
         w.writerows(rows)
     (out / "period.pdf").write_bytes(_pdf(period, rows, tz))
     manifest: dict[str, Any] = {
-        "format": "matchday-period-pack-1", period.kind: period.value, "exported_at": at,
+        "format": PERIOD_FORMAT, period.kind: period.value, "exported_at": at,
         "files": {n: file_sha(out / n) for n in ("period.csv", "period.pdf")},
         "fixture_manifests": subs, "public_key": public_hex(key)}
     manifest["signature"] = sign(key, signed_part(manifest))
