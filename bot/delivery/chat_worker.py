@@ -115,6 +115,7 @@ class ChatWorker:
         self.chat = chat
         self.queue = queue
         self.sink = desk.sinks[platform]
+        self._fault = 0.0  # backoff after a failure before a message was taken (0: none)
 
     @property
     def posted(self) -> set[str]:
@@ -162,6 +163,7 @@ class ChatWorker:
                 await queue.wake.wait()
                 continue
             queue.busy = True
+            taken = False
             try:
                 await self._pace()
                 first = queue.items[0]
@@ -177,6 +179,7 @@ class ChatWorker:
                     await self.pacer.admit(platform, chat, first.slot, first.call)
                     ticket = Ticket(first.call, chat)
                 batch, out = await self._compose()
+                taken, self._fault = True, 0.0
                 queue.sending = batch
                 if out is None:  # an album: its slots were taken with the first item's
                     await self._album(batch)
@@ -199,7 +202,11 @@ class ChatWorker:
                 await self._store_away()
                 continue
             except Exception:  # e.g. the chat is gone: nothing more to do for this message
-                log.exception("delivery to %s:%s failed", platform, chat)
+                if taken:
+                    log.exception("delivery to %s:%s failed", platform, chat)
+                else:  # pacing failed with the message still queued: retry it, without spinning
+                    await self._fault_wait()
+                    continue
             finally:
                 queue.busy = False
                 queue.sending = []
@@ -225,6 +232,15 @@ class ChatWorker:
     @property
     def _where(self) -> str:
         return f"{self.platform}:{self.chat}"
+
+    async def _fault_wait(self) -> None:
+        """Pacing or the lane failed unexpectedly before the next message was taken: it stays
+        first in line; one log line, then back off (1 s, doubling, at most MAX_BACKOFF)."""
+        if not self._fault:
+            log.exception("delivery to %s:%s: pacing failed; the message waits and is tried "
+                          "again", self.platform, self.chat)
+        self._fault = min(self._fault * 2 or 1.0, MAX_BACKOFF)
+        await self.pacer.sleep(self._fault)
 
     async def _store_away(self) -> None:
         """The log store is not answering: one log line when a chat's delivery starts
