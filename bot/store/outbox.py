@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import asdict
+import logging
+from dataclasses import asdict, fields
+from typing import Any
 
 from redis.exceptions import ResponseError
 
@@ -23,6 +25,8 @@ from bot.store.gateway import Gateway, Unconfirmed
 from bot.store.message_refs import REF_TTL, msgof_key, ref_key, seen_op
 from bot.store.ops import Op
 from bot.store.ops import Outbox as OutboxOp
+
+log = logging.getLogger(__name__)
 
 GROUP = "delivery"
 N = Var("n")  # the number the write takes (see _numbered)
@@ -83,14 +87,38 @@ def decode(raw: str) -> Outbound:
     r = d["r"]
     card = r.get("card")
     reply = Reply(r["text"], title=r["title"], ok=r["ok"], request_location=r["loc"],
-                  buttons=[[Button(*b) for b in row] for row in r["b"]],
+                  buttons=[[Button(*b[:3]) for b in row] for row in r["b"]],
                   images=[base64.b64decode(i) for i in r["img"]],
-                  media=[Attachment(**a) for a in r.get("media", [])], field=r.get("field", ""),
-                  card=IncidentCard(**card) if card else None)
+                  media=[Attachment(**_known(Attachment, a)) for a in r.get("media", [])],
+                  field=r.get("field", ""),
+                  card=IncidentCard(**_known(IncidentCard, card)) if card else None)
     live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
                     quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The fields this version knows: an entry written by a newer replica (a field added)
+    still reads during a rolling upgrade."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def readable(rows: list[tuple[str, dict[str, str]]], fx: str) -> list[tuple[str, Outbound]]:
+    """The entries this version can read. One it cannot (corrupt, or from a future format)
+    is logged and left pending in the stream, never dropped, and never holds up the rest."""
+    out: list[tuple[str, Outbound]] = []
+    for entry, f in rows:
+        if not f:
+            continue
+        try:
+            out.append((entry, decode(f["m"])))
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+            log.error("outbox of %s: entry %s cannot be read by this version (%s: %s); it "
+                      "stays pending for a replica that can", fx, entry,
+                      exc.__class__.__name__, str(exc)[:120])
+    return out
 
 
 def _numbered(out: Outbound) -> Tpl:
@@ -189,7 +217,7 @@ class Outbox:
             res = await self.gateway.call(lambda r, start=start: r.xautoclaim(
                 self._key(fx), GROUP, consumer, 0, start, count=500))
             start, rows = res[0], res[1]
-            out += [(i, decode(f["m"])) for i, f in rows if f]
+            out += readable(rows, fx)
             if start in ("0-0", b"0-0"):
                 await self._confirmed(fx, out)
                 return out
@@ -199,7 +227,7 @@ class Outbox:
         """New entries for this consumer (waits up to block_ms)."""
         res = await self.gateway.call(lambda r: r.xreadgroup(GROUP, consumer, {self._key(fx): ">"},
                                                        count=count, block=block_ms))
-        out = [(i, decode(f["m"])) for _, rows in res or [] for i, f in rows]
+        out = [e for _, rows in res or [] for e in readable(rows, fx)]
         await self._confirmed(fx, out)
         return out
 
