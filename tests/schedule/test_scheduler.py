@@ -20,7 +20,7 @@ from bot.domain.briefing.briefing_cadence import (
 from bot.domain.clock import VirtualClock
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply
-from bot.runtime import attach_scheduler
+from bot.runtime import attach_scheduler, scheduler_for
 from bot.schedule.scheduler import Scheduler
 from bot.store import Store
 from rigs.recording_sink import RecordingSink
@@ -54,7 +54,7 @@ async def add(say, text: str = "Arsenal v Spurs 2026-11-28 15:00 cat=B") -> None
 
 
 async def started(core: Core, clock, live: bool = False) -> Scheduler:
-    s = attach_scheduler(core, Scheduler(core, clock=clock, live=live))
+    s = attach_scheduler(core, scheduler_for(core, clock, live=live))
     await s.start()
     return s
 
@@ -305,7 +305,7 @@ async def test_summary_after_full_time_once(core, say, clock, redis_url, setting
 
 
 async def test_tickers_run_at_due_times(core, say, clock):
-    s = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
+    s = attach_scheduler(core, scheduler_for(core, clock, live=False))
     seen: list[datetime] = []
 
     async def sweep(now: datetime) -> None:

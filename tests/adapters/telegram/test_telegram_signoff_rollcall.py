@@ -13,9 +13,8 @@ from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.delivery.durable import OutboxReader
-from bot.runtime import attach_scheduler
+from bot.runtime import attach_scheduler, scheduler_for
 from bot.schedule.escalation import sweep_escalations
-from bot.schedule.scheduler import Scheduler
 from bot.store import Store
 from bot.store.outbox import Outbox
 from rigs.fakes.telegram_api import FakeTelegram
@@ -65,7 +64,7 @@ async def tap(fake: FakeTelegram, who: int, msg: dict, needle: str) -> None:  # 
 async def test_the_scheduled_briefing_is_signed_off_once_and_a_new_version_asks_again(
         core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
     staff(core)
-    sched = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
+    sched = attach_scheduler(core, scheduler_for(core, clock, live=False))
     await sched.start()
     await sched.run_due(START + timedelta(minutes=46))  # T-60m: 18:45 (the roll call too)
     msg = briefing_in(fake, STEWARDS, "v")
@@ -118,7 +117,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
     core2 = build_core(store2, settings, clock, cache_ttl=0)
     for c in (core, core2):
         c.notifier.outbox = Outbox(c.store.gateway)
-    scheds = [attach_scheduler(c, Scheduler(c, clock=clock, live=False)) for c in (core, core2)]
+    scheds = [attach_scheduler(c, scheduler_for(c, clock, live=False)) for c in (core, core2)]
     for s in scheds:
         await s.start()
     fx = await core.active_fixture()
@@ -149,7 +148,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
 async def test_a_fixture_sets_its_own_roll_call_time_or_none(
         core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
     staff(core)
-    sched = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
+    sched = attach_scheduler(core, scheduler_for(core, clock, live=False))
     await sched.start()
     await ask(fake, ADMIN, "/fixture note rollcall T-1h", "note set")
     fx = await core.active_fixture()
