@@ -65,11 +65,11 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
     scheduler = scheduler_for(core, app.clock, live=live)
 
     async def escalations(now: datetime) -> None:
-        await sweep_escalations(core, now)
+        await sweep_escalations(core, core.store, now)
 
     async def retention(now: datetime) -> None:
         if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
-            await sweep_retention(core, now)
+            await sweep_retention(core, core.store, now)
 
     warnings = early_warning_for(core)
 
@@ -83,7 +83,7 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
     if app.settings.clock_file is not None:  # virtual time moves in jumps: look often
         async def virtual_time(now: datetime) -> None:
             await scheduler.catch_up(now)
-            await sweep_escalations(core, now)
+            await sweep_escalations(core, core.store, now)
 
         scheduler.add_ticker(virtual_time, 0.1)
     return scheduler

@@ -428,15 +428,10 @@ def test_the_store_checks_find_what_they_look_for():
 # ---------------------------------------------------------------- facades handed over, not reached
 # The web view, the scheduler and the early-warning follower are handed the incident log and
 # their facade by the composition root (bot/runtime.py control_room_for, scheduler_for,
-# early_warning_for); none of bot/web or bot/schedule reaches the store through the core.
+# early_warning_for), and the schedule's sweeps and content are given it by their callers
+# (the scheduler, the root's tickers, handlers' ctx.store): none of bot/web or bot/schedule
+# reaches the store through the core.
 HANDED_OVER = ("bot/web/", "bot/schedule/")
-# Free functions still given the core by their callers (sweeps, handlers), by module; each
-# must still need its place here (the list only shrinks).
-STILL_REACHING: frozenset[str] = frozenset({
-    "bot/schedule/briefing_content.py", "bot/schedule/escalation.py",
-    "bot/schedule/missing_timer.py", "bot/schedule/retention.py",
-    "bot/schedule/rollcall_timer.py",
-})
 
 
 def core_reaches(tree: ast.AST) -> list[str]:
@@ -450,13 +445,8 @@ def core_reaches(tree: ast.AST) -> list[str]:
 def test_the_web_view_and_the_scheduler_are_handed_their_facades_not_reaching_the_core():
     for name, path in modules().items():
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith(HANDED_OVER) and rel not in STILL_REACHING:
+        if rel.startswith(HANDED_OVER):
             assert core_reaches(ast.parse(path.read_text())) == [], name
-
-
-def test_every_module_still_reaching_through_the_core_is_listed_for_a_reason():
-    for rel in sorted(STILL_REACHING):
-        assert core_reaches(ast.parse((ROOT / rel).read_text())), f"{rel}: drop it from the list"
 
 
 def test_the_core_reach_check_finds_what_it_looks_for():

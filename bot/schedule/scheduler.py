@@ -121,7 +121,7 @@ class Scheduler:
             summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
             await self.plans.add_summary_slot(summary)
             slots = await self.plans.load_plan(fx_id)  # another replica may have planned it first
-        slots += await plan_rollcall(self.core, fx, now)  # kept apart: rollcall_timer
+        slots += await plan_rollcall(self.core, self.store, fx, now)  # kept apart: rollcall_timer
         self._schedule(fx_id, slots)
         return slots
 
@@ -237,7 +237,7 @@ class Scheduler:
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
-        if not (await planned(self.core, slot) if slot.kind == "rollcall"
+        if not (await planned(self.store, slot) if slot.kind == "rollcall"
                 else slot.id in {s.id for s in await self.plans.load_plan(slot.fixture)}):
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
@@ -256,7 +256,8 @@ class Scheduler:
         if await self.plans.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
         if slot.kind == "rollcall":
-            rollcall = await send_rollcall(self.core, fx, slot, state, self.instance, now)
+            rollcall = await send_rollcall(self.core, self.store, fx, slot, state, self.instance,
+                                           now)
             if rollcall is None:
                 return "skip"
             await self.core.notifier.send(rollcall)  # observers (console, replay)
@@ -266,9 +267,9 @@ class Scheduler:
         late = slot.due if state == "late" else None
         also: list[Op] = []
         if slot.kind == "summary":
-            outs = await summary_outbounds(self.core, fx, late)
+            outs = await summary_outbounds(self.core, self.store, fx, late)
         else:  # stewards sign off the version sent: it is current from the same write
-            outs, version = await briefing_send(self.core, fx, slot.label, late)
+            outs, version = await briefing_send(self.core, self.store, fx, slot.label, late)
             also = Stewarding.shown_ops(version, iso(now))
         for out in outs:
             out.fixture = out.fixture or fx.id

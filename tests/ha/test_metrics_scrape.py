@@ -90,7 +90,7 @@ async def _scraped(port: int, notifier: Notifier, sink: Sink, now: list[float], 
     await scheduler.start()  # T-24h and friends were due before the fixture existed
     await scheduler.run_due(START + timedelta(hours=1))  # T-1h: on time
     await say("/incident crowd_density @gate_away s5 crush", as_="steward")
-    assert await sweep_escalations(core, clock.now() + timedelta(seconds=1))
+    assert await sweep_escalations(core, core.store, clock.now() + timedelta(seconds=1))
     after = await scrape(port)
     assert grew(after, "matchday_rate_limited_total", platform="telegram") == 1
     depth = after[("matchday_delivery_queue_depth", (("platform", "telegram"),))]

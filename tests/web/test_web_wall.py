@@ -197,7 +197,7 @@ async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, 
     assert "New S5" in await screen.text("#alerts")
     assert await screen.js(body_data("beeps")) == "1"  # sound was switched on
     # an unacknowledged S3 that escalates on its timer raises one too
-    await sweep_escalations(core, clock.now() + timedelta(minutes=10))
+    await sweep_escalations(core, core.store, clock.now() + timedelta(minutes=10))
     await screen.until(has("#alerts .alert", "Escalated"), 5)
     # where each card's chat message is (item 9), from the delivered marks
     await screen.until(has('.card[data-id="INC-2"] .dlv', "delivered"), 5)

@@ -171,18 +171,18 @@ async def test_a_missing_child_goes_to_the_police_at_t_plus_15_unless_found(
     said = await ask(fake, SO, MISSING, "Police are told at 18:15")
     mid = re.findall(r"M-[0-9a-f]{6}", said)[0]
     await fake.wait_for(sends_to(AWAY_GATE, "red coat"))
-    assert await sweep_escalations(core, START + timedelta(minutes=14)) == []
+    assert await sweep_escalations(core, core.store, START + timedelta(minutes=14)) == []
     # a restart: another process, built afresh, finds the deadline in Redis
     store2 = Store.from_url(redis_url)
     core2 = build_core(store2, settings, clock, cache_ttl=0)
-    await sweep_escalations(core2, START + timedelta(minutes=1))  # nothing due yet
-    outs = await sweep_escalations(core, START + timedelta(minutes=15))
+    await sweep_escalations(core2, core2.store, START + timedelta(minutes=1))  # nothing due yet
+    outs = await sweep_escalations(core, core.store, START + timedelta(minutes=15))
     assert sorted(o.audience for o in outs) == ["control", "police"]
     police = next(o for o in outs if o.audience == "police").reply
     assert police.title.startswith(f"🔎 MISSING CHILD {mid}: not found after 15 min")
     assert "red coat, blue hat" in police.text and "Last seen: Away turnstiles" in police.text
     await fake.wait_for(sends_to(CONTROL, f"MISSING CHILD {mid}: not found after 15 min"))
-    assert await sweep_escalations(core2, START + timedelta(minutes=16)) == []  # once
+    assert await sweep_escalations(core2, core2.store, START + timedelta(minutes=16)) == []  # once
     fx = await core.active_fixture()
     assert (await core.store.stewarding.search(fx.id, mid))["search"] == "police"
     told = []
@@ -205,7 +205,7 @@ async def test_found_first_stops_the_police_timer(
     clock.set(START + timedelta(minutes=9))
     await ask(fake, SO, "/found M-zzzzzz the family stand", "No missing-person report")
     await ask(fake, SO, f"/found {mid} reunited at the Gate B family point", "sent to")
-    assert await sweep_escalations(core, START + timedelta(minutes=16)) == []
+    assert await sweep_escalations(core, core.store, START + timedelta(minutes=16)) == []
     fx = await core.active_fixture()
     search = await core.store.stewarding.search(fx.id, mid)
     assert search["search"] == "found" and search["found_at"].endswith("18:09:00+00:00")
