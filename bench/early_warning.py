@@ -25,8 +25,8 @@ from bench import rig  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.early_warning import Report, Watch, load_rules  # noqa: E402
 from bot.replay import parse_script, replay  # noqa: E402
+from bot.runtime import scheduler_for  # noqa: E402
 from bot.schedule.early_warning_feed import report_of  # noqa: E402
-from bot.schedule.scheduler import Scheduler  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NIGHT = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
@@ -38,7 +38,7 @@ async def night_reports() -> tuple[list[Report], object]:
     lines = parse_script(NIGHT).lines
     rig.START = lines[0].at  # the bench's virtual clock starts with the night (never goes back)
     async with rig.bench_core(drill=Drill(live=False)) as (core, _url, _tmp):
-        scheduler = Scheduler(core, clock=core.clock, live=False)
+        scheduler = scheduler_for(core, core.clock, live=False)
         await scheduler.start()
         try:
             await replay(core, scheduler, core.clock, lines, NIGHT.name, lambda _row: None)

@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from aiohttp import ClientSession, ClientTimeout, web  # noqa: E402
 
 from bench import rig  # noqa: E402
+from bot.runtime import control_room_for  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from bot.web.access import COOKIE, LINK_PATH, Session  # noqa: E402
-from bot.web.server import ControlRoom  # noqa: E402
 
 
 async def reports(core, n: int, start: int) -> float:
@@ -176,7 +176,7 @@ async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
     async with rig.bench_core(MATCHDAY_WEB_SESSION_TTL=10**9) as (core, _url, _tmp):
         core.notifier.outbox = Outbox(core.store.gateway)  # as `matchday run` and write_path.py
         await reports(core, 1000, 0)  # 1,000 incidents for the first paint
-        room = ControlRoom(core, "http://127.0.0.1")
+        room = control_room_for(core, "http://127.0.0.1")
         runner = web.AppRunner(room.web_app())
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -66,11 +66,13 @@ def build_core(store: Store, settings: Settings, clock: Clock,
                config_dir: Path | None = None, cache_ttl: float = 5.0, *,
                outage: OutageLog | None = None,
                publish: Callable[[str, str], Awaitable[None]] | None = None,
-               durable: bool = False, drill: Drill | None = None) -> Core:
+               durable: bool = False, drill: Drill | None = None,
+               facades: StoreFacades | None = None) -> Core:
     """A Core over a store with the config folder's grounds, roster and channels. `durable`:
     what commands cause goes through the outbox, paced by limits shared by every replica;
     `drill`: a replay's, whose commands use only the fixtures it makes (or, --live, the live
-    one) and never write the live bot's fixture choices."""
+    one) and never write the live bot's fixture choices; `facades`: the store's other
+    facades when the caller (App) built them, else built here, once."""
     cfg = config_dir or settings.config_dir
     grounds = load_grounds(cfg)
     if not grounds:
@@ -82,7 +84,8 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         raise StartupError(str(exc)) from None
     from handlers.reporting import LiveViews
 
-    facades = StoreFacades.over(store.gateway)  # each built once, for its one consumer
+    if facades is None:  # each built once, for its consumer
+        facades = StoreFacades.over(store.gateway)
     delivery = facades.delivery
     notifier = Notifier(
         load_channels(cfg / "channels.toml"), readers=readers, scopes=scopes,
@@ -144,7 +147,8 @@ class App:
         # A Redis outage is logged when it starts and ends, not per command or per tick.
         self.outage = outage or OutageLog()
         self.embedded: EmbeddedRedis | None = None  # when no REDIS_URL is set
-        self.store: Store | None = None
+        self.store: Store | None = None  # the incident log
+        self.facades: StoreFacades | None = None  # the store's other facades, built once
         self.core: Core | None = None
         self.adapters: list[Adapter] = []
         self.lease: Lease | None = None  # the singleton duties' lease, when serving
@@ -252,12 +256,14 @@ class App:
         platforms = (self.settings.telegram_bot_token, self.settings.slack_bot_token)
         if self.drill is not None:
             store.use_drill_index()  # the live bot never sweeps the drill's deadlines
+        self.facades = StoreFacades.over(store.gateway)  # each built once, for its consumer
         self.core = build_core(store, self.settings, self.clock, outage=self.outage,
                                publish=publish, durable=self.serving and any(
-                                   t is not None for t in platforms), drill=self.drill)
+                                   t is not None for t in platforms), drill=self.drill,
+                               facades=self.facades)
         if self.serving:
-            self.lease = self.core.facades.delivery.lease("singleton", self.origin,
-                                                          self.settings.lease_ms)
+            self.lease = self.facades.delivery.lease("singleton", self.origin,
+                                                     self.settings.lease_ms)
         warm_config(self.core)
         notifier = self.core.notifier
         metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))

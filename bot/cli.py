@@ -13,14 +13,30 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.app import App, StartupError
 from bot.core.drill import Drill
 from bot.domain.clock import VirtualClock
 from bot.settings import Settings, SettingsError, load_settings
 
+if TYPE_CHECKING:
+    from bot.store import Store
+    from bot.store.facades import WebState
+
 log = logging.getLogger("matchday")
+
+
+def _store(app: App) -> Store:
+    """The incident log the composition root (App) built, once the app has started."""
+    assert app.store is not None
+    return app.store
+
+
+def _web(app: App) -> WebState:
+    """The web view's state the composition root (App) built, once the app has started."""
+    assert app.facades is not None
+    return app.facades.web
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -126,7 +142,7 @@ async def _demo(app: App, as_json: bool) -> int:
     assert app.core is not None
     fx = await app.core.active_fixture()
     if fx is not None and not as_json:
-        fig = await summary_figures(app.core.store, fx)
+        fig = await summary_figures(_store(app), fx)
         ground = app.core.grounds[fx.ground]
         print(f"\n=== Final summary: {fx.title} ({fx.id}) ===")
         print(summary_text(fig, ground))
@@ -137,7 +153,7 @@ async def _web_link(app: App, by: str) -> int:
     from bot.web.access import Access
 
     assert app.core is not None
-    access = Access(app.core)
+    access = Access(app.core, _store(app), _web(app))
     base = await access.running_base()  # the running server's, not this shell's PORT
     if base is None:
         return _fail("no control-room server is running: start the bot with `matchday run "
@@ -145,7 +161,7 @@ async def _web_link(app: App, by: str) -> int:
     url = await access.issue_link(by, base) if ":" in by else None
     if url is None:
         return _fail(f"--by {by!r} is not a member (platform:user, e.g. console:control)", 1)
-    await app.core.store.audit(by, "cli.web-link", "sign-in link issued on the command line",
+    await _store(app).audit(by, "cli.web-link", "sign-in link issued on the command line",
                                _now(app), unix_user())
     print(url)
     return 0
@@ -173,10 +189,10 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
     from bot.evidence.summary import summary_figures, summary_text
 
     assert app.core is not None
-    fx = await app.core.store.fixture(fixture_id)
+    fx = await _store(app).fixture(fixture_id)
     if fx is None:
         return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
-    fig = await summary_figures(app.core.store, fx)
+    fig = await summary_figures(_store(app), fx)
     if as_json:
         print(json.dumps(fig, indent=2))
     else:
@@ -191,7 +207,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
     core = app.core
     assert core is not None
-    if await core.store.fixture(args.fixture) is None:
+    if await _store(app).fixture(args.fixture) is None:
         return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
     by = "cli:export"
     if args.restricted:  # custody references: police and admin only, and on the audit trail
@@ -203,7 +219,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
     from bot.evidence.signing import load_or_create, public_hex
 
     key = load_or_create(app.settings.data_dir)
-    out = await export_fixture(core.store, args.fixture, args.out, args.restricted, by=by,
+    out = await export_fixture(_store(app), args.fixture, args.out, args.restricted, by=by,
                                key=key, at=_now(app), unix_user=unix_user())
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     print(f"Exported {args.fixture} to {out}" + (" (restricted: custody refs and "
@@ -226,12 +242,12 @@ async def _stewards(app: App, args: argparse.Namespace) -> int:
             parse_period(None, args.season)
         except ValueError as exc:
             return _fail(str(exc), 2)
-    fixtures = in_scope(await core.store.fixtures(), args.fixture, args.season)
+    fixtures = in_scope(await _store(app).fixtures(), args.fixture, args.season)
     if args.fixture and not fixtures:
         return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
     scope = {"fixture": args.fixture} if args.fixture else {"season": args.season}
     out_dir = args.out or app.settings.data_dir / "stewards" / (args.fixture or args.season)
-    out, rows = await export_stewards(core.store, fixtures, core.grounds,
+    out, rows = await export_stewards(_store(app), fixtures, core.grounds,
                                       app.settings.config_dir, out_dir,
                                       key=load_or_create(app.settings.data_dir), scope=scope,
                                       at=_now(app), unix_user=unix_user())
@@ -258,19 +274,19 @@ async def _pack(app: App, args: argparse.Namespace) -> int:
         except ValueError as exc:
             return _fail(str(exc), 2)
         folder, n = await build_period(
-            core.store, period, core.grounds, app.settings.config_dir,
+            _store(app), period, core.grounds, app.settings.config_dir,
             config_for(app.settings).tz,
             args.out or Path(app.settings.data_dir) / "packs" / period.value, key=key,
             at=_now(app), by="cli:pack")
         print(f"Debrief packs of {n} fixture(s) of {period.kind} {period.value} in {folder}: "
               "period.pdf, period.csv and one pack per fixture, under a signed manifest")
         return 0
-    fx = await core.store.fixture(args.fixture)
+    fx = await _store(app).fixture(args.fixture)
     if fx is None:
         return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     out = args.out or Path(app.settings.data_dir) / "packs" / fx.id
-    pack = await build_pack(core.store, fx, ground, app.settings.config_dir,
+    pack = await build_pack(_store(app), fx, ground, app.settings.config_dir,
                             config_for(app.settings).tz, out, key=key, at=_now(app),
                             by="cli:pack")
     print(f"Debrief pack of {fx.id} in {pack.folder}: {pack.pages}-page {pack.folder / 'pack.pdf'}"
@@ -322,7 +338,7 @@ async def _heads(app: App, fixture_id: str) -> int:
     from bot.evidence.export import chain_head
 
     assert app.core is not None
-    store = app.core.store
+    store = _store(app)
     if await store.fixture(fixture_id) is None:
         return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
     mark = f"fixture={fixture_id} "
@@ -345,19 +361,19 @@ async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int
 
     assert app.core is not None
     core = app.core
-    fx = await core.store.fixture(fixture_id)
+    fx = await _store(app).fixture(fixture_id)
     if fx is None:
         return _fail(f"no fixture {fixture_id!r} (`matchday fixtures` lists them)", 1)
     if not pdf:
         return _fail("say --pdf (the report is made as a PDF; the web view has the page)", 2)
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     tz = core.settings.zone
-    rep = await build_report(core.store, core.facades.web.feed, fx, ground, tz, app.clock.now())
-    data = chart_from_counts(await core.store.chart_counts(fx.id))
+    rep = await build_report(_store(app), _web(app).feed, fx, ground, tz, app.clock.now())
+    data = chart_from_counts(await _store(app).chart_counts(fx.id))
     png = await draw_chart(data, fx.title, tz, fx.kickoff) if data else None
     path = out or Path(f"{fx.id}-post-match.pdf")
     path.write_bytes(report_pdf(rep, png, tz, load_map(core.settings.config_dir, ground)))
-    await core.store.audit("cli", "report.pdf", f"post-match PDF of {fx.id}: {path.name}",
+    await _store(app).audit("cli", "report.pdf", f"post-match PDF of {fx.id}: {path.name}",
                            _now(app), unix_user())
     print(f"{path} ({len(rep.rows)} incidents; chain head {rep.chain_head})")
     return 0
@@ -367,8 +383,8 @@ async def _fixtures(app: App, as_json: bool) -> int:
     from handlers.fixtures import fixture_summary_fields
 
     assert app.core is not None
-    rows = [fixture_summary_fields(f) for f in [*await app.core.store.fixtures(),
-                                                *await app.core.store.fixtures(drill=True)]]
+    rows = [fixture_summary_fields(f) for f in [*await _store(app).fixtures(),
+                                                *await _store(app).fixtures(drill=True)]]
     if as_json:
         print(json.dumps(rows, indent=2))
     elif not rows:
@@ -386,7 +402,7 @@ async def _season(app: App, club: str, season: str | None, as_json: bool) -> int
     from bot.evidence.season import season_table, season_text
 
     assert app.core is not None
-    table = await season_table(app.core.store, club, season or season_of(app.clock.now()))
+    table = await season_table(_store(app), club, season or season_of(app.clock.now()))
     if as_json:
         print(json.dumps(table, indent=2))
     else:

@@ -14,6 +14,7 @@ from bot.app import App, StartupError, safe_url
 from bot.core.dispatch import Core
 from bot.delivery.chat_health import status_lines, watch
 from bot.delivery.durable import OutboxReader
+from bot.domain.clock import Clock
 from bot.domain.routes import Route
 from bot.observe import metrics
 from bot.schedule.scheduler import Scheduler
@@ -28,9 +29,30 @@ if TYPE_CHECKING:  # the platform SDKs are imported only when a token asks for t
     from bot.adapters.parts import AdapterParts
     from bot.adapters.slack.slack_adapter import SlackAdapter
     from bot.adapters.telegram.telegram_adapter import TelegramAdapter
+    from bot.schedule.early_warning_feed import EarlyWarning
+    from bot.web.server import ControlRoom
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+def scheduler_for(core: Core, clock: Clock, *, live: bool) -> Scheduler:
+    """A scheduler handed the incident log and the plans facade it uses."""
+    return Scheduler(core, core.store, core.facades.plans, clock=clock, live=live)
+
+
+def early_warning_for(core: Core) -> EarlyWarning:
+    """The early-warning follower handed the incident log and the web state's feed."""
+    from bot.schedule.early_warning_feed import EarlyWarning
+
+    return EarlyWarning.of(core, core.store, core.facades.web.feed)
+
+
+def control_room_for(core: Core, public_url: str | None = None) -> ControlRoom:
+    """The control-room web view handed the incident log and the web state it uses."""
+    from bot.web.server import ControlRoom  # HTTP modes only pay for aiohttp
+
+    return ControlRoom(core, core.store, core.facades.web, public_url)
 
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
@@ -40,18 +62,16 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
 
     core = app.core
     assert core is not None
-    scheduler = Scheduler(core, clock=app.clock, live=live)
+    scheduler = scheduler_for(core, app.clock, live=live)
 
     async def escalations(now: datetime) -> None:
-        await sweep_escalations(core, now)
+        await sweep_escalations(core, core.store, now)
 
     async def retention(now: datetime) -> None:
         if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
-            await sweep_retention(core, now)
+            await sweep_retention(core, core.store, now)
 
-    from bot.schedule.early_warning_feed import EarlyWarning
-
-    warnings = EarlyWarning.of(core)
+    warnings = early_warning_for(core)
 
     async def early_warning(_now: datetime) -> None:
         await warnings.sweep()
@@ -63,7 +83,7 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
     if app.settings.clock_file is not None:  # virtual time moves in jumps: look often
         async def virtual_time(now: datetime) -> None:
             await scheduler.catch_up(now)
-            await sweep_escalations(core, now)
+            await sweep_escalations(core, core.store, now)
 
         scheduler.add_ticker(virtual_time, 0.1)
     return scheduler
@@ -385,9 +405,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
 
         site = application(routes + health_routes(core.store.ping, app.role, outbox_lag(core)))
         if control_room:
-            from bot.web.server import ControlRoom
-
-            ControlRoom(core, settings.public_url).add_routes(site)
+            control_room_for(core, settings.public_url).add_routes(site)
             started.append(f"control room {settings.web_base}/control/")
         server = HttpHost(site, settings.port, settings.bind)
         await server.start()

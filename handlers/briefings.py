@@ -27,7 +27,7 @@ async def briefing_cmd(ctx: Ctx) -> Result:
     (the steward version with its sign-off button)."""
     fx = await ctx.fixture()
     if ctx.spec.subcommand(ctx.rest) == "send":  # who may: roles.toml "briefing send"
-        outs, version = await briefing_send(ctx.core, fx, "on demand")
+        outs, version = await briefing_send(ctx.core, ctx.store, fx, "on demand")
         await ctx.store.stewarding.briefing_shown(fx.id, version, iso(ctx.now))
         ctx.outbound.extend(outs)
         return Result(Reply(f"Briefing for {fx.title} posted to the command and steward "
@@ -35,7 +35,7 @@ async def briefing_cmd(ctx: Ctx) -> Result:
                             "read it)."))
     if ctx.args:
         raise UsageError(f"Unknown option '{ctx.args[0]}'.")
-    full, stewards = await briefing_replies(ctx.core, fx)
+    full, stewards = await briefing_replies(ctx.core, ctx.store, fx)
     if ctx.core.roles.allowed(ctx.role, "intel"):
         return Result(full)
     if ctx.role not in STEWARD_ROLES:

@@ -56,7 +56,7 @@ async def summary_cmd(ctx: Ctx) -> Result:
         summary_reply,  # figures + the chart (bot/evidence/match_chart.py)
     )
 
-    return Result(await summary_reply(ctx.core, fx))
+    return Result(await summary_reply(ctx.core, ctx.store, fx))
 
 
 def register(registry: Registry) -> None:

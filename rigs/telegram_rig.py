@@ -16,8 +16,6 @@ from bot.delivery.durable import OutboxReader
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.runtime import telegram_for
 from bot.settings import Settings
-from bot.store.outbox import Outbox
-from bot.store.windows import Windows
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 
 
@@ -38,9 +36,9 @@ async def telegram_through_outbox(core: Core, fake: FakeTelegram,
     closed) after."""
     adapter = telegram_on(core, core.settings, fake, poll_timeout=1)
     await adapter.start()
-    outbox = Outbox(core.store.gateway)
+    outbox = core.facades.delivery.outbox  # the one the composition root built
     core.notifier.outbox = outbox
-    core.notifier.limiter = SharedRateLimiter(Windows(core.store.gateway))
+    core.notifier.limiter = SharedRateLimiter(core.facades.delivery.windows)
     reader = OutboxReader(core.notifier, outbox, owner=owner, block_ms=100, rescan_s=0.2)
     reader.start()
     try:

@@ -423,3 +423,35 @@ def test_the_store_checks_find_what_they_look_for():
     assert store_parts_built(code) == ["line 6: Outbox", "line 7: F.over"]
     assert client_reaches(code) == ["line 8: store._call", "line 8: store.r"]
     assert [len(n.bases) for n in ast.walk(code) if isinstance(n, ast.ClassDef)] == [2]
+
+
+# ---------------------------------------------------------------- facades handed over, not reached
+# The web view, the scheduler and the early-warning follower are handed the incident log and
+# their facade by the composition root (bot/runtime.py control_room_for, scheduler_for,
+# early_warning_for), and the schedule's sweeps and content are given it by their callers
+# (the scheduler, the root's tickers, handlers' ctx.store): none of bot/web or bot/schedule
+# reaches the store through the core.
+HANDED_OVER = ("bot/web/", "bot/schedule/")
+
+
+def core_reaches(tree: ast.AST) -> list[str]:
+    """The store reached through a core: `core.store`, `self.core.facades`, `x.core.store`."""
+    return [f"line {n.lineno}: {ast.unparse(n)}" for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and n.attr in ("store", "facades") and (
+                isinstance(n.value, ast.Name) and n.value.id == "core" or
+                isinstance(n.value, ast.Attribute) and n.value.attr == "core")]
+
+
+def test_the_web_view_and_the_scheduler_are_handed_their_facades_not_reaching_the_core():
+    for name, path in modules().items():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(HANDED_OVER):
+            assert core_reaches(ast.parse(path.read_text())) == [], name
+
+
+def test_the_core_reach_check_finds_what_it_looks_for():
+    code = ast.parse("def f(core, ctx, self):\n    core.store.fixture(1)\n"
+                     "    self.core.facades.web\n    self.room.core.store\n"
+                     "    self.store.fixture(1)\n    ctx.store\n    core.clock\n")
+    assert sorted(core_reaches(code)) == ["line 2: core.store", "line 3: self.core.facades",
+                                          "line 4: self.room.core.store"]

@@ -16,6 +16,7 @@ from bot.domain.signoff import stamped
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
+from bot.store import Store
 
 log = logging.getLogger(__name__)
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
@@ -35,16 +36,16 @@ def _meeting(f: Fixture, counts: dict[str, int]) -> dict[str, Any]:
             "arrests": counts.get("arr:total", 0), "bans": counts.get("ban:total", 0)}
 
 
-async def briefing_data(core: Core, fx: Fixture, cfg: BriefingConfig) -> dict[str, Any]:
+async def briefing_data(store: Store, fx: Fixture, cfg: BriefingConfig) -> dict[str, Any]:
     """What the store knows that the briefing needs: history, the ground, the season so far."""
-    rows = _past(fx, await core.store.fixtures())
+    rows = _past(fx, await store.fixtures())
     pair = {norm(fx.home), norm(fx.away)}
     history = [f for f in rows if {norm(f.home), norm(f.away)} == pair][-cfg.history_fixtures:]
     ground = [f for f in rows if f.ground == fx.ground][-cfg.recent_at_ground:]
     season = {c: [f for f in rows if f.season == fx.season
                   and (same_club(f.home, c) or same_club(f.away, c))] for c in (fx.home, fx.away)}
     ids = sorted({f.id for f in history + ground + season[fx.home] + season[fx.away]})
-    counts = await core.store.counts_many(ids)
+    counts = await store.counts_many(ids)
     return {
         "history": [_meeting(f, counts[f.id]) for f in history],
         "ground": [_meeting(f, counts[f.id]) for f in ground],
@@ -110,11 +111,11 @@ def briefing_text(fx: Fixture, data: dict[str, Any], cfg: BriefingConfig, ground
     return "\n".join(lines)
 
 
-async def briefing_replies(core: Core, fx: Fixture, label: str = "",
+async def briefing_replies(core: Core, store: Store, fx: Fixture, label: str = "",
                            late_due: datetime | None = None) -> tuple[Reply, Reply]:
     """(full, stewards) briefings of a fixture; late_due marks a late send."""
     cfg = config_for(core.settings)
-    data = await briefing_data(core, fx, cfg)
+    data = await briefing_data(store, fx, cfg)
     ground = core.grounds.get(fx.ground)
     gname = ground.name if ground else fx.ground
     title = f"Briefing {label + ' ' if label else ''}· {fx.title}"
@@ -132,19 +133,19 @@ def reads_intel(core: Core, audience: str, fixture: str = "") -> bool:
     return bool(readers) and all(core.roles.allowed(r, "intel") for r in readers)
 
 
-async def briefing_outbounds(core: Core, fx: Fixture, label: str = "",
+async def briefing_outbounds(core: Core, store: Store, fx: Fixture, label: str = "",
                              late_due: datetime | None = None) -> list[Outbound]:
     """The briefing for every configured audience (see briefing_send)."""
-    return (await briefing_send(core, fx, label, late_due))[0]
+    return (await briefing_send(core, store, fx, label, late_due))[0]
 
 
-async def briefing_send(core: Core, fx: Fixture, label: str = "",
+async def briefing_send(core: Core, store: Store, fx: Fixture, label: str = "",
                         late_due: datetime | None = None) -> tuple[list[Outbound], str]:
     """(the briefing for every configured audience, the steward version's stamp): full to
     command (where everyone reading may see intelligence), redacted to stewards and anyone
     else; the steward version carries its version and the one-tap sign-off."""
     cfg = config_for(core.settings)
-    full, stewards = await briefing_replies(core, fx, label, late_due)
+    full, stewards = await briefing_replies(core, store, fx, label, late_due)
     version, signed = stamped(stewards)
     outs = []
     await core.notifier.learn_grounds([fx.id])
@@ -157,14 +158,14 @@ async def briefing_send(core: Core, fx: Fixture, label: str = "",
     return outs + [Outbound(a, signed, fixture=fx.id) for a in cfg.steward_audiences], version
 
 
-async def summary_chart(core: Core, fx: Fixture) -> bytes | None:
+async def summary_chart(core: Core, store: Store, fx: Fixture) -> bytes | None:
     """The incidents-per-15-minutes chart of a fixture, or None when nothing happened."""
-    data = chart_from_counts(await core.store.chart_counts(fx.id))
+    data = chart_from_counts(await store.chart_counts(fx.id))
     if data is None:  # nothing counted: a quiet fixture, or one logged before the counters
-        data = chart_data(await core.store.events(fx.id))
+        data = chart_data(await store.events(fx.id))
     if data is None:
         return None
-    timings = latest(await core.store.timings.read(fx.id))
+    timings = latest(await store.timings.read(fx.id))
     marks = tuple((t.at, BY_KEY[t.key].short) for t in timings)
     # the recorded kick-off, when there is one, instead of the planned one
     kickoff = None if any(t.key == "kick_off" for t in timings) else fx.kickoff
@@ -172,13 +173,14 @@ async def summary_chart(core: Core, fx: Fixture) -> bytes | None:
                             config_for(core.settings).tz, kickoff, marks=marks)
 
 
-async def summary_reply(core: Core, fx: Fixture, late_due: datetime | None = None) -> Reply:
+async def summary_reply(core: Core, store: Store, fx: Fixture,
+                        late_due: datetime | None = None) -> Reply:
     """The post-match summary from the derived counters, with the chart attached."""
     from bot.evidence.summary import summary_figures, summary_text  # handlers import this module
 
-    fig = await summary_figures(core.store, fx)
+    fig = await summary_figures(store, fx)
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
-    png = await summary_chart(core, fx)
+    png = await summary_chart(core, store, fx)
     title = f"Summary · {fx.title}"
     if late_due is not None:
         title += f" · LATE (was due {late_due.astimezone(config_for(core.settings).tz):%H:%M})"
@@ -186,8 +188,8 @@ async def summary_reply(core: Core, fx: Fixture, late_due: datetime | None = Non
                  images=[png] if png else [])
 
 
-async def summary_outbounds(core: Core, fx: Fixture,
+async def summary_outbounds(core: Core, store: Store, fx: Fixture,
                             late_due: datetime | None = None) -> list[Outbound]:
     """The summary for every configured summary audience."""
-    reply = await summary_reply(core, fx, late_due)
+    reply = await summary_reply(core, store, fx, late_due)
     return [Outbound(a, reply, fixture=fx.id) for a in config_for(core.settings).summary_audiences]

@@ -12,6 +12,7 @@ from bot.domain.clock import iso, parse_iso
 from bot.domain.early_warning import Report, Rules, Warning, Watch, load_rules
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound, Reply
+from bot.store import Store
 from bot.store.feed import Feed
 
 log = logging.getLogger(__name__)
@@ -41,18 +42,20 @@ class EarlyWarning:
     """Follows the active fixtures' logs from where it started (never the past)."""
 
     core: Core
+    store: Store  # the incident log, where a warning is logged once
     rules: Rules
     feed: Feed
     watches: dict[str, Watch] = field(default_factory=dict)
     last: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, core: Core) -> EarlyWarning:
-        """From config/early_warning.toml (the shipped rules when a config folder has none)."""
+    def of(cls, core: Core, store: Store, feed: Feed) -> EarlyWarning:
+        """From config/early_warning.toml (the shipped rules when a config folder has none);
+        `store` and `feed` handed over by the composition root."""
         path = Path(core.settings.config_dir) / "early_warning.toml"
         if not path.exists():
             path = SHIPPED
-        return cls(core, load_rules(path), core.facades.web.feed)
+        return cls(core, store, load_rules(path), feed)
 
     async def sweep(self) -> list[Warning]:
         """Read each active fixture's new events; warn about every zone heating up."""
@@ -88,8 +91,7 @@ class EarlyWarning:
         outs = [Outbound(a, reply, fixture=fx_id) for a in AUDIENCES]
         once = f"early-warning:{fx_id}:{w.zone}:{w.rule}:{int(at.timestamp())}"
         # the messages go into the outbox in the same write as the logged warning
-        if not await self.core.store.log_once(fx_id, ev, self.core.notifier.outbox.ops(outs),
-                                              once):
+        if not await self.store.log_once(fx_id, ev, self.core.notifier.outbox.ops(outs), once):
             return False
         await self.core.notifier.send(outs)
         return True

@@ -26,6 +26,7 @@ from bot.domain.messages import Button, Outbound, Reply
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from bot.observe import metrics
 from bot.schedule.missing_timer import fire_missing
+from bot.store import Store
 
 log = logging.getLogger(__name__)
 SYSTEM = "system:escalation"
@@ -37,59 +38,60 @@ def _system_event(kind: str, now: datetime, data: dict[str, Any]) -> Event:
     return Event(kind=kind, at=iso(now), by=SYSTEM, role="system", data=data)
 
 
-async def swept_fixtures(core: Core) -> list[str]:
+async def swept_fixtures(core: Core, store: Store) -> list[str]:
     """Fixtures whose deadlines this process sweeps: every indexed one plus the active one
     (a safety net for deadlines written before the index existed); in a replay only the
     fixtures its drill created."""
     if core.drill is not None:
         return sorted(core.drill.created)
-    ids = await core.store.escalating_fixtures()
-    active = await core.store.active_fixture_id()
+    ids = await store.escalating_fixtures()
+    active = await store.active_fixture_id()
     if active:
         ids.add(active)
     return sorted(ids)
 
 
-async def sweep_escalations(core: Core, now: datetime) -> list[Outbound]:
+async def sweep_escalations(core: Core, store: Store, now: datetime) -> list[Outbound]:
     """Fire every escalation tier and reminder due by `now` in every fixture with open
-    incidents; send and return the messages. Safe to run on every replica at once."""
-    due = await core.store.due_deadlines_of(await swept_fixtures(core), int(now.timestamp()))
+    incidents (`store`: the incident log); send and return the messages. Safe to run on
+    every replica at once."""
+    due = await store.due_deadlines_of(await swept_fixtures(core, store), int(now.timestamp()))
     outs: list[Outbound] = []
     for fx_id, rows in due.items():
-        fx = await core.store.fixture(fx_id)
+        fx = await store.fixture(fx_id)
         if fx is None:
             continue
         for member, when in rows:
             n_text, _, tag = member.partition(":")
             try:
                 if tag == "police":  # a missing-person search's deadline (/missing)
-                    outs += await fire_missing(core, fx, n_text, when, now)
+                    outs += await fire_missing(core, store, fx, n_text, when, now)
                     continue
-                outs += await _fire(core, fx, int(n_text), tag, member, when, now)
+                outs += await _fire(core, store, fx, int(n_text), tag, member, when, now)
             except Exception:
                 log.exception("escalation %s of %s failed", member, fx.id)
     if outs:
         await core.notifier.send(outs)
     if core.drill is None:
-        await core.store.retire_escalations()  # the index shrinks as fixtures end
+        await store.retire_escalations()  # the index shrinks as fixtures end
     return outs
 
 
-async def next_due(core: Core) -> datetime | None:
+async def next_due(core: Core, store: Store) -> datetime | None:
     """When the next deadline of a swept fixture falls due (replay steps to it)."""
-    ts = await core.store.first_deadline_of(await swept_fixtures(core))
+    ts = await store.first_deadline_of(await swept_fixtures(core, store))
     return datetime.fromtimestamp(ts, UTC) if ts is not None else None
 
 
-async def _fire(core: Core, fx: Fixture, n: int, tag: str, member: str, due: int,
-                now: datetime) -> list[Outbound]:
-    inc = await core.store.incident(fx.id, n)
+async def _fire(core: Core, store: Store, fx: Fixture, n: int, tag: str, member: str,
+                due: int, now: datetime) -> list[Outbound]:
+    inc = await store.incident(fx.id, n)
     if inc is None or tag not in ("ack", "open"):
-        await core.store.drop_deadline(fx.id, member)
+        await store.drop_deadline(fx.id, member)
         return []
     sp = policy_for(core.settings).for_severity(inc.severity)
     outs = await (_fire_tier if tag == "ack" else _fire_reminder)(
-        core, fx, inc, sp, member, now, _late(core, due, now))
+        core, store, fx, inc, sp, member, now, _late(core, due, now))
     return outs
 
 
@@ -103,11 +105,12 @@ def _late(core: Core, due: int, now: datetime) -> str:
     return f" (late: due {datetime.fromtimestamp(due, UTC).astimezone(cfg.tz):%H:%M})"
 
 
-async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
-                     member: str, now: datetime, late: str = "") -> list[Outbound]:
+async def _fire_tier(core: Core, store: Store, fx: Fixture, inc: Incident,
+                     sp: SeverityPolicy, member: str, now: datetime,
+                     late: str = "") -> list[Outbound]:
     i = inc.esc_next
     if inc.status != "reported" or i >= len(sp.tiers):
-        await core.store.drop_deadline(fx.id, member)
+        await store.drop_deadline(fx.id, member)
         return []
     tier = sp.tiers[i]
     waited = int(now.timestamp()) - inc.reported_ts
@@ -124,7 +127,7 @@ async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
         reply.text += "\nMajor incident? Send a METHANE report now: /methane"
         reply.buttons[0].append(Button("METHANE report", "/methane", "danger"))
     outs = [Outbound(a, reply, fixture=fx.id) for a in tier.to]
-    claimed = await core.store.claim_tier(fx.id, inc.n, i, ev, nxt,
+    claimed = await store.claim_tier(fx.id, inc.n, i, ev, nxt,
                                          core.notifier.outbox.ops(outs))
     if claimed is None:
         return []
@@ -132,11 +135,12 @@ async def _fire_tier(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
     return outs
 
 
-async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPolicy,
-                         member: str, now: datetime, late: str = "") -> list[Outbound]:
+async def _fire_reminder(core: Core, store: Store, fx: Fixture, inc: Incident,
+                         sp: SeverityPolicy, member: str, now: datetime,
+                         late: str = "") -> list[Outbound]:
     k = inc.remind_n
     if inc.status == "closed" or not sp.remind_after_s:
-        await core.store.drop_deadline(fx.id, member)
+        await store.drop_deadline(fx.id, member)
         return []
     opened = int(now.timestamp()) - inc.reported_ts
     text = f"auto: still open after {_dur(opened)} ({inc.status.replace('_', ' ')})"
@@ -146,7 +150,7 @@ async def _fire_reminder(core: Core, fx: Fixture, inc: Incident, sp: SeverityPol
     reply = _alert(core, fx, inc, f"⏰ {inc.id} still open after {_dur(opened)}{late}",
                    f"Owner: {owner}. Update it, or resolve it if it is over.")
     outs = [Outbound(a, reply, fixture=fx.id) for a in sp.remind_to]
-    claimed = await core.store.claim_reminder(fx.id, inc.n, k, ev,
+    claimed = await store.claim_reminder(fx.id, inc.n, k, ev,
                                               int(now.timestamp()) + every,
                                               core.notifier.outbox.ops(outs))
     if claimed is None:

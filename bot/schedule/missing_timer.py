@@ -15,18 +15,19 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound, Reply
+from bot.store import Store
 
 SYSTEM = "system:missing"
 
 
-async def fire_missing(core: Core, fx: Fixture, mid: str, due: int,
+async def fire_missing(core: Core, store: Store, fx: Fixture, mid: str, due: int,
                        now: datetime) -> list[Outbound]:
     """Tell the police (and control) of a search still open at its deadline; [] when it was
     found first, another replica told them, or there is no such report."""
-    state = core.store.stewarding
+    state = store.stewarding
     bc = await state.broadcast(fx.id, mid)
     if bc is None or bc.kind != "missing":
-        await core.store.drop_deadline(fx.id, f"{mid}:police")
+        await store.drop_deadline(fx.id, f"{mid}:police")
         return []
     policy = policy_for(core.settings)
     tz = config_for(core.settings).tz

@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.core.dispatch import Core
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
+from bot.store import Store
 
 KINDS = {"arr": ("arrest", "A"), "ban": ("ban", "B")}
 
@@ -21,17 +22,17 @@ def load_retention(path: Path) -> dict[str, int]:
             for kind, (word, _) in KINDS.items()}
 
 
-async def sweep_retention(core: Core, now: datetime) -> list[Event]:
+async def sweep_retention(core: Core, store: Store, now: datetime) -> list[Event]:
     """Blank refs older than their period in every fixture; one logged event per fixture."""
     days = load_retention(Path(core.settings.config_dir) / "retention.toml")
     logged: list[Event] = []
-    for fx in [*await core.store.fixtures(), *await core.store.fixtures(drill=True)]:
+    for fx in [*await store.fixtures(), *await store.fixtures(drill=True)]:
         records: list[str] = []
         names: list[str] = []
         for kind, (_, letter) in KINDS.items():
             if now < fx.kickoff + timedelta(days=days[kind]):
                 continue
-            for rec in await core.store.police_records(fx.id, kind):
+            for rec in await store.police_records(fx.id, kind):
                 if rec.get("ref"):
                     records.append(f"{kind}:{rec['n']}")
                     names.append(f"{letter}-{rec['n']}")
@@ -42,6 +43,6 @@ async def sweep_retention(core: Core, now: datetime) -> list[Event]:
                          "periods_days": {KINDS[k][0]: days[k] for k in KINDS},
                          "text": f"custody/occurrence refs of {', '.join(names)} removed "
                                  "after their retention period"})
-        await core.store.expire_refs(fx.id, records, ev, iso(now))
+        await store.expire_refs(fx.id, records, ev, iso(now))
         logged.append(ev)
     return logged

@@ -18,15 +18,15 @@ from bot.domain.ledger import Event
 from bot.domain.messages import Outbound
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast, Steward, Target, compose, target_label, targeted
-from bot.store import Refused
+from bot.store import Refused, Store
 
 SYSTEM = "system:scheduler"
 
 
-async def plan_rollcall(core: Core, fx: Fixture, now: datetime) -> list[Slot]:
+async def plan_rollcall(core: Core, store: Store, fx: Fixture, now: datetime) -> list[Slot]:
     """The fixture's roll-call slot as planned now (saved in Redis when it changed); one
     that only enters the plan after its due time is never sent (like a briefing's)."""
-    state = core.store.stewarding
+    state = store.stewarding
     old = await state.rollcall_plan(fx.id)
     plan = plan_of(core.settings.config_dir, fx.ground)
     want = rollcall_due(fx, plan, core.settings.zone)
@@ -41,14 +41,14 @@ async def plan_rollcall(core: Core, fx: Fixture, now: datetime) -> list[Slot]:
     return [slot] if slot else []
 
 
-async def planned(core: Core, slot: Slot) -> bool:
+async def planned(store: Store, slot: Slot) -> bool:
     """Whether this roll-call slot is still the fixture's plan (not re-timed meanwhile)."""
-    current = await core.store.stewarding.rollcall_plan(slot.fixture)
+    current = await store.stewarding.rollcall_plan(slot.fixture)
     return current is not None and current.id == slot.id
 
 
-async def send_rollcall(core: Core, fx: Fixture, slot: Slot, state: str, by: str,
-                        now: datetime) -> list[Outbound] | None:
+async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state: str,
+                        by: str, now: datetime) -> list[Outbound] | None:
     """Claim the slot and send the roll call to every deployed steward in one write; None
     when another replica claimed it first."""
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
@@ -65,7 +65,7 @@ async def send_rollcall(core: Core, fx: Fixture, slot: Slot, state: str, by: str
                      "sent": len(to), "auto": slot.label})
     claim = json.dumps({"state": state, "by": by, "at": iso(now)}, separators=(",", ":"))
     try:
-        await core.store.stewarding.send(fx.id, bc, {s.who: "1" for s in to},
+        await store.stewarding.send(fx.id, bc, {s.who: "1" for s in to},
                                           core.notifier.outbox.ops(outs), ev, "",
                                           claim=(slot.id, claim))
     except Refused as exc:

@@ -31,8 +31,9 @@ from bot.domain.clock import Clock, iso
 from bot.domain.fixture.fixture_model import Fixture
 from bot.observe import metrics
 from bot.schedule.rollcall_timer import plan_rollcall, planned, send_rollcall
-from bot.store import StoreUnavailable
+from bot.store import Store, StoreUnavailable
 from bot.store.ops import Op
+from bot.store.plans import Plans
 from bot.store.stewarding_keys import Stewarding
 
 log = logging.getLogger(__name__)
@@ -44,9 +45,13 @@ HORIZON = timedelta(days=3)  # fixtures whose kick-off is older than this are le
 class Scheduler:
     """Rebuilt from plans in Redis; every firing claimed once across replicas."""
 
-    def __init__(self, core: Core, *, clock: Clock, live: bool = True) -> None:
+    def __init__(self, core: Core, store: Store, plans: Plans, *, clock: Clock,
+                 live: bool = True) -> None:
+        """`store`: the incident log (fixtures); `plans`: briefing plans and slot claims;
+        both built once by the composition root (bot/runtime.py scheduler_for)."""
         self.core = core
-        self.plans = core.facades.plans  # briefing plans and slot claims
+        self.store = store
+        self.plans = plans  # briefing plans and slot claims
         self.clock = clock
         self.live = live
         self.tickers: list[tuple[Ticker, float]] = []
@@ -88,7 +93,7 @@ class Scheduler:
     async def resync(self) -> None:
         """Re-derive every recent fixture's plan and rebuild the in-process jobs from Redis."""
         cutoff = self.clock.now() - HORIZON
-        for fx in await self.core.store.fixtures(drill=self.core.drill is not None):
+        for fx in await self.store.fixtures(drill=self.core.drill is not None):
             if fx.kickoff >= cutoff and self.in_scope(fx.id):
                 await self.replan(fx.id, fx)
 
@@ -99,7 +104,7 @@ class Scheduler:
 
     async def replan(self, fx_id: str, fx: Fixture | None = None) -> list[Slot]:
         """Derive a fixture's plan, save it to Redis, and reschedule its jobs from it."""
-        store = self.core.store
+        store = self.store
         if not self.in_scope(fx_id):
             return []
         fx = fx or await store.fixture(fx_id)
@@ -116,7 +121,7 @@ class Scheduler:
             summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
             await self.plans.add_summary_slot(summary)
             slots = await self.plans.load_plan(fx_id)  # another replica may have planned it first
-        slots += await plan_rollcall(self.core, fx, now)  # kept apart: rollcall_timer
+        slots += await plan_rollcall(self.core, self.store, fx, now)  # kept apart: rollcall_timer
         self._schedule(fx_id, slots)
         return slots
 
@@ -228,11 +233,11 @@ class Scheduler:
             return "retry"
 
     async def _claim_and_send(self, slot: Slot, now: datetime) -> str:
-        store = self.core.store
+        store = self.store
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
-        if not (await planned(self.core, slot) if slot.kind == "rollcall"
+        if not (await planned(self.store, slot) if slot.kind == "rollcall"
                 else slot.id in {s.id for s in await self.plans.load_plan(slot.fixture)}):
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
@@ -251,7 +256,8 @@ class Scheduler:
         if await self.plans.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
         if slot.kind == "rollcall":
-            rollcall = await send_rollcall(self.core, fx, slot, state, self.instance, now)
+            rollcall = await send_rollcall(self.core, self.store, fx, slot, state, self.instance,
+                                           now)
             if rollcall is None:
                 return "skip"
             await self.core.notifier.send(rollcall)  # observers (console, replay)
@@ -261,9 +267,9 @@ class Scheduler:
         late = slot.due if state == "late" else None
         also: list[Op] = []
         if slot.kind == "summary":
-            outs = await summary_outbounds(self.core, fx, late)
+            outs = await summary_outbounds(self.core, self.store, fx, late)
         else:  # stewards sign off the version sent: it is current from the same write
-            outs, version = await briefing_send(self.core, fx, slot.label, late)
+            outs, version = await briefing_send(self.core, self.store, fx, slot.label, late)
             also = Stewarding.shown_ops(version, iso(now))
         for out in outs:
             out.fixture = out.fixture or fx.id

@@ -85,11 +85,17 @@ class PlatformState:
 
 
 class WebState:
-    """The control-room web view's sign-in links and sessions, and its feed of the logs."""
+    """The control-room web view's sign-in links and sessions, its feed of the logs, and
+    when each live card reached the control chats."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Gateway, refs: MessageRefs) -> None:
         self.sessions = WebSessions(gateway)
         self.feed = Feed(gateway)
+        self._refs = refs
+
+    async def delivered_at(self, fixture: str, refs: list[str]) -> dict[str, dict[str, int]]:
+        """ref -> {'platform:chat': ms since the epoch its live message first arrived}."""
+        return await self._refs.delivered_at(fixture, refs)
 
 
 @dataclass(frozen=True)
@@ -105,5 +111,5 @@ class StoreFacades:
     def over(cls, gateway: Gateway) -> StoreFacades:
         """Build each facade once (the composition root calls this)."""
         delivery = DeliveryState(gateway)
-        return cls(delivery, PlatformState(gateway, delivery.refs), WebState(gateway),
-                   Plans(gateway))
+        return cls(delivery, PlatformState(gateway, delivery.refs),
+                   WebState(gateway, delivery.refs), Plans(gateway))

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.domain.clock import iso
+from bot.store import Store
+from bot.store.facades import WebState
 from bot.web.visibility import Viewer
 
 COOKIE = "matchday_session"
@@ -37,9 +39,12 @@ class Session:
 class Access:
     """Issues links, redeems them into sessions, checks sessions on every request."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, store: Store, web: WebState) -> None:
+        """`store`: the incident log (members, the audit trail); `web`: the web view's
+        state (links and sessions), both handed over by the composition root."""
         self.core = core
-        self.sessions = core.facades.web.sessions
+        self.store = store
+        self.sessions = web.sessions
         self.link_ttl = int(getattr(core.settings, "web_link_ttl_seconds", 300))
         self.session_ttl = int(getattr(core.settings, "web_session_ttl_seconds", 12 * 3600))
         self.strangers = core.strangers  # one quota for chat and web strangers
@@ -62,7 +67,7 @@ class Access:
         # against the bot's clock, so an expired link is refused however Redis is timed.
         await self.sessions.save_link(token, who, member.role, self._now_ts() + self.link_ttl,
                                       self.link_ttl + 60)
-        await self.core.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
+        await self.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
         return f"{base.rstrip('/')}{LINK_PATH}{token}"
 
     async def _member(self, who: str) -> Member | None:
@@ -70,7 +75,7 @@ class Access:
         or a role change ends their screens at the next check."""
         if who in self.core.roster:
             return self.core.roster[who]
-        rec = await self.core.store.member(who)
+        rec = await self.store.member(who)
         if rec is None:
             return None
         platform, user = who.split(":", 1)
@@ -102,7 +107,7 @@ class Access:
         exp = self._now_ts() + self.session_ttl
         await self.sessions.open_session(sid, member.who, member.role, csrf, exp,
                                          self.session_ttl + 60)
-        await self.core.store.audit(member.who, "web.signin", member.role,
+        await self.store.audit(member.who, "web.signin", member.role,
                                     iso(self.core.clock.now()))
         viewer = Viewer(member.who, member.role, member.name, self.core.roles)
         return Session(sid, viewer, csrf, exp)
@@ -156,6 +161,6 @@ class Access:
         a session to the strangers' stream (bot.core.strangers: capped, rate-limited)."""
         at = iso(self.core.clock.now())
         if who:
-            await self.core.store.audit(who, "refused", f"web: {what}", at)
+            await self.store.audit(who, "refused", f"web: {what}", at)
             return
         await self.strangers.refused("web:anonymous", f"web: {what}", at)

@@ -21,7 +21,8 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.evidence.match_chart import ChartData, chart_from_counts
-from bot.store import StoreUnavailable
+from bot.store import Store, StoreUnavailable
+from bot.store.facades import WebState
 from bot.tasks import cancel_and_wait
 from bot.web.access import Session
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
@@ -231,9 +232,9 @@ class FixtureFeed:
             self._chart_dirty = False
             self._chart_at = loop.time()
             try:
-                fx = await self.room.core.store.fixture(self.fx_id)
+                fx = await self.room.store.fixture(self.fx_id)
                 # from the bins' counters: the cost is the number of bins, not of events
-                data = chart_from_counts(await self.room.core.store.chart_counts(self.fx_id),
+                data = chart_from_counts(await self.room.store.chart_counts(self.fx_id),
                                          fine=True)
             except StoreUnavailable:
                 self._chart_dirty = True  # tried again in CHART_S
@@ -298,12 +299,17 @@ class FixtureFeed:
 class LiveRoom:
     """Feeds by fixture, and what each change looks like to each member."""
 
-    def __init__(self, core: Core, map_zones: Callable[[Fixture], set[str]] | None = None,
+    def __init__(self, core: Core, store: Store, web: WebState,
+                 map_zones: Callable[[Fixture], set[str]] | None = None,
                  check: SessionCheck | None = None) -> None:
+        """`store`: the incident log; `web`: the web view's state (feed, sessions, card
+        arrivals), both handed over by the composition root."""
         self.core = core
+        self.store = store
+        self.web = web
         self.map_zones = map_zones  # the zone ids a fixture's map draws (posts are shown there)
         self.check = check  # which screens' sessions are still open (one read for all)
-        self.feed = core.facades.web.feed
+        self.feed = web.feed
         self.feeds: dict[str, FixtureFeed] = {}
         self.delivery: list[dict[str, Any]] = []
         self._delivery_key: tuple[Any, ...] | None = None
@@ -333,7 +339,7 @@ class LiveRoom:
                 del self.screens[who]
 
     async def _watch_revocations(self) -> None:
-        sessions = self.core.facades.web.sessions
+        sessions = self.web.sessions
         while True:
             try:
                 async for who in sessions.revocations(self._revocations_ready):
@@ -377,7 +383,7 @@ class LiveRoom:
         notifier = self.core.notifier
         if not ids or not control_chats(notifier):
             return {}
-        seen = await self.core.facades.delivery.refs.delivered_at(fx_id, ids)
+        seen = await self.web.delivered_at(fx_id, ids)
         waiting = notifier.waiting(fx_id)
         return {i: incident_delivery(notifier, seen.get(i, {}), waiting.get(i, []))
                 for i in ids}
@@ -412,22 +418,22 @@ class LiveRoom:
 
     async def stewarding(self, fx_id: str) -> dict[str, Any] | None:
         """The stewarding tile and the map's posts for a fixture (None: no such fixture)."""
-        fx = await self.core.store.fixture(fx_id)
+        fx = await self.store.fixture(fx_id)
         if fx is None:
             return None
         zones = self.map_zones(fx) if self.map_zones is not None else set()
-        return await stewarding_view(self.core, fx, zones)
+        return await stewarding_view(self.core, self.store, fx, zones)
 
     async def tiles(self, fx: Fixture) -> dict[str, Any]:
         """Every tile's figure for a fixture."""
-        store = self.core.store
+        store = self.store
         counts, rt, unacked = await asyncio.gather(
             store.counts(fx.id), store.response_times(fx.id), self.feed.unacked_count(fx.id))
         return tiles(fx, counts, rt, unacked)
 
     async def changes(self, fx_id: str, events: list[Event]) -> list[Change]:
         """Events with the incidents they touched (read once each) and fresh tiles."""
-        fx = await self.core.store.fixture(fx_id)
+        fx = await self.store.fixture(fx_id)
         if fx is None:
             return []
         ns = sorted({int(e.data["id"][4:]) for e in events

@@ -21,7 +21,8 @@ from bot.domain.vocab import BAN_TYPES, OFFENCES
 from bot.evidence.match_chart import chart_data, chart_from_counts
 from bot.evidence.postmatch import build_report
 from bot.evidence.summary import mmss
-from bot.store import StoreUnavailable
+from bot.store import Store, StoreUnavailable
+from bot.store.facades import WebState
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
 from bot.web.decision_panel import decisions_page
@@ -93,10 +94,14 @@ def takes_gzip(accept_encoding: str) -> bool:
 class ControlRoom:
     """Routes, sessions and live feeds of the control-room screens."""
 
-    def __init__(self, core: Core, public_url: str | None = None) -> None:
+    def __init__(self, core: Core, store: Store, web: WebState,
+                 public_url: str | None = None) -> None:
+        """`store`: the incident log; `web`: the web view's state; both built once by the
+        composition root (bot/runtime.py control_room_for) and handed to the screens' parts."""
         self.core = core
-        self.access = Access(core)
-        self.live = LiveRoom(core, lambda fx: set(self.ground_map(fx).zones),
+        self.store = store
+        self.access = Access(core, store, web)
+        self.live = LiveRoom(core, store, web, lambda fx: set(self.ground_map(fx).zones),
                              check=self.access.still_open)
         self.public_url = public_url or core.settings.web_base
         self.secure = self.public_url.startswith("https://")
@@ -230,11 +235,11 @@ class ControlRoom:
     async def _fixture(self, request: web.Request, viewer: Viewer) -> Fixture:
         # the screen follows its member's own fixture (/fixture use), as their chat does
         fx_id = request.query.get("fixture", "")
-        fx = await (self.core.store.fixture(fx_id) if fx_id else self.core.fixture_of(viewer.who))
+        fx = await (self.store.fixture(fx_id) if fx_id else self.core.fixture_of(viewer.who))
         if fx is None and not fx_id:  # none active (e.g. after a replay): the nearest night
             now = self.core.clock.now()  # a live one; else a drill's (its pages say DRILL)
-            fx = min(await self.core.store.fixtures()
-                     or await self.core.store.fixtures(drill=True), default=None,
+            fx = min(await self.store.fixtures()
+                     or await self.store.fixtures(drill=True), default=None,
                      key=lambda f: abs(f.kickoff - now))
         if fx is None and fx_id:  # a mistyped or old link: say so, never show another night
             raise web.HTTPNotFound(text=message_page(
@@ -272,10 +277,10 @@ class ControlRoom:
     async def _chart_svg(self, fx: Fixture, viewer: Viewer, whole: bool = False) -> str:
         """The timeline for a member: the live screens' last hours, or the whole night."""
         if not viewer.steward:  # from the bins' counters, as the live feed draws it
-            counts = await self.core.store.chart_counts(fx.id)  # live: per 5 minutes
+            counts = await self.store.chart_counts(fx.id)  # live: per 5 minutes
             return self.live.chart(fx, chart_from_counts(counts, fine=not whole),
                                    viewer.police_view, None if whole else LIVE_BINS)
-        events = [e for e in await self.core.store.events(fx.id)
+        events = [e for e in await self.store.events(fx.id)
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
 
@@ -381,7 +386,7 @@ class ControlRoom:
         gm = self.ground_map(fx)
         tz = self.core.settings.zone
         # the same values as `matchday report --pdf` (figures, rows, generated at, chain head)
-        report = await build_report(self.core.store, self.live.feed, fx, gm.ground, tz,
+        report = await build_report(self.store, self.live.feed, fx, gm.ground, tz,
                                     self.core.clock.now())
         fig = report.figures
         incidents = await self._incidents(fx, viewer)
@@ -405,7 +410,7 @@ class ControlRoom:
                 "Not for your role", "The decision log is for the Safety Officer, the police "
                 "commander and control."), content_type="text/html")
         fx = await self._fixture(request, viewer)
-        view = await self.core.store.decisions.read(fx.id)
+        view = await self.store.decisions.read(fx.id)
         return web.Response(text=decisions_page(fx, view, self.core.settings.zone),
                             content_type="text/html")
 

@@ -11,6 +11,7 @@ from bot.core.dispatch import Core
 from bot.domain.deployment import plan_state, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.procedures import Steward, target_label
+from bot.store import Store
 
 # Log events that change what the tile or the overlay shows.
 STEWARDING_KINDS = frozenset({"stewards.broadcast", "stewards.procedure",
@@ -19,9 +20,10 @@ STEWARDING_KINDS = frozenset({"stewards.broadcast", "stewards.procedure",
 NAMES = 40  # names listed under "not yet" (the count says how many more)
 
 
-async def stewarding_view(core: Core, fx: Fixture, map_zones: set[str]) -> dict[str, Any]:
+async def stewarding_view(core: Core, store: Store, fx: Fixture,
+                          map_zones: set[str]) -> dict[str, Any]:
     """What the screen shows of the stewarding plan and the latest acknowledgements."""
-    state = core.store.stewarding
+    state = store.stewarding
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     filled, attendance = await state.deployment(fx.id)
     posts = posts_of(core.settings.config_dir, fx.ground or ground.id)

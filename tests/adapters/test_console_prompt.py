@@ -43,7 +43,8 @@ async def test_a_pushed_escalation_is_followed_by_the_prompt(core, clock, say) -
     try:
         await out.until(lambda: out.getvalue().endswith(PROMPT))
         await say("/incident missile @seg_ne s4 coins thrown", as_="steward")
-        await sweep_escalations(core, clock.now() + timedelta(seconds=61))  # the first tier
+        # the first tier
+        await sweep_escalations(core, core.store, clock.now() + timedelta(seconds=61))
         screen = out.getvalue()
         pushed = screen.rindex("INC-1 unacknowledged")
         assert screen.endswith("\n" + PROMPT), screen[-200:]  # where to type, under it

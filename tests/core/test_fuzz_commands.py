@@ -133,7 +133,7 @@ def test_fuzzed_commands_from_every_role(redis_url: str, tmp_path: Path) -> None
     def run(actions: list) -> None:
         for person, what, wait in actions:
             loop.run_until_complete(one(person, what, wait))
-        loop.run_until_complete(sweep_escalations(core, clock.now()))
+        loop.run_until_complete(sweep_escalations(core, core.store, clock.now()))
         assert not failures.records, [r.getMessage() for r in failures.records]
 
     try:

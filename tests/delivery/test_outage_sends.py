@@ -28,13 +28,13 @@ async def test_a_briefing_and_an_escalation_due_in_an_outage_go_out_late_via_the
     clock.set(utc(2026, 11, 28, 12))  # the T-3h briefing and INC-1's first tier fall due
     assert await s._fire_live(f"{FX}/briefing@20261128T120000Z") is None
     try:
-        await sweep_escalations(core, clock.now())
+        await sweep_escalations(core, core.store, clock.now())
     except StoreUnavailable:
         pass
     server.start()
     clock.set(utc(2026, 11, 28, 12, 30))
     await s.catch_up(clock.now())
-    await sweep_escalations(core, clock.now())
+    await sweep_escalations(core, core.store, clock.now())
     fx_backlog, _ = await core.notifier.outbox.backlog(FX)
     # durable first, delivered by the reader
     assert fx_backlog >= 2 and rec.titles(chat="command", of="") == []
@@ -48,7 +48,7 @@ async def test_a_briefing_and_an_escalation_due_in_an_outage_go_out_late_via_the
         assert len(briefings) == 1 and "LATE (was due 12:00)" in briefings[0], titles
         assert "⚠ INC-1 unacknowledged 31m (late: due 11:59)" in titles, titles
         await s.catch_up(clock.now())
-        while await sweep_escalations(core, clock.now()):  # the later tiers, each once
+        while await sweep_escalations(core, core.store, clock.now()):  # the later tiers, each once
             pass
         await reader.drain()
         again = rec.titles(chat="command", of="")

@@ -30,7 +30,7 @@ async def test_an_escalation_claimed_by_a_replica_that_dies_is_delivered_once(
 
     core.notifier.send = dies
     try:
-        await sweep_escalations(core, START + timedelta(seconds=60))
+        await sweep_escalations(core, core.store, START + timedelta(seconds=60))
     except RuntimeError:
         pass
     other = build_core(store, settings, clock, cache_ttl=0)  # the replica that takes over
@@ -43,7 +43,8 @@ async def test_an_escalation_claimed_by_a_replica_that_dies_is_delivered_once(
     await reader.drain()
     alerts = [(c, r.title) for c, r in slack.got if "unacknowledged" in r.title]
     assert sorted(c for c, _ in alerts) == ["C0COMMAND", "C0POLICE"]  # tier 1, once each
-    assert await sweep_escalations(other, START + timedelta(seconds=61)) == []  # not again
+    # not again
+    assert await sweep_escalations(other, other.store, START + timedelta(seconds=61)) == []
     await reader.drain()
     assert [(c, r.title) for c, r in slack.got if "unacknowledged" in r.title] == alerts
     await reader.stop()

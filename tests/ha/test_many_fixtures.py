@@ -124,20 +124,21 @@ async def test_escalations_fire_per_fixture_into_its_chats(two, clock):
     await say(f"/fixture use {WOMEN}", as_="stw-w")
     await say("/incident missile @away_end s3", as_="stw-w")
     await say("/incident missile @stb_upper s3", as_="steward")
-    outs = await sweep_escalations(core, START + timedelta(seconds=120))
+    outs = await sweep_escalations(core, core.store, START + timedelta(seconds=120))
     # Severity 3's first tier (2 min) goes to command: each fixture's own command chat.
     assert sorted(o.fixture for o in outs if o.audience == "command") == sorted([men, WOMEN])
     await core.notifier.drain()
     esc = {(c, "Away End" in r.text, "Sir Trevor Brooking" in r.text) for c, r in rec.got
            if "unacknowledged" in r.title}  # each fixture's incident, at its own ground
     assert esc == {(W_COMMAND_TG, True, False), (MEN_COMMAND_TG, False, True)}
-    assert await sweep_escalations(core, START + timedelta(seconds=121)) == []  # once each
+    # once each
+    assert await sweep_escalations(core, core.store, START + timedelta(seconds=121)) == []
 
 
 async def test_briefings_go_to_each_fixtures_own_chats(two):
     core, rec, men = two
     women = await core.store.fixture(WOMEN)
-    outs = await briefing_outbounds(core, women, "T-24h")
+    outs = await briefing_outbounds(core, core.store, women, "T-24h")
     await core.notifier.send(outs)
     await core.notifier.drain()
     got = rec.chats_with("Women")
@@ -158,7 +159,7 @@ async def test_the_escalation_index_shrinks_when_a_fixture_has_nothing_left(two)
     assert {men, WOMEN} <= set(listed)
     await say(f"/fixture use {WOMEN}", as_="ctl-w")
     assert (await say("/resolve 1 all clear", as_="ctl-w")).reply.ok
-    await sweep_escalations(core, START + timedelta(seconds=30))
+    await sweep_escalations(core, core.store, START + timedelta(seconds=30))
     listed = await core.store.gateway.r.smembers(core.store.esc_index)
     assert WOMEN not in listed and men in listed
     # A new report lists it again (another replica may have retired it meanwhile).

@@ -15,9 +15,8 @@ from bot.delivery.sink import RetryLater
 from bot.domain.messages import Outbound, Reply
 from bot.observe import metrics
 from bot.observe.endpoints import health_routes
-from bot.runtime import attach_scheduler
+from bot.runtime import attach_scheduler, scheduler_for
 from bot.schedule.escalation import sweep_escalations
-from bot.schedule.scheduler import Scheduler
 from rigs.net import serving
 from rigs.recording_sink import RecordingSink
 from tests.conftest import START
@@ -87,11 +86,11 @@ async def _scraped(port: int, notifier: Notifier, sink: Sink, now: list[float], 
     await asyncio.wait_for(third_send(), 5)
     now[0] += 42.0
     # Briefings (sent and missed), an escalation, store round trips.
-    scheduler = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
+    scheduler = attach_scheduler(core, scheduler_for(core, clock, live=False))
     await scheduler.start()  # T-24h and friends were due before the fixture existed
     await scheduler.run_due(START + timedelta(hours=1))  # T-1h: on time
     await say("/incident crowd_density @gate_away s5 crush", as_="steward")
-    assert await sweep_escalations(core, clock.now() + timedelta(seconds=1))
+    assert await sweep_escalations(core, core.store, clock.now() + timedelta(seconds=1))
     after = await scrape(port)
     assert grew(after, "matchday_rate_limited_total", platform="telegram") == 1
     depth = after[("matchday_delivery_queue_depth", (("platform", "telegram"),))]

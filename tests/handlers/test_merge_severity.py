@@ -38,7 +38,7 @@ async def test_a_higher_severity_merged_report_raises_the_incident(say, core, cl
     assert counts.get("inc:sev:4") == 1 and "inc:sev:3" not in counts
     # escalation re-planned on severity 4's timers: a minute from the report, not two
     assert (await core.store.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 60
-    outs = await sweep_escalations(core, START + timedelta(seconds=60))
+    outs = await sweep_escalations(core, core.store, START + timedelta(seconds=60))
     assert sorted(o.audience for o in outs) == ["command", "police"]
     # the open list orders it with the severity-4 incidents
     (first,), by_sev = await core.store.open_incidents(fx.id, limit=1)

@@ -19,7 +19,7 @@ async def test_steward_on_scene_is_recorded_without_stopping_escalation(say, cor
     inc = await core.store.incident(fx.id, 1)
     assert inc.status == "reported"
     assert "1:ack" in await core.store.deadlines(fx.id)
-    outs = await sweep_escalations(core, START + timedelta(seconds=60))
+    outs = await sweep_escalations(core, core.store, START + timedelta(seconds=60))
     assert sorted(o.audience for o in outs) == ["command", "police"]  # still escalates
     (note,) = await log_of(core, "incident.update")
     assert "on scene" in note.data["text"].lower() and "top of the stairs" in note.data["text"]

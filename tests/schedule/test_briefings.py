@@ -59,7 +59,7 @@ async def history(say, core) -> str:
 async def test_full_briefing_from_stored_history(core, say):
     await history(say, core)
     fx = await core.active_fixture()
-    full, _ = await briefing_replies(core, fx, "T-3h")
+    full, _ = await briefing_replies(core, core.store, fx, "T-3h")
     text = full.text
     assert "Briefing T-3h · West Ham United v Chelsea" == full.title
     assert "Kick-off Wed 25 Nov 19:45 (GMT)" in text
@@ -90,14 +90,14 @@ async def test_steward_version_has_no_intelligence(core, say):
     await history(say, core)
     fx = await core.active_fixture()
     fx.notes["intel"] = "away group plans to meet at Stratford"
-    full, stewards = await briefing_replies(core, fx)
+    full, stewards = await briefing_replies(core, core.store, fx)
     assert "away group plans" in full.text
     for secret in ("Risk groups", "risk group", "RISK ASSESSMENT", "History", "arrests",
                    "history of disorder", "away group plans", "banning"):
         assert secret not in stewards.text, secret
     assert "Segregation:" in stewards.text and "Kick-off" in stewards.text
     assert stewards.title.endswith("stewards")
-    outs = await briefing_outbounds(core, fx, "T-3h")
+    outs = await briefing_outbounds(core, core.store, fx, "T-3h")
     by = {o.audience: o.reply for o in outs}
     assert by["command"] is by["police"] and "Risk groups" in by["command"].text
     assert "Risk groups" not in by["stewards"].text
@@ -137,7 +137,7 @@ async def test_summary_figures_equal_recount(core, say, clock):
     rt = fig["response_times"]
     assert rt["median_ack_s"] == median(list(tally.ack_seconds.values()))
     assert rt["worst_close_s"] == max(tally.close_seconds.values())
-    reply = await summary_reply(core, fx)
+    reply = await summary_reply(core, core.store, fx)
     assert "Arrests: 3 (inside 2, outside 1; home 1, away 2)" in reply.text
     assert reply.images and reply.images[0].startswith(b"\x89PNG")
     r = await say("/summary", as_="police_commander")
@@ -146,7 +146,8 @@ async def test_summary_figures_equal_recount(core, say, clock):
 
 async def test_summary_late_title(core):
     fx = await core.active_fixture()
-    reply = await summary_reply(core, fx, late_due=datetime(2026, 11, 25, 21, 50, tzinfo=UTC))
+    reply = await summary_reply(core, core.store, fx,
+                                late_due=datetime(2026, 11, 25, 21, 50, tzinfo=UTC))
     assert reply.title.endswith("LATE (was due 21:50)")
     assert reply.images == []  # nothing happened: no chart
 
@@ -177,7 +178,8 @@ async def scheduled(store, settings, clock, cfg: Path) -> dict[str, str]:
     core = build_core(store, settings, clock, config_dir=cfg, cache_ttl=0)
     await ensure_sample_fixture(core)
     fx = await core.active_fixture()
-    return {o.audience: o.reply.text for o in await briefing_outbounds(core, fx, "T-3h")}
+    outs = await briefing_outbounds(core, core.store, fx, "T-3h")
+    return {o.audience: o.reply.text for o in outs}
 
 
 async def test_scheduled_briefings_keep_intelligence_from_chats_a_viewer_reads(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.schedule.early_warning_feed import EarlyWarning
+from bot.runtime import early_warning_for
 
 
 async def test_control_and_command_are_warned_once_and_it_is_logged(say, core) -> None:
@@ -12,7 +12,7 @@ async def test_control_and_command_are_warned_once_and_it_is_logged(say, core) -
     async def tap(out) -> None:
         sent.append(out)
     core.notifier.taps.append(tap)
-    replicas = [EarlyWarning.of(core), EarlyWarning.of(core)]  # two replicas follow the log
+    replicas = [early_warning_for(core), early_warning_for(core)]  # two replicas follow the log
     for r in replicas:
         assert await r.sweep() == []  # they start from now
     await say("/incident missile @seg_ne s4 aff=away coins thrown", as_="steward")

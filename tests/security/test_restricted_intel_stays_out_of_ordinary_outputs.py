@@ -14,7 +14,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.evidence.summary import summary_figures
-from bot.web.server import ControlRoom
+from bot.runtime import control_room_for
 from tests.test_cli import matchday
 from tests.web.test_web import sign_in
 
@@ -30,7 +30,7 @@ def leaks(text: str) -> list[str]:
 
 @pytest_asyncio.fixture
 async def client(core) -> AsyncIterator[TestClient]:
-    room = ControlRoom(core, "http://127.0.0.1:8080")
+    room = control_room_for(core, "http://127.0.0.1:8080")
     c = TestClient(TestServer(room.web_app()))
     await c.start_server()
     yield c

@@ -8,13 +8,14 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.core.dispatch import Core
+from bot.runtime import control_room_for
 from bot.web.server import ControlRoom
 
 
 @pytest_asyncio.fixture
 async def room(core: Core) -> AsyncIterator[ControlRoom]:
     """The control-room web view over the test's core."""
-    r = ControlRoom(core, "http://127.0.0.1:8080")
+    r = control_room_for(core, "http://127.0.0.1:8080")
     yield r
     await r.live.close()
 

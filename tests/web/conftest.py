@@ -12,9 +12,8 @@ from aiohttp.test_utils import TestServer
 from pydantic import SecretStr
 
 from bot.core.dispatch import Core
-from bot.runtime import telegram_for
+from bot.runtime import control_room_for, telegram_for
 from bot.settings import Settings
-from bot.web.server import ControlRoom
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from tests.support.optional_marker import OptionalMarker
 from tests.support.web import client, room  # noqa: F401 (fixtures)
@@ -63,7 +62,7 @@ async def telegram(core: Core, settings: Settings) -> AsyncIterator[FakeTelegram
 @pytest_asyncio.fixture
 async def control_url(core: Core) -> AsyncIterator[str]:
     """The control room served on a local port (its base URL)."""
-    served = ControlRoom(core, "http://127.0.0.1")
+    served = control_room_for(core, "http://127.0.0.1")
     server = TestServer(served.web_app(), host="127.0.0.1")
     await server.start_server()
     yield str(server.make_url("")).rstrip("/")

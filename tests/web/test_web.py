@@ -12,9 +12,10 @@ from aiohttp.test_utils import TestClient
 
 from bot.core.dispatch import Core
 from bot.domain.clock import VirtualClock
+from bot.runtime import control_room_for
 from bot.web.access import COOKIE
 from bot.web.live import stream_key
-from bot.web.server import ControlRoom, takes_gzip
+from bot.web.server import takes_gzip
 from tests.conftest import Chat
 from tests.support.web import new_client
 from tests.web.conftest import TG_CONTROL
@@ -92,7 +93,7 @@ async def test_a_sign_in_posted_from_another_site_is_refused(client, say, core) 
 
 
 async def test_secure_cookie_behind_https(core, say) -> None:
-    room = ControlRoom(core, "https://control.example.test")
+    room = control_room_for(core, "https://control.example.test")
     c = await new_client(room)
     try:
         path = await link_for(say, "control")

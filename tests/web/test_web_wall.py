@@ -17,7 +17,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestServer
 
 from bot.core.dispatch import Core
-from bot.schedule.early_warning_feed import EarlyWarning
+from bot.runtime import control_room_for, early_warning_for
 from bot.schedule.escalation import sweep_escalations
 from bot.web.server import ControlRoom
 from rigs.botproc import TYPES, ZONES
@@ -128,7 +128,7 @@ class Restartable:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        self.room = ControlRoom(self.core, "http://127.0.0.1")
+        self.room = control_room_for(self.core, "http://127.0.0.1")
         self.server = TestServer(self.room.web_app(), host="127.0.0.1", port=self.port)
         await self.server.start_server()
 
@@ -197,7 +197,7 @@ async def test_a_new_s5_raises_a_banner_until_acknowledged_from_it(screen, say, 
     assert "New S5" in await screen.text("#alerts")
     assert await screen.js(body_data("beeps")) == "1"  # sound was switched on
     # an unacknowledged S3 that escalates on its timer raises one too
-    await sweep_escalations(core, clock.now() + timedelta(minutes=10))
+    await sweep_escalations(core, core.store, clock.now() + timedelta(minutes=10))
     await screen.until(has("#alerts .alert", "Escalated"), 5)
     # where each card's chat message is (item 9), from the delivered marks
     await screen.until(has('.card[data-id="INC-2"] .dlv', "delivered"), 5)
@@ -232,7 +232,7 @@ return {n: boxes.length, overlaps, heat};
 
 async def test_pins_do_not_cover_each_other_and_busy_zones_warm(screen, say, clock,
                                                                  core) -> None:
-    warnings = EarlyWarning.of(core)
+    warnings = early_warning_for(core)
     await warnings.sweep()  # follows the log from now
     # neighbouring places in the north-east corner, where the seed night's trouble was
     for text in ("missile @seg_ne s4 coins", "missile @away_upper s4 coins back",

@@ -13,9 +13,8 @@ from bot.app import build_core
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.delivery.durable import OutboxReader
-from bot.runtime import attach_scheduler
+from bot.runtime import attach_scheduler, scheduler_for
 from bot.schedule.escalation import sweep_escalations
-from bot.schedule.scheduler import Scheduler
 from bot.store import Store
 from bot.store.outbox import Outbox
 from rigs.fakes.telegram_api import FakeTelegram
@@ -65,7 +64,7 @@ async def tap(fake: FakeTelegram, who: int, msg: dict, needle: str) -> None:  # 
 async def test_the_scheduled_briefing_is_signed_off_once_and_a_new_version_asks_again(
         core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
     staff(core)
-    sched = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
+    sched = attach_scheduler(core, scheduler_for(core, clock, live=False))
     await sched.start()
     await sched.run_due(START + timedelta(minutes=46))  # T-60m: 18:45 (the roll call too)
     msg = briefing_in(fake, STEWARDS, "v")
@@ -118,7 +117,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
     core2 = build_core(store2, settings, clock, cache_ttl=0)
     for c in (core, core2):
         c.notifier.outbox = Outbox(c.store.gateway)
-    scheds = [attach_scheduler(c, Scheduler(c, clock=clock, live=False)) for c in (core, core2)]
+    scheds = [attach_scheduler(c, scheduler_for(c, clock, live=False)) for c in (core, core2)]
     for s in scheds:
         await s.start()
     fx = await core.active_fixture()
@@ -149,7 +148,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
 async def test_a_fixture_sets_its_own_roll_call_time_or_none(
         core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
     staff(core)
-    sched = attach_scheduler(core, Scheduler(core, clock=clock, live=False))
+    sched = attach_scheduler(core, scheduler_for(core, clock, live=False))
     await sched.start()
     await ask(fake, ADMIN, "/fixture note rollcall T-1h", "note set")
     fx = await core.active_fixture()
@@ -172,18 +171,18 @@ async def test_a_missing_child_goes_to_the_police_at_t_plus_15_unless_found(
     said = await ask(fake, SO, MISSING, "Police are told at 18:15")
     mid = re.findall(r"M-[0-9a-f]{6}", said)[0]
     await fake.wait_for(sends_to(AWAY_GATE, "red coat"))
-    assert await sweep_escalations(core, START + timedelta(minutes=14)) == []
+    assert await sweep_escalations(core, core.store, START + timedelta(minutes=14)) == []
     # a restart: another process, built afresh, finds the deadline in Redis
     store2 = Store.from_url(redis_url)
     core2 = build_core(store2, settings, clock, cache_ttl=0)
-    await sweep_escalations(core2, START + timedelta(minutes=1))  # nothing due yet
-    outs = await sweep_escalations(core, START + timedelta(minutes=15))
+    await sweep_escalations(core2, core2.store, START + timedelta(minutes=1))  # nothing due yet
+    outs = await sweep_escalations(core, core.store, START + timedelta(minutes=15))
     assert sorted(o.audience for o in outs) == ["control", "police"]
     police = next(o for o in outs if o.audience == "police").reply
     assert police.title.startswith(f"🔎 MISSING CHILD {mid}: not found after 15 min")
     assert "red coat, blue hat" in police.text and "Last seen: Away turnstiles" in police.text
     await fake.wait_for(sends_to(CONTROL, f"MISSING CHILD {mid}: not found after 15 min"))
-    assert await sweep_escalations(core2, START + timedelta(minutes=16)) == []  # once
+    assert await sweep_escalations(core2, core2.store, START + timedelta(minutes=16)) == []  # once
     fx = await core.active_fixture()
     assert (await core.store.stewarding.search(fx.id, mid))["search"] == "police"
     told = []
@@ -206,7 +205,7 @@ async def test_found_first_stops_the_police_timer(
     clock.set(START + timedelta(minutes=9))
     await ask(fake, SO, "/found M-zzzzzz the family stand", "No missing-person report")
     await ask(fake, SO, f"/found {mid} reunited at the Gate B family point", "sent to")
-    assert await sweep_escalations(core, START + timedelta(minutes=16)) == []
+    assert await sweep_escalations(core, core.store, START + timedelta(minutes=16)) == []
     fx = await core.active_fixture()
     search = await core.store.stewarding.search(fx.id, mid)
     assert search["search"] == "found" and search["found_at"].endswith("18:09:00+00:00")

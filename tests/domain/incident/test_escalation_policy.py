@@ -9,7 +9,7 @@ import pytest
 
 from bot.domain.incident.escalation_policy import load_policy
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 POLICY = load_policy(ROOT / "config" / "escalation.toml")
 
 
