@@ -11,10 +11,10 @@ from bot.domain.deployment import (
     mobile_needed,
     parse_rota,
     plan_state,
-    posts_of,
 )
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
+from handlers.stewarding import fixture_posts
 
 USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
          "CSV lines: steward id, name, post)  |  /deploy attendance <n>")
@@ -22,7 +22,7 @@ MAX_ATTENDANCE = 200_000
 
 
 def _posts(ctx: Ctx, fx: Fixture):  # type: ignore[no-untyped-def]
-    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    posts = fixture_posts(ctx, fx)
     if not posts:
         raise UsageError(f"No posts are planned for {ctx.ground(fx).name}: add [[post]] "
                          "entries to its file in config/grounds.")
@@ -31,7 +31,7 @@ def _posts(ctx: Ctx, fx: Fixture):  # type: ignore[no-untyped-def]
 
 async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     """Planned vs filled per zone (full: with the unfilled posts and who fills what)."""
-    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    posts = fixture_posts(ctx, fx)
     if not posts:
         return []
     filled, attendance = await ctx.store.stewarding.deployment(fx.id)
@@ -120,7 +120,7 @@ LEVEL_WORDS = {"red": "🔴 SHORT", "amber": "🟠 GAPS", "ok": "✓ OK"}  # rea
 async def posts_cmd(ctx: Ctx) -> Result:
     """/posts: planned vs filled per zone, worst first (the Slack Home tab shows it)."""
     fx = await ctx.fixture()
-    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    posts = fixture_posts(ctx, fx)
     if not posts:
         return Result(Reply(f"No posts are planned for {ctx.ground(fx).name}.",
                             title="Posts by zone"))
