@@ -64,6 +64,23 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     return out
 
 
+async def attendance(ctx: Ctx, fx: Fixture, words: list[str]) -> Result:
+    """/deploy attendance <n> (also /fixture attendance <n>): the fixture's expected
+    attendance, which the mobile posts are compared with (one per 250)."""
+    if len(words) != 1 or not words[0].replace(",", "").isdigit():
+        raise UsageError("Attendance is a whole number, e.g. /fixture attendance 41000.",
+                         field="attendance")
+    n = int(words[0].replace(",", ""))
+    if not 0 < n <= MAX_ATTENDANCE:
+        raise UsageError(f"Attendance must be between 1 and {MAX_ATTENDANCE:,}.",
+                         field="attendance")
+    await ctx.store.stewarding.set_attendance(
+        fx.id, n, ctx.event("deploy.attendance", {"attendance": n}), ctx.cmd.dedupe_key)
+    await ctx.core.changed("deploy", fx.id)
+    return Result(Reply(f"Expected attendance {n:,}: {mobile_needed(n)} mobile stewards "
+                        "needed (one per 250)."))
+
+
 async def deploy_cmd(ctx: Ctx) -> Result:
     """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
     fx = await ctx.fixture()
@@ -75,15 +92,7 @@ async def deploy_cmd(ctx: Ctx) -> Result:
         return Result(Reply("\n".join(lines), title=f"Deployment · {fx.title}"))
     word = ctx.args[0].lower()
     if word == "attendance":
-        if len(ctx.args) != 2 or not ctx.args[1].replace(",", "").isdigit():
-            raise UsageError("Attendance is a whole number, e.g. /deploy attendance 41000.")
-        n = int(ctx.args[1].replace(",", ""))
-        if not 0 < n <= MAX_ATTENDANCE:
-            raise UsageError(f"Attendance must be between 1 and {MAX_ATTENDANCE:,}.")
-        await state.set_attendance(fx.id, n, ctx.event("deploy.attendance", {"attendance": n}),
-                                   ctx.cmd.dedupe_key)
-        return Result(Reply(f"Expected attendance {n:,}: {mobile_needed(n)} mobile stewards "
-                            "needed (one per 250)."))
+        return await attendance(ctx, fx, ctx.args[1:])
     posts = _posts(ctx, fx)
     if word == "import":
         body = ctx.rest.split(None, 1)[1] if len(ctx.rest.split(None, 1)) > 1 else ""
