@@ -7,12 +7,19 @@ Telegram's ~30 messages a second per bot puts a floor of 1,000/30 s under it. Pr
 `broadcast_s` (confirm to the last steward's message), `floor_s`, `ratio` (goal <= 1.1),
 `telegram_429` (0), `delivered` (1,000), `other_messages_during` (0) and `lane_released`.
 
+`--missing` sends a /missing report instead, on a matchday deployment (`--supervisors` 40
+and `--exits` 60 exit-post stewards among the `--stewards`), and prints `missing_alert_p95_s`
+(from the /missing command to each targeted supervisor's and exit steward's receipt on the
+fake Telegram; goal <= 10), `missing_alert_max_s`, `missing_floor_s` (targeted/30, the
+platform's floor for that many) and `missing_ratio` (max / floor).
+
 `--kill` runs the real bot process instead (tests/botproc.py: its own roster of stewards, a
 Telegram archive chat for in-doubt lookups), SIGKILLs it once `--kill-after` stewards have
 the EVACUATE, starts it again, and prints `lost` (stewards who never got it, goal 0) and
 `duplicates` (stewards who got it more than once).
 
     .venv/bin/python bench/broadcast.py [--stewards 1000] [--reports 20] [--latency-ms 20]
+    .venv/bin/python bench/broadcast.py --missing [--supervisors 40] [--exits 60]
     .venv/bin/python bench/broadcast.py --kill [--stewards 1000] [--kill-after 400]
 """
 
@@ -91,6 +98,63 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
             "lane_released": int(lane_free)}
 
 
+EXIT_ZONES = ("gate_a", "gate_away", "gate_c", "gate_e", "gate_f")  # exit posts (kind gate)
+INSIDE = ("stb_upper", "stb_lower", "stb_walkway", "bbs_lower", "bms_lower", "ws_lower")
+MISSING = ("/missing age=7 desc=red coat, blue cap, about 120cm, fair hair seen=gate c "
+           "at=19:20")
+
+
+async def missing(stewards: int, supervisors: int, exits: int, reports: int,
+                  latency: float) -> dict[str, float | int]:
+    """A /missing report on a matchday deployment: how long until each supervisor and exit
+    steward has it on the fake Telegram (the rest of the stewards are not told)."""
+    fake = FakeTelegram(enforce_limits=True, latency=latency)
+    await fake.start()
+    async with bench_core() as (core, _url, _tmp):
+        for who in [w for w, m in core.roster.items() if m.role in ("steward", "supervisor")]:
+            core.roster.pop(who)
+        for i in range(stewards):
+            uid = str(FIRST_ID + i)
+            role = "supervisor" if i < supervisors else "steward"
+            zone = (EXIT_ZONES[i % len(EXIT_ZONES)] if supervisors <= i < supervisors + exits
+                    else INSIDE[i % len(INSIDE)])
+            core.roster[f"telegram:{uid}"] = Member("telegram", uid, role,
+                                                    f"Tabard {1000 + i}", zone)
+        targeted = supervisors + exits
+        async with telegram_through_outbox(core, fake) as reader:
+            fake.calls.clear()
+            t0 = time.monotonic()
+            done = await core.handle(say(MISSING, 1))
+            assert done is not None and done.reply.ok, done.reply.text
+            for k in range(reports):  # reports keep coming in meanwhile
+                core.clock.advance(timedelta(minutes=11))
+                await core.handle(Command("console", "control", "control",
+                                          f"/incident missile @stb_walkway s3 bench {k}",
+                                          f"bench-inc:{k}"))
+
+            def received() -> dict[int, float]:
+                first: dict[int, float] = {}
+                for c in fake.calls:
+                    if (c.ok and c.method == "sendMessage" and "MISSING" in str(
+                            c.params.get("text", "")) and int(c.params["chat_id"]) >= FIRST_ID):
+                        first.setdefault(int(c.params["chat_id"]), c.at - t0)
+                return first
+
+            await fake.wait_for(lambda _calls: len(received()) >= targeted,
+                                timeout=targeted / PER_SECOND * 3 + 30)
+            got = received()
+            await asyncio.wait_for(reader.drain(), 120)
+        await fake.stop()
+    times = sorted(got.values())
+    p95 = times[max(0, -(-95 * len(times) // 100) - 1)]
+    floor = targeted / PER_SECOND
+    wrong = sum(1 for chat in got if not chat - FIRST_ID < targeted)
+    return {"stewards": stewards, "missing_targeted": targeted, "missing_delivered": len(got),
+            "missing_to_others": wrong, "missing_alert_p95_s": round(p95, 2),
+            "missing_alert_max_s": round(times[-1], 2), "missing_floor_s": round(floor, 2),
+            "missing_ratio": round(times[-1] / floor, 3), "telegram_429": fake.too_many}
+
+
 SO = 299_999_999  # the safety officer who sends it, on Telegram
 ARCHIVE = "-1009999999999"  # a private channel only the bot posts in (in-doubt lookups)
 
@@ -164,12 +228,21 @@ def main() -> None:
     ap.add_argument("--stewards", type=int, default=1000)
     ap.add_argument("--reports", type=int, default=20)
     ap.add_argument("--latency-ms", type=float, default=20.0)
+    ap.add_argument("--missing", action="store_true",
+                    help="a /missing report to the supervisors and exit posts instead")
+    ap.add_argument("--supervisors", type=int, default=40)
+    ap.add_argument("--exits", type=int, default=60)
     ap.add_argument("--kill", action="store_true", help="kill -9 the bot mid-broadcast")
     ap.add_argument("--kill-after", type=int, default=400)
     ap.add_argument("--settle", type=float, default=120.0)
     a = ap.parse_args()
-    figures = asyncio.run(killed(a.stewards, a.kill_after, a.settle) if a.kill else
-                          run(a.stewards, a.reports, a.latency_ms / 1000))
+    if a.kill:
+        job = killed(a.stewards, a.kill_after, a.settle)
+    elif a.missing:
+        job = missing(a.stewards, a.supervisors, a.exits, a.reports, a.latency_ms / 1000)
+    else:
+        job = run(a.stewards, a.reports, a.latency_ms / 1000)
+    figures = asyncio.run(job)
     for name, value in figures.items():
         print(f"{name}: {value}")
 

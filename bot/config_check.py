@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.roles import RolesError, load_role_matrix
 from bot.domain.briefing.briefing_cadence import OFFSET_RE
-from bot.domain.deployment import load_posts, rollcall_offset
+from bot.domain.deployment import fixture_posts_of, load_posts, rollcall_offset
 from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground
 from bot.domain.vocab import INCIDENT_TYPES, RISK_CATEGORIES, ROLES
@@ -252,6 +252,15 @@ def _grounds(c: Checker) -> dict[str, set[str]]:
                     c.add(name, f"post {post.id}", f"{post.zone!r} is not a zone of this ground")
         except (ValueError, KeyError, TypeError) as exc:
             c.add(name, "post", str(exc).removeprefix(f"{path.name}: "))
+        try:  # a fixture's own posts ([fixtures."<id>"]: drop, change or add posts)
+            for fx, posts in fixture_posts_of(data, path.name).items():
+                for post in posts:
+                    if post.zone not in ground.zones:
+                        c.add(name, f"fixtures.{fx} post {post.id}",
+                              f"{post.zone!r} is not a zone of this ground")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            key, _, what = str(exc).removeprefix(f"{path.name} ").partition(": ")
+            c.add(name, key if what else "fixtures", what or key)
         try:  # when the automatic roll call goes out: T-<n>m/h/d before kick-off, or "off"
             rollcall_offset(data.get("rollcall"))
         except ValueError as exc:

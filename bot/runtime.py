@@ -184,7 +184,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
         chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
         adapter = None
         if console or not (chats or http or web or webhook):
-            fx = await ensure_sample_fixture(core)
+            fx = await ensure_sample_fixture(core, rota=True)
             where = (safe_url(app.settings.redis_url or "") if app.embedded is None else
                      f"embedded Redis at {app.embedded.data_dir} (server {app.embedded.binary})")
             print(f"Matchday Ops on {where}. Fixture: {fx.title} ({fx.id}).")

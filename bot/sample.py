@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from bot.core.dispatch import Core
 from bot.domain.clock import iso
+from bot.domain.deployment import RotaRow
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
 
@@ -13,10 +14,19 @@ from bot.domain.ledger import Event
 # (handlers.fixtures.fixture_id): one more hyphen-separated word can never be one of them, so
 # a replay of the same match on the same date (the bundled night) gets a fixture of its own.
 SAMPLE_PREFIX = "sample-"
+# The sample's small rota (the club's steward id, name, post): six of the London Stadium's
+# eight posts filled, the STB mobile post and the Gate A fire point left for /deploy.
+SAMPLE_ROTA = (RotaRow("14", "Steward 14", "stb_250_gangway"),
+               RotaRow("15", "Steward 15", "stb_256_gangway"),
+               RotaRow("9", "Steward 9", "stb_105_vom"),
+               RotaRow("31", "Steward 31", "stb_walkway_top"),
+               RotaRow("21", "Steward 21", "gate_b_lane_1"),
+               RotaRow("22", "Steward 22", "gate_b_lane_2"))
 
 
-async def ensure_sample_fixture(core: Core) -> Fixture:
-    """Create tonight's West Ham v Chelsea (C-IRD, London Stadium) unless a fixture is active."""
+async def ensure_sample_fixture(core: Core, *, rota: bool = False) -> Fixture:
+    """Create tonight's West Ham v Chelsea (C-IRD, London Stadium) unless a fixture is active;
+    with `rota`, its deployment plan filled from SAMPLE_ROTA (the console's newcomer sees one)."""
     from handlers.fixtures import create_fixture, fixture_id
 
     active = await core.active_fixture()
@@ -47,6 +57,12 @@ async def ensure_sample_fixture(core: Core) -> Fixture:
     ev = Event(kind="fixture.created", at=iso(core.clock.now()), by="system:sample",
                role="admin", data={"id": fx.id, **fx.to_hash()}, phase="pre")
     await create_fixture(core, fx, ev, f"sample:{fx.id}")
+    if rota:
+        rows = [[r.steward, r.name, r.post] for r in SAMPLE_ROTA]
+        filled = Event(kind="deploy.filled", at=iso(core.clock.now()), by="system:sample",
+                       role="admin", data={"rows": rows}, phase="pre")
+        await core.store.stewarding.deploy(fx.id, list(SAMPLE_ROTA), filled,
+                                           f"sample-rota:{fx.id}")
     await core.store.set_active_fixture(fx.id)
     core.cache.drop("active")
     return (await core.active_fixture()) or fx

@@ -16,6 +16,7 @@ from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefing_content import briefing_replies, briefing_send
 from bot.store import Refused
 from bot.store.stewarding_keys import STALE
+from handlers.stewarding import stewards
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
 VERSION_RE = re.compile(r"^v[0-9a-f]{6}$")
@@ -75,12 +76,12 @@ async def briefed_cmd(ctx: Ctx) -> Result:
 
 async def _signoff_counts(ctx: Ctx, fx: Fixture) -> tuple[SignOff, dict[str, str],
                                                           list[str], str] | None:
-    """(sign-off, steward who -> rota name, who signed, turnstiles-open time or '')."""
+    """(sign-off, steward who -> rota name, who signed, turnstiles-open time or ''): every
+    steward on duty tonight, the roster's and the accounts linked to a tabard on the rota."""
     got = await ctx.store.stewarding.signoff(fx.id)
     if got is None:
         return None
-    names = {m.who: m.name or m.user for m in ctx.core.roster.values()
-             if m.role in STEWARD_ROLES}
+    names = {s.who: s.name for s in await stewards(ctx, fx) if s.role in STEWARD_ROLES}
     opened = next((t for t in latest(await ctx.store.timings.read(fx.id))
                    if t.key == "turnstiles_open"), None)
     return got, names, got.signed(list(names)), iso(opened.at) if opened else ""

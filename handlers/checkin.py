@@ -10,19 +10,19 @@ import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso, parse_iso
-from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, posts_of
+from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
 from bot.domain.procedures import Target, in_zone, target_label
 from handlers.display import clock_time
-from handlers.stewarding import send, target_of
+from handlers.stewarding import fixture_posts, send, target_of
 
 BUTTONS = 6  # posts offered as buttons in one roll call message
 NAMES_SHOWN = 4
 
 
 def _posts(ctx: Ctx, fx: Fixture) -> list[Post]:
-    return posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    return fixture_posts(ctx, fx)
 
 
 async def onpost_cmd(ctx: Ctx) -> Result:

@@ -11,10 +11,10 @@ from bot.domain.deployment import (
     mobile_needed,
     parse_rota,
     plan_state,
-    posts_of,
 )
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
+from handlers.stewarding import fixture_posts
 
 USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
          "CSV lines: steward id, name, post)  |  /deploy attendance <n>")
@@ -22,7 +22,7 @@ MAX_ATTENDANCE = 200_000
 
 
 def _posts(ctx: Ctx, fx: Fixture):  # type: ignore[no-untyped-def]
-    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    posts = fixture_posts(ctx, fx)
     if not posts:
         raise UsageError(f"No posts are planned for {ctx.ground(fx).name}: add [[post]] "
                          "entries to its file in config/grounds.")
@@ -31,7 +31,7 @@ def _posts(ctx: Ctx, fx: Fixture):  # type: ignore[no-untyped-def]
 
 async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     """Planned vs filled per zone (full: with the unfilled posts and who fills what)."""
-    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    posts = fixture_posts(ctx, fx)
     if not posts:
         return []
     filled, attendance = await ctx.store.stewarding.deployment(fx.id)
@@ -64,6 +64,23 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     return out
 
 
+async def attendance(ctx: Ctx, fx: Fixture, words: list[str]) -> Result:
+    """/deploy attendance <n> (also /fixture attendance <n>): the fixture's expected
+    attendance, which the mobile posts are compared with (one per 250)."""
+    if len(words) != 1 or not words[0].replace(",", "").isdigit():
+        raise UsageError("Attendance is a whole number, e.g. /fixture attendance 41000.",
+                         field="attendance")
+    n = int(words[0].replace(",", ""))
+    if not 0 < n <= MAX_ATTENDANCE:
+        raise UsageError(f"Attendance must be between 1 and {MAX_ATTENDANCE:,}.",
+                         field="attendance")
+    await ctx.store.stewarding.set_attendance(
+        fx.id, n, ctx.event("deploy.attendance", {"attendance": n}), ctx.cmd.dedupe_key)
+    await ctx.core.changed("deploy", fx.id)
+    return Result(Reply(f"Expected attendance {n:,}: {mobile_needed(n)} mobile stewards "
+                        "needed (one per 250)."))
+
+
 async def deploy_cmd(ctx: Ctx) -> Result:
     """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
     fx = await ctx.fixture()
@@ -75,15 +92,7 @@ async def deploy_cmd(ctx: Ctx) -> Result:
         return Result(Reply("\n".join(lines), title=f"Deployment · {fx.title}"))
     word = ctx.args[0].lower()
     if word == "attendance":
-        if len(ctx.args) != 2 or not ctx.args[1].replace(",", "").isdigit():
-            raise UsageError("Attendance is a whole number, e.g. /deploy attendance 41000.")
-        n = int(ctx.args[1].replace(",", ""))
-        if not 0 < n <= MAX_ATTENDANCE:
-            raise UsageError(f"Attendance must be between 1 and {MAX_ATTENDANCE:,}.")
-        await state.set_attendance(fx.id, n, ctx.event("deploy.attendance", {"attendance": n}),
-                                   ctx.cmd.dedupe_key)
-        return Result(Reply(f"Expected attendance {n:,}: {mobile_needed(n)} mobile stewards "
-                            "needed (one per 250)."))
+        return await attendance(ctx, fx, ctx.args[1:])
     posts = _posts(ctx, fx)
     if word == "import":
         body = ctx.rest.split(None, 1)[1] if len(ctx.rest.split(None, 1)) > 1 else ""
@@ -120,7 +129,7 @@ LEVEL_WORDS = {"red": "🔴 SHORT", "amber": "🟠 GAPS", "ok": "✓ OK"}  # rea
 async def posts_cmd(ctx: Ctx) -> Result:
     """/posts: planned vs filled per zone, worst first (the Slack Home tab shows it)."""
     fx = await ctx.fixture()
-    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
+    posts = fixture_posts(ctx, fx)
     if not posts:
         return Result(Reply(f"No posts are planned for {ctx.ground(fx).name}.",
                             title="Posts by zone"))

@@ -16,6 +16,7 @@ from bot.domain.fixture.restricted import RESTRICTED_KIND, note_restricted, spli
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
 from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
+from handlers.deploy import attendance
 from handlers.inspections import turnstiles_refusal
 from handlers.words import resolve_word
 
@@ -23,14 +24,15 @@ FIXTURE_USAGE = ("/fixture add <Home> v <Away> <YYYY-MM-DD HH:MM> [cat=<A|B|C|C-
                  "[ground=<id>] [comp=<competition>] [att=<n>] [away=<n>]  |  "
                  "/fixture use <id> [me|chat|all]  |  /fixture category <cat> [why]  |  "
                  "/fixture kickoff <YYYY-MM-DD HH:MM>  |  /fixture note <key> <text>  |  "
-                 "/fixture cancel  |  /fixture list")
+                 "/fixture attendance <n>  |  /fixture cancel  |  /fixture list")
 # Briefing notes (risk_groups and intel are intelligence: command briefing only).
 NOTE_KEYS = ("segregation", "gates", "alcohol", "pyro", "travel", "dispersal", "risk_groups",
              "intel", "contacts", "rollcall")
 # Typed word -> sub-command (roles.toml grants some on their own, e.g. "fixture list").
 FIXTURE_ACTIONS = {"add": "add", "use": "use", "list": "list", "ls": "list",
                    "category": "category", "cat": "category", "kickoff": "kickoff",
-                   "ko": "kickoff", "cancel": "cancel", "note": "note", "notes": "note"}
+                   "ko": "kickoff", "cancel": "cancel", "note": "note", "notes": "note",
+                   "attendance": "attendance", "att": "attendance"}
 # /fixture add is read word by word, never by one regex: "(.+?)\s+v\s+(.+?)\s+" backtracks
 # for hours over 3,000 characters of spaces and "v"s, on the event loop.
 WORD = re.compile(r"\S+")
@@ -148,6 +150,8 @@ async def fixture_cmd(ctx: Ctx) -> Result:
     if action == "use":
         return await _use(ctx)
     fx = await ctx.fixture()
+    if FIXTURE_ACTIONS.get(action) == "attendance":  # /deploy attendance, by another name
+        return await attendance(ctx, fx, ctx.args[1:])
     if action in ("category", "cat"):
         if len(ctx.args) < 2:
             raise UsageError("Which category?")
@@ -347,7 +351,7 @@ def fixture_summary_fields(fx: Fixture) -> dict[str, Any]:
 def register(registry: Registry) -> None:
     """Add fixture and phase commands."""
     registry.add(Spec("fixture", FIXTURE_USAGE, "Add, choose or change a fixture", fixture_cmd,
-                      subcommands=FIXTURE_ACTIONS))
+                      subcommands=FIXTURE_ACTIONS, same_right={"attendance": "deploy"}))
     registry.add(Spec("fixtures", "/fixtures", "List fixtures and their ids", fixtures_cmd,
                       reads_only=True))
     registry.add(Spec("phase", "/phase <" + "|".join(PHASES.keys()) + ">",

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
-from bot.domain.deployment import posts_of, tonight
+from bot.domain.deployment import Post, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import (
@@ -36,6 +36,12 @@ BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
 
 
+def fixture_posts(ctx: Ctx, fx: Fixture) -> list[Post]:
+    """The fixture's posts: its ground's, with the fixture's overrides from the ground's file
+    (`[fixtures."<id>"]`)."""
+    return posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id, fx.id)
+
+
 async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
     """Everyone who stewards tonight (bot.domain.deployment.tonight): the roster's, and the
     accounts linked to a tabard on the fixture's rota."""
@@ -45,8 +51,7 @@ async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
     filled, _ = await state.deployment(fx.id)
     if not filled:
         return roster
-    posts = posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id)
-    return tonight(roster, filled, await state.tabards(), posts)
+    return tonight(roster, filled, await state.tabards(), fixture_posts(ctx, fx))
 
 
 def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
-from bot.domain.deployment import STEWARD_ID, posts_of
+from bot.domain.deployment import STEWARD_ID
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
 from bot.store import Refused
 from bot.store.stewarding_keys import HAS_TABARD, TABARD_TAKEN
+from handlers.stewarding import fixture_posts
 
 USAGE = "/tabard <number>  |  /tabard link <number> <platform:id>  |  /tabard"
 PLATFORMS = ("telegram", "slack", "console")
@@ -20,8 +21,7 @@ PLATFORMS = ("telegram", "slack", "console")
 async def _on_rota(ctx: Ctx, fx: Fixture, tabard: str) -> tuple[str, str] | None:
     """(rota name, post name) of a tabard on the fixture's rota, or None."""
     filled, _ = await ctx.store.stewarding.deployment(fx.id)
-    names = {p.id: p.name for p in posts_of(ctx.core.settings.config_dir,
-                                            fx.ground or ctx.ground(fx).id)}
+    names = {p.id: p.name for p in fixture_posts(ctx, fx)}
     for post, (t, name) in sorted(filled.items()):
         if t.lower() == tabard.lower():
             return name, names.get(post, post)

@@ -34,6 +34,19 @@ def test_console_chat_report_then_status(env):
     assert "Traceback" not in out + p.stderr
 
 
+def test_the_sample_fixture_has_a_small_deployment_plan(env):
+    """The Quick start's sample fixture comes with six of the ground's eight posts filled from
+    a small rota (issue 24: the console shows the plan); a second start adds nothing."""
+    for _ in range(2):
+        p = matchday("run", "--as", "control", env=env, stdin="/deploy\n/status\n/quit\n")
+        assert p.returncode == 0, p.stderr
+        plan, status = p.stdout.split("Deployment · ")[1].split("Status · ")
+        assert "Posts: 6/8 filled · unfilled: STB (north stand): 1, Gate A: 1" in plan
+        assert "✓ Block 250 gangway (static): Steward 14 [14]" in plan
+        assert "✗ UNFILLED Gate A fire point (fire, qualified)" in plan
+        assert "Posts: 6/8 filled" in status
+
+
 def test_console_buttons_are_pressed_by_number(env):
     # type, place (own zone first), severity 5 (button 5), then confirm it (button 1)
     lines = ["/incident", "2", "1", "5", "1"]

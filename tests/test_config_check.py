@@ -50,6 +50,10 @@ BREAKS = [
     ("grounds/london_stadium.toml", '"stb_lower", "stb_upper", "stb_walkway"',
      '"stb_lower", "stb_uper", "stb_walkway"',
      "grounds/london_stadium.toml: zone[0].adjacent: 'stb_uper' is not a zone of this ground"),
+    ("grounds/london_stadium.toml", '# [fixtures."westham-chelsea-20261202"]\n# drop = '
+     '["gate_b_lane_2"]', '[fixtures."westham-chelsea-20261202"]\ndrop = ["gate_b_lane_9"]',
+     "grounds/london_stadium.toml: fixtures.westham-chelsea-20261202: drop names no post of "
+     "this ground: gate_b_lane_9"),
     ("escalation.toml", "[merge]", "[merge",
      "escalation.toml: (file): not valid TOML: "),
 ]

@@ -28,6 +28,11 @@ def test_the_bundled_night_replays_after_the_quick_start(tmp_path: Path) -> None
     p = matchday("replay", str(SCENARIO), env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "Logged INC-7" in p.stdout
+    # the night's deployment plan and its automatic roll call (T-90m), answered on post
+    assert "Deployed 6 stewards from the rota." in p.stdout
+    assert "18:15   → user:replay:stw-14: 📋 Roll call T-90m · the whole ground" in p.stdout
+    assert "📋 Roll call 18:15: 2/8 posts on · not yet: Block 256 gangway (Steward 15)" \
+        in p.stdout
     assert f"/control/?fixture={NIGHT}" in p.stdout  # where to look at it next
     assert "not this drill's fixture" not in p.stdout + p.stderr
     ids = [f["id"] for f in json.loads(matchday("fixtures", "--json", env=env).stdout)]

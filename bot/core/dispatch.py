@@ -72,11 +72,18 @@ class Spec:
     hidden: bool = False
     reads_only: bool = False  # an outage then says "try again", not "NOT logged"
     subcommands: dict[str, str] = field(default_factory=dict, compare=False)  # word -> sub
+    # sub -> the command whose right it needs (an alias of another command's action, e.g.
+    # `fixture attendance` is `deploy attendance`: whoever may /deploy may, nobody else)
+    same_right: dict[str, str] = field(default_factory=dict, compare=False)
 
     def subcommand(self, rest: str) -> str | None:
         """The sub-command the first word after the name means (roles.toml rights), if any."""
         first = rest.split(None, 1)[0] if self.subcommands and rest.strip() else ""
         return self.subcommands.get(norm(first)) if first else None
+
+    def right(self, sub: str | None) -> tuple[str, str | None]:
+        """(command, sub-command) whose right in roles.toml running this needs."""
+        return (self.same_right[sub], None) if sub in self.same_right else (self.name, sub)
 
 
 class Registry:
@@ -438,7 +445,7 @@ class Core:
         role = member.role if member else None
         sub = spec.subcommand(rest)
         name = f"{spec.name} {sub}" if sub else spec.name
-        if not self.roles.allowed(role, spec.name, sub):
+        if not self.roles.allowed(role, *spec.right(sub)):
             await self._audit_refusal(cmd, name, role, "role")
             if role is None:
                 return Result(Reply("You are not registered. Ask control for an invite code, "

@@ -9,9 +9,10 @@ import io
 import re
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.domain.briefing.briefing_cadence import Offset, parse_offset
@@ -47,28 +48,84 @@ class RotaRow:
     post: str
 
 
-def load_posts(path: Path) -> list[Post]:
-    """The `[[post]]` tables of a ground's config file (none: no plan yet)."""
-    data = tomllib.loads(path.read_text())
-    out = []
-    for p in data.get("post", []):
+MAX_COUNT = 200  # one [[post]] table stands for at most this many posts (`count`)
+
+
+def _expand(tables: list[dict[str, Any]], where: str) -> list[Post]:
+    """Posts of `[[post]]` tables, in order; a table's `count = n` stands for n posts of that
+    kind (the first keeps the id and name, then `<id>_2`, "<name> (2)", ...)."""
+    out: list[Post] = []
+    for p in tables:
+        pid, zone = p.get("id"), p.get("zone")
+        if not isinstance(pid, str) or not pid or not isinstance(zone, str) or not zone:
+            raise ValueError(f"{where}: post {pid!r} needs an id and a zone")
         kind = p.get("kind", "static")
         if kind not in POST_KINDS:
-            raise ValueError(f"{path.name}: post {p.get('id')!r} has kind {kind!r}; "
+            raise ValueError(f"{where}: post {pid!r} has kind {kind!r}; "
                              f"use one of {', '.join(POST_KINDS)}")
-        out.append(Post(p["id"], p["zone"], p.get("name", p["id"]), kind,
-                        bool(p.get("qualification", False))))
+        count = p.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
+            raise ValueError(f"{where}: post {pid!r} has count {count!r}; use a whole number "
+                             f"from 1 to {MAX_COUNT} (`drop` removes a post)")
+        name, qualified = str(p.get("name", pid)), bool(p.get("qualification", False))
+        out += [Post(pid if i == 1 else f"{pid}_{i}", zone,
+                     name if i == 1 else f"{name} ({i})", kind, qualified)
+                for i in range(1, count + 1)]
+    seen: set[str] = set()
+    for post in out:
+        if post.id in seen:
+            raise ValueError(f"{where}: post {post.id!r} is named twice")
+        seen.add(post.id)
+    return out
+
+
+def load_posts(path: Path) -> list[Post]:
+    """The `[[post]]` tables of a ground's config file (none: no plan yet)."""
+    return _expand(tomllib.loads(path.read_text()).get("post", []), path.name)
+
+
+def fixture_posts_of(data: dict[str, Any], where: str) -> dict[str, list[Post]]:
+    """Each fixture's posts where a ground's file overrides them (`[fixtures."<id>"]`:
+    `drop = [post ids]`, and `[[fixtures."<id>".post]]` tables that change the ground's post
+    of the same id, only the fields given, or add a new one)."""
+    base = [dict(t) for t in data.get("post", []) if isinstance(t, dict)]
+    ids = {t.get("id") for t in base}
+    out: dict[str, list[Post]] = {}
+    for fx, section in data.get("fixtures", {}).items():
+        here = f"{where} fixtures.{fx}"
+        if not isinstance(section, dict):
+            raise ValueError(f"{here}: must be a table (drop = [...], [[...post]])")
+        drop = section.get("drop", [])
+        if not isinstance(drop, list) or not all(isinstance(d, str) for d in drop):
+            raise ValueError(f"{here}: drop is a list of post ids")
+        unknown = [d for d in drop if d not in ids]
+        if unknown:
+            raise ValueError(f"{here}: drop names no post of this ground: {', '.join(unknown)}")
+        tables = [t for t in base if t.get("id") not in drop]
+        for o in section.get("post", []):
+            at = next((i for i, t in enumerate(tables) if t.get("id") == o.get("id")), None)
+            if at is None:
+                tables.append(dict(o))
+            else:
+                tables[at] = {**tables[at], **o}
+        out[str(fx)] = _expand(tables, here)
     return out
 
 
 @dataclass(frozen=True)
 class GroundPlan:
-    """A ground's stewarding plan from its config file: its posts and when the automatic
-    roll call goes out (an offset before kick-off, None: no automatic roll call)."""
+    """A ground's stewarding plan from its config file: its posts, each fixture's own where
+    the file overrides them, and when the automatic roll call goes out (an offset before
+    kick-off, None: no automatic roll call)."""
 
     ground: str
     posts: list[Post]
     rollcall: Offset | None
+    fixtures: dict[str, list[Post]] = field(default_factory=dict)
+
+    def posts_for(self, fixture: str) -> list[Post]:
+        """A fixture's posts: its override's, else the ground's."""
+        return self.fixtures.get(fixture, self.posts)
 
 
 _cache: dict[Path, tuple[float, GroundPlan]] = {}
@@ -82,16 +139,18 @@ def plan_of(config_dir: Path, ground: str) -> GroundPlan:
         hit = _cache.get(path)
         if hit is None or hit[0] != mtime:
             data = tomllib.loads(path.read_text())
-            hit = _cache[path] = (mtime, GroundPlan(str(data.get("id", "")), load_posts(path),
-                                                    rollcall_offset(data.get("rollcall"))))
+            hit = _cache[path] = (mtime, GroundPlan(
+                str(data.get("id", "")), load_posts(path), rollcall_offset(data.get("rollcall")),
+                fixture_posts_of(data, path.name)))
         if hit[1].ground == ground:
             return hit[1]
     return GroundPlan(ground, [], None)
 
 
-def posts_of(config_dir: Path, ground: str) -> list[Post]:
-    """The posts of a ground (by id) from its file under config/grounds."""
-    return plan_of(config_dir, ground).posts
+def posts_of(config_dir: Path, ground: str, fixture: str = "") -> list[Post]:
+    """The posts of a ground (by id) from its file under config/grounds; with `fixture`, that
+    fixture's (the ground's with the fixture's overrides)."""
+    return plan_of(config_dir, ground).posts_for(fixture)
 
 
 def rollcall_offset(value: object) -> Offset | None:
@@ -261,8 +320,8 @@ def plan_state(posts: list[Post], filled: dict[str, tuple[str, str]], attendance
 
 def rollcall_due(fx: Fixture, plan: GroundPlan, tz: ZoneInfo) -> tuple[str, datetime] | None:
     """(label, due) of a fixture's automatic roll call: its own note, else its ground's
-    (default T-90m); None when off, cancelled, the ground has no posts, or the note is bad."""
-    if fx.status == "cancelled" or not plan.posts:
+    (default T-90m); None when off, cancelled, the fixture has no posts, or the note is bad."""
+    if fx.status == "cancelled" or not plan.posts_for(fx.id):
         return None
     try:
         offset = rollcall_offset(fx.notes["rollcall"]) if fx.notes.get("rollcall") \

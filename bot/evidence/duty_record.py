@@ -89,7 +89,7 @@ async def fixture_duties(store: Store, fx: Fixture, ground: Ground,
     filled, _ = await state.deployment(fx.id)
     if not filled:
         return []
-    posts = {p.id: (p.name, p.zone) for p in posts_of(config_dir, fx.ground or ground.id)}
+    posts = {p.id: (p.name, p.zone) for p in posts_of(config_dir, fx.ground or ground.id, fx.id)}
     return duties(fx, await store.events(fx.id), filled, await state.tabards(), posts)
 
 

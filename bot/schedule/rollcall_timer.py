@@ -52,7 +52,7 @@ async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state
     """Claim the slot and send the roll call to every deployed steward in one write; None
     when another replica claimed it first."""
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
-    posts = plan_of(core.settings.config_dir, fx.ground or ground.id).posts
+    posts = plan_of(core.settings.config_dir, fx.ground or ground.id).posts_for(fx.id)
     roster = [Steward(m.who, m.name or m.user, m.role, m.zone) for m in core.roster.values()]
     to = targeted(roster, Target("all"), ground)
     bid = "R-" + secrets.token_hex(3)

@@ -26,7 +26,7 @@ async def stewarding_view(core: Core, store: Store, fx: Fixture,
     state = store.stewarding
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     filled, attendance = await state.deployment(fx.id)
-    posts = posts_of(core.settings.config_dir, fx.ground or ground.id)
+    posts = posts_of(core.settings.config_dir, fx.ground or ground.id, fx.id)
     out: dict[str, Any] = {"zones": {}, "posts": None, "ack": None}
     if posts:
         plan = plan_state(posts, filled, attendance or fx.attendance, map_zones)

@@ -55,7 +55,7 @@ async def read_steward_record(store: Store, fx: Fixture, ground: Ground,
     procedures, as the store holds them."""
     state = store.stewarding
     filled, _ = await state.deployment(fx.id)
-    posts = posts_of(config_dir, fx.ground or ground.id)
+    posts = posts_of(config_dir, fx.ground or ground.id, fx.id)
     return steward_record(posts, filled, await state.on_post(fx.id),
                           await state.broadcasts(fx.id), await state.briefing_acks(fx.id))
 

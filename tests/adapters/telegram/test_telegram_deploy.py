@@ -106,3 +106,49 @@ async def test_a_steward_signs_off_the_briefing_version_and_control_sees_the_sha
     assert "Steward 14 (STB upper)" in status and "Steward 21" not in status.split("not yet")[1]
     await Feed(fake)(fake.message_update(AWAY_GATE, "/briefed v000000"))
     await fake.wait_for(sends_to(AWAY_GATE, "The briefing has changed since v000000"))
+
+
+CONTROL_ROOM = 300000031  # control: may /deploy, not /fixture (add, cancel, ...)
+SUPERVISOR = 300000032
+
+
+async def test_fixture_attendance_is_deploy_attendance_by_another_name(
+        core: Core, fake: FakeTelegram, polling: TelegramAdapter) -> None:  # noqa: F811
+    core.roster[f"telegram:{CONTROL_ROOM}"] = Member("telegram", str(CONTROL_ROOM), "control",
+                                                     "Control")
+    core.roster[f"telegram:{SUPERVISOR}"] = Member("telegram", str(SUPERVISOR), "supervisor",
+                                                   "Sup")
+    fx = await core.active_fixture()
+    assert fx is not None
+    state = core.store.stewarding
+
+    async def stored() -> tuple[int, list[dict]]:
+        _, att = await state.deployment(fx.id)
+        return att, [e.data for e in await core.store.events(fx.id)
+                     if e.kind == "deploy.attendance"]
+
+    said = await ask_as(fake, CONTROL_ROOM, "/fixture attendance 41000",
+                        "Expected attendance 41,000: 164 mobile stewards needed")
+    assert await stored() == (41000, [{"attendance": 41000}])
+    again = await ask_as(fake, CONTROL_ROOM, "/deploy attendance 41,000", "Expected attendance")
+    assert again == said  # the same answer, the same value stored, logged the same way
+    assert await stored() == (41000, [{"attendance": 41000}] * 2)
+    await ask_as(fake, CONTROL_ROOM, "/fixture attendance 52000", "208 mobile stewards")
+    await ask_as(fake, CONTROL_ROOM, "/status", "for 52,000 expected")
+
+    # a typo or a missing number: one line (and the usage), the same for both spellings,
+    # nothing stored
+    for typed in ("/fixture attendance 41k", "/deploy attendance 41k", "/fixture attendance",
+                  "/deploy attendance", "/fixture attendance 41000 people"):
+        no = await ask_as(fake, CONTROL_ROOM, typed, "Attendance is a whole number, e.g. "
+                                                     "/fixture attendance 41000.")
+        assert no.split("\n")[0] == "Attendance is a whole number, e.g. /fixture attendance "\
+            "41000.", no
+    for typed in ("/fixture attendance 0", "/deploy attendance 0"):
+        await ask_as(fake, CONTROL_ROOM, typed, "Attendance must be between 1 and 200,000.")
+    # the same role check: whoever may /deploy, nobody else (a supervisor may neither)
+    for typed in ("/fixture attendance 9000", "/deploy attendance 9000"):
+        no = await ask_as(fake, SUPERVISOR, typed, "is not for your role (Supervisor)")
+        assert "\n" not in no.strip()
+    await ask_as(fake, CONTROL_ROOM, "/fixture cancel", "/fixture cancel is not for your role")
+    assert (await stored())[0] == 52000

@@ -211,3 +211,28 @@ async def test_found_first_stops_the_police_timer(
     assert search["search"] == "found" and search["found_at"].endswith("18:09:00+00:00")
     assert not [c for c in fake.calls if "not found after" in str(c.params.get("text"))]
     assert await core.store.deadlines(fx.id) == {}
+
+
+NEW = 300000041  # joins by invite, then links their account to tabard 311 on the rota
+
+
+async def test_signoff_counts_the_stewards_linked_to_a_tabard_by_the_rota_s_name(
+        core: Core, fake: FakeTelegram, polling) -> None:  # noqa: F811
+    staff(core)
+    await core.store.create_invite("stw311", "steward", "console:admin", 3600)
+    await Feed(fake)(fake.message_update(NEW, "/start stw311", first_name="Phone"))
+    await fake.wait_for(sends_to(NEW, "registered as"))
+    await ask(fake, SO, "/deploy import\nsteward id,name,post\n311,A. Steward,stb_250_gangway\n",
+              "Deployed A. Steward [311]")
+    await ask(fake, NEW, "/tabard 311", "Your account is tabard 311")
+    await ask(fake, NEW, "/briefing", "Version v")
+    got = await ask(fake, SO, "/signoff", "Signed off: 0/4 stewards (0%)")
+    assert "A. Steward" in got.split("Not yet:")[1]  # by the rota's name, not "Phone"
+    await ask(fake, NEW, "/briefed", "signed off")
+    got = await ask(fake, SO, "/signoff", "Signed off: 1/4 stewards (25%)")
+    assert "A. Steward" not in got.split("Not yet:")[1]
+    assert "Not yet: Steward 14 (STB upper), Steward 21 (away turnstiles), Supervisor North" \
+        in got
+    await ask(fake, SO, "/status", "Briefing v")
+    status = await ask(fake, SO, "/status", "1/4 stewards signed off (25%)")
+    assert "A. Steward" not in status
