@@ -12,7 +12,13 @@ from datetime import datetime
 from bot.core.dispatch import Core
 from bot.domain.briefing.briefing_cadence import Slot
 from bot.domain.clock import iso
-from bot.domain.deployment import ROLLCALL_TEXT, plan_of, post_buttons, rollcall_due
+from bot.domain.deployment import (
+    ROLLCALL_TEXT,
+    plan_of,
+    post_buttons,
+    rollcall_due,
+    tonight,
+)
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound
@@ -54,6 +60,9 @@ async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     posts = plan_of(core.settings.config_dir, fx.ground or ground.id).posts_for(fx.id)
     roster = [Steward(m.who, m.name or m.user, m.role, m.zone) for m in core.roster.values()]
+    filled, _ = await store.stewarding.deployment(fx.id)
+    if filled:  # and every account linked to a tabard on tonight's rota
+        roster = tonight(roster, filled, await store.stewarding.tabards(), posts)
     to = targeted(roster, Target("all"), ground)
     bid = "R-" + secrets.token_hex(3)
     label = target_label("all", ground)

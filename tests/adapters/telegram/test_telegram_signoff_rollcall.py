@@ -236,3 +236,30 @@ async def test_signoff_counts_the_stewards_linked_to_a_tabard_by_the_rota_s_name
     await ask(fake, SO, "/status", "Briefing v")
     status = await ask(fake, SO, "/status", "1/4 stewards signed off (25%)")
     assert "A. Steward" not in status
+
+
+async def test_the_automatic_roll_call_reaches_the_stewards_linked_to_a_tabard(
+        core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
+    staff(core)
+    await core.store.create_invite("stw311", "steward", "console:admin", 3600)
+    await Feed(fake)(fake.message_update(NEW, "/start stw311", first_name="Phone"))
+    await fake.wait_for(sends_to(NEW, "registered as"))
+    await ask(fake, SO, "/deploy import\nsteward id,name,post\n311,A. Steward,stb_250_gangway\n",
+              "Deployed A. Steward [311]")
+    await ask(fake, NEW, "/tabard 311", "Your account is tabard 311")
+    core.notifier.outbox = Outbox(core.store.gateway)
+    sched = attach_scheduler(core, scheduler_for(core, clock, live=False))
+    await sched.start()
+    reader = OutboxReader(core.notifier, core.notifier.outbox, owner="r1", block_ms=100,
+                          rescan_s=0.1)
+    try:
+        await sched.run_due(START + timedelta(minutes=20))
+        reader.start()
+        await reader.drain()
+        await fake.wait_for(sends_to(NEW, "📋 Roll call T-90m"))
+        fx = await core.active_fixture()
+        latest = await core.store.stewarding.latest(fx.id)
+        assert latest is not None and latest.kind == "rollcall" and latest.sent == 4
+    finally:
+        await reader.stop()
+        await sched.stop()
