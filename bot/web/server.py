@@ -28,10 +28,12 @@ from bot.web.decision_panel import decisions_page
 from bot.web.live import (
     GZIP_HEADER,
     LIVE_BINS,
+    LOG_LINES,
     Batch,
     LiveRoom,
     Notice,
     Recheck,
+    Snapshot,
     gzip_piece,
     stream_key,
 )
@@ -50,7 +52,6 @@ from bot.web.visibility import (
 
 log = logging.getLogger(__name__)
 
-LOG_LINES = 200  # log lines a screen opens with
 BOARD_CARDS = 60  # cards a board column may draw (the rest are counted): control.js's CARDS
 BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
 HEARTBEAT_S = 15.0
@@ -103,6 +104,7 @@ class ControlRoom:
         self.maps: dict[str, GroundMap] = {}
         self.heartbeat_s = HEARTBEAT_S
         self._announcing: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
         self.session_check_s = SESSION_CHECK_S
         self._static = {name: resources.files("bot.web").joinpath(f"static/{name}").read_bytes()
                         for name in STATIC}
@@ -135,6 +137,22 @@ class ControlRoom:
         for ground in self.core.grounds.values():
             self.maps.setdefault(ground.id, load_map(self.core.settings.config_dir, ground))
         self._announcing = asyncio.create_task(self._announce())
+        self._warming = asyncio.create_task(self._warm())
+
+    async def _warm(self) -> None:
+        """Build the snapshot of the night a screen opens by default (the one nearest now),
+        so that even the server's first page is served from it."""
+        try:
+            now = self.core.clock.now()
+            fx = min(await self.core.store.fixtures()
+                     or await self.core.store.fixtures(drill=True), default=None,
+                     key=lambda f: abs(f.kickoff - now))
+            if fx is not None:
+                await self.live.fixture_feed(fx.id).snapshot()
+        except StoreUnavailable:
+            pass  # the first page builds it
+        except Exception:
+            log.exception("warming the control room's snapshot failed")
 
     async def _announce(self) -> None:
         """Say where this server is, while it runs: /web and `matchday web-link` build links
@@ -145,7 +163,7 @@ class ControlRoom:
             await asyncio.sleep(ANNOUNCE_TTL_S / 3)
 
     async def _on_shutdown(self, _app: web.Application) -> None:
-        await cancel_and_wait([self._announcing])
+        await cancel_and_wait([self._announcing, self._warming])
         with contextlib.suppress(StoreUnavailable):
             await self.access.sessions.withdraw(self.public_url)
         await self.live.close()
@@ -279,15 +297,14 @@ class ControlRoom:
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
 
-    async def _log_rows(self, fx: Fixture, viewer: Viewer, newest: list[Event],
-                        wanted: set[int]) -> tuple[dict[str, dict[str, str]],
-                                                   list[dict[str, Any]]]:
-        """The incidents the board's cards and these events touch (one read), and the
-        newest LOG_LINES log rows this member may see."""
+    def _log_rows(self, fx: Fixture, viewer: Viewer, newest: list[Event], wanted: set[int],
+                  snap: Snapshot) -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
+        """The incidents the board's cards and these events touch, and the newest LOG_LINES
+        log rows this member may see."""
         gm = self.ground_map(fx)
         log_ids = {int(i[4:]) for e in newest if e.kind.startswith("incident.")
                    and (i := str(e.data.get("id", "")))[4:].isdigit()}
-        raw_by_n = await self.live.feed.incidents_by_n(fx.id, sorted(wanted | log_ids))
+        raw_by_n = snap.by_n(sorted(wanted | log_ids))
         raw = {f"INC-{n}": i for n, i in raw_by_n.items()}
         log_rows = []
         for ev in newest:
@@ -302,15 +319,18 @@ class ControlRoom:
     async def page(self, request: web.Request) -> web.Response:
         """The live screen, bounded whatever the night: the newest log lines, the cards the
         board draws, pins and tiles from a few fields of each incident; the screen's script
-        fetches the rest (/control/incidents) after the first paint."""
+        fetches the rest (/control/incidents) after the first paint. All of it from the
+        fixture's snapshot (kept current by its feed): the screen resumes from its last
+        event, so a first paint reads nothing of the night from the store."""
         session = await self._session(request)
         viewer = session.viewer
         fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
-        last, newest, brief, all_tiles, stewarding = await asyncio.gather(
-            self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES),
-            self.live.feed.incident_fields(fx.id, BRIEF_FIELDS), self.live.tiles(fx),
-            self.live.stewarding(fx.id))
+        snap = await self.live.fixture_feed(fx.id).snapshot()
+        last, all_tiles, stewarding = snap.last, snap.tiles, snap.stewarding
+        events = list(snap.newest)
+        newest = events[:LOG_LINES]
+        brief = snap.briefs(BRIEF_FIELDS)
         mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
                 if sees_incident(viewer, b)]
         columns: dict[str, list[dict[str, Any]]] = {}
@@ -319,10 +339,9 @@ class ControlRoom:
                         key=lambda b: (-int(b.get("severity") or 1), b["reported_at"])):
             columns.setdefault(board_column(b.get("status", "")), []).append(b)
         wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
-        raw, log_rows = await self._log_rows(fx, viewer, newest, wanted)
+        raw, log_rows = self._log_rows(fx, viewer, newest, wanted, snap)
         if len(log_rows) < LOG_LINES == len(newest):  # some hidden from this member: older
-            newest = await self.live.feed.newest(fx.id, LOG_LINES * 3)
-            raw, log_rows = await self._log_rows(fx, viewer, newest, wanted)
+            raw, log_rows = self._log_rows(fx, viewer, events, wanted, snap)
         # only the board's cards: the log's rows carry what they show, the rest comes after
         # the first paint (/control/incidents)
         board = {f"INC-{n}" for n in wanted}
