@@ -211,8 +211,11 @@ class Snapshot:
 
     def briefs(self, fields: tuple[str, ...]) -> list[dict[str, str]]:
         """Some fields of the newest incidents, in report order (as Feed.incident_fields)."""
-        rows = list(self.incidents.values())[-SNAPSHOT_INCIDENTS:]
-        return [{k: inc[k] for k in fields if k in inc} for inc in rows]
+        return [{k: inc[k] for k in fields if k in inc} for inc in self.whole()]
+
+    def whole(self) -> list[dict[str, str]]:
+        """The newest incidents, whole, in report order (as Feed.incidents)."""
+        return list(self.incidents.values())[-SNAPSHOT_INCIDENTS:]
 
     def by_n(self, ns: list[int]) -> dict[int, dict[str, str]]:
         """Some incidents by number (as Feed.incidents_by_n)."""

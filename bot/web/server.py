@@ -272,9 +272,10 @@ class ControlRoom:
             self.maps[ground.id] = load_map(self.core.settings.config_dir, ground)
         return self.maps[ground.id]
 
-    async def _incidents(self, fx: Fixture, viewer: Viewer) -> list[dict[str, Any]]:
+    async def _incidents(self, fx: Fixture, viewer: Viewer,
+                         snap: Snapshot | None = None) -> list[dict[str, Any]]:
         gm = self.ground_map(fx)
-        rows = await self.live.feed.incidents(fx.id)
+        rows = snap.whole() if snap is not None else await self.live.feed.incidents(fx.id)
         return [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
 
     async def _with_delivery(self, fx: Fixture, viewer: Viewer,
@@ -370,10 +371,12 @@ class ControlRoom:
         return resp
 
     async def incidents(self, request: web.Request) -> web.Response:
-        """Every incident this member may see (the screen fetches them after its first paint)."""
+        """Every incident this member may see (the screen fetches them after its first
+        paint), from the fixture's snapshot."""
         session = await self._session(request, json_reply=True)
         fx = await self._fixture(request, session.viewer)
-        views = {i["id"]: i for i in await self._incidents(fx, session.viewer)}
+        snap = await self.live.fixture_feed(fx.id).snapshot()
+        views = {i["id"]: i for i in await self._incidents(fx, session.viewer, snap)}
         await self._with_delivery(fx, session.viewer, views)
         resp = web.json_response({"incidents": views},
                                  headers={"Cache-Control": "no-store"})
@@ -502,8 +505,9 @@ class ControlRoom:
             sent = stream_key(after)
         pinged = loop.time()
         while True:
-            try:
-                batch = await asyncio.wait_for(queue.get(), self.session_check_s)
+            try:  # (a timeout, not wait_for: no task made per batch per screen)
+                async with asyncio.timeout(self.session_check_s):
+                    batch = await queue.get()
             except TimeoutError:
                 # idle: an expiry is noticed within session_check_s even with no revocation
                 if await signed_out():
