@@ -165,6 +165,8 @@ class Snapshot:
     # before it was read (a slower read of older data never overwrites newer data)
     as_of: dict[int, tuple[int, int]] = field(default_factory=dict)
     tiles_as_of: tuple[int, int] = (0, 0)
+    version: int = 0  # moves on with every change: what a page made of it is good while equal
+    views: dict[str, tuple[int, Any]] = field(default_factory=dict)  # viewer key -> made
     # batches read while it was being built: (the feed's id before them, events, changes)
     pending: list[tuple[str, list[Event], list[Change]]] = field(default_factory=list)
 
@@ -179,6 +181,7 @@ class Snapshot:
             return True
         if stream_key(before) > stream_key(self.last):
             return False
+        self.version += 1
         for e in events:
             if stream_key(e.id) > stream_key(self.last):
                 self.newest.appendleft(e)
@@ -205,6 +208,7 @@ class Snapshot:
                 self.incidents[int(inc["n"])] = inc
                 self.as_of[int(inc["n"])] = as_of
         self.tiles, self.tiles_as_of = tiles, as_of
+        self.version += 1
         self.ready = True
         pending, self.pending = self.pending, []
         return all(self.apply(*p) for p in pending)
@@ -212,6 +216,18 @@ class Snapshot:
     def briefs(self, fields: tuple[str, ...]) -> list[dict[str, str]]:
         """Some fields of the newest incidents, in report order (as Feed.incident_fields)."""
         return [{k: inc[k] for k in fields if k in inc} for inc in self.whole()]
+
+    def set_stewarding(self, view: dict[str, Any] | None) -> None:
+        """The stewarding tile as now."""
+        self.stewarding = view
+        self.version += 1
+
+    def made(self, key: str, make: Callable[[], Any]) -> Any:
+        """What a page makes of it for one kind of viewer, made once per version."""
+        got = self.views.get(key)
+        if got is None or got[0] != self.version:
+            got = self.views[key] = (self.version, make())
+        return got[1]
 
     def whole(self) -> list[dict[str, str]]:
         """The newest incidents, whole, in report order (as Feed.incidents)."""
@@ -299,7 +315,7 @@ class FixtureFeed:
                 self.snap = None
             raise
         if self._stewarding_views == pushed:  # else the feed has pushed a newer one
-            snap.stewarding = stewarding
+            snap.set_stewarding(stewarding)
         if not snap.fill(newest, incidents, tiles) and self.snap is snap:
             self.snap = None
         return snap
@@ -413,7 +429,7 @@ class FixtureFeed:
             if view is not None:
                 self._stewarding_views += 1
                 if self.snap is not None:
-                    self.snap.stewarding = view
+                    self.snap.set_stewarding(view)
                 await self.send(Notice("stewarding", lambda _police, v=view: v))
 
     def broadcast(self, item: Batch | Notice) -> None:

@@ -317,22 +317,13 @@ class ControlRoom:
                 break
         return raw, log_rows
 
-    async def page(self, request: web.Request) -> web.Response:
-        """The live screen, bounded whatever the night: the newest log lines, the cards the
-        board draws, pins and tiles from a few fields of each incident; the screen's script
-        fetches the rest (/control/incidents) after the first paint. All of it from the
-        fixture's snapshot (kept current by its feed): the screen resumes from its last
-        event, so a first paint reads nothing of the night from the store."""
-        session = await self._session(request)
-        viewer = session.viewer
-        fx = await self._fixture(request, session.viewer)
+    def _board(self, fx: Fixture, viewer: Viewer, snap: Snapshot) -> dict[str, Any]:
+        """What a member's first paint shows of a snapshot: the board's cards, the log's
+        rows, the column counts, tiles, zones and the map with tonight's pins."""
         gm = self.ground_map(fx)
-        snap = await self.live.fixture_feed(fx.id).snapshot()
-        last, all_tiles, stewarding = snap.last, snap.tiles, snap.stewarding
         events = list(snap.newest)
         newest = events[:LOG_LINES]
-        brief = snap.briefs(BRIEF_FIELDS)
-        mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
+        mine = [b | {"closed": b.get("status") in CLOSED} for b in snap.briefs(BRIEF_FIELDS)
                 if sees_incident(viewer, b)]
         columns: dict[str, list[dict[str, Any]]] = {}
         # worst first, then oldest: what the board draws first (control.js sorts alike)
@@ -346,25 +337,44 @@ class ControlRoom:
         # only the board's cards: the log's rows carry what they show, the rest comes after
         # the first paint (/control/incidents)
         board = {f"INC-{n}" for n in wanted}
-        by_id = {i["id"]: incident_view(i, gm.ground) for i in raw.values()
-                 if i.get("id") in board and sees_incident(viewer, i)}
+        return {
+            "incidents": {i["id"]: incident_view(i, gm.ground) for i in raw.values()
+                          if i.get("id") in board and sees_incident(viewer, i)},
+            "log": log_rows, "columns": {k: len(v) for k, v in columns.items()},
+            "tiles": tiles_for(snap.tiles, viewer, mine),
+            "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
+                      for z, p in gm.pins.items()},
+            "map": render_map(gm, pin_layer(gm, mine, open_only=False)),
+        }
+
+    async def page(self, request: web.Request) -> web.Response:
+        """The live screen, bounded whatever the night: the newest log lines, the cards the
+        board draws, pins and tiles from a few fields of each incident; the screen's script
+        fetches the rest (/control/incidents) after the first paint. All of it from the
+        fixture's snapshot (kept current by its feed): the screen resumes from its last
+        event, so a first paint reads nothing of the night from the store."""
+        session = await self._session(request)
+        viewer = session.viewer
+        fx = await self._fixture(request, session.viewer)
+        gm = self.ground_map(fx)
+        snap = await self.live.fixture_feed(fx.id).snapshot()
+        # made once per kind of viewer while the night stands still, not once per screen
+        made = snap.made(viewer.key, lambda: self._board(fx, viewer, snap))
+        by_id = {k: dict(v) for k, v in made["incidents"].items()}
         await self._with_delivery(fx, viewer, by_id)
         state = {
-            "fixture": fx.id, "last": last, "now": iso(self.core.clock.now()),
+            "fixture": fx.id, "last": snap.last, "now": iso(self.core.clock.now()),
             "tz": self.core.settings.tz,
             "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
                    "actions": [a for a in ACTIONS if viewer.may(a)],
                    "decisions": viewer.may("decisions")},
-            "incidents": by_id, "log": log_rows, "partial": True,
+            "incidents": by_id, "log": made["log"], "partial": True,
             "delivery": None if viewer.steward else self.live.delivery_now(),
-            "columns": {k: len(v) for k, v in columns.items()},
-            "tiles": tiles_for(all_tiles, viewer, mine),
-            "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
-                      for z, p in gm.pins.items()},
-            "stewarding": None if viewer.steward else stewarding,
+            "columns": made["columns"], "tiles": made["tiles"], "zones": made["zones"],
+            "stewarding": None if viewer.steward else snap.stewarding,
         }
-        body = live_page(fx, gm.ground.name, render_map(gm, pin_layer(gm, mine, open_only=False)),
-                         await self._chart_svg(fx, viewer), state, session.csrf)
+        body = live_page(fx, gm.ground.name, made["map"], await self._chart_svg(fx, viewer),
+                         state, session.csrf)
         resp = web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})
         resp.enable_compression()

@@ -85,3 +85,19 @@ async def test_a_page_reads_no_incident_from_the_store_once_the_snapshot_is_buil
     assert set(newer["incidents"]) == {"INC-1", "INC-2"}
     assert newer["log"][0]["incident"] == "INC-2"
     assert all(len(keys) == 1 for keys in reads)  # the new incident only
+
+
+async def test_each_kind_of_member_gets_its_own_page_of_the_same_snapshot(
+        client, room: ControlRoom, say: Chat) -> None:
+    await say("/incident missile @seg_ne s4 coins thrown", as_="steward")
+    await say("/arrest violent_disorder x2 inside away inc=1 ref=MPS/CU/1101",
+              as_="police_liaison")
+    await sign_in(client, say, "control")
+    control = state_of(await (await client.get("/control/")).text())
+    await sign_in(client, say, "viewer")
+    viewer = state_of(await (await client.get("/control/")).text())
+    assert viewer["last"] == control["last"]  # the same snapshot, unchanged in between
+    assert any(e["kind"] == "arrest.recorded" for e in control["log"])
+    assert not any(e["kind"] == "arrest.recorded" for e in viewer["log"])
+    assert "arrests_by_offence" in control["tiles"]
+    assert "arrests_by_offence" not in viewer["tiles"]
