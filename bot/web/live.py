@@ -166,7 +166,8 @@ class Snapshot:
     as_of: dict[int, tuple[int, int]] = field(default_factory=dict)
     tiles_as_of: tuple[int, int] = (0, 0)
     version: int = 0  # moves on with every change: what a page made of it is good while equal
-    views: dict[str, tuple[int, Any]] = field(default_factory=dict)  # viewer key -> made
+    views: dict[str, Any] = field(default_factory=dict)  # viewer key -> made of `views_at`
+    views_at: int = -1
     # batches read while it was being built: (the feed's id before them, events, changes)
     pending: list[tuple[str, list[Event], list[Change]]] = field(default_factory=list)
 
@@ -223,11 +224,13 @@ class Snapshot:
         self.version += 1
 
     def made(self, key: str, make: Callable[[], Any]) -> Any:
-        """What a page makes of it for one kind of viewer, made once per version."""
-        got = self.views.get(key)
-        if got is None or got[0] != self.version:
-            got = self.views[key] = (self.version, make())
-        return got[1]
+        """What a page makes of it for one kind of viewer, made once per version (what was
+        made of an older one is let go)."""
+        if self.views_at != self.version:
+            self.views, self.views_at = {}, self.version
+        if key not in self.views:
+            self.views[key] = make()
+        return self.views[key]
 
     def whole(self) -> list[dict[str, str]]:
         """The newest incidents, whole, in report order (as Feed.incidents)."""
@@ -308,7 +311,7 @@ class FixtureFeed:
             newest, incidents, tiles, stewarding = await asyncio.gather(
                 feed.newest(self.fx_id, SNAPSHOT_EVENTS, end=snap.last),
                 feed.incidents(self.fx_id, SNAPSHOT_INCIDENTS),
-                self.room.tiles(fx) if fx is not None else asyncio.sleep(0, {}),
+                self.room.tiles(fx) if fx is not None else asyncio.sleep(0, {}),  # no tiles
                 self.room.stewarding(self.fx_id))
         except BaseException:
             if self.snap is snap:
