@@ -59,7 +59,10 @@ def chart_data(events: list[Event]) -> ChartData | None:
     for at, phase, arrests in points:
         i = int((at - start) / BIN)
         if phase:
-            data.incidents.setdefault(phase, [0] * bins)[i] += 1
+            row = data.incidents.get(phase)
+            if row is None:  # made once per phase (not a new list per point)
+                row = data.incidents[phase] = [0] * bins
+            row[i] += 1
         data.arrests[i] += arrests
     return data
 
@@ -84,7 +87,10 @@ def chart_from_counts(counts: dict[str, int], fine: bool = False) -> ChartData |
     for at, phase, n in cells:
         i = (at - first) // width
         if phase:
-            data.incidents.setdefault(phase, [0] * bins)[i] += n
+            row = data.incidents.get(phase)
+            if row is None:  # made once per phase (not a new list per cell: cells x bins)
+                row = data.incidents[phase] = [0] * bins
+            row[i] += n
         else:
             data.arrests[i] += n
     return data

@@ -69,9 +69,9 @@ class Feed:
         """How many incidents are still unacknowledged."""
         return int(await self.gateway.call(lambda r: r.zcard(fx_prefix(fx_id) + "unacked")))
 
-    async def newest(self, fx_id: str, count: int) -> list[Event]:
-        """The newest events, newest first."""
-        rows = await self.gateway.call(lambda r: r.xrevrange(_log(fx_id), count=count))
+    async def newest(self, fx_id: str, count: int, end: str = "+") -> list[Event]:
+        """The newest events (up to the stream id `end`, included), newest first."""
+        rows = await self.gateway.call(lambda r: r.xrevrange(_log(fx_id), end, count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
     async def incidents_by_n(self, fx_id: str, ns: list[int]) -> dict[int, dict[str, str]]:

@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import zlib
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -41,6 +42,9 @@ LIVE_BINS = 24  # a live screen's chart: the last 2 hours, per 5 minutes
 CHART_S = 1.5  # the chart is redrawn for the screens at most this often
 DELIVERY_S = 1.0  # how often the delivery-health tile is checked (pushed only on a change)
 WATCH_S = 300.0  # how long an incident's card delivery is followed for the screens
+LOG_LINES = 200  # log lines a screen opens with
+SNAPSHOT_EVENTS = LOG_LINES * 3  # the newest events a snapshot keeps (some may be hidden)
+SNAPSHOT_INCIDENTS = 5000  # the newest incidents a first paint considers
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
 # A screen's stream is one endless gzip member: this header, then self-contained pieces.
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
@@ -144,6 +148,100 @@ class Notice:
         return self.pieces[police, gz]
 
 
+@dataclass
+class Snapshot:
+    """What a new screen's first paint needs of a fixture, as of one event of its log: the
+    newest events, every incident and the tiles (the stewarding tile too). Built once from
+    the store, then kept current from the feed's own batches (no read of its own), so a
+    first paint reads nothing of the night but what was logged since; the screen then
+    resumes from `last`."""
+
+    last: str  # the newest event it includes
+    newest: deque[Event] = field(default_factory=lambda: deque(maxlen=SNAPSHOT_EVENTS))
+    incidents: dict[int, dict[str, str]] = field(default_factory=dict)  # n -> whole hash
+    tiles: dict[str, Any] = field(default_factory=dict)
+    stewarding: dict[str, Any] | None = None
+    ready: bool = False
+    # how new each incident's hash (and the tiles) is at least: the newest event logged
+    # before it was read (a slower read of older data never overwrites newer data)
+    as_of: dict[int, tuple[int, int]] = field(default_factory=dict)
+    tiles_as_of: tuple[int, int] = (0, 0)
+    version: int = 0  # moves on with every change: what a page made of it is good while equal
+    views: dict[str, Any] = field(default_factory=dict)  # viewer key -> made of `views_at`
+    views_at: int = -1
+    # batches read while it was being built: (the feed's id before them, events, changes)
+    pending: list[tuple[str, list[Event], list[Change]]] = field(default_factory=list)
+
+    def apply(self, before: str, events: list[Event], changes: list[Change]) -> bool:
+        """Bring it up to date with the events logged after `before` (and the incidents and
+        tiles read after them); False when events are missing in between (it is then
+        dropped and built again when asked for)."""
+        if not self.ready:
+            self.pending.append((before, events, changes))
+            return True
+        if not events:
+            return True
+        if stream_key(before) > stream_key(self.last):
+            return False
+        self.version += 1
+        for e in events:
+            if stream_key(e.id) > stream_key(self.last):
+                self.newest.appendleft(e)
+                self.last = e.id
+        as_of = stream_key(events[-1].id)
+        for c in changes:
+            inc = c.incident
+            if inc is not None and str(inc.get("n", "")).isdigit():
+                n = int(inc["n"])
+                if as_of >= self.as_of.get(n, (0, 0)):
+                    self.incidents[n], self.as_of[n] = inc, as_of
+        if changes and as_of >= self.tiles_as_of:
+            self.tiles, self.tiles_as_of = changes[-1].tiles, as_of
+        return True
+
+    def fill(self, newest: list[Event], incidents: list[dict[str, str]],
+             tiles: dict[str, Any]) -> bool:
+        """Its first contents, read from the store after `last`, then the batches the feed
+        read meanwhile."""
+        as_of = stream_key(self.last)
+        self.newest.extend(e for e in newest if stream_key(e.id) <= as_of)
+        for inc in incidents:
+            if str(inc.get("n", "")).isdigit():
+                self.incidents[int(inc["n"])] = inc
+                self.as_of[int(inc["n"])] = as_of
+        self.tiles, self.tiles_as_of = tiles, as_of
+        self.version += 1
+        self.ready = True
+        pending, self.pending = self.pending, []
+        return all(self.apply(*p) for p in pending)
+
+    def briefs(self, fields: tuple[str, ...]) -> list[dict[str, str]]:
+        """Some fields of the newest incidents, in report order (as Feed.incident_fields)."""
+        return [{k: inc[k] for k in fields if k in inc} for inc in self.whole()]
+
+    def set_stewarding(self, view: dict[str, Any] | None) -> None:
+        """The stewarding tile as now."""
+        self.stewarding = view
+        self.version += 1
+
+    def made(self, key: str, make: Callable[[], Any]) -> Any:
+        """What a page makes of it for one kind of viewer, made once per version (what was
+        made of an older one is let go)."""
+        if self.views_at != self.version:
+            self.views, self.views_at = {}, self.version
+        if key not in self.views:
+            self.views[key] = make()
+        return self.views[key]
+
+    def whole(self) -> list[dict[str, str]]:
+        """The newest incidents, whole, in report order (as Feed.incidents)."""
+        return list(self.incidents.values())[-SNAPSHOT_INCIDENTS:]
+
+    def by_n(self, ns: list[int]) -> dict[int, dict[str, str]]:
+        """Some incidents by number (as Feed.incidents_by_n)."""
+        return {n: self.incidents[n] for n in ns if n in self.incidents}
+
+
 class Recheck:
     """Put in a screen's queue when its member's sessions ended somewhere (sign-out, removal,
     role change, on any replica): the screen checks its own session before anything else."""
@@ -172,13 +270,63 @@ class FixtureFeed:
         self.told: dict[str, list[dict[str, Any]]] = {}
         self._stewarding: asyncio.Task[None] | None = None  # a push of the stewarding tile
         self._stewarding_dirty = False
+        self._stewarding_views = 0  # stewarding views pushed (a snapshot keeps the newest)
+        self.snap: Snapshot | None = None  # a new screen's first paint, kept current
+        self._building: asyncio.Task[Snapshot] | None = None
+
+    async def _start(self) -> None:
+        """Start reading the log from its newest event (once)."""
+        async with self._started:
+            if self.task is None or self.task.done():
+                self.snap = None  # a restarted reader may have missed events
+                self.last = await self.room.feed.last_id(self.fx_id)
+                self.task = asyncio.create_task(self._run())
+
+    async def snapshot(self) -> Snapshot:
+        """The fixture's snapshot for a first paint, with every event logged before this
+        call: built from the store the first time (one build however many screens ask at
+        once), kept current by the feed after; what the feed has not read yet is read here
+        (the events since, and the incidents they touched)."""
+        snap = self.snap
+        if snap is None or not snap.ready:
+            if self._building is None or self._building.done():
+                self._building = asyncio.create_task(self._build())
+            snap = await asyncio.shield(self._building)
+        while True:
+            before = snap.last
+            events = await self.room.feed.after(self.fx_id, before, 1000)
+            if not events:
+                return snap
+            changes = await self.room.changes(self.fx_id, events)
+            if not snap.apply(before, events, changes):  # cannot happen: read after `last`
+                raise RuntimeError("snapshot out of step")
+
+    async def _build(self) -> Snapshot:
+        await self._start()
+        # as of the reader's position: every batch read after it is applied to it
+        snap = self.snap = Snapshot(self.last)
+        pushed = self._stewarding_views
+        try:
+            fx = await self.room.core.store.fixture(self.fx_id)
+            feed = self.room.feed
+            newest, incidents, tiles, stewarding = await asyncio.gather(
+                feed.newest(self.fx_id, SNAPSHOT_EVENTS, end=snap.last),
+                feed.incidents(self.fx_id, SNAPSHOT_INCIDENTS),
+                self.room.tiles(fx) if fx is not None else asyncio.sleep(0, {}),  # no tiles
+                self.room.stewarding(self.fx_id))
+        except BaseException:
+            if self.snap is snap:
+                self.snap = None
+            raise
+        if self._stewarding_views == pushed:  # else the feed has pushed a newer one
+            snap.set_stewarding(stewarding)
+        if not snap.fill(newest, incidents, tiles) and self.snap is snap:
+            self.snap = None
+        return snap
 
     async def subscribe(self, session: Session) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
-        async with self._started:
-            if self.task is None or self.task.done():
-                self.last = await self.room.feed.last_id(self.fx_id)
-                self.task = asyncio.create_task(self._run())
+        await self._start()
         q: asyncio.Queue[Item] = asyncio.Queue()
         self.queues[q] = session
         self.room.watch_delivery()
@@ -198,10 +346,16 @@ class FixtureFeed:
                 read_at = loop.time()
                 if not events:
                     continue
-                self.last = events[-1].id
+                before, self.last = self.last, events[-1].id
                 # the screens' sessions checked while the changes are read: no added wait
-                changes, verdicts = await asyncio.gather(self.room.changes(self.fx_id, events),
-                                                         self.verdicts())
+                try:
+                    changes, verdicts = await asyncio.gather(
+                        self.room.changes(self.fx_id, events), self.verdicts())
+                except BaseException:
+                    self.snap = None  # it would miss these events: built again when asked
+                    raise
+                if self.snap is not None and not self.snap.apply(before, events, changes):
+                    self.snap = None
                 batch = Batch(changes, verdicts=verdicts)
                 for e in events:  # a changed incident's card goes out again: follow it
                     if e.kind.startswith("incident.") and e.data.get("id"):
@@ -277,6 +431,9 @@ class FixtureFeed:
                 self._stewarding_dirty = True
                 continue
             if view is not None:
+                self._stewarding_views += 1
+                if self.snap is not None:
+                    self.snap.set_stewarding(view)
                 await self.send(Notice("stewarding", lambda _police, v=view: v))
 
     def broadcast(self, item: Batch | Notice) -> None:
@@ -293,7 +450,8 @@ class FixtureFeed:
         for q in self.queues:
             q.put_nowait(None)
         self.queues.clear()
-        await cancel_and_wait([self._chart, self._stewarding, self.task])
+        await cancel_and_wait([self._chart, self._stewarding, self._building, self.task])
+        self.snap = None
 
 
 class LiveRoom:

@@ -29,10 +29,12 @@ from bot.web.decision_panel import decisions_page
 from bot.web.live import (
     GZIP_HEADER,
     LIVE_BINS,
+    LOG_LINES,
     Batch,
     LiveRoom,
     Notice,
     Recheck,
+    Snapshot,
     gzip_piece,
     stream_key,
 )
@@ -51,7 +53,6 @@ from bot.web.visibility import (
 
 log = logging.getLogger(__name__)
 
-LOG_LINES = 200  # log lines a screen opens with
 BOARD_CARDS = 60  # cards a board column may draw (the rest are counted): control.js's CARDS
 BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
 HEARTBEAT_S = 15.0
@@ -108,6 +109,7 @@ class ControlRoom:
         self.maps: dict[str, GroundMap] = {}
         self.heartbeat_s = HEARTBEAT_S
         self._announcing: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
         self.session_check_s = SESSION_CHECK_S
         self._static = {name: resources.files("bot.web").joinpath(f"static/{name}").read_bytes()
                         for name in STATIC}
@@ -140,6 +142,22 @@ class ControlRoom:
         for ground in self.core.grounds.values():
             self.maps.setdefault(ground.id, load_map(self.core.settings.config_dir, ground))
         self._announcing = asyncio.create_task(self._announce())
+        self._warming = asyncio.create_task(self._warm())
+
+    async def _warm(self) -> None:
+        """Build the snapshot of the night a screen opens by default (the one nearest now),
+        so that even the server's first page is served from it."""
+        try:
+            now = self.core.clock.now()
+            fx = min(await self.core.store.fixtures()
+                     or await self.core.store.fixtures(drill=True), default=None,
+                     key=lambda f: abs(f.kickoff - now))
+            if fx is not None:
+                await self.live.fixture_feed(fx.id).snapshot()
+        except StoreUnavailable:
+            pass  # the first page builds it
+        except Exception:
+            log.exception("warming the control room's snapshot failed")
 
     async def _announce(self) -> None:
         """Say where this server is, while it runs: /web and `matchday web-link` build links
@@ -150,7 +168,7 @@ class ControlRoom:
             await asyncio.sleep(ANNOUNCE_TTL_S / 3)
 
     async def _on_shutdown(self, _app: web.Application) -> None:
-        await cancel_and_wait([self._announcing])
+        await cancel_and_wait([self._announcing, self._warming])
         with contextlib.suppress(StoreUnavailable):
             await self.access.sessions.withdraw(self.public_url)
         await self.live.close()
@@ -259,9 +277,10 @@ class ControlRoom:
             self.maps[ground.id] = load_map(self.core.settings.config_dir, ground)
         return self.maps[ground.id]
 
-    async def _incidents(self, fx: Fixture, viewer: Viewer) -> list[dict[str, Any]]:
+    async def _incidents(self, fx: Fixture, viewer: Viewer,
+                         snap: Snapshot | None = None) -> list[dict[str, Any]]:
         gm = self.ground_map(fx)
-        rows = await self.live.feed.incidents(fx.id)
+        rows = snap.whole() if snap is not None else await self.live.feed.incidents(fx.id)
         return [incident_view(i, gm.ground) for i in rows if sees_incident(viewer, i)]
 
     async def _with_delivery(self, fx: Fixture, viewer: Viewer,
@@ -284,15 +303,14 @@ class ControlRoom:
                   if e.kind == "incident.reported" and e.by == viewer.who]
         return render_svg_chart(chart_data(events), self.core.settings.zone, fx.kickoff)
 
-    async def _log_rows(self, fx: Fixture, viewer: Viewer, newest: list[Event],
-                        wanted: set[int]) -> tuple[dict[str, dict[str, str]],
-                                                   list[dict[str, Any]]]:
-        """The incidents the board's cards and these events touch (one read), and the
-        newest LOG_LINES log rows this member may see."""
+    def _log_rows(self, fx: Fixture, viewer: Viewer, newest: list[Event], wanted: set[int],
+                  snap: Snapshot) -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
+        """The incidents the board's cards and these events touch, and the newest LOG_LINES
+        log rows this member may see."""
         gm = self.ground_map(fx)
         log_ids = {int(i[4:]) for e in newest if e.kind.startswith("incident.")
                    and (i := str(e.data.get("id", "")))[4:].isdigit()}
-        raw_by_n = await self.live.feed.incidents_by_n(fx.id, sorted(wanted | log_ids))
+        raw_by_n = snap.by_n(sorted(wanted | log_ids))
         raw = {f"INC-{n}": i for n, i in raw_by_n.items()}
         log_rows = []
         for ev in newest:
@@ -304,19 +322,13 @@ class ControlRoom:
                 break
         return raw, log_rows
 
-    async def page(self, request: web.Request) -> web.Response:
-        """The live screen, bounded whatever the night: the newest log lines, the cards the
-        board draws, pins and tiles from a few fields of each incident; the screen's script
-        fetches the rest (/control/incidents) after the first paint."""
-        session = await self._session(request)
-        viewer = session.viewer
-        fx = await self._fixture(request, session.viewer)
+    def _board(self, fx: Fixture, viewer: Viewer, snap: Snapshot) -> dict[str, Any]:
+        """What a member's first paint shows of a snapshot: the board's cards, the log's
+        rows, the column counts, tiles, zones and the map with tonight's pins."""
         gm = self.ground_map(fx)
-        last, newest, brief, all_tiles, stewarding = await asyncio.gather(
-            self.live.feed.last_id(fx.id), self.live.feed.newest(fx.id, LOG_LINES),
-            self.live.feed.incident_fields(fx.id, BRIEF_FIELDS), self.live.tiles(fx),
-            self.live.stewarding(fx.id))
-        mine = [b | {"closed": b.get("status") in CLOSED} for b in brief
+        events = list(snap.newest)
+        newest = events[:LOG_LINES]
+        mine = [b | {"closed": b.get("status") in CLOSED} for b in snap.briefs(BRIEF_FIELDS)
                 if sees_incident(viewer, b)]
         columns: dict[str, list[dict[str, Any]]] = {}
         # worst first, then oldest: what the board draws first (control.js sorts alike)
@@ -324,42 +336,62 @@ class ControlRoom:
                         key=lambda b: (-int(b.get("severity") or 1), b["reported_at"])):
             columns.setdefault(board_column(b.get("status", "")), []).append(b)
         wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
-        raw, log_rows = await self._log_rows(fx, viewer, newest, wanted)
+        raw, log_rows = self._log_rows(fx, viewer, newest, wanted, snap)
         if len(log_rows) < LOG_LINES == len(newest):  # some hidden from this member: older
-            newest = await self.live.feed.newest(fx.id, LOG_LINES * 3)
-            raw, log_rows = await self._log_rows(fx, viewer, newest, wanted)
+            raw, log_rows = self._log_rows(fx, viewer, events, wanted, snap)
         # only the board's cards: the log's rows carry what they show, the rest comes after
         # the first paint (/control/incidents)
         board = {f"INC-{n}" for n in wanted}
-        by_id = {i["id"]: incident_view(i, gm.ground) for i in raw.values()
-                 if i.get("id") in board and sees_incident(viewer, i)}
+        return {
+            "incidents": {i["id"]: incident_view(i, gm.ground) for i in raw.values()
+                          if i.get("id") in board and sees_incident(viewer, i)},
+            "log": log_rows, "columns": {k: len(v) for k, v in columns.items()},
+            "tiles": tiles_for(snap.tiles, viewer, mine),
+            "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
+                      for z, p in gm.pins.items()},
+            "map": render_map(gm, pin_layer(gm, mine, open_only=False)),
+        }
+
+    async def page(self, request: web.Request) -> web.Response:
+        """The live screen, bounded whatever the night: the newest log lines, the cards the
+        board draws, pins and tiles from a few fields of each incident; the screen's script
+        fetches the rest (/control/incidents) after the first paint. All of it from the
+        fixture's snapshot (kept current by its feed): the screen resumes from its last
+        event, so a first paint reads nothing of the night from the store."""
+        session = await self._session(request)
+        viewer = session.viewer
+        fx = await self._fixture(request, session.viewer)
+        gm = self.ground_map(fx)
+        snap = await self.live.fixture_feed(fx.id).snapshot()
+        # made once per kind of viewer while the night stands still, not once per screen
+        made = snap.made(viewer.key, lambda: self._board(fx, viewer, snap))
+        by_id = {k: dict(v) for k, v in made["incidents"].items()}
         await self._with_delivery(fx, viewer, by_id)
         state = {
-            "fixture": fx.id, "last": last, "now": iso(self.core.clock.now()),
+            "fixture": fx.id, "last": snap.last, "now": iso(self.core.clock.now()),
             "tz": self.core.settings.tz,
             "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
                    "actions": [a for a in ACTIONS if viewer.may(a)],
                    "decisions": viewer.may("decisions")},
-            "incidents": by_id, "log": log_rows, "partial": True,
+            "incidents": by_id, "log": made["log"], "partial": True,
             "delivery": None if viewer.steward else self.live.delivery_now(),
-            "columns": {k: len(v) for k, v in columns.items()},
-            "tiles": tiles_for(all_tiles, viewer, mine),
-            "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
-                      for z, p in gm.pins.items()},
-            "stewarding": None if viewer.steward else stewarding,
+            "columns": made["columns"], "tiles": made["tiles"], "zones": made["zones"],
+            "stewarding": None if viewer.steward else snap.stewarding,
         }
-        body = live_page(fx, gm.ground.name, render_map(gm, pin_layer(gm, mine, open_only=False)),
-                         await self._chart_svg(fx, viewer), state, session.csrf)
+        body = live_page(fx, gm.ground.name, made["map"], await self._chart_svg(fx, viewer),
+                         state, session.csrf)
         resp = web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})
         resp.enable_compression()
         return resp
 
     async def incidents(self, request: web.Request) -> web.Response:
-        """Every incident this member may see (the screen fetches them after its first paint)."""
+        """Every incident this member may see (the screen fetches them after its first
+        paint), from the fixture's snapshot."""
         session = await self._session(request, json_reply=True)
         fx = await self._fixture(request, session.viewer)
-        views = {i["id"]: i for i in await self._incidents(fx, session.viewer)}
+        snap = await self.live.fixture_feed(fx.id).snapshot()
+        views = {i["id"]: i for i in await self._incidents(fx, session.viewer, snap)}
         await self._with_delivery(fx, session.viewer, views)
         resp = web.json_response({"incidents": views},
                                  headers={"Cache-Control": "no-store"})
@@ -488,8 +520,9 @@ class ControlRoom:
             sent = stream_key(after)
         pinged = loop.time()
         while True:
-            try:
-                batch = await asyncio.wait_for(queue.get(), self.session_check_s)
+            try:  # (a timeout, not wait_for: no task made per batch per screen)
+                async with asyncio.timeout(self.session_check_s):
+                    batch = await queue.get()
             except TimeoutError:
                 # idle: an expiry is noticed within session_check_s even with no revocation
                 if await signed_out():

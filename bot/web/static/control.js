@@ -743,13 +743,24 @@
     document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
   }
 
-  for (const i of open()) {
-    if (i.status === "reported" && i.severity >= 4) raise(i.id, "Not acknowledged", true);
+  // What the server drew (header, map with tonight's pins, chart) is painted first; the
+  // board, log and tiles right after that first frame: a cold screen on a busy machine shows
+  // the night at once instead of waiting for every card's layout (a hidden tab gets no
+  // frames: the timer starts it there).
+  let started = false;
+  function start() {
+    if (started) return;
+    started = true;
+    for (const i of open()) {
+      if (i.status === "reported" && i.severity >= 4) raise(i.id, "Not acknowledged", true);
+    }
+    renderSound();
+    renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog(); renderPosts();
+    document.body.dataset.ready = "1";
+    connect();
+    if (partial) requestAnimationFrame(() => setTimeout(loadRest, 0));
+    else document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
   }
-  renderSound();
-  renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog(); renderPosts();
-  document.body.dataset.ready = "1";
-  connect();
-  if (partial) requestAnimationFrame(() => setTimeout(loadRest, 0));
-  else document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
+  requestAnimationFrame(() => setTimeout(start, 0));
+  setTimeout(start, 250);
 })();
