@@ -292,14 +292,24 @@ class FixtureFeed:
             if self._building is None or self._building.done():
                 self._building = asyncio.create_task(self._build())
             snap = await asyncio.shield(self._building)
+        # the stewarding tile is pushed by a task of its own: a page must not show the one
+        # from before a /deploy the feed has read (or this call reads) but not yet pushed
+        stale = self._stewarding_dirty or (self._stewarding is not None
+                                           and not self._stewarding.done())
         while True:
             before = snap.last
             events = await self.room.feed.after(self.fx_id, before, 1000)
             if not events:
-                return snap
+                break
             changes = await self.room.changes(self.fx_id, events)
             if not snap.apply(before, events, changes):  # cannot happen: read after `last`
                 raise RuntimeError("snapshot out of step")
+            stale = stale or any(e.kind in STEWARDING_KINDS for e in events)
+        if stale:
+            view = await self.room.stewarding(self.fx_id)
+            self._stewarding_views += 1
+            snap.set_stewarding(view)
+        return snap
 
     async def _build(self) -> Snapshot:
         await self._start()
@@ -307,7 +317,7 @@ class FixtureFeed:
         snap = self.snap = Snapshot(self.last)
         pushed = self._stewarding_views
         try:
-            fx = await self.room.core.store.fixture(self.fx_id)
+            fx = await self.room.store.fixture(self.fx_id)
             feed = self.room.feed
             newest, incidents, tiles, stewarding = await asyncio.gather(
                 feed.newest(self.fx_id, SNAPSHOT_EVENTS, end=snap.last),

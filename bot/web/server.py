@@ -149,8 +149,8 @@ class ControlRoom:
         so that even the server's first page is served from it."""
         try:
             now = self.core.clock.now()
-            fx = min(await self.core.store.fixtures()
-                     or await self.core.store.fixtures(drill=True), default=None,
+            fx = min(await self.store.fixtures()
+                     or await self.store.fixtures(drill=True), default=None,
                      key=lambda f: abs(f.kickoff - now))
             if fx is not None:
                 await self.live.fixture_feed(fx.id).snapshot()
