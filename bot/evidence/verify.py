@@ -228,14 +228,20 @@ def _signature(raw: dict[str, Any], manifest: Manifest, key: str | None) -> Veri
     if not signature_ok(manifest.public_key, manifest.signature, signed_part(raw)):
         return _fail("signature", MANIFEST, None, None, "the signature does not match the "
                      "manifest (edited after signing, or not signed by the key it names)")
-    if key is not None:
-        try:
-            given = public_hex(parse_public(key))
-        except SigningKeyError as exc:
-            return _fail("key", "--key", None, None, str(exc))
-        if given != manifest.public_key.lower():
-            return _fail("key", MANIFEST, None, None, f"signed by key {manifest.public_key}, "
-                         f"not by the given key {given}: not this installation's export")
+    return _given_key(manifest.public_key, key)
+
+
+def _given_key(public_key: str, key: str | None) -> VerifyResult | None:
+    """None when no key is given or the manifest names it; else the failure."""
+    if key is None:
+        return None
+    try:
+        given = public_hex(parse_public(key))
+    except SigningKeyError as exc:
+        return _fail("key", "--key", None, None, str(exc))
+    if given != public_key.lower():
+        return _fail("key", MANIFEST, None, None, f"signed by key {public_key}, "
+                     f"not by the given key {given}: not this installation's export")
     return None
 
 
@@ -345,14 +351,9 @@ def _verify_period(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResul
                                                 signed_part(raw)):
         return _fail("signature", MANIFEST, None, None, "the signature does not match the "
                      "period manifest (edited after signing, or not signed by the key it names)")
-    if key is not None:
-        try:
-            given = public_hex(parse_public(key))
-        except SigningKeyError as exc:
-            return _fail("key", "--key", None, None, str(exc))
-        if given != raw["public_key"].lower():
-            return _fail("key", MANIFEST, None, None, f"signed by key {raw['public_key']}, "
-                         f"not by the given key {given}: not this installation's export")
+    failed = _given_key(raw["public_key"], key)
+    if failed is not None:
+        return failed
     for name, digest in raw["files"].items():
         path = _open_inside(d, name, FILE_CAP)
         if isinstance(path, VerifyResult):

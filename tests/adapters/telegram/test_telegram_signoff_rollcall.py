@@ -216,8 +216,8 @@ async def test_found_first_stops_the_police_timer(
 NEW = 300000041  # joins by invite, then links their account to tabard 311 on the rota
 
 
-async def test_signoff_counts_the_stewards_linked_to_a_tabard_by_the_rota_s_name(
-        core: Core, fake: FakeTelegram, polling) -> None:  # noqa: F811
+async def linked_steward(core: Core, fake: FakeTelegram) -> None:  # noqa: F811
+    """Staff, a rota with tabard 311 on it, and NEW joined by invite and linked to it."""
     staff(core)
     await core.store.create_invite("stw311", "steward", "console:admin", 3600)
     await Feed(fake)(fake.message_update(NEW, "/start stw311", first_name="Phone"))
@@ -225,6 +225,11 @@ async def test_signoff_counts_the_stewards_linked_to_a_tabard_by_the_rota_s_name
     await ask(fake, SO, "/deploy import\nsteward id,name,post\n311,A. Steward,stb_250_gangway\n",
               "Deployed A. Steward [311]")
     await ask(fake, NEW, "/tabard 311", "Your account is tabard 311")
+
+
+async def test_signoff_counts_the_stewards_linked_to_a_tabard_by_the_rota_s_name(
+        core: Core, fake: FakeTelegram, polling) -> None:  # noqa: F811
+    await linked_steward(core, fake)
     await ask(fake, NEW, "/briefing", "Version v")
     got = await ask(fake, SO, "/signoff", "Signed off: 0/4 stewards (0%)")
     assert "A. Steward" in got.split("Not yet:")[1]  # by the rota's name, not "Phone"
@@ -240,13 +245,7 @@ async def test_signoff_counts_the_stewards_linked_to_a_tabard_by_the_rota_s_name
 
 async def test_the_automatic_roll_call_reaches_the_stewards_linked_to_a_tabard(
         core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
-    staff(core)
-    await core.store.create_invite("stw311", "steward", "console:admin", 3600)
-    await Feed(fake)(fake.message_update(NEW, "/start stw311", first_name="Phone"))
-    await fake.wait_for(sends_to(NEW, "registered as"))
-    await ask(fake, SO, "/deploy import\nsteward id,name,post\n311,A. Steward,stb_250_gangway\n",
-              "Deployed A. Steward [311]")
-    await ask(fake, NEW, "/tabard 311", "Your account is tabard 311")
+    await linked_steward(core, fake)
     core.notifier.outbox = Outbox(core.store.gateway)
     sched = attach_scheduler(core, scheduler_for(core, clock, live=False))
     await sched.start()
