@@ -28,6 +28,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -45,6 +46,9 @@ LOOKUP_OFF = "a send a crash left in doubt is not looked up, so it may show twic
 # archive chat) before it is sent again: the lookup holds up the fixture's other sends, and
 # control seeing them in seconds matters more than never repeating one message.
 PROBE_WAIT_S = 6.0
+# How long a send left in doubt may wait, from its claim, for its turn to be looked up (one
+# lookup at a time: the archive chat's limits) before it is sent again without looking.
+DOUBT_BUDGET_S = 30.0
 
 
 class OutboxReader:
@@ -66,6 +70,10 @@ class OutboxReader:
         # queued under the old one is not sent (the claim queues what is still missing).
         self._lost: set[str] = set()
         self._term: dict[str, int] = {}
+        # Sends a crash left in doubt, looked up one at a time beside the fixture's other
+        # sends, which do not wait for them (control's cards went minutes late behind them).
+        self._doubts: asyncio.Queue[tuple[str, str, Mark, Outbound, float]] = asyncio.Queue()
+        self._doubting: asyncio.Task[None] | None = None
         notifier.journal = self  # in-flight and delivered marks around each send
 
     def start(self) -> None:
@@ -74,7 +82,8 @@ class OutboxReader:
 
     async def stop(self) -> None:
         """Stop reading and hand the leases over (what is unsent stays in the outbox)."""
-        await cancel_and_wait([self._main, self.watchdog, *self._loops.values()])
+        await cancel_and_wait([self._main, self.watchdog, self._doubting,
+                               *self._loops.values()])
         for fx in list(self._loops):
             try:
                 await self.outbox.release(fx, self.owner)
@@ -180,14 +189,41 @@ class OutboxReader:
             self._left[(fx, entry)] = len(todo)
         for platform, chat in todo:
             mark = Mark(self, fx, entry, self._term.get(fx, 0))
-            if states[f"{platform}:{chat}"] == "fly" and \
-                    await self._found(platform, chat, mark, out):
-                continue
-            self.notifier.enqueue(platform, chat, out, mark)
+            if states[f"{platform}:{chat}"] != "fly":
+                self.notifier.enqueue(platform, chat, out, mark)
+            elif out.urgent:  # a procedure's: looked up now, counted in the lane's hold
+                if not await self._found(platform, chat, mark, out, PROBE_WAIT_S):
+                    self.notifier.enqueue(platform, chat, out, mark)
+            else:
+                self._doubt(platform, chat, mark, out)
         if not todo:
             await self.outbox.mark(fx, entry, "-", last=True)
 
-    async def _found(self, platform: str, chat: str, mark: Mark, out: Outbound) -> bool:
+    def _doubt(self, platform: str, chat: str, mark: Mark, out: Outbound) -> None:
+        """Look up a send left in doubt in the background (sent again if not found)."""
+        self._doubts.put_nowait((platform, chat, mark, out, time.monotonic()))
+        if self._doubting is None or self._doubting.done():
+            self._doubting = asyncio.create_task(self._resolve_doubts())
+
+    async def _resolve_doubts(self) -> None:
+        skipped = 0
+        while not self._doubts.empty():
+            platform, chat, mark, out, since = self._doubts.get_nowait()
+            if mark.term != self._term.get(mark.fx, 0) or mark.fx in self._lost:
+                continue  # the lease moved meanwhile: its new claim queues what is missing
+            left = DOUBT_BUDGET_S - (time.monotonic() - since)
+            if left <= 0:
+                skipped += 1
+            elif await self._found(platform, chat, mark, out, min(PROBE_WAIT_S, left)):
+                continue
+            self.notifier.enqueue(platform, chat, out, mark)
+        if skipped:
+            log.warning("%d send(s) left in doubt by a crash were sent again without looking "
+                        "(the lookups took over %.0fs): they may show twice", skipped,
+                        DOUBT_BUDGET_S)
+
+    async def _found(self, platform: str, chat: str, mark: Mark, out: Outbound,
+                     wait_s: float) -> bool:
         """A send a crash left in doubt: if the platform can show it arrived, record it as
         delivered (and where the card is) instead of sending it again."""
         sink = self.notifier.sinks[platform]
@@ -199,10 +235,10 @@ class OutboxReader:
                           thread=thread, reply=out.reply, edit=bool(out.edit),
                           floor=await self.outbox.floor(mark.fx, mark.entry,
                                                         f"{platform}:{chat}"))
-            found = await asyncio.wait_for(sink.find_sent(chat, doubt), PROBE_WAIT_S)
+            found = await asyncio.wait_for(sink.find_sent(chat, doubt), wait_s)
         except TimeoutError:
             log.warning("looking up %s in %s:%s took over %.0fs; sending it again",
-                        mark.tag, platform, chat, PROBE_WAIT_S)
+                        mark.tag, platform, chat, wait_s)
             return False
         except Unsupported as exc:  # e.g. no scope to read a DM's history: sent again
             self.notifier.degraded(platform, chat, LOOKUP_OFF, exc)

@@ -118,3 +118,27 @@ async def test_fake_forward_message_behaves_like_telegram():
             "chat_id": int(ARCHIVE), "from_chat_id": int(GROUP), "message_id": 1})
         assert again.json()["error_code"] == 429
     await tg.stop()
+
+
+async def test_a_lookup_in_progress_does_not_hold_back_control_cards(
+        core: Core, settings: Settings, fake: FakeTelegram):
+    """A steward's reply left in doubt is looked up beside the fixture's other sends: the
+    card that was queued after it reaches control while the lookup is still forwarding."""
+    async with control_group(core, settings, fake, ARCHIVE) as (_adapter, fx, outbox):
+        await outbox.add(fx, [logged(fx, 71), card(72, fixture=fx)])
+        [(er, _), (ec, _)] = await outbox.read(fx, "dead-replica", 10)
+        dm_floor = fake.message_update(STEWARD, "/incident")["message"]
+        await outbox.flying([(fx, er)], f"telegram:{STEWARD}", dm_floor["message_id"])
+        reader = await durable(core)
+        try:
+            await reader.drain()
+            calls = fake.calls  # in the order they came, a lookup's misses included
+            forwards = [i for i, c in enumerate(calls) if c.method == "forwardMessage"]
+            [card_at] = [i for i, c in enumerate(calls) if c.ok and c.method == "sendMessage"
+                         and "INC-72" in c.params["text"]]
+            assert forwards and card_at < forwards[-1]  # not behind the lookup
+            # the reply was not there (the crash came before Telegram took it): sent once
+            assert ["INC-71" in c.params["text"] for c in fake.sent_to(STEWARD)] == [True]
+            assert (await outbox.backlog(fx))[0] == 0
+        finally:
+            await reader.stop()
