@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import zlib
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -45,6 +46,7 @@ WATCH_S = 300.0  # how long an incident's card delivery is followed for the scre
 LOG_LINES = 200  # log lines a screen opens with
 SNAPSHOT_EVENTS = LOG_LINES * 3  # the newest events a snapshot keeps (some may be hidden)
 SNAPSHOT_INCIDENTS = 5000  # the newest incidents a first paint considers
+FEED_IDLE_S = 600.0  # a fixture's feed no screen has used for this long stops (reopened on use)
 MAX_BACKLOG = 200  # batches a slow screen may fall behind before it is dropped (it resumes)
 # A screen's stream is one endless gzip member: this header, then self-contained pieces.
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
@@ -273,6 +275,7 @@ class FixtureFeed:
         self._stewarding_views = 0  # stewarding views pushed (a snapshot keeps the newest)
         self.snap: Snapshot | None = None  # a new screen's first paint, kept current
         self._building: asyncio.Task[Snapshot] | None = None
+        self.used_at = time.monotonic()  # last asked for a first paint or a stream
 
     async def _start(self) -> None:
         """Start reading the log from its newest event (once)."""
@@ -287,6 +290,7 @@ class FixtureFeed:
         call: built from the store the first time (one build however many screens ask at
         once), kept current by the feed after; what the feed has not read yet is read here
         (the events since, and the incidents they touched)."""
+        self.used_at = time.monotonic()
         snap = self.snap
         if snap is None or not snap.ready:
             if self._building is None or self._building.done():
@@ -336,6 +340,7 @@ class FixtureFeed:
 
     async def subscribe(self, session: Session) -> asyncio.Queue[Item]:
         """A queue that receives every batch logged after the feed's start."""
+        self.used_at = time.monotonic()
         await self._start()
         q: asyncio.Queue[Item] = asyncio.Queue()
         self.queues[q] = session
@@ -345,6 +350,7 @@ class FixtureFeed:
     def unsubscribe(self, q: asyncio.Queue[Item]) -> None:
         """Stop feeding a screen."""
         self.queues.pop(q, None)
+        self.used_at = time.monotonic()
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -469,9 +475,10 @@ class LiveRoom:
 
     def __init__(self, core: Core, store: Store, web: WebState,
                  map_zones: Callable[[Fixture], set[str]] | None = None,
-                 check: SessionCheck | None = None) -> None:
+                 check: SessionCheck | None = None, idle_s: float = FEED_IDLE_S) -> None:
         """`store`: the incident log; `web`: the web view's state (feed, sessions, card
-        arrivals), both handed over by the composition root."""
+        arrivals), both handed over by the composition root; `idle_s`: how long a feed no
+        screen uses keeps reading."""
         self.core = core
         self.store = store
         self.web = web
@@ -479,6 +486,7 @@ class LiveRoom:
         self.check = check  # which screens' sessions are still open (one read for all)
         self.feed = web.feed
         self.feeds: dict[str, FixtureFeed] = {}
+        self.idle_s = idle_s
         self.delivery: list[dict[str, Any]] = []
         self._delivery_key: tuple[Any, ...] | None = None
         self._delivery_task: asyncio.Task[None] | None = None
@@ -543,7 +551,17 @@ class LiveRoom:
                         await self._incident_delivery(f)
                     except StoreUnavailable:
                         pass
+            await self.retire_idle()
             await asyncio.sleep(DELIVERY_S)
+
+    async def retire_idle(self) -> None:
+        """Stop the feeds of fixtures no screen has used for `idle_s` (a season of
+        fixtures would otherwise keep a blocking reader and a snapshot each)."""
+        now = time.monotonic()
+        for fx_id, f in list(self.feeds.items()):
+            if not f.queues and now - f.used_at >= self.idle_s and self.feeds.get(fx_id) is f:
+                del self.feeds[fx_id]
+                await f.stop()
 
     async def incident_delivery(self, fx_id: str,
                                 ids: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -559,7 +577,12 @@ class LiveRoom:
     async def _incident_delivery(self, f: FixtureFeed) -> None:
         """Tell a fixture's screens where the cards they follow are, when that changed."""
         now = asyncio.get_running_loop().time()
+        for i, since in list(f.following.items()):
+            if now - since > WATCH_S:  # also when no control chat ever shows it
+                f.following.pop(i, None)
         ids = set(f.following) | set(self.core.notifier.waiting(f.fx_id))
+        for i in set(f.told) - ids:  # nothing more to tell of it
+            del f.told[i]
         if not ids:
             return
         rows = await self.incident_delivery(f.fx_id, sorted(ids))
@@ -575,6 +598,7 @@ class LiveRoom:
         """The shared feed of a fixture."""
         if fx_id not in self.feeds:
             self.feeds[fx_id] = FixtureFeed(self, fx_id)
+            self.watch_delivery()  # which also retires feeds left idle
         return self.feeds[fx_id]
 
     async def close(self) -> None:

@@ -3,6 +3,7 @@ snapshot, kept current by the live feed, not from reading every incident per req
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from bot.domain.grounds import Ground
@@ -101,3 +102,23 @@ async def test_each_kind_of_member_gets_its_own_page_of_the_same_snapshot(
     assert not any(e["kind"] == "arrest.recorded" for e in viewer["log"])
     assert "arrests_by_offence" in control["tiles"]
     assert "arrests_by_offence" not in viewer["tiles"]
+
+
+async def test_a_feed_no_screen_uses_stops_and_a_later_page_still_sees_everything(
+        client, room: ControlRoom, say: Chat) -> None:
+    """A season of fixtures does not keep a reader each: an idle feed stops; a page
+    opened afterwards starts it again and misses nothing logged meanwhile."""
+    await say("/incident missile @seg_ne s4 coins thrown", as_="steward")
+    await sign_in(client, say, "control")
+    first = state_of(await (await client.get("/control/")).text())
+    [feed] = room.live.feeds.values()
+    reader = feed.task
+    await room.live.retire_idle()  # used just now: kept
+    assert list(room.live.feeds.values()) == [feed]
+    room.live.idle_s = 0.0
+    await room.live.retire_idle()
+    assert room.live.feeds == {} and reader is not None and reader.done()
+    await say("/incident pyro @away_upper s3 flare lit", as_="steward")
+    again = state_of(await (await client.get("/control/")).text())
+    assert again["last"] != first["last"]
+    assert "INC-2" in json.dumps(again)
