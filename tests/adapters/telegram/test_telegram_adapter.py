@@ -146,6 +146,17 @@ async def three_tap_report(fake: FakeTelegram, feed: Feed) -> dict[str, Any]:
     return fake.message(STEWARD, mid)
 
 
+async def to_last_step(fake: FakeTelegram, feed: Feed, first: Call, mid: int) -> str:
+    """Tap "missile" on the guided form's first step (`first`, message `mid`) and then the
+    first place offered; the severity 3 button's callback data."""
+    missile = next(b for b in buttons(first) if b.endswith(" type missile"))
+    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), missile))
+    loc = buttons((await fake.wait_for(edits_of(STEWARD, mid, "Where?")))[-1])[0]
+    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), loc))
+    step = (await fake.wait_for(edits_of(STEWARD, mid, "How serious?")))[-1]
+    return next(b for b in buttons(step) if b.endswith(" sev 3"))
+
+
 async def join_supervisor(core: Core, fake: FakeTelegram, feed: Feed) -> None:
     await core.store.create_invite("sup123", "supervisor", "console:admin", 3600)
     await feed(fake.message_update(SUPERVISOR, "/start sup123", first_name="Sam"))
