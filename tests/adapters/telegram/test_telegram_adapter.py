@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest_asyncio
@@ -38,13 +39,24 @@ def tg_settings(settings: Settings, fake: FakeTelegram) -> Settings:
 fake = served("fake", FakeTelegram)
 
 
+@asynccontextmanager
+async def polling_on(core: Core, settings: Settings, fake: FakeTelegram,
+                     **options: Any) -> AsyncIterator[TelegramAdapter]:
+    """The core's Telegram adapter started, polling `fake` (options as telegram_for takes
+    them); stopped after."""
+    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1, **options)
+    await a.start()
+    try:
+        yield a
+    finally:
+        await a.stop()
+
+
 @pytest_asyncio.fixture
 async def polling(core: Core, settings: Settings, fake: FakeTelegram
                   ) -> AsyncIterator[TelegramAdapter]:
-    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
-    await a.start()
-    yield a
-    await a.stop()
+    async with polling_on(core, settings, fake) as a:
+        yield a
 
 
 @pytest_asyncio.fixture
