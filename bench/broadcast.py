@@ -29,17 +29,20 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.rig import bench_core  # noqa: E402
-from bot.core.roles import Member  # noqa: E402
+from bot.core.dispatch import Core  # noqa: E402
+from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
 from bot.store.stewarding_keys import Stewarding  # noqa: E402
 from rigs.fakes.telegram_api import FakeTelegram  # noqa: E402
-from rigs.telegram_rig import telegram_through_outbox  # noqa: E402
+from rigs.telegram_rig import tabards_on_telegram, telegram_through_outbox  # noqa: E402
 
 FIRST_ID = 500_000_000
 ZONES = ("stb_upper", "stb_lower", "gate_away", "gate_a", "bbs_lower", "ws_lower")
@@ -50,47 +53,59 @@ def say(text: str, i: int, user: str = "safety_officer") -> Command:
     return Command("console", user, user, text, f"bench-bc:{i}")
 
 
-async def run(stewards: int, reports: int, latency: float) -> dict[str, float | int]:
+@asynccontextmanager
+async def on_telegram(latency: float, posts: Iterable[tuple[str, str]]
+                      ) -> AsyncIterator[tuple[Core, FakeTelegram, OutboxReader]]:
+    """A bench core whose only stewards and supervisors are `posts` ((role, zone) each) on
+    the fake Telegram (its limits enforced), sending through the durable outbox."""
     fake = FakeTelegram(enforce_limits=True, latency=latency)
     await fake.start()
     async with bench_core() as (core, _url, _tmp):
         for who in [w for w, m in core.roster.items() if m.role in ("steward", "supervisor")]:
             core.roster.pop(who)
-        for i in range(stewards):
-            uid = str(FIRST_ID + i)
-            core.roster[f"telegram:{uid}"] = Member("telegram", uid, "steward",
-                                                    f"Tabard {1000 + i}", ZONES[i % len(ZONES)])
+        tabards_on_telegram(core, FIRST_ID, 1000, posts)
         async with telegram_through_outbox(core, fake) as reader:
-            ask = await core.handle(say("/evacuate all fire in the east stand", 1))
-            assert ask is not None and ask.reply.ok, ask
-            confirm = next(b.command for row in ask.reply.buttons for b in row
-                           if "now" in b.label)
-            fake.calls.clear()
-            t0 = time.monotonic()
-            done = await core.handle(say(confirm, 2))
-            assert done is not None and done.reply.ok, done.reply.text
-            for k in range(reports):  # reports keep coming in during the procedure
-                core.clock.advance(timedelta(minutes=11))
-                await core.handle(Command("console", "control", "control",
-                                          f"/incident missile @stb_walkway s3 bench {k}",
-                                          f"bench-inc:{k}"))
+            yield core, fake, reader
+    await fake.stop()
 
-            def procedure(c: object) -> bool:
-                return "EVACUATE" in str(getattr(c, "params", {}).get("text", ""))
 
-            def steward_sends() -> int:
-                return sum(1 for c in fake.calls if c.ok and c.method == "sendMessage"
-                           and procedure(c) and int(c.params["chat_id"]) >= FIRST_ID)
+async def keep_reporting(core: Core, reports: int) -> None:
+    """Control reports `reports` incidents, each a new one (the clock moves on 11 minutes)."""
+    for k in range(reports):
+        core.clock.advance(timedelta(minutes=11))
+        await core.handle(Command("console", "control", "control",
+                                  f"/incident missile @stb_walkway s3 bench {k}",
+                                  f"bench-inc:{k}"))
 
-            await fake.wait_for(lambda _calls: steward_sends() >= stewards,
-                                timeout=stewards / PER_SECOND * 3 + 30)
-            elapsed = time.monotonic() - t0
-            sends = [c for c in fake.calls if c.ok and c.method.startswith("send")]
-            last = max(i for i, c in enumerate(sends) if procedure(c))
-            others = sum(1 for c in sends[:last] if not procedure(c))
-            await asyncio.wait_for(reader.drain(), 120)
-            lane_free = await Stewarding(core.store.gateway).lane() is None
-        await fake.stop()
+
+async def run(stewards: int, reports: int, latency: float) -> dict[str, float | int]:
+    posts = [("steward", ZONES[i % len(ZONES)]) for i in range(stewards)]
+    async with on_telegram(latency, posts) as (core, fake, reader):
+        ask = await core.handle(say("/evacuate all fire in the east stand", 1))
+        assert ask is not None and ask.reply.ok, ask
+        confirm = next(b.command for row in ask.reply.buttons for b in row
+                       if "now" in b.label)
+        fake.calls.clear()
+        t0 = time.monotonic()
+        done = await core.handle(say(confirm, 2))
+        assert done is not None and done.reply.ok, done.reply.text
+        await keep_reporting(core, reports)  # during the procedure
+
+        def procedure(c: object) -> bool:
+            return "EVACUATE" in str(getattr(c, "params", {}).get("text", ""))
+
+        def steward_sends() -> int:
+            return sum(1 for c in fake.calls if c.ok and c.method == "sendMessage"
+                       and procedure(c) and int(c.params["chat_id"]) >= FIRST_ID)
+
+        await fake.wait_for(lambda _calls: steward_sends() >= stewards,
+                            timeout=stewards / PER_SECOND * 3 + 30)
+        elapsed = time.monotonic() - t0
+        sends = [c for c in fake.calls if c.ok and c.method.startswith("send")]
+        last = max(i for i, c in enumerate(sends) if procedure(c))
+        others = sum(1 for c in sends[:last] if not procedure(c))
+        await asyncio.wait_for(reader.drain(), 120)
+        lane_free = await Stewarding(core.store.gateway).lane() is None
     floor = stewards / PER_SECOND
     return {"stewards": stewards, "broadcast_s": round(elapsed, 2), "floor_s": round(floor, 2),
             "ratio": round(elapsed / floor, 3), "telegram_429": fake.too_many,
@@ -108,43 +123,29 @@ async def missing(stewards: int, supervisors: int, exits: int, reports: int,
                   latency: float) -> dict[str, float | int]:
     """A /missing report on a matchday deployment: how long until each supervisor and exit
     steward has it on the fake Telegram (the rest of the stewards are not told)."""
-    fake = FakeTelegram(enforce_limits=True, latency=latency)
-    await fake.start()
-    async with bench_core() as (core, _url, _tmp):
-        for who in [w for w, m in core.roster.items() if m.role in ("steward", "supervisor")]:
-            core.roster.pop(who)
-        for i in range(stewards):
-            uid = str(FIRST_ID + i)
-            role = "supervisor" if i < supervisors else "steward"
-            zone = (EXIT_ZONES[i % len(EXIT_ZONES)] if supervisors <= i < supervisors + exits
-                    else INSIDE[i % len(INSIDE)])
-            core.roster[f"telegram:{uid}"] = Member("telegram", uid, role,
-                                                    f"Tabard {1000 + i}", zone)
-        targeted = supervisors + exits
-        async with telegram_through_outbox(core, fake) as reader:
-            fake.calls.clear()
-            t0 = time.monotonic()
-            done = await core.handle(say(MISSING, 1))
-            assert done is not None and done.reply.ok, done.reply.text
-            for k in range(reports):  # reports keep coming in meanwhile
-                core.clock.advance(timedelta(minutes=11))
-                await core.handle(Command("console", "control", "control",
-                                          f"/incident missile @stb_walkway s3 bench {k}",
-                                          f"bench-inc:{k}"))
+    posts = [("supervisor" if i < supervisors else "steward",
+              EXIT_ZONES[i % len(EXIT_ZONES)] if supervisors <= i < supervisors + exits
+              else INSIDE[i % len(INSIDE)]) for i in range(stewards)]
+    targeted = supervisors + exits
+    async with on_telegram(latency, posts) as (core, fake, reader):
+        fake.calls.clear()
+        t0 = time.monotonic()
+        done = await core.handle(say(MISSING, 1))
+        assert done is not None and done.reply.ok, done.reply.text
+        await keep_reporting(core, reports)  # meanwhile
 
-            def received() -> dict[int, float]:
-                first: dict[int, float] = {}
-                for c in fake.calls:
-                    if (c.ok and c.method == "sendMessage" and "MISSING" in str(
-                            c.params.get("text", "")) and int(c.params["chat_id"]) >= FIRST_ID):
-                        first.setdefault(int(c.params["chat_id"]), c.at - t0)
-                return first
+        def received() -> dict[int, float]:
+            first: dict[int, float] = {}
+            for c in fake.calls:
+                if (c.ok and c.method == "sendMessage" and "MISSING" in str(
+                        c.params.get("text", "")) and int(c.params["chat_id"]) >= FIRST_ID):
+                    first.setdefault(int(c.params["chat_id"]), c.at - t0)
+            return first
 
-            await fake.wait_for(lambda _calls: len(received()) >= targeted,
-                                timeout=targeted / PER_SECOND * 3 + 30)
-            got = received()
-            await asyncio.wait_for(reader.drain(), 120)
-        await fake.stop()
+        await fake.wait_for(lambda _calls: len(received()) >= targeted,
+                            timeout=targeted / PER_SECOND * 3 + 30)
+        got = received()
+        await asyncio.wait_for(reader.drain(), 120)
     times = sorted(got.values())
     p95 = times[max(0, -(-95 * len(times) // 100) - 1)]
     floor = targeted / PER_SECOND

@@ -23,10 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.rig import bench_core  # noqa: E402
-from bot.core.roles import Member  # noqa: E402
 from bot.store.stewarding_keys import Stewarding  # noqa: E402
 from rigs.fakes.telegram_api import FakeTelegram  # noqa: E402
-from rigs.telegram_rig import telegram_through_outbox  # noqa: E402
+from rigs.telegram_rig import tabards_on_telegram, telegram_through_outbox  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_ID = 600_000_000
@@ -54,10 +53,7 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
     await fake.start()
     cfg = config_with_posts(stewards, tmp)
     async with bench_core(MATCHDAY_CONFIG_DIR=str(cfg)) as (core, _url, _tmp):
-        for i in range(stewards):
-            uid = str(FIRST_ID + i)
-            core.roster[f"telegram:{uid}"] = Member("telegram", uid, "steward",
-                                                    f"Tabard {2000 + i}", "stb_upper")
+        tabards_on_telegram(core, FIRST_ID, 2000, [("steward", "stb_upper")] * stewards)
         pushed: dict[int, float] = {}
         async with telegram_through_outbox(core, fake):
             gap = minutes * 60 / stewards

@@ -23,6 +23,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import PHASES
+from handlers.words import key_values
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
          "[inc=INC-3,INC-5] [type=stoppage|gate|police_support|other] [supersedes=D-4]  |  "
@@ -45,16 +46,10 @@ TITLE = "Decision log"
 
 def parse_line(rest: str) -> dict[str, str]:
     """key=value pairs where values run to the next key=."""
-    parts = re.split(r"(?:^|\s)([A-Za-z]+)=", " " + rest)
-    if parts[0].strip():
+    lead, out = key_values(rest, ALIASES, "decision")
+    if lead.strip():
         raise UsageError("Start with d=<decision>, or send /decision on its own to be guided.",
                          field="d")
-    out: dict[str, str] = {}
-    for key, value in zip(parts[1::2], parts[2::2], strict=True):
-        k = ALIASES.get(key.lower())
-        if k is None:
-            raise UsageError(f"Unknown decision field '{key}='.")
-        out[k] = value.strip()
     return out
 
 
@@ -177,15 +172,20 @@ def _steps(state: dict[str, Any]) -> tuple[str, ...]:
     return ("why", "options") if state.get("explains") else STEPS
 
 
+def _considered(d: Decision, indent: str = "") -> list[str]:
+    """The options considered and incidents concerned lines, those that are given."""
+    lines = [f"{indent}Options considered: {d.options}"] if d.options else []
+    if d.incidents:
+        lines.append(f"{indent}Incidents: " + ", ".join(f"INC-{i}" for i in d.incidents))
+    return lines
+
+
 def _confirm(state: dict[str, Any], ctx: Ctx) -> Result:
     entry = entry_of(ctx, state["answers"], supersedes=state.get("supersedes"),
                      explains=state.get("explains"))
     lines = [f"Decision: {entry.decision}", f"Type: {DECISION_KINDS[entry.kind]}",
              f"Why: {entry.rationale}"]
-    if entry.options:
-        lines.append(f"Options considered: {entry.options}")
-    if entry.incidents:
-        lines.append("Incidents: " + ", ".join(f"INC-{i}" for i in entry.incidents))
+    lines += _considered(entry)
     if entry.supersedes:
         lines.append(f"Supersedes D-{entry.supersedes} (which stays in the log)")
     fid = state["fid"]
@@ -301,10 +301,7 @@ def render(view: LogView, tz: tzinfo) -> str:
         lines.append(f"  {d.decision}")
         why = view.rationale_of(d.n)
         lines.append(f"  Why: {why}" if why else "  Why: (rationale not yet given)")
-        if d.options:
-            lines.append(f"  Options considered: {d.options}")
-        if d.incidents:
-            lines.append("  Incidents: " + ", ".join(f"INC-{i}" for i in d.incidents))
+        lines += _considered(d, "  ")
         if d.source:
             lines.append(f"  Taken through: /{d.source}")
         if d.supersedes:

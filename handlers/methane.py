@@ -3,7 +3,6 @@ command channel at once and kept as a severity-5 incident."""
 
 from __future__ import annotations
 
-import re
 import secrets
 from typing import Any
 
@@ -16,6 +15,7 @@ from bot.domain.outcomes import Logged
 from bot.domain.vocab import INCIDENT_TYPES
 from handlers.decisions import record_from_command
 from handlers.reporting import log_incident
+from handlers.words import key_values
 
 # key, letter, question
 FIELDS = (("m", "M", "Major incident declared?"),
@@ -36,14 +36,7 @@ USAGE = ("/methane  |  /methane m=yes|no e=<exact location> t=<type> h=<hazards>
 
 def parse_line(rest: str) -> dict[str, str]:
     """key=value pairs where values run to the next key=."""
-    parts = re.split(r"(?:^|\s)([A-Za-z0-9]+)=", " " + rest)
-    out: dict[str, str] = {}
-    for key, value in zip(parts[1::2], parts[2::2], strict=True):
-        k = ALIASES.get(key.lower())
-        if k is None:
-            raise UsageError(f"Unknown METHANE field '{key}='.")
-        out[k] = value.strip()
-    return out
+    return key_values(rest, ALIASES, "METHANE", keys="[A-Za-z0-9]+")[1]
 
 
 def _clip(text: str, width: int = 60) -> str:

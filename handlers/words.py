@@ -1,6 +1,9 @@
-"""Resolving a typed word against a vocabulary, with "did you mean …?" on a near miss."""
+"""Resolving a typed word against a vocabulary, with "did you mean …?" on a near miss; and
+a command's key=value fields."""
 
 from __future__ import annotations
+
+import re
 
 from bot.core.dispatch import UsageError
 from bot.domain.vocab import Vocabulary
@@ -15,3 +18,17 @@ def resolve_word(vocab: Vocabulary, word: str, what: str, otherwise: str = "", *
     hints = vocab.suggest(word)
     hint = f" Did you mean {hints[0]}?" if hints else (f" {otherwise}" if otherwise else "")
     raise UsageError(f"Unknown {what} '{word}'.{hint}", field=field)
+
+
+def key_values(rest: str, aliases: dict[str, str], what: str,
+               keys: str = "[A-Za-z]+") -> tuple[str, dict[str, str]]:
+    """(text before the first key=, {field: value}) from key=value pairs whose values run to
+    the next key=; a key not in `aliases` is a UsageError naming the `what` field."""
+    parts = re.split(rf"(?:^|\s)({keys})=", " " + rest)
+    out: dict[str, str] = {}
+    for key, value in zip(parts[1::2], parts[2::2], strict=True):
+        k = aliases.get(key.lower())
+        if k is None:
+            raise UsageError(f"Unknown {what} field '{key}='.")
+        out[k] = value.strip()
+    return parts[0], out

@@ -1,10 +1,10 @@
 """The real python-telegram-bot adapter on a fake Bot API, for tests and benches: alone, or
 (the steward benches) with the durable outbox, the shared rate limiter in Redis and an
-outbox reader sending from it."""
+outbox reader sending from it; and the benches' Telegram stewards on a core's roster."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -12,11 +12,22 @@ from pydantic import SecretStr
 
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
+from bot.core.roles import Member
 from bot.delivery.durable import OutboxReader
 from bot.delivery.ratelimit import SharedRateLimiter
 from bot.runtime import telegram_for
 from bot.settings import Settings
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+
+
+def tabards_on_telegram(core: Core, first_id: int, first_tabard: int,
+                        posts: Iterable[tuple[str, str]]) -> None:
+    """Put one Telegram member on the core's roster per (role, zone) in `posts`: user ids
+    from `first_id`, named "Tabard <first_tabard + i>"."""
+    for i, (role, zone) in enumerate(posts):
+        uid = str(first_id + i)
+        core.roster[f"telegram:{uid}"] = Member("telegram", uid, role,
+                                                f"Tabard {first_tabard + i}", zone)
 
 
 def telegram_on(core: Core, settings: Settings, fake: FakeTelegram,

@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import TextIO
 
+from bot.core.dispatch import Core
 from bot.runtime import console_for
 from bot.schedule.escalation import sweep_escalations
 
@@ -34,7 +37,10 @@ class Screen(io.StringIO):
             await asyncio.wait_for(self.changed.wait(), timeout)
 
 
-async def test_a_pushed_escalation_is_followed_by_the_prompt(core, clock, say) -> None:
+@asynccontextmanager
+async def console_at_prompt(core: Core) -> AsyncIterator[tuple[TextIO, Screen]]:
+    """The control room's console chat, running and showing its first prompt: (what the
+    user types, its screen); /quit and its tap removed after."""
     read_fd, write_fd = os.pipe()
     typed = os.fdopen(write_fd, "w")
     out = Screen()
@@ -42,6 +48,16 @@ async def test_a_pushed_escalation_is_followed_by_the_prompt(core, clock, say) -
     chat = asyncio.create_task(console.run())
     try:
         await out.until(lambda: out.getvalue().endswith(PROMPT))
+        yield typed, out
+    finally:
+        typed.write("/quit\n")
+        typed.close()
+        await asyncio.wait_for(chat, 10)
+        core.notifier.taps.remove(console.tap)
+
+
+async def test_a_pushed_escalation_is_followed_by_the_prompt(core, clock, say) -> None:
+    async with console_at_prompt(core) as (_, out):
         await say("/incident missile @seg_ne s4 coins thrown", as_="steward")
         # the first tier
         await sweep_escalations(core, core.store, clock.now() + timedelta(seconds=61))
@@ -51,21 +67,10 @@ async def test_a_pushed_escalation_is_followed_by_the_prompt(core, clock, say) -
         assert screen.rindex(PROMPT) > pushed
         assert PROMPT + "  →" not in screen  # never glued to the prompt line
         assert screen.count(PROMPT) >= 3  # first prompt, after the card, after each tier
-    finally:
-        typed.write("/quit\n")
-        typed.close()
-        await asyncio.wait_for(chat, 10)
-        core.notifier.taps.remove(console.tap)
 
 
 async def test_the_own_answer_is_not_followed_by_a_second_prompt(core) -> None:
-    read_fd, write_fd = os.pipe()
-    typed = os.fdopen(write_fd, "w")
-    out = Screen()
-    console = console_for(core, "control", stdin=os.fdopen(read_fd), stdout=out)
-    chat = asyncio.create_task(console.run())
-    try:
-        await out.until(lambda: out.getvalue().endswith(PROMPT))
+    async with console_at_prompt(core) as (typed, out):
         typed.write("/incident pyro @away_upper s3 flare\n")
         typed.flush()
         await out.until(lambda: "Logged INC-1" in out.getvalue()
@@ -73,8 +78,3 @@ async def test_the_own_answer_is_not_followed_by_a_second_prompt(core) -> None:
         after = out.getvalue().split(PROMPT)[1]  # between the first prompt and the next
         assert "→ control: " in after and "Logged INC-1" in after  # the card, then the answer
         assert out.getvalue().count(PROMPT) == 2
-    finally:
-        typed.write("/quit\n")
-        typed.close()
-        await asyncio.wait_for(chat, 10)
-        core.notifier.taps.remove(console.tap)

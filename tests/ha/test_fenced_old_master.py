@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import time
 from pathlib import Path
 
 import redis
@@ -21,20 +20,9 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store, StoreUnavailable
 from rigs.topology import start_sentinel
+from tests.support.failover import promote_a_replica
 
 QUEUED = 8  # reports sent to the paused master
-
-
-def _master(sentinel_port: int) -> int:
-    addr = redis.Redis(port=sentinel_port).sentinel_get_master_addr_by_name("matchday")
-    return int(addr[1]) if addr else 0
-
-
-async def _until(check, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 async def _report(store: Store, fx: str, i: int) -> str:
@@ -71,12 +59,7 @@ async def test_writes_queued_in_a_paused_old_master_are_not_applied_there(tmp_pa
         os.kill(topo.pid(old), signal.SIGSTOP)  # the master pauses with reports on the way
         try:
             reports = [asyncio.create_task(_report(store, fx, i)) for i in range(QUEUED)]
-            redis.Redis(port=topo.sentinel_ports[0]).execute_command(
-                "SENTINEL", "FAILOVER", "matchday")  # ... the sentinels promote a replica
-            await _until(lambda: _master(topo.sentinel_ports[0]) != old, "a new master")
-            new = _master(topo.sentinel_ports[0])
-            await _until(lambda: redis.Redis(port=new).info("replication").get(
-                "connected_slaves") == 1, "the new master with the other replica")
+            new = await promote_a_replica(topo, old)  # ... the sentinels promote a replica
         finally:
             os.kill(topo.pid(old), signal.SIGCONT)  # ... and the old master resumes
         answers = await asyncio.gather(*reports)

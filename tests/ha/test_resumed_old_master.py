@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 from pathlib import Path
 
 import redis
@@ -18,18 +17,7 @@ from bot.settings import load_settings
 from bot.store import Store
 from rigs.topology import start_sentinel
 from tests.conftest import Chat
-
-
-def _master(sentinel_port: int) -> int:
-    addr = redis.Redis(port=sentinel_port).sentinel_get_master_addr_by_name("matchday")
-    return int(addr[1]) if addr else 0
-
-
-async def _until(check, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
+from tests.support.failover import promote_a_replica
 
 
 async def test_a_resumed_old_master_is_left_at_its_first_refusal(tmp_path: Path, clock):
@@ -51,12 +39,7 @@ async def test_a_resumed_old_master_is_left_at_its_first_refusal(tmp_path: Path,
 
         os.kill(topo.pid(old), signal.SIGSTOP)  # the master pauses ...
         try:
-            redis.Redis(port=topo.sentinel_ports[0]).execute_command(
-                "SENTINEL", "FAILOVER", "matchday")  # ... and the sentinels promote its replica
-            await _until(lambda: _master(topo.sentinel_ports[0]) != old, "a new master")
-            new = _master(topo.sentinel_ports[0])
-            await _until(lambda: redis.Redis(port=new).info("replication").get(
-                "connected_slaves") == 1, "the new master with the other replica")
+            await promote_a_replica(topo, old)  # ... and the sentinels promote its replica
         finally:
             os.kill(topo.pid(old), signal.SIGCONT)  # ... and comes back, alone
 

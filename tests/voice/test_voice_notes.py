@@ -15,7 +15,6 @@ import pytest_asyncio
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.evidence.report import report_markdown
-from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.web.visibility import describe
 from rigs.fakes.telegram_api import FakeTelegram
@@ -24,10 +23,10 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixt
     STEWARD,
     fake,
     incidents,
+    polling_on,
     pressed,
     sends_to,
     sent_message,
-    tg_settings,
 )
 from tests.voice.conftest import transcriber
 
@@ -41,11 +40,9 @@ async def adapter(request: pytest.FixtureRequest, core: Core, settings: Settings
                   fake: FakeTelegram, whisper: Path) -> AsyncIterator[TelegramAdapter]:
     """The Telegram adapter with a transcription pool (limits from the test's `pool` mark)."""
     mark = request.node.get_closest_marker("pool")
-    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1,
-                        voice=transcriber(whisper, **(mark.kwargs if mark else {})))
-    await a.start()
-    yield a
-    await a.stop()
+    async with polling_on(core, settings, fake,
+                          voice=transcriber(whisper, **(mark.kwargs if mark else {}))) as a:
+        yield a
 
 
 async def evidence_events(core: Core) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ import pytest_asyncio
 
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.runtime import telegram_for
 from bot.settings import Settings
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
@@ -18,10 +17,10 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixt
     buttons,
     fake,
     incidents,
+    polling_on,
     pressed,
     sends_to,
     sent_message,
-    tg_settings,
 )
 
 NOT_INSTALLED = "Transcription is not installed on this bot"
@@ -31,10 +30,8 @@ NOT_INSTALLED = "Transcription is not installed on this bot"
 async def adapter(core: Core, settings: Settings, fake: FakeTelegram
                   ) -> AsyncIterator[TelegramAdapter]:
     """The adapter as telegram_adapter() makes it when the extra is missing: no pool."""
-    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1, voice=None)
-    await a.start()
-    yield a
-    await a.stop()
+    async with polling_on(core, settings, fake, voice=None) as a:
+        yield a
 
 
 async def test_without_the_extra_a_voice_note_starts_the_form_and_is_kept(

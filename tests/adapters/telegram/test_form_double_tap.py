@@ -9,13 +9,13 @@ from rigs.fakes.telegram_api import FakeTelegram
 from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
     STEWARD,
     Feed,
-    buttons,
     edits_of,
     fake,
     incidents,
     polling,
     sends_to,
     sent_message,
+    to_last_step,
 )
 
 
@@ -26,12 +26,7 @@ async def test_second_tap_on_the_last_button_keeps_logged(polling: TelegramAdapt
     await feed(fake.message_update(STEWARD, "/incident"))
     first = (await fake.wait_for(sends_to(STEWARD, "What is happening?")))[0]
     mid = sent_message(fake, STEWARD, "What is happening?")["message_id"]
-    missile = next(b for b in buttons(first) if b.endswith(" type missile"))
-    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), missile))
-    loc = buttons((await fake.wait_for(edits_of(STEWARD, mid, "Where?")))[-1])[0]
-    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), loc))
-    step = (await fake.wait_for(edits_of(STEWARD, mid, "How serious?")))[-1]
-    sev3 = next(b for b in buttons(step) if b.endswith(" sev 3"))
+    sev3 = await to_last_step(fake, feed, first, mid)
     tapped = fake.message(STEWARD, mid)  # the message as the steward's phone had it
 
     await feed(fake.callback_update(STEWARD, tapped, sev3))

@@ -12,12 +12,12 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     CONTROL,
     STEWARD,
     Feed,
-    buttons,
     edits_of,
     fake,
     polling,
     sends_to,
     sent_message,
+    to_last_step,
 )
 
 
@@ -47,12 +47,7 @@ async def test_three_taps_edit_one_message_with_no_pacing_wait(
     await polling.drain()
     pace.waits.clear()
 
-    missile = next(b for b in buttons(first) if b.endswith(" type missile"))
-    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), missile))
-    loc = buttons((await fake.wait_for(edits_of(STEWARD, mid, "Where?")))[-1])[0]
-    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), loc))
-    step3 = (await fake.wait_for(edits_of(STEWARD, mid, "How serious?")))[-1]
-    sev3 = next(b for b in buttons(step3) if b.endswith(" sev 3"))
+    sev3 = await to_last_step(fake, feed, first, mid)
     await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), sev3))
     await fake.wait_for(edits_of(STEWARD, mid, "Logged INC-1"))
     await fake.wait_for(sends_to(CONTROL, "INC-1"))

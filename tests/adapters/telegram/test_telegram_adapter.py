@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest_asyncio
@@ -38,13 +39,24 @@ def tg_settings(settings: Settings, fake: FakeTelegram) -> Settings:
 fake = served("fake", FakeTelegram)
 
 
+@asynccontextmanager
+async def polling_on(core: Core, settings: Settings, fake: FakeTelegram,
+                     **options: Any) -> AsyncIterator[TelegramAdapter]:
+    """The core's Telegram adapter started, polling `fake` (options as telegram_for takes
+    them); stopped after."""
+    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1, **options)
+    await a.start()
+    try:
+        yield a
+    finally:
+        await a.stop()
+
+
 @pytest_asyncio.fixture
 async def polling(core: Core, settings: Settings, fake: FakeTelegram
                   ) -> AsyncIterator[TelegramAdapter]:
-    a = telegram_for(core, tg_settings(settings, fake), poll_timeout=1)
-    await a.start()
-    yield a
-    await a.stop()
+    async with polling_on(core, settings, fake) as a:
+        yield a
 
 
 @pytest_asyncio.fixture
@@ -144,6 +156,17 @@ async def three_tap_report(fake: FakeTelegram, feed: Feed) -> dict[str, Any]:
     await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), sev3))
     await fake.wait_for(edits_of(STEWARD, mid, "Logged INC-1"))
     return fake.message(STEWARD, mid)
+
+
+async def to_last_step(fake: FakeTelegram, feed: Feed, first: Call, mid: int) -> str:
+    """Tap "missile" on the guided form's first step (`first`, message `mid`) and then the
+    first place offered; the severity 3 button's callback data."""
+    missile = next(b for b in buttons(first) if b.endswith(" type missile"))
+    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), missile))
+    loc = buttons((await fake.wait_for(edits_of(STEWARD, mid, "Where?")))[-1])[0]
+    await feed(fake.callback_update(STEWARD, fake.message(STEWARD, mid), loc))
+    step = (await fake.wait_for(edits_of(STEWARD, mid, "How serious?")))[-1]
+    return next(b for b in buttons(step) if b.endswith(" sev 3"))
 
 
 async def join_supervisor(core: Core, fake: FakeTelegram, feed: Feed) -> None:

@@ -230,16 +230,12 @@ async def test_commands_for_other_bots_are_ignored(polling: TelegramAdapter,
 
 
 # ---------------------------------------------------------------- 4: unreadable updates
-async def test_unreadable_update_logged_once_and_answered_200(
-        hook: tuple[TelegramAdapter, TestClient], fake: FakeTelegram,
-        caplog: pytest.LogCaptureFixture) -> None:
-    """A real "promoted to admin" update (Bot API "ChatMemberUpdated" with a
-    "ChatMemberAdministrator" recorded before the story rights were sent, carrying a newer
-    field) that this PTB cannot build: 200 (no redelivery loop) and one log line."""
-    _, client = hook
+def promoted_to_admin(**rights: bool) -> dict[str, Any]:
+    """A "ChatMemberUpdated": the bot made an administrator of the control room, with the
+    usual rights and `rights` besides."""
     bot = {"id": 123456789, "is_bot": True, "first_name": "Matchday",
            "username": BOT_USERNAME}
-    update = {"update_id": 880001, "my_chat_member": {
+    return {
         "chat": {"id": CONTROL, "type": "supergroup", "title": "Control room"},
         "from": {"id": SUPERVISOR, "is_bot": False, "first_name": "Sam"},
         "date": int(time.time()),
@@ -249,7 +245,18 @@ async def test_unreadable_update_logged_once_and_answered_200(
                             "can_delete_messages": True, "can_manage_video_chats": True,
                             "can_restrict_members": True, "can_promote_members": False,
                             "can_change_info": True, "can_invite_users": True,
-                            "can_pin_messages": True, "can_manage_direct_messages": True}}}
+                            "can_pin_messages": True, **rights}}
+
+
+async def test_unreadable_update_logged_once_and_answered_200(
+        hook: tuple[TelegramAdapter, TestClient], fake: FakeTelegram,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A real "promoted to admin" update (Bot API "ChatMemberUpdated" with a
+    "ChatMemberAdministrator" recorded before the story rights were sent, carrying a newer
+    field) that this PTB cannot build: 200 (no redelivery loop) and one log line."""
+    _, client = hook
+    update = {"update_id": 880001,
+              "my_chat_member": promoted_to_admin(can_manage_direct_messages=True)}
     caplog.set_level(logging.WARNING, logger="bot.adapters.telegram.telegram_adapter")
     for _ in range(2):  # had it been refused, Telegram would send it again
         resp = await client.post("/telegram", json=update, headers={SECRET_HEADER: SECRET})
@@ -317,19 +324,7 @@ async def test_unreadable_update_does_not_stall_polling(polling: TelegramAdapter
                                                        fake: FakeTelegram) -> None:
     """The same "ChatMemberUpdated" by getUpdates: python-telegram-bot fails the whole batch
     on it and would fetch it forever; it is skipped and the next update is answered."""
-    bot = {"id": 123456789, "is_bot": True, "first_name": "Matchday",
-           "username": BOT_USERNAME}
-    await fake.push({"my_chat_member": {
-        "chat": {"id": CONTROL, "type": "supergroup", "title": "Control room"},
-        "from": {"id": SUPERVISOR, "is_bot": False, "first_name": "Sam"},
-        "date": int(time.time()),
-        "old_chat_member": {"user": bot, "status": "member"},
-        "new_chat_member": {"user": bot, "status": "administrator", "can_be_edited": False,
-                            "is_anonymous": False, "can_manage_chat": True,
-                            "can_delete_messages": True, "can_manage_video_chats": True,
-                            "can_restrict_members": True, "can_promote_members": False,
-                            "can_change_info": True, "can_invite_users": True,
-                            "can_pin_messages": True}}})
+    await fake.push({"my_chat_member": promoted_to_admin()})
     await fake.push(fake.message_update(STEWARD, "/whoami"))
     await fake.wait_for(sends_to(STEWARD, "Steward"))
 
