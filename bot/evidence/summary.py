@@ -96,7 +96,8 @@ def summary_text(fig: dict[str, Any], ground: Ground, tz: tzinfo = UTC) -> str:
         + " · " + _top(ban["by_status"], lambda k: k.replace("_", " ")),
         f"Incidents: {inc['total']} ({inc['open']} open) · ejections {fig['ejections']}",
         "  by type: " + _top(inc["by_type"], INCIDENT_TYPES.label),
-        "  by severity: " + _top(inc["by_severity"], lambda k: f"S{k}", 5),
+        "  by severity: " + _top(dict(sorted(inc["by_severity"].items(),  # S5 first
+                                             key=lambda kv: -int(kv[0]))), lambda k: f"S{k}", 5),
         "  by location: " + _top(inc["by_location"], ground.label, 4),
         "  by phase: " + _top(inc["by_phase"], PHASES.label, 8),
         f"Time to acknowledge: median {mmss(rt['median_ack_s'])}, worst {mmss(rt['worst_ack_s'])}"

@@ -249,3 +249,11 @@ async def test_escalate_puts_the_incident_in_front_of_command(say, core):
     assert any(o.thread == "INC-1" and "queue crushing" in o.reply.text for o in sent)
     r = await say("/escalate 9", as_="steward")
     assert not r.reply.ok and "No incident INC-9" in r.reply.text
+
+
+async def test_the_summary_lists_severity_worst_first(say):
+    for place in ("gate_away", "ws", "gate_a"):
+        await say(f"/incident alcohol @{place} s2", as_="steward")
+    await say("/incident disorder @stb_walkway s5", as_="steward")
+    r = await say("/summary", as_="viewer")
+    assert "by severity: S5 1, S2 3" in r.reply.text, r.reply.text
