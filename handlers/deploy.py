@@ -50,9 +50,9 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     mobile = sum(z.mobile_filled for z in zones)
     if need and mobile < need:
         planned = sum(z.mobile_planned for z in zones)
-        line += (f" · ⚠ MOBILE {mobile}/{need}"
-                 + (f" (the plan has {planned})" if planned < need else "")
-                 + f" for {attendance:,} expected")
+        line += (f" · ⚠ MOBILE {mobile} of {need} needed for {attendance:,} expected"
+                 + (f" (plan has {planned} post{'s' if planned != 1 else ''})"
+                    if planned < need else ""))
     if not full:
         return [line]
     out = [line]

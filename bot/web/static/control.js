@@ -334,8 +334,9 @@
     const p = stewarding.posts;
     if (p) {
       const mobile = p.mobile_needed ? `<div class="${p.mobile_short ? "bad" : "sub"}">` +
-        `mobile ${p.mobile_filled}/${p.mobile_needed}${p.mobile_short ? " SHORT" : ""} for ` +
-        `${p.attendance.toLocaleString("en-GB")} expected</div>` : "";
+        `${p.mobile_short ? "⚠ SHORT: " : ""}mobile ${p.mobile_filled} of ` +
+        `${p.mobile_needed} needed for ${p.attendance.toLocaleString("en-GB")} expected</div>`
+        : "";
       out.push(tile("Posts filled", `${p.filled}/${p.planned}`, mobile).replace(
         'class="tile"', 'class="tile posts-tile"'));
     }

@@ -22,7 +22,7 @@ async def test_the_home_tab_counts_the_fixture_s_own_posts(slack, fake, core):
     assert "Posts: 0/10 filled" in text
     assert "🔴 SHORT BMS upper 230-240: 0/1 post · unfilled: Block 230 gangway" in text
     assert "· mobile 0/3" in text and "Gate B search lane 2" not in text
-    assert "⚠ MOBILE 0/250 (the plan has 3) for 62,500 expected" in text
+    assert "⚠ MOBILE 0 of 250 needed for 62,500 expected (plan has 3 posts)" in text
 
     await slash(slack, fake, "/md-deploy", "62 bms_230_gangway Gangway 62")
     calls = await fake.wait_call("views.publish", count=2)

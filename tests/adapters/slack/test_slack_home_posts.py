@@ -37,7 +37,7 @@ async def test_control_sees_planned_vs_filled_per_zone_on_the_home_tab(slack, fa
             "Block 256 gangway") in text
     assert "· mobile 0/1" in text  # the STB mobile post
     # the fixture's expected attendance (62,500) calls for 250 mobile stewards
-    assert "⚠ MOBILE 0/250 (the plan has 1) for 62,500 expected" in text
+    assert "⚠ MOBILE 0 of 250 needed for 62,500 expected (plan has 1 post)" in text
 
     await slash(slack, fake, "/md-deploy", "311 stb_250_gangway A. Steward")
     calls = await fake.wait_call("views.publish", count=2)

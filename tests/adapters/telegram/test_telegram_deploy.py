@@ -46,7 +46,7 @@ async def test_posts_are_filled_from_the_rota_and_counted_in_status(
     await ask(fake, "/deploy import\n" + ROTA, "Deployed 3 stewards from the rota")
     await ask(fake, "/deploy attendance 41000", "164 mobile stewards needed")
     status = await ask(fake, "/status", "Posts: 4/8 filled")
-    assert "⚠ MOBILE 0/164" in status  # the plan has one mobile post, and it is empty
+    assert "⚠ MOBILE 0 of 164 needed" in status  # the plan has one mobile post, and it is empty
     plan = await ask(fake, "/deploy", "✗ UNFILLED STB mobile 1")
     assert "✓ Block 105 vomitory (static): Tabard 312 [312]" in plan
 

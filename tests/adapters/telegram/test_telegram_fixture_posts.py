@@ -76,7 +76,7 @@ async def test_the_fixture_s_own_posts_are_deployed_and_counted(
     await ask_as(fake, SO, "/deploy import\nsteward id,name,post\n61,Mobile 61,stb_mobile_1_2\n"
                            "62,Gangway 62,bms_230_gangway\n", "Deployed 2 stewards")
     status = await ask_as(fake, SO, "/status", "Posts: 2/10 filled")
-    assert "⚠ MOBILE 1/250 (the plan has 3) for 62,500 expected" in status
+    assert "⚠ MOBILE 1 of 250 needed for 62,500 expected (plan has 3 posts)" in status
     await ask_as(fake, SO, "/posts", "✓ OK BMS upper 230-240: 1/1 post")
 
     # another fixture at the same ground keeps the ground's own eight posts
