@@ -79,8 +79,9 @@ async def _run(app: App, args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- replay / demo
-async def _replay(app: App, path: Path, as_json: bool) -> int:
-    """Replay a script into the app's drill (App(drill=...): its own fixtures, or --live)."""
+async def _replay(app: App, path: Path, as_json: bool, kept: bool = True) -> int:
+    """Replay a script into the app's drill (App(drill=...): its own fixtures, or --live);
+    `kept`: the store outlives the run (the demo's does not: no pointers to it)."""
     from bot.replay import ScriptError, parse_script, printer, replay
     from bot.runtime import make_scheduler
 
@@ -101,7 +102,7 @@ async def _replay(app: App, path: Path, as_json: bool) -> int:
                      printer(as_json, tz=app.core.settings.zone))
     finally:
         await scheduler.stop()
-    if not as_json and app.core.drill.created:
+    if kept and not as_json and app.core.drill.created:
         for fx in sorted(app.core.drill.created):
             print(f"\nReplayed into {fx}: `matchday summary --fixture {fx}`, or the control "
                   f"room at /control/?fixture={fx} (matchday run --web)")
@@ -138,7 +139,7 @@ def demo_script() -> Path:
 async def _demo(app: App, as_json: bool) -> int:
     from bot.evidence.summary import summary_figures, summary_text
 
-    code = await _replay(app, demo_script(), as_json)
+    code = await _replay(app, demo_script(), as_json, kept=False)
     assert app.core is not None
     fx = await app.core.active_fixture()
     if fx is not None and not as_json:
@@ -146,6 +147,8 @@ async def _demo(app: App, as_json: bool) -> int:
         ground = app.core.grounds[fx.ground]
         print(f"\n=== Final summary: {fx.title} ({fx.id}) ===")
         print(summary_text(fig, ground))
+        print(f"\nThe demo's store is thrown away. To keep the night (its summary, debrief "
+              f"pack and control room): matchday replay {demo_script()}")
     return code
 
 

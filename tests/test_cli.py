@@ -99,6 +99,8 @@ def test_demo_prints_the_conversation_and_final_summary(tmp_path):
     assert "Arrests: 7 (inside 7, outside 0; home 1, away 6)" in tail
     assert "not for your role" not in p.stdout  # the drill follows config/roles.toml
     assert not (tmp_path / "unused").exists()  # a throwaway store
+    # so it points nobody at fixtures that are gone, only at how to keep the night
+    assert "Replayed into" not in p.stdout and "matchday replay " in tail
 
 
 def test_unreachable_redis_is_one_line(tmp_path):
