@@ -23,7 +23,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import PHASES
-from handlers.words import key_values
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
          "[inc=INC-3,INC-5] [type=stoppage|gate|police_support|other] [supersedes=D-4]  |  "
@@ -215,13 +215,30 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
 
 
 async def continue_decision(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result | None:
-    """Typed text while a decision form waits for an answer."""
-    if state.get("step") == "confirm" or not ctx.rest.strip():
+    """Typed text while a decision form waits for an answer (or, at its last step, for
+    yes or cancel)."""
+    word = ctx.rest.strip().lower().strip(" .!")
+    if not word:
         return None
-    if ctx.rest.strip().lower() in {"cancel", "stop"}:
+    if word in CANCEL_WORDS:
         await ctx.store.drop_form(fx.id, ctx.who)
         return Result(Reply("Decision not recorded; nothing was written."))
+    if state.get("step") == "confirm":
+        if word in CONFIRM_WORDS or word == "record":
+            return await _record(ctx, fx, state)
+        confirm = _confirm(state, ctx)
+        confirm.reply.text += "\nReply yes to record it, or cancel."
+        return confirm
     return await _answer(ctx, fx, state, ctx.rest)
+
+
+async def _record(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result:
+    entry = entry_of(ctx, state["answers"], supersedes=state.get("supersedes"),
+                     explains=state.get("explains"))
+    # the form's id makes a second tap (or a redelivery) the same write
+    result = await _logged(ctx, fx, entry, f"decision-form:{ctx.who}:{state['fid']}")
+    await ctx.store.drop_form(fx.id, ctx.who)
+    return result
 
 
 async def _start(ctx: Ctx, fx: Fixture, first: str, answers: dict[str, str],
@@ -248,12 +265,7 @@ async def _step(ctx: Ctx, fx: Fixture) -> Result:
         await ctx.store.drop_form(fx.id, ctx.who)
         return Result(Reply("Decision not recorded; nothing was written."))
     if what == "record" and state.get("step") == "confirm":
-        entry = entry_of(ctx, state["answers"], supersedes=state.get("supersedes"),
-                         explains=state.get("explains"))
-        # the form's id makes a second tap (or a redelivery) the same write
-        result = await _logged(ctx, fx, entry, f"decision-form:{ctx.who}:{state['fid']}")
-        await ctx.store.drop_form(fx.id, ctx.who)
-        return result
+        return await _record(ctx, fx, state)
     if what == state.get("step"):
         return await _answer(ctx, fx, state, " ".join(ctx.args[3:]))
     if state["step"] == "confirm":

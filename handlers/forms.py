@@ -12,6 +12,7 @@ from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.decisions import continue_decision
 from handlers.methane import continue_methane
 from handlers.reporting import joined_again, log_incident, parse_severity
+from handlers.words import BACK_WORDS, CANCEL_WORDS, CONFIRM_WORDS
 
 EXPIRED = "This form has expired. Send /incident to start a new report."
 FAVOURITES = ["disorder", "missile", "pyro", "medical", "crowd_density", "antisocial",
@@ -19,9 +20,6 @@ FAVOURITES = ["disorder", "missile", "pyro", "medical", "crowd_density", "antiso
 TYPE_BUTTONS = 6
 PIN_TTL = 2 * 86400  # a fixture's evening and then some: type positions stay put that long
 BUTTON_WIDTH = 40  # a place's full name on a button up to this long, else its short name
-CANCEL_WORDS = {"cancel", "stop", "abort", "quit"}
-BACK_WORDS = {"back", "previous", "prev"}
-CONFIRM_WORDS = {"yes", "y", "confirm", "confirmed", "declare"}
 MAJOR = 5  # the severity that needs a confirm step
 
 

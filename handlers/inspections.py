@@ -182,8 +182,10 @@ async def inspect_cmd(ctx: Ctx) -> Result:
         return await _list(ctx, fx)
     first = ctx.args[0].lower()
     if first == "ready":
-        state, _ = await ready_state(ctx, fx)
-        blocking = "".join(f"\n  ✖ {i.label}" for i in state.blocking)
+        state, checks = await ready_state(ctx, fx)
+        last = latest(checks)
+        blocking = "".join(f"\n  {'✖ FAILED' if i.key in last else '○ TO DO'}: {i.label}"
+                           for i in state.blocking)
         return Result(Reply(_readiness_line(state) + blocking, title=TITLE))
     if first == "override":
         return await _override(ctx, fx, " ".join(ctx.args[1:]).strip())

@@ -8,6 +8,11 @@ import re
 from bot.core.dispatch import UsageError
 from bot.domain.vocab import Vocabulary
 
+# typed answers to a guided form's step, as well as its buttons
+CANCEL_WORDS = {"cancel", "stop", "abort", "quit"}
+BACK_WORDS = {"back", "previous", "prev"}
+CONFIRM_WORDS = {"yes", "y", "confirm", "confirmed", "declare"}
+
 
 def resolve_word(vocab: Vocabulary, word: str, what: str, otherwise: str = "", *,
                  field: str = "") -> str:

@@ -64,6 +64,33 @@ async def test_guided_decision_asks_each_part_then_records_once(say, core):
         "Deploy the TSG to the walkway", "", (), "police_commander")
 
 
+async def test_a_guided_decision_is_recorded_by_typing_yes_as_well_as_by_the_button(say, core):
+    await say("/decision", as_="safety_officer")
+    for answer in ("Close gate B for ten minutes", "Crowd density at the away turnstiles",
+                   "none", "none"):
+        r = await say(answer, as_="safety_officer")
+    assert r.reply.title == "Record this decision?"
+    r = await say("maybe", as_="safety_officer")  # neither: asked again, nothing written
+    assert r.reply.title == "Record this decision?" and "Reply yes" in r.reply.text
+    assert await _log(core) == []
+    r = await say("yes", as_="safety_officer")
+    assert r.reply.title == "Decision D-1"
+    [d] = await _log(core)
+    assert (d.decision, d.rationale) == ("Close gate B for ten minutes",
+                                         "Crowd density at the away turnstiles")
+
+
+async def test_typing_cancel_at_the_last_step_writes_nothing(say, core):
+    await say("/decision Close gate B", as_="safety_officer")
+    await say("Crowd density", as_="safety_officer")
+    await say("none", as_="safety_officer")
+    r = await say("none", as_="safety_officer")
+    assert r.reply.title == "Record this decision?"
+    r = await say("cancel", as_="safety_officer")
+    assert "not recorded" in r.reply.text and await _log(core) == []
+    assert "Not added" in (await say("yes", as_="safety_officer")).reply.text  # form gone
+
+
 async def test_a_correction_is_a_new_entry_and_the_old_one_stays(say, core):
     await say("/decision d=Open gate F why=Queue at gate E", as_="control")
     r = await say("/decision d=Open gate G, not F why=Gate F is the away exit "

@@ -52,6 +52,9 @@ async def test_a_pass_keeps_its_photo_and_a_failure_raises_an_incident(say, core
 
 async def test_turnstiles_wait_for_every_critical_item_or_a_logged_override(say, core):
     await say("/inspect walkway_netting fail", as_="supervisor")
+    ready = (await say("/inspect ready", as_="control")).reply.text
+    # what failed is told apart from what nobody has checked yet
+    assert "✖ FAILED: Segregation netting" in ready and "○ TO DO: Exit gates" in ready
     r = await say("/timing turnstiles_open", as_="control")
     assert not r.reply.ok
     assert "Not ready to open turnstiles: 5 safety-critical items" in r.reply.text
