@@ -15,7 +15,7 @@ from bot.domain.outcomes import Logged
 from bot.domain.vocab import INCIDENT_TYPES
 from handlers.decisions import record_from_command
 from handlers.reporting import log_incident
-from handlers.words import key_values
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values
 
 # key, letter, question
 FIELDS = (("m", "M", "Major incident declared?"),
@@ -131,6 +131,9 @@ async def send(ctx: Ctx, fx: Fixture, answers: dict[str, str], drop_form: bool) 
     return result
 
 
+CANCELLED = "METHANE report cancelled; nothing was sent."
+
+
 def _ask(fid: str, step: str, note: str = "") -> Result:
     key, letter, question = next(f for f in FIELDS if f[0] == step)
     buttons = [[Button("Cancel", f"/methane step {fid} cancel")]]
@@ -163,16 +166,31 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
         return _ask(fid, state["step"])
     state["step"] = "confirm"
     await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+    return _confirm(state)
+
+
+def _confirm(state: dict[str, Any], note: str = "") -> Result:
     word, body = report_text(state["answers"])
-    return Result(Reply(body, title=f"Send this {word}?", buttons=[[
-        Button("Send to all command channels", f"/methane step {fid} send", "danger"),
-        Button("Cancel", f"/methane step {fid} cancel")]]))
+    fid = state["fid"]
+    return Result(Reply(body + (f"\n{note}" if note else ""), title=f"Send this {word}?",
+                        buttons=[[Button("Send to all command channels",
+                                         f"/methane step {fid} send", "danger"),
+                                  Button("Cancel", f"/methane step {fid} cancel")]]))
 
 
 async def continue_methane(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result | None:
-    """Typed text while a METHANE form waits for a field."""
-    if state.get("step") == "confirm" or not ctx.rest.strip():
+    """Typed text while a METHANE form waits for a field (or, at its last step, for yes
+    or cancel)."""
+    word = ctx.rest.strip().lower().strip(" .!")
+    if not word:
         return None
+    if word in CANCEL_WORDS:
+        await ctx.store.drop_form(fx.id, ctx.who)
+        return Result(Reply(CANCELLED))
+    if state.get("step") == "confirm":
+        if word in CONFIRM_WORDS or word == "send":
+            return await send(ctx, fx, state["answers"], drop_form=True)
+        return _confirm(state, "Reply yes to send it, or cancel.")
     return await _answer(ctx, fx, state, ctx.rest)
 
 
@@ -187,7 +205,7 @@ async def methane_cmd(ctx: Ctx) -> Result:
         what = ctx.args[2]
         if what == "cancel":
             await ctx.store.drop_form(fx.id, ctx.who)
-            return Result(Reply("METHANE report cancelled; nothing was sent."))
+            return Result(Reply(CANCELLED))
         if what == "send" and state.get("step") == "confirm":
             return await send(ctx, fx, state["answers"], drop_form=True)
         if what == state.get("step"):

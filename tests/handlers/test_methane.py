@@ -58,6 +58,25 @@ async def test_guided_methane_asks_each_field_and_requires_an_answer(say, core):
     assert await core.store.form(fx.id, "console:supervisor") is None
 
 
+async def test_a_guided_methane_is_sent_by_typing_yes_and_cancelled_by_typing_cancel(say, core):
+    answers = ["yes", "top walkway", "crowd crush", "surge", "gate A ramp", "12, 3 serious",
+               "police on scene, fire required"]
+    await say("/methane", as_="supervisor")
+    for text in answers:
+        r = await say(text, as_="supervisor")
+    r = await say("hmm", as_="supervisor")  # neither: the report again, nothing sent
+    assert r.reply.title == "Send this METHANE?" and "Reply yes" in r.reply.text
+    assert (await say("cancel", as_="supervisor")).reply.text.startswith("METHANE report "
+                                                                         "cancelled")
+    assert await log_of(core, "incident.reported") == []
+    await say("/methane", as_="supervisor")
+    for text in answers:
+        r = await say(text, as_="supervisor")
+    r = await say("yes", as_="supervisor")
+    assert r.reply.title == "METHANE INC-1", r.reply.text
+    assert len(await log_of(core, "incident.reported")) == 1
+
+
 async def test_suspicious_item_walks_through_hot_and_the_4_cs(say, core):
     r = await say("/incident suspicious_item @gate_c unattended rucksack", as_="steward")
     assert "HOT test for INC-1: Hidden?" in r.reply.text and "4 Cs: Confirm" in r.reply.text
