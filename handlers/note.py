@@ -12,6 +12,9 @@ from bot.domain.messages import Reply, Result
 from handlers.checkin import keep_position, move_position
 from handlers.forms import continue_with_text
 from handlers.reporting import add_text, move_live, window_words
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS
+
+ANSWER_WORDS = CONFIRM_WORDS | CANCEL_WORDS | {"ok", "okay", "no", "n", "send", "record"}
 
 
 async def note_cmd(ctx: Ctx) -> Result:
@@ -26,6 +29,13 @@ async def note_cmd(ctx: Ctx) -> Result:
     handled = await continue_with_text(ctx, fx, state)
     if handled is not None:
         return handled
+    word = ctx.rest.strip().lower().strip(" .!")
+    if word in ANSWER_WORDS and not ctx.cmd.attachments:
+        # an answer to a question no longer open (tapped elsewhere, expired): a bare "yes"
+        # appended to a report would read as if something had been confirmed
+        return Result(Reply(f"Nothing is waiting for '{word}' (it may have expired or been "
+                            "answered already), so nothing was done and nothing was added "
+                            "to a report.", ok=False))
     n = parse_incident_id(ctx.cmd.reply_to) if ctx.cmd.reply_to else None
     window = ctx.core.settings.note_window_seconds
     if n is None and last is not None:

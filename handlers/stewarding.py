@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
@@ -31,6 +32,7 @@ from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
 from handlers.decisions import from_command, rationale_prompt
 from handlers.display import clock_time
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
@@ -157,9 +159,7 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
                     return Result(Reply(f"{word} was already sent ({done.id}); see /status."))
                 return Result(Reply(f"This {word} was not confirmed in time; nothing was "
                                     f"sent. Send /{kind} again.", ok=False))
-            await ctx.store.drop_form(fx.id, ctx.who)
-            target = Target(state["target"], state.get("zone", ""))
-            return await send(ctx, fx, state["id"], kind, target, state["text"])
+            return await _send_confirmed(ctx, fx, kind, state)
         target = target_of(ctx, fx, ctx.args[0]) if ctx.args else Target("all")
         text = ctx.rest.split(None, 1)[1].strip() if len(ctx.args) > 1 else ""
         if len(text) > MAX_TEXT:
@@ -168,20 +168,47 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
         ground = ctx.ground(fx)
         n = len(targeted(await stewards(ctx, fx), target, ground))
         pid = "P-" + secrets.token_hex(3)
-        await ctx.store.save_form(fx.id, ctx.who, {"kind": "procedure", "id": pid,
-                                                   "target": target.kind, "zone": target.zone,
-                                                   "text": text},
-                                  ctx.core.settings.form_ttl_seconds)
-        label = target_label(target.key, ground)
-        body = message_body(kind, text)
-        return Result(Reply(f"{body}\nIt goes to {n} steward{'s' if n != 1 else ''} and "
-                            "control, ahead of every other message.",
-                            title=f"Confirm {word} · {label}?",
-                            buttons=[[Button(f"Send {word} now", f"/{kind} confirm {pid}",
-                                             "danger"),
-                                      Button("Cancel", f"/{kind} cancel")]]))
+        state = {"kind": "procedure", "procedure": kind, "id": pid, "target": target.kind,
+                 "zone": target.zone, "text": text, "n": n}
+        await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+        return _confirm(ctx, fx, state)
     cmd.__name__ = f"{kind}_cmd"
     return cmd
+
+
+def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Result:
+    """The confirm step of a procedure: what goes to whom, Send now / Cancel."""
+    kind, n, word = state["procedure"], state.get("n", 0), PROCEDURES[state["procedure"]][0]
+    label = target_label(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
+    return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to {n} steward"
+                        f"{'s' if n != 1 else ''} and control, ahead of every other message."
+                        + (f"\n{note}" if note else ""),
+                        title=f"Confirm {word} · {label}?",
+                        buttons=[[Button(f"Send {word} now", f"/{kind} confirm {state['id']}",
+                                         "danger"),
+                                  Button("Cancel", f"/{kind} cancel")]]))
+
+
+async def _send_confirmed(ctx: Ctx, fx: Fixture, kind: str, state: dict[str, Any]) -> Result:
+    await ctx.store.drop_form(fx.id, ctx.who)
+    target = Target(state["target"], state.get("zone", ""))
+    return await send(ctx, fx, state["id"], kind, target, state["text"])
+
+
+async def continue_procedure(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result | None:
+    """Typed text while a procedure waits for its confirm: yes sends it, cancel drops it,
+    anything else asks again (never added to a report, as plain text otherwise is)."""
+    kind = state.get("procedure")
+    word = ctx.rest.strip().lower().strip(" .!")
+    if kind not in PROCEDURES or not word:
+        return None
+    if word in CANCEL_WORDS:
+        await ctx.store.drop_form(fx.id, ctx.who)
+        return Result(Reply(f"{PROCEDURES[kind][0]} cancelled; nothing was sent."))
+    if word in CONFIRM_WORDS or word == "send":
+        return await _send_confirmed(ctx, fx, kind, state)
+    return _confirm(ctx, fx, state, f"Not sent yet: reply yes to send "
+                                    f"{PROCEDURES[kind][0]} now, or cancel.")
 
 
 async def ihaveit_cmd(ctx: Ctx) -> Result:

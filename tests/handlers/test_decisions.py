@@ -88,7 +88,7 @@ async def test_typing_cancel_at_the_last_step_writes_nothing(say, core):
     assert r.reply.title == "Record this decision?"
     r = await say("cancel", as_="safety_officer")
     assert "not recorded" in r.reply.text and await _log(core) == []
-    assert "Not added" in (await say("yes", as_="safety_officer")).reply.text  # form gone
+    assert "Nothing is waiting" in (await say("yes", as_="safety_officer")).reply.text
 
 
 async def test_a_correction_is_a_new_entry_and_the_old_one_stays(say, core):
