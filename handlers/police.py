@@ -70,6 +70,8 @@ async def arrest_cmd(ctx: Ctx) -> Result:
             place = PLACES.resolve(w) or place
         elif SUPPORTER_SIDES.resolve(w):
             side = SUPPORTER_SIDES.resolve(w) or side
+        elif OUTCOMES.resolve(w) and "outcome" not in opts:  # "charged" as well as outcome=
+            opts["outcome"] = w
         else:
             raise UsageError(NO_FREE_TEXT, field="ref")
     outcome = resolve_word(OUTCOMES, opts["outcome"], "outcome", field="outcome") \
@@ -112,9 +114,12 @@ async def ban_cmd(ctx: Ctx) -> Result:
     opts, rest = _options(ctx.args[1:], {"ref", "inc", "years", "status", "club"})
     side = "home"  # whose supporters: club bans are mostly the home club's own fans
     for w in rest:
-        if SUPPORTER_SIDES.resolve(w) is None:
+        if BAN_STATUSES.resolve(w) and "status" not in opts:  # "proposed" as well as status=
+            opts["status"] = w
+        elif SUPPORTER_SIDES.resolve(w) is None:
             raise UsageError(NO_FREE_TEXT, field="ref")
-        side = SUPPORTER_SIDES.resolve(w) or side
+        else:
+            side = SUPPORTER_SIDES.resolve(w) or side
     status = resolve_word(BAN_STATUSES, opts["status"], "ban status", field="status") \
         if "status" in opts else "proposed"
     years = opts.get("years", "")

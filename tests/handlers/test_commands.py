@@ -93,6 +93,20 @@ async def test_reporter_is_told_when_acknowledged_and_closed(say, core):
     assert "closed" in personal[1] and "spoken to" in personal[1]
 
 
+async def test_a_bare_status_or_outcome_word_is_taken_as_such(say, core):
+    r = await say("/ban club_lifetime pending away", as_="police_liaison")
+    assert r.reply.ok, r.reply.text
+    r = await say("/arrest violent_disorder charged outside", as_="police_liaison")
+    assert r.reply.ok, r.reply.text
+    fx = await core.active_fixture()
+    counts = await core.store.counts(fx.id)
+    assert counts["ban:status:pending_court"] == 1 and counts["arr:total"] == 1
+    [arrest] = [e for e in await core.store.events(fx.id) if e.kind == "arrest.recorded"]
+    assert (arrest.data["outcome"], arrest.data["place"]) == ("charged", "outside")
+    r = await say("/arrest violent_disorder charged Smith", as_="police_liaison")
+    assert not r.reply.ok and "no names" in r.reply.text  # any other word: nothing stored
+
+
 async def test_update_and_plain_text_go_to_the_latest_report(say, core):
     await say("/incident crowd_density @gate_a s4", as_="steward")
     r = await say("queue now backing onto the bridge", as_="steward")
