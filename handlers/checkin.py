@@ -10,7 +10,7 @@ import secrets
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso, parse_iso
-from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons
+from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, zone_post_buttons
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
 from bot.domain.procedures import Target, in_zone, target_label
@@ -30,10 +30,12 @@ async def onpost_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     posts = {p.id: p for p in _posts(ctx, fx)}
     if len(ctx.args) != 1:
-        mine = [p.id for p in posts.values()
-                if ctx.member is not None and in_zone(p.zone, ctx.member.zone)][:BUTTONS]
-        raise UsageError("Which post?" + (f" Yours may be: {', '.join(mine)}." if mine else ""),
-                         field="post")
+        taps = zone_post_buttons(list(posts.values()), ctx.member.zone, BUTTONS) \
+            if ctx.member is not None and ctx.member.zone else []
+        if not taps:
+            raise UsageError("Which post?", field="post")
+        return Result(Reply("Which post are you on? Tap it (or send /onpost <post>).",
+                            title="Check in", buttons=taps))
     post = posts.get(ctx.args[0])
     if post is None:
         raise UsageError(f"No post '{ctx.args[0][:40]}' at {ctx.ground(fx).name}.",

@@ -166,10 +166,15 @@ def rollcall_offset(value: object) -> Offset | None:
 def post_buttons(posts: list[Post], shown: int = 6) -> Callable[[Steward], list[list[Button]]]:
     """A roll call's buttons for each steward: the posts of their zone, one tap each."""
     def for_steward(s: Steward) -> list[list[Button]]:
-        mine = [p for p in posts if in_zone(p.zone, s.zone) or in_zone(s.zone, p.zone)]
-        return [[Button(f"On post: {p.name} ✓", f"/onpost {p.id}", "primary")]
-                for p in mine[:shown]]
+        return zone_post_buttons(posts, s.zone, shown)
     return for_steward
+
+
+def zone_post_buttons(posts: list[Post], zone: str, shown: int = 6) -> list[list[Button]]:
+    """One "On post" button per post of a zone (or of the zones inside it), a row each."""
+    mine = [p for p in posts if in_zone(p.zone, zone) or in_zone(zone, p.zone)]
+    return [[Button(f"On post: {p.name} ✓", f"/onpost {p.id}", "primary")]
+            for p in mine[:shown]]
 
 
 def parse_rota(text: str, posts: dict[str, Post]) -> tuple[list[RotaRow], list[str]]:

@@ -80,3 +80,25 @@ async def test_control_stands_every_steward_on_duty_down_at_once(
         f"telegram:{AWAY_GATE}": ("gate_b_lane_1", "18:00", "22:00"),
         f"telegram:{EAST}": ("stb_250_gangway", "18:00", "22:00")}
     await ask(fake, SO, "/standdown all", "Nobody is checked in on duty")  # done once
+
+
+async def test_onpost_alone_offers_the_stewards_posts_as_one_tap_buttons(
+        core: Core, fake: FakeTelegram, polling) -> None:  # noqa: F811
+    core.roster[f"telegram:{EAST}"] = Member("telegram", str(EAST), "steward", "Tabard 311",
+                                             "stb_upper")
+    await ask(fake, EAST, "/onpost", "Which post are you on?")
+    [msg] = [m for (c, _), m in fake.messages.items()
+             if c == EAST and "Which post are you on?" in m.get("text", "")]
+    rows = msg["reply_markup"]["inline_keyboard"]
+    labels = [b["text"] for row in rows for b in row]
+    assert "On post: Block 250 gangway ✓" in labels and all(
+        label.startswith("On post: ") for label in labels)  # the zone's posts, by name
+    [data] = [b["callback_data"] for row in rows for b in row
+              if b["text"] == "On post: Block 250 gangway ✓"]
+    before = len(fake.calls)
+    await Feed(fake)(fake.callback_update(EAST, msg, data))
+    await fake.wait_for(lambda calls: [c for c in calls[before:] if c.ok and
+                                       "On post: Block 250 gangway ✓" in str(c.params.get("text"))
+                                       and c.method != "answerCallbackQuery"])
+    fx = await core.active_fixture()
+    assert f"telegram:{EAST}" in await core.store.stewarding.duty(fx.id)
