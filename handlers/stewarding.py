@@ -212,11 +212,20 @@ async def continue_procedure(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Re
 
 
 async def ihaveit_cmd(ctx: Ctx) -> Result:
-    """/ihaveit <id>: a steward's "I have it" for a broadcast or procedure."""
-    if len(ctx.args) != 1:
+    """/ihaveit [id]: a steward's "I have it" for a broadcast or procedure (without an id:
+    the newest one sent to them that they have not acknowledged)."""
+    if len(ctx.args) > 1:
         raise UsageError("Which message?")
     fx = await ctx.fixture()
-    bid = ctx.args[0]
+    if ctx.args:
+        bid = ctx.args[0]
+    else:
+        waiting = [b for b in await ctx.store.stewarding.broadcasts(fx.id)
+                   if b.kind != "rollcall" and ctx.who in b.missing]
+        if not waiting:
+            return Result(Reply("No broadcast or procedure is waiting for your \"I have "
+                                "it\"; nothing was recorded.", ok=False))
+        bid = waiting[-1].id
     try:
         got = await ctx.store.stewarding.ack(
             fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
@@ -226,7 +235,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
         return Result(Reply("That message was not sent to you.", ok=False))
     if not got.duplicate:
         await ctx.core.changed("broadcast", fx.id)
-    return Result(Reply("✅ Control knows you have it."))
+    return Result(Reply("✅ Control knows you have it." + ("" if ctx.args else f" ({bid})")))
 
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
@@ -254,5 +263,5 @@ def register(registry: Registry) -> None:
                           f"{PROCEDURES[kind][0].title()}: to every steward, confirmed first",
                           _procedure_cmd(kind),
                           aliases=("all-clear", "all_clear") if kind == "allclear" else ()))
-    registry.add(Spec("ihaveit", "/ihaveit <id>", "I have the broadcast", ihaveit_cmd,
+    registry.add(Spec("ihaveit", "/ihaveit [id]", "I have the broadcast", ihaveit_cmd,
                       hidden=True, aliases=("gotit",)))

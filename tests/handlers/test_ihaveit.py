@@ -16,3 +16,20 @@ async def test_an_ihaveit_from_someone_not_sent_it_is_one_line(say, core, store)
     fx = (await core.active_fixture()).id  # type: ignore[union-attr]
     bc = await Stewarding(store.gateway).broadcast(fx, bid)
     assert bc is not None and bc.acked == ("console:steward",)
+
+
+async def test_ihaveit_alone_acknowledges_the_newest_message_waiting_for_it(
+        say, core, store) -> None:
+    r = await say("/ihaveit", as_="steward")
+    assert not r.reply.ok and "nothing was recorded" in r.reply.text
+    first = (await say("/broadcast all radios on channel 2", as_="control")).reply.title
+    second = (await say("/broadcast stb keep the gangways clear", as_="control")).reply.title
+    got = await say("/ihaveit", as_="steward")
+    assert got.reply.ok and second.split()[-1] in got.reply.text
+    got = await say("/ihaveit", as_="steward")  # then the older one still waiting
+    assert got.reply.ok and first.split()[-1] in got.reply.text
+    fx = (await core.active_fixture()).id  # type: ignore[union-attr]
+    for title in (first, second):
+        bc = await Stewarding(store.gateway).broadcast(fx, title.split()[-1])
+        assert bc is not None and "console:steward" in bc.acked
+    assert not (await say("/ihaveit", as_="steward")).reply.ok  # nothing left
