@@ -286,9 +286,9 @@ async def press(fake: FakeTelegram, who: int, needle: str, label: str,  # noqa: 
 async def test_the_guided_missing_form_taps_through_to_the_exit_posts(
         core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
     staff(core)
-    await ask(fake, SO, "/missing", "How old?")
-    await ask(fake, SO, "7", "Describe them")
-    await ask(fake, SO, "red coat, blue cap, about 120cm", "Where were they last seen?")
+    for typed, then in (("/missing", "How old?"), ("7", "Describe them"),
+                        ("red coat, blue cap, about 120cm", "Where were they last seen?")):
+        await ask(fake, SO, typed, then)  # each answer typed, each next question asked
     await press(fake, SO, "Where were they last seen?", "Away turnstiles (Gate B)",
                 "When were they last seen?")
     await press(fake, SO, "When were they last seen?", "Just now", "This goes to every")
