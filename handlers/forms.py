@@ -11,6 +11,7 @@ from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.decisions import continue_decision
 from handlers.methane import continue_methane
+from handlers.missing import continue_missing
 from handlers.reporting import joined_again, log_incident, parse_severity
 from handlers.stewarding import continue_procedure
 from handlers.words import BACK_WORDS, CANCEL_WORDS, CONFIRM_WORDS
@@ -277,6 +278,8 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
         return await continue_decision(ctx, fx, state)
     if state.get("kind") == "procedure":
         return await continue_procedure(ctx, fx, state)
+    if state.get("kind") == "missing":
+        return await continue_missing(ctx, fx, state)
     step = state.get("step")
     loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
     if step == "location" and loc is not None:

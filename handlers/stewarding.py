@@ -69,11 +69,11 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                 title: str = "",
                 buttons: Callable[[Steward], list[list[Button]]] | None = None,
                 record: dict[str, str] | None = None, police_at: int | None = None,
-                closes: str = "", also: tuple[str, ...] = ()) -> Result:
+                closes: str = "", also: tuple[str, ...] = (), dedupe: str = "") -> Result:
     """Record it and queue it (one write) to every targeted steward and to control (each
     steward's buttons: "I have it" unless `buttons` says otherwise; control's copy to the
     `also` audiences too); `record`, `police_at` and `closes` go to the store with it (see
-    Stewarding.send)."""
+    Stewarding.send); `dedupe`: the write's dedupe key when not the command's own."""
     ground = ctx.ground(fx)
     to = targeted(await stewards(ctx, fx), target, ground)
     if not to:
@@ -99,8 +99,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                          f"{kind} {bid}", "procedure") if kind in PROCEDURES else None
     try:
         applied = await state.send(fx.id, bc, {s.who: "1" for s in to},
-                                   ctx.outbox.ops(outs), ev, ctx.cmd.dedupe_key, record=record,
-                                   police_at=police_at, closes=closes,
+                                   ctx.outbox.ops(outs), ev, dedupe or ctx.cmd.dedupe_key,
+                                   record=record, police_at=police_at, closes=closes,
                                    also=DecisionLog.ops(entry) if entry else None)
         fresh = not applied.duplicate
     except Refused as exc:

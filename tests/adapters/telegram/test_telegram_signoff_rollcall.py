@@ -24,6 +24,7 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     fake,
     polling,
     sends_to,
+    sent_message,
 )
 from tests.conftest import START
 
@@ -262,3 +263,44 @@ async def test_the_automatic_roll_call_reaches_the_stewards_linked_to_a_tabard(
     finally:
         await reader.stop()
         await sched.stop()
+
+
+def said_to(chat: int, needle: str):  # noqa: ANN201
+    """Predicate: a message sent or edited in place in a chat with needle in its text."""
+    return lambda calls: [c for c in calls if c.ok and c.params.get("chat_id") == chat
+                          and c.method in ("sendMessage", "editMessageText")
+                          and needle in str(c.params.get("text"))]
+
+
+async def press(fake: FakeTelegram, who: int, needle: str, label: str,  # noqa: F811
+                then: str) -> None:
+    """Tap the button `label` on the latest message with `needle`; wait for `then`."""
+    msg = sent_message(fake, who, needle)
+    data = next(b["callback_data"] for row in msg["reply_markup"]["inline_keyboard"]
+                for b in row if b["text"] == label)
+    before = len(fake.calls)
+    await Feed(fake)(fake.callback_update(who, msg, data))
+    await fake.wait_for(lambda calls: said_to(who, then)(calls[before:]))
+
+
+async def test_the_guided_missing_form_taps_through_to_the_exit_posts(
+        core: Core, fake: FakeTelegram, polling, clock) -> None:  # noqa: F811
+    staff(core)
+    for typed, then in (("/missing", "How old?"), ("7", "Describe them"),
+                        ("red coat, blue cap, about 120cm", "Where were they last seen?")):
+        await ask(fake, SO, typed, then)  # each answer typed, each next question asked
+    await press(fake, SO, "Where were they last seen?", "Away turnstiles (Gate B)",
+                "When were they last seen?")
+    await press(fake, SO, "When were they last seen?", "Just now", "This goes to every")
+    confirm = sent_message(fake, SO, "This goes to every")["text"]
+    assert "Age 7. red coat, blue cap, about 120cm" in confirm
+    assert sends_to(AWAY_GATE, "MISSING")(fake.calls) == []  # nothing before the tap
+    await press(fake, SO, "This goes to every", "Send to supervisors and exits",
+                "Police are told at")
+    alert = (await fake.wait_for(sends_to(AWAY_GATE, "MISSING CHILD")))[-1]
+    assert "red coat, blue cap, about 120cm" in alert.params["text"]
+    assert "Last seen: Away turnstiles (Gate B) at 18:00." in alert.params["text"]
+    await fake.wait_for(sends_to(CONTROL, "red coat, blue cap"))
+    await press(fake, SO, "This goes to every", "Send to supervisors and exits",
+                "Already sent")  # a second tap on the same confirm
+    assert len(sends_to(AWAY_GATE, "MISSING CHILD")(fake.calls)) == 1
