@@ -212,10 +212,14 @@ class OutboxReader:
             if mark.term != self._term.get(mark.fx, 0) or mark.fx in self._lost:
                 continue  # the lease moved meanwhile: its new claim queues what is missing
             left = DOUBT_BUDGET_S - (time.monotonic() - since)
-            if left <= 0:
-                skipped += 1
-            elif await self._found(platform, chat, mark, out, min(PROBE_WAIT_S, left)):
-                continue
+            try:
+                if left <= 0:
+                    skipped += 1
+                elif await self._found(platform, chat, mark, out, min(PROBE_WAIT_S, left)):
+                    continue
+            except Exception:  # never strand it: sending again beats losing it
+                log.exception("looking up %s in %s:%s failed; sending it again", mark.tag,
+                              platform, chat)
             self.notifier.enqueue(platform, chat, out, mark)
         if skipped:
             log.warning("%d send(s) left in doubt by a crash were sent again without looking "
