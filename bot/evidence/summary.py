@@ -83,6 +83,11 @@ def _top(d: dict[str, int], label: Any, n: int = 6) -> str:
     return text + (f", +{len(items) - n} more" if len(items) > n else "") if items else "none"
 
 
+def _phase_order(phase: str) -> int:
+    keys = list(PHASES.labels)
+    return keys.index(phase) if phase in keys else len(keys)
+
+
 def summary_text(fig: dict[str, Any], ground: Ground, tz: tzinfo = UTC) -> str:
     """The summary as a few dense lines for chat."""
     inc, arr, ban, rt = fig["incidents"], fig["arrests"], fig["bans"], fig["response_times"]
@@ -99,7 +104,8 @@ def summary_text(fig: dict[str, Any], ground: Ground, tz: tzinfo = UTC) -> str:
         "  by severity: " + _top(dict(sorted(inc["by_severity"].items(),  # S5 first
                                              key=lambda kv: -int(kv[0]))), lambda k: f"S{k}", 5),
         "  by location: " + _top(inc["by_location"], ground.label, 4),
-        "  by phase: " + _top(inc["by_phase"], PHASES.label, 8),
+        "  by phase: " + _top(dict(sorted(inc["by_phase"].items(),  # in match order
+                                          key=lambda kv: _phase_order(kv[0]))), PHASES.label, 8),
         f"Time to acknowledge: median {mmss(rt['median_ack_s'])}, worst {mmss(rt['worst_ack_s'])}"
         f" · to close: median {mmss(rt['median_close_s'])}, worst {mmss(rt['worst_close_s'])}",
     ]

@@ -265,9 +265,12 @@ async def test_escalate_puts_the_incident_in_front_of_command(say, core):
     assert not r.reply.ok and "No incident INC-9" in r.reply.text
 
 
-async def test_the_summary_lists_severity_worst_first(say):
+async def test_the_summary_lists_severity_worst_first_and_phases_in_match_order(say):
     for place in ("gate_away", "ws", "gate_a"):
         await say(f"/incident alcohol @{place} s2", as_="steward")
     await say("/incident disorder @stb_walkway s5", as_="steward")
+    await say("/phase first_half", as_="control")
+    await say("/incident pyro @away_upper s3", as_="steward")
     r = await say("/summary", as_="viewer")
-    assert "by severity: S5 1, S2 3" in r.reply.text, r.reply.text
+    assert "by severity: S5 1, S3 1, S2 3" in r.reply.text, r.reply.text
+    assert "by phase: Pre-match 4, First half 1" in r.reply.text  # in match order
