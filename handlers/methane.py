@@ -15,7 +15,7 @@ from bot.domain.outcomes import Logged
 from bot.domain.vocab import INCIDENT_TYPES
 from handlers.decisions import record_from_command
 from handlers.reporting import log_incident
-from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, KEY_WITH_DIGITS, key_values
 
 # key, letter, question
 FIELDS = (("m", "M", "Major incident declared?"),
@@ -36,7 +36,7 @@ USAGE = ("/methane  |  /methane m=yes|no e=<exact location> t=<type> h=<hazards>
 
 def parse_line(rest: str) -> dict[str, str]:
     """key=value pairs where values run to the next key=."""
-    return key_values(rest, ALIASES, "METHANE", keys="[A-Za-z0-9]+")[1]
+    return key_values(rest, ALIASES, "METHANE", keys=KEY_WITH_DIGITS)[1]
 
 
 def _clip(text: str, width: int = 60) -> str:

@@ -25,11 +25,15 @@ def resolve_word(vocab: Vocabulary, word: str, what: str, otherwise: str = "", *
     raise UsageError(f"Unknown {what} '{word}'.{hint}", field=field)
 
 
+KEY = re.compile(r"(?:^|\s)([A-Za-z]+)=")  # a key=, its value running to the next one
+KEY_WITH_DIGITS = re.compile(r"(?:^|\s)([A-Za-z0-9]+)=")  # METHANE's e2= and the like
+
+
 def key_values(rest: str, aliases: dict[str, str], what: str,
-               keys: str = "[A-Za-z]+") -> tuple[str, dict[str, str]]:
+               keys: re.Pattern[str] = KEY) -> tuple[str, dict[str, str]]:
     """(text before the first key=, {field: value}) from key=value pairs whose values run to
     the next key=; a key not in `aliases` is a UsageError naming the `what` field."""
-    parts = re.split(rf"(?:^|\s)({keys})=", " " + rest)
+    parts = keys.split(" " + rest)
     out: dict[str, str] = {}
     for key, value in zip(parts[1::2], parts[2::2], strict=True):
         k = aliases.get(key.lower())
