@@ -5,6 +5,7 @@ to) is kept with their check-in."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.domain.incident.incident_model import parse_incident_id
@@ -12,9 +13,12 @@ from bot.domain.messages import Reply, Result
 from handlers.checkin import keep_position, move_position
 from handlers.forms import continue_with_text
 from handlers.reporting import add_text, move_live, window_words
+from handlers.stewarding import ihaveit_cmd
 from handlers.words import CANCEL_WORDS, CONFIRM_WORDS
 
 ANSWER_WORDS = CONFIRM_WORDS | CANCEL_WORDS | {"ok", "okay", "no", "n", "send", "record"}
+ACK_WORDS = {"ok", "okay", "yes", "y", "got it", "have it", "i have it", "received", "roger",
+             "understood", "copy", "copied", "ack", "acknowledged", "will do", "on it"}
 
 
 async def note_cmd(ctx: Ctx) -> Result:
@@ -30,6 +34,11 @@ async def note_cmd(ctx: Ctx) -> Result:
     if handled is not None:
         return handled
     word = ctx.rest.strip().lower().strip(" .!")
+    if word in ACK_WORDS and not ctx.cmd.attachments:
+        # "ok" to an EVACUATE is the steward's "I have it": counted, not lost as a note
+        acked = await ihaveit_cmd(dataclasses.replace(ctx, args=[], rest=""))
+        if acked.reply.ok:
+            return acked
     if word in ANSWER_WORDS and not ctx.cmd.attachments:
         # an answer to a question no longer open (tapped elsewhere, expired): a bare "yes"
         # appended to a report would read as if something had been confirmed

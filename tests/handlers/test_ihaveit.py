@@ -33,3 +33,17 @@ async def test_ihaveit_alone_acknowledges_the_newest_message_waiting_for_it(
         bc = await Stewarding(store.gateway).broadcast(fx, title.split()[-1])
         assert bc is not None and "console:steward" in bc.acked
     assert not (await say("/ihaveit", as_="steward")).reply.ok  # nothing left
+
+
+async def test_a_steward_typing_ok_or_received_to_a_broadcast_has_it_counted(
+        say, core, store) -> None:
+    sent = (await say("/evacuate all", as_="safety_officer")).reply
+    done = await say(sent.buttons[0][0].command, as_="safety_officer")
+    pid = done.reply.title.split()[-1]
+    got = await say("Received.", as_="steward")
+    assert got.reply.ok and pid in got.reply.text and "have it" in got.reply.text
+    fx = (await core.active_fixture()).id  # type: ignore[union-attr]
+    bc = await Stewarding(store.gateway).broadcast(fx, pid)
+    assert bc is not None and "console:steward" in bc.acked
+    again = await say("ok", as_="steward")  # nothing else waiting: one line, nothing added
+    assert not again.reply.ok and "Nothing is waiting for 'ok'" in again.reply.text
