@@ -189,7 +189,7 @@ class OutboxReader:
             self._left[(fx, entry)] = len(todo)
         for platform, chat in todo:
             mark = Mark(self, fx, entry, self._term.get(fx, 0))
-            if states[f"{platform}:{chat}"] != "fly":
+            if states[f"{platform}:{chat}"] != "fly" or out.edit:  # an edit is simply redone
                 self.notifier.enqueue(platform, chat, out, mark)
             elif out.urgent:  # a procedure's: looked up now, counted in the lane's hold
                 if not await self._found(platform, chat, mark, out, PROBE_WAIT_S):
