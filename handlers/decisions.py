@@ -23,7 +23,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import PHASES
-from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values, typed_word
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
          "[inc=INC-3,INC-5] [type=stoppage|gate|police_support|other] [supersedes=D-4]  |  "
@@ -217,7 +217,7 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
 async def continue_decision(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result | None:
     """Typed text while a decision form waits for an answer (or, at its last step, for
     yes or cancel)."""
-    word = ctx.rest.strip().lower().strip(" .!")
+    word = typed_word(ctx.rest)
     if not word:
         return None
     if word in CANCEL_WORDS:

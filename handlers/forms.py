@@ -14,7 +14,7 @@ from handlers.methane import continue_methane
 from handlers.missing import continue_missing
 from handlers.reporting import joined_again, log_incident, parse_severity
 from handlers.stewarding import continue_procedure
-from handlers.words import BACK_WORDS, CANCEL_WORDS, CONFIRM_WORDS
+from handlers.words import BACK_WORDS, CANCEL_WORDS, CONFIRM_WORDS, typed_word
 
 EXPIRED = "This form has expired. Send /incident to start a new report."
 FAVOURITES = ["disorder", "missile", "pyro", "medical", "crowd_density", "antisocial",
@@ -290,7 +290,7 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
     text = ctx.rest.strip()
     if not text:
         return None
-    word = text.lower().strip(" .!")
+    word = typed_word(text)
     if word in CANCEL_WORDS:
         return await _advance(ctx, fx, state, "cancel", "")
     if word in BACK_WORDS:

@@ -15,7 +15,7 @@ from bot.domain.outcomes import Logged
 from bot.domain.vocab import INCIDENT_TYPES
 from handlers.decisions import record_from_command
 from handlers.reporting import log_incident
-from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, KEY_WITH_DIGITS, key_values
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, KEY_WITH_DIGITS, key_values, typed_word
 
 # key, letter, question
 FIELDS = (("m", "M", "Major incident declared?"),
@@ -181,7 +181,7 @@ def _confirm(state: dict[str, Any], note: str = "") -> Result:
 async def continue_methane(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result | None:
     """Typed text while a METHANE form waits for a field (or, at its last step, for yes
     or cancel)."""
-    word = ctx.rest.strip().lower().strip(" .!")
+    word = typed_word(ctx.rest)
     if not word:
         return None
     if word in CANCEL_WORDS:

@@ -18,7 +18,7 @@ from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import Target
 from handlers.methane import zone_in
 from handlers.stewarding import send
-from handlers.words import CANCEL_WORDS, CONFIRM_WORDS
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 
 USAGE = "/missing  |  /missing age=<years> desc=<description> seen=<place> at=<HH:MM>"
 FOUND_USAGE = "/found <M-id> <where they were found or reunited>"
@@ -124,7 +124,7 @@ def _take(ctx: Ctx, ground: Ground, step: str, value: str) -> str:
             raise UsageError(f"No place at {ground.name} called '{value[:40]}'.", field="seen")
         return zone
     at = ctx.now.astimezone(ctx.core.settings.zone).strftime("%H:%M") \
-        if value.lower().strip(" .!") in NOW_WORDS else time_of(value)
+        if typed_word(value) in NOW_WORDS else time_of(value)
     if at is None:
         raise UsageError(f"'{value[:12]}' is not a time: type it like 19:20, or tap Just now.",
                          field="at")
@@ -238,10 +238,11 @@ async def continue_missing(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Resu
     text = ctx.rest.strip()
     if not text:
         return None
-    if text.lower().strip(" .!") in CANCEL_WORDS:
+    word = typed_word(text)
+    if word in CANCEL_WORDS:
         return await _cancel(ctx, fx)
     if state.get("step") == "confirm":
-        if text.lower().strip(" .!") in CONFIRM_WORDS | {"send"}:
+        if word in CONFIRM_WORDS | {"send"}:
             return await _send(ctx, fx, state)
         return _ask(ctx, fx, state, "Not sent yet: reply yes (or tap Send to supervisors and "
                     "exits) to send it, or cancel.", ok=False)

@@ -14,7 +14,7 @@ from handlers.checkin import keep_position, move_position
 from handlers.forms import continue_with_text
 from handlers.reporting import add_text, move_live, window_words
 from handlers.stewarding import ihaveit_cmd
-from handlers.words import CANCEL_WORDS, CONFIRM_WORDS
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 
 ANSWER_WORDS = CONFIRM_WORDS | CANCEL_WORDS | {"ok", "okay", "no", "n", "send", "record"}
 ACK_WORDS = {"ok", "okay", "yes", "y", "got it", "have it", "i have it", "received", "roger",
@@ -33,7 +33,7 @@ async def note_cmd(ctx: Ctx) -> Result:
     handled = await continue_with_text(ctx, fx, state)
     if handled is not None:
         return handled
-    word = ctx.rest.strip().lower().strip(" .!")
+    word = typed_word(ctx.rest)
     if word in ACK_WORDS and not ctx.cmd.attachments:
         # "ok" to an EVACUATE is the steward's "I have it": counted, not lost as a note
         acked = await ihaveit_cmd(dataclasses.replace(ctx, args=[], rest=""))

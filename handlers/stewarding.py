@@ -32,7 +32,7 @@ from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
 from handlers.decisions import from_command, rationale_prompt
 from handlers.display import clock_time
-from handlers.words import CANCEL_WORDS, CONFIRM_WORDS
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
@@ -199,7 +199,7 @@ async def continue_procedure(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Re
     """Typed text while a procedure waits for its confirm: yes sends it, cancel drops it,
     anything else asks again (never added to a report, as plain text otherwise is)."""
     kind = state.get("procedure")
-    word = ctx.rest.strip().lower().strip(" .!")
+    word = typed_word(ctx.rest)
     if kind not in PROCEDURES or not word:
         return None
     if word in CANCEL_WORDS:

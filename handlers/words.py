@@ -14,6 +14,11 @@ BACK_WORDS = {"back", "previous", "prev"}
 CONFIRM_WORDS = {"yes", "y", "confirm", "confirmed", "declare"}
 
 
+def typed_word(text: str) -> str:
+    """A typed answer as the word sets above hold it ("Yes." -> "yes")."""
+    return text.strip().lower().strip(" .!")
+
+
 def resolve_word(vocab: Vocabulary, word: str, what: str, otherwise: str = "", *,
                  field: str = "") -> str:
     """The key a word names, or a one-line UsageError (about `field`) suggesting the closest."""
