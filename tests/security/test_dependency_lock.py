@@ -43,3 +43,15 @@ def test_the_image_installs_from_the_lock_and_checks_every_hash() -> None:
     assert "--require-hashes -r deploy/requirements.lock" in docker
     assert "--no-deps ." in docker  # the bot itself resolves nothing again
     assert "--find-links" not in LOCK.read_text()  # nothing from one machine's disk
+
+
+def test_ci_names_each_locked_package_a_fresh_install_resolves_differently() -> None:
+    """#31 item 1: the lock said redis 8.1 while every fresh install took 8.2; CI says so."""
+    from importlib import metadata
+
+    from rigs.lock_drift import drift, pins
+
+    locked = pins(LOCK.read_text())
+    assert locked["redis"] and locked["python-telegram-bot"]
+    behind = dict(locked, redis="8.1.0" if metadata.version("redis") != "8.1.0" else "8.0.0")
+    assert ("redis", behind["redis"], metadata.version("redis")) in drift(behind)
