@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
