@@ -122,7 +122,9 @@ async def move_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result:
 async def rollcall_cmd(ctx: Ctx) -> Result:
     """/rollcall [zone]: ask every steward (of a zone) to check in on their post."""
     fx = await ctx.fixture()
-    target = target_of(ctx, fx, ctx.args[0]) if ctx.args else Target("all")
+    target, extra = target_of(ctx, fx) if ctx.args else (Target("all"), "")
+    if extra:
+        raise UsageError(f"A roll call takes a zone only, not '{extra[:40]}'.", field="target")
     posts = _posts(ctx, fx)
     if target.kind == "zone":
         posts = [p for p in posts if in_zone(p.zone, target.zone)]

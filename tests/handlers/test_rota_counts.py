@@ -1,0 +1,41 @@
+"""Counts that tell the truth: a procedure's or broadcast's denominator is the rota (the
+stewards planned for the targeted zones), not the linked accounts, and the planned stewards
+the bot cannot reach are named (tabard, rota name, post) before the confirm, in the reply
+and in /status, so control can radio them."""
+
+from __future__ import annotations
+
+from bot.core.dispatch import Core
+from tests.conftest import Chat
+
+ROTA = ("/deploy import\nsteward id,name,post\n14,A. Smith,stb_250_gangway\n"
+        "15,B. Jones,stb_256_gangway\n9,C. Patel,stb_105_vom\n21,D. Okafor,gate_b_lane_1")
+
+
+async def _rota(say: Chat) -> None:
+    """Four stewards on the rota; only tabard 14 (the console steward) is on the bot."""
+    assert (await say(ROTA, as_="admin")).reply.ok
+    assert (await say("/tabard 14", as_="steward")).reply.ok
+
+
+async def test_evacuate_names_the_rota_stewards_the_bot_cannot_reach(
+        say: Chat, core: Core) -> None:
+    await _rota(say)
+    ask = await say("/evacuate STB upper clear the walkway", as_="safety_officer")
+    assert ask.reply.title == "Confirm EVACUATE · Sir Trevor Brooking Stand upper tier " \
+                              "(blocks 250-262)?", ask.reply.title
+    assert "2 stewards planned in" in ask.reply.text
+    assert "1 not on the bot — radio them: 15 B. Jones (Block 256 gangway)" in ask.reply.text
+    sent = await say("yes", as_="safety_officer")
+    assert "sent to 1 of 2 stewards planned" in sent.reply.text, sent.reply.text
+    assert "15 B. Jones (Block 256 gangway)" in sent.reply.text
+    status = (await say("/status", as_="police_commander")).reply.text
+    assert "EVACUATE" in status and "0/2 have it" in status, status
+    assert "1 not on the bot, radio them: 15 B. Jones (Block 256 gangway)" in status
+
+
+async def test_roll_call_counts_the_rota_not_the_linked_accounts(say: Chat) -> None:
+    await _rota(say)
+    r = await say("/rollcall stb", as_="control")
+    assert "sent to 2 of 4 stewards planned" in r.reply.text, r.reply.text
+    assert "15 B. Jones (Block 256 gangway), 9 C. Patel (Block 105 vomitory)" in r.reply.text
