@@ -13,6 +13,7 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
 from bot.domain.deployment import Post, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import (
     MAX_TEXT,
@@ -126,8 +127,9 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     label = target_label(target.key, ground)
     title = title or message_title(kind, label)
     urgent = bid if life_safety(kind) else ""
+    radio = radio_line(plan.planned, plan.unreached, label)
     outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
-                   also=also)
+                   also=also, note=radio)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
     state = ctx.store.stewarding
     notifier = ctx.core.notifier
@@ -163,7 +165,6 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     await ctx.core.changed("broadcast", fx.id)
     word = "Roll call" if kind == "rollcall" else bc.word
     counts = 'who is on post' if kind == 'rollcall' else 'who has it'
-    radio = radio_line(plan.planned, plan.unreached, label)
     reply = Reply(f"{sent_line(word, plan, label)} /status counts {counts}."
                   + (f"\n{radio}" if radio else ""), title=f"{word} {bid}")
     if entry is not None:
@@ -239,7 +240,8 @@ def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Re
 async def _send_confirmed(ctx: Ctx, fx: Fixture, kind: str, state: dict[str, Any]) -> Result:
     await ctx.store.drop_form(fx.id, ctx.who)
     target = Target(state["target"], state.get("zone", ""))
-    return await send(ctx, fx, state["id"], kind, target, state["text"])
+    also = policy_for(ctx.core.settings).procedures_to  # command and police (escalation.toml)
+    return await send(ctx, fx, state["id"], kind, target, state["text"], also=also)
 
 
 async def continue_procedure(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result | None:

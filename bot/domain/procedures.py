@@ -167,16 +167,17 @@ def message_body(kind: str, text: str) -> str:
 def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
             title: str = "",
             buttons: Callable[[Steward], list[list[Button]]] | None = None,
-            also: tuple[str, ...] = ()) -> list[Outbound]:
+            also: tuple[str, ...] = (), note: str = "") -> list[Outbound]:
     """A broadcast's messages: one to every targeted steward (their buttons: "I have it"
-    unless `buttons` says otherwise) and one to control (and to the `also` audiences); a
-    life-safety one marked urgent."""
+    unless `buttons` says otherwise) and one to control (and to the `also` audiences; `note`
+    added to it: who of the plan it cannot reach); a life-safety one marked urgent."""
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
     counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
     control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
-                        f"{counted} are counted in /status.", title=title,
+                        f"{counted} are counted in /status." + (f"\n{note}" if note else ""),
+                        title=title,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
                                             else have_it), fixture=fixture, urgent=urgent)

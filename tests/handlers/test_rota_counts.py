@@ -39,3 +39,17 @@ async def test_roll_call_counts_the_rota_not_the_linked_accounts(say: Chat) -> N
     r = await say("/rollcall stb", as_="control")
     assert "sent to 2 of 4 stewards planned" in r.reply.text, r.reply.text
     assert "15 B. Jones (Block 256 gangway), 9 C. Patel (Block 105 vomitory)" in r.reply.text
+
+
+async def test_a_procedure_goes_to_the_command_and_police_chats_with_who_to_radio(
+        say: Chat) -> None:
+    await _rota(say)
+    await say("/evacuate stb upper", as_="safety_officer")
+    sent = await say("yes", as_="safety_officer")
+    copies = {o.audience: o.reply.text for o in sent.outbound
+              if not o.audience.startswith("user:")}
+    assert set(copies) == {"control", "command", "police"}, set(copies)
+    assert all("15 B. Jones (Block 256 gangway)" in t for t in copies.values())
+    await say("/allclear stb upper", as_="safety_officer")
+    done = await say("yes", as_="safety_officer")
+    assert {o.audience for o in done.outbound} >= {"control", "command", "police"}
