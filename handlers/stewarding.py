@@ -54,7 +54,7 @@ def fixture_posts(ctx: Ctx, fx: Fixture) -> list[Post]:
     return posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id, fx.id)
 
 
-async def _rota(ctx: Ctx, fx: Fixture) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+async def rota(ctx: Ctx, fx: Fixture) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """The fixture's rota (post -> (tabard, name)) and the accounts linked to tabards."""
     state = ctx.store.stewarding
     filled, _ = await state.deployment(fx.id)
@@ -68,7 +68,7 @@ def _roster(ctx: Ctx) -> list[Steward]:
 async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
     """Everyone who stewards tonight (bot.domain.deployment.tonight): the roster's, and the
     accounts linked to a tabard on the fixture's rota."""
-    filled, links = await _rota(ctx, fx)
+    filled, links = await rota(ctx, fx)
     if not filled:
         return _roster(ctx)
     return tonight(_roster(ctx), filled, links, fixture_posts(ctx, fx))
@@ -76,7 +76,7 @@ async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
 
 async def plan_reach(ctx: Ctx, fx: Fixture, target: Target) -> Reach:
     """The stewards a target plans: whom the bot reaches, and the rota's it cannot."""
-    filled, links = await _rota(ctx, fx)
+    filled, links = await rota(ctx, fx)
     posts = fixture_posts(ctx, fx)
     tonight_ = tonight(_roster(ctx), filled, links, posts) if filled else _roster(ctx)
     return reach_of(tonight_, target, ctx.ground(fx), filled, links, posts)

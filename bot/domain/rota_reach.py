@@ -111,3 +111,11 @@ def live_procedures(sent: list[Broadcast]) -> list[Broadcast]:
         elif bc.kind in PROCEDURES:
             out.append(bc)
     return out
+
+
+def left_out(filled: dict[str, tuple[str, str]], links: dict[str, str], posts: list[Post],
+             told: set[str]) -> tuple[Unreached, ...]:
+    """The rota's stewards a message to `told` (accounts) left out: no linked account, or an
+    account not among them; in plan order."""
+    return tuple(Unreached(filled[p.id][0], filled[p.id][1], p.name, p.zone) for p in posts
+                 if p.id in filled and links.get(filled[p.id][0], "") not in told)

@@ -53,3 +53,25 @@ async def test_a_procedure_goes_to_the_command_and_police_chats_with_who_to_radi
     await say("/allclear stb upper", as_="safety_officer")
     done = await say("yes", as_="safety_officer")
     assert {o.audience for o in done.outbound} >= {"control", "command", "police"}
+
+
+async def test_stand_down_counts_the_rota_and_names_who_to_radio(say: Chat) -> None:
+    await _rota(say)
+    assert (await say("/onpost stb_250_gangway", as_="steward")).reply.ok
+    r = await say("/standdown all", as_="control")
+    assert r.reply.text.startswith("Stood down 1 of 4 stewards planned at"), r.reply.text
+    assert "radio them: 15 B. Jones (Block 256 gangway), 9 C. Patel (Block 105 vomitory), " \
+           "21 D. Okafor (Gate B search lane 1)" in r.reply.text
+
+
+async def test_briefing_sign_off_counts_the_rota(say: Chat) -> None:
+    await _rota(say)
+    assert (await say("/briefing send", as_="safety_officer")).reply.ok
+    assert (await say("/briefed", as_="steward")).reply.ok
+    r = await say("/signoff", as_="safety_officer")
+    # on the bot: the steward (tabard 14), the supervisor and the Telegram steward at gate B;
+    # on the rota but not the bot: 15, 9 and 21
+    assert "Signed off: 1/6 stewards (17%)" in r.reply.text, r.reply.text
+    assert "brief them in person: 15 B. Jones (Block 256 gangway)" in r.reply.text
+    status = (await say("/status", as_="safety_officer")).reply.text
+    assert "1/6 stewards signed off (17%)" in status, status
