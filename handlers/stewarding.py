@@ -35,6 +35,7 @@ from bot.domain.rota_reach import (
     plural,
     radio_line,
     reach_of,
+    short_target,
 )
 from bot.domain.unreached import dump, load, radio_list
 from bot.store import Refused
@@ -127,7 +128,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     label = target_label(target.key, ground)
     title = title or message_title(kind, label)
     urgent = bid if life_safety(kind) else ""
-    radio = radio_line(plan.planned, plan.unreached, label)
+    short = short_target(target.key, ground)
+    radio = radio_line(plan.planned, plan.unreached, short)
     outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
                    also=also, note=radio)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
@@ -165,7 +167,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     await ctx.core.changed("broadcast", fx.id)
     word = "Roll call" if kind == "rollcall" else bc.word
     counts = 'who is on post' if kind == 'rollcall' else 'who has it'
-    reply = Reply(f"{sent_line(word, plan, label)} /status counts {counts}."
+    reply = Reply(f"{sent_line(word, plan, short)} /status counts {counts}."
                   + (f"\n{radio}" if radio else ""), title=f"{word} {bid}")
     if entry is not None:
         await ctx.core.changed("decision", fx.id)
@@ -227,7 +229,8 @@ def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Re
     bot cannot reach, to radio), Send now / Cancel."""
     kind, n, word = state["procedure"], state.get("n", 0), PROCEDURES[state["procedure"]][0]
     label = target_label(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
-    radio = radio_line(state.get("planned", n), load(state.get("unreached")), label)
+    short = short_target(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
+    radio = radio_line(state.get("planned", n), load(state.get("unreached")), short)
     return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to {plural(n)} and "
                         "control, ahead of every other message."
                         + (f"\n{radio}" if radio else "") + (f"\n{note}" if note else ""),
@@ -307,7 +310,7 @@ def count_lines(ctx: Ctx, fx: Fixture, bc: Broadcast, names: dict[str, str]) -> 
     ground = ctx.ground(fx)
     line = (f"{'🚨' if bc.procedure else '📣'} {bc.word} "
             f"{clock_time(bc.at, ctx.core.settings.zone)} "
-            f"({target_label(bc.target, ground)}): {len(bc.acked)}/{bc.of} have it")
+            f"({short_target(bc.target, ground)}): {len(bc.acked)}/{bc.of} have it")
     if bc.unreached:
         line += (f" · {len(bc.unreached)} not on the bot, radio them: "
                  f"{radio_list(bc.unreached, NAMES_SHOWN)}")

@@ -16,6 +16,7 @@ from bot.domain.procedures import (
     Target,
     in_zone,
     reaches,
+    target_label,
     targeted,
 )
 from bot.domain.unreached import Unreached, radio_list
@@ -59,6 +60,13 @@ def reach_of(stewards: Iterable[Steward], target: Target, ground: Ground,
     """Whom a target reaches (tonight's stewards) and the rota's it cannot."""
     return Reach(tuple(targeted(stewards, target, ground)),
                  unreached_for(target, ground, filled, links, posts))
+
+
+def short_target(target: str, ground: Ground) -> str:
+    """A target as a count's line names it: a zone by its short name ('STB upper 250-262')."""
+    if target.startswith("zone:"):
+        return ground.short_label(target.removeprefix("zone:"))
+    return target_label(target, ground)
 
 
 def plural(n: int, word: str = "steward") -> str:
