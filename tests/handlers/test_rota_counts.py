@@ -75,3 +75,15 @@ async def test_briefing_sign_off_counts_the_rota(say: Chat) -> None:
     assert "brief them in person: 15 B. Jones (Block 256 gangway)" in r.reply.text
     status = (await say("/status", as_="safety_officer")).reply.text
     assert "1/6 stewards signed off (17%)" in status, status
+
+
+async def test_status_counts_a_stand_wide_procedure_per_zone(say: Chat) -> None:
+    await _rota(say)
+    await say("/lockdown stb hold the doors", as_="safety_officer")
+    await say("yes", as_="safety_officer")
+    await say("/ihaveit", as_="steward")
+    status = (await say("/status", as_="police_commander")).reply.text
+    assert "LOCKDOWN" in status and "1/4 have it" in status, status
+    assert "STB upper 250-262: 1/2 have it, 1 not reached" in status
+    assert "STB lower 101-112: 0/1 have it, 1 not reached" in status
+    assert "STB (north stand): 0/1 have it" in status
