@@ -87,3 +87,16 @@ async def test_status_counts_a_stand_wide_procedure_per_zone(say: Chat) -> None:
     assert "STB upper 250-262: 1/2 have it, 1 not reached" in status
     assert "STB lower 101-112: 0/1 have it, 1 not reached" in status
     assert "STB (north stand): 0/1 have it" in status
+
+
+async def test_a_zone_with_nobody_on_the_bot_still_gets_its_procedure_to_control(
+        say: Chat) -> None:
+    assert (await say("/deploy 40 gate_a_fire E. Novak", as_="control")).reply.ok
+    ask = await say("/evacuate gate a", as_="safety_officer")
+    assert "It goes to 0 stewards and control" in ask.reply.text, ask.reply.text
+    assert "1 steward planned in Gate A: 1 not on the bot — radio them: 40 E. Novak " \
+           "(Gate A fire point)" in ask.reply.text
+    sent = await say("yes", as_="safety_officer")
+    assert sent.reply.ok and "EVACUATE sent to 0 of 1 steward planned (Gate A)" \
+        in sent.reply.text, sent.reply.text
+    assert {o.audience for o in sent.outbound} == {"control", "command", "police"}
