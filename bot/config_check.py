@@ -59,10 +59,15 @@ class MissingRow(Strict):
     to: Annotated[Names, Field(min_length=1)] = ["police", "control"]
 
 
+class ProceduresRow(Strict):
+    to: Names = ["command", "police"]
+
+
 class EscalationFile(Strict):
     severity: dict[str, SeverityRow] = {}
     merge: MergeRow = MergeRow()
     missing: MissingRow = MissingRow()
+    procedures: ProceduresRow = ProceduresRow()
 
 
 class BriefingAudiences(Strict):
@@ -326,6 +331,7 @@ def _escalation(c: Checker, audiences: dict[str, bool] | None) -> None:
             _audience_refs(c, f, f"{key}.tiers[{i}].to", tier.to, audiences)
         _audience_refs(c, f, f"{key}.remind_to", row.remind_to, audiences)
     _audience_refs(c, f, "missing.to", esc.missing.to, audiences)
+    _audience_refs(c, f, "procedures.to", esc.procedures.to, audiences)
 
 
 def _briefings(c: Checker, audiences: dict[str, bool] | None) -> None:

@@ -4,19 +4,21 @@ its version (/briefed) and who has signed it off (/signoff), and /season tables.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso, parse_iso
 from bot.domain.fixture.fixture_model import Fixture, season_of
 from bot.domain.fixture.key_timings import latest
 from bot.domain.messages import Button, Reply, Result
-from bot.domain.procedures import STEWARD_ROLES
+from bot.domain.procedures import STEWARD_ROLES, Target
 from bot.domain.signoff import SignOff, percent, stamped
+from bot.domain.unreached import Unreached, radio_list
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.schedule.briefing_content import briefing_replies, briefing_send
 from bot.store import Refused
 from bot.store.stewarding_keys import STALE
-from handlers.stewarding import stewards
+from handlers.stewarding import plan_reach
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")
 VERSION_RE = re.compile(r"^v[0-9a-f]{6}$")
@@ -74,60 +76,89 @@ async def briefed_cmd(ctx: Ctx) -> Result:
     return Result(Reply(f"✅ Briefing {version} signed off. Thank you."))
 
 
-async def _signoff_counts(ctx: Ctx, fx: Fixture) -> tuple[SignOff, dict[str, str],
-                                                          list[str], str] | None:
-    """(sign-off, steward who -> rota name, who signed, turnstiles-open time or ''): every
-    steward on duty tonight, the roster's and the accounts linked to a tabard on the rota."""
+@dataclass(frozen=True)
+class Counts:
+    """A briefing's sign-off against the plan: the record, tonight's stewards on the bot
+    (who -> rota name), who signed, the turnstiles-open time ('' before), and the rota's
+    stewards the bot cannot reach (counted, never signed off)."""
+
+    got: SignOff
+    names: dict[str, str]
+    done: list[str]
+    opened: str
+    unreached: tuple[Unreached, ...]
+
+    @property
+    def of(self) -> int:
+        """The denominator: every planned steward, on the bot or not."""
+        return len(self.names) + len(self.unreached)
+
+    def share(self, n: int, noun: str = "") -> str:
+        """'2/8 (25%)', or with a noun '2/8 stewards (25%)'."""
+        return f"{n}/{self.of}{' ' + noun if noun else ''} ({percent(n, self.of)}%)"
+
+
+async def _signoff_counts(ctx: Ctx, fx: Fixture) -> Counts | None:
+    """The sign-off of the current briefing against every steward planned tonight: the
+    roster's, the accounts linked to a tabard on the rota, and the rota's not on the bot."""
     got = await ctx.store.stewarding.signoff(fx.id)
     if got is None:
         return None
-    names = {s.who: s.name for s in await stewards(ctx, fx) if s.role in STEWARD_ROLES}
+    plan = await plan_reach(ctx, fx, Target("all"))
+    names = {s.who: s.name for s in plan.to}
     opened = next((t for t in latest(await ctx.store.timings.read(fx.id))
                    if t.key == "turnstiles_open"), None)
-    return got, names, got.signed(list(names)), iso(opened.at) if opened else ""
+    return Counts(got, names, got.signed(list(names)), iso(opened.at) if opened else "",
+                  plan.unreached)
 
 
 async def signoff_lines(ctx: Ctx, fx: Fixture) -> list[str]:
-    """One /status line: the share of stewards who signed off the current briefing (and,
-    once the turnstiles opened, the share that had by then), naming a few who have not."""
-    counts = await _signoff_counts(ctx, fx)
-    if counts is None:
+    """One /status line: the share of planned stewards who signed off the current briefing
+    (and, once the turnstiles opened, the share that had by then), naming a few who have
+    not, and who the bot cannot reach."""
+    c = await _signoff_counts(ctx, fx)
+    if c is None:
         return []
-    got, names, done, opened = counts
-    line = (f"Briefing {got.version}: {len(done)}/{len(names)} stewards signed off "
-            f"({percent(len(done), len(names))}%)")
-    if opened:
-        before = got.signed(list(names), opened)
-        line += f", {percent(len(before), len(names))}% before turnstiles opened"
-    missing = [n for w, n in names.items() if w not in got.acks]
+    n = len(c.done)
+    line = f"Briefing {c.got.version}: {n}/{c.of} stewards signed off ({percent(n, c.of)}%)"
+    if c.opened:
+        before = c.got.signed(list(c.names), c.opened)
+        line += f", {percent(len(before), c.of)}% before turnstiles opened"
+    missing = [n for w, n in c.names.items() if w not in c.got.acks]
     if missing:
         more = len(missing) - NAMES_SHOWN
         line += " · not yet: " + ", ".join(missing[:NAMES_SHOWN]) + (
             f" (+{more})" if more > 0 else "")
+    if c.unreached:
+        line += (f" · {len(c.unreached)} not on the bot: "
+                 f"{radio_list(c.unreached, NAMES_SHOWN)}")
     return [line]
 
 
 async def signoff_cmd(ctx: Ctx) -> Result:
-    """/signoff: the current briefing version, the share of stewards who have read it (before
-    the turnstiles opened, too) and every steward who has not."""
+    """/signoff: the current briefing version, the share of planned stewards who have read
+    it (before the turnstiles opened, too), every steward who has not, and every planned
+    steward the bot cannot reach (brief them in person)."""
     fx = await ctx.fixture()
-    counts = await _signoff_counts(ctx, fx)
-    if counts is None:
+    c = await _signoff_counts(ctx, fx)
+    if c is None:
         return Result(Reply("No briefing has gone to stewards yet: /briefing send posts it "
                             "(scheduled briefings carry the sign-off button too)."))
-    got, names, done, opened = counts
     tz = ctx.core.settings.zone
-    sent = f", first sent {parse_iso(got.shown_at).astimezone(tz):%H:%M}" if got.shown_at \
-        else ""
-    lines = [f"Version {got.version}{sent}",
-             f"Signed off: {len(done)}/{len(names)} stewards "
-             f"({percent(len(done), len(names))}%)"]
-    if opened:
-        before = got.signed(list(names), opened)
-        lines.append(f"Before the turnstiles opened ({parse_iso(opened).astimezone(tz):%H:%M}):"
-                     f" {len(before)}/{len(names)} ({percent(len(before), len(names))}%)")
-    missing = sorted(n for w, n in names.items() if w not in got.acks)
-    lines.append("Not yet: " + ", ".join(missing) if missing else "Every steward has read it.")
+    sent = f", first sent {parse_iso(c.got.shown_at).astimezone(tz):%H:%M}" \
+        if c.got.shown_at else ""
+    lines = [f"Version {c.got.version}{sent}",
+             f"Signed off: {c.share(len(c.done), 'stewards')}"]
+    if c.opened:
+        before = c.got.signed(list(c.names), c.opened)
+        lines.append(f"Before the turnstiles opened "
+                     f"({parse_iso(c.opened).astimezone(tz):%H:%M}): {c.share(len(before))}")
+    missing = sorted(n for w, n in c.names.items() if w not in c.got.acks)
+    lines.append("Not yet: " + ", ".join(missing) if missing or c.unreached
+                 else "Every steward has read it.")
+    if c.unreached:
+        lines.append(f"Not on the bot ({len(c.unreached)}), brief them in person: "
+                     f"{radio_list(c.unreached)}")
     return Result(Reply("\n".join(lines), title=f"Briefing sign-off · {fx.title}"))
 
 

@@ -14,8 +14,10 @@ from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, zone_post_b
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
 from bot.domain.procedures import Target, in_zone, target_label
+from bot.domain.rota_reach import left_out, plural
+from bot.domain.unreached import radio_list
 from handlers.display import clock_time
-from handlers.stewarding import fixture_posts, send, target_of
+from handlers.stewarding import fixture_posts, rota, send, target_of
 
 BUTTONS = 6  # posts offered as buttons in one roll call message
 NAMES_SHOWN = 4
@@ -73,8 +75,7 @@ async def standdown_cmd(ctx: Ctx) -> Result:
         if await state.stand_down(fx.id, on, at, ev, ctx.outbox.ops(outs), ctx.cmd.dedupe_key):
             ctx.outbound.extend(outs)
             await ctx.core.changed("onpost", fx.id)
-        return Result(Reply(f"Stood down {len(on)} steward{'s' if len(on) != 1 else ''} at "
-                            f"{local:%H:%M}; each has been told."))
+        return Result(Reply(await _stood_down_text(ctx, fx, on, f"{local:%H:%M}")))
     if ctx.args:
         raise UsageError(f"Unknown option '{ctx.args[0][:20]}'.")
     mine = duty.get(ctx.who)
@@ -87,6 +88,19 @@ async def standdown_cmd(ctx: Ctx) -> Result:
     await ctx.core.changed("onpost", fx.id)
     came = parse_iso(mine.checked_in).astimezone(ctx.core.settings.zone)
     return Result(Reply(f"Stood down {local:%H:%M} ✓ (on duty from {came:%H:%M}). Thank you."))
+
+
+async def _stood_down_text(ctx: Ctx, fx: Fixture, on: list[str], at: str) -> str:
+    """'Stood down 1 of 6 stewards planned at 22:29; …', naming the rota's stewards the bot
+    did not stand down (not on it, or not checked in) so control can radio them."""
+    filled, links = await rota(ctx, fx)
+    missed = left_out(filled, links, _posts(ctx, fx), set(on))
+    if not missed:
+        return f"Stood down {plural(len(on))} at {at}; each has been told."
+    planned = len(on) + len(missed)
+    return (f"Stood down {len(on)} of {plural(planned)} planned at {at}; each has been told."
+            f"\n{len(missed)} not stood down by the bot (not on it, or not checked in) — "
+            f"radio them: {radio_list(missed)}")
 
 
 async def keep_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result | None:
@@ -122,7 +136,9 @@ async def move_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result:
 async def rollcall_cmd(ctx: Ctx) -> Result:
     """/rollcall [zone]: ask every steward (of a zone) to check in on their post."""
     fx = await ctx.fixture()
-    target = target_of(ctx, fx, ctx.args[0]) if ctx.args else Target("all")
+    target, extra = target_of(ctx, fx) if ctx.args else (Target("all"), "")
+    if extra:
+        raise UsageError(f"A roll call takes a zone only, not '{extra[:40]}'.", field="target")
     posts = _posts(ctx, fx)
     if target.kind == "zone":
         posts = [p for p in posts if in_zone(p.zone, target.zone)]

@@ -4,6 +4,7 @@ acknowledgement, counted live in /status."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.clock import iso
 from bot.domain.deployment import Post, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import (
     MAX_TEXT,
@@ -20,13 +22,22 @@ from bot.domain.procedures import (
     Steward,
     Target,
     compose,
+    leading_target,
     life_safety,
     message_body,
     message_title,
-    parse_target,
     target_label,
-    targeted,
 )
+from bot.domain.rota_reach import (
+    Reach,
+    by_zone,
+    live_procedures,
+    plural,
+    radio_line,
+    reach_of,
+    short_target,
+)
+from bot.domain.unreached import dump, load, radio_list
 from bot.store import Refused
 from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
@@ -44,25 +55,59 @@ def fixture_posts(ctx: Ctx, fx: Fixture) -> list[Post]:
     return posts_of(ctx.core.settings.config_dir, fx.ground or ctx.ground(fx).id, fx.id)
 
 
+async def rota(ctx: Ctx, fx: Fixture) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """The fixture's rota (post -> (tabard, name)) and the accounts linked to tabards."""
+    state = ctx.store.stewarding
+    filled, _ = await state.deployment(fx.id)
+    return filled, (await state.tabards() if filled else {})
+
+
+def _roster(ctx: Ctx) -> list[Steward]:
+    return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in ctx.core.roster.values()]
+
+
 async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
     """Everyone who stewards tonight (bot.domain.deployment.tonight): the roster's, and the
     accounts linked to a tabard on the fixture's rota."""
-    roster = [Steward(m.who, m.name or m.user, m.role, m.zone)
-              for m in ctx.core.roster.values()]
-    state = ctx.store.stewarding
-    filled, _ = await state.deployment(fx.id)
+    filled, links = await rota(ctx, fx)
     if not filled:
-        return roster
-    return tonight(roster, filled, await state.tabards(), fixture_posts(ctx, fx))
+        return _roster(ctx)
+    return tonight(_roster(ctx), filled, links, fixture_posts(ctx, fx))
 
 
-def target_of(ctx: Ctx, fx: Fixture, word: str) -> Target:
-    """The target a word names, or a one-line refusal."""
-    target = parse_target(word, ctx.ground(fx))
-    if target is None:
-        raise UsageError(f"'{word}' is not a zone, 'supervisors', 'exits' or 'all'.",
-                         field="target")
-    return target
+async def plan_reach(ctx: Ctx, fx: Fixture, target: Target) -> Reach:
+    """The stewards a target plans: whom the bot reaches, and the rota's it cannot."""
+    filled, links = await rota(ctx, fx)
+    posts = fixture_posts(ctx, fx)
+    tonight_ = tonight(_roster(ctx), filled, links, posts) if filled else _roster(ctx)
+    return reach_of(tonight_, target, ctx.ground(fx), filled, links, posts)
+
+
+def target_of(ctx: Ctx, fx: Fixture) -> tuple[Target, str]:
+    """The target the command's leading words name ("STB upper", "West Stand", "gate b",
+    'all') and the text after them, or a one-line refusal listing the ground's zones."""
+    ground = ctx.ground(fx)
+    got = leading_target(ctx.args, ground)
+    if got is None:
+        raise UsageError(f"'{ctx.args[0][:40]}' is not a zone, 'supervisors', 'exits' or "
+                         f"'all'. Zones at {ground.name}: {ground.names()}.", field="target")
+    target, used = got
+    rest = ctx.rest.split(None, used)
+    return target, (rest[used].strip() if len(rest) > used else "")
+
+
+def plan_record(reach: Reach) -> dict[str, str]:
+    """A message's plan as fields of its record: planned, the unreached, each one's zone."""
+    return {"planned": str(reach.planned), "unreached": dump(reach.unreached),
+            "zones": json.dumps([[s.who, s.zone] for s in reach.to])}
+
+
+def sent_line(word: str, reach: Reach, label: str) -> str:
+    """'EVACUATE sent to 1 of 20 stewards planned (STB upper) and control.'"""
+    n = len(reach.to)
+    if n == reach.planned:
+        return f"{word} sent to {plural(n)} ({label}) and control."
+    return f"{word} sent to {n} of {plural(reach.planned)} planned ({label}) and control."
 
 
 async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text: str, *,
@@ -75,15 +120,18 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     `also` audiences too); `record`, `police_at` and `closes` go to the store with it (see
     Stewarding.send); `dedupe`: the write's dedupe key when not the command's own."""
     ground = ctx.ground(fx)
-    to = targeted(await stewards(ctx, fx), target, ground)
-    if not to:
+    plan = await plan_reach(ctx, fx, target)
+    to = list(plan.to)
+    if not plan.planned:
         return Result(Reply(f"No steward is deployed to {target_label(target.key, ground)}; "
                             "nothing was sent.", ok=False))
     label = target_label(target.key, ground)
     title = title or message_title(kind, label)
     urgent = bid if life_safety(kind) else ""
+    short = short_target(target.key, ground)
+    radio = radio_line(plan.planned, plan.unreached, short)
     outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
-                   also=also)
+                   also=also, note=radio)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
     state = ctx.store.stewarding
     notifier = ctx.core.notifier
@@ -100,7 +148,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     try:
         applied = await state.send(fx.id, bc, {s.who: "1" for s in to},
                                    ctx.outbox.ops(outs), ev, dedupe or ctx.cmd.dedupe_key,
-                                   record=record, police_at=police_at, closes=closes,
+                                   record={**plan_record(plan), **(record or {})},
+                                   police_at=police_at, closes=closes,
                                    also=DecisionLog.ops(entry) if entry else None)
         fresh = not applied.duplicate
     except Refused as exc:
@@ -117,10 +166,9 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
     await ctx.core.changed("broadcast", fx.id)
     word = "Roll call" if kind == "rollcall" else bc.word
-    reply = Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
-                  f"({label}) and control. /status counts "
-                  f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
-                  title=f"{word} {bid}")
+    counts = 'who is on post' if kind == 'rollcall' else 'who has it'
+    reply = Reply(f"{sent_line(word, plan, short)} /status counts {counts}."
+                  + (f"\n{radio}" if radio else ""), title=f"{word} {bid}")
     if entry is not None:
         await ctx.core.changed("decision", fx.id)
         prompt = rationale_prompt(applied.n)
@@ -134,8 +182,9 @@ async def broadcast_cmd(ctx: Ctx) -> Result:
     if len(ctx.args) < 2:
         raise UsageError("Whom to, and what?")
     fx = await ctx.fixture()
-    target = target_of(ctx, fx, ctx.args[0])
-    text = ctx.rest.split(None, 1)[1].strip()
+    target, text = target_of(ctx, fx)
+    if not text:
+        raise UsageError("What should it say?", field="text")
     if len(text) > MAX_TEXT:
         raise UsageError(f"Too long for a broadcast ({len(text)} characters; the limit is "
                          f"{MAX_TEXT}).", field="text")
@@ -160,16 +209,15 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
                 return Result(Reply(f"This {word} was not confirmed in time; nothing was "
                                     f"sent. Send /{kind} again.", ok=False))
             return await _send_confirmed(ctx, fx, kind, state)
-        target = target_of(ctx, fx, ctx.args[0]) if ctx.args else Target("all")
-        text = ctx.rest.split(None, 1)[1].strip() if len(ctx.args) > 1 else ""
+        target, text = target_of(ctx, fx) if ctx.args else (Target("all"), "")
         if len(text) > MAX_TEXT:
             raise UsageError(f"Too long ({len(text)} characters; the limit is {MAX_TEXT}).",
                              field="text")
-        ground = ctx.ground(fx)
-        n = len(targeted(await stewards(ctx, fx), target, ground))
+        reach = await plan_reach(ctx, fx, target)
         pid = "P-" + secrets.token_hex(3)
         state = {"kind": "procedure", "procedure": kind, "id": pid, "target": target.kind,
-                 "zone": target.zone, "text": text, "n": n}
+                 "zone": target.zone, "text": text, "n": len(reach.to),
+                 "planned": reach.planned, "unreached": dump(reach.unreached)}
         await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
         return _confirm(ctx, fx, state)
     cmd.__name__ = f"{kind}_cmd"
@@ -177,12 +225,15 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
 
 
 def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Result:
-    """The confirm step of a procedure: what goes to whom, Send now / Cancel."""
+    """The confirm step of a procedure: what goes to whom (and which planned stewards the
+    bot cannot reach, to radio), Send now / Cancel."""
     kind, n, word = state["procedure"], state.get("n", 0), PROCEDURES[state["procedure"]][0]
     label = target_label(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
-    return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to {n} steward"
-                        f"{'s' if n != 1 else ''} and control, ahead of every other message."
-                        + (f"\n{note}" if note else ""),
+    short = short_target(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
+    radio = radio_line(state.get("planned", n), load(state.get("unreached")), short)
+    return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to {plural(n)} and "
+                        "control, ahead of every other message."
+                        + (f"\n{radio}" if radio else "") + (f"\n{note}" if note else ""),
                         title=f"Confirm {word} · {label}?",
                         buttons=[[Button(f"Send {word} now", f"/{kind} confirm {state['id']}",
                                          "danger"),
@@ -192,7 +243,8 @@ def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Re
 async def _send_confirmed(ctx: Ctx, fx: Fixture, kind: str, state: dict[str, Any]) -> Result:
     await ctx.store.drop_form(fx.id, ctx.who)
     target = Target(state["target"], state.get("zone", ""))
-    return await send(ctx, fx, state["id"], kind, target, state["text"])
+    also = policy_for(ctx.core.settings).procedures_to  # command and police (escalation.toml)
+    return await send(ctx, fx, state["id"], kind, target, state["text"], also=also)
 
 
 async def continue_procedure(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result | None:
@@ -239,19 +291,37 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
 
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
-    """The latest broadcast or procedure in one /status line: who has it, who not yet."""
-    bc = await ctx.store.stewarding.latest(fx.id)
-    if bc is None or bc.kind == "rollcall":  # a roll call counts check-ins (handlers.checkin)
+    """Every procedure in force (until its all-clear) and the newest other broadcast, each
+    with who has it against the plan, who the bot cannot reach and who has not acked yet."""
+    sent = [b for b in await ctx.store.stewarding.broadcasts(fx.id) if b.kind != "rollcall"]
+    shown = live_procedures(sent)  # a roll call counts check-ins (handlers.checkin)
+    newest = next((b for b in reversed(sent) if b not in shown), None)
+    if newest is not None:
+        shown.append(newest)
+    if not shown:
         return []
     names = {s.who: s.name for s in await stewards(ctx, fx)}
-    word = bc.word
-    line = (f"{'🚨' if bc.procedure else '📣'} {word} {clock_time(bc.at, ctx.core.settings.zone)} "
-            f"({target_label(bc.target, ctx.ground(fx))}): {len(bc.acked)}/{bc.sent} have it")
+    return [ln for bc in shown for ln in count_lines(ctx, fx, bc, names)]
+
+
+def count_lines(ctx: Ctx, fx: Fixture, bc: Broadcast, names: dict[str, str]) -> list[str]:
+    """One message's /status lines: have it of planned, not reached (radio them), not yet;
+    then per zone when it went to more than one."""
+    ground = ctx.ground(fx)
+    line = (f"{'🚨' if bc.procedure else '📣'} {bc.word} "
+            f"{clock_time(bc.at, ctx.core.settings.zone)} "
+            f"({short_target(bc.target, ground)}): {len(bc.acked)}/{bc.of} have it")
+    if bc.unreached:
+        line += (f" · {len(bc.unreached)} not on the bot, radio them: "
+                 f"{radio_list(bc.unreached, NAMES_SHOWN)}")
     if bc.missing:
         shown = [names.get(w, w) for w in bc.missing[:NAMES_SHOWN]]
         more = len(bc.missing) - len(shown)
         line += " · not yet: " + ", ".join(shown) + (f" (+{more})" if more else "")
-    return [line]
+    zones = by_zone(bc)
+    return [line] + ([f"   {ground.short_label(z.zone)}: {z.acked}/{z.planned} have it"
+                      + (f", {len(z.unreached)} not reached" if z.unreached else "")
+                      for z in zones] if len(zones) > 1 else [])
 
 
 def register(registry: Registry) -> None:

@@ -21,7 +21,11 @@ def rows(path: Path) -> list[dict[str, str]]:
 
 def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
     env = {"MATCHDAY_DATA_DIR": str(tmp_path / "data")}
-    assert matchday("replay", str(SCENARIO), env=env, timeout=120).returncode == 0
+    night = matchday("replay", str(SCENARIO), env=env, timeout=120)
+    assert night.returncode == 0
+    # its EVACUATE of the STB upper tier counts the rota and names who to radio (#32)
+    assert "EVACUATE sent to 2 of 3 stewards planned (STB upper 250-262)" in night.stdout
+    assert "1 not on the bot — radio them: 15 Steward 15 (Block 256 gangway)" in night.stdout
     p = matchday("pack", "--fixture", NIGHT, "--out", str(tmp_path / "pack"), env=env)
     assert p.returncode == 0, p.stderr
     assert "-page" in p.stdout and "signed manifest" in p.stdout
@@ -33,14 +37,17 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
             "incidents.csv", "response_times.csv", "police_counts.csv"} <= set(manifest["files"])
 
     decisions = rows(out / "decisions.csv")
-    assert [d["id"] for d in decisions] == ["D-1", "D-2", "D-3", "D-4", "D-5", "D-6"]
+    assert [d["id"] for d in decisions] == [f"D-{n}" for n in range(1, 11)]
     assert decisions[0]["source"] == "inspect override"
     # the handover to police was a decision too, its rationale given in the next entry
     assert decisions[2]["source"] == "handover INC-8" and decisions[3]["explains"] == "D-3"
     assert decisions[2]["rationale"] == decisions[3]["rationale"] != ""
-    assert decisions[4]["superseded_by"] == "D-6" and decisions[5]["supersedes"] == "D-5"
+    # the EVACUATE and its ALL CLEAR were decisions too, each explained by the next entry
+    assert (decisions[4]["type"], decisions[5]["explains"]) == ("procedure", "D-5")
+    assert (decisions[8]["type"], decisions[9]["explains"]) == ("procedure", "D-9")
+    assert decisions[6]["superseded_by"] == "D-8" and decisions[7]["supersedes"] == "D-7"
     assert all(d["rationale"] for d in decisions)
-    assert (decisions[1]["type"], decisions[5]["type"]) == ("police_support", "gate")
+    assert (decisions[1]["type"], decisions[7]["type"]) == ("police_support", "gate")
     assert decisions[0]["type"] == "turnstiles" and decisions[2]["type"] == "handover"
     netting = [c for c in rows(out / "inspections.csv") if c["item"] == "walkway_netting"]
     assert [(c["outcome"], c["incident"]) for c in netting] == [("fail", "INC-1"), ("pass", "")]
@@ -57,7 +64,8 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
 
     pdf = pdfium.PdfDocument(out / "pack.pdf")
     text = " ".join(" ".join(page.get_textpage().get_text_range() for page in pdf).split())
-    assert "MPS/CU/" not in text and "SUPERSEDED by D-6" in text
+    assert "MPS/CU/" not in text and "SUPERSEDED by D-8" in text
+    assert "not on the bot, to radio: 15 Steward 15 (Block 256 gangway)" in text
     assert "PASSED, after FAILED at 17:00 (INC-1)" in text and "Zone Ex clear" in text
     assert "Calling police support" in text and "Fill rate" in text
     assert len(pdf) == manifest["pack"]["pages"]
@@ -65,6 +73,8 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
     steward = rows(out / "stewarding.csv")
     assert sum(int(r["filled_or_answered"]) for r in steward
                if r["section"] == "deployment") == 6
+    evacuate = next(r for r in steward if r["what"] == "EVACUATE")
+    assert (evacuate["planned_or_asked"], evacuate["filled_or_answered"]) == ("3", "1")
     [call] = [r for r in steward if r["section"] == "roll_call"]
     assert call["target"] == "all" and int(call["filled_or_answered"]) >= 2
     _period_packs(tmp_path, env)

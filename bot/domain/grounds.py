@@ -57,6 +57,20 @@ class Ground:
         n = self.block_number(word)
         return self.zone_of_block(n) if n is not None else None
 
+    def leading(self, words: list[str]) -> tuple[str, int] | None:
+        """(zone id, words used) of the longest run of leading words that names a zone (id,
+        name, alias or block), or None; bounded by the longest name, so linear in the text."""
+        for size in range(min(len(words), self.max_words), 0, -1):
+            zone = self.resolve(" ".join(words[:size]))
+            if zone is not None:
+                return zone, size
+        return None
+
+    def names(self) -> str:
+        """Every zone by a name that resolves to it (its first alias, else its name), for a
+        refusal that lists the valid ones."""
+        return ", ".join(z.aliases[0] if z.aliases else z.name for z in self.zones.values())
+
     @staticmethod
     def block_number(word: str) -> int | None:
         """112 for 'block 112', 'b112' or '112'; None when the word is not a block."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
 from bot.domain.messages import Button, Outbound, Reply
+from bot.domain.unreached import Unreached
 
 # The four public-protection procedures (Terrorism (Protection of Premises) Act 2025):
 # key -> (title, the standing instruction every steward gets with it).
@@ -66,6 +67,14 @@ class Broadcast:
     sent: int  # stewards it was sent to
     acked: tuple[str, ...] = ()  # who pressed "I have it"
     missing: tuple[str, ...] = ()  # who has not (yet)
+    planned: int = 0  # stewards the rota plans for its target (sent + unreached)
+    unreached: tuple[Unreached, ...] = ()  # planned stewards the bot cannot reach
+    zones: tuple[tuple[str, str], ...] = ()  # (who, zone) of everyone it was sent to
+
+    @property
+    def of(self) -> int:
+        """The denominator of its counts: the plan, else (older records) those sent to."""
+        return max(self.planned, self.sent)
 
     @property
     def procedure(self) -> bool:
@@ -86,15 +95,23 @@ def life_safety(kind: str) -> bool:
 
 def parse_target(word: str, ground: Ground) -> Target | None:
     """'all', 'supervisors', 'exits' or a zone of the ground; None when it is none of them."""
-    w = word.strip().lower()
+    got = leading_target([word], ground)
+    return got[0] if got is not None and got[1] == 1 else None
+
+
+def leading_target(words: list[str], ground: Ground) -> tuple[Target, int] | None:
+    """(target, words used) the leading words name: 'all', 'supervisors', 'exits', or the
+    longest run naming a zone by the ground's ids, names and aliases ("STB upper", "West
+    Stand"); None when they name none of them."""
+    w = words[0].strip().lower() if words else ""
     if w in ("all", "ground", "everyone", "whole"):
-        return Target("all")
+        return Target("all"), 1
     if w in ("supervisors", "supervisor", "sups"):
-        return Target("supervisors")
+        return Target("supervisors"), 1
     if w in ("exits", "exit", "gates"):
-        return Target("exits")
-    zone = ground.resolve(word)
-    return Target("zone", zone) if zone else None
+        return Target("exits"), 1
+    hit = ground.leading(words)
+    return (Target("zone", hit[0]), hit[1]) if hit else None
 
 
 def in_zone(steward_zone: str, zone: str) -> bool:
@@ -102,24 +119,25 @@ def in_zone(steward_zone: str, zone: str) -> bool:
     return steward_zone == zone or steward_zone.startswith(zone + "_")
 
 
+def reaches(target: Target, role: str, zone: str, ground: Ground) -> bool:
+    """Whether a target reaches someone of this role posted in this zone (supervisors of a
+    zone get its messages too)."""
+    if role not in STEWARD_ROLES:
+        return False
+    if target.kind == "all":
+        return True
+    if target.kind == "supervisors":
+        return role == "supervisor"
+    if target.kind == "exits":
+        z = ground.zones.get(zone)
+        return role == "supervisor" or (z is not None and z.kind in EXIT_KINDS)
+    return in_zone(zone, target.zone)
+
+
 def targeted(stewards: Iterable[Steward], target: Target, ground: Ground) -> list[Steward]:
     """The stewards a target reaches (supervisors of a zone get its messages too)."""
-    out = []
-    for s in stewards:
-        if s.role not in STEWARD_ROLES:
-            continue
-        if target.kind == "all":
-            hit = True
-        elif target.kind == "supervisors":
-            hit = s.role == "supervisor"
-        elif target.kind == "exits":
-            zone = ground.zones.get(s.zone)
-            hit = s.role == "supervisor" or (zone is not None and zone.kind in EXIT_KINDS)
-        else:
-            hit = in_zone(s.zone, target.zone)
-        if hit:
-            out.append(s)
-    return sorted(out, key=lambda s: s.who)
+    return sorted((s for s in stewards if reaches(target, s.role, s.zone, ground)),
+                  key=lambda s: s.who)
 
 
 def target_label(target: str, ground: Ground) -> str:
@@ -149,16 +167,17 @@ def message_body(kind: str, text: str) -> str:
 def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
             title: str = "",
             buttons: Callable[[Steward], list[list[Button]]] | None = None,
-            also: tuple[str, ...] = ()) -> list[Outbound]:
+            also: tuple[str, ...] = (), note: str = "") -> list[Outbound]:
     """A broadcast's messages: one to every targeted steward (their buttons: "I have it"
-    unless `buttons` says otherwise) and one to control (and to the `also` audiences); a
-    life-safety one marked urgent."""
+    unless `buttons` says otherwise) and one to control (and to the `also` audiences; `note`
+    added to it: who of the plan it cannot reach); a life-safety one marked urgent."""
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
     counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
     control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
-                        f"{counted} are counted in /status.", title=title,
+                        f"{counted} are counted in /status." + (f"\n{note}" if note else ""),
+                        title=title,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
                                             else have_it), fixture=fixture, urgent=urgent)

@@ -16,6 +16,7 @@ from bot.domain.ledger import Event
 from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
 from bot.domain.signoff import SignOff
+from bot.domain.unreached import load
 from bot.store.base import LIVE_TTL_S, OPS, Applied, Refused, fx_prefix, guard
 from bot.store.gateway import Gateway
 from bot.store.ops import (
@@ -187,7 +188,9 @@ class Stewarding:
             have = set(acked)
             out.append(Broadcast(bid, rec["kind"], rec["target"], rec["text"], rec["at"],
                                  rec["by"], int(rec.get("sent", "0")), tuple(sorted(have)),
-                                 tuple(sorted(w for w in to if w not in have))))
+                                 tuple(sorted(w for w in to if w not in have)),
+                                 int(rec.get("planned", "0")), load(rec.get("unreached")),
+                                 tuple((w, z) for w, z in json.loads(rec.get("zones", "[]")))))
         return out
 
     async def latest(self, fx: str) -> Broadcast | None:

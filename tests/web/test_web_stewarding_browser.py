@@ -37,14 +37,16 @@ async def test_posts_on_the_map_and_acknowledgements_update_live(screen, say) ->
 
     sent = await say("/broadcast stb keep the gangways clear", as_="control")
     bid = sent.reply.title.split()[-1]
-    await screen.until(has("#acks", "0/2 have it"), 3)
+    await screen.until(has("#acks", "0/3 have it"), 3)  # the rota's 311 counts
     acks = await screen.text("#acks")
     assert "Steward 14 (STB upper)" in acks and "Supervisor North" in acks
     await screen.shot("control-room-acks-0")
 
     await say(f"/ihaveit {bid}", as_="steward")
-    await screen.until(has("#acks", "1/2 have it"), 3)
+    await screen.until(has("#acks", "1/3 have it"), 3)
     assert "Steward 14" not in (await screen.text("#acks")).split("not yet:")[1]
     await say(f"/ihaveit {bid}", as_="supervisor")
-    await screen.until(has("#acks", "everyone has it"), 3)
+    await screen.until(has("#acks", "2/3 have it"), 3)
+    acks = await screen.text("#acks")
+    assert "not yet" not in acks and "311 A. Steward (Block 250 gangway)" in acks
     await screen.shot("control-room-acks-2")

@@ -42,6 +42,8 @@ class Policy:
     # a missing child or vulnerable person not found by then: police are told (and control)
     missing_police_after_s: int = 900
     missing_to: tuple[str, ...] = ("police", "control")
+    # control's copy of a procedure (evacuate, lockdown, all clear, ...) goes here too
+    procedures_to: tuple[str, ...] = ("command", "police")
 
     def for_severity(self, sev: int) -> SeverityPolicy:
         """The policy of a severity (an empty one if not configured)."""
@@ -81,7 +83,8 @@ def load_policy(path: Path) -> Policy:
     merge, missing = data.get("merge", {}), data.get("missing", {})
     return Policy(sevs, int(merge.get("window_s", 600)),
                   int(missing.get("police_after_s", 900)),
-                  tuple(missing.get("to", ["police", "control"])))
+                  tuple(missing.get("to", ["police", "control"])),
+                  tuple(data.get("procedures", {}).get("to", ["command", "police"])))
 
 
 _policies: dict[str, Policy] = {}

@@ -132,7 +132,7 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
               + [["briefing", stewarding.briefing_version, "", "briefing read", "rota",
                   stewarding.rota_size, stewarding.briefing_acks, ""]]
               + [["procedure" if m.procedure else "broadcast", m.id, m.at.isoformat(),
-                  m.word, m.target, m.sent, m.acked, m.sent - m.acked]
+                  m.word, m.target, m.of, m.acked, m.of - m.acked]
                  for m in stewarding.messages])
     write("timeline.csv", ["at", "kind", "ref", "text"],
           [[r.at.isoformat(), r.kind, r.ref, r.text] for r in line])

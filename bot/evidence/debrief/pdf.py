@@ -13,6 +13,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.fixture.key_timings import Timing
 from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap, spread
 from bot.domain.inspection_checklist import Check, Item, Readiness, latest
+from bot.domain.unreached import radio_list
 from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
 from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
 from bot.evidence.debrief.steward_record import StewardRecord
@@ -220,7 +221,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
 
 def _stewarding(d: PackData, tz: ZoneInfo, para: Any, table: Any, place: Any) -> None:
     """Fill rates per zone, roll calls, briefing sign-offs, procedures and their "I have
-    it" counts (counts only: stewards are not named)."""
+    it" counts against the plan (stewards are counted; only those the bot could not reach are
+    named, as the rota has them)."""
     s = d.stewarding
     if s is None or not s.present:
         para("No stewarding deployment or roll call was recorded for this fixture.")
@@ -252,8 +254,12 @@ def _stewarding(d: PackData, tz: ZoneInfo, para: Any, table: Any, place: Any) ->
     if s.messages:
         para("Procedures and broadcasts issued (have it: stewards who pressed \"I have it\"):")
         table((20, 34, 68, 28, 32), ("Time", "Issued", "To", "Sent to", "Have it"),
-              [(f"{m.at.astimezone(tz):%H:%M}", m.word, where(m.target), str(m.sent),
-                f"{m.acked} of {m.sent}") for m in s.messages])
+              [(f"{m.at.astimezone(tz):%H:%M}", m.word, where(m.target),
+                f"{m.sent} of {m.of}", f"{m.acked} of {m.of}") for m in s.messages])
+        for m in s.messages:
+            if m.unreached:
+                para(f"{m.word} {m.at.astimezone(tz):%H:%M} ({m.id}): {len(m.unreached)} "
+                     f"planned steward(s) not on the bot, to radio: {radio_list(m.unreached)}.")
     else:
         para("No procedure or broadcast was issued.")
 

@@ -1,6 +1,8 @@
 """The pack's stewarding section as plain values: posts filled and on per zone, each roll
 call's result (asked, answered, missing), briefing sign-offs, and every procedure or
-broadcast with how many stewards had it. Stewards are counted, never named."""
+broadcast with how many of the planned stewards had it. Stewards are counted; only the rota's
+stewards a message could not reach are named (tabard, rota name, post), as control radioed
+them."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from datetime import datetime
 from bot.domain.clock import parse_iso
 from bot.domain.deployment import Post, fill_by_zone
 from bot.domain.procedures import Broadcast, in_zone
+from bot.domain.unreached import Unreached
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,13 @@ class MessageRow:
     procedure: bool
     sent: int
     acked: int
+    planned: int = 0  # stewards the rota planned for its target (0: older records, = sent)
+    unreached: tuple[Unreached, ...] = ()  # planned stewards the bot could not reach
+
+    @property
+    def of(self) -> int:
+        """The denominator of its counts: the plan."""
+        return max(self.planned, self.sent)
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,7 @@ def steward_record(posts: list[Post], filled: dict[str, object],
                                      sum(1 for p in asked if p.id in on_post)))
         else:
             messages.append(MessageRow(bc.id, parse_iso(bc.at), bc.word, bc.target,
-                                       bc.procedure, bc.sent, len(bc.acked)))
+                                       bc.procedure, bc.sent, len(bc.acked), bc.planned,
+                                       bc.unreached))
     version, acks = briefing
     return StewardRecord(zones, calls, version, len(acks), len(filled), messages)

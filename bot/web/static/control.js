@@ -340,17 +340,24 @@
       out.push(tile("Posts filled", `${p.filled}/${p.planned}`, mobile).replace(
         'class="tile"', 'class="tile posts-tile"'));
     }
-    const a = stewarding.ack;
-    if (a) {
-      const when = fmt.format(new Date(Date.parse(a.at)));
-      const not = a.not_yet.length ? `<div class="sub">not yet: ${a.not_yet.map(esc).join(", ")}` +
-        `${a.more ? ` (+${a.more})` : ""}</div>` : '<div class="sub">everyone has it</div>';
-      out.push(`<div class="tile wide acks${a.procedure ? " procedure" : ""}" id="acks" ` +
-        `role="status" aria-live="polite"><div class="label">${esc(a.word)} ${esc(when)} · ` +
-        `${esc(a.target)}</div><div class="value"><span class="have">${a.have}</span>/` +
-        `<span class="sent">${a.sent}</span> have it</div>${not}</div>`);
-    }
+    for (const proc of stewarding.procedures || []) out.push(ackTile(proc, `proc-${proc.id}`));
+    if (stewarding.ack) out.push(ackTile(stewarding.ack, "acks"));
     return out;
+  }
+
+  // one message's tile: who has it of the planned, who not yet, who the bot cannot reach
+  function ackTile(a, id) {
+    const when = fmt.format(new Date(Date.parse(a.at)));
+    const not = a.not_yet.length ? `<div class="sub">not yet: ${a.not_yet.map(esc).join(", ")}` +
+      `${a.more ? ` (+${a.more})` : ""}</div>` : (a.unreached.length ? "" :
+      '<div class="sub">everyone has it</div>');
+    const radio = a.unreached.length ? `<div class="bad">${a.unreached.length + a.unreached_more}` +
+      ` not on the bot, radio them: ${a.unreached.map(esc).join(", ")}` +
+      `${a.unreached_more ? ` (+${a.unreached_more})` : ""}</div>` : "";
+    return `<div class="tile wide acks${a.procedure ? " procedure" : ""}" id="${esc(id)}" ` +
+      `role="status" aria-live="polite"><div class="label">${esc(a.word)} ${esc(when)} · ` +
+      `${esc(a.target)}</div><div class="value"><span class="have">${a.have}</span>/` +
+      `<span class="sent">${a.sent}</span> have it</div>${radio}${not}</div>`;
   }
 
   function renderPosts() {

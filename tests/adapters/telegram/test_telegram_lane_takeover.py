@@ -113,7 +113,7 @@ async def test_a_dead_replicas_hold_lapses_and_the_survivor_finishes_the_procedu
                                         button(ask, "now")))
         await fake.wait_for(lambda calls: procedure_calls(calls, "🚨 EVACUATE"))
         held = await lanes.lane()
-        assert held is not None and held[1] == 4  # three stewards and control
+        assert held is not None and held[1] == 5  # three stewards, control and command
         bid = held[0]
         reader_b.start()  # B runs meanwhile; A holds the fixture's delivery lease
 
@@ -136,12 +136,13 @@ async def test_a_dead_replicas_hold_lapses_and_the_survivor_finishes_the_procedu
         await set_lease_ms(core, leases, LEASE_MS)
 
         # A's delivery lease lapses (5 s): B claims the rest, holds the lane, finishes
-        await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 4,
+        await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 5,
                             timeout=20)
         await other.notifier.drain()
         chats = Counter(c.params["chat_id"] for c in procedure_calls(fake.calls,
                                                                      "🚨 EVACUATE"))
-        assert chats == Counter({**{uid: 1 for uid in STEWARDS}, CONTROL: 1}), chats
+        assert chats == Counter({**{uid: 1 for uid in STEWARDS}, CONTROL: 1,
+                                 -1001000000002: 1}), chats  # and the command chat (#32)
         for _ in range(200):  # its last delivery's bookkeeping
             if state_b.released:
                 break

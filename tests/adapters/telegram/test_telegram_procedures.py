@@ -36,6 +36,7 @@ from tests.delivery.test_delivery import durable
 SO = 300000001  # the safety officer, on Telegram
 # stewards by the club's rota name / tabard: two in the east stand (STB), one at the away gate
 EAST = [300000011, 300000012]
+COMMAND = -1001000000002  # channels.toml: the command audience on Telegram
 AWAY_GATE = 100000001  # the roster's Telegram steward (zone gate_away)
 ROTA = {300000011: ("Tabard 311", "stb_upper"), 300000012: ("Tabard 312", "stb_lower")}
 
@@ -109,10 +110,10 @@ async def test_a_zone_lockdown_reaches_only_that_zones_stewards(
         core: Core, fake: FakeTelegram, deployed: OutboxReader) -> None:  # noqa: F811
     feed = Feed(fake)
     await confirm(fake, feed, "/lockdown stb hold the doors")
-    await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 LOCKDOWN")) >= 3)
+    await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 LOCKDOWN")) >= 4)
     await deployed.drain()
     chats = sorted(c.params["chat_id"] for c in procedure_calls(fake.calls, "🚨 LOCKDOWN"))
-    assert chats == sorted([*EAST, CONTROL])
+    assert chats == sorted([*EAST, CONTROL, COMMAND])  # and the command chat (#32)
 
 
 async def test_nothing_else_is_sent_while_a_procedure_goes_out(
@@ -129,7 +130,7 @@ async def test_nothing_else_is_sent_while_a_procedure_goes_out(
              and c.params["chat_id"] != SO]
     last_procedure = max(i for i, c in enumerate(order) if "🚨 INVACUATE" in c.params["text"])
     first_other = min(i for i, c in enumerate(order) if "INVACUATE" not in c.params["text"])
-    assert len(procedure_calls(order, "🚨 INVACUATE")) == 4
+    assert len(procedure_calls(order, "🚨 INVACUATE")) == 5  # stewards, control, command
     assert last_procedure < first_other, [c.params["text"][:30] for c in order]
     assert await Stewarding(core.store.gateway).lane() is None  # given back once all were delivered
 

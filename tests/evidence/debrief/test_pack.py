@@ -88,6 +88,9 @@ async def test_the_pack_is_signed_and_reads_on_a4(say, core, clock, tmp_path: Pa
                    "Timeline", "Zone Ex clear", "FAILED (INC-1)", "Throwing missiles",
                    "Stewarding", "Fill rate", "Roll calls", "LOCKDOWN", "1 of"):
         assert needle in text, needle
+    # the rota's stewards the lockdown could not reach, named to radio (#32)
+    assert "not on the bot, to radio: 14 Steward 14 (Block 250 gangway), 15 Steward 15 " \
+           "(Block 256 gangway)" in " ".join(text.split())
     assert "No stewarding deployment" not in text
     with (tmp_path / "pack" / "stewarding.csv").open() as f:
         rows = list(csv.DictReader(f))
@@ -98,6 +101,8 @@ async def test_the_pack_is_signed_and_reads_on_a4(say, core, clock, tmp_path: Pa
     assert int(stb["on_post_or_missing"]) == int(stb["planned_or_asked"]) - 1
     [lock] = [r for r in rows if r["section"] == "procedure"]
     assert (lock["what"], lock["filled_or_answered"]) == ("LOCKDOWN", "1")
+    # of the 6 planned: the roster's 3 on the bot, and the rota's 3 with no linked account
+    assert (lock["planned_or_asked"], lock["on_post_or_missing"]) == ("6", "5")
     [brief] = [r for r in rows if r["section"] == "briefing"]
     assert (brief["planned_or_asked"], brief["filled_or_answered"]) == ("3", "1")
     filled = sum(int(r["filled_or_answered"]) for r in rows if r["section"] == "deployment")
