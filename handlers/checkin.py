@@ -13,6 +13,7 @@ from bot.domain.clock import iso, parse_iso
 from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, zone_post_buttons
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
+from bot.domain.plurals import counted
 from bot.domain.procedures import Target, in_zone, target_label
 from handlers.display import clock_time
 from handlers.stewarding import fixture_posts, send, target_of
@@ -66,14 +67,14 @@ async def standdown_cmd(ctx: Ctx) -> Result:
         reply = Reply(f"Stand down at {local:%H:%M}: thank you. Your check-out time is kept.",
                       title="🏁 Stand down · the whole ground")
         outs = [Outbound(f"user:{w}", reply, fixture=fx.id) for w in on]
-        outs.append(Outbound("control", Reply(f"{len(on)} steward{'s' if len(on) != 1 else ''}"
+        outs.append(Outbound("control", Reply(f"{counted(len(on), 'steward')}"
                                               f" stood down at {local:%H:%M}.",
                                               title="🏁 Stand down"), fixture=fx.id))
         ev = ctx.event("steward.standdown", {"who": on, "all": True})
         if await state.stand_down(fx.id, on, at, ev, ctx.outbox.ops(outs), ctx.cmd.dedupe_key):
             ctx.outbound.extend(outs)
             await ctx.core.changed("onpost", fx.id)
-        return Result(Reply(f"Stood down {len(on)} steward{'s' if len(on) != 1 else ''} at "
+        return Result(Reply(f"Stood down {counted(len(on), 'steward')} at "
                             f"{local:%H:%M}; each has been told."))
     if ctx.args:
         raise UsageError(f"Unknown option '{ctx.args[0][:20]}'.")

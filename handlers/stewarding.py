@@ -13,6 +13,7 @@ from bot.domain.clock import iso
 from bot.domain.deployment import Post, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.plurals import counted
 from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,
@@ -117,7 +118,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     ctx.outbound.extend(outs)  # stored ones (written with the record) only to observers
     await ctx.core.changed("broadcast", fx.id)
     word = "Roll call" if kind == "rollcall" else bc.word
-    reply = Reply(f"{word} sent to {len(to)} steward{'s' if len(to) != 1 else ''} "
+    reply = Reply(f"{word} sent to {counted(len(to), 'steward')} "
                   f"({label}) and control. /status counts "
                   f"{'who is on post' if kind == 'rollcall' else 'who has it'}.",
                   title=f"{word} {bid}")
@@ -180,8 +181,8 @@ def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Re
     """The confirm step of a procedure: what goes to whom, Send now / Cancel."""
     kind, n, word = state["procedure"], state.get("n", 0), PROCEDURES[state["procedure"]][0]
     label = target_label(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
-    return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to {n} steward"
-                        f"{'s' if n != 1 else ''} and control, ahead of every other message."
+    return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to "
+                        f"{counted(n, 'steward')} and control, ahead of every other message."
                         + (f"\n{note}" if note else ""),
                         title=f"Confirm {word} · {label}?",
                         buttons=[[Button(f"Send {word} now", f"/{kind} confirm {state['id']}",

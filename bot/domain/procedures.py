@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
 from bot.domain.messages import Button, Outbound, Reply
+from bot.domain.plurals import counted
+from bot.domain.vocab import norm
 
 # The four public-protection procedures (Terrorism (Protection of Premises) Act 2025):
 # key -> (title, the standing instruction every steward gets with it).
@@ -86,7 +88,7 @@ def life_safety(kind: str) -> bool:
 
 def parse_target(word: str, ground: Ground) -> Target | None:
     """'all', 'supervisors', 'exits' or a zone of the ground; None when it is none of them."""
-    w = word.strip().lower()
+    w = norm(word)
     if w in ("all", "ground", "everyone", "whole"):
         return Target("all")
     if w in ("supervisors", "supervisor", "sups"):
@@ -156,9 +158,9 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
-    counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
-    control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
-                        f"{counted} are counted in /status.", title=title,
+    answers = "Check-ins" if kind == "rollcall" else "Acknowledgements"
+    control_msg = Reply(f"{body}\nSent to {counted(len(to), 'steward')}. "
+                        f"{answers} are counted in /status.", title=title,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
                                             else have_it), fixture=fixture, urgent=urgent)
