@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bot.app import App, StartupError
 from bot.core.drill import Drill
 from bot.domain.clock import VirtualClock
+from bot.domain.plurals import counted
 from bot.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -110,8 +111,8 @@ async def _replay(app: App, path: Path, as_json: bool, kept: bool = True) -> int
         print(f"matchday: replay: {len(refused)} of {len(lines)} lines refused (the first: "
               f"{refused[0]})", file=sys.stderr)
     if script.bad:
-        return _fail(f"{path.name}: {len(lines)} lines replayed, {len(script.bad)} bad "
-                     f"line{'s' if len(script.bad) > 1 else ''} skipped", 1)
+        return _fail(f"{path.name}: {len(lines)} lines replayed, "
+                     f"{counted(len(script.bad), 'bad line')} skipped", 1)
     return 1 if len(refused) == len(lines) else 0
 
 

@@ -25,7 +25,7 @@ async def help_cmd(ctx: Ctx) -> Result:
             if ctx.role is None:
                 return Result(Reply(f"/{spec.name} is for registered people: ask control for "
                                     "an invite code, then send /join <code>."))
-            return Result(Reply(f"/{spec.name} is not for your role ({ROLES.label(ctx.role)})."))
+            return Result(Reply(ctx.core.roles.not_for(ctx.role, spec.name)))
         text = f"{spec.summary}\nUsage: {spec.usage}"
         denied = sorted({f"/{spec.name} {sub}" for sub in spec.subcommands.values()
                          if not ctx.core.roles.allowed(ctx.role, spec.name, sub)})

@@ -13,8 +13,9 @@ from bot.domain.clock import iso, parse_iso
 from bot.domain.deployment import ROLLCALL_TEXT, Post, post_buttons, zone_post_buttons
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
+from bot.domain.plurals import counted
 from bot.domain.procedures import Target, in_zone, target_label
-from bot.domain.rota_reach import left_out, plural
+from bot.domain.rota_reach import left_out
 from bot.domain.unreached import radio_list
 from handlers.display import clock_time
 from handlers.stewarding import fixture_posts, rota, send, target_of
@@ -68,7 +69,7 @@ async def standdown_cmd(ctx: Ctx) -> Result:
         reply = Reply(f"Stand down at {local:%H:%M}: thank you. Your check-out time is kept.",
                       title="🏁 Stand down · the whole ground")
         outs = [Outbound(f"user:{w}", reply, fixture=fx.id) for w in on]
-        outs.append(Outbound("control", Reply(f"{len(on)} steward{'s' if len(on) != 1 else ''}"
+        outs.append(Outbound("control", Reply(f"{counted(len(on), 'steward')}"
                                               f" stood down at {local:%H:%M}.",
                                               title="🏁 Stand down"), fixture=fx.id))
         ev = ctx.event("steward.standdown", {"who": on, "all": True})
@@ -96,9 +97,10 @@ async def _stood_down_text(ctx: Ctx, fx: Fixture, on: list[str], at: str) -> str
     filled, links = await rota(ctx, fx)
     missed = left_out(filled, links, _posts(ctx, fx), set(on))
     if not missed:
-        return f"Stood down {plural(len(on))} at {at}; each has been told."
+        return f"Stood down {counted(len(on), 'steward')} at {at}; each has been told."
     planned = len(on) + len(missed)
-    return (f"Stood down {len(on)} of {plural(planned)} planned at {at}; each has been told."
+    return (f"Stood down {len(on)} of {counted(planned, 'steward')} planned at {at}; "
+            "each has been told."
             f"\n{len(missed)} not stood down by the bot (not on it, or not checked in) — "
             f"radio them: {radio_list(missed)}")
 

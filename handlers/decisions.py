@@ -22,6 +22,7 @@ from bot.domain.decision_log import (
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.plurals import counted
 from bot.domain.vocab import PHASES
 from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values, typed_word
 
@@ -157,11 +158,11 @@ async def _logged(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> Result
     return Result(Reply(f"Logged {line}", title=f"Decision D-{n}"))
 
 
-def _ask(fid: str, step: str, note: str = "") -> Result:
+def _ask(fid: str, step: str, note: str = "", *, kind_chosen: bool = False) -> Result:
     buttons = [[Button("Cancel", f"/decision step {fid} cancel")]]
     if step in ("options", "inc"):
         buttons.insert(0, [Button("None", f"/decision step {fid} {step} none")])
-    if step == "d":  # what it is about, one tap (then the decision, typed)
+    if step == "d" and not kind_chosen:  # what it is about, one tap (then the decision, typed)
         kinds = [Button(DECISION_KINDS[k], f"/decision step {fid} kind {k}") for k in FORM_KINDS]
         buttons[:0] = [kinds[i:i + 2] for i in range(0, len(kinds), 2)]
     text = (note + "\n" if note else "") + QUESTIONS[step]
@@ -198,9 +199,10 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
     fid, step = state["fid"], state["step"]
     value = value.strip()
     if not value:
-        return _ask(fid, step, "Required.")
+        return _ask(fid, step, "Required.", kind_chosen="kind" in state["answers"])
     if len(value) > MAX_TEXT:
-        return _ask(fid, step, f"That is {len(value)} characters; keep it under {MAX_TEXT}.")
+        return _ask(fid, step, f"That is {len(value)} characters; keep it under {MAX_TEXT}.",
+                    kind_chosen="kind" in state["answers"])
     if step == "inc":
         try:
             parse_incidents(value)
@@ -260,7 +262,7 @@ async def _step(ctx: Ctx, fx: Fixture) -> Result:
         state["answers"]["kind"] = kind_of(ctx.args[3])
         await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
         return _ask(state["fid"], state["step"],
-                    f"Type: {DECISION_KINDS[state['answers']['kind']]}.")
+                    f"Type: {DECISION_KINDS[state['answers']['kind']]}.", kind_chosen=True)
     if what == "cancel":
         await ctx.store.drop_form(fx.id, ctx.who)
         return Result(Reply("Decision not recorded; nothing was written."))
@@ -270,7 +272,7 @@ async def _step(ctx: Ctx, fx: Fixture) -> Result:
         return await _answer(ctx, fx, state, " ".join(ctx.args[3:]))
     if state["step"] == "confirm":
         return Result(Reply("Tap Record decision or Cancel.", ok=False))
-    return _ask(state["fid"], state["step"])
+    return _ask(state["fid"], state["step"], kind_chosen="kind" in state["answers"])
 
 
 async def decision_cmd(ctx: Ctx) -> Result:
@@ -332,7 +334,7 @@ async def decisions_cmd(ctx: Ctx) -> Result:
     if not view.entries:
         return Result(Reply("No decisions logged yet. Log one with /decision.", title=TITLE))
     whole = Reply(render(view, ctx.core.settings.zone),
-                  title=f"{TITLE} · {fx.title} · {len(view.entries)} entries")
+                  title=f"{TITLE} · {fx.title} · {counted(len(view.entries), 'entry')}")
     return Result(page_of(whole, page, lambda p: f"/decisions page {p}"))
 
 

@@ -14,6 +14,8 @@ from bot.domain.deployment import (
 )
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
+from bot.domain.plurals import counted
+from bot.domain.vocab import match_key
 from handlers.stewarding import fixture_posts
 
 USAGE = ("/deploy  |  /deploy <steward id> <post> [name]  |  /deploy import (then the rota's "
@@ -51,7 +53,7 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     if need and mobile < need:
         planned = sum(z.mobile_planned for z in zones)
         line += (f" · ⚠ MOBILE {mobile} of {need} needed for {attendance:,} expected"
-                 + (f" (plan has {planned} post{'s' if planned != 1 else ''})"
+                 + (f" (plan has {counted(planned, 'post')})"
                     if planned < need else ""))
     if not full:
         return [line]
@@ -105,13 +107,14 @@ async def deploy_cmd(ctx: Ctx) -> Result:
     else:
         if len(ctx.args) < 2:
             raise UsageError("Which steward, and which post?")
-        sid, post = ctx.args[0], ctx.args[1]
+        sid, typed = ctx.args[0], ctx.args[1]
         name = " ".join(ctx.args[2:]) or sid
         if not STEWARD_ID.match(sid):
             raise UsageError(f"'{sid[:20]}' is not a steward id or tabard number.",
                              field="steward")
-        if post not in posts:
-            raise UsageError(f"No post '{post[:40]}' at {ctx.ground(fx).name}. Posts: "
+        post = match_key(typed, posts)
+        if post is None:
+            raise UsageError(f"No post '{typed[:40]}' at {ctx.ground(fx).name}. Posts: "
                              + ", ".join(list(posts)[:12]), field="post")
         rows = [RotaRow(sid, name[:60], post)]
     data = {"rows": [[r.steward, r.name, r.post] for r in rows]}

@@ -13,6 +13,7 @@ from bot.domain.incident.incident_card import IncidentCard
 from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Reply
+from bot.domain.plurals import counted
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, PHASES, SEVERITIES, STATUSES
 from bot.evidence.summary import mmss
 
@@ -83,7 +84,7 @@ def card(inc: Incident, ground: Ground, tz: object) -> Reply:
     for count, word in ((inc.updates, "update"), (inc.evidence, "evidence item"),
                         (inc.arrests, "arrest"), (inc.merged, "merged report")):
         if count:
-            extras.append(f"{count} {word}{'s' if count != 1 else ''}")
+            extras.append(counted(count, word))
     if extras:
         lines.append(" · ".join(extras))
     n = inc.n

@@ -15,7 +15,7 @@ from bot.domain.fixture.key_timings import BY_PHASE
 from bot.domain.fixture.restricted import RESTRICTED_KIND, note_restricted, split_fixture_data
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
-from bot.domain.vocab import PHASES, RISK_CATEGORIES, norm
+from bot.domain.vocab import PHASES, RISK_CATEGORIES, match_key, norm
 from handlers.deploy import attendance
 from handlers.inspections import turnstiles_refusal
 from handlers.words import resolve_word
@@ -257,9 +257,11 @@ async def _add(ctx: Ctx, text: str) -> Result:
             raise UsageError(f"'{word}' isn't an option (cat=, ground=, comp=, att=, away=).")
         k, v = word.split("=", 1)
         opts[k.lower()] = v
-    ground = opts.get("ground") or next(iter(ctx.core.grounds))
-    if ground not in ctx.core.grounds:
-        raise UsageError(f"Unknown ground '{ground}' (known: {', '.join(ctx.core.grounds)}).")
+    typed = opts.get("ground") or next(iter(ctx.core.grounds))
+    ground = match_key(typed, ctx.core.grounds)
+    if ground is None:
+        raise UsageError(f"Unknown ground '{typed[:40]}' (grounds: "
+                         f"{', '.join(ctx.core.grounds)}).", field="ground")
     try:
         att, away_n = int(opts.get("att", 0)), int(opts.get("away", 0))
     except ValueError:

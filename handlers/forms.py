@@ -12,6 +12,7 @@ from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.decisions import continue_decision
 from handlers.methane import continue_methane
 from handlers.missing import continue_missing
+from handlers.police import continue_arrest
 from handlers.reporting import joined_again, log_incident, parse_severity
 from handlers.stewarding import continue_procedure
 from handlers.words import BACK_WORDS, CANCEL_WORDS, CONFIRM_WORDS, typed_word
@@ -280,6 +281,8 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
         return await continue_procedure(ctx, fx, state)
     if state.get("kind") == "missing":
         return await continue_missing(ctx, fx, state)
+    if state.get("kind") == "arrest":
+        return await continue_arrest(ctx, fx, state)
     step = state.get("step")
     loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
     if step == "location" and loc is not None:

@@ -22,6 +22,8 @@ from bot.domain.inspection_checklist import (
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.outcomes import Logged
+from bot.domain.plurals import counted
+from bot.domain.vocab import match_key
 from bot.store.inspection_keys import Inspections
 from handlers.reporting import log_incident
 
@@ -57,8 +59,8 @@ async def turnstiles_refusal(ctx: Ctx, fx: Fixture) -> str | None:
     if not checks or state.ready:
         return None
     names = "; ".join(i.label for i in state.blocking)
-    return (f"Not ready to open turnstiles: {len(state.blocking)} safety-critical item"
-            f"{'s' if len(state.blocking) > 1 else ''} not passed ({names}). "
+    return (f"Not ready to open turnstiles: "
+            f"{counted(len(state.blocking), 'safety-critical item')} not passed ({names}). "
             "Pass them with /inspect, or the Safety Officer opens anyway: "
             "/inspect override <why>.")
 
@@ -123,7 +125,7 @@ async def _tick(ctx: Ctx, fx: Fixture, item: Item, outcome: str, note: str) -> R
 async def _answer(ctx: Ctx, fx: Fixture, item: Item, check: Check, extra: str) -> Result:
     word = "PASSED" if check.outcome == "pass" else "FAILED"
     photos = check.photos
-    pics = f" with {len(photos)} photo{'s' if len(photos) > 1 else ''}" if photos else ""
+    pics = f" with {counted(len(photos), 'photo')}" if photos else ""
     line = f"{'✔' if check.outcome == 'pass' else '✖'} {word}: {item.label}{pics}.{extra}"
     state, _ = await ready_state(ctx, fx)
     hint = "" if photos else (f"\nTo add a photo as evidence, send it with the caption "
@@ -190,7 +192,7 @@ async def inspect_cmd(ctx: Ctx) -> Result:
     if first == "override":
         return await _override(ctx, fx, " ".join(ctx.args[1:]).strip())
     items = {i.key: i for i in items_of(ctx, fx)}
-    item = items.get(first)
+    item = items.get(match_key(first, items) or "")
     if item is None:
         known = ", ".join(items) or "none configured"
         raise UsageError(f"No inspection item '{first[:30]}' at this ground ({known}).")

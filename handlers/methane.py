@@ -141,7 +141,7 @@ def _ask(fid: str, step: str, note: str = "") -> Result:
         buttons.insert(0, [Button("Yes, declared", f"/methane step {fid} m yes", "danger"),
                            Button("No (ETHANE)", f"/methane step {fid} m no")])
     text = (note + "\n" if note else "") + f"{letter} – {question}" + \
-        ("" if key == "m" else " Type it.")
+        ("" if key == "m" else ": type it.")
     return Result(Reply(text, title="METHANE report", buttons=buttons))
 
 

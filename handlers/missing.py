@@ -18,12 +18,13 @@ from bot.domain.messages import Button, Reply, Result
 from bot.domain.procedures import Target
 from handlers.methane import zone_in
 from handlers.stewarding import send
-from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
+from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values, typed_word
 
 USAGE = "/missing  |  /missing age=<years> desc=<description> seen=<place> at=<HH:MM>"
 FOUND_USAGE = "/found <M-id> <where they were found or reunited>"
 KEYS = {"age": "age", "desc": "desc", "description": "desc", "seen": "seen",
         "place": "seen", "at": "at", "time": "at"}
+NAME_KEYS = ("name", "called", "firstname", "surname")
 NO_NAME = ("No name: it would go to every steward. Describe them (age, clothing, hair, "
            "height) and where they were last seen.")
 HHMM = re.compile(r"^([01]?\d|2[0-3])[:.]?([0-5]\d)$")
@@ -45,18 +46,12 @@ EXPIRED = "This missing-person form has expired. Send /missing to start again."
 
 def parse(rest: str) -> dict[str, str]:
     """key=value pairs where values run to the next key=; a name is refused."""
-    parts = re.split(r"(?:^|\s)([A-Za-z]+)=", " " + rest)
-    if parts[0].strip():
+    lead, got = key_values(rest, KEYS | dict.fromkeys(NAME_KEYS, "name"), "detail")
+    if lead.strip():
         raise UsageError("Give each detail as key=value.")
-    out: dict[str, str] = {}
-    for key, value in zip(parts[1::2], parts[2::2], strict=True):
-        k = KEYS.get(key.lower())
-        if key.lower() in ("name", "called", "firstname", "surname"):
-            raise UsageError(NO_NAME, field="name")
-        if k is None:
-            raise UsageError(f"Unknown detail '{key}='.")
-        out[k] = value.strip()[:300]
-    return out
+    if "name" in got:
+        raise UsageError(NO_NAME, field="name")
+    return {k: v[:300] for k, v in got.items()}
 
 
 def age_of(text: str) -> int | None:
@@ -283,7 +278,7 @@ async def found_cmd(ctx: Ctx) -> Result:
         raise UsageError(f"No missing-person report {mid}.", field="id")
     told = policy_for(ctx.core.settings).missing_to if search == "police" else ()
     return await send(ctx, fx, f"F-{mid[2:]}-{secrets.token_hex(2)}", "found", Target("exits"),
-                      f"{mid}: found / reunited at {where}. Stand down the search.",
+                      f"{mid} found: {where}. Stand down the search.",
                       title=f"✅ FOUND {mid} · supervisors and exits", closes=mid,
                       also=told)  # the police were told it: they are told it is over
 

@@ -22,6 +22,7 @@ from bot.domain.incident.incident_model import Incident, incident_id
 from bot.domain.incident.incident_rules import replan_after_s
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.outcomes import Added, Joined, Logged
+from bot.domain.plurals import counted
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.settings import Settings
 from bot.store import Refused, Similar, Store
@@ -257,7 +258,7 @@ def window_words(secs: int) -> str:
     """The free-text window in words: '5 minutes'."""
     if secs % 60:
         return f"{secs} seconds"
-    return f"{secs // 60} minute{'s' if secs != 60 else ''}"
+    return counted(secs // 60, "minute")
 
 
 def evidence_of(a: Attachment) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from bot.domain.deployment import Post, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.plurals import counted
 from bot.domain.procedures import (
     MAX_TEXT,
     PROCEDURES,
@@ -32,7 +33,6 @@ from bot.domain.rota_reach import (
     Reach,
     by_zone,
     live_procedures,
-    plural,
     radio_line,
     reach_of,
     short_target,
@@ -106,8 +106,9 @@ def sent_line(word: str, reach: Reach, label: str) -> str:
     """'EVACUATE sent to 1 of 20 stewards planned (STB upper) and control.'"""
     n = len(reach.to)
     if n == reach.planned:
-        return f"{word} sent to {plural(n)} ({label}) and control."
-    return f"{word} sent to {n} of {plural(reach.planned)} planned ({label}) and control."
+        return f"{word} sent to {counted(n, 'steward')} ({label}) and control."
+    return (f"{word} sent to {n} of {counted(reach.planned, 'steward')} planned ({label}) "
+            "and control.")
 
 
 async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text: str, *,
@@ -231,8 +232,8 @@ def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Re
     label = target_label(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
     short = short_target(Target(state["target"], state.get("zone", "")).key, ctx.ground(fx))
     radio = radio_line(state.get("planned", n), load(state.get("unreached")), short)
-    return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to {plural(n)} and "
-                        "control, ahead of every other message."
+    return Result(Reply(f"{message_body(kind, state['text'])}\nIt goes to "
+                        f"{counted(n, 'steward')} and control, ahead of every other message."
                         + (f"\n{radio}" if radio else "") + (f"\n{note}" if note else ""),
                         title=f"Confirm {word} · {label}?",
                         buttons=[[Button(f"Send {word} now", f"/{kind} confirm {state['id']}",

@@ -26,7 +26,7 @@ from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.messages import Command, Outbound, Reply, Result, refuse
 from bot.domain.outcomes import Logged
-from bot.domain.vocab import ROLES, norm
+from bot.domain.vocab import norm
 from bot.observe import metrics
 from bot.observe.outage import OutageLog
 from bot.settings import Settings
@@ -450,8 +450,8 @@ class Core:
             if role is None:
                 return Result(Reply("You are not registered. Ask control for an invite code, "
                                     "then send /join <code>.", ok=False))
-            return Result(Reply(f"/{name} is not for your role ({ROLES.label(role)}).",
-                                ok=False))
+            return Result(Reply(self.roles.not_for(role, *spec.right(sub),
+                                                      asked=f"/{name}"), ok=False))
         page = 1
         if spec.reads_only:  # a read can be asked for again: long answers come in pages
             rest, page = split_page_args(rest)

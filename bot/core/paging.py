@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from bot.domain.messages import Button, Reply
+from bot.domain.plurals import counted
 
 # One page must be one Telegram message (4,096 characters after HTML escaping) and a few
 # Slack sections (3,000 characters each, 50 blocks a message), with room for the title and
@@ -89,8 +90,8 @@ def page_of(reply: Reply, page: int, more: Callable[[int], str],
     room = limit - weight(reply.title) - 8 - weight(more(999999)) - 40  # the "more:" line
     parts = pages(reply.text, max(room, 200)) if not fits(reply, limit) else [reply.text]
     if page > len(parts):
-        word = "page" if len(parts) == 1 else "pages"
-        return Reply(f"No page {page}: this answer has {len(parts)} {word}.", ok=False)
+        return Reply(f"No page {page}: this answer has {counted(len(parts), 'page')}.",
+                     ok=False)
     if len(parts) == 1:
         return reply
     text = parts[page - 1]

@@ -19,6 +19,12 @@ EXTRA_RIGHTS = {
     "export": "matchday export --restricted (custody references)",
 }
 EVERYTHING = "*"
+MAX_NAMED = 3  # a refusal names up to this many roles that may; more is a list, not a hint
+# whom a refusal tells people to ask, by the role that may
+CONTACT = {"steward": "a steward", "supervisor": "your supervisor", "control": "control",
+           "safety_officer": "the Safety Officer", "police_liaison": "the police liaison",
+           "police_commander": "the police commander", "viewer": "a viewer",
+           "admin": "your bot admin"}
 
 
 class RolesError(ValueError):
@@ -52,6 +58,28 @@ class RoleMatrix:
             return True
         key = f"{command} {sub}" if sub and f"{command} {sub}" in self.controlled else command
         return key in have
+
+    def holders(self, command: str, sub: str | None = None) -> list[str]:
+        """Roles that may run this (sub-)command, lowest rank first; admin (who may do
+        everything) only when nobody else may."""
+        can = [r for r in reversed(self.rank) if self.allowed(r, command, sub)]
+        named = [r for r in can if EVERYTHING not in self.rights.get(r, frozenset())]
+        return named or can
+
+    def not_for(self, role: str, command: str, sub: str | None = None, *,
+                asked: str = "") -> str:
+        """The one-line refusal of a (sub-)command to a role, naming who may and whom to ask
+        (the lowest-ranked role that may: the nearest person to go to); `asked` is the
+        command as typed when its right is another's."""
+        name = asked or (f"/{command} {sub}" if sub else f"/{command}")
+        head = f"{name} is not for your role ({ROLES.label(role)})."
+        who = self.holders(command, sub)
+        if not who:
+            return head + " Nobody's role has it (config/roles.toml)."
+        labels = [ROLES.label(r) for r in who]
+        only = labels[0] if len(labels) == 1 else \
+            ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) <= MAX_NAMED else ""
+        return head + (f" Only {only} can." if only else "") + f" Ask {CONTACT[who[0]]}."
 
     def commands_for(self, role: str | None) -> list[str]:
         """Commands a role may use, in menu order (a command counts when its bare form does)."""

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bot.domain.messages import Outbound, Reply
+from bot.domain.plurals import counted
 
 REF = "board"  # the board's live-message ref (its platform id is kept in the store)
 MAX_JUST_IN = 60  # ids on the "Just in" line
@@ -163,7 +164,7 @@ class Board:
                if not r.closed and ref in carded]
         rest = len(rows) - len(own)
         lines = [f"Flashpoint over at {hhmm} — board no longer live. "
-                 f"{len(rows)} incident{'s' if len(rows) != 1 else ''} still open."]
+                 f"{counted(len(rows), 'incident')} still open."]
         if own:
             more = f" (+{len(own) - MAX_JUST_IN})" if len(own) > MAX_JUST_IN else ""
             lines.append(f"With a card of their own above: {', '.join(own[:MAX_JUST_IN])}"

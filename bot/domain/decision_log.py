@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.domain.clock import iso, parse_iso
+from bot.domain.vocab import norm
 
 MAX_TEXT = 1000  # characters of a decision, a rationale or the options
 MAX_LINKS = 20  # incidents one decision may name
@@ -37,7 +38,7 @@ KIND_ALIASES = {"stop": "stoppage", "suspend": "stoppage", "gates": "gate",
 
 def parse_kind(word: str) -> str | None:
     """A decision type key from its key or a word of its label ('stoppage', 'gate'); None."""
-    w = word.strip().lower().replace("-", "_").replace(" ", "_")
+    w = norm(word)
     if w in DECISION_KINDS:
         return w
     return KIND_ALIASES.get(w)

@@ -18,7 +18,9 @@ from zoneinfo import ZoneInfo
 from bot.domain.briefing.briefing_cadence import Offset, parse_offset
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Button
+from bot.domain.plurals import counted
 from bot.domain.procedures import STEWARD_ROLES, Steward, in_zone
+from bot.domain.vocab import match_key
 
 POST_KINDS = ("static", "mobile", "fire", "specialist")
 PER_MOBILE = 250  # expected attendance per mobile steward (SGSA guidance, typical figure)
@@ -194,11 +196,12 @@ def parse_rota(text: str, posts: dict[str, Post]) -> tuple[list[RotaRow], list[s
             problems.append(f"line {n}: needs 3 fields (steward id, name, post), has "
                             f"{len(cells)}")
             continue
-        sid, name, post = cells
+        sid, name, typed = cells
+        post = match_key(typed, posts) or typed
         if not STEWARD_ID.match(sid):
             problems.append(f"line {n}: steward id {sid[:20]!r} is not a tabard number or id")
         elif post not in posts:
-            problems.append(f"line {n}: no post {post[:40]!r} at this ground")
+            problems.append(f"line {n}: no post {typed[:40]!r} at this ground")
         elif post in seen:
             problems.append(f"line {n}: post {post} is already filled on line {seen[post]}")
         else:
@@ -267,7 +270,7 @@ class ZoneState:
     @property
     def label(self) -> str:
         """What the map and the Home tab print beside the zone ('3/5 posts')."""
-        return f"{self.filled}/{self.planned} post{'s' if self.planned != 1 else ''}"
+        return f"{self.filled}/{counted(self.planned, 'post')}"
 
 
 @dataclass(frozen=True)

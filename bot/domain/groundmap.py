@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.domain.grounds import Ground
+from bot.domain.plurals import counted
 
 # Painted bottom-up, so the small zones people click sit on top of the stands they belong to.
 DRAW_ORDER = ("outside", "concourse", "stand", "blocks", "walkway", "perimeter", "gate",
@@ -216,7 +217,7 @@ def pin_svg(zid: str, label: str, at: tuple[float, float], worst: int, cls: str,
         shape = f'<circle cx="{x}" cy="{y}" r="{r}" fill="{colour}"/>'
     # hidden from assistive technology: the zone under it is the keyboard's button
     return (f'<g class="pin sev{worst}{cls}" data-zone="{escape(zid)}" aria-hidden="true">'
-            f'<title>{escape(label)}: {n} incident{"" if n == 1 else "s"}, worst S{worst}'
+            f'<title>{escape(label)}: {counted(n, "incident")}, worst S{worst}'
             f'</title>{shape}<text class="sevn" x="{x}" y="{y + 9}">{worst}</text>'
             f'<g class="count"><circle cx="{x + 26}" cy="{y - 24}" r="15"/>'
             f'<text x="{x + 26}" y="{y - 17}">{n}</text></g></g>')

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
 from bot.domain.messages import Button, Outbound, Reply
+from bot.domain.plurals import counted
 from bot.domain.unreached import Unreached
+from bot.domain.vocab import norm
 
 # The four public-protection procedures (Terrorism (Protection of Premises) Act 2025):
 # key -> (title, the standing instruction every steward gets with it).
@@ -103,7 +105,7 @@ def leading_target(words: list[str], ground: Ground) -> tuple[Target, int] | Non
     """(target, words used) the leading words name: 'all', 'supervisors', 'exits', or the
     longest run naming a zone by the ground's ids, names and aliases ("STB upper", "West
     Stand"); None when they name none of them."""
-    w = words[0].strip().lower() if words else ""
+    w = norm(words[0]) if words else ""
     if w in ("all", "ground", "everyone", "whole"):
         return Target("all"), 1
     if w in ("supervisors", "supervisor", "sups"):
@@ -174,9 +176,9 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
-    counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
-    control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
-                        f"{counted} are counted in /status." + (f"\n{note}" if note else ""),
+    answers = "Check-ins" if kind == "rollcall" else "Acknowledgements"
+    control_msg = Reply(f"{body}\nSent to {counted(len(to), 'steward')}. "
+                        f"{answers} are counted in /status." + (f"\n{note}" if note else ""),
                         title=title,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from bot.domain.deployment import Post
 from bot.domain.grounds import Ground
+from bot.domain.plurals import counted
 from bot.domain.procedures import (
     PROCEDURES,
     Broadcast,
@@ -69,18 +70,13 @@ def short_target(target: str, ground: Ground) -> str:
     return target_label(target, ground)
 
 
-def plural(n: int, word: str = "steward") -> str:
-    """'1 steward', '20 stewards'."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def radio_line(planned: int, unreached: tuple[Unreached, ...], label: str,
                shown: int = 0) -> str:
     """'20 stewards planned in STB upper: 19 not on the bot — radio them: 250 A. Smith
     (Block 250 gangway), …'; '' when the bot reaches every planned steward."""
     if not unreached:
         return ""
-    return (f"{plural(planned)} planned in {label}: {len(unreached)} not on the bot — "
+    return (f"{counted(planned, 'steward')} planned in {label}: {len(unreached)} not on the bot — "
             f"radio them: {radio_list(unreached, shown)}")
 
 

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
 def norm(text: str) -> str:
-    """Fold a user's word for lookup: lower case, spaces and dashes as underscores."""
+    """Fold a user's word for lookup: lower case, spaces and dashes as underscores (the one
+    normalisation of every id and key people type: grounds, zones, posts, offences, …)."""
     return text.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def match_key(word: str, keys: Iterable[str]) -> str | None:
+    """The key among `keys` (config ids: grounds, posts, checklist items) a typed word names
+    once both are folded by `norm`, or None."""
+    w = norm(word)
+    return next((k for k in keys if norm(k) == w), None)
 
 
 @dataclass(frozen=True)

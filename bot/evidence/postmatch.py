@@ -14,6 +14,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.groundmap import GroundMap
 from bot.domain.grounds import Ground
 from bot.domain.incident.incident_model import Incident
+from bot.domain.plurals import counted
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
 from bot.evidence.debrief.pdf import draw_map, latin
 from bot.evidence.export import chain_head
@@ -58,7 +59,7 @@ def outcome(inc: Incident) -> str:
     """Where an incident ended: its status, and what came of it."""
     bits = [STATUSES.label(inc.status)]
     if inc.arrests:
-        bits.append(f"{inc.arrests} arrest{'s' if inc.arrests != 1 else ''}")
+        bits.append(counted(inc.arrests, "arrest"))
     if inc.merged:
         bits.append(f"{inc.merged + 1} reports")
     return ", ".join(bits)

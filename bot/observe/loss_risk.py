@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
+from bot.domain.plurals import counted
 from bot.store import Durability, StoreUnavailable
 
 LOST = "a crash can lose reports already answered 'Logged'"
@@ -28,7 +29,7 @@ def loss_warning(d: Durability, where: str) -> str | None:
     if d.replicas == 0:
         copies = "has no replica"
     else:
-        n = f"{d.replicas} replica" + ("s" if d.replicas > 1 else "")
+        n = counted(d.replicas, "replica")
         copies = f"does not wait for its {n} (MATCHDAY_REPLICA_ACKS=0)"
     return f"Redis at {where} {disk} and {copies}: {LOST}"
 

@@ -12,6 +12,7 @@ from bot.domain.briefing.briefing_cadence import BriefingConfig, config_for
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.fixture.key_timings import BY_KEY, latest
 from bot.domain.messages import Outbound, Reply
+from bot.domain.plurals import counted
 from bot.domain.signoff import stamped
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
@@ -55,7 +56,7 @@ async def briefing_data(store: Store, fx: Fixture, cfg: BriefingConfig) -> dict[
 
 
 def _n(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return counted(n, word)
 
 
 def _types(by_type: dict[str, int], n: int = 4) -> str:

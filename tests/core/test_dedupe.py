@@ -19,7 +19,8 @@ async def test_same_ack_and_arrest_twice_apply_once(say, core):
     r = await say("/ack 1", as_="control", dedupe="slack:act:1")
     assert r.reply.ok and "Already done" in r.reply.text
     for _ in range(2):
-        await say("/arrest violent_disorder x3", as_="police_liaison", dedupe="slack:cmd:9")
+        await say("/arrest violent_disorder x3 inside home", as_="police_liaison",
+                  dedupe="slack:cmd:9")
     fx = await core.active_fixture()
     counts = await core.store.counts(fx.id)
     assert counts["arr:total"] == 3

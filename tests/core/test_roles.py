@@ -212,7 +212,9 @@ async def test_help_offers_only_what_your_role_can_use(say, core, role):
             assert f"Usage: /{name}" in answer or "Usage: (" in answer, (name, answer)
         else:
             assert not core.roles.allowed(role, name)
-            assert answer == f"/{name} is not for your role ({ROLES.label(role)}).", answer
+            assert answer.startswith(f"/{name} is not for your role ({ROLES.label(role)})."
+                                     " "), answer  # then who may, and whom to ask
+            assert answer == core.roles.not_for(role, name), answer
 
 
 async def test_the_commanders_help(say):

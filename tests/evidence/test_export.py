@@ -11,7 +11,7 @@ from bot.evidence.verify import verify_dir
 async def _matchday(say) -> None:
     await say("/incident missile @seg_ne s4 coins", as_="steward")
     await say("/ack 1", as_="control")
-    await say("/arrest throwing_missiles x2 away ref=CUS/77 inc=1", as_="police_liaison")
+    await say("/arrest throwing_missiles x2 inside away ref=CUS/77 inc=1", as_="police_liaison")
     await say("/ban club_lifetime ref=CLUB/9 inc=1", as_="safety_officer")
     await say("/resolve 1 cleared", as_="control")
 

@@ -96,7 +96,7 @@ async def test_reporter_is_told_when_acknowledged_and_closed(say, core):
 async def test_a_bare_status_or_outcome_word_is_taken_as_such(say, core):
     r = await say("/ban club_lifetime pending away", as_="police_liaison")
     assert r.reply.ok, r.reply.text
-    r = await say("/arrest violent_disorder charged outside", as_="police_liaison")
+    r = await say("/arrest violent_disorder charged outside home", as_="police_liaison")
     assert r.reply.ok, r.reply.text
     fx = await core.active_fixture()
     counts = await core.store.counts(fx.id)
@@ -130,7 +130,7 @@ async def test_arrest_and_ban_counts_and_no_free_text(say, core):
     assert r.reply.ok, r.reply.text
     r = await say("/ban lifetime years=x", as_="police_liaison")
     assert not r.reply.ok
-    r = await say("/arrest violent_disorder inc=42", as_="police_liaison")
+    r = await say("/arrest violent_disorder inside away inc=42", as_="police_liaison")
     assert not r.reply.ok and "INC-42" in r.reply.text
     fx = await core.active_fixture()
     counts = await core.store.counts(fx.id)

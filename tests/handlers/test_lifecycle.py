@@ -115,7 +115,8 @@ async def test_reopen_and_backward_correction_are_recorded_not_overwritten(say, 
 
 async def test_an_incident_shows_its_linked_arrests_without_refs(say):
     await say("/incident missile @seg_ne s4", as_="steward")
-    r = await say("/arrest throwing_missiles x2 away ref=CUS/123 inc=1", as_="police_liaison")
+    r = await say("/arrest throwing_missiles x2 inside away ref=CUS/123 inc=1",
+                  as_="police_liaison")
     assert r.reply.ok, r.reply.text
     view = (await say("/incident 1", as_="police_commander")).reply.text
     assert "2 arrests" in view and "arrest" in view and "throwing_missiles" in view

@@ -48,7 +48,7 @@ async def history(say, core) -> str:
               as_="police_liaison")  # West Ham supporters, banned after the away game
     await run(say, f"/fixture use {OTHER} all", as_="admin")
     await run(say, "/incident pyro @stb_upper s2", as_="steward")
-    await run(say, "/arrest pyro home", as_="police_liaison")
+    await run(say, "/arrest pyro inside home", as_="police_liaison")
     await run(say, f"/fixture use {LAST_SEASON} all", as_="admin")
     await run(say, "/incident disorder @stb_walkway s4", as_="steward")
     await run(say, "/arrest violent x5 outside away", as_="police_liaison")

@@ -9,8 +9,9 @@ from tests.support.lifecycle import log_of
 
 async def test_refs_expire_after_the_period_and_the_expiry_is_logged(say, core):
     await say("/incident disorder @stb_walkway s4", as_="steward")
-    await say("/arrest violent_disorder ref=CUS/1 inc=1", as_="police_liaison")
-    await say("/arrest public_disorder", as_="police_liaison")  # no ref: nothing to expire
+    await say("/arrest violent_disorder inside home ref=CUS/1 inc=1", as_="police_liaison")
+    await say("/arrest public_disorder inside home",
+              as_="police_liaison")  # no ref: nothing to expire
     await say("/ban fbo_s14a ref=COURT/5", as_="police_liaison")
     fx = await core.active_fixture()
     assert await sweep_retention(core, core.store, fx.kickoff + timedelta(days=364)) == []

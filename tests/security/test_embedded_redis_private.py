@@ -59,7 +59,7 @@ def used_data_dir() -> Path:
     data = top / "data"
     p = _matchday("run", "--as", "steward", data=data,
                   stdin="/incident missile @stb_walkway s4 coins\n:as police_liaison\n"
-                        "/arrest throwing_missiles ref=CUST-SECRET-77 inc=INC-1\n")
+                        "/arrest throwing_missiles inside away ref=CUST-SECRET-77 inc=INC-1\n")
     assert p.returncode == 0, p.stderr
     fixture = _matchday("fixtures", "--json", data=data)
     assert fixture.returncode == 0, fixture.stderr

@@ -12,7 +12,7 @@ async def test_an_incident_timeline_is_its_own_events_from_the_index(say, core):
     await say("/incident missile @seg_ne s4 more coins", as_="supervisor")  # joins INC-1
     await say("/ack 1", as_="control")
     await say("/update 2 flare out", as_="steward")
-    await say("/arrest throwing_missiles x2 away inc=1", as_="police_liaison")
+    await say("/arrest throwing_missiles x2 inside away inc=1", as_="police_liaison")
     await say("/amend 1 severity=5 worse than thought", as_="control")
     fx = await core.active_fixture()
     everything = await core.store.events(fx.id)

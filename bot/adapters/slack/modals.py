@@ -212,8 +212,8 @@ def _arrest_blocks(ground: Ground) -> list[Block]:
     return [
         _select("offence", "Offence (Home Office category)", _vocab_options(OFFENCES)),
         _number("count", "How many arrests", minimum=1, maximum=200),
-        _radio("place", "Where", _vocab_options(PLACES)),
-        _radio("side", "Supporters", _vocab_options(SUPPORTER_SIDES)),
+        _radio("place", "Where", _vocab_options(PLACES), optional=False),
+        _radio("side", "Supporters", _vocab_options(SUPPORTER_SIDES), optional=False),
         _text("ref", "Custody / occurrence reference (no names)", max_length=60),
         _text("inc", "Linked incident (e.g. INC-7)", max_length=12),
         _select("zone", "Zone", groups=zone_groups(ground), optional=True),
