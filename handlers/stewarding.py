@@ -4,7 +4,6 @@ acknowledgement, counted live in /status."""
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +32,7 @@ from bot.domain.rota_reach import (
     Reach,
     by_zone,
     live_procedures,
+    plan_record,
     radio_line,
     reach_of,
     short_target,
@@ -94,12 +94,6 @@ def target_of(ctx: Ctx, fx: Fixture) -> tuple[Target, str]:
     target, used = got
     rest = ctx.rest.split(None, used)
     return target, (rest[used].strip() if len(rest) > used else "")
-
-
-def plan_record(reach: Reach) -> dict[str, str]:
-    """A message's plan as fields of its record: planned, the unreached, each one's zone."""
-    return {"planned": str(reach.planned), "unreached": dump(reach.unreached),
-            "zones": json.dumps([[s.who, s.zone] for s in reach.to])}
 
 
 def sent_line(word: str, reach: Reach, label: str) -> str:

@@ -4,6 +4,7 @@ roster's), never the linked accounts alone; the unreached are named."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from bot.domain.procedures import (
     target_label,
     targeted,
 )
-from bot.domain.unreached import Unreached, radio_list
+from bot.domain.unreached import Unreached, dump, radio_list
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,12 @@ def reach_of(stewards: Iterable[Steward], target: Target, ground: Ground,
     """Whom a target reaches (tonight's stewards) and the rota's it cannot."""
     return Reach(tuple(targeted(stewards, target, ground)),
                  unreached_for(target, ground, filled, links, posts))
+
+
+def plan_record(reach: Reach) -> dict[str, str]:
+    """A message's plan as fields of its record: planned, the unreached, each one's zone."""
+    return {"planned": str(reach.planned), "unreached": dump(reach.unreached),
+            "zones": json.dumps([[s.who, s.zone] for s in reach.to])}
 
 
 def short_target(target: str, ground: Ground) -> str:

@@ -23,7 +23,8 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound
 from bot.domain.outcomes import Reason
-from bot.domain.procedures import Broadcast, Steward, Target, compose, target_label, targeted
+from bot.domain.procedures import Broadcast, Steward, Target, compose, target_label
+from bot.domain.rota_reach import plan_record, radio_line, reach_of, short_target
 from bot.store import Refused, Store
 
 SYSTEM = "system:scheduler"
@@ -61,13 +62,18 @@ async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state
     posts = plan_of(core.settings.config_dir, fx.ground or ground.id).posts_for(fx.id)
     roster = [Steward(m.who, m.name or m.user, m.role, m.zone) for m in core.roster.values()]
     filled, _ = await store.stewarding.deployment(fx.id)
+    links = await store.stewarding.tabards() if filled else {}
     if filled:  # and every account linked to a tabard on tonight's rota
-        roster = tonight(roster, filled, await store.stewarding.tabards(), posts)
-    to = targeted(roster, Target("all"), ground)
+        roster = tonight(roster, filled, links, posts)
+    # counted against the rota, naming the planned stewards the bot cannot reach (#32)
+    reach = reach_of(roster, Target("all"), ground, filled, links, posts)
+    to = list(reach.to)
     bid = "R-" + secrets.token_hex(3)
     label = target_label("all", ground)
     outs = compose("rollcall", bid, label, ROLLCALL_TEXT, to, fx.id,
-                   title=f"📋 Roll call {slot.label} · {label}", buttons=post_buttons(posts))
+                   title=f"📋 Roll call {slot.label} · {label}", buttons=post_buttons(posts),
+                   note=radio_line(reach.planned, reach.unreached,
+                                   short_target("all", ground)))
     bc = Broadcast(bid, "rollcall", "all", ROLLCALL_TEXT, iso(now), SYSTEM, len(to))
     ev = Event(kind="stewards.broadcast", at=iso(now), by=SYSTEM, role="system",
                data={"id": bid, "kind": "rollcall", "target": "all", "text": ROLLCALL_TEXT,
@@ -76,7 +82,7 @@ async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state
     try:
         await store.stewarding.send(fx.id, bc, {s.who: "1" for s in to},
                                           core.notifier.outbox.ops(outs), ev, "",
-                                          claim=(slot.id, claim))
+                                          claim=(slot.id, claim), record=plan_record(reach))
     except Refused as exc:
         if exc.reason is not Reason.CLAIMED:
             raise

@@ -100,3 +100,19 @@ async def test_a_zone_with_nobody_on_the_bot_still_gets_its_procedure_to_control
     assert sent.reply.ok and "EVACUATE sent to 0 of 1 steward planned (Gate A)" \
         in sent.reply.text, sent.reply.text
     assert {o.audience for o in sent.outbound} == {"control", "command", "police"}
+
+
+async def test_the_automatic_roll_call_counts_the_rota_and_names_who_to_radio(
+        say: Chat, core: Core, clock) -> None:
+    """The scheduled roll call (bot/schedule/rollcall_timer.py) counts like /rollcall."""
+    from bot.domain.briefing.briefing_cadence import Slot
+    from bot.schedule.rollcall_timer import send_rollcall
+
+    await _rota(say)
+    fx = await core.active_fixture()
+    outs = await send_rollcall(core, core.store, fx, Slot(fx.id, "rollcall", "T-90", clock.now()),
+                               "on time", "test", clock.now())
+    control = next(o.reply.text for o in outs if o.audience == "control")
+    assert "radio them: 15 B. Jones (Block 256 gangway), 9 C. Patel" in control, control
+    status = (await say("/status", as_="control")).reply.text
+    assert "Roll call 18:00: 0/8 posts on" in status, status  # the plan: every post
