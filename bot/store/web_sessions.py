@@ -54,12 +54,14 @@ class WebSessions:
         got = await self.gateway.call(lambda r: r.get(RUNNING))
         return str(got) if got else None
 
-    async def save_link(self, token: str, who: str, role: str, expires_ts: int,
-                        ttl: int) -> None:
-        """Keep a one-time link for `who` (as `role`) until expires_ts (Redis drops it later)."""
+    async def save_link(self, token: str, who: str, role: str, issued_ts: int,
+                        expires_ts: int, ttl: int) -> None:
+        """Keep a one-time link for `who` (as `role`), issued at issued_ts, promised until
+        expires_ts (Redis drops it later)."""
         key = f"{OPS}weblink:{_digest(token)}"
         pipe = self.gateway.pipeline(transaction=True)
-        pipe.hset(key, mapping={"who": who, "role": role, "exp": str(expires_ts)})
+        pipe.hset(key, mapping={"who": who, "role": role, "iat": str(issued_ts),
+                                "exp": str(expires_ts)})
         pipe.expire(key, ttl)
         await self.gateway.call(pipe.execute())
 

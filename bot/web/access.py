@@ -65,7 +65,8 @@ class Access:
         token = secrets.token_urlsafe(24)
         # Redis keeps the record a little longer than it is valid; validity is checked
         # against the bot's clock, so an expired link is refused however Redis is timed.
-        await self.sessions.save_link(token, who, member.role, self._now_ts() + self.link_ttl,
+        now = self._now_ts()
+        await self.sessions.save_link(token, who, member.role, now, now + self.link_ttl,
                                       self.link_ttl + 60)
         await self.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
         return f"{base.rstrip('/')}{LINK_PATH}{token}"
@@ -81,12 +82,21 @@ class Access:
         platform, user = who.split(":", 1)
         return Member(platform, user, rec["role"], rec.get("name", ""), rec.get("zone", ""))
 
+    def _link_live(self, rec: dict[str, str]) -> bool:
+        """Is a link still valid now? The server redeeming it decides: its own lifetime
+        counts from the issue time, whatever the issuing process (another shell's
+        `matchday web-link`, a replica configured apart) promised; never past that promise."""
+        if not rec.get("iat", "").isdigit() or not rec.get("exp", "").isdigit():
+            return False  # a record without its issue time (older bot): ask for a new link
+        now = self._now_ts()
+        return now <= int(rec["exp"]) and now <= int(rec["iat"]) + self.link_ttl
+
     async def link_holder(self, token: str) -> Member | None:
         """Whose account a valid link opens (the link stays unused), or None."""
         if not token or len(token) > 64:
             return None
         rec = await self.sessions.peek_link(token)
-        if rec is None or int(rec.get("exp", 0)) < self._now_ts():
+        if rec is None or not self._link_live(rec):
             return None
         member = await self._member(rec["who"])
         return member if member is not None and member.role == rec["role"] else None
@@ -98,7 +108,7 @@ class Access:
         rec = await self.sessions.take_link(token)
         if rec is None:
             return "unknown, used or expired link"
-        if int(rec.get("exp", 0)) < self._now_ts():
+        if not self._link_live(rec):
             return f"expired link of {rec['who']}"
         member = await self._member(rec["who"])
         if member is None or member.role != rec["role"]:
