@@ -27,6 +27,14 @@ def clip(value: str, limit: int = CLIP) -> str:
 
 
 @dataclass(frozen=True)
+class Server:
+    """The running control-room server links lead to, and how long its links live."""
+
+    base: str
+    link_ttl: int
+
+
+@dataclass(frozen=True)
 class Session:
     """A signed-in screen: who, as what role, and the token its forms must carry."""
 
@@ -52,12 +60,20 @@ class Access:
     def _now_ts(self) -> int:
         return int(self.core.clock.now().timestamp())
 
-    async def running_base(self) -> str | None:
-        """Where the running control-room server is reached (None: none runs, so a link
-        would lead nowhere)."""
-        return await self.sessions.running_base()
+    async def running(self) -> Server | None:
+        """The running control-room server (None: none runs, so a link would lead nowhere);
+        its links live as long as it says, if shorter than this process's setting."""
+        got = await self.sessions.running()
+        if got is None:
+            return None
+        base, theirs = got
+        return Server(base, min(self.link_ttl, theirs or self.link_ttl))
 
-    async def issue_link(self, who: str, base: str) -> str | None:
+    async def announce(self, base: str, ttl: int) -> None:
+        """This process serves the control room at `base` (and its links live link_ttl)."""
+        await self.sessions.announce(base, ttl, self.link_ttl)
+
+    async def issue_link(self, who: str, server: Server) -> str | None:
         """A one-time sign-in URL for a member (None if they are not a member)."""
         member = await self.core.member(who)
         if member is None:
@@ -66,10 +82,10 @@ class Access:
         # Redis keeps the record a little longer than it is valid; validity is checked
         # against the bot's clock, so an expired link is refused however Redis is timed.
         now = self._now_ts()
-        await self.sessions.save_link(token, who, member.role, now, now + self.link_ttl,
-                                      self.link_ttl + 60)
+        await self.sessions.save_link(token, who, member.role, now, now + server.link_ttl,
+                                      server.link_ttl + 60)
         await self.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
-        return f"{base.rstrip('/')}{LINK_PATH}{token}"
+        return f"{server.base.rstrip('/')}{LINK_PATH}{token}"
 
     async def _member(self, who: str) -> Member | None:
         """The member as of now: read fresh (not the core's few-second cache), so a removal

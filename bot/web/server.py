@@ -171,7 +171,7 @@ class ControlRoom:
         to it (not to their own PORT), and give none when no server runs."""
         while True:
             with contextlib.suppress(StoreUnavailable):
-                await self.access.sessions.announce(self.public_url, ANNOUNCE_TTL_S)
+                await self.access.announce(self.public_url, ANNOUNCE_TTL_S)
             await asyncio.sleep(ANNOUNCE_TTL_S / 3)
 
     async def _on_shutdown(self, _app: web.Application) -> None:
