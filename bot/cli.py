@@ -158,11 +158,11 @@ async def _web_link(app: App, by: str) -> int:
 
     assert app.core is not None
     access = Access(app.core, _store(app), _web(app))
-    base = await access.running_base()  # the running server's, not this shell's PORT
-    if base is None:
+    server = await access.running()  # the running server's, not this shell's PORT
+    if server is None:
         return _fail("no control-room server is running: start the bot with `matchday run "
                      "--web`, then ask again", 1)
-    url = await access.issue_link(by, base) if ":" in by else None
+    url = await access.issue_link(by, server) if ":" in by else None
     if url is None:
         return _fail(f"--by {by!r} is not a member (platform:user, e.g. console:control)", 1)
     await _store(app).audit(by, "cli.web-link", "sign-in link issued on the command line",

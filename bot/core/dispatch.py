@@ -16,7 +16,7 @@ from bot.core.delivery_port import Delivery, Outbox
 from bot.core.drill import Drill
 from bot.core.fixture_scope import FixtureScope, LiveFixtures
 from bot.core.paging import fits, overflow, page_of, split_page_args
-from bot.core.refusals import said
+from bot.core.refusals import media_refused, said
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.core.strangers import StrangerAudit
@@ -421,6 +421,9 @@ class Core:
             return Result(Reply(f"Too long: {len(text):,} characters (the limit is "
                                 f"{MAX_TEXT:,}). Nothing was logged; send it in shorter "
                                 "parts.", ok=False))
+        fault = next((a.fault for a in cmd.attachments if a.fault is not None), None)
+        if fault is not None:  # e.g. a voice note declaring 2^31 s: refused, never shown
+            return Result(Reply(media_refused(fault), ok=False))
         try:
             member = await self.member(cmd.who)
         except StoreUnavailable:

@@ -3,6 +3,7 @@ default answer; a handler may say it its own way."""
 
 from __future__ import annotations
 
+from bot.domain.messages import MEDIA_ICONS, MediaFault
 from bot.domain.outcomes import Reason
 from bot.store import Refused
 
@@ -32,3 +33,13 @@ WORDS = {
 def said(exc: Refused) -> str:
     """One line saying why a write was refused."""
     return WORDS[exc.reason].format(subject=exc.subject, current=exc.current)
+
+
+def media_refused(fault: MediaFault) -> str:
+    """One line refusing an attachment whose metadata is out of range (its numbers unsaid)."""
+    label = MEDIA_ICONS.get(fault.kind, fault.kind).split(" ", 1)[-1]
+    if fault.what == "duration":
+        return (f"{label[:1].upper()}{label[1:]}s up to {fault.limit_s // 60} min are kept; "
+                f"this one's length is out of range. Nothing was logged.")
+    return (f"That {label} is not a point on the map (latitude -90 to 90, longitude -180 to "
+            "180). Nothing was logged.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -14,6 +15,30 @@ MEDIA_ICONS = {
     "video": "🎥 video", "video_note": "📹 video message", "animation": "🎞 animation",
     "sticker": "🏷 sticker", "contact": "👤 contact", "location": "📍 location",
 }
+
+# The longest recording taken as evidence (a whole matchday's, with margin): a platform's
+# message declaring more is not a recording of tonight, and is refused rather than shown.
+MEDIA_MAX_S = 4 * 3600
+
+
+@dataclass(frozen=True)
+class MediaFault:
+    """An attachment whose metadata is out of range: refused, never stored or shown."""
+
+    kind: str  # a MEDIA_ICONS key
+    what: str  # "duration" (negative or over limit_s) or "place" (not a point on Earth)
+    limit_s: int = 0
+
+
+def _fault(a: Attachment) -> MediaFault | None:
+    if not 0 <= a.duration <= MEDIA_MAX_S:
+        return MediaFault(a.kind, "duration", MEDIA_MAX_S)
+    if a.lat is None and a.lon is None:
+        return None
+    if a.lat is None or a.lon is None or not (math.isfinite(a.lat) and math.isfinite(a.lon)) \
+            or not (-90 <= a.lat <= 90 and -180 <= a.lon <= 180):
+        return MediaFault(a.kind, "place")
+    return None
 
 
 @dataclass(frozen=True)
@@ -37,15 +62,25 @@ class Attachment:
         # what people typed, as valid Unicode from the moment it arrives (see Command)
         for name in ("caption", "detail"):
             object.__setattr__(self, name, clean_text(getattr(self, name)))
+        # checked once, here, where every platform's attachment is made (not a field: it
+        # is never stored, and an attachment read back is checked again)
+        object.__setattr__(self, "_fault", _fault(self))
+
+    @property
+    def fault(self) -> MediaFault | None:
+        """What is out of range in its metadata (the core refuses it), or None."""
+        fault: MediaFault | None = self.__dict__["_fault"]
+        return fault
 
     def describe(self) -> str:
-        """One line saying what it is, e.g. '🎤 voice note 0:12'."""
+        """One line saying what it is, e.g. '🎤 voice note 0:12' (out-of-range metadata is
+        never shown)."""
         parts = [MEDIA_ICONS.get(self.kind, self.kind)]
-        if self.duration:
+        if self.duration and self.fault is None:
             parts.append(f"{self.duration // 60}:{self.duration % 60:02d}")
         if self.detail:
             parts.append(self.detail)
-        if self.lat is not None and self.lon is not None:
+        if self.lat is not None and self.lon is not None and self.fault is None:
             parts.append(f"{self.lat:.5f},{self.lon:.5f}")
         return " ".join(parts)
 

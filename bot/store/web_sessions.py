@@ -18,6 +18,7 @@ from bot.store.gateway import Gateway
 
 REVOKED = OPS + "websess.revoked"  # pub/sub channel: the member whose sessions ended
 RUNNING = OPS + "web.running"  # the base URL of a running control-room server
+RUNNING_LINK_TTL = OPS + "web.running.link_ttl"  # seconds that server's sign-in links live
 # Read-only: KEYS = the sessions, then the members hash; ARGV = the members to look up.
 STILL_OPEN = """
 local out, n = {}, #KEYS - 1
@@ -37,9 +38,14 @@ class WebSessions:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
 
-    async def announce(self, base: str, ttl: int) -> None:
-        """A control-room server is up at `base`: links lead there (renewed while it runs)."""
-        await self.gateway.call(lambda r: r.set(RUNNING, base, ex=ttl))
+    async def announce(self, base: str, ttl: int, link_ttl: int | None = None) -> None:
+        """A control-room server is up at `base`, its links living `link_ttl` seconds: links
+        lead there (renewed while it runs)."""
+        pipe = self.gateway.pipeline(transaction=True)
+        pipe.set(RUNNING, base, ex=ttl)
+        if link_ttl is not None:
+            pipe.set(RUNNING_LINK_TTL, str(link_ttl), ex=ttl)
+        await self.gateway.call(pipe.execute())
 
     async def withdraw(self, base: str) -> None:
         """The server at `base` stopped (another one's announcement is left alone)."""
@@ -47,19 +53,27 @@ class WebSessions:
         pipe.get(RUNNING)
         got = await self.gateway.call(pipe.execute())
         if got and got[0] == base:
-            await self.gateway.call(lambda r: r.delete(RUNNING))
+            await self.gateway.call(lambda r: r.delete(RUNNING, RUNNING_LINK_TTL))
 
-    async def running_base(self) -> str | None:
-        """Where a running control-room server is reached, or None when none runs."""
-        got = await self.gateway.call(lambda r: r.get(RUNNING))
-        return str(got) if got else None
+    async def running(self) -> tuple[str, int | None] | None:
+        """Where a running control-room server is reached and how long its links live (None
+        when it did not say), or None when none runs."""
+        pipe = self.gateway.pipeline(transaction=False)
+        pipe.get(RUNNING)
+        pipe.get(RUNNING_LINK_TTL)
+        base, link_ttl = await self.gateway.call(pipe.execute())
+        if not base:
+            return None
+        return str(base), int(link_ttl) if link_ttl and str(link_ttl).isdigit() else None
 
-    async def save_link(self, token: str, who: str, role: str, expires_ts: int,
-                        ttl: int) -> None:
-        """Keep a one-time link for `who` (as `role`) until expires_ts (Redis drops it later)."""
+    async def save_link(self, token: str, who: str, role: str, issued_ts: int,
+                        expires_ts: int, ttl: int) -> None:
+        """Keep a one-time link for `who` (as `role`), issued at issued_ts, promised until
+        expires_ts (Redis drops it later)."""
         key = f"{OPS}weblink:{_digest(token)}"
         pipe = self.gateway.pipeline(transaction=True)
-        pipe.hset(key, mapping={"who": who, "role": role, "exp": str(expires_ts)})
+        pipe.hset(key, mapping={"who": who, "role": role, "iat": str(issued_ts),
+                                "exp": str(expires_ts)})
         pipe.expire(key, ttl)
         await self.gateway.call(pipe.execute())
 

@@ -5,8 +5,11 @@ event loop."""
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
+import threading
 import time
+from multiprocessing.connection import wait
 from typing import Any
 
 SAMPLE_RATE = 16_000
@@ -17,11 +20,29 @@ def init(model_path: str, threads: int) -> None:
     """Load the model in this worker (ProcessPoolExecutor initializer), at a lower CPU
     priority: on a busy machine the bot's event loop is served first, transcripts wait."""
     global _model
+    exit_with_parent()
     os.nice(10)
     from faster_whisper import WhisperModel
 
     _model = WhisperModel(model_path, device="cpu", compute_type="int8", cpu_threads=threads,
                           num_workers=1)
+
+
+def exit_with_parent() -> None:
+    """End this worker the moment the bot that started it dies, however it died (kill -9
+    included), even mid-note: a thread waits on the pipe the worker was spawned through,
+    whose other end only the bot holds, so it reads end-of-file when the bot is gone. (The
+    pool's own queues never see that: each worker holds a writing end of them itself.)"""
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not a spawned worker (called in the bot itself): nothing to watch
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-bot", daemon=True).start()
 
 
 def transcribe(audio: bytes, prompt: str, max_s: float) -> tuple[str, float, float]:

@@ -27,6 +27,14 @@ def clip(value: str, limit: int = CLIP) -> str:
 
 
 @dataclass(frozen=True)
+class Server:
+    """The running control-room server links lead to, and how long its links live."""
+
+    base: str
+    link_ttl: int
+
+
+@dataclass(frozen=True)
 class Session:
     """A signed-in screen: who, as what role, and the token its forms must carry."""
 
@@ -52,12 +60,20 @@ class Access:
     def _now_ts(self) -> int:
         return int(self.core.clock.now().timestamp())
 
-    async def running_base(self) -> str | None:
-        """Where the running control-room server is reached (None: none runs, so a link
-        would lead nowhere)."""
-        return await self.sessions.running_base()
+    async def running(self) -> Server | None:
+        """The running control-room server (None: none runs, so a link would lead nowhere);
+        its links live as long as it says, if shorter than this process's setting."""
+        got = await self.sessions.running()
+        if got is None:
+            return None
+        base, theirs = got
+        return Server(base, min(self.link_ttl, theirs or self.link_ttl))
 
-    async def issue_link(self, who: str, base: str) -> str | None:
+    async def announce(self, base: str, ttl: int) -> None:
+        """This process serves the control room at `base` (and its links live link_ttl)."""
+        await self.sessions.announce(base, ttl, self.link_ttl)
+
+    async def issue_link(self, who: str, server: Server) -> str | None:
         """A one-time sign-in URL for a member (None if they are not a member)."""
         member = await self.core.member(who)
         if member is None:
@@ -65,10 +81,11 @@ class Access:
         token = secrets.token_urlsafe(24)
         # Redis keeps the record a little longer than it is valid; validity is checked
         # against the bot's clock, so an expired link is refused however Redis is timed.
-        await self.sessions.save_link(token, who, member.role, self._now_ts() + self.link_ttl,
-                                      self.link_ttl + 60)
+        now = self._now_ts()
+        await self.sessions.save_link(token, who, member.role, now, now + server.link_ttl,
+                                      server.link_ttl + 60)
         await self.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
-        return f"{base.rstrip('/')}{LINK_PATH}{token}"
+        return f"{server.base.rstrip('/')}{LINK_PATH}{token}"
 
     async def _member(self, who: str) -> Member | None:
         """The member as of now: read fresh (not the core's few-second cache), so a removal
@@ -81,12 +98,21 @@ class Access:
         platform, user = who.split(":", 1)
         return Member(platform, user, rec["role"], rec.get("name", ""), rec.get("zone", ""))
 
+    def _link_live(self, rec: dict[str, str]) -> bool:
+        """Is a link still valid now? The server redeeming it decides: its own lifetime
+        counts from the issue time, whatever the issuing process (another shell's
+        `matchday web-link`, a replica configured apart) promised; never past that promise."""
+        if not rec.get("iat", "").isdigit() or not rec.get("exp", "").isdigit():
+            return False  # a record without its issue time (older bot): ask for a new link
+        now = self._now_ts()
+        return now <= int(rec["exp"]) and now <= int(rec["iat"]) + self.link_ttl
+
     async def link_holder(self, token: str) -> Member | None:
         """Whose account a valid link opens (the link stays unused), or None."""
         if not token or len(token) > 64:
             return None
         rec = await self.sessions.peek_link(token)
-        if rec is None or int(rec.get("exp", 0)) < self._now_ts():
+        if rec is None or not self._link_live(rec):
             return None
         member = await self._member(rec["who"])
         return member if member is not None and member.role == rec["role"] else None
@@ -98,7 +124,7 @@ class Access:
         rec = await self.sessions.take_link(token)
         if rec is None:
             return "unknown, used or expired link"
-        if int(rec.get("exp", 0)) < self._now_ts():
+        if not self._link_live(rec):
             return f"expired link of {rec['who']}"
         member = await self._member(rec["who"])
         if member is None or member.role != rec["role"]:

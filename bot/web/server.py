@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
@@ -70,6 +71,9 @@ SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "n
 SIGN_IN_HOW = ("Send /web to the bot in a direct message for a sign-in link (valid a few "
                "minutes, one use). On the bot's own machine, without chat: "
                "matchday web-link --by console:<your id>.")
+NOT_FROM_HERE = ("Refused: this was not sent from the control room's own page. Open the "
+                 "page (or the sign-in link) in your browser and use its buttons.")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 INCIDENT = re.compile(r"INC-\d{1,7}")
@@ -119,9 +123,12 @@ class ControlRoom:
         """Mount every route under /control/."""
         app.add_routes([
             web.get("/control", self.root), web.get("/control/", self.page),
-            web.get(LINK_PATH + "{token}", self.link), web.post(LINK_PATH + "{token}", self.redeem),
-            web.post("/control/logout", self.logout),
-            web.get("/control/events", self.events), web.post("/control/action", self.action),
+            web.get(LINK_PATH + "{token}", self.link),
+            # every POST changes state: each goes through the one same-origin check first
+            web.post(LINK_PATH + "{token}", self._from_here("sign-in", self.redeem)),
+            web.post("/control/logout", self._from_here("sign-out", self.logout)),
+            web.post("/control/action", self._from_here("action", self.action, json=True)),
+            web.get("/control/events", self.events),
             web.get("/control/chart.svg", self.chart), web.get("/control/post-match", self.post),
             web.get("/control/incidents", self.incidents),
             web.get("/control/decisions", self.decisions),
@@ -164,7 +171,7 @@ class ControlRoom:
         to it (not to their own PORT), and give none when no server runs."""
         while True:
             with contextlib.suppress(StoreUnavailable):
-                await self.access.sessions.announce(self.public_url, ANNOUNCE_TTL_S)
+                await self.access.announce(self.public_url, ANNOUNCE_TTL_S)
             await asyncio.sleep(ANNOUNCE_TTL_S / 3)
 
     async def _on_shutdown(self, _app: web.Application) -> None:
@@ -216,16 +223,33 @@ class ControlRoom:
                             headers={"Cache-Control": "no-store"})
 
     def _same_origin(self, request: web.Request) -> bool:
-        """A POST from this site's own pages (browsers send Origin on every POST)."""
+        """A request from this site's own pages: its Origin is this site's, or (a browser
+        that sends no Origin) Sec-Fetch-Site says same-origin. A request vouching for
+        neither is refused: nothing shows it came from here."""
+        site = request.headers.get("Sec-Fetch-Site")
+        if site is not None and site != "same-origin":
+            return False
         origin = request.headers.get("Origin")
-        return origin is None or origin in (self.public_url,
-                                            f"{request.scheme}://{request.host}")
+        if origin is None:
+            return site == "same-origin"
+        return origin in (self.public_url, f"{request.scheme}://{request.host}")
+
+    def _from_here(self, what: str, handler: Handler, *, json: bool = False) -> Handler:
+        """`handler` behind the same-origin check (the one check every POST passes)."""
+        async def checked(request: web.Request) -> web.StreamResponse:
+            if self._same_origin(request):
+                return await handler(request)
+            origin = request.headers.get("Origin") or "no Origin, Sec-Fetch-Site " + \
+                request.headers.get("Sec-Fetch-Site", "absent")
+            await self.access.deny("", f"{what} posted from {clip(origin)}")
+            if json:
+                return web.json_response({"ok": False, "text": NOT_FROM_HERE}, status=403)
+            return web.Response(status=403, content_type="text/html",
+                                text=message_page("Refused", NOT_FROM_HERE))
+        return checked
 
     async def redeem(self, request: web.Request) -> web.Response:
         """Press of the sign-in button: the link is used up and the session cookie set."""
-        if not self._same_origin(request):
-            await self.access.deny("", f"sign-in posted from {clip(request.headers['Origin'])}")
-            raise web.HTTPForbidden(text="Sign in from the link's own page.")
         got = await self.access.redeem(request.match_info["token"])
         if not isinstance(got, Session):
             await self.access.deny("", f"sign-in refused: {got}")
@@ -570,7 +594,7 @@ class ControlRoom:
         if not isinstance(body, dict):
             body = {}
         token = request.headers.get("X-CSRF-Token") or str(body.get("csrf", ""))
-        if not self.access.csrf_ok(session, token) or not self._same_origin(request):
+        if not self.access.csrf_ok(session, token):
             await self.access.deny(viewer.who, "action without a valid CSRF token")
             return web.json_response({"ok": False, "text": "Missing or wrong form token."},
                                      status=403)

@@ -8,20 +8,13 @@ import re
 from typing import Any
 
 from aiohttp import ClientResponse
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
-from bot.web.server import ControlRoom
 from tests.conftest import Chat
+from tests.support.web import new_client
 from tests.web.test_web import link_for, sign_in
 
 __all__ = ["follow", "invited", "link_for", "new_client", "sign_in", "until_end"]
-
-
-async def new_client(room: ControlRoom) -> TestClient:
-    """Another browser on the same room."""
-    c = TestClient(TestServer(room.web_app()))
-    await c.start_server()
-    return c
 
 
 async def invited(say: Chat, role: str, who: str) -> None:

@@ -11,10 +11,11 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
 from bot.evidence.summary import summary_figures
 from bot.runtime import control_room_for
+from tests.support.web import new_client
 from tests.test_cli import matchday
 from tests.web.test_web import sign_in
 
@@ -31,8 +32,7 @@ def leaks(text: str) -> list[str]:
 @pytest_asyncio.fixture
 async def client(core) -> AsyncIterator[TestClient]:
     room = control_room_for(core, "http://127.0.0.1:8080")
-    c = TestClient(TestServer(room.web_app()))
-    await c.start_server()
+    c = await new_client(room)
     yield c
     await c.close()
     await room.live.close()

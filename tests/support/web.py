@@ -28,8 +28,14 @@ async def client(room: ControlRoom) -> AsyncIterator[TestClient]:
     await c.close()
 
 
+# what every browser sends with a request from the site's own page (and alone, without
+# Origin, on some same-origin requests); the control room refuses POSTs that lack both
+BROWSER = {"Sec-Fetch-Site": "same-origin"}
+
+
 async def new_client(room: ControlRoom) -> TestClient:
-    """Another HTTP client of the same control room (another screen)."""
-    c = TestClient(TestServer(room.web_app()))
+    """Another HTTP client of the same control room (another screen): a browser on the
+    room's own pages."""
+    c = TestClient(TestServer(room.web_app()), headers=BROWSER)
     await c.start_server()
     return c

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 from rigs.net import free_port
+from tests.support.web import BROWSER
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
@@ -18,7 +19,8 @@ SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
 
 def status_of(url: str, data: bytes | None = None) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=5) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=BROWSER),
+                                    timeout=5) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -53,7 +55,8 @@ def test_headless_web_run_and_a_link_from_the_cli(tmp_path) -> None:
         assert url.startswith(f"http://127.0.0.1:{port}/control/login/")
         # the CLI borrowed the bot's embedded Redis and left it running
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-        with browser.open(urllib.request.Request(url, data=b""), timeout=5) as r:
+        with browser.open(urllib.request.Request(url, data=b"", headers=BROWSER),
+                          timeout=5) as r:
             assert r.status == 200 and "Signed in" in r.read().decode()
         assert status_of(url, data=b"")[0] == 403  # used
         # no fixture is active after a replay: the screen shows the replayed night

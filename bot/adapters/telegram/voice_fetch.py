@@ -16,8 +16,10 @@ log = logging.getLogger(__name__)
 
 
 def voice_note(attachments: tuple[Attachment, ...]) -> Attachment | None:
-    """The voice note among a message's evidence, if any."""
-    return next((a for a in attachments if a.kind == "voice" and a.file_id), None)
+    """The voice note among a message's evidence, if any (one whose metadata is out of
+    range is not fetched: the core refuses it)."""
+    return next((a for a in attachments
+                 if a.kind == "voice" and a.file_id and a.fault is None), None)
 
 
 async def hear(bot: Bot, pool: Transcriber | None, note: Attachment) -> Outcome:
