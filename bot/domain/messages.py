@@ -21,6 +21,16 @@ MEDIA_ICONS = {
 MEDIA_MAX_S = 4 * 3600
 
 
+def declared_seconds(value: object, per_second: int = 1) -> int:
+    """A platform's declared duration (seconds, or `per_second` units of it) as whole
+    seconds; -1, refused as out of range, for a value that is not a finite number."""
+    try:
+        seconds = float(value or 0) / per_second
+    except (TypeError, ValueError):
+        return -1
+    return int(seconds) if math.isfinite(seconds) else -1
+
+
 @dataclass(frozen=True)
 class MediaFault:
     """An attachment whose metadata is out of range: refused, never stored or shown."""

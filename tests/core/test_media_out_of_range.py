@@ -53,3 +53,16 @@ async def test_a_long_but_real_voice_note_is_kept(say: Chat, core: Core) -> None
     assert fx is not None
     assert (await core.store.incident(fx.id, 1)).evidence == 1
     assert "AwACok" in str((await core.store.events(fx.id))[-1].data)
+
+
+@pytest.mark.parametrize("declared", ["abc", "nan", "inf", [1]])
+def test_a_slack_file_declaring_a_length_that_is_no_number_is_refused_not_a_crash(
+        declared: object) -> None:
+    """Slack's duration_ms as a forged or broken event might carry it: the adapter made an
+    int() of it and raised; now it is an out-of-range length the core refuses in one line."""
+    from bot.adapters.slack.listeners.events import attachments
+
+    files = {"files": [{"id": "F1", "mimetype": "audio/webm", "subtype": "slack_audio",
+                        "duration_ms": declared}]}
+    (got,) = attachments(files, "")
+    assert got.fault is not None and got.fault.what == "duration"

@@ -11,7 +11,7 @@ from typing import Any
 from telegram import Bot, InputMediaPhoto, InputMediaVideo, Message, ReplyParameters
 from telegram.constants import ParseMode
 
-from bot.domain.messages import Attachment, Reply
+from bot.domain.messages import Attachment, Reply, declared_seconds
 
 PLATFORM = "telegram"
 # Content the log cannot keep as evidence: named in the polite refusal.
@@ -39,7 +39,7 @@ def _raw(obj: Any) -> dict[str, Any]:
 def _file(kind: str, obj: Any, caption: str, detail: str = "") -> Attachment:
     raw = _raw(obj)
     return Attachment(kind, file_id=str(raw.get("file_id", "")), caption=caption,
-                      duration=int(raw.get("duration") or 0),
+                      duration=declared_seconds(raw.get("duration")),
                       mime_type=str(raw.get("mime_type", "")),
                       detail=detail or str(raw.get("file_name", "")), platform=PLATFORM)
 

@@ -8,7 +8,7 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.slack_inbound import Inbound
-from bot.domain.messages import Attachment, Command
+from bot.domain.messages import Attachment, Command, declared_seconds
 
 MENTION = re.compile(r"^\s*<@[A-Z0-9]+>\s*")
 
@@ -28,7 +28,7 @@ def attachments(event: dict[str, Any], text: str) -> tuple[Attachment, ...]:
     """A message's files as evidence (id, kind, duration, MIME type, file name)."""
     return tuple(
         Attachment(kind=file_kind(f), file_id=str(f.get("id", "")), caption=text,
-                   duration=int(f.get("duration_ms") or 0) // 1000,
+                   duration=declared_seconds(f.get("duration_ms"), 1000),
                    mime_type=str(f.get("mimetype", "")), detail=str(f.get("name", "")),
                    platform="slack")
         for f in event.get("files") or [])
