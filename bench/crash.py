@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import cli  # noqa: E402
 from rigs.crash import main  # noqa: E402
 
-SMOKE = {"taps": 4, "lines": 4, "kill_after": 3, "settle": 30.0}
+SMOKE = {"taps": 4, "lines": 4, "kill_after": 3, "settle": 12.0}
 
 if __name__ == "__main__":
     ap = cli.parser(__doc__)

@@ -58,6 +58,7 @@ def run(bench: Path, limit: float) -> Outcome:
     killed at `limit` seconds (a bench starts Redis servers, bots and browsers)."""
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, str(bench), "--smoke"], cwd=BENCH.parent,
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     out: list[str] = []
