@@ -21,11 +21,11 @@ the EVACUATE, starts it again, and prints `lost` (stewards who never got it, goa
     .venv/bin/python bench/broadcast.py [--stewards 1000] [--reports 20] [--latency-ms 20]
     .venv/bin/python bench/broadcast.py --missing [--supervisors 40] [--exits 60]
     .venv/bin/python bench/broadcast.py --kill [--stewards 1000] [--kill-after 400]
+    .venv/bin/python bench/broadcast.py --smoke [--missing | --kill]   # 60 stewards: seconds
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -36,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from bench.rig import bench_core  # noqa: E402
 from bot.core.dispatch import Core  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
@@ -225,7 +226,7 @@ async def killed(stewards: int, kill_after: int, settle: float) -> dict[str, flo
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = cli.parser(__doc__)
     ap.add_argument("--stewards", type=int, default=1000)
     ap.add_argument("--reports", type=int, default=20)
     ap.add_argument("--latency-ms", type=float, default=20.0)
@@ -236,7 +237,8 @@ def main() -> None:
     ap.add_argument("--kill", action="store_true", help="kill -9 the bot mid-broadcast")
     ap.add_argument("--kill-after", type=int, default=400)
     ap.add_argument("--settle", type=float, default=120.0)
-    a = ap.parse_args()
+    a = cli.parse(ap, {"stewards": 60, "reports": 3, "supervisors": 4, "exits": 6,
+                       "kill_after": 20, "settle": 30.0})
     if a.kill:
         job = killed(a.stewards, a.kill_after, a.settle)
     elif a.missing:

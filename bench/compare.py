@@ -9,6 +9,7 @@ as good (`ok`), worse (`WORSE`), or a count the bench reports for information (`
 
     .venv/bin/python bench/compare.py [--ref a3d723e] [--benches flashpoint crash failover web]
         [--rounds 1] [--args 'flashpoint=--reports 60 --seconds 12'] [--tolerance 0.05]
+    .venv/bin/python bench/compare.py --smoke    # pack --smoke on HEAD and on this tree
 
 `--own-venv` builds a venv for the old tree (pip install -e '.[test]' into the temporary
 worktree) when its dependencies differ from this one's. Exit status 0 (a report, not a
@@ -17,7 +18,6 @@ gate), 2 when a bench failed to run.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import shutil
@@ -29,6 +29,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION_START = "a3d723e"  # main when this session started
@@ -176,7 +180,7 @@ def _secs(side: Side) -> str:
 
 def main() -> int:
     """Run the comparison and print it; 2 if a bench failed on either tree."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = cli.parser(__doc__)
     ap.add_argument("--ref", default=SESSION_START, help="the old commit (default: %(default)s)")
     ap.add_argument("--benches", nargs="+", default=list(BENCHES))
     ap.add_argument("--rounds", type=int, default=1, help="runs per tree, order alternating")
@@ -186,7 +190,10 @@ def main() -> int:
     ap.add_argument("--tolerance", type=float, default=0.05,
                     help="how much worse still counts as noise (a fraction of old)")
     ap.add_argument("--own-venv", action="store_true", help="a venv of its own for the ref")
-    a = ap.parse_args()
+    # smoke: the whole comparison (worktree, both trees, table) on one quick bench, HEAD
+    # against this tree (an older ref's benches may lack --smoke)
+    a = cli.parse(ap, {"ref": "HEAD", "benches": ["pack"], "args": ["pack=--smoke"],
+                       "timeout": 60.0})
     extra = {k: shlex.split(v) for k, _, v in (s.partition("=") for s in a.args)}
     report: list[str] = []
     failed = False

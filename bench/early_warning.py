@@ -8,7 +8,7 @@ joined reports) to the rules of config/early_warning.toml. Prints `name: value` 
   minutes after); goal 0
 - quiet_night_warnings: warnings on 200 seeded nights of scattered S1-S3 reports (4 hours,
   60 reports each, random places, none twice in 10 minutes); goal 0
-Usage: python bench/early_warning.py
+Usage: python bench/early_warning.py [--nights N] [--smoke]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import rig  # noqa: E402
+from bench import cli, rig  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.early_warning import Report, Watch, load_rules  # noqa: E402
 from bot.replay import parse_script, replay  # noqa: E402
@@ -64,7 +64,7 @@ def quiet_night(rng: random.Random, zones: list[str], start) -> list[Report]:
     return out
 
 
-async def main() -> None:
+async def main(nights: int) -> None:
     rules = load_rules(ROOT / "config" / "early_warning.toml")
     reports, ground = await night_reports()
     watch = Watch(rules, ground)
@@ -84,11 +84,13 @@ async def main() -> None:
     rng = random.Random(23)
     zones = sorted(ground.zones)
     quiet = 0
-    for _ in range(200):
+    for _ in range(nights):
         w = Watch(rules, ground)
         quiet += sum(len(w.feed(r)) for r in quiet_night(rng, zones, reports[0].at))
-    print(f"quiet_night_warnings: {quiet} (200 nights)")
+    print(f"quiet_night_warnings: {quiet} ({nights} nights)")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    ap = cli.parser(__doc__)
+    ap.add_argument("--nights", type=int, default=200, help="seeded quiet nights")
+    asyncio.run(main(cli.parse(ap, {"nights": 10}).nights))

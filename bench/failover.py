@@ -21,6 +21,7 @@ The baseline is the same run with MATCHDAY_REPLICA_ACKS=0 (no WAIT), measured in
 process.
 
 Usage: python bench/failover.py [--tasks 8] [--seconds 14] [--no-baseline] [--cases ...]
+[--smoke]
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
@@ -214,15 +216,11 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             topo.stop()
 
 
-async def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tasks", type=int, default=len(TYPES))
-    ap.add_argument("--seed", type=int, default=12)
-    ap.add_argument("--seconds", type=float, default=14.0)
-    ap.add_argument("--no-baseline", action="store_true")
-    ap.add_argument("--cases", nargs="+", default=["pause", "kill", "stall"],
-                    choices=["pause", "kill", "stall"])
-    args = ap.parse_args()
+SMOKE = {"cases": ["kill"], "seconds": 6.0, "tasks": 2, "no_baseline": True}
+
+
+async def main(args: argparse.Namespace) -> None:
+    """Each case, with WAIT and (unless --no-baseline) without; print the figures."""
     random.seed(args.seed)
     logging.getLogger("bot").setLevel(logging.CRITICAL)  # one warning per refusal otherwise
     for case in args.cases:
@@ -241,4 +239,11 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    ap = cli.parser(__doc__)
+    ap.add_argument("--tasks", type=int, default=len(TYPES))
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--seconds", type=float, default=14.0)
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--cases", nargs="+", default=["pause", "kill", "stall"],
+                    choices=["pause", "kill", "stall"])
+    asyncio.run(main(cli.parse(ap, SMOKE)))

@@ -5,12 +5,11 @@ Telegram allows ~30 messages/s per bot, 1/s per chat and 20/min per group, so 40
 cannot all be sent in the first second: the platform minimum is one 1-second window plus one
 API round trip. Prints `ratio_vs_rate_limit_minimum` (goal <= 1.1) and raw figures.
 
-    .venv/bin/python bench/fanout.py [--chats 40] [--latency-ms 50] [--burst 3]
+    .venv/bin/python bench/fanout.py [--chats 40] [--latency-ms 50] [--burst 3] [--smoke]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import math
 import sys
@@ -23,6 +22,7 @@ from aiohttp import ClientSession, FormData, web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from bot.delivery.notifier import Notifier  # noqa: E402
 from bot.delivery.ratelimit import DEFAULT_LIMITS, RateLimiter  # noqa: E402
 from bot.domain.ledger import Event  # noqa: E402
@@ -170,11 +170,11 @@ async def run(chats: int, latency: float, burst: int) -> dict[str, float | int]:
 
 def main() -> None:
     """Run the benchmark and print `name: value` lines."""
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.parser(__doc__)
     ap.add_argument("--chats", type=int, default=40)
     ap.add_argument("--latency-ms", type=float, default=50.0)
     ap.add_argument("--burst", type=int, default=3, help="messages per chat in the burst run")
-    a = ap.parse_args()
+    a = cli.parse(ap, {"chats": 6, "burst": 2})
     figures = asyncio.run(run(a.chats, a.latency_ms / 1000, a.burst))
     print(f"ratio_vs_rate_limit_minimum: {figures.pop('ratio_vs_rate_limit_minimum')}")
     for k, v in figures.items():

@@ -4,12 +4,11 @@ process, against the fake Bot API and fake Slack enforcing the platforms' docume
 For every "Logged INC-n" a steward got, the seconds until the first control message (send or
 edit) naming INC-n, per platform. Prints `name: value` lines; the baseline ratio compares the
 p95 with the limit's own pace (one Telegram group message every 3 s).
-Usage: python bench/flashpoint.py [--reports 300] [--stewards 60] [--seconds 60]
+Usage: python bench/flashpoint.py [--reports 300] [--stewards 60] [--seconds 60] [--smoke]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import re
@@ -19,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from rigs.botproc import (  # noqa: E402
     SLACK_CONTROL,
     STEWARD0,
@@ -127,11 +127,11 @@ async def main(reports: int, stewards: int, seconds: float, settle: float,
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
+    ap = cli.parser(__doc__)
     ap.add_argument("--reports", type=int, default=300)
     ap.add_argument("--stewards", type=int, default=60)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--settle", type=float, default=60.0)
     ap.add_argument("--trace", action="store_true", help="list every control message")
-    a = ap.parse_args()
+    a = cli.parse(ap, {"reports": 20, "stewards": 5, "seconds": 4.0, "settle": 30.0})
     asyncio.run(main(a.reports, a.stewards, a.seconds, a.settle, a.trace))

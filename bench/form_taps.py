@@ -6,7 +6,7 @@ Both run in the same process, same PTB Application, same fake Bot API (real HTTP
 moment the previous step arrived. The bot runs with the delivery layer's shared (Redis)
 rate limiter, as in production, on a quiet night (nothing else queued).
 
-    python bench/form_taps.py [--forms N]   (REDIS_URL: use that)
+    python bench/form_taps.py [--forms N] [--smoke]   (REDIS_URL: use that)
 
 Prints `name: value` lines: tap -> step median/p95 (ms) for the bot and the baseline, the
 ratios, and the messages the form sent beside the one it edits (goal: 0).
@@ -14,7 +14,6 @@ ratios, and the messages the form sent beside the one it edits (goal: 0).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
@@ -30,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from telegram import Update  # noqa: E402
 from telegram.ext import ApplicationHandlerStop, CallbackQueryHandler, ContextTypes  # noqa: E402
 
+from bench import cli  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.delivery.ratelimit import SharedRateLimiter  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
@@ -155,9 +155,9 @@ async def run(forms: int, redis_url: str, data_dir: str) -> dict[str, float]:
 
 def main() -> None:
     """Run the benchmark and print its figures."""
-    ap = argparse.ArgumentParser()
+    ap = cli.parser(__doc__)
     ap.add_argument("--forms", type=int, default=10)
-    args = ap.parse_args()
+    args = cli.parse(ap, {"forms": 2})
     with tempfile.TemporaryDirectory() as tmp:
         url = os.environ.get("REDIS_URL")
         server = None

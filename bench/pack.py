@@ -5,12 +5,11 @@ key timings, then `build_pack` timed. Prints `name: value` lines:
 - pack_pages_500: the PDF's page count
 - pack_s_500_per_incident_ms: the same per incident
 Setup is bench/rig.py's (embedded Redis unless REDIS_URL, the sample fixture, virtual clock).
-Usage: python bench/pack.py [--incidents N]
+Usage: python bench/pack.py [--incidents N] [--smoke]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import rig  # noqa: E402
+from bench import cli, rig  # noqa: E402
 from bot.evidence.debrief.pack_folder import build_pack  # noqa: E402
 from bot.evidence.signing import new_key  # noqa: E402
 
@@ -85,6 +84,6 @@ async def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = cli.parser(__doc__)
     ap.add_argument("--incidents", type=int, default=500)
-    asyncio.run(main(ap.parse_args().incidents))
+    asyncio.run(main(cli.parse(ap, {"incidents": 20}).incidents))

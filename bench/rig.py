@@ -3,6 +3,7 @@ with the sample fixture on a virtual clock, and the one-line report they time.""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import tempfile
@@ -48,6 +49,25 @@ async def reports(core: Any, n: int, start: int, *, tag: str = "bench",
         r = await core.handle(cmd(i, tag=tag, reply_via=reply_via))
         assert r is not None and r.reply.ok, r.reply.text if r else None
     return n / (time.perf_counter() - t)
+
+
+async def beside(task: asyncio.Task[Any], event: asyncio.Event, timeout: float,
+                 what: str) -> None:
+    """Wait for `event`, which background `task` sets: its exception if it dies first, a
+    TimeoutError after `timeout` seconds; a bench never waits on a dead watcher."""
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({task, waiter}, timeout=timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if event.is_set():
+        return
+    if task.done():
+        task.result()  # its exception, if it raised
+        raise RuntimeError(f"{what}: the task ended without it")
+    task.cancel()
+    raise TimeoutError(f"{what}: not within {timeout:g} s")
 
 
 @asynccontextmanager

@@ -7,12 +7,11 @@ steward's message reaching the bot's Telegram API to their "On post ✓" answer 
 The issue asks for 1,000 within 10 minutes; `--minutes` compresses the window (default 1:
 ten times the rate asked for).
 
-    .venv/bin/python bench/rollcall.py [--stewards 1000] [--minutes 1]
+    .venv/bin/python bench/rollcall.py [--stewards 1000] [--minutes 1] [--smoke]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import shutil
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from bench.rig import bench_core  # noqa: E402
 from bot.store.stewarding_keys import Stewarding  # noqa: E402
 from rigs.fakes.telegram_api import FakeTelegram  # noqa: E402
@@ -90,10 +90,10 @@ async def run(stewards: int, minutes: float) -> dict[str, float | int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = cli.parser(__doc__)
     ap.add_argument("--stewards", type=int, default=1000)
     ap.add_argument("--minutes", type=float, default=1.0)
-    a = ap.parse_args()
+    a = cli.parse(ap, {"stewards": 30, "minutes": 0.05})
     for name, value in asyncio.run(run(a.stewards, a.minutes)).items():
         print(f"{name}: {value}")
 

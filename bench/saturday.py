@@ -13,6 +13,7 @@ fixture's report marker in another fixture's chat), 429s, CPU per bot replica (u
 from /proc over the run), the busiest Telegram/Slack rates against the limits that bind.
 
 Usage: python bench/saturday.py [--fixtures 80] [--minutes 3] [--replicas 3] [--quick]
+[--smoke]  (--smoke: 4 fixtures, 2 replicas, flashpoints of 6 reports in 3 s)
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from bot.adapters.telegram.webhook import SECRET_HEADER  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
@@ -54,7 +56,7 @@ TG_GLOBAL_PER_S = 30  # one bot token, every chat
 TG_GROUP_PER_MIN = 20  # per group chat
 SLACK_PER_MIN = 50  # the bot's pace for all its Slack calls (chat.update's Tier 3)
 GOAL_S = 5.0
-FLASH_REPORTS, FLASH_STEWARDS, FLASHPOINTS = 300, 60, 3
+FLASHPOINTS = 3
 BG_STEWARDS = 2
 AUDS = ("control", "command", "police", "stewards", "summary")
 LOGGED = re.compile(r"Logged (INC-\d+)")
@@ -154,14 +156,19 @@ class Replica:
         """utime + stime of the process so far, in seconds."""
         return cpu_of(self.proc.pid)
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
+        """Ask it to stop (SIGTERM)."""
         if self.proc.poll() is None:
             self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+
+    async def stopped(self) -> None:
+        """Wait until it has stopped (SIGKILL after 20 s), beside the loop: the fakes on this
+        loop must answer its last calls (a blocking wait stalled every stop 20 s)."""
+        try:
+            await asyncio.to_thread(self.proc.wait, 20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def cpu_of(pid: int) -> float:
@@ -243,19 +250,23 @@ class Seen:
 
 
 def schedule(plan: Plan, fixtures: list[int], minutes: float, flash: list[int],
-             flash_at: float, flash_reports: int) -> list[tuple[float, int, str]]:
-    """(seconds from start, user, text): background for every fixture, flashpoints."""
+             flash_at: float, flash_reports: int, flash_s: float = 60.0
+             ) -> list[tuple[float, int, str]]:
+    """(seconds from start, user, text): background for every fixture (a report a minute;
+    under a minute, one report, spread over that time), flashpoints."""
     out = []
     n = len(fixtures)
+    spread = 60 * min(1.0, minutes)
     for j, i in enumerate(fixtures):
         users = plan.by_fx[i][:BG_STEWARDS]
-        for m in range(int(minutes)):
-            t = m * 60 + 60 * j / n  # spread over the minute
+        for m in range(max(1, int(minutes))):
+            t = m * 60 + spread * j / n  # spread over the minute
             out.append((t, users[m % len(users)], report(i, 1000 + m)))
     for i in flash:
         users = plan.by_fx[i][BG_STEWARDS:]
         for k in range(flash_reports):
-            out.append((flash_at + k * 60 / flash_reports, users[k % len(users)], report(i, k)))
+            out.append((flash_at + k * flash_s / flash_reports, users[k % len(users)],
+                        report(i, k)))
     return sorted(out)
 
 
@@ -316,15 +327,16 @@ def dump(path: Path, tg: FakeTelegram, slack: FakeSlack, t0: float) -> None:
                                     "text": str(c.params.get("text", ""))[:100]}) + "\n")
 
 
-async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
-               dump_to: Path | None = None) -> None:
-    flash_reports = FLASH_REPORTS // 5 if quick else FLASH_REPORTS
+async def main(a: argparse.Namespace) -> None:
+    """Set the Saturday up, run the baseline and the Saturday, print the figures."""
+    n_fix, minutes, n_rep, dump_to = a.fixtures, a.minutes, a.replicas, a.dump
+    flash_reports, flash_s = a.flash_reports, a.flash_seconds
     tmp = Path(tempfile.mkdtemp(prefix="md-saturday-"))
     plan = Plan(n_fix + 1)  # the last one is the baseline fixture
     base_fx = n_fix
     flash = list(range(min(FLASHPOINTS, n_fix)))
     for i in range(n_fix + 1):
-        plan.add_stewards(i, BG_STEWARDS + (FLASH_STEWARDS if i in flash else 0))
+        plan.add_stewards(i, BG_STEWARDS + (a.flash_stewards if i in flash else 0))
     topo: Topology | None = None
     tg, slack = FakeTelegram(record=True, enforce_limits=True), FakeSlack(enforce_limits=True)
     replicas: list[Replica] = []
@@ -381,7 +393,7 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             print(f"setup_s: {time.monotonic() - t_setup:.1f}")
             seen = Seen(tg, slack, plan)
             # ---- baseline: one fixture alone
-            n_base = 5 if quick else 10
+            n_base = a.baseline_reports
             base = [(2.0 * k, plan.by_fx[base_fx][k % BG_STEWARDS], report(base_fx, 500 + k))
                     for k in range(n_base)]
             await drive(http, tg, replicas, base)
@@ -394,10 +406,11 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             t0, tg_calls0, sl_calls0 = time.monotonic(), len(tg.calls), len(slack.calls)
             tg429_0, sl429_0, answers0 = tg.too_many, slack.too_many, seen.answers
             flash_at = 0.0 if minutes < 2 else 60.0
-            sched = schedule(plan, list(range(n_fix)), minutes, flash, flash_at, flash_reports)
+            sched = schedule(plan, list(range(n_fix)), minutes, flash, flash_at, flash_reports,
+                             flash_s)
             await drive(http, tg, replicas, sched)
             load_end = time.monotonic()
-            await settle(seen, set(range(n_fix)), answers0 + len(sched), 30 if quick else 40)
+            await settle(seen, set(range(n_fix)), answers0 + len(sched), a.settle)
             wall = time.monotonic() - t0
             cpu = [r.cpu_s() - c for r, c in zip(replicas, cpu0, strict=True)]
             redis_cpu = sum(cpu_of(topo.pid(p)) for p in topo.procs) - redis0
@@ -434,7 +447,7 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             print(f"minutes: {minutes:g}")
             n_bg = len(sched) - len(flash) * flash_reports
             print(f"reports_sent: {len(sched)} (background {n_bg}"
-                  f", flashpoints {len(flash)}x{flash_reports} in 60 s)")
+                  f", flashpoints {len(flash)}x{flash_reports} in {flash_s:g} s)")
             print(f"answered: {seen.answers - answers0}")
             print(f"incidents_logged: {sat_logged}")
             print(f"baseline_telegram_control_p95_s: {b_tg:.2f}")
@@ -507,7 +520,8 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
                     shutil.copy(r.log, dump_to.with_name(f"{dump_to.stem}.{r.log.name}"))
     finally:
         for r in replicas:
-            r.stop()
+            r.terminate()
+        await asyncio.gather(*(r.stopped() for r in replicas))
         if store is not None:
             await store.close()
         await tg.stop()
@@ -520,15 +534,27 @@ async def main(n_fix: int, minutes: float, n_rep: int, quick: bool,
             print(f"# kept {tmp} (logs of the bot replicas)", file=sys.stderr)
 
 
+QUICK = {"fixtures": 10, "minutes": 1.0, "flash_reports": 60, "baseline_reports": 5,
+         "settle": 30.0}
+SMOKE = {"fixtures": 4, "minutes": 0.1, "replicas": 2, "flash_reports": 6,
+         "flash_seconds": 3.0, "flash_stewards": 3, "baseline_reports": 2, "settle": 20.0}
+
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
+    ap = cli.parser(__doc__)
     ap.add_argument("--fixtures", type=int, default=80)
     ap.add_argument("--minutes", type=float, default=3.0, help="of background load")
     ap.add_argument("--replicas", type=int, default=3, help="bot processes")
+    ap.add_argument("--flash-reports", type=int, default=300, help="reports per flashpoint")
+    ap.add_argument("--flash-seconds", type=float, default=60.0, help="a flashpoint's span")
+    ap.add_argument("--flash-stewards", type=int, default=60, help="reporting in a flashpoint")
+    ap.add_argument("--baseline-reports", type=int, default=10, help="2 s apart")
+    ap.add_argument("--settle", type=float, default=40.0,
+                    help="most seconds to wait for the last answers and cards")
     ap.add_argument("--quick", action="store_true",
-                    help="1-minute smoke: 10 fixtures, flashpoints of 60 reports")
+                    help="1-minute run: 10 fixtures, flashpoints of 60 reports")
     ap.add_argument("--dump", type=Path, help="write every fake call here (JSON lines)")
-    a = ap.parse_args()
+    a = cli.parse(ap, SMOKE)
     if a.quick:
-        a.fixtures, a.minutes = min(a.fixtures, 10), 1.0
-    asyncio.run(main(a.fixtures, a.minutes, a.replicas, a.quick, a.dump))
+        ap.set_defaults(**QUICK)
+        a = ap.parse_args()
+    asyncio.run(main(a))

@@ -1,7 +1,7 @@
 """Start-up: seconds from `matchday run --as steward` to the console's ready line, and RSS.
 
 Each run uses a fresh data dir with the embedded Redis server (already installed in the venv).
-Prints `startup_s` (median of 5), `rss_mb` at the ready line, and `ratio_vs_bare_python`
+Prints `startup_s` (median of --runs, 5), `rss_mb` at the ready line, and `ratio_vs_bare_python`
 (the same measurement for `python -c` printing a line, a baseline taken in this run).
 """
 
@@ -15,8 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import cli  # noqa: E402
+
 READY = "Matchday Ops on"
-RUNS = 5
 
 
 def _rss_mb(pid: int) -> float:
@@ -54,12 +57,15 @@ def _time_to_line(argv: list[str], ready: str, env: dict[str, str]) -> tuple[flo
 
 def main() -> None:
     """Measure and print."""
+    ap = cli.parser(__doc__)
+    ap.add_argument("--runs", type=int, default=5, help="start-ups measured (the median)")
+    runs_n = cli.parse(ap, {"runs": 1}).runs
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REDIS_URL",
                                                                      "TELEGRAM_", "SLACK_"))}
     bare = [_time_to_line([sys.executable, "-c", "print('ready')"], "ready", env)[0]
-            for _ in range(RUNS)]
+            for _ in range(runs_n)]
     runs = []
-    for _ in range(RUNS):
+    for _ in range(runs_n):
         with tempfile.TemporaryDirectory() as tmp:
             run_env = env | {"MATCHDAY_DATA_DIR": tmp}
             runs.append(_time_to_line([sys.executable, "-m", "bot.cli", "run", "--as",

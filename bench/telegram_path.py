@@ -5,7 +5,7 @@ fed through `Application.process_update`. A report is: core (member, fixture, on
 the reply to the steward, and the control/command cards (sent and their refs stored) -- all
 delivered before the clock stops. Echo is: one sendMessage.
 
-    python bench/telegram_path.py [N] [--latency-ms MS] [--inproc]   (REDIS_URL: use that)
+    python bench/telegram_path.py [N] [--latency-ms MS] [--inproc] [--smoke]   (REDIS_URL: use that)
 
 The fake Bot API runs in its own process (like the real server, its CPU is not ours);
 --inproc runs it on the bot's loop instead. --latency-ms adds simulated network time per
@@ -14,7 +14,6 @@ call. Reports are 11 virtual minutes apart so none is offered as a merge with th
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import subprocess
@@ -35,6 +34,7 @@ from telegram.ext import (  # noqa: E402
     filters,
 )
 
+from bench import cli  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.delivery.ratelimit import unlimited  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
@@ -110,12 +110,12 @@ async def run(n: int, redis_url: str, data_dir: str, api_url: str | None) -> dic
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = cli.parser(__doc__)
     ap.add_argument("n", type=int, nargs="?", default=300)
     ap.add_argument("--latency-ms", type=float, default=25.0,
                     help="simulated Bot API round trip (api.telegram.org is ~20-50 ms away)")
     ap.add_argument("--inproc", action="store_true")
-    args = ap.parse_args()
+    args = cli.parse(ap, {"n": 20})
     repo = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
         url = os.environ.get("REDIS_URL")

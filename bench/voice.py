@@ -3,6 +3,7 @@ stays responsive while the pool works.
 
     python rigs/voice_corpus.py      # once: makes bench/.voice-corpus (espeak-ng + sox)
     python bench/voice.py [--corpus DIR] [--workers 2]
+    python bench/voice.py --smoke    # 1 note made in a temporary directory, 1 worker
 
 Prints `name: value` lines:
   wer_clean, wer_noise10db   word error rate against the corpus texts (goals <= 0.10, 0.25)
@@ -25,12 +26,14 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from bench.rig import bench_core  # noqa: E402
 from bot.domain.grounds import load_grounds  # noqa: E402
 from bot.settings import PROJECT_CONFIG  # noqa: E402
@@ -38,6 +41,7 @@ from bot.voice.model import model_dir, unavailable  # noqa: E402
 from bot.voice.outcome import Heard  # noqa: E402
 from bot.voice.pool import Transcriber  # noqa: E402
 from bot.voice.suggest import prompt_for, suggest  # noqa: E402
+from rigs.voice_corpus import make, missing_tools  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / ".voice-corpus"
 STEWARD = 100000001  # config/roster.toml: a Telegram steward
@@ -164,19 +168,40 @@ async def stall(notes: list[tuple[bytes, int]],
             text_ticker.busy * 1000)
 
 
-async def main() -> None:
-    """Run the corpus through the pool, then the stall test; print the figures."""
-    ap = argparse.ArgumentParser()
+SMOKE = {"make": 1, "workers": 1, "stall_notes": 1}
+
+
+def parse() -> argparse.Namespace:
+    """The command line."""
+    ap = cli.parser(__doc__)
     ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--make", type=int, default=0, metavar="N",
+                    help="first make a corpus of N notes in a temporary directory, use that")
     ap.add_argument("--workers", type=int, default=2, help="pool size for wer and rtf")
     ap.add_argument("--stall-workers", type=int, default=1,
                     help="pool size for the stall run (the deployment default)")
     ap.add_argument("--stall-notes", type=int, default=20)
     ap.add_argument("--show", action="store_true", help="print each wrong transcript")
-    args = ap.parse_args()
-    why = unavailable()
+    return cli.parse(ap, SMOKE)
+
+
+def main() -> None:
+    """Check what it needs, make the corpus if asked, and run."""
+    args = parse()
+    why = unavailable() or (missing_tools() if args.make else "")
     if why:
         sys.exit(f"voice bench: {why}")
+    if not args.make:
+        asyncio.run(bench(args))
+        return
+    with tempfile.TemporaryDirectory(prefix="md-voice-corpus-") as tmp:
+        args.corpus = Path(tmp)
+        make(args.corpus, count=args.make, say=False)
+        asyncio.run(bench(args))
+
+
+async def bench(args: argparse.Namespace) -> None:
+    """Run the corpus through the pool, then the stall test; print the figures."""
     manifest = args.corpus / "manifest.jsonl"
     if not manifest.exists():
         sys.exit(f"no corpus in {args.corpus}: run python rigs/voice_corpus.py first")
@@ -225,4 +250,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -16,7 +16,7 @@ connection each) run in a second process, as browsers would on other machines. P
   rate, bench/flashpoint.py's) while 10 screens follow the feed, from each event's stream id
   to its arrival at every screen (goal p95 <= 1,000)
 Setup is bench/rig.py's and the reports are bench/write_path.py's, so the figures compare.
-Usage: python bench/web.py [--reports N] [--screens N]
+Usage: python bench/web.py [--reports N] [--screens N] [--smoke]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import time
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, ClientTimeout, web  # noqa: E402
 
-from bench import rig  # noqa: E402
+from bench import cli, rig  # noqa: E402
 from bot.runtime import control_room_for  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from bot.web.access import COOKIE, LINK_PATH, Session  # noqa: E402
@@ -47,7 +48,6 @@ async def reports(core, n: int, start: int) -> float:
 
 
 # ---------------------------------------------------------------- the screens' process
-PAINTS = 3  # fresh browsers whose first paint is measured (the median is printed)
 REPORTED = re.compile(rb'id: (\d+)-\d+\nevent: change\ndata: \{"event": ?\{[^}]*?"kind": ?'
                       rb'"incident\.reported"')
 
@@ -95,9 +95,7 @@ async def screens_main(base: str, sids: list[str], expect: int) -> None:
 def first_paint_ms(url: str) -> tuple[float, float, float] | None:
     """(first contentful paint, first byte of the page, every incident drawn) in ms after the
     screen's navigation started, in headless Chromium, or None without it."""
-    import shutil
-
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+    if not browser():
         return None
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -130,6 +128,11 @@ def first_paint_ms(url: str) -> tuple[float, float, float] | None:
         return float(fcp), float(first_byte), float(done)
     finally:
         d.quit()
+
+
+def browser() -> bool:
+    """Whether headless Chromium and its driver are here (the first paint needs them)."""
+    return bool(shutil.which("chromium") and shutil.which("chromedriver"))
 
 
 def pin(cpus: set[int]) -> bool:
@@ -170,12 +173,13 @@ async def flashpoint(core, base: str, sids: list[str], n: int, seconds: float) -
 
 
 async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
-               flash_reports: int = 300, flash_seconds: float = 60.0) -> None:
+               flash_reports: int = 300, flash_seconds: float = 60.0,
+               painted: int = 1000, paints: int = 3) -> None:
     pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
     # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
     async with rig.bench_core(MATCHDAY_WEB_SESSION_TTL=10**9) as (core, _url, _tmp):
         core.notifier.outbox = Outbox(core.store.gateway)  # as `matchday run` and write_path.py
-        await reports(core, 1000, 0)  # 1,000 incidents for the first paint
+        await reports(core, painted, 0)  # incidents for the first paint (1,000)
         room = control_room_for(core, "http://127.0.0.1")
         runner = web.AppRunner(room.web_app())
         await runner.setup()
@@ -183,13 +187,13 @@ async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
         await site.start()
         base = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore
         # cold: a fresh browser profile each time, the first the server's first page
-        # (nothing read or cached yet); the median of PAINTS, as the machine is shared
-        paints = []
-        for _ in range(PAINTS):
+        # (nothing read or cached yet); the median of `paints`, as the machine is shared
+        painted_ms = []
+        for _ in range(paints):
             link = await room.access.issue_link("console:control", base)
-            paints.append(await asyncio.to_thread(first_paint_ms, link))
-        paint = None if None in paints else tuple(
-            statistics.median(p[k] for p in paints if p is not None) for k in range(3))
+            painted_ms.append(await asyncio.to_thread(first_paint_ms, link))
+        paint = None if None in painted_ms else tuple(
+            statistics.median(p[k] for p in painted_ms if p is not None) for k in range(3))
         sids = []
         for _ in range(n_screens):
             link = await room.access.issue_link("console:control", base)
@@ -222,24 +226,36 @@ async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
         print(f"flashpoint_event_to_screen_p50_ms: {flash['p50']:.1f}")
         print(f"flashpoint_event_to_screen_p95_ms: {flash['p95']:.1f}")
         if paint is not None:
-            print(f"first_paint_ms_1000: {paint[0]:.0f} (median of {PAINTS} fresh browsers: "
-                  + ", ".join(f"{p[0]:.0f}" for p in paints if p is not None) + ")")
-            print(f"first_byte_ms_1000: {paint[1]:.0f}")
-            print(f"screen_complete_ms_1000: {paint[2]:.0f}")
+            print(f"first_paint_ms_{painted}: {paint[0]:.0f} (median of {paints} fresh "
+                  "browsers: " + ", ".join(f"{p[0]:.0f}" for p in painted_ms if p is not None)
+                  + ")")
+            print(f"first_byte_ms_{painted}: {paint[1]:.0f}")
+            print(f"screen_complete_ms_{painted}: {paint[2]:.0f}")
         await runner.cleanup()
         await room.live.close()
 
 
+SMOKE = {"reports": 50, "screens": 3, "flash_screens": 2, "flash_reports": 10,
+         "flash_seconds": 2.0, "painted": 50, "paints": 1}
+
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.parser(__doc__)
     ap.add_argument("--reports", type=int, default=2000)
     ap.add_argument("--screens", type=int, default=50)
+    ap.add_argument("--flash-screens", type=int, default=10)
+    ap.add_argument("--flash-reports", type=int, default=300)
     ap.add_argument("--flash-seconds", type=float, default=60.0)
+    ap.add_argument("--painted", type=int, default=1000, help="incidents on the painted screen")
+    ap.add_argument("--paints", type=int, default=3, help="fresh browsers (the median)")
     ap.add_argument("--screens-of", help=argparse.SUPPRESS)  # the screens' process
     ap.add_argument("--expect", type=int, default=0, help=argparse.SUPPRESS)
-    a = ap.parse_args()
+    a = cli.parse(ap, SMOKE)
     if a.screens_of:
         pin(set(range(1, os.cpu_count() or 2)))
         asyncio.run(screens_main(a.screens_of, sys.stdin.read().split(), a.expect))
+    elif a.smoke and not browser():  # smoke runs every part, the first paint too
+        sys.exit("web bench: the first paint needs chromium and chromedriver "
+                 "(apt-get install chromium chromium-driver)")
     else:
-        asyncio.run(main(a.reports, a.screens, flash_seconds=a.flash_seconds))
+        asyncio.run(main(a.reports, a.screens, a.flash_screens, a.flash_reports,
+                         a.flash_seconds, a.painted, a.paints))

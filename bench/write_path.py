@@ -3,14 +3,13 @@ the read answers (/status, /summary with its chart, /incident <id>) scale from 1
 incidents.
 
 Prints `name: value` lines. Ratios compare runs in the same process on the same server,
-so machine noise mostly cancels. Usage: python bench/write_path.py [--reports N] [--big N]
+so machine noise mostly cancels. Usage: python bench/write_path.py [--reports N] [--big N] [--smoke]
 (The raw XADD baseline and MONITOR talk to Redis directly through the store's client: they
 measure the server, not the bot.)
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import random
 import shutil
@@ -22,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.rig import STEP, bench_core, cmd, reports  # noqa: E402
+from bench import cli  # noqa: E402
+from bench.rig import STEP, bench_core, beside, cmd, reports  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
 from bot.evidence.summary import summary_figures  # noqa: E402
@@ -47,12 +47,12 @@ TURNS = 6  # the write-rate comparison alternates baseline and reports this many
 MATCHDAY = timedelta(hours=4, minutes=10)  # gates open to egress: the dense fills' span
 
 
-async def round_trips(core, store: Store, n: int, start: int) -> tuple[float, float]:
-    """Client-issued commands per report, seen by the server (MONITOR), and EVALSHA calls
-    per report from INFO commandstats."""
+async def round_trips(core, store: Store, url: str, n: int, start: int) -> tuple[float, float]:
+    """Client-issued commands per report, seen by the server (MONITOR on a connection of its
+    own, made from the store's URL with its credentials), and EVALSHA calls per report from
+    INFO commandstats."""
     seen: list[str] = []
-    mon_store = Store.from_url(store.gateway.r.connection_pool.connection_kwargs.get("url", "")
-                               or _url(store))
+    mon_store = Store.from_url(url)
 
     async def watch(ready: asyncio.Event, done: asyncio.Event) -> None:
         async with mon_store.gateway.r.monitor() as m:
@@ -64,27 +64,31 @@ async def round_trips(core, store: Store, n: int, start: int) -> tuple[float, fl
                     done.set()
                     return
 
-    before = (await store.gateway.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
-    ready, done = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(watch(ready, done))
-    await ready.wait()
-    for i in range(start, start + n):
-        core.clock.advance(STEP)
-        await core.handle(cmd(i))
-    await store.gateway.r.get("bench-stop")
-    await asyncio.wait_for(done.wait(), 10)
-    await task
-    after = (await store.gateway.r.info("commandstats")).get("cmdstat_evalsha", {}).get("calls", 0)
-    await mon_store.close()
+    try:
+        before = (await store.gateway.r.info("commandstats")).get(
+            "cmdstat_evalsha", {}).get("calls", 0)
+        ready, done = asyncio.Event(), asyncio.Event()
+        task = asyncio.create_task(watch(ready, done))
+        await beside(task, ready, 10, "MONITOR connected")
+        for i in range(start, start + n):
+            core.clock.advance(STEP)
+            await core.handle(cmd(i))
+        await store.gateway.r.get("bench-stop")
+        await beside(task, done, 10, "MONITOR saw the stop marker")
+        await task
+        after = (await store.gateway.r.info("commandstats")).get(
+            "cmdstat_evalsha", {}).get("calls", 0)
+    finally:
+        await mon_store.close()
     return len(seen) / n, (after - before) / n
 
 
-def _url(store: Store) -> str:
-    kw = store.gateway.r.connection_pool.connection_kwargs
-    return f"redis://{kw['host']}:{kw['port']}/{kw.get('db', 0)}"
+def label(n: int) -> str:
+    """A count as the figures name it: 1k, 100k, or the number itself."""
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
-async def read_latency(core, say_as: str = "police_commander", reps: int = 100) -> float:
+async def read_latency(core, reps: int, say_as: str = "police_commander") -> float:
     fx = await core.active_fixture()
     times = []
     for i in range(reps):
@@ -168,17 +172,20 @@ async def fill(core, upto: int, have: int, batch: int = 64,
         i += len(tasks)
 
 
-async def main(n_reports: int, big: int) -> None:
+SMOKE = {"reports": 60, "base": 100, "big": 300, "warm": 20, "reps": 5}
+
+
+async def main(a) -> None:
     async with bench_core() as (core, url, tmp):
         store = core.store
         # As `matchday run` does: the card for control and command and the reporter's answer
         # go into the durable outbox inside the report's own script.
         core.notifier.outbox = Outbox(store.gateway)
-        await reports(core, 200, 0)  # warm up (script load, caches)
-        await raw_xadd(store, 200)
+        await reports(core, a.warm, 0)  # warm up (script load, caches)
+        await raw_xadd(store, a.warm)
         # Baseline and reports in turns, so a spell of load on this shared machine falls on
         # both alike (one long run of each gave ratios 0.09-0.14 for the same code).
-        per, raw_s, core_s = max(1, n_reports // TURNS), 0.0, 0.0
+        per, raw_s, core_s = max(1, a.reports // TURNS), 0.0, 0.0
         for turn in range(TURNS):
             raw_s += per / await raw_xadd(store, per)
             core_s += per / await reports(core, per, 1000 + turn * per)
@@ -186,40 +193,44 @@ async def main(n_reports: int, big: int) -> None:
         print(f"raw_xadd_per_s: {raw:.0f}")
         print(f"reports_per_s: {core_rate:.0f}")
         print(f"ratio_vs_raw_xadd: {core_rate / raw:.2f}")
-        rt, evalsha = await round_trips(core, store, 200, 10**7)
+        rt, evalsha = await round_trips(core, store, url, a.warm, 10**7)
         print(f"round_trips_per_report: {rt:.2f}")
         print(f"evalsha_per_report: {evalsha:.2f}")
-        await fill(core, 1000, 200 + n_reports + 200)
-        small = await read_latency(core)
-        await fill(core, big, 1000)
-        large = await read_latency(core)
-        print(f"status_summary_ms_at_1k: {small * 1000:.2f}")
-        print(f"status_summary_ms_at_{big // 1000}k: {large * 1000:.2f}")
-        print(f"ratio_status_{big // 1000}k_vs_1k: {large / small:.2f}")
+        base, big = a.base, a.big
+        await fill(core, base, a.warm + TURNS * per + a.warm)
+        small = await read_latency(core, a.reps)
+        await fill(core, big, base)
+        large = await read_latency(core, a.reps)
+        b, k = label(base), label(big)
+        print(f"status_summary_ms_at_{b}: {small * 1000:.2f}")
+        print(f"status_summary_ms_at_{k}: {large * 1000:.2f}")
+        print(f"ratio_status_{k}_vs_{b}: {large / small:.2f}")
 
-        # /summary and /incident <id>: the same ~4 h matchday with 1k and with `big` incidents
+        # /summary and /incident <id>: the same ~4 h matchday with `base` and `big` incidents
         # (so the chart has the same bins), in two databases of one server, measured in turn
         config_dir = str(no_merge_config(tmp))
-        base = url.rsplit("/", 1)[0]
-        cores = [await dense_core(f"{base}/{db}", tmp, config_dir, count)
-                 for db, count in ((1, 1000), (2, big))]
-        await read_answers(cores, [1000, big], 3)  # warm up (matplotlib import, caches)
-        (s_small, s_large), (t_small, t_large) = await read_answers(cores, [1000, big], 15)
+        db0 = url.rsplit("/", 1)[0]
+        cores = [await dense_core(f"{db0}/{db}", tmp, config_dir, count)
+                 for db, count in ((1, base), (2, big))]
+        await read_answers(cores, [base, big], 3)  # warm up (matplotlib import, caches)
+        (s_small, s_large), (t_small, t_large) = await read_answers(cores, [base, big],
+                                                                    max(3, a.reps * 15 // 100))
         for core in cores:
             await core.store.reset_for_tests()
             await core.store.close()
-        k = big // 1000
-        print(f"summary_ms_at_1k: {s_small * 1000:.1f}")
-        print(f"summary_ms_at_{k}k: {s_large * 1000:.1f}")
-        print(f"ratio_summary_{k}k_vs_1k: {s_large / s_small:.2f}")
-        print(f"timeline_ms_at_1k: {t_small * 1000:.2f}")
-        print(f"timeline_ms_at_{k}k: {t_large * 1000:.2f}")
-        print(f"ratio_timeline_{k}k_vs_1k: {t_large / t_small:.2f}")
+        print(f"summary_ms_at_{b}: {s_small * 1000:.1f}")
+        print(f"summary_ms_at_{k}: {s_large * 1000:.1f}")
+        print(f"ratio_summary_{k}_vs_{b}: {s_large / s_small:.2f}")
+        print(f"timeline_ms_at_{b}: {t_small * 1000:.2f}")
+        print(f"timeline_ms_at_{k}: {t_large * 1000:.2f}")
+        print(f"ratio_timeline_{k}_vs_{b}: {t_large / t_small:.2f}")
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.parser(__doc__)
     ap.add_argument("--reports", type=int, default=3000)
-    ap.add_argument("--big", type=int, default=100_000)
-    a = ap.parse_args()
-    asyncio.run(main(a.reports, a.big))
+    ap.add_argument("--base", type=int, default=1000, help="incidents of the small database")
+    ap.add_argument("--big", type=int, default=100_000, help="incidents of the big one")
+    ap.add_argument("--warm", type=int, default=200, help="warm-up reports (and MONITOR's)")
+    ap.add_argument("--reps", type=int, default=100, help="/status samples")
+    asyncio.run(main(cli.parse(ap, SMOKE)))

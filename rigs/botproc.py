@@ -108,10 +108,12 @@ class Rig:
     async def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+            # waited on beside the loop: the fakes it serves answer the bot's last calls
             try:
-                self.proc.wait(15)
+                await asyncio.to_thread(self.proc.wait, 15)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
         await self.tg.stop()
         await self.slack.stop()
         if self.store is not None:

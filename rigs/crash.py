@@ -73,8 +73,10 @@ def answers_to(rig: Rig, user: int, since: float) -> list[tuple[str, tuple[str, 
     return out
 
 
-async def main(kill_after: int, settle: float, archive: bool) -> None:
-    for name, value in (await crash_run(kill_after, settle, archive=archive)).items():
+async def main(kill_after: int, settle: float, archive: bool, taps: int = TAPS,
+               lines: int = LINES) -> None:
+    """Run it and print `name: value` lines."""
+    for name, value in (await crash_run(kill_after, settle, taps, lines, archive)).items():
         print(f"{name}: {value}")
 
 

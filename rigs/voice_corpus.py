@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent / "bench" / ".voice-corpus"
@@ -168,6 +169,43 @@ def to_voice_note(wav: Path, out: Path) -> None:
         dst.mux(stream.encode(None))
 
 
+def missing_tools() -> str:
+    """Why the corpus cannot be made here ('' when it can), one line."""
+    missing = [p for p in ("espeak-ng", "sox", "soxi") if shutil.which(p) is None]
+    return (f"{', '.join(missing)} not found: sudo apt-get install -y espeak-ng sox "
+            "libsox-fmt-all") if missing else ""
+
+
+def make(out: Path, *, count: int = len(REPORTS), seed: int = 26,
+         voices: Sequence[str] = VOICES, variants: Sequence[str] = VARIANTS,
+         rate: tuple[int, int] = RATE, gap: int = 0, say: bool = True) -> list[dict]:
+    """Write the first `count` reports (clean and noisy voice notes) and manifest.jsonl into
+    `out`; the manifest's rows."""
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for i, (text, typ, zone) in enumerate(REPORTS[:count], 1):
+            # every voice with every variant in turn: 6 speakers, 8 or 9 reports each
+            voice = voices[i % len(voices)] + variants[(i // len(voices)) % len(variants)]
+            speech = work / "speech.wav"
+            speak(text, voice, rng.randint(*rate), rng.randint(35, 65), speech, gap=gap)
+            noisy = work / "noisy.wav"
+            mix(speech, babble(seconds(speech), rng, work), SNR_DB, noisy)
+            name = f"{i:02d}"
+            to_voice_note(speech, out / f"{name}-clean.ogg")
+            to_voice_note(noisy, out / f"{name}-noise10db.ogg")
+            rows.append({"id": name, "text": text, "type": typ, "zone": zone, "voice": voice,
+                         "seconds": round(seconds(speech), 2)})
+            if say:
+                print(f"{name} {voice:22} {text}", flush=True)
+    with open(out / "manifest.jsonl", "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    return rows
+
+
 def main() -> None:
     """Write the corpus and its manifest.jsonl."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -177,35 +215,14 @@ def main() -> None:
     ap.add_argument("--variants", default=",".join(VARIANTS), help="variants, in turn")
     ap.add_argument("--rate", default=f"{RATE[0]}-{RATE[1]}", help="words per minute, LO-HI")
     ap.add_argument("--gap", type=int, default=0, help="pause between words, in 10 ms")
+    ap.add_argument("--count", type=int, default=len(REPORTS), help="the first N reports")
     args = ap.parse_args()
-    voices, variants = args.voices.split(","), args.variants.split(",")
     lo, _, hi = args.rate.partition("-")
-    missing = [p for p in ("espeak-ng", "sox", "soxi") if shutil.which(p) is None]
-    if missing:
-        sys.exit(f"{', '.join(missing)} not found: sudo apt-get install -y espeak-ng sox "
-                 "libsox-fmt-all")
-    rng = random.Random(args.seed)
-    args.out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        for i, (text, typ, zone) in enumerate(REPORTS, 1):
-            # every voice with every variant in turn: 6 speakers, 8 or 9 reports each
-            voice = voices[i % len(voices)] + variants[(i // len(voices)) % len(variants)]
-            speech = work / "speech.wav"
-            speak(text, voice, rng.randint(int(lo), int(hi or lo)), rng.randint(35, 65), speech,
-                  gap=args.gap)
-            noisy = work / "noisy.wav"
-            mix(speech, babble(seconds(speech), rng, work), SNR_DB, noisy)
-            name = f"{i:02d}"
-            to_voice_note(speech, args.out / f"{name}-clean.ogg")
-            to_voice_note(noisy, args.out / f"{name}-noise10db.ogg")
-            rows.append({"id": name, "text": text, "type": typ, "zone": zone, "voice": voice,
-                         "seconds": round(seconds(speech), 2)})
-            print(f"{name} {voice:22} {text}", flush=True)
-    with open(args.out / "manifest.jsonl", "w") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
+    why = missing_tools()
+    if why:
+        sys.exit(why)
+    rows = make(args.out, count=args.count, seed=args.seed, voices=args.voices.split(","),
+                variants=args.variants.split(","), rate=(int(lo), int(hi or lo)), gap=args.gap)
     print(f"{len(rows)} reports, clean and at {SNR_DB:g} dB SNR, in {args.out}")
 
 
