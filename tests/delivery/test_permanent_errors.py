@@ -20,8 +20,12 @@ from bot.settings import Settings
 from bot.store.outbox import Outbox
 from rigs.fakes.telegram_api import Call, FakeTelegram
 from tests.delivery.test_delivery import FakeTime, durable
+from tests.delivery.test_telegram_albums import SLOW, photos
+from tests.delivery.test_telegram_albums import evidence as album_item
+from tests.delivery.test_telegram_albums import shown as album_shown
 from tests.support.cards import card
 from tests.support.control_group import GROUP, control_group
+from tests.support.photo_burst import HeldTime
 
 STEWARD = 100000001
 BAD = "AgACnever-seen"  # a file id Telegram does not know (another bot's, or a typo)
@@ -120,3 +124,41 @@ async def test_a_chat_telegram_cannot_reach_drops_the_message_without_retrying(
         reasons = " ".join(r.getMessage() for r in caplog.records
                            if r.levelno == logging.WARNING)
         assert "blocked by the user" in reasons and "chat not found" in reasons.lower()
+
+
+async def test_an_album_with_a_photo_telegram_refuses_goes_item_by_item(
+        core: Core, settings: Settings):
+    """One unknown file id makes Telegram refuse the whole album: each photo then goes
+    alone, the bad one as its text, and every outbox entry is done."""
+    time = HeldTime()
+    fake = FakeTelegram(enforce_limits=True, clock=time.clock)
+    await fake.start()
+    try:
+        core.notifier.limiter = RateLimiter(SLOW, clock=time.clock, sleep=time.sleep)
+        core.notifier.clock = time.clock
+        async with control_group(core, settings, fake) as (_, fx, outbox):
+            photos(fake, 4)
+            items = [album_item(fx, k) for k in range(1, 5)]
+            bad = album_item(fx, 3)
+            bad.reply.media[0] = Attachment("photo", file_id=BAD, platform="telegram")
+            items[2] = bad
+            await outbox.add(fx, items)
+            reader = await durable(core)
+            try:
+                for _ in range(500):  # every entry queued before time moves (real Redis time)
+                    if len(reader._left) == 4 or not await outbox.backlog(fx):
+                        break
+                    await asyncio.sleep(0.01)
+                time.go.set()
+                await asyncio.wait_for(reader.drain(), 15)
+            finally:
+                await reader.stop()
+        refused = [c for c in to_group(fake.calls, "sendMediaGroup") if not c.ok]
+        assert len(refused) == 1  # the album, tried once
+        assert album_shown(fake.calls) == ["AgACalbum1", "AgACalbum2", "AgACalbum4"]
+        texts = [str(c.params["text"]) for c in to_group(fake.calls, "sendMessage") if c.ok]
+        assert sum("shot 3" in t for t in texts) == 1  # the refused photo's facts, once
+        assert (await outbox.backlog(fx))[0] == 0
+        assert fake.too_many == 0, fake.too_many_at
+    finally:
+        await fake.stop()
