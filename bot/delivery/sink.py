@@ -30,7 +30,8 @@ SENDING: ContextVar[tuple[str, ...]] = ContextVar("SENDING", default=())
 
 class Fault(Enum):
     """What a platform's error means for the message that met it: each adapter sorts its
-    platform's errors into these in one place (its `fault` function) and raises accordingly."""
+    platform's errors into these in one place (`fault` in its *_faults module) and raises
+    accordingly."""
 
     RATE_LIMITED = "rate limited"  # the same call after the wait it names (RetryLater)
     MIGRATED = "chat migrated"  # the same call at the chat's new id (the adapter's own move)

@@ -14,7 +14,6 @@ from telegram.error import BadRequest, ChatMigrated
 from telegram.ext import ExtBot
 
 from bot.adapters.telegram import media
-from bot.adapters.telegram.faults import native
 from bot.adapters.telegram.probes import (
     ArchiveProbe,
     MessageIds,
@@ -23,6 +22,7 @@ from bot.adapters.telegram.probes import (
     plain,
 )
 from bot.adapters.telegram.render import Rendered, render, split_html
+from bot.adapters.telegram.telegram_faults import native
 from bot.delivery.sink import Doubt, Found, Gate, Refused, no_gate
 from bot.domain.messages import Reply
 from bot.store.chat_moves import ChatMoves
