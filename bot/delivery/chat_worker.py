@@ -486,6 +486,7 @@ class ChatWorker:
                 if not ticketed:
                     await self.pacer.readmit(platform, chat)
             except Refused:  # never taken as it is: not tried again (see _deliver)
+                await self.pacer.heard(platform, chat)  # it answered: the next is spaced
                 raise
             except StoreUnavailable:  # before the send (a live message's id): try again
                 await self._store_away()

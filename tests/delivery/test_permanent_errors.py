@@ -81,6 +81,7 @@ async def test_a_photo_telegram_refuses_leaves_its_text_and_the_chat_moves_on(
         took = shown[0].at - start
         print(f"the photo after a refused one reached control after {took:.1f} s (virtual)")
         assert took <= 5.0, fake.describe()
+        assert fake.too_many == 0, fake.too_many_at  # the refusal counted, the next spaced
         bad = [c for c in to_group(fake.calls, "sendPhoto") if c.params["photo"] == BAD]
         assert len(bad) == 1 and not bad[0].ok  # tried once, answered 400, never again
         texts = [str(c.params["text"]) for c in to_group(fake.calls, "sendMessage") if c.ok]
