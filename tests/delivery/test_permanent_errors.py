@@ -163,3 +163,26 @@ async def test_an_album_with_a_photo_telegram_refuses_goes_item_by_item(
         assert fake.too_many == 0, fake.too_many_at
     finally:
         await fake.stop()
+
+
+async def test_evidence_telegram_refuses_under_its_line_leaves_the_line_once(
+        core: Core, settings: Settings):
+    """Two items of evidence go as a line with the media under it: a refused file id leaves
+    the line, once (before, each retry posted the line again)."""
+    async with on_virtual_time(core, settings) as (fake, time, fx, outbox):
+        fake.message_update(STEWARD, photo=GOOD)
+        shots = [Attachment("photo", file_id=BAD, platform="telegram"),
+                 Attachment("photo", file_id=GOOD, platform="telegram")]
+        await outbox.add(fx, [Outbound("control", Reply("Evidence on INC-63 from Sam: 2 photos",
+                                                        media=shots), fixture=fx),
+                              card(64, fixture=fx)])
+        reader = await durable(core)
+        try:
+            await asyncio.wait_for(reader.drain(), 15)
+        finally:
+            await reader.stop()
+        texts = [str(c.params["text"]) for c in to_group(fake.calls, "sendMessage") if c.ok]
+        assert sum("INC-63" in t for t in texts) == 1 and sum("INC-64" in t for t in texts) == 1
+        assert len([c for c in to_group(fake.calls, "sendPhoto")
+                    if c.params["photo"] == BAD]) == 1
+        assert (await outbox.backlog(fx))[0] == 0

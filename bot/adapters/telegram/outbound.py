@@ -94,17 +94,27 @@ class TelegramSink:
             msg = await native(media.show_captioned(self.bot, to, shown, r.chunks[0], reply_to))
             self.ids.learn(str(to), msg.message_id)
             return str(msg.message_id)
-        sent = await native(self._send(to, r, reply.images, reply_to))
-        if reply.media and sent:  # the evidence itself, under its line
-            await self._next(to)
-            try:
-                await native(media.show(self.bot, to, reply.media,
-                                        ReplyParameters(sent[0].message_id,
-                                                        allow_sending_without_reply=True)))
-            except Refused as exc:  # its line, the facts, is there: not sent again
-                log.warning("telegram: evidence under message %s in %s not shown: %s",
-                            sent[0].message_id, chat, exc.reason)
+        sent = await native(self._send(to, r, [], reply_to))
+        if sent:
+            await self._under(to, sent[0].message_id, reply)
         return str(sent[0].message_id) if sent else ""
+
+    async def _under(self, to: int | str, first: int, reply: Reply) -> None:
+        """A reply's images, then the evidence itself, under its text (already sent): one
+        Telegram refuses is left out, as its text, the facts, is there and not sent again."""
+        try:
+            for image in reply.images:
+                await self._next(to)
+                msg = await native(self.bot.send_photo(to, image))
+                self.ids.learn(str(to), msg.message_id)
+            if reply.media:
+                await self._next(to)
+                for m in await native(media.show(self.bot, to, reply.media, ReplyParameters(
+                        first, allow_sending_without_reply=True))):
+                    self.ids.learn(str(to), m.message_id)
+        except Refused as exc:
+            log.warning("telegram: media under message %s in %s not shown: %s", first, to,
+                        exc.reason)
 
     def albumable(self, chat: str, reply: Reply) -> bool:
         """Whether a reply is one photo or video with its text as the caption: such replies
