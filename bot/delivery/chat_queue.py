@@ -56,6 +56,7 @@ class Health:
     last_429_at: float | None = None
     delivered: int = 0
     digests: int = 0
+    refused: int = 0  # messages the platform refused for good (dropped, reason logged)
     warned: bool = False
     # what does not work in this chat for want of a permission -> why (see degraded)
     unsupported: dict[str, str] = field(default_factory=dict)

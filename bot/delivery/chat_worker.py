@@ -1,13 +1,14 @@
 """The per-chat worker: takes one chat's queue in order and hands each message to the
 platform, as a digest at a flashpoint, as an album while paced, or as the live board's turn;
-retries until it goes (429s wait, outages back off); journals outbox entries around sends."""
+retries until it goes (429s wait, outages back off) unless the platform refuses it for good
+(dropped, its text alone sent once in place of media); journals outbox entries around sends."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Protocol, TypeVar
@@ -17,7 +18,15 @@ from bot.delivery.chat_queue import ChatQueue, Health, Item, Journaled
 from bot.delivery.lane import Lane
 from bot.delivery.pacing import Pacer, Ticket, tap_answer
 from bot.delivery.ratelimit import EDIT, PIN, POST
-from bot.delivery.sink import BOT_WIDE, SENDING, Gone, PlatformSink, RetryLater, Unsupported
+from bot.delivery.sink import (
+    BOT_WIDE,
+    SENDING,
+    Gone,
+    PlatformSink,
+    Refused,
+    RetryLater,
+    Unsupported,
+)
 from bot.domain.messages import Outbound, Reply
 from bot.domain.vocab import SEVERITIES
 from bot.observe import metrics
@@ -393,6 +402,15 @@ class ChatWorker:
         token = SENDING.set(tuple(m.tag for m in marks))
         try:
             mids = await self._retrying(send)
+        except Refused as exc:  # one bad item refuses them all: each goes alone instead
+            what = f"an album of {len(batch)}"
+            if isinstance(exc, Gone):
+                self._refused(what, exc, dropped=len(batch))
+                mids = [""] * len(batch)
+            else:
+                self._refused(what, exc, "its items go one by one")
+                mids = [await self._deliver(i.out, keep_ref=False, ticket=Ticket(None, chat))
+                        for i in batch]
         finally:
             SENDING.reset(token)
         if marks and journal is not None:
@@ -409,9 +427,38 @@ class ChatWorker:
         self.health.delivered += len(batch)
 
     async def _deliver(self, out: Outbound, keep_ref: bool = True, *, ticket: Ticket) -> str:
-        """Edit the live message in place, or send anew; retry 429s until it goes."""
-        return await self._retrying(lambda: self._edit_or_send(out, keep_ref, ticket),
-                                    ticketed=True)
+        """Edit the live message in place, or send anew; retry 429s until it goes. One the
+        platform refuses for good is dropped ('': no message id), a media message's text
+        alone (the facts) sent once first; either way the chat moves on, and an outbox
+        entry is marked done, never left in doubt."""
+        async def attempt(o: Outbound) -> str:
+            return await self._retrying(lambda: self._edit_or_send(o, keep_ref, ticket),
+                                        ticketed=True)
+        try:
+            return await attempt(out)
+        except Refused as exc:
+            bare = None if isinstance(exc, Gone) else facts(out)
+            if bare is None:
+                self._refused(self._what(out), exc, dropped=1)
+                return ""
+            self._refused(self._what(out), exc, "sending its text alone")
+        try:
+            return await attempt(bare)
+        except Refused as exc:
+            self._refused(self._what(out) + "'s text", exc, dropped=1)
+            return ""
+
+    def _what(self, out: Outbound) -> str:
+        """A message by its ids only (outbox entries, live reference), for the log."""
+        return ", ".join(SENDING.get()) or out.ref or (out.thread and f"under {out.thread}") \
+            or "a message"
+
+    def _refused(self, what: str, exc: Refused, then: str = "", *, dropped: int = 0) -> None:
+        """One warning line for a send the platform will never take, naming it by ids (no
+        message text): what follows, or that `dropped` messages are dropped."""
+        self.health.refused += dropped
+        log.warning("%s:%s refused %s for good (%s); %s", self.platform, self.chat, what,
+                    exc.reason, then or "dropped")
 
     async def _retrying(self, call: Callable[[], Awaitable[T]], *,
                         ticketed: bool = False) -> T:
@@ -438,7 +485,8 @@ class ChatWorker:
                 await self.pacer.sleep(exc.seconds)
                 if not ticketed:
                     await self.pacer.readmit(platform, chat)
-            except Gone:
+            except Refused:  # never taken as it is: not tried again (see _deliver)
+                await self.pacer.heard(platform, chat)  # it answered: the next is spaced
                 raise
             except StoreUnavailable:  # before the send (a live message's id): try again
                 await self._store_away()
@@ -546,6 +594,15 @@ class ChatWorker:
         if desk.store is not None and new:
             await desk.store.set_message_ref(*ref, new)
         board.pin_owed = new
+
+
+def facts(out: Outbound) -> Outbound | None:
+    """A media message as its text alone (what it says, without what it shows), or None
+    when it has no media to leave out."""
+    reply = out.reply
+    if not (reply.media or reply.images) or not (reply.text or reply.title):
+        return None
+    return replace(out, reply=replace(reply, media=[], images=[]))
 
 
 def digest_line(reply: Reply) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from enum import Enum
 from typing import Protocol, runtime_checkable
 
 from bot.domain.messages import Reply
@@ -25,6 +26,18 @@ BOT_WIDE = "*"
 # delivery layer around a send: a platform that can carry and read back metadata (Slack)
 # tags the message with them, so after a crash an unknown outcome can be looked up.
 SENDING: ContextVar[tuple[str, ...]] = ContextVar("SENDING", default=())
+
+
+class Fault(Enum):
+    """What a platform's error means for the message that met it: each adapter sorts its
+    platform's errors into these in one place (`fault` in its *_faults module) and raises
+    accordingly."""
+
+    RATE_LIMITED = "rate limited"  # the same call after the wait it names (RetryLater)
+    MIGRATED = "chat migrated"  # the same call at the chat's new id (the adapter's own move)
+    TRANSIENT = "transient"  # not reached, or no answer: tried again (it may be in doubt)
+    PERMANENT = "permanent"  # never taken as it is: dropped for this chat (Refused)
+    GONE = "chat gone"  # the chat cannot be reached at all: dropped (Gone)
 
 
 class RetryLater(Exception):
@@ -41,8 +54,19 @@ class Unsupported(Exception):
     health says so until it works."""
 
 
-class Gone(Exception):
-    """The chat cannot be reached at all (bot removed, chat deleted): retrying is useless."""
+class Refused(Exception):
+    """The platform will never take this message as it is (e.g. Telegram's 400 "wrong file
+    identifier"): not retried and not in doubt; the delivery layer drops it for this chat
+    with a logged reason, after sending a media message's text alone once."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Gone(Refused):
+    """The chat cannot be reached at all (bot blocked or removed, chat not found): the
+    message is dropped for this chat, its text alone not tried."""
 
 
 # Before each platform message after the first of one reply, a sink awaits its gate for a

@@ -195,6 +195,7 @@ class FakeSlack:
         pending = self.failures.get(method)
         if pending:
             status, headers, body = pending.pop(0)
+            call.ok = bool(body.get("ok")) and status < 400
             return web.json_response(body, status=status, headers=headers)
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)
         if handler is None:

@@ -98,6 +98,7 @@ class FakeTelegram:
         self.held: dict[str, asyncio.Event] = {}  # file paths whose download waits for a set()
         self.webhook: dict[str, Any] = {}
         self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
+        self.unknown: set[int] = set()  # chats the bot cannot see (see `forget`)
         self.pinned: dict[int, list[int]] = {}  # chat id -> pinned message ids, newest last
         self._pending: list[tuple[dict[str, Any], bool]] = []  # (update, ignore_offset)
         self._update_ids = itertools.count(1000)
@@ -177,6 +178,11 @@ class FakeTelegram:
             if chat == int(old):
                 self.messages[(int(new), mid)] = {**msg, "chat": self.chat(int(new))}
                 self._channel_ids[int(new)] = max(self._channel_ids.get(int(new), 0), mid)
+
+    def forget(self, chat_id: int) -> None:
+        """A chat deleted, or one the bot was never in: every later call naming it answers
+        400 "Bad Request: chat not found", as Telegram does."""
+        self.unknown.add(int(chat_id))
 
     def migration_updates(self, old: int, new: int, by: int) -> list[dict[str, Any]]:
         """The two service messages Telegram sends on an upgrade (Bot API "Message" fields
@@ -363,6 +369,12 @@ class FakeTelegram:
                 "ok": False, "error_code": 400,
                 "description": "Bad Request: group chat was upgraded to a supergroup chat",
                 "parameters": {"migrate_to_chat_id": moved}}, status=400)
+        if str(params.get("chat_id", "")).lstrip("-").isdigit() and \
+                int(params["chat_id"]) in self.unknown:
+            call.ok = False
+            await self._record(call)
+            return web.json_response({"ok": False, "error_code": 400,
+                                      "description": "Bad Request: chat not found"}, status=400)
         fail = self.failures.get(method.lower())
         if fail and fail.times > 0:
             fail.times -= 1
@@ -691,6 +703,11 @@ class FakeTelegram:
         if len(kinds) > 1 and not kinds <= {"photo", "video"}:
             raise _ApiError(400, "Bad Request: documents and audio can't be mixed with other "
                                  "media types in an album")
+        for item in items:  # Telegram takes the whole album or none of it
+            ref = item.get("media")
+            if isinstance(ref, str) and not ref.startswith("attach://") and \
+                    self._known_media(str(item.get("type")), ref) is None:
+                raise _ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
         group = str(next(self._update_ids))
         out = []
         for n, item in enumerate(items):

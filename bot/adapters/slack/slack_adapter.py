@@ -28,10 +28,11 @@ from bot.adapters.slack.blocks import message_payload
 from bot.adapters.slack.guard import RequestGuard, host_allowed, middleware
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.signatures import StrictRequestVerification
+from bot.adapters.slack.slack_faults import native
 from bot.adapters.slack.slack_inbound import RESPOND, VIEW_DEADLINE, Inbound
 from bot.adapters.slack.slack_sdklog import socket_mode_logger
 from bot.core.ports import CoreAPI
-from bot.delivery.sink import SENDING, Doubt, Found, Gate, Gone, RetryLater, Unsupported, no_gate
+from bot.delivery.sink import SENDING, Doubt, Found, Gate, RetryLater, Unsupported, no_gate
 from bot.domain.messages import Reply
 from bot.domain.routes import Answer, Request, Route
 from bot.settings import Settings
@@ -194,11 +195,11 @@ class SlackAdapter:
         tagged = SENDING.get()
         extra: dict[str, Any] = {"metadata": {"event_type": OUTBOX_EVENT, "event_payload": {
             "ids": ",".join(tagged)}}} if tagged else {}
-        resp = await _native(self.client.chat_postMessage(channel=chat, thread_ts=thread_ts,
-                                                          **message_payload(reply), **extra))
+        resp = await native(self.client.chat_postMessage(channel=chat, thread_ts=thread_ts,
+                                                         **message_payload(reply), **extra))
         channel, ts = resp["channel"], resp["ts"]
         if reply.images:
-            await _native(self._upload(reply.images, channel, thread_ts or ts))
+            await native(self._upload(reply.images, channel, thread_ts or ts))
         return ts if channel == chat else f"{channel}/{ts}"
 
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
@@ -209,15 +210,15 @@ class SlackAdapter:
             return await self._respond(chat, message_id.removeprefix(RESPOND), reply)
         channel, ts = _split_ref(message_id, chat)
         try:
-            await _native(self.client.chat_update(channel=channel, ts=ts,
-                                                  **message_payload(reply)))
+            await native(self.client.chat_update(channel=channel, ts=ts,
+                                                 **message_payload(reply)))
         except SlackApiError as exc:
             if exc.response.get("error") in ("message_not_found", "cant_update_message"):
                 log.info("slack: live message %s gone from %s; posting anew", ts, chat)
                 return False
             raise
         if reply.images:
-            await _native(self._upload(reply.images, channel, ts))
+            await native(self._upload(reply.images, channel, ts))
         return True
 
     def albumable(self, chat: str, reply: Reply) -> bool:
@@ -233,7 +234,7 @@ class SlackAdapter:
         """pins.add (Tier 2) for a message the bot posted (the flashpoint board)."""
         channel, ts = _split_ref(message_id, chat)
         try:
-            await _native(self.client.pins_add(channel=channel, timestamp=ts))
+            await native(self.client.pins_add(channel=channel, timestamp=ts))
         except SlackApiError as exc:
             if exc.response.get("error") != "already_pinned":
                 raise
@@ -242,7 +243,7 @@ class SlackAdapter:
         """pins.remove for a message the bot pinned."""
         channel, ts = _split_ref(message_id, chat)
         try:
-            await _native(self.client.pins_remove(channel=channel, timestamp=ts))
+            await native(self.client.pins_remove(channel=channel, timestamp=ts))
         except SlackApiError as exc:
             if exc.response.get("error") not in ("no_pin", "message_not_found"):
                 raise
@@ -268,7 +269,7 @@ class SlackAdapter:
             await self.send(user, reply)
             return True
         if reply.images:
-            await _native(self._upload(reply.images, chat, None))
+            await native(self._upload(reply.images, chat, None))
         return True
 
     # ================================================================ in doubt (InDoubt)
@@ -297,15 +298,15 @@ class SlackAdapter:
         `tag` in its metadata, or '' (a send whose outcome a crash left unknown)."""
         channel = chat
         if chat.startswith("U"):  # a DM: its history is the IM channel's
-            opened = await _native(self.client.conversations_open(users=chat))
+            opened = await native(self.client.conversations_open(users=chat))
             channel = opened["channel"]["id"]
         oldest = f"{since:.6f}"
         if thread:
             ts = _split_ref(thread, chat)[1]
-            resp = await _native(self.client.conversations_replies(
+            resp = await native(self.client.conversations_replies(
                 channel=channel, ts=ts, oldest=oldest, include_all_metadata=True, limit=200))
         else:
-            resp = await _native(self.client.conversations_history(
+            resp = await native(self.client.conversations_history(
                 channel=channel, oldest=oldest, include_all_metadata=True, limit=200))
         for msg in resp.get("messages", []):
             meta = msg.get("metadata") or {}
@@ -313,28 +314,3 @@ class SlackAdapter:
             if meta.get("event_type") == OUTBOX_EVENT and tag in ids:
                 return msg["ts"] if channel == chat else f"{channel}/{msg['ts']}"
         return ""
-
-
-async def _native(call: Awaitable[Any]) -> Any:
-    """A Web API call with Slack's errors in the delivery layer's terms."""
-    try:
-        return await call
-    except SlackApiError as exc:
-        if exc.response.status_code == 429:
-            raise RetryLater(float(exc.response.headers.get("Retry-After", 1) or 1),
-                             "slack 429") from None
-        data = exc.response.data if isinstance(exc.response.data, dict) else {}
-        if data.get("error") == "missing_scope":  # the app lacks it: add it, reinstall
-            raise Unsupported(f"the Slack app lacks the {data.get('needed', '?')} scope") \
-                from None
-        if data.get("error") in ("channel_not_found", "not_in_channel", "is_archived",
-                                 "account_inactive"):
-            raise Gone(str(data.get("error"))) from None
-        raise
-    except Exception as exc:
-        # slack_sdk's client raises aiohttp's ClientError family when Slack cannot be
-        # reached (ServerDisconnectedError is not an OSError): the delivery layer's
-        # "unreachable", retried quietly, not a traceback
-        if type(exc).__module__.startswith("aiohttp"):
-            raise ConnectionError(f"{type(exc).__name__}: {exc}") from None
-        raise

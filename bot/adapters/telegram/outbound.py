@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from telegram import LinkPreviewOptions, Message, ReplyParameters
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import BadRequest, ChatMigrated
 from telegram.ext import ExtBot
 
 from bot.adapters.telegram import media
@@ -20,10 +20,10 @@ from bot.adapters.telegram.probes import (
     chat_id,
     id_space,
     plain,
-    retry_seconds,
 )
 from bot.adapters.telegram.render import Rendered, render, split_html
-from bot.delivery.sink import Doubt, Found, Gate, Gone, RetryLater, no_gate
+from bot.adapters.telegram.telegram_faults import native
+from bot.delivery.sink import Doubt, Found, Gate, Refused, no_gate
 from bot.domain.messages import Reply
 from bot.store.chat_moves import ChatMoves
 
@@ -32,25 +32,12 @@ log = logging.getLogger(__name__)
 PLATFORM = "telegram"
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 LOCATION_KEY = "Or tap 📍 below to share your location."
-T = TypeVar("T")
 Moved = Callable[[str, str], Awaitable[str]]  # (old chat, new chat) -> the chat to use now
 
 
 def private(chat: str) -> bool:
     """Whether a Telegram chat id is a person's private chat with the bot."""
     return not chat.startswith(("-", "@"))
-
-
-async def native(call: Awaitable[T]) -> T:
-    """A Bot API call with Telegram's errors in the delivery layer's terms."""
-    try:
-        return await call
-    except RetryAfter as exc:
-        raise RetryLater(retry_seconds(exc), "telegram 429") from None
-    except Forbidden as exc:
-        raise Gone(str(exc)) from None
-    except (TimedOut, NetworkError) as exc:
-        raise ConnectionError(str(exc)) from None
 
 
 class TelegramSink:
@@ -107,13 +94,27 @@ class TelegramSink:
             msg = await native(media.show_captioned(self.bot, to, shown, r.chunks[0], reply_to))
             self.ids.learn(str(to), msg.message_id)
             return str(msg.message_id)
-        sent = await native(self._send(to, r, reply.images, reply_to))
-        if reply.media and sent:  # the evidence itself, under its line
-            await self._next(to)
-            await native(media.show(self.bot, to, reply.media,
-                                    ReplyParameters(sent[0].message_id,
-                                                    allow_sending_without_reply=True)))
+        sent = await native(self._send(to, r, [], reply_to))
+        if sent:
+            await self._under(to, sent[0].message_id, reply)
         return str(sent[0].message_id) if sent else ""
+
+    async def _under(self, to: int | str, first: int, reply: Reply) -> None:
+        """A reply's images, then the evidence itself, under its text (already sent): one
+        Telegram refuses is left out, as its text, the facts, is there and not sent again."""
+        try:
+            for image in reply.images:
+                await self._next(to)
+                msg = await native(self.bot.send_photo(to, image))
+                self.ids.learn(str(to), msg.message_id)
+            if reply.media:
+                await self._next(to)
+                for m in await native(media.show(self.bot, to, reply.media, ReplyParameters(
+                        first, allow_sending_without_reply=True))):
+                    self.ids.learn(str(to), m.message_id)
+        except Refused as exc:
+            log.warning("telegram: media under message %s in %s not shown: %s", first, to,
+                        exc.reason)
 
     def albumable(self, chat: str, reply: Reply) -> bool:
         """Whether a reply is one photo or video with its text as the caption: such replies
@@ -164,7 +165,7 @@ class TelegramSink:
         try:
             await native(self.bot.pin_chat_message(
                 chat_id(now), int(message_id), disable_notification=True))
-        except BadRequest as exc:  # e.g. not an admin here: the board still works unpinned
+        except Refused as exc:  # e.g. not an admin here: the board still works unpinned
             log.warning("telegram: board not pinned in %s: %s", chat, exc)
 
     async def unpin(self, chat: str, message_id: str) -> None:
@@ -172,7 +173,7 @@ class TelegramSink:
         now = await self.moves.resolve(PLATFORM, chat)
         try:
             await native(self.bot.unpin_chat_message(chat_id(now), message_id=int(message_id)))
-        except BadRequest as exc:  # unpinned by hand meanwhile: nothing left to do
+        except Refused as exc:  # unpinned by hand meanwhile: nothing left to do
             log.info("telegram: board not unpinned in %s: %s", chat, exc)
 
     async def _edit_at(self, chat: str, message_id: str, reply: Reply, *,
