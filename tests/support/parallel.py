@@ -39,30 +39,22 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def shared_by(item: pytest.Item) -> str | None:
-    """The group of tests that share this one's costly fixtures, or None: where the
-    session-scoped ones are defined, past the per-worker Redis of tests/conftest.py (tests/ha's
-    Cluster and Sentinel), else its module when it uses a module-scoped one (the browsers, an
-    export made once)."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
+    """Where the session-scoped fixtures this test uses are defined, past the per-worker
+    Redis of tests/conftest.py (e.g. tests/ha's cluster and Sentinel), or None."""
+    defs = getattr(item, "_fixtureinfo", None)
+    if defs is None:
         return None
-    used = [defs[-1] for defs in info.name2fixturedefs.values() if defs]
-    homes = sorted({d.baseid for d in used
-                    if d.scope == "session" and d.baseid not in ("", "tests")})
-    if homes:
-        return homes[0]
-    if any(d.scope == "module" for d in used):
-        return item.nodeid.split("::")[0]
-    return None
+    homes = sorted({d[-1].baseid for d in defs.name2fixturedefs.values()
+                    if d and d[-1].scope == "session" and d[-1].baseid not in ("", "tests")})
+    return homes[0] if homes else None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests sharing a session's servers (a Redis Cluster, a Sentinel set, a loaded model)
-    or a module's fixture run on one worker, which makes them once, not once per worker.
-    `long` tests come first: each is minutes of waiting at the fakes' real-time limits,
-    which one worker spends while the others run everything else (last, the run would wait
-    for it)."""
+    run on one worker, which starts them once, not once per worker. `long` tests come
+    first: each is minutes of waiting at the fakes' real-time limits, which one worker
+    spends while the others run everything else (last, the whole run would wait for it)."""
     for item in items:
         if (home := shared_by(item)) and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(home))
