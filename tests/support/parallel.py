@@ -38,26 +38,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return workers(config)
 
 
-def shared_by(item: pytest.Item) -> str | None:
-    """Where the session-scoped fixtures this test uses are defined, past the per-worker
-    Redis of tests/conftest.py (e.g. tests/ha's cluster and Sentinel), or None."""
-    defs = getattr(item, "_fixtureinfo", None)
-    if defs is None:
-        return None
-    homes = sorted({d[-1].baseid for d in defs.name2fixturedefs.values()
-                    if d and d[-1].scope == "session" and d[-1].baseid not in ("", "tests")})
-    return homes[0] if homes else None
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests sharing a session's servers (a Redis Cluster, a Sentinel set, a loaded model)
-    run on one worker, which starts them once, not once per worker. `long` tests come
-    first: each is minutes of waiting at the fakes' real-time limits, which one worker
-    spends while the others run everything else (last, the whole run would wait for it)."""
-    for item in items:
-        if (home := shared_by(item)) and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(home))
+    """`long` tests first: each is minutes of waiting at the fakes' real-time limits, which
+    one worker spends while the others run everything else (last, the run would wait)."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
