@@ -20,6 +20,9 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import Settings, load_settings
 from bot.store import Store
 
+# one xdist worker per core, serial when REDIS_URL is given; the optional markers' summary
+pytest_plugins = ("tests.support.parallel",)
+
 START = datetime(2026, 11, 25, 18, 0, tzinfo=UTC)  # 18:00 GMT, kick-off 19:45 local
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime
 
 import pytest
 from pydantic import SecretStr
 
 from bot.app import App
+from bot.domain.clock import FileClock
 from bot.observe.outage import OutageLog
 from bot.runtime import run_bot
 from bot.sample import ensure_sample_fixture
@@ -62,8 +64,13 @@ async def test_an_outage_is_one_line_when_it_goes_and_one_with_the_count_when_ba
         server, tmp_path, caplog: pytest.LogCaptureFixture):
     fake = FakeTelegram()
     await fake.start()
+    # virtual time from a file: the scheduler then also ticks every 0.1 s (not only every 1
+    # and 2 s), so the ticks that meet the outage come without seconds of real waiting
+    clock_file = tmp_path / "clock"
+    FileClock.write(clock_file, datetime.now(UTC))
     settings = load_settings(REDIS_URL=server.url, MATCHDAY_DATA_DIR=str(tmp_path),
-                             PORT=str(free_port()), MATCHDAY_LEASE_MS="1000").model_copy(
+                             PORT=str(free_port()), MATCHDAY_LEASE_MS="1000",
+                             MATCHDAY_CLOCK_FILE=str(clock_file)).model_copy(
         update={"telegram_bot_token": SecretStr(TOKEN), "telegram_base_url": fake.base_url})
     ticks = Ticks()
     app = App(settings, serving=True, outage=ticks)

@@ -7,14 +7,17 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from bot.store import Store
 from tests.security.test_export_forgery_fails_verify import canonical, export
 from tests.test_cli import ROOT
 
@@ -52,15 +55,26 @@ def one_line_failure(p: subprocess.CompletedProcess, words: str) -> None:
     assert words in text, text
 
 
-@pytest.fixture
-def exported(store, redis_url, tmp_path):
+@pytest_asyncio.fixture(scope="module")
+async def night_export(redis_url, tmp_path_factory) -> Path:
+    """The bundled night replayed and exported once for the module (a replay and an export
+    are seconds of subprocesses); each test spoils its own copy."""
     from tests.test_cli import SCENARIO, matchday
 
-    env = {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path / "data")}
+    store = Store.from_url(redis_url)
+    await store.reset_for_tests()
+    await store.close()
+    tmp = tmp_path_factory.mktemp("night")
+    env = {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp / "data")}
     assert matchday("replay", str(SCENARIO), "--json", env=env).returncode == 0
-    folder = export(env, tmp_path / "ex")
+    folder = export(env, tmp / "ex")
     assert verify(folder).returncode == 0
     return folder
+
+
+@pytest.fixture
+def exported(night_export, tmp_path):
+    return Path(shutil.copytree(night_export, tmp_path / "ex", symlinks=True))
 
 
 @pytest.mark.parametrize("name", ["../secret.txt", "/etc/hostname", "sub/../../secret.txt"])

@@ -8,6 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
+# marker name -> the summary line saying how many were left out, in this process; a parallel
+# run's workers each collect every test, so the controller keeps one line per marker
+_LEFT_OUT: dict[str, str] = {}
+
 
 class OptionalMarker:
     """The rule of one such marker, for a conftest's collection and summary hooks."""
@@ -34,10 +38,22 @@ class OptionalMarker:
             items[:] = [i for i in items if not i.get_closest_marker(self.name)]
             config.hook.pytest_deselected(items=out)
             self.left_out += len(out)
-
-    def say(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """One line: how many were left out, and how to run them."""
-        if self.left_out:
-            terminalreporter.write_line(
+            _LEFT_OUT[self.name] = (
                 f"{self.left_out} {self.name} tests not run (they need {self.needs}): "
                 f"{self.install} && {self.run}")
+
+
+def left_out() -> dict[str, str]:
+    """This process's summary lines, by marker (what a worker hands to the controller)."""
+    return dict(_LEFT_OUT)
+
+
+def add_left_out(lines: dict[str, str]) -> None:
+    """Take a worker's summary lines (each marker once, however many workers said it)."""
+    _LEFT_OUT.update(lines)
+
+
+def say(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line per marker whose tests were left out: how many, and how to run them."""
+    for _, line in sorted(_LEFT_OUT.items()):
+        terminalreporter.write_line(line)

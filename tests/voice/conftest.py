@@ -42,10 +42,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     MARKER.leave_out(config, items)
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Say that voice tests were left out, and how to run them (never a silent skip)."""
-    MARKER.say(terminalreporter)
-
 
 @pytest.fixture(scope="session")
 def whisper() -> Path:

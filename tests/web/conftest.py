@@ -32,10 +32,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     MARKER.leave_out(config, items)
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Say that browser tests were left out, and how to run them (never a silent skip)."""
-    MARKER.say(terminalreporter)
-
 
 def browser_binary(names: tuple[str, ...], what: str) -> str:
     """The first of these programs on PATH; a browser test without it fails with one line."""
