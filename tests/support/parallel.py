@@ -1,6 +1,7 @@
 """The suite on the machine's cores: a pytest-xdist worker per core and one more (at most
 four), each with the Redis server its own session starts; one process where workers would
-share a server or gain nothing. Registered by tests/conftest.py; `-n N` on the command line still wins."""
+share a server or gain nothing. Registered by tests/conftest.py; `-n N` on the command line
+still wins."""
 
 from __future__ import annotations
 
