@@ -16,7 +16,7 @@ from bot.delivery import board as boards
 from bot.delivery.chat_queue import ChatQueue, Health, Item, Journaled
 from bot.delivery.lane import Lane
 from bot.delivery.pacing import Pacer, Ticket, tap_answer
-from bot.delivery.ratelimit import EDIT, PIN, POST
+from bot.delivery.ratelimit import CHASE, EDIT, PIN, POST
 from bot.delivery.sink import BOT_WIDE, SENDING, Gone, PlatformSink, RetryLater, Unsupported
 from bot.domain.messages import Outbound, Reply
 from bot.domain.vocab import SEVERITIES
@@ -74,11 +74,12 @@ class Desk:
 
     def call_kind(self, platform: str, chat: str, out: Outbound) -> str:
         """The platform call a message will most likely take: an edit for an answer into a
-        tapped message or a live message already posted here, else a post."""
+        tapped message or a live message already posted here, else a post (a chaser's post
+        within the chasers' share)."""
         if out.edit or (out.ref and not out.quote and
                         out.ref in self.posted.get((platform, chat), set())):
             return EDIT
-        return POST
+        return CHASE if out.chase else POST
 
     def live_boards(self, platform: str) -> int:
         """Chats of a platform with a live board (they share its edit limit)."""

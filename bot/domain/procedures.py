@@ -149,10 +149,15 @@ def message_body(kind: str, text: str) -> str:
 def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
             title: str = "",
             buttons: Callable[[Steward], list[list[Button]]] | None = None,
-            also: tuple[str, ...] = ()) -> list[Outbound]:
-    """A broadcast's messages: one to every targeted steward (their buttons: "I have it"
-    unless `buttons` says otherwise) and one to control (and to the `also` audiences); a
-    life-safety one marked urgent."""
+            also: tuple[str, ...] = (), post: str = "",
+            reached: frozenset[str] = frozenset()) -> list[Outbound]:
+    """A broadcast's messages: reach first, then chase. One post (with "I have it") to the
+    stewards' one-to-many chat when there is one (`post`, its audience), reaching every
+    targeted steward in `reached` at once; a direct message (their buttons: "I have it"
+    unless `buttons` says otherwise) to every other targeted steward, as a chaser that
+    takes only the chasers' share of the platform's rate; and one to control (and to the
+    `also` audiences). A life-safety one's post and control's copies are urgent: they go
+    ahead of everything, and nothing waits behind the direct messages."""
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
     have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
@@ -160,9 +165,11 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
     control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
                         f"{counted} are counted in /status.", title=title,
                         buttons=[[Button("Who has it", "/status")]])
-    outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
-                                            else have_it), fixture=fixture, urgent=urgent)
-            for s in to]
+    outs = [Outbound(post, Reply(body, title=title, buttons=have_it), fixture=fixture,
+                     urgent=urgent)] if post else []
     outs += [Outbound(a, control_msg, fixture=fixture, urgent=urgent)
              for a in ("control", *(a for a in also if a != "control"))]
+    outs += [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
+                                             else have_it), fixture=fixture, chase=bid)
+             for s in to if s.who not in reached]
     return outs

@@ -342,6 +342,29 @@ class Stewarding:
         got = await self.signoff(fx)
         return (got.version, got.acks) if got else ("", {})
 
+    # ------------------------------------------------------------ one-to-many chats
+    async def chat_member(self, platform: str, chat: str, user: str, joined: bool) -> None:
+        """Someone joined or left a chat (the platform's member update); `user` '' with
+        joined False: the bot itself left, so nobody there can be reached by a post."""
+        key = OPS + f"members:{platform}:{chat}"
+        if not user:
+            await self.gateway.call(lambda r: r.delete(key))
+        elif joined:
+            await self.gateway.call(lambda r: r.sadd(key, user))
+        else:
+            await self.gateway.call(lambda r: r.srem(key, user))
+
+    async def chat_members(self, platform: str, chats: list[str]) -> set[str]:
+        """Everyone (platform:user) in any of a platform's chats, as its member updates
+        told (one round trip)."""
+        if not chats:
+            return set()
+        pipe = self.gateway.pipeline(transaction=False)
+        for chat in chats:
+            pipe.smembers(OPS + f"members:{platform}:{chat}")
+        got = await self.gateway.call(pipe.execute())
+        return {f"{platform}:{u}" for users in got for u in users}
+
     # ------------------------------------------------------------ tabard <-> account
     async def tabards(self) -> dict[str, str]:
         """tabard number -> the platform account linked to it (platform:user)."""

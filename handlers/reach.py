@@ -1,0 +1,38 @@
+"""Reach first, then chase: which one-to-many chat a broadcast is posted in (a ground's
+stewards' alert channel, or a zone's group, declared in channels.toml as the audiences
+`alert` and `alert_<zone>`), and which targeted stewards that one post reaches (their
+membership as the platform's member updates told it)."""
+
+from __future__ import annotations
+
+from bot.core.dispatch import Ctx
+from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.procedures import Target
+
+ALERT = "alert"  # the whole ground's stewards' one-to-many chat
+
+
+def alert_audience(target: Target) -> str:
+    """The audience of the one-to-many chat for a target ('' for supervisors and exits,
+    who are reached one by one)."""
+    if target.kind == "all":
+        return ALERT
+    return f"{ALERT}_{target.zone}" if target.kind == "zone" else ""
+
+
+async def one_post(ctx: Ctx, fx: Fixture, target: Target) -> tuple[str, frozenset[str]]:
+    """The audience to post a broadcast to once ('' when none is declared for the target on
+    a running platform) and everyone (platform:user) that post reaches."""
+    audience = alert_audience(target)
+    notifier = ctx.core.notifier
+    if not audience:
+        return "", frozenset()
+    await notifier.learn_grounds([fx.id])
+    chats = {p: cs for p, cs in notifier.targets(audience, fx.id).items()
+             if p in notifier.sinks and cs}
+    if not chats:
+        return "", frozenset()
+    members: set[str] = set()
+    for platform, ids in chats.items():
+        members |= await ctx.store.stewarding.chat_members(platform, ids)
+    return audience, frozenset(members)
