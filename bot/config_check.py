@@ -59,10 +59,15 @@ class MissingRow(Strict):
     to: Annotated[Names, Field(min_length=1)] = ["police", "control"]
 
 
+class BroadcastRow(Strict):
+    chase_after_s: Annotated[int, Field(ge=10, le=3600)] = 60
+
+
 class EscalationFile(Strict):
     severity: dict[str, SeverityRow] = {}
     merge: MergeRow = MergeRow()
     missing: MissingRow = MissingRow()
+    broadcast: BroadcastRow = BroadcastRow()
 
 
 class BriefingAudiences(Strict):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.core.dispatch import Ctx
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.procedures import Target
 
 ALERT = "alert"  # the whole ground's stewards' one-to-many chat
@@ -36,3 +37,13 @@ async def one_post(ctx: Ctx, fx: Fixture, target: Target) -> tuple[str, frozense
     for platform, ids in chats.items():
         members |= await ctx.store.stewarding.chat_members(platform, ids)
     return audience, frozenset(members)
+
+
+async def chase_deadline(ctx: Ctx, fx: Fixture, post: str) -> int | None:
+    """When those a one-to-many post reached but who have not acknowledged get a direct
+    message (epoch seconds; None without a post); the sweep is told to look (crash-safe,
+    before the write)."""
+    if not post:
+        return None
+    await ctx.store.index_escalation(fx.id)
+    return int(ctx.now.timestamp()) + policy_for(ctx.core.settings).chase_after_s

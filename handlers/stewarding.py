@@ -32,7 +32,7 @@ from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
 from handlers.decisions import from_command, rationale_prompt
 from handlers.display import clock_time
-from handlers.reach import one_post
+from handlers.reach import chase_deadline, one_post
 from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
@@ -103,7 +103,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
         applied = await state.send(fx.id, bc, {s.who: "1" for s in to},
                                    ctx.outbox.ops(outs), ev, dedupe or ctx.cmd.dedupe_key,
                                    record=record, police_at=police_at, closes=closes,
-                                   also=DecisionLog.ops(entry) if entry else None)
+                                   also=DecisionLog.ops(entry) if entry else None,
+                                   chase_at=await chase_deadline(ctx, fx, post))
         fresh = not applied.duplicate
     except Refused as exc:
         if urgent and notifier.lane is not None:  # nothing goes out: give the lane back

@@ -146,6 +146,32 @@ def message_body(kind: str, text: str) -> str:
 
 
 
+def have_it_button(bid: str) -> list[list[Button]]:
+    """The "I have it" button of a broadcast."""
+    return [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+
+
+def worst_first(bc: Broadcast, zones: dict[str, str]) -> list[str]:
+    """Who has not acknowledged, the zones where the fewest have it first (`zones`: who ->
+    their zone; one not known counts as a zone of its own)."""
+    have: dict[str, list[int]] = {}
+    for who in (*bc.acked, *bc.missing):
+        n = have.setdefault(zones.get(who, ""), [0, 0])
+        n[0] += who in bc.acked
+        n[1] += 1
+    return sorted(bc.missing, key=lambda w: (have[zones.get(w, "")][0] /
+                                             have[zones.get(w, "")][1], zones.get(w, ""), w))
+
+
+def chasers(bc: Broadcast, label: str, order: list[str], fixture: str) -> list[Outbound]:
+    """A direct message to each of `order` (who, in order) still without a broadcast's
+    "I have it": its words again, and the button."""
+    reply = Reply(message_body(bc.kind, bc.text) + "\nTap \"I have it\" so control knows "
+                  "you have it.", title="Reminder · " + message_title(bc.kind, label),
+                  buttons=have_it_button(bc.id))
+    return [Outbound(f"user:{who}", reply, fixture=fixture, chase=bc.id) for who in order]
+
+
 def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
             title: str = "",
             buttons: Callable[[Steward], list[list[Button]]] | None = None,
@@ -160,7 +186,7 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
     ahead of everything, and nothing waits behind the direct messages."""
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
-    have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+    have_it = have_it_button(bid)
     counted = "Check-ins" if kind == "rollcall" else "Acknowledgements"
     control_msg = Reply(f"{body}\nSent to {len(to)} steward{'s' if len(to) != 1 else ''}. "
                         f"{counted} are counted in /status.", title=title,

@@ -74,6 +74,12 @@ return 0
 """
 
 
+def chase_member(bid: str) -> str:
+    """A broadcast's chase deadline in the fixture's escalation deadlines: who has not
+    acknowledged the one-to-many post by then gets a direct message."""
+    return f"{bid}:chase"
+
+
 def police_member(mid: str) -> str:
     """A missing-person search's police deadline in the fixture's escalation deadlines."""
     return f"{mid}:police"
@@ -99,15 +105,16 @@ class Stewarding:
                    outbox: list[Op], ev: Event, dedupe: str, *,
                    record: dict[str, str] | None = None, police_at: int | None = None,
                    closes: str = "", claim: tuple[str, str] | None = None,
-                   also: list[Op] | None = None) -> Applied:
+                   also: list[Op] | None = None, chase_at: int | None = None) -> Applied:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
         of its messages (bot.store.outbox.ops), in one script. `record`: more fields of its
         record; `police_at`: a missing-person search's police deadline (epoch seconds, swept
         with the escalations); `closes`: the missing-person search this one ends (refused,
         NOT_MISSING, when there is none); `claim`: (slot id, claim record) of a scheduled
         slot claimed in the same script (refused, CLAIMED, when another replica has it);
-        `also`: more ops (a procedure's decision log entry: DecisionLog.ops).
-        Applied.duplicate when the command was already applied."""
+        `also`: more ops (a procedure's decision log entry: DecisionLog.ops); `chase_at`:
+        when those who have not acknowledged get a direct message (epoch seconds, swept
+        with the escalations). Applied.duplicate when the command was already applied."""
         key = f"bc:{bc.id}"
         ops: list[Op] = [RequireMissing(key, guard(ALREADY))]
         if claim:
@@ -121,6 +128,8 @@ class Stewarding:
             ops.append(Hset(key + ":to", recipients))
         if police_at is not None:
             ops.append(Zadd("esc", police_at, police_member(bc.id)))
+        if chase_at is not None:
+            ops.append(Zadd("esc", chase_at, chase_member(bc.id)))
         if closes:
             ops += [Hset(f"bc:{closes}", {"search": "found", "found_at": bc.at}),
                     Zrem("esc", police_member(closes))]
@@ -136,6 +145,20 @@ class Stewarding:
         key, member = f"bc:{mid}", police_member(mid)
         ops: list[Op] = [RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
                          Hset(key, {"search": "police", "police_at": at}), Zrem("esc", member),
+                         *log_event(ev), *outbox]
+        try:
+            await self.gateway.apply(fx_prefix(fx), ops)
+        except Refused:
+            await self.gateway.call(lambda r: r.zrem(fx_prefix(fx) + "esc", member))
+            return False
+        return True
+
+    async def chased(self, fx: str, bid: str, at: str, ev: Event, outbox: list[Op]) -> bool:
+        """A broadcast's chase is due: marked, its deadline gone, its event and the chasers
+        in one script. False (the deadline dropped) when another replica chased it."""
+        key, member = f"bc:{bid}", chase_member(bid)
+        ops: list[Op] = [RequireMissing(key + ":chased", guard(Reason.CLAIMED)),
+                         Set(key + ":chased", at, LIVE_TTL_S), Zrem("esc", member),
                          *log_event(ev), *outbox]
         try:
             await self.gateway.apply(fx_prefix(fx), ops)

@@ -104,6 +104,8 @@ class FakeTelegram:
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}
         self.held: dict[str, asyncio.Event] = {}  # file paths whose download waits for a set()
+        # chat id -> sends to it wait for a set() before they are answered (a slow network)
+        self.stalled: dict[int, asyncio.Event] = {}
         self.webhook: dict[str, Any] = {}
         self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
         self.pinned: dict[int, list[int]] = {}  # chat id -> pinned message ids, newest last
@@ -414,6 +416,10 @@ class FakeTelegram:
         params, files = await self._params(request)
         if self.latency and method.lower() != "getupdates":
             await asyncio.sleep(self.latency)
+        stall = self.stalled.get(int(params["chat_id"])) \
+            if str(params.get("chat_id", "")).lstrip("-").isdigit() else None
+        if stall is not None and method.lower().startswith("send"):
+            await stall.wait()
         call = Call(method, params, files, at=self.clock())
         moved = self.migrated.get(int(params["chat_id"])) \
             if str(params.get("chat_id", "")).lstrip("-").isdigit() else None

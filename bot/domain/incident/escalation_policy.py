@@ -42,6 +42,9 @@ class Policy:
     # a missing child or vulnerable person not found by then: police are told (and control)
     missing_police_after_s: int = 900
     missing_to: tuple[str, ...] = ("police", "control")
+    # a broadcast posted once in a one-to-many chat: those who have not tapped "I have it"
+    # by then get a direct message (a chaser), worst zone first
+    chase_after_s: int = 60
 
     def for_severity(self, sev: int) -> SeverityPolicy:
         """The policy of a severity (an empty one if not configured)."""
@@ -81,7 +84,8 @@ def load_policy(path: Path) -> Policy:
     merge, missing = data.get("merge", {}), data.get("missing", {})
     return Policy(sevs, int(merge.get("window_s", 600)),
                   int(missing.get("police_after_s", 900)),
-                  tuple(missing.get("to", ["police", "control"])))
+                  tuple(missing.get("to", ["police", "control"])),
+                  int(data.get("broadcast", {}).get("chase_after_s", 60)))
 
 
 _policies: dict[str, Policy] = {}
