@@ -143,25 +143,23 @@ class Stewarding:
         its event and the police's messages, in one script. False (the deadline dropped)
         when it was found first or another replica told the police."""
         key, member = f"bc:{mid}", police_member(mid)
-        ops: list[Op] = [RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
-                         Hset(key, {"search": "police", "police_at": at}), Zrem("esc", member),
-                         *log_event(ev), *outbox]
-        try:
-            await self.gateway.apply(fx_prefix(fx), ops)
-        except Refused:
-            await self.gateway.call(lambda r: r.zrem(fx_prefix(fx) + "esc", member))
-            return False
-        return True
+        return await self._fire(fx, member, [
+            RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
+            Hset(key, {"search": "police", "police_at": at}), *log_event(ev), *outbox])
 
     async def chased(self, fx: str, bid: str, at: str, ev: Event, outbox: list[Op]) -> bool:
         """A broadcast's chase is due: marked, its deadline gone, its event and the chasers
         in one script. False (the deadline dropped) when another replica chased it."""
         key, member = f"bc:{bid}", chase_member(bid)
-        ops: list[Op] = [RequireMissing(key + ":chased", guard(Reason.CLAIMED)),
-                         Set(key + ":chased", at, LIVE_TTL_S), Zrem("esc", member),
-                         *log_event(ev), *outbox]
+        return await self._fire(fx, member, [
+            RequireMissing(key + ":chased", guard(Reason.CLAIMED)),
+            Set(key + ":chased", at, LIVE_TTL_S), *log_event(ev), *outbox])
+
+    async def _fire(self, fx: str, member: str, ops: list[Op]) -> bool:
+        """A deadline's firing and its deadline's removal in one script; False (the deadline
+        dropped) when its guards refuse it."""
         try:
-            await self.gateway.apply(fx_prefix(fx), ops)
+            await self.gateway.apply(fx_prefix(fx), [*ops, Zrem("esc", member)])
         except Refused:
             await self.gateway.call(lambda r: r.zrem(fx_prefix(fx) + "esc", member))
             return False
