@@ -37,6 +37,7 @@ from bot.store.ops import (
 )
 from bot.store.plans import CLAIM_TTL, PLAN_TTL
 
+HSET_FIELDS = 1000  # fields per HSET in a script (see Stewarding.send)
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
 NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not sent to
@@ -124,8 +125,10 @@ class Stewarding:
             ops.append(RequireIn(f"bc:{closes}", "kind", ["missing"], guard(NOT_MISSING)))
         ops.append(Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
                               "at": bc.at, "by": bc.by, "sent": str(bc.sent), **(record or {})}))
-        if recipients:
-            ops.append(Hset(key + ":to", recipients))
+        # in parts: Lua's unpack takes at most ~8,000 values, and a ground has 15,000 stewards
+        rows = list(recipients.items())
+        ops += [Hset(key + ":to", dict(rows[i:i + HSET_FIELDS]))
+                for i in range(0, len(rows), HSET_FIELDS)]
         if police_at is not None:
             ops.append(Zadd("esc", police_at, police_member(bc.id)))
         if chase_at is not None:
