@@ -177,7 +177,7 @@ async def run(stewards: int, outside: int, unlinked: int, taps: int,
         tapped = len(fake.calls)
         post = next(m for (c, _), m in fake.messages.items() if c == ALERT)
         data = post["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-        tappers = [*ids[members:], *ids[:max(0, taps - outside)]][:taps]
+        tappers = [*ids[members:], *ids[:min(members, max(0, taps - outside))]][:taps]
         for u in tappers:
             msg = post if u < FIRST_ID + members else next(
                 m for (c, _), m in fake.messages.items() if c == u and "EVACUATE" in
