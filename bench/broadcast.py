@@ -1,11 +1,19 @@
-"""Broadcast benchmark (issue 24 §4): an EVACUATE to 1,000 stewards on the fake Telegram
-(which enforces the bot-wide 30/s, 1/s per chat and 20/min per group with 429s), through the
-real python-telegram-bot path, the durable outbox and the shared rate limiter in Redis, while
-incident reports keep coming in (their cards and answers must wait for the life-safety lane).
+"""Broadcast benchmark (issues 24 §4 and 32): an EVACUATE to `--stewards` stewards on the
+fake Telegram (which enforces the bot-wide 30/s, 1/s per chat and 20/min per group with
+429s), through the real python-telegram-bot path, the durable outbox and the shared rate
+limiter in Redis, with control also on the fake Slack (its limits enforced) through Bolt.
 
-Telegram's ~30 messages a second per bot puts a floor of 1,000/30 s under it. Prints
-`broadcast_s` (confirm to the last steward's message), `floor_s`, `ratio` (goal <= 1.1),
-`telegram_429` (0), `delivered` (1,000), `other_messages_during` (0) and `lane_released`.
+Reach first, then chase: the ground's stewards' alert channel (a Telegram channel) holds
+every linked steward who joined it (learnt from Telegram's chat_member updates, pushed
+through the bot); `--outside` linked stewards never joined it and get a direct message;
+`--unlinked` stewards on the rota have no linked account (no phone to reach). 3 s after the
+confirm a steward reports a severity-5 casualty, and `--taps` reached stewards (1,000) then
+tap "I have it". Prints `reach_p95_s` (confirm to each targeted steward's phone: the channel post
+counts for every member the moment the fake accepts it; goal <= 2), `reach_max_s`,
+`telegram_control_p95_during_s` and `slack_control_p95_during_s` (the report to its card in
+control; goal <= 5), `ack_messages_sent` (messages the taps caused; goal 0), `acked` (taps
+recorded), `telegram_429` (0), `unreached_listed` (rota stewards with no linked account,
+counted from the rota; the bench makes `--unlinked`) and `lane_released`.
 
 `--missing` sends a /missing report instead, on a matchday deployment (`--supervisors` 40
 and `--exits` 60 exit-post stewards among the `--stewards`), and prints `missing_alert_p95_s`
@@ -14,11 +22,13 @@ fake Telegram; goal <= 10), `missing_alert_max_s`, `missing_floor_s` (targeted/3
 platform's floor for that many) and `missing_ratio` (max / floor).
 
 `--kill` runs the real bot process instead (tests/botproc.py: its own roster of stewards, a
-Telegram archive chat for in-doubt lookups), SIGKILLs it once `--kill-after` stewards have
-the EVACUATE, starts it again, and prints `lost` (stewards who never got it, goal 0) and
-`duplicates` (stewards who got it more than once).
+Telegram archive chat for in-doubt lookups, no alert channel: every steward gets a direct
+message), SIGKILLs it once `--kill-after` stewards have the EVACUATE, starts it again, and
+prints `lost` (stewards who never got it, goal 0) and `duplicates` (stewards who got it more
+than once).
 
-    .venv/bin/python bench/broadcast.py [--stewards 1000] [--reports 20] [--latency-ms 20]
+    .venv/bin/python bench/broadcast.py [--stewards 1000] [--outside 20] [--unlinked 50]
+    .venv/bin/python bench/broadcast.py --stewards 15000
     .venv/bin/python bench/broadcast.py --missing [--supervisors 40] [--exits 60]
     .venv/bin/python bench/broadcast.py --kill [--stewards 1000] [--kill-after 400]
     .venv/bin/python bench/broadcast.py --smoke [--missing | --kill]   # 60 stewards: seconds
@@ -29,19 +39,24 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pydantic import SecretStr  # noqa: E402
 
 from bench import cli  # noqa: E402
 from bench.rig import bench_core  # noqa: E402
 from bot.core.dispatch import Core  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
+from bot.runtime import slack_for  # noqa: E402
 from bot.store.stewarding_keys import Stewarding  # noqa: E402
+from rigs.fakes.slack_api import FakeSlack  # noqa: E402
 from rigs.fakes.telegram_api import FakeTelegram  # noqa: E402
 from rigs.telegram_rig import tabards_on_telegram, telegram_through_outbox  # noqa: E402
 
@@ -64,8 +79,10 @@ async def on_telegram(latency: float, posts: Iterable[tuple[str, str]]
     async with bench_core() as (core, _url, _tmp):
         for who in [w for w, m in core.roster.items() if m.role in ("steward", "supervisor")]:
             core.roster.pop(who)
-        tabards_on_telegram(core, FIRST_ID, 1000, posts)
         async with telegram_through_outbox(core, fake) as reader:
+            # on the roster once the bot is up: setting 15,000 command menus at start (one
+            # setMyCommands each) is not what is measured here
+            tabards_on_telegram(core, FIRST_ID, 1000, posts)
             yield core, fake, reader
     await fake.stop()
 
@@ -79,9 +96,53 @@ async def keep_reporting(core: Core, reports: int) -> None:
                                   f"bench-inc:{k}"))
 
 
-async def run(stewards: int, reports: int, latency: float) -> dict[str, float | int]:
-    posts = [("steward", ZONES[i % len(ZONES)]) for i in range(stewards)]
+ALERT = -1001000000077  # the ground's stewards' alert channel
+TG_CONTROL, SLACK_CONTROL = -1001000000001, "C0CONTROL"  # config/channels.toml: control
+REPORT_AFTER_S = 3.0
+
+
+def p95(values: list[float]) -> float:
+    """The 95th percentile (nearest rank)."""
+    times = sorted(values)
+    return times[max(0, -(-95 * len(times) // 100) - 1)] if times else float("nan")
+
+
+async def until(check: Callable[[], Awaitable[bool]], timeout: float) -> None:
+    """Wait (bounded) for the bot to have taken in what the fake sent it."""
+    async with asyncio.timeout(timeout):
+        while not await check():
+            await asyncio.sleep(0.05)
+
+
+def stage(name: str, since: float) -> None:
+    """Progress on stderr (the figures go to stdout)."""
+    print(f"[{time.monotonic() - since:7.1f}s] {name}", file=sys.stderr, flush=True)
+
+
+async def run(stewards: int, outside: int, unlinked: int, taps: int,
+              latency: float) -> dict[str, float | int]:
+    """EVACUATE to the whole ground: one channel post, DMs to those outside the channel."""
+    began = time.monotonic()
+    linked = stewards - unlinked  # the rest of the rota has no account to reach
+    posts = [("steward", ZONES[i % len(ZONES)]) for i in range(linked)]
+    slack = FakeSlack(enforce_limits=True)
+    await slack.start()
     async with on_telegram(latency, posts) as (core, fake, reader):
+        stage("telegram up", began)
+        adapter = slack_for(core, core.settings.model_copy(update={
+            "slack_bot_token": SecretStr("xoxb-bench"), "slack_signing_secret":
+            SecretStr("bench-signing"), "slack_api_url": slack.api_url}))
+        await adapter.start()
+        core.notifier.channels = {**core.notifier.channels,
+                                  "alert": {"telegram": [str(ALERT)]}}
+        fake.add_chat(ALERT, "channel", "Stewards")
+        await fake.push(fake.bot_member_update(ALERT, True))
+        members = linked - outside
+        for i in range(members):
+            await fake.push(fake.member_update(ALERT, FIRST_ID + i, True))
+        await until(lambda: _count(core, members), timeout=60 + members / 50)
+        stage("joined", began)
+
         ask = await core.handle(say("/evacuate all fire in the east stand", 1))
         assert ask is not None and ask.reply.ok, ask
         confirm = next(b.command for row in ask.reply.buttons for b in row
@@ -90,28 +151,69 @@ async def run(stewards: int, reports: int, latency: float) -> dict[str, float | 
         t0 = time.monotonic()
         done = await core.handle(say(confirm, 2))
         assert done is not None and done.reply.ok, done.reply.text
-        await keep_reporting(core, reports)  # during the procedure
+        bid = done.reply.title.split()[-1]
+        await asyncio.sleep(max(0.0, t0 + REPORT_AFTER_S - time.monotonic()))
+        reporter = FIRST_ID + linked - 1
+        sent_at = time.monotonic()
+        await fake.push(fake.message_update(reporter, "/incident medical @stb_upper s5 "
+                                                      "not breathing"))
+        ids = range(FIRST_ID, FIRST_ID + linked)
+        await fake.wait_for(lambda _c: all(fake.first_reached(u, "EVACUATE") for u in ids),
+                            timeout=linked / 25 + 60)
+        reach = [fake.first_reached(u, "EVACUATE") - t0 for u in ids]  # type: ignore[operator]
+        stage("reached", began)
 
-        def procedure(c: object) -> bool:
-            return "EVACUATE" in str(getattr(c, "params", {}).get("text", ""))
+        def card(calls: list[Any]) -> list[Any]:
+            return [c for c in calls if c.ok and c.method == "sendMessage" and
+                    c.params.get("chat_id") == TG_CONTROL and "INC-" in str(c.params["text"])]
 
-        def steward_sends() -> int:
-            return sum(1 for c in fake.calls if c.ok and c.method == "sendMessage"
-                       and procedure(c) and int(c.params["chat_id"]) >= FIRST_ID)
+        tg_card = (await fake.wait_for(card, timeout=60))[0].at - sent_at
+        sl = await slack.wait_for(lambda: [c for c in slack.of("chat.postMessage")
+                                           if c.ok and c.params.get("channel") == SLACK_CONTROL
+                                           and "INC-" in str(c.params)], timeout=60)
+        slack_card = sl[0].at - sent_at
+        stage("cards", began)
 
-        await fake.wait_for(lambda _calls: steward_sends() >= stewards,
-                            timeout=stewards / PER_SECOND * 3 + 30)
-        elapsed = time.monotonic() - t0
-        sends = [c for c in fake.calls if c.ok and c.method.startswith("send")]
-        last = max(i for i, c in enumerate(sends) if procedure(c))
-        others = sum(1 for c in sends[:last] if not procedure(c))
+        # every steward taps "I have it": on the channel post, or on their DM
+        tapped = len(fake.calls)
+        post = next(m for (c, _), m in fake.messages.items() if c == ALERT)
+        data = post["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        tappers = [*ids[members:], *ids[:min(members, max(0, taps - outside))]][:taps]
+        for u in tappers:
+            msg = post if u < FIRST_ID + members else next(
+                m for (c, _), m in fake.messages.items() if c == u and "EVACUATE" in
+                m.get("text", ""))
+            await fake.push(fake.callback_update(u, msg, data))
+        stage("tapped", began)
+        state = Stewarding(core.store.gateway)
+        fx = (await core.active_fixture()).id  # type: ignore[union-attr]
+
+        async def all_acked() -> bool:
+            bc = await state.broadcast(fx, bid)
+            return bc is not None and len(bc.acked) >= len(tappers)
+
+        await until(all_acked, timeout=60 + len(tappers) / 10)
+        stage("acked", began)
         await asyncio.wait_for(reader.drain(), 120)
-        lane_free = await Stewarding(core.store.gateway).lane() is None
-    floor = stewards / PER_SECOND
-    return {"stewards": stewards, "broadcast_s": round(elapsed, 2), "floor_s": round(floor, 2),
-            "ratio": round(elapsed / floor, 3), "telegram_429": fake.too_many,
-            "delivered": steward_sends(), "other_messages_during": others,
-            "lane_released": int(lane_free)}
+        acked = len((await state.broadcast(fx, bid)).acked)  # type: ignore[union-attr]
+        ack_messages = sum(1 for c in fake.calls[tapped:] if c.ok and c.method.startswith(
+            "send") and int(c.params.get("chat_id", 0)) >= FIRST_ID  # a steward's chat,
+            and c.params["chat_id"] != reporter)  # not the reporter's answer come late
+        lane_free = await state.lane() is None
+        await adapter.stop()
+    await slack.stop()
+    return {"stewards": stewards, "in_channel": members, "dm_outside": outside,
+            "reach_p95_s": round(p95(reach), 2), "reach_max_s": round(max(reach), 2),
+            "telegram_control_p95_during_s": round(tg_card, 2),
+            "slack_control_p95_during_s": round(slack_card, 2),
+            "ack_messages_sent": ack_messages, "acked": acked,
+            "telegram_429": fake.too_many, "slack_429": slack.too_many,
+            "unreached_listed": stewards - linked, "lane_released": int(lane_free)}
+
+
+async def _count(core: Core, members: int) -> bool:
+    got = await Stewarding(core.store.gateway).chat_members("telegram", [str(ALERT)])
+    return len(got) >= members
 
 
 EXIT_ZONES = ("gate_a", "gate_away", "gate_c", "gate_e", "gate_f")  # exit posts (kind gate)
@@ -148,11 +250,11 @@ async def missing(stewards: int, supervisors: int, exits: int, reports: int,
         got = received()
         await asyncio.wait_for(reader.drain(), 120)
     times = sorted(got.values())
-    p95 = times[max(0, -(-95 * len(times) // 100) - 1)]
+    worst = p95(times)
     floor = targeted / PER_SECOND
     wrong = sum(1 for chat in got if not chat - FIRST_ID < targeted)
     return {"stewards": stewards, "missing_targeted": targeted, "missing_delivered": len(got),
-            "missing_to_others": wrong, "missing_alert_p95_s": round(p95, 2),
+            "missing_to_others": wrong, "missing_alert_p95_s": round(worst, 2),
             "missing_alert_max_s": round(times[-1], 2), "missing_floor_s": round(floor, 2),
             "missing_ratio": round(times[-1] / floor, 3), "telegram_429": fake.too_many}
 
@@ -228,7 +330,13 @@ async def killed(stewards: int, kill_after: int, settle: float) -> dict[str, flo
 def main() -> None:
     ap = cli.parser(__doc__)
     ap.add_argument("--stewards", type=int, default=1000)
-    ap.add_argument("--reports", type=int, default=20)
+    ap.add_argument("--reports", type=int, default=20, help="during --missing")
+    ap.add_argument("--outside", type=int, default=20,
+                    help="linked stewards not in the alert channel (a DM each)")
+    ap.add_argument("--taps", type=int, default=1000,
+                    help="stewards who tap \"I have it\" (the DM'd ones first)")
+    ap.add_argument("--unlinked", type=int, default=50,
+                    help="rota stewards with no linked account")
     ap.add_argument("--latency-ms", type=float, default=20.0)
     ap.add_argument("--missing", action="store_true",
                     help="a /missing report to the supervisors and exit posts instead")
@@ -237,14 +345,14 @@ def main() -> None:
     ap.add_argument("--kill", action="store_true", help="kill -9 the bot mid-broadcast")
     ap.add_argument("--kill-after", type=int, default=400)
     ap.add_argument("--settle", type=float, default=120.0)
-    a = cli.parse(ap, {"stewards": 60, "reports": 3, "supervisors": 4, "exits": 6,
-                       "kill_after": 20, "settle": 30.0})
+    a = cli.parse(ap, {"stewards": 60, "outside": 5, "unlinked": 5, "taps": 60, "reports": 3,
+                       "supervisors": 4, "exits": 6, "kill_after": 20, "settle": 30.0})
     if a.kill:
         job = killed(a.stewards, a.kill_after, a.settle)
     elif a.missing:
         job = missing(a.stewards, a.supervisors, a.exits, a.reports, a.latency_ms / 1000)
     else:
-        job = run(a.stewards, a.reports, a.latency_ms / 1000)
+        job = run(a.stewards, a.outside, a.unlinked, a.taps, a.latency_ms / 1000)
     figures = asyncio.run(job)
     for name, value in figures.items():
         print(f"{name}: {value}")

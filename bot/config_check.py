@@ -61,6 +61,8 @@ class MissingRow(Strict):
 
 class ProceduresRow(Strict):
     to: Names = ["command", "police"]
+class BroadcastRow(Strict):
+    chase_after_s: Annotated[int, Field(ge=10, le=3600)] = 60
 
 
 class EscalationFile(Strict):
@@ -68,6 +70,7 @@ class EscalationFile(Strict):
     merge: MergeRow = MergeRow()
     missing: MissingRow = MissingRow()
     procedures: ProceduresRow = ProceduresRow()
+    broadcast: BroadcastRow = BroadcastRow()
 
 
 class BriefingAudiences(Strict):

@@ -43,6 +43,7 @@ from bot.store.decision_keys import DecisionLog
 from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
 from handlers.decisions import from_command, rationale_prompt
 from handlers.display import clock_time
+from handlers.reach import chase_deadline, one_post
 from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
@@ -125,13 +126,14 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     urgent = bid if life_safety(kind) else ""
     short = short_target(target.key, ground)
     radio = radio_line(plan.planned, plan.unreached, short)
+    post, reached = await one_post(ctx, fx, target) if buttons is None else ("", frozenset())
     outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
-                   also=also, note=radio)
+                   also=also, note=radio, post=post, reached=reached)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
     state = ctx.store.stewarding
     notifier = ctx.core.notifier
     if urgent and notifier.lane is not None:  # before the messages exist: nothing slips in
-        reach = sum(notifier.reachable(o.audience, fx.id) for o in outs)
+        reach = sum(notifier.reachable(o.audience, fx.id) for o in outs if o.urgent)
         await notifier.lane.hold(bid, reach)
     ev = ctx.event("stewards.broadcast" if not urgent else "stewards.procedure",
                    {"id": bid, "kind": kind, "target": target.key, "text": text,
@@ -145,7 +147,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
                                    ctx.outbox.ops(outs), ev, dedupe or ctx.cmd.dedupe_key,
                                    record={**plan_record(plan), **(record or {})},
                                    police_at=police_at, closes=closes,
-                                   also=DecisionLog.ops(entry) if entry else None)
+                                   also=DecisionLog.ops(entry) if entry else None,
+                                   chase_at=await chase_deadline(ctx, fx, post))
         fresh = not applied.duplicate
     except Refused as exc:
         if urgent and notifier.lane is not None:  # nothing goes out: give the lane back
@@ -282,7 +285,10 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
         return Result(Reply("That message was not sent to you.", ok=False))
     if not got.duplicate:
         await ctx.core.changed("broadcast", fx.id)
-    return Result(Reply("✅ Control knows you have it." + ("" if ctx.args else f" ({bid})")))
+    # answered on the tapped button itself (Telegram's answerCallbackQuery): an
+    # acknowledgement costs no message, so a thousand taps never queue a thousand replies
+    return Result(Reply("✅ Control knows you have it." + ("" if ctx.args else f" ({bid})")),
+                  toast_only=True)
 
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:

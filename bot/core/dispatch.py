@@ -268,6 +268,11 @@ class Core:
         self._telling: set[asyncio.Task[None]] = set()  # change notices being published
 
     # ---------------------------------------------------------------- lookups
+    async def chat_member(self, platform: str, chat: str, user: str, joined: bool) -> None:
+        """Someone joined or left a chat, as its member updates tell: who a one-to-many
+        post there reaches (handlers.stewarding)."""
+        await self.store.stewarding.chat_member(platform, chat, user, joined)
+
     async def member(self, who: str) -> Member | None:
         """A roster member or someone who joined by invite (cached briefly)."""
         if who.startswith("web:"):  # the control-room web view acts as its signed-in member

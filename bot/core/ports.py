@@ -23,5 +23,8 @@ class CoreAPI(Protocol):
     async def fixture_for(self, cmd: Command) -> Fixture | None:
         """The fixture a command applies to."""
 
+    async def chat_member(self, platform: str, chat: str, user: str, joined: bool) -> None:
+        """Someone joined or left a chat ('' with joined False: the bot itself left)."""
+
     def may(self, role: str | None, command: str, sub: str | None = None) -> bool:
         """May someone with this role (None: a stranger) run this (sub-)command?"""

@@ -15,9 +15,9 @@ from typing import Any, Protocol, TypeVar
 
 from bot.delivery import board as boards
 from bot.delivery.chat_queue import ChatQueue, Health, Item, Journaled
-from bot.delivery.lane import Lane
+from bot.delivery.lane import Lane, Spacer
 from bot.delivery.pacing import Pacer, Ticket, tap_answer
-from bot.delivery.ratelimit import EDIT, PIN, POST
+from bot.delivery.ratelimit import CHASE, EDIT, PIN, POST
 from bot.delivery.sink import (
     BOT_WIDE,
     SENDING,
@@ -80,14 +80,16 @@ class Desk:
     unreachable: set[tuple[str, str]] = field(default_factory=set)  # platform calls failing
     store_waits: dict[str, float] = field(default_factory=dict)  # "platform:chat" -> backoff
     lane: Lane | None = None  # while a procedure holds it, only its messages are sent
+    chasers: Spacer = field(default_factory=Spacer)  # chasers' slots, one at a time
 
     def call_kind(self, platform: str, chat: str, out: Outbound) -> str:
         """The platform call a message will most likely take: an edit for an answer into a
-        tapped message or a live message already posted here, else a post."""
+        tapped message or a live message already posted here, else a post (a chaser's post
+        within the chasers' share)."""
         if out.edit or (out.ref and not out.quote and
                         out.ref in self.posted.get((platform, chat), set())):
             return EDIT
-        return POST
+        return CHASE if out.chase else POST
 
     def live_boards(self, platform: str) -> int:
         """Chats of a platform with a live board (they share its edit limit)."""
@@ -183,6 +185,11 @@ class ChatWorker:
                     await self.desk.lane.admit(
                         partial(self.pacer.admit, platform, chat, first.slot, first.call),
                         self.pacer.limiter.interval(platform, BOT_WIDE))
+                    ticket = Ticket(first.call, chat)
+                elif first.call == CHASE:  # one at a time, within the chasers' share
+                    await self.desk.chasers.admit(
+                        partial(self.pacer.admit, platform, chat, first.slot, first.call),
+                        self.pacer.limiter.interval(platform, BOT_WIDE, CHASE))
                     ticket = Ticket(first.call, chat)
                 else:
                     await self.pacer.admit(platform, chat, first.slot, first.call)

@@ -191,7 +191,8 @@ class OutboxReader:
             mark = Mark(self, fx, entry, self._term.get(fx, 0))
             if states[f"{platform}:{chat}"] != "fly" or out.edit:  # an edit is simply redone
                 self.notifier.enqueue(platform, chat, out, mark)
-            elif out.urgent:  # a procedure's: looked up now, counted in the lane's hold
+            elif out.urgent or out.chase:  # a procedure's (counted in the lane's hold) or a
+                # steward's direct message: looked up now, before anything is sent again
                 if not await self._found(platform, chat, mark, out, PROBE_WAIT_S):
                     self.notifier.enqueue(platform, chat, out, mark)
             else:

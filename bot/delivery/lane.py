@@ -55,6 +55,27 @@ def lane_cap(messages: int, per_second: float = 30.0) -> float:
     return 2.0 * messages / per_second + 30.0
 
 
+class Spacer:
+    """Takes rate-limit slots one at a time, each at least `gap` seconds after the last: a
+    thousand chat workers polling the shared limiter at once would bunch their sends into
+    bursts that arrive too close together (429s)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._admitting = asyncio.Semaphore(1)
+        self._next = float("-inf")
+
+    async def admit(self, take: Callable[[], Awaitable[None]], gap: float) -> None:
+        """Take one slot (`take`) on this spacer's schedule."""
+        async with self._admitting:
+            now = self.clock()
+            if self._next > now:
+                await asyncio.sleep(self._next - now)
+            start = max(self._next, now)  # on schedule: the round trip is not added to it
+            await take()
+            self._next = max(start + gap * HEADROOM, self.clock() - gap)
+
+
 class Lane:
     """One replica's view of the lane (cached for `poll_s`, so a send costs no round trip),
     and the heartbeat of the procedures this replica is delivering."""
@@ -75,8 +96,7 @@ class Lane:
         self._restarted: set[str] = set()  # counted afresh after a takeover (took_over)
         self._lock = asyncio.Lock()
         self._beat: asyncio.Task[None] | None = None
-        self._admitting = asyncio.Semaphore(1)
-        self._next = float("-inf")
+        self.spacer = Spacer(clock)
 
     async def hold(self, bid: str, messages: int) -> None:
         """Take the lane for a procedure before its messages are queued (the replica that
@@ -157,16 +177,8 @@ class Lane:
 
     async def admit(self, take: Callable[[], Awaitable[None]], gap: float) -> None:
         """Take a procedure message's rate-limit slot (`take`), one chat at a time and at
-        least `gap` seconds (the platform's bot-wide pace) after the last: a thousand chat
-        workers polling the shared limiter at once would bunch their sends into bursts that
-        arrive too close together."""
-        async with self._admitting:
-            now = self.clock()
-            if self._next > now:
-                await asyncio.sleep(self._next - now)
-            start = max(self._next, now)  # on schedule: the round trip is not added to it
-            await take()
-            self._next = max(start + gap * HEADROOM, self.clock() - gap)
+        least `gap` seconds (the platform's bot-wide pace) after the last (see Spacer)."""
+        await self.spacer.admit(take, gap)
 
     async def delivered(self, bid: str) -> None:
         """One message of a procedure reached its chat; the last one gives the lane back."""

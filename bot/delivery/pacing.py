@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from bot.delivery.board import EDIT_EVERY_SLOTS
 from bot.delivery.limits import Limiter
-from bot.delivery.ratelimit import EDIT, POST, chat_gap, counted, is_group, shared_interval
+from bot.delivery.ratelimit import CHASE, EDIT, POST, chat_gap, counted, is_group, shared_interval
 from bot.delivery.sink import BOT_WIDE
 from bot.domain.messages import Outbound
 
@@ -122,6 +122,8 @@ class Pacer:
         (the same limits count both), else take a slot for it now."""
         limits = self.limiter.limits
         held, ticket.call = ticket.call, None
+        if held == CHASE and call == POST:  # a chaser's slot was taken as the post it is
+            return
         if held is not None and (held == call or counted(limits, platform, ticket.chat, held)
                                  == counted(limits, platform, ticket.chat, call)):
             return

@@ -28,6 +28,10 @@ Sleeper = Callable[[float], Awaitable[object]]
 POST = "post"  # a new message (Telegram sendMessage, Slack chat.postMessage)
 EDIT = "edit"  # a message changed in place (editMessageText, chat.update)
 PIN = "pin"  # pinning or unpinning a message
+# A post that is a chaser (Outbound.chase): counted as a post by every limit, and also by the
+# chasers' own bot-wide share, which leaves the rest of the bot's rate to control's cards.
+CHASE = "chase"
+CHASER_SHARE = 25  # of Telegram's 30 messages a second per bot (issue 32)
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,8 @@ class Limit:
 # chat.update Tier 3 (50+/min per workspace), pins.add / pins.remove Tier 2 (20+/min).
 DEFAULT_LIMITS: dict[str, tuple[Limit, ...]] = {
     "telegram": (Limit(1, 1.0, "chat", from_answer=True), Limit(20, 60.0, "group"),
-                 Limit(30, 1.0, "platform", from_answer=True)),
+                 Limit(30, 1.0, "platform", from_answer=True),
+                 Limit(CHASER_SHARE, 1.0, "platform", calls=(CHASE,))),
     "slack": (Limit(1, 1.0, "chat", from_answer=True, calls=(POST,)),
               Limit(50, 60.0, "platform", calls=(EDIT,)),
               Limit(20, 60.0, "platform", calls=(PIN,))),
@@ -111,8 +116,8 @@ def itemwise(lim: Limit) -> bool:
 
 
 def counts(lim: Limit, call: str) -> bool:
-    """Whether a limit counts this kind of call."""
-    return not lim.calls or call in lim.calls
+    """Whether a limit counts this kind of call (a chaser is a post too)."""
+    return not lim.calls or call in lim.calls or (call == CHASE and POST in lim.calls)
 
 
 def applies(lim: Limit, platform: str, chat: str, call: str = POST) -> bool:

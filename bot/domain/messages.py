@@ -174,6 +174,10 @@ class Outbound:
     # the procedure id of a life-safety message: it takes the lane (bot/delivery/lane.py),
     # goes ahead of anything else queued for its chat, and nothing else is sent meanwhile
     urgent: str = ""
+    # the broadcast id of a direct message to one steward that is not its first reach
+    # (a chaser, or the DM of someone the one-to-many post cannot reach): it takes at most
+    # the chasers' share of a platform's bot-wide rate, so control's cards are never held
+    chase: str = ""
 
 
 @dataclass

@@ -166,24 +166,58 @@ def message_body(kind: str, text: str) -> str:
 
 
 
+def have_it_button(bid: str) -> list[list[Button]]:
+    """The "I have it" button of a broadcast."""
+    return [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+
+
+def worst_first(bc: Broadcast, zones: dict[str, str]) -> list[str]:
+    """Who has not acknowledged, the zones where the fewest have it first (`zones`: who ->
+    their zone; one not known counts as a zone of its own)."""
+    have: dict[str, list[int]] = {}
+    for who in (*bc.acked, *bc.missing):
+        n = have.setdefault(zones.get(who, ""), [0, 0])
+        n[0] += who in bc.acked
+        n[1] += 1
+    return sorted(bc.missing, key=lambda w: (have[zones.get(w, "")][0] /
+                                             have[zones.get(w, "")][1], zones.get(w, ""), w))
+
+
+def chasers(bc: Broadcast, label: str, order: list[str], fixture: str) -> list[Outbound]:
+    """A direct message to each of `order` (who, in order) still without a broadcast's
+    "I have it": its words again, and the button."""
+    reply = Reply(message_body(bc.kind, bc.text) + "\nTap \"I have it\" so control knows "
+                  "you have it.", title="Reminder · " + message_title(bc.kind, label),
+                  buttons=have_it_button(bc.id))
+    return [Outbound(f"user:{who}", reply, fixture=fixture, chase=bc.id) for who in order]
+
+
 def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixture: str, *,
             title: str = "",
             buttons: Callable[[Steward], list[list[Button]]] | None = None,
-            also: tuple[str, ...] = (), note: str = "") -> list[Outbound]:
-    """A broadcast's messages: one to every targeted steward (their buttons: "I have it"
-    unless `buttons` says otherwise) and one to control (and to the `also` audiences; `note`
-    added to it: who of the plan it cannot reach); a life-safety one marked urgent."""
+            also: tuple[str, ...] = (), note: str = "", post: str = "",
+            reached: frozenset[str] = frozenset()) -> list[Outbound]:
+    """A broadcast's messages: reach first, then chase. One post (with "I have it") to the
+    stewards' one-to-many chat when there is one (`post`, its audience), reaching every
+    targeted steward in `reached` at once; a direct message (their buttons: "I have it"
+    unless `buttons` says otherwise) to every other targeted steward, as a chaser that
+    takes only the chasers' share of the platform's rate; and one to control (and to the
+    `also` audiences; `note` added to it: who of the plan it cannot reach). A life-safety
+    one's post and control's copies are urgent: they go ahead of everything, and nothing
+    waits behind the direct messages."""
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
-    have_it = [[Button("✅ I have it", f"/ihaveit {bid}", "primary")]]
+    have_it = have_it_button(bid)
     answers = "Check-ins" if kind == "rollcall" else "Acknowledgements"
     control_msg = Reply(f"{body}\nSent to {counted(len(to), 'steward')}. "
                         f"{answers} are counted in /status." + (f"\n{note}" if note else ""),
                         title=title,
                         buttons=[[Button("Who has it", "/status")]])
-    outs = [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
-                                            else have_it), fixture=fixture, urgent=urgent)
-            for s in to]
+    outs = [Outbound(post, Reply(body, title=title, buttons=have_it), fixture=fixture,
+                     urgent=urgent)] if post else []
     outs += [Outbound(a, control_msg, fixture=fixture, urgent=urgent)
              for a in ("control", *(a for a in also if a != "control"))]
+    outs += [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons
+                                             else have_it), fixture=fixture, chase=bid)
+             for s in to if s.who not in reached]
     return outs

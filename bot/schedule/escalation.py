@@ -2,7 +2,8 @@
 
 Each incident has at most two deadlines in the fixture's `esc` sorted set: `<n>:ack` (the
 next escalation tier while unacknowledged) and `<n>:open` (the next open-too-long reminder);
-a missing-person search adds `<M-id>:police` (bot/schedule/missing_timer.py). They are
+a missing-person search adds `<M-id>:police` (bot/schedule/missing_timer.py), a broadcast
+posted once in a one-to-many chat `<id>:chase` (bot/schedule/chase_timer.py). They are
 written in the report's round trip and removed in the acknowledgement's (or the close's).
 A sweep fires what is due; the incident hash's tier counter guards each firing, so a tier
 fires once even with several replicas sweeping at the same second.
@@ -25,6 +26,7 @@ from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
 from bot.domain.vocab import INCIDENT_TYPES, ROLES
 from bot.observe import metrics
+from bot.schedule.chase_timer import fire_chase
 from bot.schedule.missing_timer import fire_missing
 from bot.store import Store
 
@@ -66,6 +68,9 @@ async def sweep_escalations(core: Core, store: Store, now: datetime) -> list[Out
             try:
                 if tag == "police":  # a missing-person search's deadline (/missing)
                     outs += await fire_missing(core, store, fx, n_text, when, now)
+                    continue
+                if tag == "chase":  # a one-to-many post's chasers (bot/schedule/chase_timer)
+                    outs += await fire_chase(core, store, fx, n_text, now)
                     continue
                 outs += await _fire(core, store, fx, int(n_text), tag, member, when, now)
             except Exception:

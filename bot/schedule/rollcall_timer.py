@@ -20,6 +20,7 @@ from bot.domain.deployment import (
     tonight,
 )
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound
 from bot.domain.outcomes import Reason
@@ -54,19 +55,34 @@ async def planned(store: Store, slot: Slot) -> bool:
     return current is not None and current.id == slot.id
 
 
+def ground_of(core: Core, fx: Fixture) -> Ground:
+    """The fixture's ground (the first configured one when it names none)."""
+    return core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
+
+
+async def deployed(core: Core, store: Store, fx: Fixture) -> list[Steward]:
+    """Everyone stewarding the fixture: the roster's, and every account linked to a tabard
+    on tonight's rota."""
+    roster = [Steward(m.who, m.name or m.user, m.role, m.zone) for m in core.roster.values()]
+    filled, _ = await store.stewarding.deployment(fx.id)
+    if not filled:
+        return roster
+    posts = plan_of(core.settings.config_dir, fx.ground or ground_of(core, fx).id
+                    ).posts_for(fx.id)
+    return tonight(roster, filled, await store.stewarding.tabards(), posts)
+
+
 async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state: str,
                         by: str, now: datetime) -> list[Outbound] | None:
     """Claim the slot and send the roll call to every deployed steward in one write; None
     when another replica claimed it first."""
-    ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
+    ground = ground_of(core, fx)
     posts = plan_of(core.settings.config_dir, fx.ground or ground.id).posts_for(fx.id)
-    roster = [Steward(m.who, m.name or m.user, m.role, m.zone) for m in core.roster.values()]
     filled, _ = await store.stewarding.deployment(fx.id)
     links = await store.stewarding.tabards() if filled else {}
-    if filled:  # and every account linked to a tabard on tonight's rota
-        roster = tonight(roster, filled, links, posts)
     # counted against the rota, naming the planned stewards the bot cannot reach (#32)
-    reach = reach_of(roster, Target("all"), ground, filled, links, posts)
+    reach = reach_of(await deployed(core, store, fx), Target("all"), ground, filled, links,
+                     posts)
     to = list(reach.to)
     bid = "R-" + secrets.token_hex(3)
     label = target_label("all", ground)

@@ -69,6 +69,8 @@ def _fields(out: Outbound) -> dict[str, object]:
         data["r"]["card"] = asdict(r.card)  # type: ignore[index]
     if out.urgent:
         data["u"] = out.urgent
+    if out.chase:
+        data["c"] = out.chase
     return data
 
 
@@ -94,7 +96,7 @@ def decode(raw: str) -> Outbound:
                   card=IncidentCard(**_known(IncidentCard, card)) if card else None)
     live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
-                    quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""),
+                    quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""), chase=d.get("c", ""),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 

@@ -38,6 +38,7 @@ from bot.store.ops import (
 )
 from bot.store.plans import CLAIM_TTL, PLAN_TTL
 
+HSET_FIELDS = 1000  # fields per HSET in a script (see Stewarding.send)
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
 NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not sent to
@@ -75,6 +76,12 @@ return 0
 """
 
 
+def chase_member(bid: str) -> str:
+    """A broadcast's chase deadline in the fixture's escalation deadlines: who has not
+    acknowledged the one-to-many post by then gets a direct message."""
+    return f"{bid}:chase"
+
+
 def police_member(mid: str) -> str:
     """A missing-person search's police deadline in the fixture's escalation deadlines."""
     return f"{mid}:police"
@@ -100,15 +107,16 @@ class Stewarding:
                    outbox: list[Op], ev: Event, dedupe: str, *,
                    record: dict[str, str] | None = None, police_at: int | None = None,
                    closes: str = "", claim: tuple[str, str] | None = None,
-                   also: list[Op] | None = None) -> Applied:
+                   also: list[Op] | None = None, chase_at: int | None = None) -> Applied:
         """Record a broadcast, its recipients (who -> "1") and its event with the outbox ops
         of its messages (bot.store.outbox.ops), in one script. `record`: more fields of its
         record; `police_at`: a missing-person search's police deadline (epoch seconds, swept
         with the escalations); `closes`: the missing-person search this one ends (refused,
         NOT_MISSING, when there is none); `claim`: (slot id, claim record) of a scheduled
         slot claimed in the same script (refused, CLAIMED, when another replica has it);
-        `also`: more ops (a procedure's decision log entry: DecisionLog.ops).
-        Applied.duplicate when the command was already applied."""
+        `also`: more ops (a procedure's decision log entry: DecisionLog.ops); `chase_at`:
+        when those who have not acknowledged get a direct message (epoch seconds, swept
+        with the escalations). Applied.duplicate when the command was already applied."""
         key = f"bc:{bc.id}"
         ops: list[Op] = [RequireMissing(key, guard(ALREADY))]
         if claim:
@@ -118,10 +126,14 @@ class Stewarding:
             ops.append(RequireIn(f"bc:{closes}", "kind", ["missing"], guard(NOT_MISSING)))
         ops.append(Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
                               "at": bc.at, "by": bc.by, "sent": str(bc.sent), **(record or {})}))
-        if recipients:
-            ops.append(Hset(key + ":to", recipients))
+        # in parts: Lua's unpack takes at most ~8,000 values, and a ground has 15,000 stewards
+        rows = list(recipients.items())
+        ops += [Hset(key + ":to", dict(rows[i:i + HSET_FIELDS]))
+                for i in range(0, len(rows), HSET_FIELDS)]
         if police_at is not None:
             ops.append(Zadd("esc", police_at, police_member(bc.id)))
+        if chase_at is not None:
+            ops.append(Zadd("esc", chase_at, chase_member(bc.id)))
         if closes:
             ops += [Hset(f"bc:{closes}", {"search": "found", "found_at": bc.at}),
                     Zrem("esc", police_member(closes))]
@@ -135,11 +147,23 @@ class Stewarding:
         its event and the police's messages, in one script. False (the deadline dropped)
         when it was found first or another replica told the police."""
         key, member = f"bc:{mid}", police_member(mid)
-        ops: list[Op] = [RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
-                         Hset(key, {"search": "police", "police_at": at}), Zrem("esc", member),
-                         *log_event(ev), *outbox]
+        return await self._fire(fx, member, [
+            RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
+            Hset(key, {"search": "police", "police_at": at}), *log_event(ev), *outbox])
+
+    async def chased(self, fx: str, bid: str, at: str, ev: Event, outbox: list[Op]) -> bool:
+        """A broadcast's chase is due: marked, its deadline gone, its event and the chasers
+        in one script. False (the deadline dropped) when another replica chased it."""
+        key, member = f"bc:{bid}", chase_member(bid)
+        return await self._fire(fx, member, [
+            RequireMissing(key + ":chased", guard(Reason.CLAIMED)),
+            Set(key + ":chased", at, LIVE_TTL_S), *log_event(ev), *outbox])
+
+    async def _fire(self, fx: str, member: str, ops: list[Op]) -> bool:
+        """A deadline's firing and its deadline's removal in one script; False (the deadline
+        dropped) when its guards refuse it."""
         try:
-            await self.gateway.apply(fx_prefix(fx), ops)
+            await self.gateway.apply(fx_prefix(fx), [*ops, Zrem("esc", member)])
         except Refused:
             await self.gateway.call(lambda r: r.zrem(fx_prefix(fx) + "esc", member))
             return False
@@ -344,6 +368,29 @@ class Stewarding:
         """(current version, who -> when acknowledged) ('' when no briefing was shown)."""
         got = await self.signoff(fx)
         return (got.version, got.acks) if got else ("", {})
+
+    # ------------------------------------------------------------ one-to-many chats
+    async def chat_member(self, platform: str, chat: str, user: str, joined: bool) -> None:
+        """Someone joined or left a chat (the platform's member update); `user` '' with
+        joined False: the bot itself left, so nobody there can be reached by a post."""
+        key = OPS + f"members:{platform}:{chat}"
+        if not user:
+            await self.gateway.call(lambda r: r.delete(key))
+        elif joined:
+            await self.gateway.call(lambda r: r.sadd(key, user))
+        else:
+            await self.gateway.call(lambda r: r.srem(key, user))
+
+    async def chat_members(self, platform: str, chats: list[str]) -> set[str]:
+        """Everyone (platform:user) in any of a platform's chats, as its member updates
+        told (one round trip)."""
+        if not chats:
+            return set()
+        pipe = self.gateway.pipeline(transaction=False)
+        for chat in chats:
+            pipe.smembers(OPS + f"members:{platform}:{chat}")
+        got = await self.gateway.call(pipe.execute())
+        return {f"{platform}:{u}" for users in got for u in users}
 
     # ------------------------------------------------------------ tabard <-> account
     async def tabards(self) -> dict[str, str]:

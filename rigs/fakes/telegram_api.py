@@ -42,6 +42,14 @@ MEDIA_FIELDS: dict[str, dict[str, Any]] = {
 }
 FOLDERS = {"photo": "photos", "document": "documents", "sticker": "stickers"}
 BOT_USER = {"id": BOT_ID, "is_bot": True, "first_name": "Matchday", "username": BOT_USERNAME}
+# a ChatMemberAdministrator's rights (PTB reads every one)
+ADMIN_RIGHTS = ("is_anonymous", "can_manage_chat", "can_delete_messages",
+                "can_manage_video_chats", "can_restrict_members", "can_promote_members",
+                "can_change_info", "can_invite_users", "can_post_stories", "can_edit_stories",
+                "can_delete_stories", "can_post_messages", "can_edit_messages",
+                "can_pin_messages")
+# what Telegram sends a bot that names no allowed_updates: all but these
+NOT_BY_DEFAULT = ("chat_member", "message_reaction", "message_reaction_count")
 _INT_KEYS = {"offset", "limit", "timeout", "retry_after", "cache_time", "max_connections"}
 
 
@@ -96,6 +104,8 @@ class FakeTelegram:
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}
         self.held: dict[str, asyncio.Event] = {}  # file paths whose download waits for a set()
+        # chat id -> sends to it wait for a set() before they are answered (a slow network)
+        self.stalled: dict[int, asyncio.Event] = {}
         self.webhook: dict[str, Any] = {}
         self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
         self.unknown: set[int] = set()  # chats the bot cannot see (see `forget`)
@@ -122,6 +132,16 @@ class FakeTelegram:
         self.confirmed = 0  # the highest offset asked for: updates below it are confirmed
         self.downloaded: list[str] = []  # file paths served, in order
         self._sent_at: dict[str, list[float]] = {}
+        # Chats with members (channels, groups): id -> kind, and who is in each. A message
+        # reaches a person when it is accepted: a private message its user, a post in a
+        # channel or group every member at once (`reached`: user -> (at, chat, message id)).
+        self.kinds: dict[int, str] = {}
+        self._titles: dict[int, str] = {}
+        self.members: dict[int, set[int]] = {}
+        self.reached: dict[int, list[tuple[float, int, int]]] = {}
+        # update kinds the bot asked for (getUpdates / setWebhook allowed_updates); Telegram
+        # sends chat_member updates only to a bot that names them
+        self.allowed: list[str] | None = None
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self) -> str:
@@ -162,6 +182,48 @@ class FakeTelegram:
             self._pending.append((update, redeliver))
             self._updates_cond.notify_all()
         return update
+
+    def add_chat(self, chat_id: int, kind: str = "channel", title: str = "Stewards") -> None:
+        """A channel or group the bot administers (negative id), with no members yet."""
+        self.kinds[chat_id] = kind
+        self.members.setdefault(chat_id, set())
+        self._titles[chat_id] = title
+
+    def member_update(self, chat_id: int, user_id: int, joined: bool = True) -> dict[str, Any]:
+        """Someone joins (or leaves) a chat now; the chat_member update Telegram sends the
+        bot about it (push it)."""
+        (self.members.setdefault(chat_id, set()).add if joined
+         else self.members.setdefault(chat_id, set()).discard)(user_id)
+        return self._member_change("chat_member", chat_id, self.user(user_id), joined)
+
+    def bot_member_update(self, chat_id: int, joined: bool) -> dict[str, Any]:
+        """The bot is added to (an administrator) or removed from a chat: my_chat_member."""
+        return self._member_change("my_chat_member", chat_id, dict(BOT_USER), joined,
+                                   "administrator")
+
+    def _member_change(self, kind: str, chat_id: int, who: dict[str, Any], joined: bool,
+                       status: str = "member") -> dict[str, Any]:
+        old, new = ("left", status) if joined else (status, "left")
+        return {"update_id": self.next_update_id(), kind: {
+            "chat": self.chat(chat_id), "from": who, "date": int(time.time()),
+            "old_chat_member": self._chat_member(old, who),
+            "new_chat_member": self._chat_member(new, who)}}
+
+    @staticmethod
+    def _chat_member(status: str, who: dict[str, Any]) -> dict[str, Any]:
+        m: dict[str, Any] = {"status": status, "user": who}
+        if status == "administrator":
+            m.update({k: k in ("can_post_messages", "can_edit_messages", "can_pin_messages")
+                      for k in ADMIN_RIGHTS})
+            m["can_be_edited"] = False
+        return m
+
+    def first_reached(self, user_id: int, text: str = "") -> float | None:
+        """When a message (containing `text`) first reached a person, or None."""
+        for at, chat, mid in self.reached.get(user_id, []):
+            if text in str(self.messages.get((chat, mid), {}).get("text", "")):
+                return at
+        return None
 
     def fail(self, method: str, times: int = 1, *, code: int = 429,
              description: str = "Too Many Requests: retry after 1",
@@ -241,12 +303,13 @@ class FakeTelegram:
             u["username"] = username
         return u
 
-    @staticmethod
-    def chat(chat_id: int, title: str = "Control room", kind: str = "") -> dict[str, Any]:
-        """A private chat for positive ids, a supergroup (or `kind`) for negative ones."""
+    def chat(self, chat_id: int, title: str = "Control room", kind: str = "") -> dict[str, Any]:
+        """A private chat for positive ids, a supergroup (or `kind`, or the kind it was
+        added as) for negative ones."""
         if chat_id > 0:
             return {"id": chat_id, "type": "private", "first_name": "Test"}
-        return {"id": chat_id, "type": kind or "supergroup", "title": title}
+        return {"id": chat_id, "type": kind or self.kinds.get(chat_id, "supergroup"),
+                "title": self._titles.get(chat_id, title)}
 
     def message_update(self, user_id: int, text: str = "", *, chat_id: int | None = None,
                        photo: str = "", caption: str = "", location: tuple[float, float] |
@@ -359,6 +422,10 @@ class FakeTelegram:
         params, files = await self._params(request)
         if self.latency and method.lower() != "getupdates":
             await asyncio.sleep(self.latency)
+        stall = self.stalled.get(int(params["chat_id"])) \
+            if str(params.get("chat_id", "")).lstrip("-").isdigit() else None
+        if stall is not None and method.lower().startswith("send"):
+            await stall.wait()
         call = Call(method, params, files, at=self.clock())
         moved = self.migrated.get(int(params["chat_id"])) \
             if str(params.get("chat_id", "")).lstrip("-").isdigit() else None
@@ -479,9 +546,14 @@ class FakeTelegram:
         wait = min(float(p.get("timeout") or 0), self.poll_wait)
         assert self._updates_cond is not None
 
+        if "allowed_updates" in p:
+            self.allowed = list(p["allowed_updates"]) or None
+
         def ready() -> list[dict[str, Any]]:
-            # Confirmed updates (id < offset) are forgotten unless forced to redeliver.
-            self._pending = [(u, r) for u, r in self._pending if r or u["update_id"] >= offset]
+            # Confirmed updates (id < offset) are forgotten unless forced to redeliver, and
+            # kinds the bot did not ask for are never sent.
+            self._pending = [(u, r) for u, r in self._pending
+                             if (r or u["update_id"] >= offset) and self._wanted(u)]
             return [u for u, _ in self._pending][:limit]
 
         async with self._updates_cond:
@@ -496,8 +568,16 @@ class FakeTelegram:
             self._pending = [(u, False) for u, _ in self._pending]
             return out
 
+    def _wanted(self, update: dict[str, Any]) -> bool:
+        kinds = [k for k in update if k != "update_id"]
+        if self.allowed is None:
+            return not any(k in NOT_BY_DEFAULT for k in kinds)
+        return not kinds or any(k in self.allowed for k in kinds)
+
     async def _m_setwebhook(self, p: dict, f: dict) -> bool:
         self.webhook = dict(p)
+        if "allowed_updates" in p:
+            self.allowed = list(p["allowed_updates"]) or None
         return True
 
     async def _m_deletewebhook(self, p: dict, f: dict) -> bool:
@@ -525,6 +605,9 @@ class FakeTelegram:
             "message_id": self.next_message_id(chat_id), "date": int(time.time()),
             "chat": self.chat(chat_id), "from": dict(BOT_USER), **content,
         }
+        if self.kinds.get(chat_id) == "channel":  # a channel post is signed by the channel
+            msg.pop("from")
+            msg["sender_chat"] = self.chat(chat_id)
         if isinstance(p.get("reply_markup"), dict) and "inline_keyboard" in p["reply_markup"]:
             msg["reply_markup"] = p["reply_markup"]
         quoted = p.get("reply_parameters")
@@ -536,6 +619,9 @@ class FakeTelegram:
                                            if k != "reply_to_message"}
             elif not quoted.get("allow_sending_without_reply"):
                 raise _ApiError(400, "Bad Request: message to be replied not found")
+        now = self.clock()
+        for user in ([chat_id] if chat_id > 0 else self.members.get(chat_id, ())):
+            self.reached.setdefault(user, []).append((now, chat_id, msg["message_id"]))
         self.messages[(chat_id, msg["message_id"])] = msg
         if p.get("parse_mode") == "HTML":
             self._html.add((chat_id, msg["message_id"]))

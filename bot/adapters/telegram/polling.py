@@ -21,7 +21,10 @@ from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
-ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
+# chat_member: who joins or leaves a chat the bot administers (the stewards' alert channel:
+# who its one post reaches); Telegram sends it only when asked for by name
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "chat_member",
+                   "my_chat_member"]
 
 
 class Poller:

@@ -20,6 +20,7 @@ from telegram.ext import (
     ApplicationBuilder,
     BaseRateLimiter,
     CallbackQueryHandler,
+    ChatMemberHandler,
     MessageHandler,
     filters,
 )
@@ -102,6 +103,8 @@ class TelegramAdapter:
         self.hook = Webhook(self.application, hook_secret.get_secret_value()
                             if hook_secret else "", self.ids)
         self.application.add_handler(CallbackQueryHandler(self.inbound.on_callback))
+        self.application.add_handler(ChatMemberHandler(
+            self.inbound.on_member, ChatMemberHandler.ANY_CHAT_MEMBER))
         self.application.add_handler(MessageHandler(filters.UpdateType.MESSAGE,
                                                     self.inbound.on_message))
         self.application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE,

@@ -9,7 +9,7 @@ import re
 from collections.abc import Coroutine
 from typing import Any
 
-from telegram import CallbackQuery, Message, Update
+from telegram import CallbackQuery, ChatMember, ChatMemberRestricted, Message, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import ContextTypes, ExtBot
@@ -38,6 +38,7 @@ EDIT_IN_PLACE = ("/form", "/voice")
 INCIDENT_ID = re.compile(r"\bINC-\d+\b")
 ANONYMOUS = ("I can't tell who is asking: turn off 'Remain anonymous' in your admin rights "
              "for this group, or message me directly.")
+IN_CHAT = (ChatMember.MEMBER, ChatMember.ADMINISTRATOR, ChatMember.OWNER)
 NOT_MY_BUTTON = "That button isn't one I can use (old or not mine). Send /help."
 EDITS_NOT_TAKEN = ("Edits aren't taken into the log: it keeps what you first sent. Send the "
                    "correction as a new message (it is added to your latest report), or "
@@ -290,6 +291,22 @@ class Inbound(InboundBase):
             await answer(query)
             if not result.queued:
                 self.delivery.reply(PLATFORM, str(chat_id), reply)
+
+    async def on_member(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Someone joined or left a chat the bot administers (chat_member), or the bot itself
+        was added or removed (my_chat_member): who a post there reaches."""
+        change = update.chat_member or update.my_chat_member
+        if change is None or not await self.first_time(update.update_id):
+            return
+        new = change.new_chat_member
+        joined = new.status in IN_CHAT or (isinstance(new, ChatMemberRestricted)
+                                           and new.is_member)
+        chat = str(change.chat.id)
+        if update.my_chat_member is not None:  # the bot: out of it, nobody there is reached
+            if not joined:
+                await self.core.chat_member(PLATFORM, chat, "", False)
+            return
+        await self.core.chat_member(PLATFORM, chat, str(new.user.id), joined)
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """PTB's error handler: one logged error per failed update."""

@@ -44,6 +44,9 @@ class Policy:
     missing_to: tuple[str, ...] = ("police", "control")
     # control's copy of a procedure (evacuate, lockdown, all clear, ...) goes here too
     procedures_to: tuple[str, ...] = ("command", "police")
+    # a broadcast posted once in a one-to-many chat: those who have not tapped "I have it"
+    # by then get a direct message (a chaser), worst zone first
+    chase_after_s: int = 60
 
     def for_severity(self, sev: int) -> SeverityPolicy:
         """The policy of a severity (an empty one if not configured)."""
@@ -84,7 +87,8 @@ def load_policy(path: Path) -> Policy:
     return Policy(sevs, int(merge.get("window_s", 600)),
                   int(missing.get("police_after_s", 900)),
                   tuple(missing.get("to", ["police", "control"])),
-                  tuple(data.get("procedures", {}).get("to", ["command", "police"])))
+                  tuple(data.get("procedures", {}).get("to", ["command", "police"])),
+                  int(data.get("broadcast", {}).get("chase_after_s", 60)))
 
 
 _policies: dict[str, Policy] = {}

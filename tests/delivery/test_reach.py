@@ -1,0 +1,160 @@
+"""Reach first, then chase (issue 32), through python-telegram-bot against the fake Bot API
+(its limits enforced): a procedure is one post in the stewards' alert channel, reaching every
+member the moment Telegram accepts it; only targeted stewards not in the channel get a direct
+message; membership comes from Telegram's member updates; a tap on "I have it" is answered on
+the button, never with a message; and the control room is not held while the direct
+messages go out; and who has not tapped by the chase deadline gets one direct message."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest_asyncio
+
+from bot.core.dispatch import Core
+from bot.delivery.durable import OutboxReader
+from bot.delivery.ratelimit import CHASE, DEFAULT_LIMITS, POST, RateLimiter
+from bot.domain.clock import VirtualClock
+from bot.schedule.escalation import sweep_escalations
+from rigs.fakes.telegram_api import FakeTelegram
+from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+    CONTROL,
+    Feed,
+    polling,
+    sends_to,
+    sent_message,
+)
+from tests.adapters.telegram.test_telegram_procedures import (  # noqa: F401 (fixtures)
+    AWAY_GATE,
+    EAST,
+    SO,
+    button,
+    confirm,
+    deployed,
+    procedure_calls,
+)
+
+ALERT = -1001000000077  # the ground's stewards' alert channel (the bot is its only poster)
+
+
+@pytest_asyncio.fixture
+async def channel(core: Core, fake: FakeTelegram, deployed: OutboxReader  # noqa: F811
+                  ) -> AsyncIterator[OutboxReader]:
+    """The alert channel declared for the stewards, EAST[0] in it (EAST[1] joined and left
+    again), as the bot learnt it from Telegram's chat_member updates."""
+    core.notifier.channels = {**core.notifier.channels, "alert": {"telegram": [str(ALERT)]}}
+    fake.add_chat(ALERT, "channel", "East Ham stewards")
+    feed = Feed(fake)
+    await feed(fake.bot_member_update(ALERT, True))
+    for uid in EAST:
+        await feed(fake.member_update(ALERT, uid, True))
+    await feed(fake.member_update(ALERT, EAST[1], False))
+    await feed(fake.message_update(SO, "/whoami"))  # answered after them all
+    await fake.wait_for(sends_to(SO))
+
+    async def learnt() -> bool:
+        inside = await core.store.stewarding.chat_members("telegram", [str(ALERT)])
+        return inside == {f"telegram:{EAST[0]}"}
+
+    async with asyncio.timeout(10):  # the updates before it may still be finishing
+        while not await learnt():
+            await asyncio.sleep(0.02)
+    yield deployed
+
+
+async def test_a_procedure_is_one_channel_post_and_dms_only_those_not_in_the_channel(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    await confirm(fake, Feed(fake), "/evacuate all fire in the east stand")
+    await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 4,
+                        timeout=15)
+    await channel.drain()
+    sent = procedure_calls(fake.calls, "🚨 EVACUATE")
+    assert sorted(c.params["chat_id"] for c in sent) == sorted(
+        [ALERT, CONTROL, EAST[1], AWAY_GATE])  # one post; a DM only to those not in it
+    post = next(c for c in sent if c.params["chat_id"] == ALERT)
+    assert "nearest safe exit" in post.params["text"]
+    assert fake.first_reached(EAST[0], "EVACUATE") is not None  # the post reached them
+    assert fake.first_reached(EAST[1], "EVACUATE") is not None  # left: reached by a DM
+    assert fake.too_many == 0, fake.too_many_at
+
+
+async def test_a_tap_on_i_have_it_is_answered_on_the_button_not_with_a_message(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    feed = Feed(fake)
+    await confirm(fake, feed, "/lockdown all hold the doors")
+    await fake.wait_for(sends_to(ALERT, "LOCKDOWN"))
+    post = sends_to(ALERT, "LOCKDOWN")(fake.calls)[-1]
+    await fake.wait_for(sends_to(EAST[1], "LOCKDOWN"))
+    dm = sends_to(EAST[1], "LOCKDOWN")(fake.calls)[-1]
+    await feed(fake.callback_update(EAST[0], sent_message(fake, ALERT, "LOCKDOWN"),
+                                    button(post, "I have it")))
+    await feed(fake.callback_update(EAST[1], sent_message(fake, EAST[1], "LOCKDOWN"),
+                                    button(dm, "I have it")))
+    answers = await fake.wait_for(lambda calls: [
+        c for c in calls if c.method == "answerCallbackQuery"
+        and "Control knows you have it" in str(c.params.get("text"))][1:] and calls)
+    assert len([c for c in answers if c.method == "answerCallbackQuery"
+                and "have it" in str(c.params.get("text"))]) == 2
+    await feed(fake.message_update(SO, "/status"))
+    status = (await fake.wait_for(sends_to(SO, "have it")))[-1].params["text"]
+    assert "2/3 have it" in status
+    await channel.drain()
+    for uid in EAST:  # the acknowledgement cost no message
+        assert sends_to(uid, "have it")(fake.calls) == []
+
+
+async def test_the_control_room_is_not_held_while_the_direct_messages_go_out(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    slow = asyncio.Event()  # the direct messages are held up on the way to Telegram
+    fake.stalled = {EAST[1]: slow, AWAY_GATE: slow}
+    feed = Feed(fake)
+    await confirm(fake, feed, "/evacuate all")
+    await fake.wait_for(sends_to(ALERT, "EVACUATE"))
+    await fake.wait_for(sends_to(CONTROL, "EVACUATE"))
+    # a steward reports a casualty while the DMs are on their way: control's card, and the
+    # safety officer's own answers, do not wait for them
+    await feed(fake.message_update(EAST[0], "/incident medical @stb_upper s5 not breathing"))
+    await fake.wait_for(sends_to(CONTROL, "INC-1"), timeout=15)
+    await feed(fake.message_update(SO, "/status"))
+    await fake.wait_for(sends_to(SO, "INC-1"), timeout=15)
+    assert sends_to(EAST[1], "EVACUATE")(fake.calls) == []  # still on their way
+    slow.set()
+    await fake.wait_for(lambda calls: sends_to(EAST[1], "EVACUATE")(calls)
+                        and sends_to(AWAY_GATE, "EVACUATE")(calls))
+    assert fake.too_many == 0, fake.too_many_at
+
+
+def test_chasers_leave_a_share_of_the_bot_wide_rate_to_control() -> None:
+    clock = VirtualClock(datetime(2026, 12, 5, 19, 0, tzinfo=UTC))
+    limiter = RateLimiter(DEFAULT_LIMITS, clock=lambda: clock.now().timestamp())
+    t0 = clock.now().timestamp()
+    for uid in range(1000):  # a thousand chasers queued first
+        limiter.reserve("telegram", str(500000000 + uid), 1, CHASE)
+    card = limiter.reserve("telegram", str(CONTROL), 1, POST)
+    assert card - t0 < 1.0  # not behind 1,000 / 30 s of chasers
+    last = max(limiter.reserve("telegram", str(600000000 + u), 1, CHASE) for u in range(25))
+    assert last - t0 >= 1000 / 25  # the chasers take at most 25 a second
+
+
+async def test_who_has_not_tapped_by_the_chase_deadline_gets_one_direct_message(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    feed = Feed(fake)
+    await confirm(fake, feed, "/evacuate all")
+    dm = (await fake.wait_for(sends_to(EAST[1], "EVACUATE")))[-1]
+    await feed(fake.callback_update(EAST[1], sent_message(fake, EAST[1], "EVACUATE"),
+                                    button(dm, "I have it")))
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "answerCallbackQuery"
+                                       and "have it" in str(c.params.get("text"))])
+    core.clock.advance(timedelta(seconds=59))
+    assert await sweep_escalations(core, core.store, core.clock.now()) == []  # not yet
+    core.clock.advance(timedelta(seconds=2))
+    chased = await sweep_escalations(core, core.store, core.clock.now())
+    assert sorted(o.audience for o in chased) == [f"user:telegram:{AWAY_GATE}",
+                                                  f"user:telegram:{EAST[0]}"]
+    assert await sweep_escalations(core, core.store, core.clock.now()) == []  # once
+    await fake.wait_for(sends_to(EAST[0], "Reminder"))
+    await channel.drain()
+    assert sends_to(EAST[1], "Reminder")(fake.calls) == []  # it has it: not chased
+    assert len(sends_to(EAST[0], "Reminder")(fake.calls)) == 1
