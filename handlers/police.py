@@ -28,7 +28,8 @@ ARREST_USAGE = ("/arrest <offence> [xN] inside|outside home|away|neutral [ref=<c
 BAN_USAGE = ("/ban <type> [xN] [home|away|neutral] [years=<n>] "
              "[status=<proposed|pending_court|active>] [ref=<ref>] [inc=<id>]")
 HELP_WORDS = {"help", "?", "list"}
-OPTION = re.compile(r"([a-zA-Z_]+)=(.+)")  # ref=…, inc=…: one word each
+# ref=…, inc=…: one word each (the lookbehind keeps a search linear: a key starts a word)
+OPTION = re.compile(r"(?<![a-zA-Z_])([a-zA-Z_]+)=(.+)")
 COUNT = re.compile(r"x\d{1,3}")
 YEARS = re.compile(r"\d{1,2}")
 EXPIRED = "This arrest form has expired (or was recorded). Send /arrest to start again."
