@@ -39,7 +39,7 @@ from aiohttp import ClientSession, ClientTimeout, web  # noqa: E402
 from bench import cli, rig  # noqa: E402
 from bot.runtime import control_room_for  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
-from bot.web.access import COOKIE, LINK_PATH, Session  # noqa: E402
+from bot.web.access import COOKIE, LINK_PATH, Server, Session  # noqa: E402
 
 
 async def reports(core, n: int, start: int) -> float:
@@ -186,17 +186,18 @@ async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         base = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore
+        server = Server(base, room.access.link_ttl)  # the links' server: this one
         # cold: a fresh browser profile each time, the first the server's first page
         # (nothing read or cached yet); the median of `paints`, as the machine is shared
         painted_ms = []
         for _ in range(paints):
-            link = await room.access.issue_link("console:control", base)
+            link = await room.access.issue_link("console:control", server)
             painted_ms.append(await asyncio.to_thread(first_paint_ms, link))
         paint = None if None in painted_ms else tuple(
             statistics.median(p[k] for p in painted_ms if p is not None) for k in range(3))
         sids = []
         for _ in range(n_screens):
-            link = await room.access.issue_link("console:control", base)
+            link = await room.access.issue_link("console:control", server)
             got = await room.access.redeem(link.rsplit(LINK_PATH, 1)[1])
             assert isinstance(got, Session), got
             sids.append(got.sid)
