@@ -28,6 +28,7 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
 )
 from tests.adapters.telegram.test_telegram_procedures import (  # noqa: F401 (fixtures)
     AWAY_GATE,
+    COMMAND,
     EAST,
     SO,
     button,
@@ -67,12 +68,12 @@ async def channel(core: Core, fake: FakeTelegram, deployed: OutboxReader  # noqa
 async def test_a_procedure_is_one_channel_post_and_dms_only_those_not_in_the_channel(
         core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
     await confirm(fake, Feed(fake), "/evacuate all fire in the east stand")
-    await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 4,
+    await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 5,
                         timeout=15)
     await channel.drain()
     sent = procedure_calls(fake.calls, "🚨 EVACUATE")
     assert sorted(c.params["chat_id"] for c in sent) == sorted(
-        [ALERT, CONTROL, EAST[1], AWAY_GATE])  # one post; a DM only to those not in it
+        [ALERT, CONTROL, COMMAND, EAST[1], AWAY_GATE])  # one post; DMs only to the rest
     post = next(c for c in sent if c.params["chat_id"] == ALERT)
     assert "nearest safe exit" in post.params["text"]
     assert fake.first_reached(EAST[0], "EVACUATE") is not None  # the post reached them
