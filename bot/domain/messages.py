@@ -178,6 +178,9 @@ class Outbound:
     # (a chaser, or the DM of someone the one-to-many post cannot reach): it takes at most
     # the chasers' share of a platform's bot-wide rate, so control's cards are never held
     chase: str = ""
+    # the pin slot of a one-to-many post that stays on top once the platform took it (the
+    # current procedure's instruction): it replaces the post pinned before in that slot
+    pin: str = ""
 
 
 @dataclass

@@ -159,3 +159,23 @@ async def test_who_has_not_tapped_by_the_chase_deadline_gets_one_direct_message(
     await channel.drain()
     assert sends_to(EAST[1], "Reminder")(fake.calls) == []  # it has it: not chased
     assert len(sends_to(EAST[0], "Reminder")(fake.calls)) == 1
+
+
+async def test_the_procedure_in_force_is_the_one_pinned_in_the_channel(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    feed = Feed(fake)
+    await confirm(fake, feed, "/evacuate all fire in the east stand")
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "pinChatMessage"])
+    evacuate = sent_message(fake, ALERT, "EVACUATE")["message_id"]
+    assert fake.pinned.get(ALERT) == [evacuate]  # on top of the channel, quietly
+    pin = next(c for c in fake.calls if c.method == "pinChatMessage")
+    assert pin.params.get("disable_notification") in (True, "true", "True")
+    await feed(fake.message_update(SO, "/allclear all"))
+    ask = (await fake.wait_for(sends_to(SO, "Confirm ALL CLEAR")))[-1]
+    await feed(fake.callback_update(SO, sent_message(fake, SO, "Confirm ALL CLEAR"),
+                                    button(ask, "now")))
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "unpinChatMessage"])
+    clear = sent_message(fake, ALERT, "ALL CLEAR")["message_id"]
+    assert fake.pinned.get(ALERT) == [clear]  # the all clear in its place, nothing stale
+    await channel.drain()
+    assert fake.too_many == 0, fake.too_many_at
