@@ -82,11 +82,11 @@ async def test_evacuate_is_confirmed_then_reaches_every_steward_and_control_and_
     assert procedure_calls(fake.calls, "🚨 EVACUATE") == []  # nothing before the confirm
 
     await feed(fake.callback_update(SO, sent_message(fake, SO, "Confirm"), button(ask, "now")))
-    chats = {*EAST, AWAY_GATE, CONTROL}
-    sent = await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 4
+    chats = {*EAST, AWAY_GATE, CONTROL, COMMAND}  # and the command chat (#32)
+    sent = await fake.wait_for(lambda calls: len(procedure_calls(calls, "🚨 EVACUATE")) >= 5
                                and procedure_calls(calls, "🚨 EVACUATE"))
     assert {c.params["chat_id"] for c in sent} == chats
-    assert len(sent) == 4  # once each
+    assert len(sent) == 5  # once each
     to_steward = next(c for c in sent if c.params["chat_id"] == EAST[0])
     assert "fire in the east stand" in to_steward.params["text"]
     assert "nearest safe exit" in to_steward.params["text"]  # the standing instruction
