@@ -86,12 +86,18 @@ class Desk:
 
     def call_kind(self, platform: str, chat: str, out: Outbound) -> str:
         """The platform call a message will most likely take: an edit for an answer into a
-        tapped message or a live message already posted here, else a post (a chaser's post
-        within the chasers' share)."""
+        tapped message or a live message already posted here, else a post (a chaser's post,
+        or an acknowledgement's reaction, within the chasers' share: a thousand stewards'
+        "ok" never hold control's cards)."""
         if out.edit or (out.ref and not out.quote and
                         out.ref in self.posted.get((platform, chat), set())):
             return EDIT
-        return CHASE if out.chase else POST
+        return CHASE if out.chase or self.reaction(platform, out) else POST
+
+    def reaction(self, platform: str, out: Outbound) -> bool:
+        """An acknowledgement answered by a reaction on the message it quotes."""
+        sink = self.sinks.get(platform)
+        return bool(out.reply.ack and out.quote and sink is not None and sink.reacts)
 
     def live_boards(self, platform: str) -> int:
         """Chats of a platform with a live board (they share its edit limit)."""
@@ -537,6 +543,14 @@ class ChatWorker:
     async def _edit_or_send(self, out: Outbound, keep_ref: bool, ticket: Ticket) -> str:
         platform, chat, sink, store = self.platform, self.chat, self.sink, self.desk.store
         slot = self.pacer.slot
+        if self.desk.reaction(platform, out):
+            await slot(ticket, platform, chat, POST)  # the chasers' slot taken (see call_kind)
+            try:
+                await sink.react(chat, out.quote)
+                return ""  # no message: nothing to edit or quote later
+            except (Refused, Unsupported) as exc:  # said with a message instead
+                log.info("%s:%s: reaction refused (%s); answered with a message", platform,
+                         chat, exc)
         if out.edit:
             await slot(ticket, platform, chat, EDIT)
             if await sink.edit(chat, out.edit, out.reply):
