@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import pytest_asyncio
 
 from bot.core.dispatch import Core
@@ -214,3 +215,18 @@ async def test_a_refused_reaction_is_said_with_a_message_instead(
     await feed(fake.message_update(EAST[0], "got it"))
     said = (await fake.wait_for(sends_to(EAST[0], "Control knows you have it")))[-1]
     assert said.params.get("reply_parameters") or said.params.get("reply_to_message_id")
+
+
+async def test_a_refused_pin_leaves_the_procedure_posted_and_says_why(
+        core: Core, fake: FakeTelegram, channel: OutboxReader,
+        caplog: pytest.LogCaptureFixture) -> None:
+    fake.fail("pinChatMessage", times=1, code=400, retry_after=None,
+              description="Bad Request: not enough rights to manage pinned messages in the "
+                          "chat")  # the bot is not an admin who may pin there
+    await confirm(fake, Feed(fake), "/evacuate all")
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "pinChatMessage"])
+    await channel.drain()
+    assert sends_to(ALERT, "EVACUATE")(fake.calls)  # posted all the same
+    assert fake.pinned.get(ALERT, []) == []
+    assert any("not pinned" in r.getMessage() and "rights" in r.getMessage()
+               for r in caplog.records)
