@@ -287,8 +287,9 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
         await ctx.core.changed("broadcast", fx.id)
     # answered on the tapped button itself (Telegram's answerCallbackQuery): an
     # acknowledgement costs no message, so a thousand taps never queue a thousand replies
-    return Result(Reply("✅ Control knows you have it." + ("" if ctx.args else f" ({bid})")),
-                  toast_only=True)
+    # (a typed "ok" by a reaction on it, see Reply.ack)
+    return Result(Reply("✅ Control knows you have it." + ("" if ctx.args else f" ({bid})"),
+                        ack=True), toast_only=True)
 
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:

@@ -15,6 +15,7 @@ class RecordingSink:
     `hook` given), which keeps (chat, reply) in `got` unless overridden."""
 
     pins = False
+    reacts = False
     platform = ""  # a subclass may name it here instead
 
     def __init__(self, platform: str = "",
@@ -50,6 +51,10 @@ class RecordingSink:
     async def unpin(self, chat: str, message_id: str) -> None:
         """Not supported."""
         raise Unsupported("a recorder pins nothing")
+
+    async def react(self, chat: str, message_id: str) -> None:
+        """Not supported."""
+        raise Unsupported("a recorder reacts to nothing")
 
     def albumable(self, chat: str, reply: Reply) -> bool:
         """No albums."""

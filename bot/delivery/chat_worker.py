@@ -41,6 +41,8 @@ DIGEST_LAG = 2.0
 ACTIONABLE = boards.ACTIONABLE  # severity from which an incident always gets its own card
 MAX_BACKOFF = 30.0
 UNPINNED = "the flashpoint board is not pinned"
+NOT_PINNED = "the procedure's post is not pinned"
+PINNED = "pinned:"  # live-message ref prefix of a pin slot's post
 ALBUM_MAX = 10  # items in one album (Telegram's sendMediaGroup takes 2-10)
 
 T = TypeVar("T")
@@ -84,12 +86,18 @@ class Desk:
 
     def call_kind(self, platform: str, chat: str, out: Outbound) -> str:
         """The platform call a message will most likely take: an edit for an answer into a
-        tapped message or a live message already posted here, else a post (a chaser's post
-        within the chasers' share)."""
+        tapped message or a live message already posted here, else a post (a chaser's post,
+        or an acknowledgement's reaction, within the chasers' share: a thousand stewards'
+        "ok" never hold control's cards)."""
         if out.edit or (out.ref and not out.quote and
                         out.ref in self.posted.get((platform, chat), set())):
             return EDIT
-        return CHASE if out.chase else POST
+        return CHASE if out.chase or self.reaction(platform, out) else POST
+
+    def reaction(self, platform: str, out: Outbound) -> bool:
+        """An acknowledgement answered by a reaction on the message it quotes."""
+        sink = self.sinks.get(platform)
+        return bool(out.reply.ack and out.quote and sink is not None and sink.reacts)
 
     def live_boards(self, platform: str) -> int:
         """Chats of a platform with a live board (they share its edit limit)."""
@@ -200,11 +208,12 @@ class ChatWorker:
                 if out is None:  # an album: its slots were taken with the first item's
                     await self._album(batch)
                     continue
-                if await self._journaled(batch, out, ticket):
-                    await self._lane_done(out)
-                    continue
-                mid = await self._deliver(out, ticket=ticket)
+                sent = await self._journaled(batch, out, ticket)
+                mid = sent if sent is not None else await self._deliver(out, ticket=ticket)
                 await self._lane_done(out)
+                await self._pin(out, mid)  # after the lane: nothing waits for the pin
+                if sent is not None:
+                    continue
                 for item in batch:
                     for done in item.done:
                         try:
@@ -273,18 +282,20 @@ class ChatWorker:
         if self.desk.store_waits.pop(self._where, None) is not None:
             log.warning("delivery to %s going again (the log store is back)", self._where)
 
-    async def _journaled(self, batch: list[Item], out: Outbound, ticket: Ticket) -> bool:
+    async def _journaled(self, batch: list[Item], out: Outbound,
+                         ticket: Ticket) -> str | None:
         """Deliver outbox entries with the journal: an in-flight mark before the send, and
         right after the platform's answer the delivered marks plus the live message's id
         in one round trip, so a crash can only leave the send itself in doubt (the outbox
-        reader resolves that on recovery). False when the batch is not from the outbox."""
+        reader resolves that on recovery). The message's id ('' when not sent from here);
+        None when the batch is not from the outbox."""
         journal = self.desk.journal
         marks = [d for item in batch for d in item.done]
         if journal is None or not marks or \
                 not all(isinstance(d, Journaled) for d in marks):
-            return False
+            return None
         if not await journal.flying(self.platform, self.chat, marks):
-            return True  # another replica holds the outbox now and sends these
+            return ""  # another replica holds the outbox now and sends these
         digest = not batch or out is not batch[0].out
         token = SENDING.set(tuple(("d:" if digest else "") + m.tag for m in marks))
         try:
@@ -293,7 +304,30 @@ class ChatWorker:
             SENDING.reset(token)
         await journal.delivered(self.platform, self.chat, marks, out, mid)
         self.health.delivered += len(batch)
-        return True
+        return mid
+
+    async def _pin(self, out: Outbound, mid: str) -> None:
+        """Pin a post that stays on top (a procedure's, once the platform took it) and
+        unpin the one pinned before in its slot; a refused pin leaves the post unpinned,
+        said once in the log and the delivery health, as the board's."""
+        store, platform, chat, pacer = self.desk.store, self.platform, self.chat, self.pacer
+        if not (out.pin and mid and self.sink.pins) or store is None:
+            return
+        ref = PINNED + out.pin
+        before = await store.message_ref(out.fixture, platform, chat, ref)
+        try:
+            await self._retrying(lambda: pacer.call(
+                platform, chat, PIN, lambda: self.sink.pin(chat, mid)), ticketed=True)
+            await store.set_message_ref(out.fixture, platform, chat, ref, mid)
+            if before and before != mid:
+                await self._retrying(lambda: pacer.call(
+                    platform, chat, PIN, lambda: self.sink.unpin(chat, before)), ticketed=True)
+        except Unsupported as exc:
+            self.desk.degraded(platform, chat, NOT_PINNED, exc)
+        except Refused as exc:
+            log.warning("%s:%s: %s (%s)", platform, chat, NOT_PINNED, exc.reason)
+        else:
+            self.desk.restored(platform, chat, NOT_PINNED)
 
     async def _pace(self) -> None:
         """At a flashpoint, digests and board turns are spaced at the sustained rate."""
@@ -509,6 +543,14 @@ class ChatWorker:
     async def _edit_or_send(self, out: Outbound, keep_ref: bool, ticket: Ticket) -> str:
         platform, chat, sink, store = self.platform, self.chat, self.sink, self.desk.store
         slot = self.pacer.slot
+        if self.desk.reaction(platform, out):
+            await slot(ticket, platform, chat, POST)  # the chasers' slot taken (see call_kind)
+            try:
+                await sink.react(chat, out.quote)
+                return ""  # no message: nothing to edit or quote later
+            except (Refused, Unsupported) as exc:  # said with a message instead
+                log.info("%s:%s: reaction refused (%s); answered with a message", platform,
+                         chat, exc)
         if out.edit:
             await slot(ticket, platform, chat, EDIT)
             if await sink.edit(chat, out.edit, out.reply):

@@ -1,9 +1,10 @@
 """What a platform adapter offers the delivery layer: a declared family of capabilities.
 
 Every platform sink has them all (`PlatformSink`): send and edit (`Sink`), pin and unpin
-(`Pins`), albums (`Albums`) and the lookup of a send a crash left in doubt (`InDoubt`). A
-platform without one says so explicitly (`pins = False`, `albumable` always False, a lookup
-that finds nothing) rather than leaving the method out: the delivery layer never probes.
+(`Pins`), a reaction on a message (`Reactions`), albums (`Albums`) and the lookup of a send
+a crash left in doubt (`InDoubt`). A platform without one says so explicitly (`pins =
+False`, `reacts = False`, `albumable` always False, a lookup that finds nothing) rather than
+leaving the method out: the delivery layer never probes.
 Queues, ordering, dedupe, rate limits, retries and "edit the live message or post a new one"
 live once, in bot.delivery; an adapter only speaks its platform.
 """
@@ -135,6 +136,17 @@ class Pins(Protocol):
 
 
 @runtime_checkable
+class Reactions(Protocol):
+    """A reaction on someone's message (a typed acknowledgement answered without a message).
+    A platform that cannot has `reacts = False`."""
+
+    reacts: bool
+
+    async def react(self, chat: str, message_id: str) -> None:
+        """Mark a message as seen and taken (👍); Refused when the platform will not."""
+
+
+@runtime_checkable
 class Albums(Protocol):
     """Several photos or videos as one message (Telegram's sendMediaGroup)."""
 
@@ -162,5 +174,5 @@ class InDoubt(Protocol):
 
 
 @runtime_checkable
-class PlatformSink(Sink, Pins, Albums, InDoubt, Protocol):
+class PlatformSink(Sink, Pins, Reactions, Albums, InDoubt, Protocol):
     """Every capability a platform sink declares (implemented or explicitly not)."""

@@ -148,6 +148,10 @@ class Reply:
     media: list[Attachment] = field(default_factory=list)  # evidence to show as itself
     field: str = ""  # for a refusal: the part of the command it is about (forms mark it)
     card: IncidentCard | None = None  # the incident this message shows, as facts
+    # an acknowledgement (a typed "ok" to a procedure): where the platform has reactions it
+    # is a reaction on the sender's message (the Outbound's `quote`), not a message; the
+    # text is said only if the reaction is refused
+    ack: bool = False
 
     def lines(self) -> list[str]:
         """Title and body as lines of plain text."""
@@ -178,6 +182,9 @@ class Outbound:
     # (a chaser, or the DM of someone the one-to-many post cannot reach): it takes at most
     # the chasers' share of a platform's bot-wide rate, so control's cards are never held
     chase: str = ""
+    # the pin slot of a one-to-many post that stays on top once the platform took it (the
+    # current procedure's instruction): it replaces the post pinned before in that slot
+    pin: str = ""
 
 
 @dataclass

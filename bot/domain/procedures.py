@@ -24,6 +24,9 @@ PROCEDURES: dict[str, tuple[str, str]] = {
     "allclear": ("ALL CLEAR", "The procedure is over. Return to normal duties; report "
                               "anything you saw to control."),
 }
+# The pin slot of the procedures' posts: the latest (ALL CLEAR included) is the one pinned,
+# so a steward scrolling the channel finds the instruction in force on top.
+PIN_SLOT = "procedure"
 # Life-safety messages that are not procedures: they take the lane too (missing person).
 LIFE_SAFETY_WORDS: dict[str, str] = {"missing": "MISSING", "found": "FOUND"}
 TARGET_WORDS = ("all", "supervisors", "exits")
@@ -204,7 +207,7 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
     takes only the chasers' share of the platform's rate; and one to control (and to the
     `also` audiences; `note` added to it: who of the plan it cannot reach). A life-safety
     one's post and control's copies are urgent: they go ahead of everything, and nothing
-    waits behind the direct messages."""
+    waits behind the direct messages; a procedure's post is pinned in place of the last."""
     title, body = title or message_title(kind, label), message_body(kind, text)
     urgent = bid if life_safety(kind) else ""
     have_it = have_it_button(bid)
@@ -214,7 +217,8 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
                         title=title,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(post, Reply(body, title=title, buttons=have_it), fixture=fixture,
-                     urgent=urgent)] if post else []
+                     urgent=urgent, pin=PIN_SLOT if kind in PROCEDURES else "")
+            ] if post else []
     outs += [Outbound(a, control_msg, fixture=fixture, urgent=urgent)
              for a in ("control", *(a for a in also if a != "control"))]
     outs += [Outbound(f"user:{s.who}", Reply(body, title=title, buttons=buttons(s) if buttons

@@ -71,6 +71,8 @@ def _fields(out: Outbound) -> dict[str, object]:
         data["u"] = out.urgent
     if out.chase:
         data["c"] = out.chase
+    if out.pin:
+        data["p"] = out.pin
     return data
 
 
@@ -97,6 +99,7 @@ def decode(raw: str) -> Outbound:
     live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
                     quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""), chase=d.get("c", ""),
+                    pin=d.get("p", ""),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 

@@ -2,8 +2,9 @@
 
 Serves what the adapter uses: getMe, getUpdates (long-poll on a queue the test pushes to),
 setWebhook/deleteWebhook, sendMessage, editMessageText, forwardMessage, pin/unpinChatMessage
-(`pinned`), answerCallbackQuery, setMyCommands, send<Media> (an upload, or a file id seen
-before: answered with the documented "Message" fields, e.g. photo as an array of PhotoSize),
+(`pinned`), setMessageReaction (`reactions`), answerCallbackQuery, setMyCommands,
+send<Media> (an upload, or a file id seen before: answered with the documented "Message"
+fields, e.g. photo as an array of PhotoSize),
 sendLocation, sendMediaGroup, getFile and file downloads. Message ids are numbered like
 Telegram's: per chat in supergroups and channels (ids -100…), and from the bot's one common
 sequence in private chats and basic groups. Any method can be made to fail for its next N
@@ -27,7 +28,10 @@ BOT_ID = 123456789
 BOT_USERNAME = "matchday_test_bot"
 LIMITED = {"sendmessage", "editmessagetext", "sendphoto", "senddocument", "sendmediagroup",
            "editmessagereplymarkup", "editmessagecaption", "forwardmessage",
-           "pinchatmessage", "unpinchatmessage"}  # a pin counts like a message in a group
+           "pinchatmessage", "unpinchatmessage",  # a pin counts like a message in a group
+           "setmessagereaction"}  # no figure is published: counted like a message, to be safe
+# Telegram's standard reaction emoji a bot may set (ReactionTypeEmoji), as far as used here
+REACTIONS = frozenset("👍👎❤🔥👏🙏👌🤝✍👀🫡")
 # The fields the Bot API always sets on each media object beyond file_id/file_unique_id
 # (an upload's; a file id sent again returns the object it was first seen with).
 MEDIA_FIELDS: dict[str, dict[str, Any]] = {
@@ -110,6 +114,7 @@ class FakeTelegram:
         self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
         self.unknown: set[int] = set()  # chats the bot cannot see (see `forget`)
         self.pinned: dict[int, list[int]] = {}  # chat id -> pinned message ids, newest last
+        self.reactions: dict[tuple[int, int], list[str]] = {}  # the bot's, on a message
         self._pending: list[tuple[dict[str, Any], bool]] = []  # (update, ignore_offset)
         self._update_ids = itertools.count(1000)
         self._message_ids = itertools.count(1)  # the bot's common sequence (private, groups)
@@ -695,6 +700,19 @@ class FakeTelegram:
         if mid in pins:
             pins.remove(mid)
         pins.append(mid)
+        return True
+
+    async def _m_setmessagereaction(self, p: dict, f: dict) -> bool:
+        chat, mid = int(p["chat_id"]), int(p["message_id"])
+        if (chat, mid) not in self.incoming and (chat, mid) not in self.messages:
+            raise _ApiError(400, "Bad Request: message to react not found")
+        raw = p.get("reaction") or []
+        given = json.loads(raw) if isinstance(raw, str) else raw
+        emoji = [r.get("emoji", "") for r in given if r.get("type") == "emoji"]
+        if len(emoji) != len(given) or any(e not in REACTIONS for e in emoji) or \
+                len(emoji) > 1:  # a bot sets at most one reaction
+            raise _ApiError(400, "Bad Request: REACTION_INVALID")
+        self.reactions[(chat, mid)] = emoji
         return True
 
     async def _m_unpinchatmessage(self, p: dict, f: dict) -> bool:

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import pytest_asyncio
 
 from bot.core.dispatch import Core
@@ -65,6 +66,14 @@ async def channel(core: Core, fake: FakeTelegram, deployed: OutboxReader  # noqa
     yield deployed
 
 
+async def lockdown(fake: FakeTelegram) -> Feed:
+    """LOCKDOWN confirmed by the safety officer and posted in the channel."""
+    feed = Feed(fake)
+    await confirm(fake, feed, "/lockdown all hold the doors")
+    await fake.wait_for(sends_to(ALERT, "LOCKDOWN"))
+    return feed
+
+
 async def test_a_procedure_is_one_channel_post_and_dms_only_those_not_in_the_channel(
         core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
     await confirm(fake, Feed(fake), "/evacuate all fire in the east stand")
@@ -73,7 +82,7 @@ async def test_a_procedure_is_one_channel_post_and_dms_only_those_not_in_the_cha
     await channel.drain()
     sent = procedure_calls(fake.calls, "🚨 EVACUATE")
     assert sorted(c.params["chat_id"] for c in sent) == sorted(
-        [ALERT, CONTROL, COMMAND, EAST[1], AWAY_GATE])  # one post; a DM only to those not in it
+        [ALERT, CONTROL, COMMAND, EAST[1], AWAY_GATE])  # one post; DMs only to the rest
     post = next(c for c in sent if c.params["chat_id"] == ALERT)
     assert "nearest safe exit" in post.params["text"]
     assert fake.first_reached(EAST[0], "EVACUATE") is not None  # the post reached them
@@ -83,9 +92,7 @@ async def test_a_procedure_is_one_channel_post_and_dms_only_those_not_in_the_cha
 
 async def test_a_tap_on_i_have_it_is_answered_on_the_button_not_with_a_message(
         core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
-    feed = Feed(fake)
-    await confirm(fake, feed, "/lockdown all hold the doors")
-    await fake.wait_for(sends_to(ALERT, "LOCKDOWN"))
+    feed = await lockdown(fake)
     post = sends_to(ALERT, "LOCKDOWN")(fake.calls)[-1]
     await fake.wait_for(sends_to(EAST[1], "LOCKDOWN"))
     dm = sends_to(EAST[1], "LOCKDOWN")(fake.calls)[-1]
@@ -159,3 +166,67 @@ async def test_who_has_not_tapped_by_the_chase_deadline_gets_one_direct_message(
     await channel.drain()
     assert sends_to(EAST[1], "Reminder")(fake.calls) == []  # it has it: not chased
     assert len(sends_to(EAST[0], "Reminder")(fake.calls)) == 1
+
+
+async def test_the_procedure_in_force_is_the_one_pinned_in_the_channel(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    feed = Feed(fake)
+    await confirm(fake, feed, "/evacuate all fire in the east stand")
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "pinChatMessage"])
+    evacuate = sent_message(fake, ALERT, "EVACUATE")["message_id"]
+    assert fake.pinned.get(ALERT) == [evacuate]  # on top of the channel, quietly
+    pin = next(c for c in fake.calls if c.method == "pinChatMessage")
+    assert pin.params.get("disable_notification") in (True, "true", "True")
+    await feed(fake.message_update(SO, "/allclear all"))
+    ask = (await fake.wait_for(sends_to(SO, "Confirm ALL CLEAR")))[-1]
+    await feed(fake.callback_update(SO, sent_message(fake, SO, "Confirm ALL CLEAR"),
+                                    button(ask, "now")))
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "unpinChatMessage"])
+    clear = sent_message(fake, ALERT, "ALL CLEAR")["message_id"]
+    assert fake.pinned.get(ALERT) == [clear]  # the all clear in its place, nothing stale
+    await channel.drain()
+    assert fake.too_many == 0, fake.too_many_at
+
+
+async def test_a_typed_ok_is_answered_with_a_reaction_not_a_message(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    feed = await lockdown(fake)
+    typed = fake.message_update(EAST[0], "ok")
+    await feed(typed)
+    react = (await fake.wait_for(lambda calls: [
+        c for c in calls if c.method == "setMessageReaction" and c.ok]))[-1]
+    assert int(react.params["chat_id"]) == EAST[0]
+    assert int(react.params["message_id"]) == typed["message"]["message_id"]
+    assert fake.reactions[(EAST[0], typed["message"]["message_id"])] == ["👍"]
+    await feed(fake.message_update(SO, "/status"))
+    status = (await fake.wait_for(sends_to(SO, "have it")))[-1].params["text"]
+    assert "1/3 have it" in status  # counted
+    await channel.drain()
+    assert [c for c in fake.calls if c.method == "sendMessage"
+            and c.params["chat_id"] == EAST[0]] == []  # the ok cost no message
+    assert fake.too_many == 0, fake.too_many_at
+
+
+async def test_a_refused_reaction_is_said_with_a_message_instead(
+        core: Core, fake: FakeTelegram, channel: OutboxReader) -> None:
+    feed = await lockdown(fake)
+    fake.fail("setMessageReaction", times=1, code=400,
+              description="Bad Request: REACTIONS_TOO_MANY", retry_after=None)
+    await feed(fake.message_update(EAST[0], "got it"))
+    said = (await fake.wait_for(sends_to(EAST[0], "Control knows you have it")))[-1]
+    assert said.params.get("reply_parameters") or said.params.get("reply_to_message_id")
+
+
+async def test_a_refused_pin_leaves_the_procedure_posted_and_says_why(
+        core: Core, fake: FakeTelegram, channel: OutboxReader,
+        caplog: pytest.LogCaptureFixture) -> None:
+    fake.fail("pinChatMessage", times=1, code=400, retry_after=None,
+              description="Bad Request: not enough rights to manage pinned messages in the "
+                          "chat")  # the bot is not an admin who may pin there
+    await confirm(fake, Feed(fake), "/evacuate all")
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "pinChatMessage"])
+    await channel.drain()
+    assert sends_to(ALERT, "EVACUATE")(fake.calls)  # posted all the same
+    assert fake.pinned.get(ALERT, []) == []
+    assert any("not pinned" in r.getMessage() and "rights" in r.getMessage()
+               for r in caplog.records)

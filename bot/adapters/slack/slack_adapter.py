@@ -77,6 +77,7 @@ class SlackAdapter:
 
     platform = "slack"
     pins = True
+    reacts = False  # an acknowledgement is answered with its text, as ever
 
     def __init__(self, core: CoreAPI, parts: AdapterParts, settings: Settings, *,
                  max_retries: int = 0,
@@ -238,6 +239,10 @@ class SlackAdapter:
         except SlackApiError as exc:
             if exc.response.get("error") != "already_pinned":
                 raise
+
+    async def react(self, chat: str, message_id: str) -> None:
+        """Not offered on Slack (reacts is False)."""
+        raise Unsupported("slack: acknowledgements are answered with a message")
 
     async def unpin(self, chat: str, message_id: str) -> None:
         """pins.remove for a message the bot pinned."""

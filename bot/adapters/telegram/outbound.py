@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 PLATFORM = "telegram"
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 LOCATION_KEY = "Or tap 📍 below to share your location."
+ACK_EMOJI = "👍"  # one of Telegram's standard reactions: "taken", as a nod would say
 Moved = Callable[[str, str], Awaitable[str]]  # (old chat, new chat) -> the chat to use now
 
 
@@ -45,6 +46,7 @@ class TelegramSink:
 
     platform = PLATFORM
     pins = True
+    reacts = True
 
     def __init__(self, bot: ExtBot[Any], moves: ChatMoves, sign: Callable[[str], str],
                  moved: Moved, ids: MessageIds, prober: ExtBot[Any], archive: str) -> None:
@@ -160,13 +162,19 @@ class TelegramSink:
             return await self._edit_at(moved, message_id, reply, private=private(chat))
 
     async def pin(self, chat: str, message_id: str) -> None:
-        """Pin a message (the flashpoint board) quietly; Telegram counts it like a message."""
+        """Pin a message (the flashpoint board, a procedure) quietly; Telegram counts it like
+        a message."""
         now = await self.moves.resolve(PLATFORM, chat)
         try:
             await native(self.bot.pin_chat_message(
                 chat_id(now), int(message_id), disable_notification=True))
-        except Refused as exc:  # e.g. not an admin here: the board still works unpinned
-            log.warning("telegram: board not pinned in %s: %s", chat, exc)
+        except Refused as exc:  # e.g. not an admin here: the message still works unpinned
+            log.warning("telegram: message not pinned in %s: %s", chat, exc)
+
+    async def react(self, chat: str, message_id: str) -> None:
+        """A 👍 on someone's message (their typed "ok" taken): one small call, no message."""
+        now = await self.moves.resolve(PLATFORM, chat)
+        await native(self.bot.set_message_reaction(chat_id(now), int(message_id), ACK_EMOJI))
 
     async def unpin(self, chat: str, message_id: str) -> None:
         """Unpin a message the bot pinned."""
@@ -174,7 +182,7 @@ class TelegramSink:
         try:
             await native(self.bot.unpin_chat_message(chat_id(now), message_id=int(message_id)))
         except Refused as exc:  # unpinned by hand meanwhile: nothing left to do
-            log.info("telegram: board not unpinned in %s: %s", chat, exc)
+            log.info("telegram: message not unpinned in %s: %s", chat, exc)
 
     async def _edit_at(self, chat: str, message_id: str, reply: Reply, *,
                        private: bool) -> bool:

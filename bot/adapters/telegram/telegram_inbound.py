@@ -180,9 +180,10 @@ class Inbound(InboundBase):
         result = await self.core.handle(cmd)
         if result is None:
             return
-        if not result.queued:
+        if not result.queued:  # an acknowledgement: a reaction on this very message
             self.delivery.reply(PLATFORM, str(msg.chat_id), result.reply,
-                                quote="" if private else str(msg.message_id))
+                                quote="" if private and not result.reply.ack
+                                else str(msg.message_id))
         if text.startswith("/join") and result.reply.ok:
             member = await self.core.member(cmd.who)
             if member is not None:
