@@ -162,11 +162,11 @@ async def _run_night(store: Store, tg: FakeTelegram, http: aiohttp.ClientSession
         FileClock.write(clock_file, line.at)
         now = line.at
         user = people[line.user]
-        answered = len(_to_chat(tg, user))
+        answered = _answers(tg, user)
         await replicas[i % 2].post_update(http, tg.message_update(user, line.text))
 
         async def answer(user: int = user, answered: int = answered) -> bool:
-            return len(_to_chat(tg, user)) > answered
+            return _answers(tg, user) > answered
         await until(answer, f"an answer to {line.user}: {line.text}")
     end = lines[-1].at.replace(hour=23, minute=59)
     await _step_through_due(store, now, end, clock_file)
@@ -197,6 +197,14 @@ async def _step_through_due(store: Store, now: datetime, upto: datetime,
             return not await _due(store, at)
         await until(fired, f"everything due by {now} fired")
     return now
+
+
+def _answers(tg: FakeTelegram, chat: int | str) -> int:
+    """What the bot has answered in a chat: messages, edits, and reactions (a steward's "I
+    have it" is answered with a 👍 on their message, not a message: #32)."""
+    return sum(1 for c in tg.calls if c.ok and c.method in (
+        "sendMessage", "editMessageText", "setMessageReaction")
+        and str(c.params.get("chat_id")) == str(chat))
 
 
 def _to_chat(tg: FakeTelegram, chat: int | str) -> list[str]:
