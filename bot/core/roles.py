@@ -25,6 +25,7 @@ CONTACT = {"steward": "a steward", "supervisor": "your supervisor", "control": "
            "safety_officer": "the Safety Officer", "police_liaison": "the police liaison",
            "police_commander": "the police commander", "viewer": "a viewer",
            "admin": "your bot admin"}
+NOT_ASKED = frozenset({"viewer"})
 
 
 class RolesError(ValueError):
@@ -79,7 +80,9 @@ class RoleMatrix:
         labels = [ROLES.label(r) for r in who]
         only = labels[0] if len(labels) == 1 else \
             ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) <= MAX_NAMED else ""
-        return head + (f" Only {only} can." if only else "") + f" Ask {CONTACT[who[0]]}."
+        # a viewer only watches (a screen in a police van): nobody to go to for anything
+        ask = next((r for r in who if r not in NOT_ASKED), who[0])
+        return head + (f" Only {only} can." if only else "") + f" Ask {CONTACT[ask]}."
 
     def commands_for(self, role: str | None) -> list[str]:
         """Commands a role may use, in menu order (a command counts when its bare form does)."""

@@ -66,3 +66,10 @@ def test_the_readme_counts_the_bundled_night_right():
     lines = (ROOT / "bot/scenarios/west_ham_chelsea.jsonl").read_text().splitlines()
     readme = (ROOT / "README.md").read_text()
     assert f"west_ham_chelsea.jsonl   # {len(lines)} lines on a virtual clock" in readme
+
+
+async def test_a_steward_refused_status_is_sent_to_a_person_not_a_viewer(say):
+    """A viewer (a read-only screen) was named as whom to ask: 'Ask a viewer.'"""
+    r = await say("/status", as_="steward")
+    assert not r.reply.ok and "Ask a viewer" not in r.reply.text, r.reply.text
+    assert r.reply.text.endswith("Ask your supervisor."), r.reply.text
