@@ -93,6 +93,8 @@ class Poller:
                 raise
             except RetryAfter as exc:
                 await asyncio.sleep(retry_seconds(exc))
+            except StoreUnavailable:  # the outage log says so once, not every second
+                await asyncio.sleep(1.0)
             except Exception as exc:  # network, store outage: nothing confirmed, try again
                 log.warning("telegram: polling failed (%s); retrying", exc)
                 await asyncio.sleep(1.0)
