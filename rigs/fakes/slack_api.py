@@ -75,6 +75,7 @@ class FakeSlack:
         self.acks: dict[str, dict[str, Any]] = {}  # envelope_id -> ack message
         self.failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any]]]] = {}
         self.respond_429 = 0  # how many response_url posts to answer 429 next
+        self.lost: dict[str, asyncio.Event] = {}  # channel -> set when its network mends
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._cond = asyncio.Condition()
@@ -119,6 +120,17 @@ class FakeSlack:
     def of(self, method: str) -> list[Call]:
         """Recorded calls of one method, oldest first."""
         return [c for c in self.calls if c.method == method]
+
+    def lose(self, channel: str) -> None:
+        """Requests about `channel` hang and are never carried out (a network path lost),
+        until `mend(channel)`, which fails them (503) and lets later ones through."""
+        self.lost.setdefault(channel, asyncio.Event())
+
+    def mend(self, channel: str) -> None:
+        """The channel's path is back: the hung requests fail, later ones go through."""
+        event = self.lost.pop(channel, None)
+        if event is not None:
+            event.set()
 
     def fail_next(self, method: str, status: int = 429, headers: dict[str, str] | None = None,
                   body: dict[str, Any] | None = None) -> None:
@@ -178,6 +190,11 @@ class FakeSlack:
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
         call = Call(method, params, token, dict(request.headers), at=self.clock())
         await self._record(call)
+        mended = self.lost.get(str(params.get("channel", "")))
+        if mended is not None:  # the request never reaches Slack: it hangs, then fails
+            call.ok = False
+            await mended.wait()
+            return web.Response(status=503)
         needed = NEEDS_SCOPE.get(method)
         if self.scopes is not None and needed and needed not in self.scopes:
             call.ok = False

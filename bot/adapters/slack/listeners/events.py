@@ -67,15 +67,16 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         if not await inbound.first_time(key):
             return
         channel, user = event.get("channel", ""), event.get("user", "")
+        thread = "" if private else str(event.get("thread_ts") or event.get("ts") or "")
+        # like Telegram's: an answer to a write goes durably with the cards it caused
         cmd = Command(platform="slack", chat=channel, user=user, text=text.strip(),
                       dedupe_key=key, attachments=attachments(event, text),
                       reply_to=await inbound.incident_of(channel, event.get("thread_ts", "")),
-                      private=private)
+                      private=private, reply_via=f"quote:{thread}" if thread else "send")
         result = await inbound.core.handle(cmd)
-        if result is None:
+        if result is None or result.queued:  # queued: the outbox delivers it
             return
-        thread = None if private else event.get("thread_ts") or event.get("ts")
-        await inbound.post(channel, result.reply, thread_ts=thread)
+        await inbound.post(channel, result.reply, thread_ts=thread or None)
 
     app.event("app_home_opened")(on_home_opened)
     app.event("message")(on_message)
