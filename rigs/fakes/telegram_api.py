@@ -110,6 +110,7 @@ class FakeTelegram:
         self.held: dict[str, asyncio.Event] = {}  # file paths whose download waits for a set()
         # chat id -> sends to it wait for a set() before they are answered (a slow network)
         self.stalled: dict[int, asyncio.Event] = {}
+        self.tapped_by: dict[str, int] = {}  # callback query id -> the user who tapped
         self.webhook: dict[str, Any] = {}
         self.migrated: dict[int, int] = {}  # basic group id -> its supergroup id
         self.unknown: set[int] = set()  # chats the bot cannot see (see `forget`)
@@ -382,8 +383,10 @@ class FakeTelegram:
     def callback_update(self, user_id: int, message: dict[str, Any], data: str,
                         first_name: str = "Test") -> dict[str, Any]:
         """An update for a press of an inline button on a message the bot sent."""
+        query = str(self.next_update_id())
+        self.tapped_by[query] = user_id
         return {"update_id": self.next_update_id(), "callback_query": {
-            "id": str(self.next_update_id()), "from": self.user(user_id, first_name),
+            "id": query, "from": self.user(user_id, first_name),
             "chat_instance": "ci-1", "message": message, "data": data}}
 
     def message(self, chat_id: int, message_id: int) -> dict[str, Any]:
@@ -431,6 +434,9 @@ class FakeTelegram:
             if str(params.get("chat_id", "")).lstrip("-").isdigit() else None
         if stall is not None and method.lower().startswith("send"):
             await stall.wait()
+        tapper = self.tapped_by.get(str(params.get("callback_query_id", "")))
+        if method == "answerCallbackQuery" and tapper in self.stalled:
+            await self.stalled[tapper].wait()  # a slow answer to this one person's tap
         call = Call(method, params, files, at=self.clock())
         moved = self.migrated.get(int(params["chat_id"])) \
             if str(params.get("chat_id", "")).lstrip("-").isdigit() else None

@@ -2,7 +2,11 @@
 confirms it to Telegram, then processed from the record (recorded leftovers of a crashed
 run first). PTB's Updater confirms before processing, so it is not used. An update whose work
 goes on beside the loop (a voice note being transcribed) stays recorded until that work is
-done, so a crash meanwhile leaves it for the next run, or the next lease holder, to finish."""
+done, so a crash meanwhile leaves it for the next run, or the next lease holder, to finish.
+
+Updates are processed in lanes: one person's updates in one chat in order, different people
+side by side (at most IN_FLIGHT at once), so a thousand stewards tapping "I have it" in the
+alert channel are not answered one after another, and one slow answer holds nobody else."""
 
 from __future__ import annotations
 
@@ -25,6 +29,19 @@ log = logging.getLogger(__name__)
 # who its one post reaches); Telegram sends it only when asked for by name
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "chat_member",
                    "my_chat_member"]
+IN_FLIGHT = 64  # updates processed at once; the next getUpdates waits for a free place
+LANE_STOP_S = 10.0  # how long a stop lets updates being processed finish
+
+
+def lane_of(raw: dict[str, Any]) -> str:
+    """Whose update it is, as 'chat:user': updates of one lane are processed in order."""
+    for kind in ALLOWED_UPDATES:
+        body = raw.get(kind)
+        if isinstance(body, dict):
+            message = body.get("message") if kind == "callback_query" else body
+            chat = (message or {}).get("chat", {}).get("id", "")
+            return f"{chat}:{(body.get('from') or {}).get('id', '')}"
+    return ""
 
 
 class Poller:
@@ -42,6 +59,8 @@ class Poller:
         self.finishing: set[asyncio.Task[None]] = set()  # forgetting those once done
         self._task: asyncio.Task[None] | None = None
         self._polling = False
+        self._lanes: dict[str, asyncio.Task[None]] = {}  # lane -> its last update's work
+        self._room = asyncio.Semaphore(IN_FLIGHT)
 
     async def start(self) -> None:
         """Fetch updates with getUpdates into the inbox (one replica at a time: the lease
@@ -64,6 +83,31 @@ class Poller:
         except TimeoutError:
             await cancel_and_wait([poller])
         await asyncio.gather(poller, return_exceptions=True)
+        lanes = set(self._lanes.values())
+        if lanes:  # what is being processed finishes; the rest stays recorded for next time
+            await asyncio.wait(lanes, timeout=LANE_STOP_S)
+            await cancel_and_wait(lanes)
+
+    async def _dispatch(self, raw: dict[str, Any]) -> None:
+        """Process an update in its lane, after the lane's previous one; returns once there
+        is room for it (IN_FLIGHT), not when it is done."""
+        await self._room.acquire()
+        key = lane_of(raw)
+        before = self._lanes.get(key)
+        task = asyncio.create_task(self._in_lane(before, raw))
+        self._lanes[key] = task
+        task.add_done_callback(lambda t: self._lanes.pop(key, None)
+                               if self._lanes.get(key) is t else None)
+
+    async def _in_lane(self, before: asyncio.Task[None] | None, raw: dict[str, Any]) -> None:
+        try:
+            if before is not None:
+                await asyncio.wait([before])
+            await self.process(raw)
+        except StoreUnavailable:  # not forgotten: the next run processes it again, once
+            pass
+        finally:
+            self._room.release()
 
     async def _poll(self) -> None:
         """getUpdates in a loop: record, confirm with the next call, process."""
@@ -77,7 +121,7 @@ class Poller:
                     offset = await self.inbox.offset()
                     for raw in await self.inbox.pending():
                         self.replayed.add(int(raw["update_id"]))
-                        await self.process(raw)
+                        await self._dispatch(raw)
                     first = False
                 updates = await bot.get_updates(
                     offset=offset, timeout=self.timeout, allowed_updates=ALLOWED_UPDATES,
@@ -88,7 +132,7 @@ class Poller:
                 await self.inbox.record(raws)
                 offset = updates[-1].update_id + 1
                 for raw in raws:
-                    await self.process(raw)
+                    await self._dispatch(raw)
             except asyncio.CancelledError:
                 raise
             except RetryAfter as exc:
