@@ -13,6 +13,7 @@ from bot.store.feed import Feed
 from bot.store.gateway import Gateway
 from bot.store.inbox import Inbox, Seen
 from bot.store.lease import Lease, polling
+from bot.store.menus import MenusGiven
 from bot.store.message_refs import MessageRefs
 from bot.store.outbox import Outbox, last_ids
 from bot.store.plans import Plans
@@ -53,6 +54,10 @@ class PlatformState:
     def inbox(self, bot_id: str) -> Inbox:
         """One Telegram bot's recorded-but-unprocessed updates."""
         return Inbox(self.gateway, bot_id)
+
+    def menus(self, bot_id: str) -> MenusGiven:
+        """Which command menu each person was last given by one Telegram bot."""
+        return MenusGiven(self.gateway, bot_id)
 
     def polling(self, bot_id: str, owner: str, ttl_ms: int = 10_000) -> Lease:
         """One Telegram bot's polling lease (see bot.store.lease.polling)."""

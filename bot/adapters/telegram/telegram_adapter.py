@@ -94,7 +94,9 @@ class TelegramAdapter:
         signer = CallbackSigner(secret)
         self.sink = TelegramSink(bot, moves, signer.sign, self.migrations.chat_moved, self.ids,
                                  prober, settings.telegram_archive_chat or "")
-        self.menus = Menus(bot, parts.registry.specs, parts.roles, parts.roster)
+        self.menus = Menus(bot, parts.registry.specs, parts.roles, parts.roster,
+                           parts.platform.menus(self.bot_id))
+        self.menus_task: asyncio.Task[None] | None = None
         self.inbound = Inbound(core, parts.delivery, parts.platform, bot, parts.platform.seen,
                                self.bot_id, signer, self.menus, self.migrations, voice)
         self.poller = Poller(self.application, parts.platform.inbox(self.bot_id), self.ids,
@@ -130,7 +132,9 @@ class TelegramAdapter:
         except TelegramError as exc:
             raise TelegramStartError(f"Telegram refused the bot token or is unreachable: "
                                      f"{exc}") from None
-        await self.menus.set_all()
+        await self.menus.set_default()
+        # members' menus beside the loop: a large roster never holds the start (or reports)
+        self.menus_task = asyncio.create_task(self.menus.set_members())
         await self.application.start()
         if self.webhook:
             url = self.settings.telegram_webhook_url
@@ -154,6 +158,8 @@ class TelegramAdapter:
     async def stop(self) -> None:
         """Stop fetching, finish queued deliveries, close HTTP sessions."""
         await self.stop_polling()
+        if self.menus_task is not None:
+            await cancel_and_wait([self.menus_task])
         hearing = self.inbound.hearing
         if hearing:  # a steward's report: let notes being transcribed finish
             await asyncio.wait(set(hearing), timeout=10)

@@ -177,6 +177,8 @@ async def join_supervisor(core: Core, fake: FakeTelegram, feed: Feed) -> None:
 
 # ---------------------------------------------------------------- tests
 async def test_menus_per_role(polling: TelegramAdapter, fake: FakeTelegram) -> None:
+    assert polling.menus_task is not None
+    await polling.menus_task  # members' menus are set beside the loop
     calls = fake.calls_of("setMyCommands")
     default = next(c for c in calls if c.params.get("scope", {}).get("type") == "default")
     assert {c["command"] for c in default.params["commands"]} == {"help", "join"}
