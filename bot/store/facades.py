@@ -13,7 +13,7 @@ from bot.store.feed import Feed
 from bot.store.gateway import Gateway
 from bot.store.inbox import Inbox, Seen
 from bot.store.lease import Lease, polling
-from bot.store.menus import MenusGiven
+from bot.store.menus_given import MenusGiven
 from bot.store.message_refs import MessageRefs
 from bot.store.outbox import Outbox, last_ids
 from bot.store.plans import Plans

@@ -16,7 +16,7 @@ from telegram.ext import ExtBot
 from bot.core.dispatch import Spec
 from bot.core.roles import STRANGER_COMMANDS, Member, RoleMatrix
 from bot.store import StoreUnavailable
-from bot.store.menus import MenusGiven
+from bot.store.menus_given import MenusGiven
 
 log = logging.getLogger(__name__)
 
