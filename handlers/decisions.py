@@ -14,6 +14,7 @@ from bot.domain.decision_log import (
     DECISION_KINDS,
     MAX_LINKS,
     MAX_TEXT,
+    RATIONALE,
     Decision,
     LogView,
     parse_decision_id,
@@ -115,7 +116,7 @@ def entry_of(ctx: Ctx, answers: dict[str, str], *, supersedes: int | None = None
                     role=ctx.role or "", phase="", decision=decision, rationale=rationale,
                     options=options, incidents=parse_incidents(answers.get("inc", "")),
                     supersedes=sup, explains=explains, source=source,
-                    kind=kind or kind_of(answers.get("kind", "")))
+                    kind=RATIONALE if explains else kind or kind_of(answers.get("kind", "")))
 
 
 async def record(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> int:
@@ -203,6 +204,10 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
     if len(value) > MAX_TEXT:
         return _ask(fid, step, f"That is {len(value)} characters; keep it under {MAX_TEXT}.",
                     kind_chosen="kind" in state["answers"])
+    if step == "options" and value.isdigit():
+        # a button number typed where the buttons are no longer the last answer (a command
+        # came in between): never an option list of its own
+        return _ask(fid, step, f"'{value}' is not a list of options: type them, or tap None.")
     if step == "inc":
         try:
             parse_incidents(value)
@@ -283,6 +288,10 @@ async def decision_cmd(ctx: Ctx) -> Result:
     first = ctx.args[0].lower() if ctx.args else ""
     if first in ("supersedes", "corrects", "correct") and len(ctx.args) == 2:
         n = _decision_ref(ctx.args[1], "supersedes")
+        view = await ctx.store.decisions.read(fx.id)
+        if (newer := view.superseded_by(n)) is not None:
+            return Result(Reply(f"D-{n} is already superseded by D-{newer}: supersede "
+                                f"D-{view.chain(n)[-1]} instead.", ok=False))
         return await _start(ctx, fx, "d", {}, supersedes=n)
     if first in ("why", "rationale") and len(ctx.args) >= 2:
         n = _decision_ref(ctx.args[1], "why")
@@ -308,6 +317,10 @@ def render(view: LogView, tz: tzinfo) -> str:
     lines: list[str] = []
     for d in view.entries:
         head = f"{d.id} {d.at.astimezone(tz):%H:%M} · {PHASES.label(d.phase) if d.phase else ''}"
+        if d.explains:  # a rationale, filed with the decision it explains
+            lines.append(f"{head} · Rationale for D-{d.explains} · {d.name or d.by} ({d.role})")
+            lines.append(f"  Why: {d.rationale}")
+            continue
         if d.kind and d.kind != "other":
             head += f" · {DECISION_KINDS.get(d.kind, d.kind)}"
         who = d.name or d.by
@@ -323,6 +336,9 @@ def render(view: LogView, tz: tzinfo) -> str:
         later = view.superseded_by(d.n)
         if later:
             lines.append(f"  SUPERSEDED by D-{later} (kept as it was)")
+        chain = view.chain(d.n)
+        if len(chain) > 2:
+            lines.append("  Chain: " + " superseded by ".join(f"D-{n}" for n in chain))
     return "\n".join(lines)
 
 

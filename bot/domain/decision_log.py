@@ -29,7 +29,10 @@ DECISION_KINDS: dict[str, str] = {
     "major_incident": "Major incident",
     "handover": "Handing an incident to police",
     "other": "Other",
+    # not a decision: the rationale given later for one (linked by `explains`)
+    "rationale": "Rationale for an earlier decision",
 }
+RATIONALE = "rationale"
 
 KIND_ALIASES = {"stop": "stoppage", "suspend": "stoppage", "gates": "gate",
                 "police": "police_support", "evacuate": "procedure", "lockdown": "procedure",
@@ -39,7 +42,7 @@ KIND_ALIASES = {"stop": "stoppage", "suspend": "stoppage", "gates": "gate",
 def parse_kind(word: str) -> str | None:
     """A decision type key from its key or a word of its label ('stoppage', 'gate'); None."""
     w = norm(word)
-    if w in DECISION_KINDS:
+    if w in DECISION_KINDS and w != RATIONALE:
         return w
     return KIND_ALIASES.get(w)
 
@@ -103,6 +106,19 @@ class LogView:
     def superseded_by(self, n: int) -> int | None:
         """The first later entry that corrects entry n, if any."""
         return next((d.n for d in self.entries if d.supersedes == n), None)
+
+    def chain(self, n: int) -> list[int]:
+        """Every entry of n's correction chain, oldest first (D-2, D-4, D-9), from any link."""
+        by_n = {d.n: d for d in self.entries}
+        first = n
+        seen = {n}
+        while (d := by_n.get(first)) is not None and d.supersedes and d.supersedes not in seen:
+            first = d.supersedes
+            seen.add(first)
+        out = [first]
+        while (later := self.superseded_by(out[-1])) is not None and later not in out:
+            out.append(later)
+        return out
 
     def rationale_of(self, n: int) -> str:
         """Entry n's rationale, or the one a later entry gave for it ("" if none yet)."""
