@@ -50,6 +50,10 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
         line += " · unfilled: " + ", ".join(gaps)
     need = mobile_needed(attendance)
     mobile = sum(z.mobile_filled for z in zones)
+    if not attendance and any(z.mobile_planned for z in zones):
+        # the one-per-250 rule cannot be checked without it: ask rather than say nothing
+        line += (" · ⚠ expected attendance not set, so the mobile stewards (one per 250) "
+                 "cannot be checked: /deploy attendance <n>")
     if need and mobile < need:
         planned = sum(z.mobile_planned for z in zones)
         line += (f" · ⚠ MOBILE {mobile} of {need} needed for {attendance:,} expected"
