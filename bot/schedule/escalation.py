@@ -24,7 +24,7 @@ from bot.domain.incident.incident_card import IncidentCard
 from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
-from bot.domain.vocab import INCIDENT_TYPES, ROLES
+from bot.domain.vocab import ROLES
 from bot.observe import metrics
 from bot.schedule.chase_timer import fire_chase
 from bot.schedule.missing_timer import fire_missing
@@ -167,7 +167,7 @@ def _alert(core: Core, fx: Fixture, inc: Incident, title: str, tail: str) -> Rep
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     reporter = inc.reporter_name or ROLES.label(inc.reporter_role or "steward")
     n = inc.n
-    text = (f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
+    text = (f"{inc.what} at {ground.label(inc.location)}, "
             f"severity {inc.severity}, reported by {reporter}.\n{tail}")
     buttons = [Button("Acknowledge", f"/ack {n}", "primary"), Button("Show", f"/incident {n}")]
     if inc.status != "reported":
