@@ -4,6 +4,7 @@ a CSV import), the expected attendance, and planned vs filled per zone (also in 
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.paging import page_of, split_page_args
 from bot.domain.deployment import (
     STEWARD_ID,
     RotaRow,
@@ -91,11 +92,13 @@ async def deploy_cmd(ctx: Ctx) -> Result:
     """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
     fx = await ctx.fixture()
     state = ctx.store.stewarding
-    if not ctx.args:
+    rest, page = split_page_args(ctx.rest) if "\n" not in ctx.rest else (ctx.rest, 1)
+    if not rest.strip():  # the plan (page N of it): a read, never a deployment
         lines = await plan_lines(ctx, fx, full=True)
         if not lines:
             _posts(ctx, fx)  # the one-line refusal
-        return Result(Reply("\n".join(lines), title=f"Deployment · {fx.title}"))
+        whole = Reply("\n".join(lines), title=f"Deployment · {fx.title}")
+        return Result(page_of(whole, page, lambda p: f"/deploy page {p}"))
     word = ctx.args[0].lower()
     if word == "attendance":
         return await attendance(ctx, fx, ctx.args[1:])
