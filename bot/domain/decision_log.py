@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, tzinfo
 
 from bot.domain.clock import iso, parse_iso
 from bot.domain.vocab import norm
@@ -47,6 +47,26 @@ def parse_kind(word: str) -> str | None:
     return KIND_ALIASES.get(w)
 
 
+def clock_time(text: str, now: datetime, tz: tzinfo, *, ahead: bool) -> datetime | None:
+    """A time typed for a decision: '19:05' (today, local; the last such moment when not
+    `ahead`, the next when `ahead`), '+30m' / '30m' / '1h' from now (ahead only), else None."""
+    t = text.strip().lower().lstrip("+")
+    m = re.fullmatch(r"(\d{1,3})\s*(m|min|mins|h|hr|hrs)", t)
+    if m and ahead:
+        n = int(m.group(1))
+        return now + (timedelta(hours=n) if m.group(2).startswith("h") else timedelta(minutes=n))
+    m = re.fullmatch(r"([01]?\d|2[0-3])[:.]?([0-5]\d)", t)
+    if not m:
+        return None
+    local = now.astimezone(tz)
+    at = local.replace(hour=int(m.group(1)), minute=int(m.group(2)), second=0, microsecond=0)
+    if ahead and at <= local:
+        at += timedelta(days=1)
+    if not ahead and at > local:
+        at -= timedelta(days=1)
+    return at
+
+
 def parse_decision_id(text: str) -> int | None:
     """D-4, d4, #4 or 4 -> 4; anything else -> None."""
     m = re.fullmatch(r"(?:d)?[-#]?(\d{1,6})", text.strip().lower())
@@ -71,6 +91,12 @@ class Decision:
     explains: int | None = None  # the rationale for that entry (taken through a command)
     source: str = ""  # the command that took it ("methane INC-3"), "" for /decision
     kind: str = ""  # a DECISION_KINDS key ("" for entries from before types)
+    # JESIP asks for these too: when it was taken (if before it was logged), who was
+    # consulted, the information it rested on, and when it is to be reviewed
+    taken: datetime | None = None
+    consulted: str = ""
+    information: str = ""
+    review: datetime | None = None
 
     @property
     def id(self) -> str:
@@ -83,7 +109,10 @@ class Decision:
                 "role": self.role, "decision": self.decision, "rationale": self.rationale,
                 "options": self.options, "incidents": json.dumps(list(self.incidents)),
                 "supersedes": str(self.supersedes or ""), "explains": str(self.explains or ""),
-                "source": self.source, "kind": self.kind}
+                "source": self.source, "kind": self.kind,
+                "taken": iso(self.taken) if self.taken else "", "consulted": self.consulted,
+                "information": self.information,
+                "review": iso(self.review) if self.review else ""}
 
     @classmethod
     def from_fields(cls, h: dict[str, str]) -> Decision:
@@ -94,7 +123,10 @@ class Decision:
                    incidents=tuple(json.loads(h.get("incidents") or "[]")),
                    supersedes=int(h["supersedes"]) if h.get("supersedes") else None,
                    explains=int(h["explains"]) if h.get("explains") else None,
-                   source=h.get("source", ""), kind=h.get("kind", ""))
+                   source=h.get("source", ""), kind=h.get("kind", ""),
+                   taken=parse_iso(h["taken"]) if h.get("taken") else None,
+                   consulted=h.get("consulted", ""), information=h.get("information", ""),
+                   review=parse_iso(h["review"]) if h.get("review") else None)
 
 
 @dataclass(frozen=True)

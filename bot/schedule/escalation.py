@@ -28,6 +28,7 @@ from bot.domain.vocab import ROLES
 from bot.observe import metrics
 from bot.schedule.chase_timer import fire_chase
 from bot.schedule.missing_timer import fire_missing
+from bot.schedule.review_timer import fire_review
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,9 @@ async def sweep_escalations(core: Core, store: Store, now: datetime) -> list[Out
             try:
                 if tag == "police":  # a missing-person search's deadline (/missing)
                     outs += await fire_missing(core, store, fx, n_text, when, now)
+                    continue
+                if tag == "review":  # a decision's review time (bot/schedule/review_timer)
+                    outs += await fire_review(core, store, fx, n_text, now)
                     continue
                 if tag == "chase":  # a one-to-many post's chasers (bot/schedule/chase_timer)
                     outs += await fire_chase(core, store, fx, n_text, now)

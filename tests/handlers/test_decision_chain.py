@@ -55,3 +55,40 @@ async def test_a_command_typed_in_the_middle_of_a_decision_form_does_not_become_
     await console.say("yes")
     [d] = await _log(core)
     assert (d.decision, d.options) == ("Close gate B", "")
+
+
+async def test_a_decision_keeps_when_taken_who_was_consulted_what_it_rested_on_and_review(
+        say, core, clock):
+    from datetime import timedelta
+
+    from bot.schedule.escalation import sweep_escalations
+
+    r = await say("/decision d=Close gate C why=crush at the turnstiles taken=17:55 "
+                  "consulted=police commander, ground safety officer "
+                  "info=CCTV camera 12, gate C turnstile counts review=+30m", as_="safety_officer")
+    assert r.reply.ok, r.reply.text
+    [d] = await _log(core)
+    assert d.taken is not None and d.taken.strftime("%H:%M") == "17:55" and d.at != d.taken
+    assert d.consulted == "police commander, ground safety officer"
+    assert d.information == "CCTV camera 12, gate C turnstile counts"
+    text = (await say("/decisions", as_="control")).reply.text
+    assert "Taken: 17:55 (logged 18:00)" in text and "Review by: 18:30" in text
+    assert "Consulted: police commander" in text and "Information: CCTV camera 12" in text
+    r = await say("/decision d=x why=y review=tomorrowish", as_="control")
+    assert not r.reply.ok and "review= is a time" in r.reply.text and len(await _log(core)) == 1
+    # the reminder, from the scheduler's sweep at the review time (the clock is the test's)
+    assert await sweep_escalations(core, core.store, clock.now() + timedelta(minutes=29)) == []
+    outs = await sweep_escalations(core, core.store, clock.now() + timedelta(minutes=30))
+    assert {o.audience for o in outs} == {"command", "control"}
+    assert all(o.reply.title == "⏰ Decision D-1 is due for review" for o in outs)
+    assert await sweep_escalations(core, core.store, clock.now() + timedelta(minutes=31)) == []
+
+
+async def test_a_superseded_decision_is_not_reminded_for_review(say, core, clock):
+    from datetime import timedelta
+
+    from bot.schedule.escalation import sweep_escalations
+
+    await say("/decision d=Close gate C why=crush review=+30m", as_="safety_officer")
+    await say("/decision d=Reopen gate C why=cleared supersedes=D-1", as_="safety_officer")
+    assert await sweep_escalations(core, core.store, clock.now() + timedelta(minutes=40)) == []
