@@ -246,7 +246,10 @@ async def _stewards(app: App, args: argparse.Namespace) -> int:
             parse_period(None, args.season)
         except ValueError as exc:
             return _fail(str(exc), 2)
-    fixtures = in_scope(await _store(app).fixtures(), args.fixture, args.season)
+    store = _store(app)
+    # a fixture named by id may be a drill's, as `summary`, `pack` and `export` accept
+    known = [*await store.fixtures(), *(await store.fixtures(drill=True) if args.fixture else [])]
+    fixtures = in_scope(known, args.fixture, args.season)
     if args.fixture and not fixtures:
         return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
     scope = {"fixture": args.fixture} if args.fixture else {"season": args.season}

@@ -367,6 +367,8 @@ class InspectionItem(Strict):
     due_h: Annotated[int, Field(ge=0, le=14 * 24)]
     critical: bool = False
     incident_type: str = "other"
+    # what a fail means, as the incident's title says it ("loose objects not removed")
+    failed: Annotated[str, Field(max_length=120)] = ""
 
 
 class InspectionGround(Strict):

@@ -13,7 +13,7 @@ from bot.domain.incident.incident_model import Incident, incident_id, parse_inci
 from bot.domain.incident.incident_rules import replan_after_s
 from bot.domain.messages import Reply, Result
 from bot.domain.outcomes import Reason
-from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
+from bot.domain.vocab import STATUS_ORDER, STATUSES
 from bot.store import Refused
 from handlers.display import card
 from handlers.reporting import parse_severity, resolve_location, resolve_type
@@ -141,7 +141,7 @@ async def _announce(ctx: Ctx, fx: Fixture, inc: Incident, line: str) -> Result:
     ctx.notify("control", Reply(f"{line} — by {_who(ctx)}"), fixture=fx.id, thread=inc.id)
     await ctx.core.changed("incident", fx.id)
     return Result(Reply(f"{line}.\nThe original stays in the log (/incident {inc.n}).",
-                        title=f"{inc.id} {INCIDENT_TYPES.label(inc.type)}"))
+                        title=f"{inc.id} {inc.what}"))
 
 
 async def reopen_cmd(ctx: Ctx) -> Result:

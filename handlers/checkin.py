@@ -15,6 +15,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Attachment, Outbound, Reply, Result
 from bot.domain.plurals import counted
 from bot.domain.procedures import Target, in_zone, target_label
+from bot.domain.rollcall_count import count
 from bot.domain.rota_reach import left_out
 from bot.domain.unreached import radio_list
 from handlers.display import clock_time
@@ -167,16 +168,15 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     posts = _posts(ctx, fx)
     if bc.target.startswith("zone:"):
         posts = [p for p in posts if in_zone(p.zone, bc.target.removeprefix("zone:"))]
-    on = await state.on_post(fx.id)
     filled, _ = await state.deployment(fx.id)
-    missing = [p for p in posts if p.id not in on]
-    line = (f"📋 Roll call {clock_time(bc.at, tz)}: "
-            f"{len(posts) - len(missing)}/{len(posts)} posts on")
-    if missing:
-        shown = [f"{p.name}" + (f" ({filled[p.id][1]})" if p.id in filled else " (unfilled)")
-                 for p in missing[:NAMES_SHOWN]]
-        more = len(missing) - len(shown)
+    got = count(posts, await state.on_post(fx.id), duty, filled, bc.at)
+    line = f"📋 Roll call {clock_time(bc.at, tz)}: {len(got.on)}/{got.planned} posts on"
+    if got.silent:
+        shown = [f"{p.name} ({filled[p.id][1]})" for p in got.silent[:NAMES_SHOWN]]
+        more = len(got.silent) - len(shown)
         line += " · not yet: " + ", ".join(shown) + (f" (+{more})" if more else "")
+    if got.unfilled:  # nobody is missing from a post nobody holds
+        line += f" · {counted(len(got.unfilled), 'unfilled post')} (no steward on the rota)"
     return [line, *tail]
 
 

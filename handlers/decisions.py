@@ -14,8 +14,10 @@ from bot.domain.decision_log import (
     DECISION_KINDS,
     MAX_LINKS,
     MAX_TEXT,
+    RATIONALE,
     Decision,
     LogView,
+    clock_time,
     parse_decision_id,
     parse_kind,
 )
@@ -27,12 +29,15 @@ from bot.domain.vocab import PHASES
 from handlers.words import CANCEL_WORDS, CONFIRM_WORDS, key_values, typed_word
 
 USAGE = ("/decision  |  /decision d=<decision> why=<rationale> [options=<options considered>] "
-         "[inc=INC-3,INC-5] [type=stoppage|gate|police_support|other] [supersedes=D-4]  |  "
+         "[inc=INC-3,INC-5] [type=stoppage|gate|police_support|other] [supersedes=D-4] "
+         "[taken=HH:MM] [consulted=<who>] [info=<what it rested on>] [review=HH:MM|+30m]  |  "
          "/decision supersedes D-4  |  /decision why D-4 [rationale]")
 ALIASES = {"d": "d", "decision": "d", "decided": "d", "why": "why", "rationale": "why",
            "reason": "why", "options": "options", "opts": "options", "considered": "options",
            "inc": "inc", "incidents": "inc", "incident": "inc", "supersedes": "supersedes",
-           "corrects": "supersedes", "type": "kind", "kind": "kind"}
+           "corrects": "supersedes", "type": "kind", "kind": "kind", "taken": "taken",
+           "consulted": "consulted", "with": "consulted", "info": "information",
+           "information": "information", "review": "review"}
 # step -> question
 QUESTIONS = {"d": "What did you decide?",
              "why": "Why? The rationale: what you knew and what you were weighing.",
@@ -109,17 +114,35 @@ def entry_of(ctx: Ctx, answers: dict[str, str], *, supersedes: int | None = None
     options = _text(answers.get("options", ""), "options", "options")
     if options.lower() in NONE_WORDS:
         options = ""
+    tz = ctx.core.settings.zone
+    taken = review = None
+    if answers.get("taken"):
+        taken = clock_time(answers["taken"], ctx.now, tz, ahead=False)
+        if taken is None:
+            raise UsageError(f"taken= is a time like 19:05, not '{answers['taken'][:10]}'.",
+                             field="taken")
+    if answers.get("review"):
+        review = clock_time(answers["review"], ctx.now, tz, ahead=True)
+        if review is None:
+            raise UsageError(f"review= is a time like 19:45 or +30m, not "
+                             f"'{answers['review'][:10]}'.", field="review")
     sup = supersedes if supersedes is not None else (
         _decision_ref(answers["supersedes"], "supersedes=") if answers.get("supersedes") else None)
     return Decision(n=0, at=ctx.now, by=ctx.who, name=ctx.member.name if ctx.member else "",
                     role=ctx.role or "", phase="", decision=decision, rationale=rationale,
                     options=options, incidents=parse_incidents(answers.get("inc", "")),
                     supersedes=sup, explains=explains, source=source,
-                    kind=kind or kind_of(answers.get("kind", "")))
+                    kind=RATIONALE if explains else kind or kind_of(answers.get("kind", "")),
+                    taken=taken, review=review,
+                    consulted=_text(answers.get("consulted", ""), "consulted", "consulted"),
+                    information=_text(answers.get("information", ""), "information",
+                                      "information"))
 
 
 async def record(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> int:
     """Append the entry to the fixture's decision log; its number (the same on a redelivery)."""
+    if entry.review is not None:
+        await ctx.store.index_escalation(fx.id)  # the sweep reads its review deadline
     applied = await ctx.store.decisions.append(fx.id, entry, dedupe)
     if not applied.duplicate:
         await ctx.core.changed("decision", fx.id)
@@ -173,9 +196,18 @@ def _steps(state: dict[str, Any]) -> tuple[str, ...]:
     return ("why", "options") if state.get("explains") else STEPS
 
 
-def _considered(d: Decision, indent: str = "") -> list[str]:
-    """The options considered and incidents concerned lines, those that are given."""
+def _considered(d: Decision, indent: str = "", tz: tzinfo | None = None) -> list[str]:
+    """The options considered, incidents concerned and JESIP lines, those that are given."""
     lines = [f"{indent}Options considered: {d.options}"] if d.options else []
+    if d.information:
+        lines.append(f"{indent}Information: {d.information}")
+    if d.consulted:
+        lines.append(f"{indent}Consulted: {d.consulted}")
+    if d.taken and tz is not None:
+        lines.append(f"{indent}Taken: {d.taken.astimezone(tz):%H:%M} "
+                     f"(logged {d.at.astimezone(tz):%H:%M})")
+    if d.review and tz is not None:
+        lines.append(f"{indent}Review by: {d.review.astimezone(tz):%H:%M}")
     if d.incidents:
         lines.append(f"{indent}Incidents: " + ", ".join(f"INC-{i}" for i in d.incidents))
     return lines
@@ -186,7 +218,7 @@ def _confirm(state: dict[str, Any], ctx: Ctx) -> Result:
                      explains=state.get("explains"))
     lines = [f"Decision: {entry.decision}", f"Type: {DECISION_KINDS[entry.kind]}",
              f"Why: {entry.rationale}"]
-    lines += _considered(entry)
+    lines += _considered(entry, "", ctx.core.settings.zone)
     if entry.supersedes:
         lines.append(f"Supersedes D-{entry.supersedes} (which stays in the log)")
     fid = state["fid"]
@@ -203,6 +235,10 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
     if len(value) > MAX_TEXT:
         return _ask(fid, step, f"That is {len(value)} characters; keep it under {MAX_TEXT}.",
                     kind_chosen="kind" in state["answers"])
+    if step == "options" and value.isdigit():
+        # a button number typed where the buttons are no longer the last answer (a command
+        # came in between): never an option list of its own
+        return _ask(fid, step, f"'{value}' is not a list of options: type them, or tap None.")
     if step == "inc":
         try:
             parse_incidents(value)
@@ -283,6 +319,10 @@ async def decision_cmd(ctx: Ctx) -> Result:
     first = ctx.args[0].lower() if ctx.args else ""
     if first in ("supersedes", "corrects", "correct") and len(ctx.args) == 2:
         n = _decision_ref(ctx.args[1], "supersedes")
+        view = await ctx.store.decisions.read(fx.id)
+        if (newer := view.superseded_by(n)) is not None:
+            return Result(Reply(f"D-{n} is already superseded by D-{newer}: supersede "
+                                f"D-{view.chain(n)[-1]} instead.", ok=False))
         return await _start(ctx, fx, "d", {}, supersedes=n)
     if first in ("why", "rationale") and len(ctx.args) >= 2:
         n = _decision_ref(ctx.args[1], "why")
@@ -308,6 +348,10 @@ def render(view: LogView, tz: tzinfo) -> str:
     lines: list[str] = []
     for d in view.entries:
         head = f"{d.id} {d.at.astimezone(tz):%H:%M} · {PHASES.label(d.phase) if d.phase else ''}"
+        if d.explains:  # a rationale, filed with the decision it explains
+            lines.append(f"{head} · Rationale for D-{d.explains} · {d.name or d.by} ({d.role})")
+            lines.append(f"  Why: {d.rationale}")
+            continue
         if d.kind and d.kind != "other":
             head += f" · {DECISION_KINDS.get(d.kind, d.kind)}"
         who = d.name or d.by
@@ -315,7 +359,7 @@ def render(view: LogView, tz: tzinfo) -> str:
         lines.append(f"  {d.decision}")
         why = view.rationale_of(d.n)
         lines.append(f"  Why: {why}" if why else "  Why: (rationale not yet given)")
-        lines += _considered(d, "  ")
+        lines += _considered(d, "  ", tz)
         if d.source:
             lines.append(f"  Taken through: /{d.source}")
         if d.supersedes:
@@ -323,6 +367,9 @@ def render(view: LogView, tz: tzinfo) -> str:
         later = view.superseded_by(d.n)
         if later:
             lines.append(f"  SUPERSEDED by D-{later} (kept as it was)")
+        chain = view.chain(d.n)
+        if len(chain) > 2:
+            lines.append("  Chain: " + " superseded by ".join(f"D-{n}" for n in chain))
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ a CSV import), the expected attendance, and planned vs filled per zone (also in 
 from __future__ import annotations
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.core.paging import page_of, split_page_args
 from bot.domain.deployment import (
     STEWARD_ID,
     RotaRow,
@@ -50,6 +51,10 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
         line += " · unfilled: " + ", ".join(gaps)
     need = mobile_needed(attendance)
     mobile = sum(z.mobile_filled for z in zones)
+    if not attendance and any(z.mobile_planned for z in zones):
+        # the one-per-250 rule cannot be checked without it: ask rather than say nothing
+        line += (" · ⚠ expected attendance not set, so the mobile stewards (one per 250) "
+                 "cannot be checked: /deploy attendance <n>")
     if need and mobile < need:
         planned = sum(z.mobile_planned for z in zones)
         line += (f" · ⚠ MOBILE {mobile} of {need} needed for {attendance:,} expected"
@@ -87,11 +92,13 @@ async def deploy_cmd(ctx: Ctx) -> Result:
     """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
     fx = await ctx.fixture()
     state = ctx.store.stewarding
-    if not ctx.args:
+    rest, page = split_page_args(ctx.rest) if "\n" not in ctx.rest else (ctx.rest, 1)
+    if not rest.strip():  # the plan (page N of it): a read, never a deployment
         lines = await plan_lines(ctx, fx, full=True)
         if not lines:
             _posts(ctx, fx)  # the one-line refusal
-        return Result(Reply("\n".join(lines), title=f"Deployment · {fx.title}"))
+        whole = Reply("\n".join(lines), title=f"Deployment · {fx.title}")
+        return Result(page_of(whole, page, lambda p: f"/deploy page {p}"))
     word = ctx.args[0].lower()
     if word == "attendance":
         return await attendance(ctx, fx, ctx.args[1:])

@@ -14,7 +14,7 @@ from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Reply
 from bot.domain.plurals import counted
-from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, PHASES, SEVERITIES, STATUSES
+from bot.domain.vocab import AFFILIATIONS, PHASES, SEVERITIES, STATUSES
 from bot.evidence.summary import mmss
 
 SEV_MARK = {1: "⚪", 2: "🟢", 3: "🟡", 4: "🟠", 5: "🔴"}
@@ -95,7 +95,7 @@ def card(inc: Incident, ground: Ground, tz: object) -> Reply:
     elif status != "closed":
         buttons = [[Button("Dispatch", f"/dispatch {n}"), Button("On scene", f"/onscene {n}"),
                     Button("Resolve", f"/resolve {n}", "danger")]]
-    title = f"{SEV_MARK.get(sev, '')} {inc.id} {INCIDENT_TYPES.label(inc.type)}"
+    title = f"{SEV_MARK.get(sev, '')} {inc.id} {inc.what}"
     if status == "closed":
         title += " (closed)"
     return Reply(text="\n".join(lines), title=title, buttons=buttons,
@@ -114,7 +114,7 @@ def incident_line(inc: Incident, ground: Ground, now: datetime) -> str:
     owner = inc.owner_name or ("UNACKED" if inc.status == "reported"
                                else inc.status.replace("_", " "))
     place = ground.short_label(inc.location, PLACE_WIDTH)
-    return (f"{inc.id} {SEV_MARK.get(sev, '')}{sev} {INCIDENT_TYPES.label(inc.type)} · "
+    return (f"{inc.id} {SEV_MARK.get(sev, '')}{sev} {inc.what} · "
             f"{place} · {age(inc.reported_at, now)} · {owner}")
 
 

@@ -318,7 +318,8 @@ async def phase_cmd(ctx: Ctx) -> Result:
         raise UsageError("Which phase?")
     phase = resolve_word(PHASES, ctx.args[0], "phase")
     fx = await ctx.fixture()
-    if phase == "gates" and fx.phase != "gates":
+    if fx.phase == "pre" and phase not in ("pre", "closed"):
+        # kick-off straight from pre-match opens the turnstiles too: the same gate
         refusal = await turnstiles_refusal(ctx, fx)  # the pre-event inspection's gate
         if refusal:
             raise UsageError(refusal)

@@ -10,7 +10,7 @@ from bot.domain.incident.incident_model import incident_id, parse_incident_id
 from bot.domain.ledger import Event
 from bot.domain.messages import Reply, Result
 from bot.domain.outcomes import Added
-from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER, STATUSES
+from bot.domain.vocab import STATUS_ORDER, STATUSES
 from handlers.decisions import record_from_command
 from handlers.display import card, clock_time, timeline_lines
 from handlers.forms import start_form
@@ -111,7 +111,7 @@ async def transition(ctx: Ctx) -> Result:
     if (to in ("acknowledged", "closed") or ack) and inc.reporter != ctx.who:
         word = "closed" if to == "closed" else "acknowledged"
         ctx.notify("user:" + inc.reporter, Reply(
-            f"Your report {inc.id} ({INCIDENT_TYPES.label(inc.type)}) was {word} "
+            f"Your report {inc.id} ({inc.what}) was {word} "
             f"by {name}." + (f" “{note}”" if note else "")), fixture=fx.id)
     await ctx.core.changed("incident", fx.id)
     said = f"{inc.id} {STATUSES.label(to).lower()}."

@@ -140,7 +140,8 @@ async def _failed(ctx: Ctx, fx: Fixture, item: Item, check: Check, ev: Event) ->
               "severity": 3 if item.critical else 2, "affiliation": "unknown",
               "description": f"Inspection failed: {item.label}" + (f". {check.note}"
                                                                    if check.note else ""),
-              "inspection": item.label, "critical": item.critical, "new": True}
+              "inspection": item.label, "failed_check": item.failed_check,
+              "critical": item.critical, "new": True}
     logged = await log_incident(ctx, fx, fields, answer=RAISED,
                                 also=Inspections.failure_ops(check, ev))
     assert isinstance(logged.outcome, Logged)  # a new incident ("new"): never joined to one

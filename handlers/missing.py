@@ -15,6 +15,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.person_names import name_in
 from bot.domain.procedures import Target
 from handlers.methane import zone_in
 from handlers.stewarding import send
@@ -51,6 +52,10 @@ def parse(rest: str) -> dict[str, str]:
         raise UsageError("Give each detail as key=value.")
     if "name" in got:
         raise UsageError(NO_NAME, field="name")
+    if (phrase := name_in(got.get("desc", ""))) is not None:
+        raise UsageError(f"No name, not even in the description ('{phrase[:40]}'): it would "
+                         "go to every steward. Describe them instead; nothing was sent.",
+                         field="desc")
     return {k: v[:300] for k, v in got.items()}
 
 
@@ -68,8 +73,11 @@ def time_of(text: str) -> str | None:
 def alert(ground: Ground, details: dict[str, str], mid: str) -> tuple[str, str, str]:
     """(who, title, text) of the alert for checked details (seen: a zone id, at: HH:MM)."""
     who = "child" if int(details["age"]) < ADULT else "vulnerable person"
+    place = ground.label(details["seen"])
+    if details.get("seen_as"):  # what was typed beyond the zone ("near kiosk 4")
+        place += f" ({details['seen_as']})"
     text = (f"Age {details['age']}. {details['desc']}\nLast seen: "
-            f"{ground.label(details['seen'])} at {details['at']}.\nIf you see them, stay with "
+            f"{place} at {details['at']}.\nIf you see them, stay with "
             "them and tell control at once.")
     return who, f"🔎 MISSING {who.upper()} {mid} · supervisors and exits", text
 
@@ -86,7 +94,9 @@ async def report(ctx: Ctx, fx: Fixture, got: dict[str, str], mid: str, dedupe: s
     at = time_of(got["at"])
     if at is None:
         raise UsageError(f"at= is a time like 19:20, not '{got['at'][:10]}'.", field="at")
-    who, title, text = alert(ground, got | {"seen": zone, "at": at}, mid)
+    who, title, text = alert(ground, got | {"seen": zone, "at": at,
+                                            "seen_as": got.get("seen_as") or typed_place(
+                                                ground, zone, got["seen"])}, mid)
     after = policy_for(ctx.core.settings).missing_police_after_s
     await ctx.store.index_escalation(fx.id)  # the sweep reads its deadline (crash-safe first)
     result = await send(ctx, fx, mid, "missing", Target("exits"), text, title=title,
@@ -97,6 +107,15 @@ async def report(ctx: Ctx, fx: Fixture, got: dict[str, str], mid: str, dedupe: s
         result.reply.text += (f"\nPolice are told at {due:%H:%M} unless /found {mid} <where> "
                               "closes it first.")
     return result
+
+
+def typed_place(ground: Ground, zone: str, typed: str) -> str:
+    """The typed place when it says more than the zone it names ("east stand near kiosk 4"),
+    else ""; kept beside the zone so a searcher gets the detail."""
+    words = typed.strip()
+    if not words or words == zone or ground.resolve(words) == zone:
+        return ""
+    return words[:100]
 
 
 def _take(ctx: Ctx, ground: Ground, step: str, value: str) -> str:
@@ -182,6 +201,8 @@ async def _start(ctx: Ctx, fx: Fixture, got: dict[str, str]) -> Result:
         if got.get(step):
             try:
                 answers[step] = _take(ctx, ground, step, got[step])
+                if step == "seen":
+                    answers["seen_as"] = typed_place(ground, answers["seen"], got["seen"])
             except UsageError as exc:
                 notes[step] = str(exc)
     state = {"kind": "missing", "fid": secrets.token_hex(3), "step": _next(answers),
@@ -197,6 +218,8 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
         return _ask(ctx, fx, state, "Required.", ok=False)
     try:
         state["answers"][step] = _take(ctx, ground, step, value)
+        if step == "seen":
+            state["answers"]["seen_as"] = typed_place(ground, state["answers"]["seen"], value)
     except UsageError as exc:  # the form stays at this step
         hits = ground.search(value) if step == "seen" else []
         return _ask(ctx, fx, state, str(exc), hits or None, ok=False)

@@ -143,6 +143,8 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         data["methane"], record["methane"] = fields["methane"], "1"
     if fields.get("inspection"):  # the failed item's label: the inspector's answer shows it
         record["inspection"] = fields["inspection"]
+        # what failed, typed: the incident's title says a check failed, not that it happened
+        record["failed_check"] = data["failed_check"] = fields.get("failed_check", "")
         if fields.get("critical"):  # and that it holds the turnstiles
             record["inspection_critical"] = "1"
     ev = ctx.event("incident.reported", data)
@@ -190,7 +192,7 @@ def announce(grounds: dict[str, Ground], settings: Settings, fx: Fixture, inc: I
     live = card(inc, ground, settings.zone)
     outs = [Outbound(a, live, ref=inc.id, fixture=fx.id) for a in card_audiences(inc.severity)]
     result = Result(Reply(
-        f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
+        f"{inc.what} at {ground.label(inc.location)}, "
         f"severity {SEVERITIES[inc.severity]}.\nControl has it; you'll be told when it's "
         f"acknowledged.\nSend text or a photo in the next "
         f"{window_words(settings.note_window_seconds)} to add to {inc.id}.",
@@ -315,7 +317,7 @@ async def add_text(ctx: Ctx, fx: Fixture, n: int, text: str, kind: str = "incide
         return Result(Reply(f"{inc.id} escalated to the safety officer and police "
                             "commander."))
     place = ctx.ground(fx).short_label(inc.location, 40)
-    what = f"{inc.id} ({INCIDENT_TYPES.label(inc.type)} at {place})"
+    what = f"{inc.id} ({inc.what} at {place})"
     return Result(Reply(f"Added to {what}: {kept}." if kept else f"Added to {what}."),
                   outcome=Added(inc.n))
 
@@ -407,7 +409,7 @@ def merged_reply(ctx: Ctx, fx: Fixture, inc: Incident, sim: Similar) -> Result:
     raised = inc.marks.get("amended_at") == sim.event.at and inc.severity == sim.severity
     if raised and sim.severity >= 3:
         ctx.notify("command", live, ref=inc.id, fixture=fx.id)
-    line = (f"Looks like {inc.id}: {INCIDENT_TYPES.label(inc.type)} at "
+    line = (f"Looks like {inc.id}: {inc.what} at "
             f"{ground.label(inc.location)}, {age(inc.reported_at, ctx.now)} ago, "
             f"{STATUSES.label(inc.status).lower()}. Your report was added to it, so "
             "control has it now (not counted twice).")

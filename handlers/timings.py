@@ -8,6 +8,7 @@ import dataclasses
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.fixture.key_timings import KEY_TIMINGS, latest, resolve_timing
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.vocab import PHASES
 from handlers.fixtures import phase_cmd
 
 USAGE = "/timing  |  /timing <" + "|".join(t.key for t in KEY_TIMINGS) + ">"
@@ -22,7 +23,7 @@ async def _board(ctx: Ctx, note: str = "") -> Result:
         t = done.get(kind.key)
         lines.append(f"{'✔' if t else '·'} {kind.label}: "
                      + (f"{t.at.astimezone(tz):%H:%M:%S}" if t else "not yet"))
-        command = f"/phase {kind.phase}" if kind.phase else f"/timing {kind.key}"
+        command = f"/timing {kind.key}"  # a phase's too: /timing never takes a phase back
         rows.append([Button(("Again: " if t else "") + kind.label, command,
                             "" if t else "primary")])
     if ctx.core.roles.allowed(ctx.role, "pack"):
@@ -41,6 +42,12 @@ async def timing_cmd(ctx: Ctx) -> Result:
     if kind.phase:  # the phase's declaration records it, in the same write
         if not ctx.core.roles.allowed(ctx.role, "phase"):
             raise UsageError(f"{kind.label} declares the phase: ask control to tap it.")
+        fx = await ctx.fixture()
+        order = PHASES.keys()
+        if fx.phase in order and order.index(kind.phase) < order.index(fx.phase):
+            return Result(Reply(
+                f"The phase is {PHASES.label(fx.phase)}: {kind.label} would take it back to "
+                f"{PHASES.label(kind.phase)}, so nothing was recorded.", ok=False))
         return await phase_cmd(dataclasses.replace(ctx, args=[kind.phase], rest=kind.phase))
     fx = await ctx.fixture()
     ev = ctx.event("timing.recorded", {"key": kind.key, "label": kind.label})

@@ -19,6 +19,8 @@ from bot.domain.ledger import clean_text
 from bot.domain.messages import Button, Command, Outbound, Reply
 from bot.domain.vocab import ROLES
 
+PASTE_COMMANDS = frozenset({"/deploy import"})  # commands whose lines follow them
+
 
 def render_text(reply: Reply, numbered: bool = True) -> str:
     """A reply as plain text; buttons as [n] label lines when numbered."""
@@ -44,6 +46,8 @@ class ConsoleAdapter:
         self.buttons: list[Button] = []
         self.save_image = save_image
         self._sent: Counter[str] = Counter()
+        self._held: list[str] | None = None  # own messages a command sends, shown after its answer
+        self._pasting: list[str] | None = None  # the lines of a rota being pasted
         self._prompt_shown = False  # the prompt is the last thing written: input awaited
 
     @property
@@ -76,7 +80,11 @@ class ConsoleAdapter:
 
     async def tap(self, out: Outbound) -> None:
         if out.audience == f"user:console:{self.user}":
-            self._print("  ✉ " + render_text(out.reply, numbered=False).replace("\n", "\n    "))
+            text = "  ✉ " + render_text(out.reply, numbered=False).replace("\n", "\n    ")
+            if self._held is not None:  # the rest of an answer: after its first part
+                self._held.append(text)
+            else:
+                self._print(text)
             return
         text = render_text(out.reply, numbered=False).replace("\n", "\n    ")
         prefix = f"→ {out.audience}" + (f" (re {out.thread})" if out.thread else "")
@@ -102,8 +110,18 @@ class ConsoleAdapter:
         return f"console:{ident}:{self._sent[ident]}"
 
     async def say(self, line: str) -> None:
-        """Handle one typed line, as if sent in a private chat."""
+        """Handle one typed line, as if sent in a private chat; `/deploy import` alone takes
+        the lines after it, up to an empty line, as the rota (one message, as a chat sends)."""
         line = clean_text(line.strip())  # undecodable bytes read as surrogates: U+FFFD
+        if self._pasting is not None:
+            if line:
+                self._pasting.append(line)
+                return
+            line, self._pasting = "\n".join(self._pasting), None
+        elif line.lower() in PASTE_COMMANDS:
+            self._pasting = [line]
+            self._print("Paste the rota's lines (steward id, name, post), then an empty line.")
+            return
         if not line:
             return
         if line.startswith(":as "):
@@ -113,11 +131,18 @@ class ConsoleAdapter:
             line = self.buttons[int(line) - 1].command
         cmd = Command(platform="console", chat=self.user, user=self.user, text=line,
                       dedupe_key=self._dedupe_key(line))
-        result = await self.core.handle(cmd)
+        self._held = []
+        try:
+            result = await self.core.handle(cmd)
+        finally:
+            held, self._held = self._held, None
         if result is None:
-            return
-        self.buttons = [b for row in result.reply.buttons for b in row]
-        self._print(render_text(result.reply) + self._images(result.reply))
+            self._print("(no answer: nothing was done with that line)")
+        else:
+            self.buttons = [b for row in result.reply.buttons for b in row]
+            self._print(render_text(result.reply) + self._images(result.reply))
+        for text in held:
+            self._print(text)
 
     def _reader(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str]) -> None:
         for line in iter(self.stdin.readline, ""):

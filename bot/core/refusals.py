@@ -12,6 +12,8 @@ WORDS = {
     Reason.FIXTURE_EXISTS: "Fixture {subject} already exists.",
     Reason.NO_INCIDENT: "No incident INC-{subject} in this fixture.",
     Reason.NO_DECISION: "No decision D-{subject} in this fixture.",
+    Reason.SUPERSEDED: "D-{subject} is already superseded by D-{current}: "
+                       "supersede D-{current} instead.",
     Reason.NO_LINK: "No incident INC-{subject} to link.",
     Reason.STATUS: "INC-{subject} is already {current}; nothing changed.",
     Reason.CHANGED: "INC-{subject} changed meanwhile; look again with /incident {subject}.",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, tzinfo
 
 from bot.domain.clock import iso, parse_iso
 from bot.domain.vocab import norm
@@ -29,7 +29,10 @@ DECISION_KINDS: dict[str, str] = {
     "major_incident": "Major incident",
     "handover": "Handing an incident to police",
     "other": "Other",
+    # not a decision: the rationale given later for one (linked by `explains`)
+    "rationale": "Rationale for an earlier decision",
 }
+RATIONALE = "rationale"
 
 KIND_ALIASES = {"stop": "stoppage", "suspend": "stoppage", "gates": "gate",
                 "police": "police_support", "evacuate": "procedure", "lockdown": "procedure",
@@ -39,9 +42,29 @@ KIND_ALIASES = {"stop": "stoppage", "suspend": "stoppage", "gates": "gate",
 def parse_kind(word: str) -> str | None:
     """A decision type key from its key or a word of its label ('stoppage', 'gate'); None."""
     w = norm(word)
-    if w in DECISION_KINDS:
+    if w in DECISION_KINDS and w != RATIONALE:
         return w
     return KIND_ALIASES.get(w)
+
+
+def clock_time(text: str, now: datetime, tz: tzinfo, *, ahead: bool) -> datetime | None:
+    """A time typed for a decision: '19:05' (today, local; the last such moment when not
+    `ahead`, the next when `ahead`), '+30m' / '30m' / '1h' from now (ahead only), else None."""
+    t = text.strip().lower().lstrip("+")
+    m = re.fullmatch(r"(\d{1,3})\s*(m|min|mins|h|hr|hrs)", t)
+    if m and ahead:
+        n = int(m.group(1))
+        return now + (timedelta(hours=n) if m.group(2).startswith("h") else timedelta(minutes=n))
+    m = re.fullmatch(r"([01]?\d|2[0-3])[:.]?([0-5]\d)", t)
+    if not m:
+        return None
+    local = now.astimezone(tz)
+    at = local.replace(hour=int(m.group(1)), minute=int(m.group(2)), second=0, microsecond=0)
+    if ahead and at <= local:
+        at += timedelta(days=1)
+    if not ahead and at > local:
+        at -= timedelta(days=1)
+    return at
 
 
 def parse_decision_id(text: str) -> int | None:
@@ -68,6 +91,12 @@ class Decision:
     explains: int | None = None  # the rationale for that entry (taken through a command)
     source: str = ""  # the command that took it ("methane INC-3"), "" for /decision
     kind: str = ""  # a DECISION_KINDS key ("" for entries from before types)
+    # JESIP asks for these too: when it was taken (if before it was logged), who was
+    # consulted, the information it rested on, and when it is to be reviewed
+    taken: datetime | None = None
+    consulted: str = ""
+    information: str = ""
+    review: datetime | None = None
 
     @property
     def id(self) -> str:
@@ -80,7 +109,10 @@ class Decision:
                 "role": self.role, "decision": self.decision, "rationale": self.rationale,
                 "options": self.options, "incidents": json.dumps(list(self.incidents)),
                 "supersedes": str(self.supersedes or ""), "explains": str(self.explains or ""),
-                "source": self.source, "kind": self.kind}
+                "source": self.source, "kind": self.kind,
+                "taken": iso(self.taken) if self.taken else "", "consulted": self.consulted,
+                "information": self.information,
+                "review": iso(self.review) if self.review else ""}
 
     @classmethod
     def from_fields(cls, h: dict[str, str]) -> Decision:
@@ -91,7 +123,10 @@ class Decision:
                    incidents=tuple(json.loads(h.get("incidents") or "[]")),
                    supersedes=int(h["supersedes"]) if h.get("supersedes") else None,
                    explains=int(h["explains"]) if h.get("explains") else None,
-                   source=h.get("source", ""), kind=h.get("kind", ""))
+                   source=h.get("source", ""), kind=h.get("kind", ""),
+                   taken=parse_iso(h["taken"]) if h.get("taken") else None,
+                   consulted=h.get("consulted", ""), information=h.get("information", ""),
+                   review=parse_iso(h["review"]) if h.get("review") else None)
 
 
 @dataclass(frozen=True)
@@ -103,6 +138,19 @@ class LogView:
     def superseded_by(self, n: int) -> int | None:
         """The first later entry that corrects entry n, if any."""
         return next((d.n for d in self.entries if d.supersedes == n), None)
+
+    def chain(self, n: int) -> list[int]:
+        """Every entry of n's correction chain, oldest first (D-2, D-4, D-9), from any link."""
+        by_n = {d.n: d for d in self.entries}
+        first = n
+        seen = {n}
+        while (d := by_n.get(first)) is not None and d.supersedes and d.supersedes not in seen:
+            first = d.supersedes
+            seen.add(first)
+        out = [first]
+        while (later := self.superseded_by(out[-1])) is not None and later not in out:
+            out.append(later)
+        return out
 
     def rationale_of(self, n: int) -> str:
         """Entry n's rationale, or the one a later entry gave for it ("" if none yet)."""

@@ -29,6 +29,12 @@ class Item:
     due_h: int
     critical: bool
     incident_type: str
+    failed: str = ""  # what a fail means, as its incident's title says it
+
+    @property
+    def failed_check(self) -> str:
+        """The failed check in words ('loose objects not removed')."""
+        return self.failed or f"{self.label}: not passed"
 
     def due_from(self, kickoff: datetime) -> datetime:
         """The start of its window."""
@@ -101,7 +107,8 @@ def parse_checklists(data: dict) -> dict[str, tuple[Item, ...]]:
         out[ground] = tuple(Item(key=str(i["key"]), label=str(i["label"]), role=str(i["role"]),
                                  zone=str(i["zone"]), due_h=int(i["due_h"]),
                                  critical=bool(i.get("critical", False)),
-                                 incident_type=str(i.get("incident_type", "other")))
+                                 incident_type=str(i.get("incident_type", "other")),
+                                 failed=str(i.get("failed", "")))
                             for i in table.get("item", []))
     return out
 

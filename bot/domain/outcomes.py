@@ -39,6 +39,7 @@ class Reason(Enum):
     FIXTURE_EXISTS = "fixture_exists"  # subject: the fixture id
     NO_INCIDENT = "no_incident"  # subject: the incident number
     NO_DECISION = "no_decision"  # subject: the decision number
+    SUPERSEDED = "superseded"  # subject: the decision; current: the entry that superseded it
     NO_LINK = "no_link"  # the incident to link (an arrest, a ban) is unknown; subject: n
     STATUS = "status"  # the incident's status does not allow the move; current: the status
     CHANGED = "changed"  # the incident changed since it was read; subject: n

@@ -16,6 +16,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.deployment import posts_of
+from bot.domain.duty_credit import credited
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
@@ -55,17 +56,14 @@ def duties(fx: Fixture, events: list[Event], filled: dict[str, tuple[str, str]],
            links: dict[str, str], post_names: dict[str, tuple[str, str]]) -> list[Duty]:
     """Every rota steward's duty at a fixture (by tabard). An account's check-ins, stand-down
     and sign-off are theirs through the tabard link, else through the rota post they checked
-    in on."""
-    tabard_of = {who: t for t, who in links.items()}
-    by_post = {post: t for post, (t, _) in filled.items()}
+    in on last (bot/domain/duty_credit.py)."""
+    tabard_of = credited(events, links, filled)
     checked_in: dict[str, str] = {}
     stood_down: dict[str, str] = {}
     briefed: dict[str, tuple[str, str]] = {}
     for ev in events:  # in log order: the first check-in, the last stand-down and sign-off
         if ev.kind == "steward.onpost":
-            t = tabard_of.get(ev.by) or by_post.get(str(ev.data.get("post", "")), "")
-            if t:
-                tabard_of.setdefault(ev.by, t)
+            if (t := tabard_of.get(ev.by, "")):
                 checked_in.setdefault(t, ev.at)
         elif ev.kind == "steward.standdown":
             for who in ev.data.get("who") or [ev.by]:

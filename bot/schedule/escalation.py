@@ -24,10 +24,11 @@ from bot.domain.incident.incident_card import IncidentCard
 from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
-from bot.domain.vocab import INCIDENT_TYPES, ROLES
+from bot.domain.vocab import ROLES
 from bot.observe import metrics
 from bot.schedule.chase_timer import fire_chase
 from bot.schedule.missing_timer import fire_missing
+from bot.schedule.review_timer import fire_review
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,9 @@ async def sweep_escalations(core: Core, store: Store, now: datetime) -> list[Out
             try:
                 if tag == "police":  # a missing-person search's deadline (/missing)
                     outs += await fire_missing(core, store, fx, n_text, when, now)
+                    continue
+                if tag == "review":  # a decision's review time (bot/schedule/review_timer)
+                    outs += await fire_review(core, store, fx, n_text, now)
                     continue
                 if tag == "chase":  # a one-to-many post's chasers (bot/schedule/chase_timer)
                     outs += await fire_chase(core, store, fx, n_text, now)
@@ -167,7 +171,7 @@ def _alert(core: Core, fx: Fixture, inc: Incident, title: str, tail: str) -> Rep
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     reporter = inc.reporter_name or ROLES.label(inc.reporter_role or "steward")
     n = inc.n
-    text = (f"{INCIDENT_TYPES.label(inc.type)} at {ground.label(inc.location)}, "
+    text = (f"{inc.what} at {ground.label(inc.location)}, "
             f"severity {inc.severity}, reported by {reporter}.\n{tail}")
     buttons = [Button("Acknowledge", f"/ack {n}", "primary"), Button("Show", f"/incident {n}")]
     if inc.status != "reported":

@@ -13,11 +13,23 @@ from bot.domain.outcomes import Reason
 from bot.store.base import Applied, fx_prefix, guard
 from bot.store.gateway import Gateway
 from bot.store.lifecycle import missing_incident, phase_op
-from bot.store.ops import Incr, Op, RequireExists, Set, Xadd, log_event
+from bot.store.ops import (
+    Get,
+    Incr,
+    Op,
+    RequireExists,
+    RequireMissing,
+    Set,
+    Xadd,
+    Zadd,
+    Zrem,
+    log_event,
+)
 
 STREAM = "decisions"
 SEQ = "decseq"
 N = Var("n")
+NEWER = Var("current")
 
 
 class DecisionLog:
@@ -44,6 +56,15 @@ class DecisionLog:
         for n in (entry.supersedes, entry.explains):
             if n is not None:
                 ops.append(RequireExists(f"dec:{n}", guard(Reason.NO_DECISION, n)))
+        marks: list[Op] = []
+        if entry.review is not None:  # the sweep reminds command when it is due
+            marks.append(Zadd("esc", int(entry.review.timestamp()), "D-" + N + ":review"))
+        if entry.supersedes is not None:
+            # one correction per entry, so a chain stays a chain (D-2 -> D-4 -> D-9)
+            sup = f"decsup:{entry.supersedes}"
+            ops += [Get(sup, "current"),
+                    RequireMissing(sup, guard(Reason.SUPERSEDED, entry.supersedes, NEWER))]
+            marks.append(Set(sup, N))
         fields = {k: v for k, v in entry.fields().items() if v}
         data: dict[str, Any] = {"id": "D-" + N, "decision": entry.decision,
                                 "rationale": entry.rationale, "options": entry.options,
@@ -61,9 +82,17 @@ class DecisionLog:
             phase_op(),
             Incr(SEQ, "n"),
             Set("dec:" + N, "1"),
+            *marks,
             Xadd(STREAM, {"n": N, "phase": PHASE, **fields}),
             *log_event(ev),
         ]
+
+    async def review_due(self, fx_id: str, n: int, ev: Event, outbox: list[Op]) -> bool:
+        """Decision n's review reminder: its deadline gone, its event and messages, in one
+        write that runs once (False: another replica, or a redelivery, sent it)."""
+        ops: list[Op] = [Zrem("esc", f"D-{n}:review"), *log_event(ev), *outbox]
+        applied = await self.gateway.apply(fx_prefix(fx_id), ops, f"decision-review:{n}")
+        return not applied.duplicate
 
     async def read(self, fx_id: str) -> LogView:
         """Every entry of the fixture's log, in the order they were made."""

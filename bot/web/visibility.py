@@ -81,7 +81,8 @@ def incident_view(inc: dict[str, str], ground: Ground) -> dict[str, Any]:
     out: dict[str, Any] = {k: inc[k] for k in INCIDENT_FIELDS if inc.get(k)}
     card = IncidentCard.made(int(inc.get("n") or 0), int(inc.get("severity", 1)),  # as shown
                              inc.get("type", ""), inc.get("location", ""),
-                             inc.get("status", "reported"), ground)
+                             inc.get("status", "reported"), ground,
+                             inc.get("failed_check", ""))
     out["severity"] = card.severity
     out["type_label"] = card.what
     out["location_label"] = card.place

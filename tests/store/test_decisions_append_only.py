@@ -12,7 +12,11 @@ from bot.store import decision_keys as decisions_module
 from bot.store import ops
 
 ROOT = Path(__file__).resolve().parents[2]
-APPEND_ONLY_OPS = {"Xadd", "Incr", "Set", "RequireExists", "log_event", "phase_op"}
+APPEND_ONLY_OPS = {"Xadd", "Incr", "Set", "RequireExists", "log_event", "phase_op",
+                   # a correction's one-per-entry marker is read and guarded, never rewritten
+                   "Get", "RequireMissing",
+                   # a review time is a deadline in the sweep's set, not part of the log
+                   "Zadd", "Zrem"}
 KEY_NAMES = re.compile(r"""["'](decisions|decseq|dec:)""")
 
 

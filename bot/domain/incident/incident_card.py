@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.domain.grounds import Ground
-from bot.domain.incident.incident_model import Incident, incident_id
-from bot.domain.vocab import INCIDENT_TYPES, STATUSES
+from bot.domain.incident.incident_model import Incident, failed_title, incident_id
+from bot.domain.vocab import STATUSES
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,15 @@ class IncidentCard:
     @classmethod
     def of(cls, inc: Incident, ground: Ground) -> IncidentCard:
         """The card of an incident as recorded, with its ground's names."""
-        return cls.made(inc.n, inc.severity, inc.type, inc.location, inc.status, ground)
+        return cls.made(inc.n, inc.severity, inc.type, inc.location, inc.status, ground,
+                        inc.failed_check)
 
     @classmethod
     def made(cls, n: int, severity: int, kind: str, location: str, status: str,
-             ground: Ground) -> IncidentCard:
+             ground: Ground, failed_check: str = "") -> IncidentCard:
         """The card of incident n from the fields it shows (a screen's hash of them)."""
         return cls(id=incident_id(n), n=n, severity=severity, kind=kind,
-                   what=INCIDENT_TYPES.label(kind), place=ground.label(location),
+                   what=failed_title(kind, failed_check), place=ground.label(location),
                    status=status, status_label=STATUSES.label(status))
 
 

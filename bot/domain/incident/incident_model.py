@@ -5,10 +5,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bot.domain.vocab import INCIDENT_TYPES
+
 
 def incident_id(n: int | str) -> str:
     """The human id of incident number n."""
     return f"INC-{n}"
+
+
+def failed_title(kind: str, failed_check: str = "") -> str:
+    """An incident's title: 'Inspection failed: <check>' for a failed check, else its type's
+    label ('Throwing missiles')."""
+    return f"Inspection failed: {failed_check}" if failed_check else INCIDENT_TYPES.label(kind)
 
 
 def parse_incident_id(text: str) -> int | None:
@@ -60,6 +68,7 @@ class Incident:
     owner_name: str = ""
     status_by_name: str = ""
     last_note: str = ""
+    failed_check: str = ""  # a failed inspection's check ("loose objects not removed")
     tta_s: int | None = None
     ttc_s: int | None = None
     orig: dict[str, str] = field(default_factory=dict)  # type/severity/location before /amend
@@ -69,6 +78,12 @@ class Incident:
     def id(self) -> str:
         """INC-n."""
         return incident_id(self.n)
+
+    @property
+    def what(self) -> str:
+        """What it is, as every list and card titles it: the type's label, or the failed
+        inspection check (its type, e.g. missile, stays its category)."""
+        return failed_title(self.type, self.failed_check)
 
     @property
     def is_open(self) -> bool:
@@ -105,6 +120,6 @@ _INC_INTS = frozenset({"evidence", "updates", "merged", "arrests", "bans", "esc_
 _INC_STRS = frozenset({"status", "reported_at", "occurred_at", "updated_at", "phase", "fixture",
                        "reporter", "reporter_role", "reporter_name", "description",
                        "affiliation", "people", "owner", "owner_name", "status_by_name",
-                       "last_note"})
+                       "last_note", "failed_check"})
 _INC_OTHER = frozenset({"n", "id", "type", "severity", "location", "reported_ts", "methane",
                         "tta_s", "ttc_s"})
