@@ -198,6 +198,12 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
         return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
     fig = await summary_figures(_store(app), fx)
     if as_json:
+        from bot.evidence.debrief.figures import TIME_COLUMNS, incident_rows
+
+        rows = incident_rows(await _store(app).events(fx.id))
+        fig["incident_times"] = {f"INC-{r.n}": {"reported_at": r.reported.isoformat(),
+                                                **dict(zip(TIME_COLUMNS, r.times, strict=True))}
+                                 for r in rows}
         print(json.dumps(fig, indent=2))
     else:
         print(f"{fx.title} ({fx.id})")
