@@ -260,11 +260,16 @@ async def _stewards(app: App, args: argparse.Namespace) -> int:
     out, rows = await export_stewards(_store(app), fixtures, core.grounds,
                                       app.settings.config_dir, out_dir,
                                       key=load_or_create(app.settings.data_dir), scope=scope,
-                                      at=_now(app), unix_user=unix_user())
+                                      at=_now(app), unix_user=unix_user(),
+                                      tz=app.settings.zone, tabard=args.tabard or "")
+    if args.tabard and not rows:
+        print(f"tabard {args.tabard} has no duty in this scope (the record says so)",
+              file=sys.stderr)
     if args.csv:
         print(as_csv(rows), end="")
-    print(f"{len(rows)} steward duties of {len(fixtures)} fixture(s) in {out / 'stewards.csv'}, "
-          "under a signed manifest", file=sys.stderr if args.csv else sys.stdout)
+    print(f"{len(rows)} steward duties of {len(fixtures)} fixture(s) in {out / 'stewards.csv'} "
+          "and stewards.pdf, under a signed manifest (matchday verify checks it)",
+          file=sys.stderr if args.csv else sys.stdout)
     return 0
 
 
@@ -468,13 +473,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="folder (default: <data dir>/packs/<fixture, month or season>)")
     st = sub.add_parser("stewards", help="the per-steward record for the club (fixtures worked, "
                         "posts, check-in and stand-down times, briefing sign-off): a CSV "
-                        "under a signed manifest")
+                        "and a PDF under a signed manifest")
     swhich = st.add_mutually_exclusive_group(required=True)
     swhich.add_argument("--fixture")
     swhich.add_argument("--season", help="e.g. 2026-27: every fixture of that season")
     st.add_argument("--out", type=Path,
                     help="folder (default: <data dir>/stewards/<fixture or season>)")
     st.add_argument("--csv", action="store_true", help="also print the CSV")
+    st.add_argument("--tabard", help="one steward's record (their tabard number)")
     se = sub.add_parser("season", help="season-to-date arrests and banning orders of a club")
     se.add_argument("--club", required=True)
     se.add_argument("--season", help="e.g. 2026-27 (default: the current season)")
