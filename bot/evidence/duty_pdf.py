@@ -12,8 +12,6 @@ from bot.domain.plurals import counted
 from bot.evidence.duty_record import Duty
 from bot.evidence.pdf_parts import Page
 
-PDF = "stewards.pdf"
-
 
 def _hm(at: str, tz: tzinfo) -> str:
     return f"{parse_iso(at).astimezone(tz):%H:%M}" if at else "-"
@@ -28,8 +26,8 @@ def by_steward(rows: list[Duty]) -> dict[tuple[str, str], list[Duty]]:
 
 
 def duty_pdf(rows: list[Duty], scope: str, generated: datetime, public_key: str,
-             tz: tzinfo) -> tuple[bytes, int]:
-    """The record as an A4 PDF, and its page count."""
+             tz: tzinfo) -> bytes:
+    """The record as an A4 PDF."""
     page = Page("Stewards' duty record", scope)
     stewards = by_steward(rows)
     page.para(f"Generated {generated.astimezone(tz):%d %b %Y %H:%M %Z}. "
@@ -54,4 +52,4 @@ def duty_pdf(rows: list[Duty], scope: str, generated: datetime, public_key: str,
                      _hm(d.stood_down, tz),
                      f"{d.briefing_version} at {_hm(d.briefing_signed_off, tz)}"
                      if d.briefing_signed_off else "not signed off") for d in duties])
-    return page.done()
+    return page.done()[0]

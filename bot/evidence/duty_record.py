@@ -9,14 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from bot.domain.clock import parse_iso
 from bot.domain.deployment import posts_of
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
@@ -26,6 +25,7 @@ from bot.evidence.signing import public_hex, sign
 from bot.store import Store
 
 FILE = "stewards.csv"
+PDF_FILE = "stewards.pdf"
 FORMAT = "matchday-stewards-1"
 HEAD = ["fixture", "kickoff", "title", "tabard", "name", "post", "post_name", "zone",
         "checked_in", "stood_down", "briefing_version", "briefing_signed_off"]
@@ -107,12 +107,12 @@ def as_csv(rows: list[Duty]) -> str:
 async def export_stewards(store: Store, fixtures: list[Fixture], grounds: dict[str, Ground],
                           config_dir: Path, out_dir: Path | str, *, key: Ed25519PrivateKey,
                           scope: dict[str, str], at: str, by: str = "cli:stewards",
-                          unix_user: str = "", tz: tzinfo = UTC,
-                          tabard: str = "") -> tuple[Path, list[Duty]]:
-    """Write stewards.csv, stewards.pdf and their signed manifest for these fixtures (one
-    steward's with `tabard`); (folder, rows)."""
-    from bot.evidence.duty_pdf import PDF, duty_pdf  # it renders Duty rows: imported late
-
+                          unix_user: str = "", tabard: str = "",
+                          pdf: Callable[[list[Duty], str, str], bytes] | None = None
+                          ) -> tuple[Path, list[Duty]]:
+    """Write stewards.csv (and, with `pdf`, what it renders of the rows, the scope and the
+    public key: stewards.pdf) and their signed manifest for these fixtures (one steward's
+    with `tabard`); (folder, rows)."""
     rows: list[Duty] = []
     for fx in sorted(fixtures, key=lambda f: f.kickoff):
         ground = grounds.get(fx.ground) or next(iter(grounds.values()))
@@ -123,12 +123,14 @@ async def export_stewards(store: Store, fixtures: list[Fixture], grounds: dict[s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / FILE).write_text(as_csv(rows), encoding="utf-8")
-    named = "; ".join(f"{k} {v}" for k, v in scope.items())
-    pdf, _ = duty_pdf(rows, named, parse_iso(at), public_hex(key), tz)
-    (out / PDF).write_bytes(pdf)
+    files = [FILE]
+    if pdf is not None:
+        named = "; ".join(f"{k} {v}" for k, v in scope.items())
+        (out / PDF_FILE).write_bytes(pdf(rows, named, public_hex(key)))
+        files.append(PDF_FILE)
     manifest: dict[str, Any] = {"format": FORMAT, **scope, "fixtures": [f.id for f in fixtures],
                                 "rows": len(rows), "exported_at": at,
-                                "files": {FILE: file_sha(out / FILE), PDF: file_sha(out / PDF)},
+                                "files": {n: file_sha(out / n) for n in files},
                                 "public_key": public_hex(key)}
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

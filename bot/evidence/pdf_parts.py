@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from fpdf import FPDF
 
 
+KEEP_WITH_NEXT = 30  # mm: a heading never ends a page on its own
+
+
 class Page:
     """An A4 document being written, top to bottom."""
 
@@ -30,7 +33,10 @@ class Page:
         self.pdf.set_font("Helvetica", "", 10)
 
     def heading(self, text: str, size: float = 13) -> None:
-        """A section heading."""
+        """A section heading (on a new page when too little of this one is left for it and a
+        few lines under it)."""
+        if self.pdf.get_y() > self.pdf.h - 14 - KEEP_WITH_NEXT:
+            self.pdf.add_page()
         self.pdf.ln(2)
         self.pdf.set_font("Helvetica", "B", size)
         self.pdf.multi_cell(0, 7, latin(text), new_x="LMARGIN", new_y="NEXT", align="L")
