@@ -198,6 +198,12 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
         return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
     fig = await summary_figures(_store(app), fx)
     if as_json:
+        from bot.evidence.debrief.figures import TIME_COLUMNS, incident_rows
+
+        rows = incident_rows(await _store(app).events(fx.id))
+        fig["incident_times"] = {f"INC-{r.n}": {"reported_at": r.reported.isoformat(),
+                                                **dict(zip(TIME_COLUMNS, r.times, strict=True))}
+                                 for r in rows}
         print(json.dumps(fig, indent=2))
     else:
         print(f"{fx.title} ({fx.id})")
@@ -236,6 +242,7 @@ async def _export(app: App, args: argparse.Namespace) -> int:
 
 async def _stewards(app: App, args: argparse.Namespace) -> int:
     from bot.evidence.debrief.period import parse_period
+    from bot.evidence.duty_pdf import duty_pdf
     from bot.evidence.duty_record import as_csv, export_stewards, in_scope
     from bot.evidence.signing import load_or_create
 
@@ -257,11 +264,63 @@ async def _stewards(app: App, args: argparse.Namespace) -> int:
     out, rows = await export_stewards(_store(app), fixtures, core.grounds,
                                       app.settings.config_dir, out_dir,
                                       key=load_or_create(app.settings.data_dir), scope=scope,
-                                      at=_now(app), unix_user=unix_user())
+                                      at=_now(app), unix_user=unix_user(),
+                                      tabard=args.tabard or "",
+                                      pdf=lambda rows, named, pub: duty_pdf(
+                                          rows, named, app.clock.now(), pub, app.settings.zone))
+    if args.tabard and not rows:
+        print(f"tabard {args.tabard} has no duty in this scope (the record says so)",
+              file=sys.stderr)
     if args.csv:
         print(as_csv(rows), end="")
-    print(f"{len(rows)} steward duties of {len(fixtures)} fixture(s) in {out / 'stewards.csv'}, "
-          "under a signed manifest", file=sys.stderr if args.csv else sys.stdout)
+    print(f"{len(rows)} steward duties of {len(fixtures)} fixture(s) in {out / 'stewards.csv'} "
+          "and stewards.pdf, under a signed manifest (matchday verify checks it)",
+          file=sys.stderr if args.csv else sys.stdout)
+    return 0
+
+
+async def _martyns_law(app: App, args: argparse.Namespace) -> int:
+    from bot.evidence.signing import load_or_create
+    from bot.publicprotection.protection_export import write_document
+    from bot.publicprotection.protection_plan import PlanError, load_plan
+
+    core = app.core
+    assert core is not None
+    ground = core.grounds.get(args.ground)
+    if ground is None:
+        return _fail(f"no ground '{args.ground}' (grounds: {', '.join(sorted(core.grounds))})")
+    path = Path(app.settings.config_dir) / "grounds" / f"{args.ground}.toml"
+    try:
+        plan = load_plan(path) if path.exists() else None
+    except PlanError as exc:
+        return _fail(f"grounds/{path.name}: {exc}", 1)
+    if plan is None:
+        return _fail(f"grounds/{path.name} has no [martyns_law] section: add the duty holder, "
+                     "[[procedure]] and [[measure]] tables (see the README)")
+    store = _store(app)
+    if args.sent is not None:
+        revs = {r.n: r for r in await store.protection.revisions(ground.id)}
+        if args.sent not in revs:
+            return _fail(f"{ground.id} has no revision {args.sent} (revisions: "
+                         f"{', '.join(map(str, sorted(revs))) or 'none yet'})")
+        await store.protection.mark_sent(ground.id, args.sent, _now(app))
+        await store.audit("cli:martyns-law", "martyns_law.sent", f"{ground.id} revision "
+                          f"{args.sent} sent to the regulator", _now(app), unix_user())
+        print(f"Revision {args.sent} of {plan.ground_name}'s document recorded as sent to the "
+              f"{plan.regulator}; its reminder stops.")
+        return 0
+    out = args.out or Path(app.settings.data_dir) / "martyns_law" / ground.id
+    w = await write_document(store, plan, ground, out, key=load_or_create(app.settings.data_dir),
+                             at=_now(app), tz=app.settings.zone, unix_user=unix_user())
+    doc = w.document
+    state = ("NEW revision: send it to the " + plan.regulator + " by "
+             f"{doc.due.astimezone(app.settings.zone):%d %b %Y}") if w.revised else \
+        ("unchanged" + ("; sent to the regulator" if doc.sent_at else
+                        f"; due with the {plan.regulator} by "
+                        f"{doc.due.astimezone(app.settings.zone):%d %b %Y}"))
+    print(f"Martyn's Law document of {plan.ground_name}, revision {doc.revision} ({state}), "
+          f"with {len(doc.drills)} drilled procedure(s), in {w.folder}: martyns_law.pdf "
+          f"({w.pages} pages), martyns_law.json, under a signed manifest")
     return 0
 
 
@@ -465,13 +524,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="folder (default: <data dir>/packs/<fixture, month or season>)")
     st = sub.add_parser("stewards", help="the per-steward record for the club (fixtures worked, "
                         "posts, check-in and stand-down times, briefing sign-off): a CSV "
-                        "under a signed manifest")
+                        "and a PDF under a signed manifest")
     swhich = st.add_mutually_exclusive_group(required=True)
     swhich.add_argument("--fixture")
     swhich.add_argument("--season", help="e.g. 2026-27: every fixture of that season")
     st.add_argument("--out", type=Path,
                     help="folder (default: <data dir>/stewards/<fixture or season>)")
     st.add_argument("--csv", action="store_true", help="also print the CSV")
+    st.add_argument("--tabard", help="one steward's record (their tabard number)")
+    ml = sub.add_parser("martyns-law", help="a ground's Martyn's Law document of public-"
+                        "protection procedures and measures (PDF + JSON, signed, revised when "
+                        "its content changes) with its drill log")
+    ml.add_argument("--ground", required=True)
+    ml.add_argument("--out", type=Path,
+                    help="folder (default: <data dir>/martyns_law/<ground>)")
+    ml.add_argument("--sent", type=int, metavar="N",
+                    help="record that revision N was sent to the regulator (stops its reminder)")
     se = sub.add_parser("season", help="season-to-date arrests and banning orders of a club")
     se.add_argument("--club", required=True)
     se.add_argument("--season", help="e.g. 2026-27 (default: the current season)")
@@ -547,6 +615,7 @@ def main(argv: list[str] | None = None) -> int:
         "export": lambda app: _export(app, args),
         "pack": lambda app: _pack(app, args),
         "stewards": lambda app: _stewards(app, args),
+        "martyns-law": lambda app: _martyns_law(app, args),
         "season": lambda app: _season(app, args.club, args.season, args.json),
         "web-link": lambda app: _web_link(app, args.by),
         "heads": lambda app: _heads(app, args.fixture),

@@ -20,6 +20,7 @@ from bot.domain.deployment import fixture_posts_of, load_posts, rollcall_offset
 from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground
 from bot.domain.vocab import INCIDENT_TYPES, RISK_CATEGORIES, ROLES
+from bot.publicprotection.protection_plan import PlanError, plan_of
 
 Seconds = Annotated[int, Field(ge=0, le=7 * 24 * 3600)]
 Minutes = Annotated[int, Field(ge=0, le=7 * 24 * 60)]
@@ -269,6 +270,11 @@ def _grounds(c: Checker) -> dict[str, set[str]]:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             key, _, what = str(exc).removeprefix(f"{path.name} ").partition(": ")
             c.add(name, key if what else "fixtures", what or key)
+        try:  # Martyn's Law: [martyns_law], [[procedure]] and [[measure]] (issue 36)
+            plan_of(data, set(ground.zones))
+        except PlanError as exc:
+            key, _, what = str(exc).partition(": ")
+            c.add(name, key, what or key)
         try:  # when the automatic roll call goes out: T-<n>m/h/d before kick-off, or "off"
             rollcall_offset(data.get("rollcall"))
         except ValueError as exc:

@@ -76,8 +76,15 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
     async def early_warning(_now: datetime) -> None:
         await warnings.sweep()
 
+    async def martyns_law(now: datetime) -> None:
+        from bot.publicprotection.revision_reminder import remind_due
+
+        if app.lease is None or app.lease.held:  # a singleton duty, as retention
+            await remind_due(core, core.store, now)
+
     attach_scheduler(core, scheduler)
     scheduler.add_ticker(escalations, 1.0)
+    scheduler.add_ticker(martyns_law, 3600.0)
     scheduler.add_ticker(early_warning, 2.0)
     scheduler.add_ticker(retention, 3600.0)
     if app.settings.clock_file is not None:  # virtual time moves in jumps: look often

@@ -11,6 +11,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.incident.incident_card import IncidentCard
 from bot.domain.incident.incident_model import Incident
+from bot.domain.incident.when import LATE_REPORT_S, PLATFORM_SKEW_S, gap_s
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Reply
 from bot.domain.plurals import counted
@@ -59,6 +60,36 @@ def lifecycle_lines(inc: Incident) -> list[str]:
     return out
 
 
+def _hm(at_iso: str, tz: object, seconds: bool = False) -> str:
+    fmt = "%H:%M:%S" if seconds else "%H:%M"
+    return parse_iso(at_iso).astimezone(tz).strftime(fmt)  # type: ignore[arg-type]
+
+
+def skew_lines(inc: Incident, tz: object) -> list[str]:
+    """When it happened and when the platform sent it, where these differ enough from our
+    receipt time to matter (a late report, a phone that sat on a message)."""
+    out = []
+    late = gap_s(inc.occurred_at, inc.reported_at)
+    if late is not None and late >= LATE_REPORT_S:
+        out.append(f"Happened {_hm(inc.occurred_at, tz)}, reported {_secs(late)} later")
+    skew = gap_s(inc.platform_at, inc.reported_at)
+    if skew is not None and abs(skew) >= PLATFORM_SKEW_S:
+        how = f"received {_secs(skew)} after" if skew > 0 else \
+            f"the platform's clock {_secs(-skew)} ahead of"
+        out.append(f"Sent {_hm(inc.platform_at, tz, True)} (platform time), {how} "
+                   f"our {_hm(inc.reported_at, tz, True)}")
+    return out
+
+
+def times_line(inc: Incident, tz: object) -> str:
+    """Every time the incident has: happened, sent, received, acknowledged, resolved."""
+    t = inc.times
+    parts = [f"{word} {_hm(t[k], tz, True)}" for k, word in (
+        ("occurred_at", "happened"), ("platform_at", "sent"), ("reported_at", "received"),
+        ("acknowledged_at", "acknowledged"), ("resolved_at", "resolved")) if t[k]]
+    return "Times: " + " · ".join(parts)
+
+
 def card(inc: Incident, ground: Ground, tz: object) -> Reply:
     """The live incident message for control rooms, edited in place as it changes: the one
     renderer of an incident's card (its facts travel with it as `Reply.card`)."""
@@ -79,6 +110,7 @@ def card(inc: Incident, ground: Ground, tz: object) -> Reply:
         lines.append(f"Fans: {AFFILIATIONS.label(aff)}" + (f", about {people}" if people else ""))
     if inc.description:
         lines.append(f"“{inc.description}”")
+    lines += skew_lines(inc, tz)
     lines += lifecycle_lines(inc)
     extras = []
     for count, word in ((inc.updates, "update"), (inc.evidence, "evidence item"),

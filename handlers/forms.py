@@ -6,7 +6,9 @@ import secrets
 from typing import Any
 
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
+from bot.domain.clock import iso
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.incident.when import WhenError, whole_when
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from handlers.decisions import continue_decision
@@ -187,7 +189,8 @@ async def _back(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result:
 
 async def _log(ctx: Ctx, fx: Fixture, state: dict[str, Any], sev: int) -> Result:
     fields = {"type": state["type"], "location": state["location"], "severity": sev,
-              "affiliation": "unknown", "people": "", "description": ""}
+              "affiliation": "unknown", "people": "", "description": "",
+              "occurred_at": state.get("occurred_at", "")}
     return await log_incident(ctx, fx, fields, drop_form=True, form_id=state["fid"],
                               extra_evidence=state.get("evidence", []))
 
@@ -305,7 +308,32 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
     field_name = {"type": "type", "location": "loc", "severity": "sev"}.get(step or "")
     if field_name is None:
         return None
+    timed = await _when(ctx, fx, state, text)
+    if timed is not None:
+        return timed
     return await _advance(ctx, fx, state, field_name, text)
+
+
+async def _when(ctx: Ctx, fx: Fixture, state: dict[str, Any], text: str) -> Result | None:
+    """"10 min ago" or "at 14:52" typed at any step: when it happened, kept for the report;
+    the same step is asked again. None when the text says no time."""
+    tz = ctx.core.settings.zone
+    try:
+        at = whole_when(text, ctx.now, tz)
+    except WhenError as exc:
+        note, ok = str(exc), False
+    else:
+        if at is None:
+            return None
+        state["occurred_at"] = iso(at)
+        await _save(ctx, fx, state)
+        note, ok = f"Noted: it happened at {at.astimezone(tz):%H:%M}.", True
+    fid = state["fid"]
+    if state.get("step") == "severity":
+        return _severity_step(ctx, fx, fid, state, note, ok=ok)
+    if state.get("step") == "location":
+        return _location_step(ctx, fx, fid, state["type"], None, note, ok=ok)
+    return _type_step(fid, await likely_types(ctx, fx), note, ok=ok)
 
 
 def register(registry: Registry) -> None:

@@ -12,7 +12,7 @@ from bot.domain.messages import Reply, Result
 from bot.domain.outcomes import Added
 from bot.domain.vocab import STATUS_ORDER, STATUSES
 from handlers.decisions import record_from_command
-from handlers.display import card, clock_time, timeline_lines
+from handlers.display import card, clock_time, timeline_lines, times_line
 from handlers.forms import start_form
 from handlers.reporting import add_text, log_incident, parse_report
 
@@ -41,7 +41,7 @@ async def incident_cmd(ctx: Ctx) -> Result:
     if len(asked.split()) == 1 and parse_incident_id(asked) is not None:
         return await timeline(ctx, fx, parse_incident_id(asked) or 0, page)
     zone = ctx.member.zone if ctx.member else ""
-    fields = parse_report(ctx.args, ctx.ground(fx), zone)
+    fields = parse_report(ctx.args, ctx.ground(fx), zone, ctx.now, ctx.core.settings.zone)
     return await log_incident(ctx, fx, fields)
 
 
@@ -55,7 +55,7 @@ async def timeline(ctx: Ctx, fx: Fixture, n: int, page: int = 1) -> Result:
     view = card(inc, ctx.ground(fx), tz)
     iid = incident_id(n)
     lines = timeline_lines(await ctx.store.incident_events(fx.id, n), iid, tz)
-    view.text += "\n\nTimeline:\n" + "\n".join(lines)
+    view.text += f"\n{times_line(inc, tz)}\n\nTimeline:\n" + "\n".join(lines)
     view.buttons = []
     return Result(page_of(view, page, lambda p: f"/incident {n} page {p}"))
 

@@ -9,6 +9,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import replace
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from bot.core.dispatch import Ctx, UsageError
@@ -20,13 +21,14 @@ from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.incident.incident_card import CARD, LOGGED, RAISED, LiveRef
 from bot.domain.incident.incident_model import Incident, incident_id
 from bot.domain.incident.incident_rules import replan_after_s
+from bot.domain.incident.when import WhenError, take_when
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
 from bot.domain.outcomes import Added, Joined, Logged
 from bot.domain.plurals import counted
 from bot.domain.vocab import AFFILIATIONS, INCIDENT_TYPES, SEVERITIES, STATUSES
 from bot.settings import Settings
 from bot.store import Refused, Similar, Store
-from handlers.display import age, card, hot_prompt
+from handlers.display import age, card, hot_prompt, skew_lines
 from handlers.words import resolve_word
 
 DEFAULT_SEVERITY = {
@@ -68,11 +70,21 @@ def resolve_location(word: str, ground: Ground) -> str:
     raise UsageError(f"Unknown location '@{word}' at {ground.name}.{hint}", field="location")
 
 
-def parse_report(args: list[str], ground: Ground, default_zone: str) -> dict[str, Any]:
-    """The fields of a one-line report."""
+def parse_report(args: list[str], ground: Ground, default_zone: str,
+                 now: datetime | None = None, tz: tzinfo = UTC) -> dict[str, Any]:
+    """The fields of a one-line report (with `now`, a time said in it: "10 min ago",
+    "at 14:52" in tz, is when it happened)."""
     if not args:
         raise UsageError("Say what is happening.", field="type")
     fields: dict[str, Any] = {"type": resolve_type(args[0])}
+    if now is not None:
+        try:
+            occurred, rest = take_when(args[1:], now, tz)
+        except WhenError as exc:
+            raise UsageError(str(exc), field="occurred_at") from None
+        args = [args[0], *rest]
+        if occurred is not None:
+            fields["occurred_at"] = iso(occurred)
     text: list[str] = []
     location = severity = None
     affiliation, people = "unknown", ""
@@ -132,10 +144,14 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
         "people": str(fields.get("people", "")), "fixture": fx.id,
         "evidence": str(len(evidence)),
     }
+    if ctx.cmd.at is not None:  # the platform's time beside ours: a slow network shows
+        record["platform_at"] = iso(ctx.cmd.at)
     # None: the store fills in the number the write takes
     data: dict[str, Any] = {"id": None, **{k: record[k] for k in (
         "type", "severity", "location", "description", "affiliation", "people",
         "reported_at", "occurred_at")}}
+    if "platform_at" in record:
+        data["platform_at"] = record["platform_at"]
     data["severity"] = int(fields["severity"])
     if evidence:
         data["evidence"] = evidence
@@ -195,7 +211,8 @@ def announce(grounds: dict[str, Ground], settings: Settings, fx: Fixture, inc: I
         f"{inc.what} at {ground.label(inc.location)}, "
         f"severity {SEVERITIES[inc.severity]}.\nControl has it; you'll be told when it's "
         f"acknowledged.\nSend text or a photo in the next "
-        f"{window_words(settings.note_window_seconds)} to add to {inc.id}.",
+        f"{window_words(settings.note_window_seconds)} to add to {inc.id}."
+        + "".join(f"\n{line}." for line in skew_lines(inc, settings.zone)),
         title=f"Logged {inc.id}",
     ))
     if inc.type == "suspicious_item":  # walk the reporter through HOT and the 4 Cs

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from bot.evidence.signing import public_hex, sign
 from bot.store import Store
 
 FILE = "stewards.csv"
+PDF_FILE = "stewards.pdf"
 FORMAT = "matchday-stewards-1"
 HEAD = ["fixture", "kickoff", "title", "tabard", "name", "post", "post_name", "zone",
         "checked_in", "stood_down", "briefing_version", "briefing_signed_off"]
@@ -103,18 +105,30 @@ def as_csv(rows: list[Duty]) -> str:
 async def export_stewards(store: Store, fixtures: list[Fixture], grounds: dict[str, Ground],
                           config_dir: Path, out_dir: Path | str, *, key: Ed25519PrivateKey,
                           scope: dict[str, str], at: str, by: str = "cli:stewards",
-                          unix_user: str = "") -> tuple[Path, list[Duty]]:
-    """Write stewards.csv and its signed manifest for these fixtures; (folder, rows)."""
+                          unix_user: str = "", tabard: str = "",
+                          pdf: Callable[[list[Duty], str, str], bytes] | None = None
+                          ) -> tuple[Path, list[Duty]]:
+    """Write stewards.csv (and, with `pdf`, what it renders of the rows, the scope and the
+    public key: stewards.pdf) and their signed manifest for these fixtures (one steward's
+    with `tabard`); (folder, rows)."""
     rows: list[Duty] = []
     for fx in sorted(fixtures, key=lambda f: f.kickoff):
         ground = grounds.get(fx.ground) or next(iter(grounds.values()))
         rows += await fixture_duties(store, fx, ground, config_dir)
+    if tabard:
+        rows = [d for d in rows if d.tabard == tabard]
+        scope = {**scope, "tabard": tabard}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / FILE).write_text(as_csv(rows), encoding="utf-8")
+    files = [FILE]
+    if pdf is not None:
+        named = "; ".join(f"{k} {v}" for k, v in scope.items())
+        (out / PDF_FILE).write_bytes(pdf(rows, named, public_hex(key)))
+        files.append(PDF_FILE)
     manifest: dict[str, Any] = {"format": FORMAT, **scope, "fixtures": [f.id for f in fixtures],
                                 "rows": len(rows), "exported_at": at,
-                                "files": {FILE: file_sha(out / FILE)},
+                                "files": {n: file_sha(out / n) for n in files},
                                 "public_key": public_hex(key)}
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -24,6 +24,9 @@ JSONL, CSV, REPORT, MANIFEST, RESTRICTED = ("events.jsonl", "events.csv", "repor
 RESTRICTED_EVENTS = "restricted_events.jsonl"
 MANIFEST_FORMAT = 2  # 2: signed (Ed25519); format 1 exports were not signed
 PERIOD_FORMAT = "matchday-period-pack-1"  # a month's or season's folder of packs
+# Signed documents with no log of their own: format -> what verify calls them
+DOCUMENT_FORMATS = {"matchday-stewards-1": "stewards' record",
+                    "matchday-martyns-law-1": "Martyn's Law document"}
 CSV_FIELDS = ["seq", "id", "at", "kind", "by", "role", "phase", "data", "prev", "hash"]
 
 

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 KEY_DIR, KEY_FILE = "keys", "export-signing-ed25519.pem"
+SigningKey = Ed25519PrivateKey  # what signs an export, for modules outside bot/evidence
 
 
 class SigningKeyError(ValueError):

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.evidence.export import (
     CSV,
+    DOCUMENT_FORMATS,
     JSONL,
     MANIFEST,
     MANIFEST_FORMAT,
@@ -68,10 +69,16 @@ class VerifyResult:
     key_checked: bool = False  # it was compared with a key the operator gave
     head_at: int | None = None  # the event whose hash is the head the operator gave
     packs: int | None = None  # a period's folder: how many fixture packs it holds, verified
+    document: str = ""  # a signed document's folder (no log): its format
 
     def __str__(self) -> str:
         if not self.ok:
             return f"FAILED: {self.message}"
+        if self.document:
+            return (f"OK: {self.document}, {self.events} file(s) as signed; manifest signed "
+                    f"by key {self.key}" + (" (the key given)" if self.key_checked else
+                                            " (compare it with `matchday keys` on the "
+                                            "exporting installation, or pass --key)"))
         if self.packs is not None:
             return (f"OK: period pack of {self.packs} fixture pack(s), each verified; "
                     f"manifest signed by key {self.key}"
@@ -273,6 +280,10 @@ def verify_dir(directory: Path | str, key: str | None = None,
     period = _period_manifest(d)
     if period is not None:
         return period if isinstance(period, VerifyResult) else _verify_period(d, period, key)
+    document = _document_manifest(d)
+    if document is not None:
+        return document if isinstance(document, VerifyResult) else \
+            _verify_document(d, document, key)
     read = _manifest(d)
     if isinstance(read, VerifyResult):
         return read
@@ -347,19 +358,9 @@ def _period_manifest(d: Path) -> dict[str, Any] | VerifyResult | None:
 def _verify_period(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResult:
     """A period's folder: its signed manifest, its own files byte for byte, and each
     fixture pack it names, by its manifest's hash and then verified as a pack of its own."""
-    if not raw["signature"] or not signature_ok(raw["public_key"], raw["signature"],
-                                                signed_part(raw)):
-        return _fail("signature", MANIFEST, None, None, "the signature does not match the "
-                     "period manifest (edited after signing, or not signed by the key it names)")
-    failed = _given_key(raw["public_key"], key)
+    failed = _signed_files(d, raw, key, "period manifest", "export")
     if failed is not None:
         return failed
-    for name, digest in raw["files"].items():
-        path = _open_inside(d, name, FILE_CAP)
-        if isinstance(path, VerifyResult):
-            return path
-        if file_sha(path) != digest:
-            return _fail("altered", name, None, None, "file changed since export")
     for name, digest in raw["fixture_manifests"].items():
         folder, _, leaf = name.partition("/")
         if leaf != MANIFEST or not folder or folder != os.path.basename(folder) \
@@ -378,3 +379,54 @@ def _verify_period(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResul
             return inner
     return VerifyResult(True, key=raw["public_key"].lower(), key_checked=key is not None,
                         packs=len(raw["fixture_manifests"]))
+
+
+def _document_manifest(d: Path) -> dict[str, Any] | VerifyResult | None:
+    """A signed document's manifest (a record with no log: the stewards' record, the
+    Martyn's Law document), None when d holds another kind of export."""
+    path = _open_inside(d, MANIFEST, MANIFEST_CAP)
+    if isinstance(path, VerifyResult):
+        return None
+    text = _read_text(path, MANIFEST_CAP)
+    try:
+        raw = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(raw, dict) or raw.get("format") not in DOCUMENT_FORMATS:
+        return None
+    files = raw.get("files")
+    if not (isinstance(files, dict) and files and all(isinstance(v, str)
+                                                      for v in files.values())
+            and isinstance(raw.get("public_key"), str) and isinstance(raw.get("signature"), str)):
+        return _fail("unreadable", MANIFEST, None, None, f"not a {raw['format']} manifest "
+                     "(a field missing or of the wrong type)")
+    return raw
+
+
+def _verify_document(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResult:
+    """A signed document's folder: its signature, the key if given, each file byte for byte."""
+    failed = _signed_files(d, raw, key, "manifest", "it was signed")
+    if failed is not None:
+        return failed
+    return VerifyResult(True, events=len(raw["files"]), key=raw["public_key"].lower(),
+                        key_checked=key is not None, document=DOCUMENT_FORMATS[raw["format"]])
+
+
+def _signed_files(d: Path, raw: dict[str, Any], key: str | None, what: str,
+                  since: str) -> VerifyResult | None:
+    """None when raw's signature holds (by `key` if given) and every file it lists is
+    byte for byte as signed; else the first failure."""
+    if not raw["signature"] or not signature_ok(raw["public_key"], raw["signature"],
+                                                signed_part(raw)):
+        return _fail("signature", MANIFEST, None, None, f"the signature does not match the "
+                     f"{what} (edited after signing, or not signed by the key it names)")
+    failed = _given_key(raw["public_key"], key)
+    if failed is not None:
+        return failed
+    for name, digest in raw["files"].items():
+        path = _open_inside(d, name, FILE_CAP)
+        if isinstance(path, VerifyResult):
+            return path
+        if file_sha(path) != digest:
+            return _fail("altered", name, None, None, f"file changed since {since}")
+    return None

@@ -74,6 +74,7 @@ from bot.store.ops import (
     log_event,
     log_restricted,
 )
+from bot.store.protection_keys import ProtectionRevisions
 from bot.store.stewarding_keys import Stewarding
 from bot.store.timing_keys import KeyTimings, timing_ops
 from bot.store.unsure import MARKER, UNSURE
@@ -179,6 +180,7 @@ class Store:
         self.inspections = Inspections(gateway)
         self.timings = KeyTimings(gateway)
         self.stewarding = Stewarding(gateway)
+        self.protection = ProtectionRevisions(gateway)
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400, *,

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from bot.app import build_core
-
-
-def press(result, label_part):
-    for row in result.reply.buttons:
-        for b in row:
-            if label_part.lower() in b.label.lower():
-                return b.command
-    raise AssertionError(f"no button {label_part!r} in {result.reply.buttons}")
+from tests.support.buttons import press
 
 
 async def test_three_taps_log_an_incident(say, core):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import timedelta
 
+from bot.domain.clock import iso, parse_iso
 from bot.domain.vocab import INCIDENT_TYPES
 
 
@@ -44,7 +46,8 @@ class Incident:
     status: str = "reported"
     reported_at: str = ""
     reported_ts: int = 0
-    occurred_at: str = ""
+    occurred_at: str = ""  # when it happened: the steward's "10 min ago", else reported_at
+    platform_at: str = ""  # when the platform says the report was sent ('' if it did not say)
     updated_at: str = ""
     phase: str = ""
     fixture: str = ""
@@ -86,6 +89,25 @@ class Incident:
         return failed_title(self.type, self.failed_check)
 
     @property
+    def acknowledged_at(self) -> str:
+        """When it was first acknowledged, or first moved on from reported ('' until then)."""
+        if self.tta_s is not None and self.reported_at:
+            return iso(parse_iso(self.reported_at) + timedelta(seconds=self.tta_s))
+        return self.marks.get("acknowledged_at", "")
+
+    @property
+    def resolved_at(self) -> str:
+        """When it was closed ('' while open)."""
+        return self.marks.get("closed_at", "") if self.status == "closed" else ""
+
+    @property
+    def times(self) -> dict[str, str]:
+        """Occurred, sent (platform), received, acknowledged and resolved, ISO UTC ('' unknown)."""
+        return {"occurred_at": self.occurred_at or self.reported_at,
+                "platform_at": self.platform_at, "reported_at": self.reported_at,
+                "acknowledged_at": self.acknowledged_at, "resolved_at": self.resolved_at}
+
+    @property
     def is_open(self) -> bool:
         """Not closed."""
         return self.status != "closed"
@@ -117,7 +139,8 @@ class Incident:
 
 _INC_INTS = frozenset({"evidence", "updates", "merged", "arrests", "bans", "esc_next",
                        "remind_n", "escalated_tier", "amendments"})
-_INC_STRS = frozenset({"status", "reported_at", "occurred_at", "updated_at", "phase", "fixture",
+_INC_STRS = frozenset({"status", "reported_at", "occurred_at", "platform_at", "updated_at",
+                       "phase", "fixture",
                        "reporter", "reporter_role", "reporter_name", "description",
                        "affiliation", "people", "owner", "owner_name", "status_by_name",
                        "last_note", "failed_check"})

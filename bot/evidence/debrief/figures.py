@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bot.domain.clock import parse_iso
 from bot.domain.decision_log import LogView
@@ -31,6 +31,20 @@ class IncidentRow:
     ack_s: int | None = None
     on_scene_s: int | None = None
     close_s: int | None = None
+    occurred: datetime | None = None  # when it happened, as the steward said
+    platform_at: datetime | None = None  # when the platform says it was sent
+
+    @property
+    def times(self) -> list[str]:
+        """Occurred, sent, acknowledged and resolved, ISO UTC ('' unknown): export cells."""
+        def after(s: int | None) -> str:
+            return (self.reported + timedelta(seconds=s)).isoformat() if s is not None else ""
+        return [(self.occurred or self.reported).isoformat(),
+                self.platform_at.isoformat() if self.platform_at else "",
+                after(self.ack_s), after(self.close_s)]
+
+
+TIME_COLUMNS = ["occurred_at", "platform_at", "acknowledged_at", "resolved_at"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,11 @@ def incident_rows(events: list[Event]) -> list[IncidentRow]:
                                     int(ev.data.get("severity", 1)),
                                     str(ev.data.get("location", "")), str(ev.phase),
                                     parse_iso(ev.data.get("reported_at") or ev.at))
+            row = rows[iid]
+            if ev.data.get("occurred_at"):
+                row.occurred = parse_iso(ev.data["occurred_at"])
+            if ev.data.get("platform_at"):
+                row.platform_at = parse_iso(ev.data["platform_at"])
         elif ev.kind == "incident.status" and iid in rows:
             row, to = rows[iid], ev.data.get("to")
             took = int((parse_iso(ev.at) - row.reported).total_seconds())

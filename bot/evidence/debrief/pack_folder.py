@@ -21,7 +21,12 @@ from bot.domain.fixture.key_timings import latest
 from bot.domain.groundmap import load_map
 from bot.domain.grounds import Ground
 from bot.domain.inspection_checklist import checklists, override_of, readiness
-from bot.evidence.debrief.figures import incident_rows, response_by_severity, timeline
+from bot.evidence.debrief.figures import (
+    TIME_COLUMNS,
+    incident_rows,
+    response_by_severity,
+    timeline,
+)
 from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.evidence.debrief.steward_record import StewardRecord, steward_record
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
@@ -88,9 +93,9 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
         files.append(name)
 
     write("incidents.csv", ["id", "type", "severity", "location", "phase", "reported_at",
-                            "ack_s", "on_scene_s", "close_s"],
+                            "ack_s", "on_scene_s", "close_s", *TIME_COLUMNS],
           [[f"INC-{r.n}", r.type, r.severity, r.location, r.phase, r.reported.isoformat(),
-            r.ack_s, r.on_scene_s, r.close_s] for r in rows])
+            r.ack_s, r.on_scene_s, r.close_s, *r.times] for r in rows])
     write("decisions.csv", ["id", "at", "by", "name", "role", "phase", "decision",
                             "rationale", "options", "incidents", "supersedes", "explains",
                             "source", "superseded_by", "type"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
@@ -61,6 +62,12 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         await event_command(body, event, mention_text(inbound, event.get("text") or ""),
                             private=False)
 
+    def sent_at(ts: object) -> datetime | None:
+        try:  # Slack's message ts is epoch seconds: when Slack says it was sent
+            return datetime.fromtimestamp(float(str(ts)), UTC) if ts else None
+        except (ValueError, OverflowError, OSError):
+            return None
+
     async def event_command(body: dict[str, Any], event: dict[str, Any], text: str, *,
                             private: bool) -> None:
         key = f"slack:evt:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}"
@@ -72,7 +79,8 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         cmd = Command(platform="slack", chat=channel, user=user, text=text.strip(),
                       dedupe_key=key, attachments=attachments(event, text),
                       reply_to=await inbound.incident_of(channel, event.get("thread_ts", "")),
-                      private=private, reply_via=f"quote:{thread}" if thread else "send")
+                      private=private, reply_via=f"quote:{thread}" if thread else "send",
+                      at=sent_at(event.get("ts")))
         result = await inbound.core.handle(cmd)
         if result is None or result.queued:  # queued: the outbox delivers it
             return
