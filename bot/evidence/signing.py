@@ -60,6 +60,22 @@ def load_or_create(data_dir: Path) -> Ed25519PrivateKey:
     return key
 
 
+def installed_public(data_dir: Path) -> str | None:
+    """This installation's public key when it has one (never made here: verify only reads);
+    None when there is no key file. SigningKeyError when the file is there but unusable."""
+    path = key_path(data_dir)
+    if not path.is_file():
+        return None
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except (OSError, ValueError) as exc:
+        raise SigningKeyError(f"signing key {path} is unreadable "
+                              f"({exc.__class__.__name__})") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise SigningKeyError(f"signing key {path} is not an Ed25519 key")
+    return public_hex(key)
+
+
 def public_hex(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
     """The raw 32-byte public key as 64 hex digits (what `matchday keys` prints)."""
     pub = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
