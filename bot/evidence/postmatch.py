@@ -192,6 +192,10 @@ def _still_open_and_procedures(pdf: Any, heading: Any, rep: Report, tz: ZoneInfo
                                                f"(reported {r.reported})" for r in still)),
                        new_x="LMARGIN", new_y="NEXT", align="L")
         pdf.ln(2)
+    elif rep.ground_clear:
+        pdf.multi_cell(0, 4.5, f"Every incident was closed by ground clear ({rep.ground_clear}).",
+                       new_x="LMARGIN", new_y="NEXT", align="L")
+        pdf.ln(2)
     if not rep.messages:
         return
     heading("Procedures and life-safety messages")

@@ -127,7 +127,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
          f"{d.head_signature}\nPublic key: {d.public_key}")
     pdf.set_font("Helvetica", "", 10)
     para("Every file of this pack is listed with its SHA-256 in manifest.json, signed with the "
-         "same key; check it with: matchday verify <pack folder> --key <public key>.")
+         "same key; check it with: matchday verify <pack folder> (on this installation: its "
+         "own key is used), or anywhere else with --key <public key>.")
 
     place = d.ground_map.ground.label if d.ground_map is not None else str
     left = still_open(d.incidents, d.ground_clear)
@@ -260,7 +261,7 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
                for z, v in sorted(per_zone.items(), key=lambda kv: (-len(kv[1]), kv[0]))])
 
     heading(f"Timeline ({len(d.timeline)} entries, as timeline.csv)")
-    table((17, 24, 24, 117), ("Time", "What", "Ref", "Detail"),
+    table((16, 31, 30, 105), ("Time", "What", "Ref", "Detail"),
           [(hm(r.at), r.kind, r.ref, r.text) for r in d.timeline])
     return bytes(pdf.output()), pdf.pages_count
 
@@ -328,9 +329,15 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
 
 
-def _stand_names(pdf: FPDF, gm: GroundMap, pt: Any) -> None:
+SPOTS = ((0.5, 0.5), (0.5, 0.22), (0.5, 0.78), (0.2, 0.5), (0.8, 0.5), (0.2, 0.22),
+         (0.8, 0.22), (0.2, 0.78), (0.8, 0.78))  # where in a stand its name may go
+CLEAR = 9.0  # mm from a pin's centre (its radius is 3.8) for a name to stay readable
+
+
+def _stand_names(pdf: FPDF, gm: GroundMap, pt: Any, pins: list[tuple[float, float]]) -> None:
     """Each stand's name on the map (grey, under the pins, 8 pt like every word of the
-    pack), a tall stand's written along it."""
+    pack), a tall stand's written along it, at the spot of the stand farthest from every
+    pin so no pin hides it."""
     pdf.set_text_color(110, 110, 110)
     size = 8
     pdf.set_font("Helvetica", "B", size)
@@ -338,10 +345,20 @@ def _stand_names(pdf: FPDF, gm: GroundMap, pt: Any) -> None:
         if s.kind != "stand" or not s.rect:
             continue
         x, y, w, h = s.rect
-        cx, cy = pt(x + w / 2, y + h / 2)
+        tall = h > w
+        spots = [pt(x + w * (fy if tall else fx), y + h * (fx if tall else fy))
+                 for fx, fy in SPOTS]
+        # a pin's count sits below it: measure to both; the first spot clear of every pin
+        # by CLEAR mm, else the one farthest from them
+        room = [min((min((p[0] - px) ** 2 + (p[1] - py) ** 2,
+                         (p[0] - px) ** 2 + (p[1] - py - 5) ** 2) for px, py in pins),
+                    default=CLEAR ** 2) for p in spots]
+        best = next((i for i, d in enumerate(room) if d >= CLEAR ** 2),
+                    room.index(max(room)))
+        cx, cy = spots[best]
         name = latin(map_name(gm, zid))
         tw = pdf.get_string_width(name)
-        if h > w:
+        if tall:
             with pdf.rotation(90, cx, cy):
                 pdf.text(cx - tw / 2, cy + size * 0.12, name)
         else:
@@ -372,7 +389,6 @@ def draw_map(pdf: FPDF, gm: GroundMap, incidents: list[tuple[str, int]],
             pdf.polygon([pt(*p) for p in shape.points])
         elif shape.line:
             pdf.polyline([pt(*p) for p in shape.line])
-    _stand_names(pdf, gm, pt)
     per_zone: dict[str, list[int]] = {}
     for zone, severity in incidents:
         if gm.pin(zone) is not None:
@@ -380,6 +396,7 @@ def draw_map(pdf: FPDF, gm: GroundMap, incidents: list[tuple[str, int]],
     zones = sorted(per_zone)
     r = 3.8
     at = spread([pt(*gm.pin(z) or (0, 0)) for z in zones], 2 * r + 6)
+    _stand_names(pdf, gm, pt, at)
     pdf.set_draw_color(60, 60, 60)
     for zone, (px, py) in zip(zones, at, strict=True):
         sevs = per_zone[zone]

@@ -14,7 +14,7 @@ from bot.domain.decision_log import LogView
 from bot.domain.fixture.key_timings import Timing
 from bot.domain.ledger import Event
 from bot.domain.procedures import LIFE_SAFETY_WORDS, PROCEDURES
-from bot.domain.vocab import BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
+from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
 from bot.evidence.debrief.figures import TimelineRow
 
 # Repeats and streams, not entries of the record: the scheduler's "still open after 20m"
@@ -49,6 +49,12 @@ def _target(target: str, place: Callable[[str], str]) -> str:
         if target.startswith("zone:") else target
 
 
+def _dref(value: object) -> str:
+    """A decision's reference as the log holds it (4 or 'D-4') -> 'D-4'."""
+    text = str(value)
+    return text if text.startswith("D-") else f"D-{text}"
+
+
 def _row(ev: Event, words: dict[str, str], labels: Labels,
          decisions: LogView | None) -> tuple[str, str, str]:
     """(kind, ref, text) of one event's row."""
@@ -76,8 +82,8 @@ def _row(ev: Event, words: dict[str, str], labels: Labels,
     if k == "incident.evidence":
         return "incident", ref, "evidence added"
     if k == "decision.logged":
-        link = f" (supersedes D-{d['supersedes']})" if d.get("supersedes") else \
-            f" (rationale for D-{d['explains']})" if d.get("explains") else ""
+        link = f" (supersedes {_dref(d['supersedes'])})" if d.get("supersedes") else \
+            f" (rationale for {_dref(d['explains'])})" if d.get("explains") else ""
         n = int(ref[2:]) if ref.startswith("D-") and ref[2:].isdigit() else 0
         later = decisions.superseded_by(n) if decisions is not None and n else None
         return ("decision", ref, f"{ev.role}: {d.get('decision', '')}{link}"
@@ -115,7 +121,8 @@ def _row(ev: Event, words: dict[str, str], labels: Labels,
                 f"{d.get('side', '')}")
     if k == "ban.recorded":
         return ("ban", str(d.get("incident", "")), f"{d.get('count', 1)} banning order(s): "
-                f"{BAN_TYPES.label(str(d.get('type', '')))}, {d.get('status', '')}")
+                f"{BAN_TYPES.label(str(d.get('type', '')))}, "
+                f"{BAN_STATUSES.label(str(d.get('status', '')))}")
     if k == "fixture.phase":
         return "phase", "", f"{PHASES.label(str(d.get('from', '')))} -> " \
                             f"{PHASES.label(str(d.get('phase', '')))}"
