@@ -4,6 +4,9 @@ key timings, then `build_pack` timed. Prints `name: value` lines:
 - pack_s_500: seconds to build the pack (PDF, CSVs, export, signed manifest), goal <= 30
 - pack_pages_500: the PDF's page count
 - pack_s_500_per_incident_ms: the same per incident
+- timeline_entries_missing: entries of the store's log (all but reminders and position pings,
+  bot.evidence.debrief.timeline.NOT_IN_TIMELINE) that the pack's timeline.csv lacks; goal 0
+- timeline_entries: rows of timeline.csv, against the log's events (`of`)
 Setup is bench/rig.py's (embedded Redis unless REDIS_URL, the sample fixture, virtual clock).
 Usage: python bench/pack.py [--incidents N] [--smoke]
 """
@@ -11,6 +14,7 @@ Usage: python bench/pack.py [--incidents N] [--smoke]
 from __future__ import annotations
 
 import asyncio
+import csv
 import sys
 import tempfile
 import time
@@ -21,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import cli, rig  # noqa: E402
 from bot.evidence.debrief.pack_folder import build_pack  # noqa: E402
+from bot.evidence.debrief.timeline import in_timeline  # noqa: E402
 from bot.evidence.signing import new_key  # noqa: E402
 
 PLACES = ("stb_walkway", "seg_ne", "gate_away", "away_upper", "bms_lower", "ws_concourse")
@@ -46,6 +51,11 @@ async def night(core, n: int) -> None:
         await run(f"/deploy {sid} {post} Steward {sid}", "control")
     await run("/rollcall stb", "control")
     await run("/onpost stb_250_gangway", "steward")
+    missing = await core.handle(rig.cmd(0, "/missing age=7 desc=red coat seen=gate c at=17:00",
+                                        "safety_officer", tag="pack", reply_via=""))
+    assert missing is not None and missing.reply.ok, missing.reply.text if missing else None
+    await run(f"/found {missing.reply.title.split()[-1]} at the first aid room",
+              "safety_officer")
     await run("/phase gates", "control")
     for i in range(n):
         core.clock.advance(timedelta(minutes=11))
@@ -78,9 +88,16 @@ async def main(n: int) -> None:
                                     core.settings.config_dir, core.settings.zone,
                                     Path(out) / "pack", key=new_key())
             took = time.perf_counter() - t
+            with (Path(out) / "pack" / "timeline.csv").open(encoding="utf-8") as f:
+                line = list(csv.DictReader(f))
+        events = await core.store.events(fx.id)
+    have = {r["event"] for r in line}
+    lacking = sum(1 for e in events if in_timeline(e) and e.id not in have)
     print(f"pack_s_{n}: {took:.2f}")
     print(f"pack_pages_{n}: {pack.pages}")
     print(f"pack_s_{n}_per_incident_ms: {1000 * took / n:.2f}")
+    print(f"timeline_entries_missing: {lacking}")
+    print(f"timeline_entries: {len(line)} of {len(events)} events")
 
 
 if __name__ == "__main__":

@@ -360,18 +360,29 @@ async def _pack(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+def _installation_key() -> str | None:
+    """This installation's public key, when its data dir holds one (verify's default)."""
+    from bot.evidence.signing import installed_public
+
+    try:
+        return installed_public(load_settings().data_dir)
+    except SettingsError:
+        return None  # no installation here to speak of: the pack's own key is shown
+
+
 def _verify(args: argparse.Namespace) -> int:
     from bot.evidence.signing import SigningKeyError
     from bot.evidence.verify import read_key_arg, verify_dir
 
     try:
-        key = read_key_arg(args.key) if args.key is not None else None
+        key = read_key_arg(args.key) if args.key is not None else _installation_key()
     except SigningKeyError as exc:
         return _fail(str(exc))
+    key_from = "given" if args.key is not None else "installation" if key else ""
     if args.head is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", args.head.strip()):
         return _fail("--head takes a chain head: 64 hex digits (matchday heads lists them)")
     try:
-        result = verify_dir(args.dir, key, args.head)
+        result = verify_dir(args.dir, key, args.head, key_from)
     except Exception as exc:  # a last line of defence: one line, never a traceback
         return _fail(f"verify failed: {exc.__class__.__name__}: {str(exc)[:200]}", 1)
     print(result)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
-from tests.test_cli import SCENARIO, matchday
+from tests.test_cli import ROOT, SCENARIO, matchday
 
 NIGHT = "drill-westham-chelsea-20261202"
 
@@ -63,10 +64,13 @@ def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(out / "pack.pdf")
+    if os.environ.get("MATCHDAY_DOCS_SHOTS"):  # the bundled night's pack, as docs/ shows it
+        for i in range(len(pdf)):
+            pdf[i].render(scale=1.25).to_pil().save(ROOT / "docs" / f"pack-pdf-{i + 1}.png")
     text = " ".join(" ".join(page.get_textpage().get_text_range() for page in pdf).split())
     assert "MPS/CU/" not in text and "SUPERSEDED by D-8" in text
     assert "not on the bot, to radio: 15 Steward 15 (Block 256 gangway)" in text
-    assert "PASSED, after FAILED at 17:00 (INC-1)" in text and "Zone Ex clear" in text
+    assert "PASSED, after FAILED at 17:00:00 (INC-1)" in text and "Zone Ex clear" in text
     assert "Calling police support" in text and "Fill rate" in text
     assert len(pdf) == manifest["pack"]["pages"]
     # the night's stewarding: its rota filled six posts and the automatic roll call (T-90m)

@@ -113,7 +113,7 @@ def _outline(s: Shape, attrs: str) -> str:
 LABEL_PX, LABEL_EM = 22, 0.62  # zone-label font size (control.css) and mean glyph width
 
 
-def _name(gm: GroundMap, zone_id: str) -> str:
+def map_name(gm: GroundMap, zone_id: str) -> str:
     """A zone's name as printed on the map."""
     return gm.zones[zone_id].short or gm.ground.label(zone_id).split(" (")[0]
 
@@ -155,18 +155,18 @@ def render_map(gm: GroundMap, pins: str = "") -> str:
             place = f'x="{x}" y="{y + 7}" transform="rotate(-90 {x} {y})"'
         else:
             place = f'x="{x}" y="{y + (30 if s.kind != "outside" else 8)}"'
-            label_w = len(_name(gm, zid)) * LABEL_EM * LABEL_PX
+            label_w = len(map_name(gm, zid)) * LABEL_EM * LABEL_PX
             if s.rect and label_w > s.rect[2] - 8:  # squeeze a long name into its shape
                 place += f' textLength="{s.rect[2] - 8}" lengthAdjust="spacingAndGlyphs"'
         out.append(f'<text class="zone-label k-{escape(s.kind)}" {place}>'
-                   f"{escape(_name(gm, zid))}</text>")
+                   f"{escape(map_name(gm, zid))}</text>")
     for zid, s in gm.zones.items():
         if s.kind == "stand":
             x, y = s.centre()
             tall = s.rect and s.rect[3] > s.rect[2]
             rot = f' transform="rotate(-90 {x} {y})"' if tall else ""
             out.append(f'<text class="stand-label" x="{x}" y="{y + 12}"{rot}>'
-                       f"{escape(_name(gm, zid))}</text>")
+                       f"{escape(map_name(gm, zid))}</text>")
     out.append(f'<g id="pins">{pins}</g></svg>')
     return "".join(out)
 

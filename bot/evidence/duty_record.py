@@ -6,7 +6,6 @@ account, no phone number."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from bot.domain.duty_credit import credited
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
+from bot.evidence.csv_cells import write_rows
 from bot.evidence.export import MANIFEST, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
@@ -96,9 +96,7 @@ async def fixture_duties(store: Store, fx: Fixture, ground: Ground,
 def as_csv(rows: list[Duty]) -> str:
     """The record as CSV text (header first)."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(HEAD)
-    w.writerows(d.row() for d in rows)
+    write_rows(buf, HEAD, (d.row() for d in rows), lineterminator="\n")
     return buf.getvalue()
 
 

@@ -4,7 +4,6 @@ manifest (file hashes, chain head) signed with the installation's Ed25519 key.""
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import hashlib
 import json
@@ -16,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from bot.domain.clock import iso
 from bot.domain.fixture.restricted import RESTRICTED_KIND, split_fixture_data
 from bot.domain.ledger import Event
+from bot.evidence.csv_cells import write_rows
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
 
@@ -131,10 +131,8 @@ async def export_fixture(store: Store, fixture_id: str, out_dir: Path | str,
         for rec in records:
             f.write(canonical(rec) + "\n")
     with (out / CSV).open("w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, CSV_FIELDS)
-        w.writeheader()
-        for rec in records:
-            w.writerow({**rec, "data": canonical(rec["data"])})
+        write_rows(f, CSV_FIELDS, ([{**rec, "data": canonical(rec["data"])}[k]
+                                    for k in CSV_FIELDS] for rec in records))
     head = records[-1]["hash"] if records else genesis(fixture_id)
     from bot.evidence.report import report_markdown
 

@@ -4,7 +4,7 @@ page and the PDF (`matchday report --fixture X --pdf`, fpdf2) are made from the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -15,8 +15,10 @@ from bot.domain.groundmap import GroundMap
 from bot.domain.grounds import Ground
 from bot.domain.incident.incident_model import Incident
 from bot.domain.plurals import counted
+from bot.domain.procedures import target_label
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
 from bot.evidence.debrief.pdf import draw_map, latin
+from bot.evidence.debrief.steward_record import MessageRow, ack_times, message_rows
 from bot.evidence.export import chain_head
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import Store
@@ -49,15 +51,32 @@ class Report:
     chain_head: str
     figures: dict[str, Any]
     rows: tuple[IncidentRow, ...]
+    messages: tuple[MessageRow, ...] = ()  # procedures, missing-person messages, broadcasts
+    kickoff: str = ""  # the header's kick-off: recorded, with the plan beside it
+    ground_clear: str = ""  # local HH:MM:SS, '' when not recorded
 
 
-def _hhmm(value: str, tz: ZoneInfo) -> str:
-    return f"{parse_iso(value).astimezone(tz):%H:%M}" if value else ""
+def _hhmm(value: str, tz: ZoneInfo, fmt: str = "%H:%M") -> str:
+    return parse_iso(value).astimezone(tz).strftime(fmt) if value else ""
 
 
-def outcome(inc: Incident) -> str:
-    """Where an incident ended: its status, and what came of it."""
-    bits = [STATUSES.label(inc.status)]
+def open_at(inc: Incident, at: str) -> bool:
+    """Whether the incident was reported by `at` (ISO) and not closed by then."""
+    closed = inc.marks.get("closed_at", "") if inc.status == "closed" else ""
+    return bool(at) and parse_iso(inc.reported_at) <= parse_iso(at) and (
+        not closed or parse_iso(closed) > parse_iso(at))
+
+
+def outcome(inc: Incident, clear: str = "") -> str:
+    """Where an incident ended: STILL OPEN (at ground clear, when it was), else its status;
+    and what came of it. An open incident is never called by its last step alone."""
+    if clear and open_at(inc, clear):
+        bits = ["STILL OPEN at ground clear" if inc.status != "closed" else
+                "OPEN at ground clear, closed after"]
+    elif inc.status != "closed":
+        bits = ["STILL OPEN"]
+    else:
+        bits = [STATUSES.label(inc.status)]
     if inc.arrests:
         bits.append(counted(inc.arrests, "arrest"))
     if inc.merged:
@@ -65,15 +84,17 @@ def outcome(inc: Incident) -> str:
     return ", ".join(bits)
 
 
-def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo) -> list[IncidentRow]:
-    """Severity 5 to 1, then in the order reported."""
+def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo,
+                  clear: str = "") -> list[IncidentRow]:
+    """Severity 5 to 1, then in the order reported (`clear`: ground clear, ISO)."""
     out = []
     for inc in sorted(incidents, key=lambda i: (-i.severity, i.reported_at, i.n)):
         out.append(IncidentRow(
             inc.id, inc.severity, INCIDENT_TYPES.label(inc.type),
             ground.short_label(inc.location, 28), _hhmm(inc.reported_at, tz),
             _hhmm(inc.marks.get("acknowledged_at", ""), tz),
-            _hhmm(inc.marks.get("closed_at", ""), tz), outcome(inc), inc.location))
+            _hhmm(inc.marks.get("closed_at", ""), tz) if inc.status == "closed" else "",
+            outcome(inc, clear), inc.location))
     return out
 
 
@@ -85,8 +106,17 @@ async def build_report(store: Store, feed: Feed, fx: Fixture, ground: Ground, tz
     incidents = [Incident.from_hash(h) for h in raw]
     n, head = await chain_head(store, fx.id)
     fig = await summary_figures(store, fx)
+    clear = fig["key_timings"].get("ground_clear", "")
+    messages = [replace(m, target=target_label(m.target, ground)) for m in message_rows(
+        await store.stewarding.broadcasts(fx.id), ack_times(await store.events(fx.id)), {})]
+    ko = fig["key_timings"].get("kick_off", "")
+    planned = f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M}"
+    kickoff = (f"kick-off {parse_iso(ko).astimezone(tz):%a %d %b %Y %H:%M:%S} (recorded; "
+               f"planned {fx.kickoff.astimezone(tz):%H:%M})" if ko else
+               f"planned kick-off {planned} (no kick-off recorded)")
     return Report(fx, ground.name, now.astimezone(tz), n, head, fig,
-                  tuple(incident_rows(incidents, ground, tz)))
+                  tuple(incident_rows(incidents, ground, tz, clear)), tuple(messages),
+                  kickoff, _hhmm(clear, tz, "%H:%M:%S"))
 
 
 def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo,
@@ -106,8 +136,9 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo,
              new_y="NEXT")
     pdf.set_font("Helvetica", "", 9)
     pdf.multi_cell(0, 4.5, latin(
-        f"{fx.competition.replace('_', ' ')} - {rep.ground} - kick-off "
-        f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M} - category {fx.category} - phase "
+        f"{fx.competition.replace('_', ' ')} - {rep.ground} - "
+        f"{rep.kickoff or fx.kickoff.astimezone(tz).strftime('kick-off %a %d %b %Y %H:%M')}"
+        f" - category {fx.category} - phase "
         f"{PHASES.label(fx.phase)}\nGenerated {rep.generated_at:%d %b %Y %H:%M:%S %Z} from "
         f"{rep.events} logged events; export chain head {rep.chain_head}"),
         new_x="LMARGIN", new_y="NEXT", align="L")
@@ -135,6 +166,7 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo,
     for line in lines:
         pdf.multi_cell(0, 4.5, latin(line), new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.ln(2)
+    _still_open_and_procedures(pdf, heading, rep, tz)
     heading("Incidents (severity 5 to 1)")
     widths = (15, 9, 34, 38, 18, 15, 15, 42)
     head = ("INC", "Sev", "Type", "Place", "Reported", "Acked", "Closed", "Outcome")
@@ -147,6 +179,36 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo,
                                            r.outcome)])
     _chart_and_map(pdf, heading, chart_png, ground_map, rep.rows)
     return bytes(pdf.output())
+
+
+def _still_open_and_procedures(pdf: Any, heading: Any, rep: Report, tz: ZoneInfo) -> None:
+    """Before the incident table: what was still open at ground clear (every one, flagged),
+    and every procedure with who had it by when."""
+    still = [r for r in rep.rows if r.outcome.startswith(("STILL OPEN", "OPEN at"))]
+    when = f"ground clear ({rep.ground_clear})" if rep.ground_clear else "the report"
+    if still:
+        heading(f"STILL OPEN at {when}: {len(still)}")
+        pdf.multi_cell(0, 4.5, latin("; ".join(f"{r.id} S{r.severity} {r.type} at {r.place} "
+                                               f"(reported {r.reported})" for r in still)),
+                       new_x="LMARGIN", new_y="NEXT", align="L")
+        pdf.ln(2)
+    elif rep.ground_clear:
+        pdf.multi_cell(0, 4.5, f"Every incident was closed by ground clear ({rep.ground_clear}).",
+                       new_x="LMARGIN", new_y="NEXT", align="L")
+        pdf.ln(2)
+    if not rep.messages:
+        return
+    heading("Procedures and life-safety messages")
+    with pdf.table(col_widths=(18, 34, 60, 22, 52), text_align="LEFT", line_height=4.6,
+                   first_row_as_headings=True) as table:
+        table.row(["Time", "Issued", "To", "Sent to", "Have it, by"])
+        for m in rep.messages:
+            table.row([latin(v) for v in (
+                f"{m.at.astimezone(tz):%H:%M:%S}", f"{m.word} {m.id}",
+                m.target, f"{m.sent} of {m.of}",
+                f"{m.acked} of {m.of}" + (f" by {m.acked_by.astimezone(tz):%H:%M:%S}"
+                                          if m.acked_by else ""))])
+    pdf.ln(2)
 
 
 def _chart_and_map(pdf: Any, heading: Any, chart_png: bytes | None,

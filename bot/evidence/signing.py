@@ -51,6 +51,11 @@ def load_or_create(data_dir: Path) -> Ed25519PrivateKey:
                 f.write(pem)
                 f.flush()
                 os.fsync(f.fileno())
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> Ed25519PrivateKey:
+    """The key in a PEM file (SigningKeyError, one line, when it cannot be used)."""
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except (OSError, ValueError) as exc:
@@ -59,6 +64,13 @@ def load_or_create(data_dir: Path) -> Ed25519PrivateKey:
     if not isinstance(key, Ed25519PrivateKey):
         raise SigningKeyError(f"signing key {path} is not an Ed25519 key")
     return key
+
+
+def installed_public(data_dir: Path) -> str | None:
+    """This installation's public key when it has one (never made here: verify only reads);
+    None when there is no key file. SigningKeyError when the file is there but unusable."""
+    path = key_path(data_dir)
+    return public_hex(_read_key(path)) if path.is_file() else None
 
 
 def public_hex(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:

@@ -51,10 +51,12 @@ def figures_from_counts(counts: dict[str, int]) -> dict[str, Any]:
 
 async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
     """Everything the post-match summary says, as plain data (the --json output)."""
-    counts, open_ids, rt, timings = await asyncio.gather(
-        store.counts(fx.id), store.open_ids(fx.id, 50), store.response_times(fx.id),
-        store.timings.read(fx.id))
+    counts, rt, timings = await asyncio.gather(
+        store.counts(fx.id), store.response_times(fx.id), store.timings.read(fx.id))
     figures = figures_from_counts(counts)
+    # every open incident, never the first 50 only: a list that stops must say so, and
+    # this one does not stop
+    open_ids = await store.open_ids(fx.id, max(figures["incidents"]["open"], 1))
 
     figures["fixture"] = {"id": fx.id, "home": fx.home, "away": fx.away,
                           "kickoff": fx.kickoff.isoformat(), "category": fx.category,
@@ -114,5 +116,8 @@ def summary_text(fig: dict[str, Any], ground: Ground, tz: tzinfo = UTC) -> str:
             f"{BY_KEY[k].label} {parse_iso(at).astimezone(tz):%H:%M}"
             for k, at in fig["key_timings"].items() if k in BY_KEY))
     if fig["open_incidents"]:
-        lines.append("Still open: " + ", ".join(fig["open_incidents"][:10]))
+        shown, n = fig["open_incidents"][:10], len(fig["open_incidents"])
+        lines.append(f"Still open ({n}): " + ", ".join(shown)
+                     + (f", +{n - len(shown)} more (summary --json lists all)"
+                        if n > len(shown) else ""))
     return "\n".join(lines)

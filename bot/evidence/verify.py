@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bot.evidence.csv_cells import plain
 from bot.evidence.export import (
     CSV,
     DOCUMENT_FORMATS,
@@ -67,28 +68,31 @@ class VerifyResult:
     message: str = ""
     key: str = ""  # the public key that signed the manifest
     key_checked: bool = False  # it was compared with a key the operator gave
+    key_from: str = ""  # "given", "installation" (this machine's, with its path) or ""
     head_at: int | None = None  # the event whose hash is the head the operator gave
     packs: int | None = None  # a period's folder: how many fixture packs it holds, verified
-    document: str = ""  # a signed document's folder (no log): its format
+    record: str = ""  # a signed folder of files (e.g. the stewards' record): what it holds
+
+    @property
+    def which_key(self) -> str:
+        """Which key the signature was checked against, in words."""
+        if self.key_from == "installation":
+            return " (this installation's key)"
+        if self.key_checked:
+            return " (the key given)"
+        return (" (the key the pack itself names: nothing here to check it against; compare "
+                "it with `matchday keys` on the exporting installation, or pass --key)")
 
     def __str__(self) -> str:
         if not self.ok:
             return f"FAILED: {self.message}"
-        if self.document:
-            return (f"OK: {self.document}, {self.events} file(s) as signed; manifest signed "
-                    f"by key {self.key}" + (" (the key given)" if self.key_checked else
-                                            " (compare it with `matchday keys` on the "
-                                            "exporting installation, or pass --key)"))
         if self.packs is not None:
             return (f"OK: period pack of {self.packs} fixture pack(s), each verified; "
-                    f"manifest signed by key {self.key}"
-                    + (" (the key given)" if self.key_checked else
-                       " (compare it with `matchday keys` on the exporting installation, "
-                       "or pass --key)"))
+                    f"manifest signed by key {self.key}{self.which_key}")
+        if self.record:
+            return f"OK: {self.record}; manifest signed by key {self.key}{self.which_key}"
         text = f"OK: {self.events} events, chain head {self.head}; manifest signed by key " \
-               f"{self.key}"
-        text += " (the key given)" if self.key_checked else \
-            " (compare it with `matchday keys` on the exporting installation, or pass --key)"
+               f"{self.key}{self.which_key}"
         if self.head_at is not None:
             text += f"; the given head is event {self.head_at}'s"
         return text
@@ -201,6 +205,7 @@ def _read_csv(path: Path) -> list[dict[str, Any]] | VerifyResult:
         for i, row in enumerate(rows, 2):
             if None in row or None in row.values():
                 return _fail("altered", path.name, i, None, "unreadable row (edited)")
+            row = {k: plain(v) for k, v in row.items()}
             try:
                 rec: dict[str, Any] = {**row, "seq": int(row["seq"]),
                                        "data": json.loads(row["data"])}
@@ -227,7 +232,8 @@ def _manifest(d: Path) -> tuple[dict[str, Any], Manifest] | VerifyResult:
                      "field missing or of the wrong type)")
 
 
-def _signature(raw: dict[str, Any], manifest: Manifest, key: str | None) -> VerifyResult | None:
+def _signature(raw: dict[str, Any], manifest: Manifest, key: str | None,
+               key_from: str) -> VerifyResult | None:
     """None when the manifest is signed, by the given key if one is given; else the failure."""
     if manifest.format < MANIFEST_FORMAT or not manifest.signature:
         return _fail("unsigned", MANIFEST, None, None, "the manifest is not signed, so "
@@ -235,10 +241,10 @@ def _signature(raw: dict[str, Any], manifest: Manifest, key: str | None) -> Veri
     if not signature_ok(manifest.public_key, manifest.signature, signed_part(raw)):
         return _fail("signature", MANIFEST, None, None, "the signature does not match the "
                      "manifest (edited after signing, or not signed by the key it names)")
-    return _given_key(manifest.public_key, key)
+    return _given_key(manifest.public_key, key, key_from)
 
 
-def _given_key(public_key: str, key: str | None) -> VerifyResult | None:
+def _given_key(public_key: str, key: str | None, key_from: str) -> VerifyResult | None:
     """None when no key is given or the manifest names it; else the failure."""
     if key is None:
         return None
@@ -247,6 +253,10 @@ def _given_key(public_key: str, key: str | None) -> VerifyResult | None:
     except SigningKeyError as exc:
         return _fail("key", "--key", None, None, str(exc))
     if given != public_key.lower():
+        if key_from == "installation":
+            return _fail("key", MANIFEST, None, None, f"signed by key {public_key}, not by "
+                         f"this installation's key {given}: not this installation's export "
+                         "(another installation's? pass --key with its key)")
         return _fail("key", MANIFEST, None, None, f"signed by key {public_key}, "
                      f"not by the given key {given}: not this installation's export")
     return None
@@ -271,24 +281,32 @@ def read_key_arg(value: str) -> str:
 
 
 def verify_dir(directory: Path | str, key: str | None = None,
-               head: str | None = None) -> VerifyResult:
-    """Check an export folder: signature (by `key` if given), chain, file hashes, and that
-    `head` (a chain head recorded in the audit trail) is one of its events' hashes."""
-    d = Path(directory)
+               head: str | None = None, key_from: str = "") -> VerifyResult:
+    """Check an export folder: signature (by `key` if given; `key_from` "installation" when
+    it is this machine's own), chain, file hashes, and that `head` (a chain head recorded in
+    the audit trail) is one of its events' hashes."""
+    key_from = key_from or ("given" if key is not None else "")
+    result = _verify_dir(Path(directory), key, head, key_from)
+    if result.ok:
+        result.key_from = key_from
+    return result
+
+
+def _verify_dir(d: Path, key: str | None, head: str | None, key_from: str) -> VerifyResult:
     if not d.is_dir():
         return _fail("unreadable", str(d)[:200], None, None, "not an export folder")
     period = _period_manifest(d)
     if period is not None:
-        return period if isinstance(period, VerifyResult) else _verify_period(d, period, key)
-    document = _document_manifest(d)
-    if document is not None:
-        return document if isinstance(document, VerifyResult) else \
-            _verify_document(d, document, key)
+        if isinstance(period, VerifyResult):
+            return period
+        if period["format"] != PERIOD_FORMAT:
+            return _verify_files(d, period, key, key_from)
+        return _verify_period(d, period, key, key_from)
     read = _manifest(d)
     if isinstance(read, VerifyResult):
         return read
     raw, manifest = read
-    failed = _signature(raw, manifest, key)
+    failed = _signature(raw, manifest, key, key_from)
     if failed is not None:
         return failed
     start = genesis(manifest.fixture)
@@ -344,21 +362,59 @@ def _period_manifest(d: Path) -> dict[str, Any] | VerifyResult | None:
         raw = json.loads(text) if isinstance(text, str) else None
     except (ValueError, RecursionError):
         return None
-    if not isinstance(raw, dict) or raw.get("format") != PERIOD_FORMAT:
+    if not isinstance(raw, dict) or not isinstance(raw.get("format"), str) \
+            or not raw["format"].startswith("matchday-"):
         return None
-    subs, files = raw.get("fixture_manifests"), raw.get("files")
+    files = raw.get("files")
+    subs = raw.get("fixture_manifests") if raw["format"] == PERIOD_FORMAT else {}
     if not (isinstance(subs, dict) and isinstance(files, dict)
             and all(isinstance(v, str) for v in [*subs.values(), *files.values()])
             and isinstance(raw.get("public_key"), str) and isinstance(raw.get("signature"), str)):
-        return _fail("unreadable", MANIFEST, None, None, "not a period manifest (a field "
+        return _fail("unreadable", MANIFEST, None, None, "not a signed manifest (a field "
                      "missing or of the wrong type)")
     return raw
 
 
-def _verify_period(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResult:
+def _signed_files(d: Path, raw: dict[str, Any], key: str | None,
+                  key_from: str) -> VerifyResult | None:
+    """A signed folder's manifest signature (by the key, when one is given) and every file
+    it lists, byte for byte; None when all hold, else the first failure (its file named)."""
+    if not raw["signature"] or not signature_ok(raw["public_key"], raw["signature"],
+                                                signed_part(raw)):
+        return _fail("signature", MANIFEST, None, None, "the signature does not match the "
+                     "manifest (edited after signing, or not signed by the key it names)")
+    failed = _given_key(raw["public_key"], key, key_from)
+    if failed is not None:
+        return failed
+    for name, digest in raw["files"].items():
+        path = _open_inside(d, name, FILE_CAP)
+        if isinstance(path, VerifyResult):
+            return path
+        if file_sha(path) != digest:
+            return _fail("altered", name, None, None, "file changed since export")
+    return None
+
+
+def _verify_files(d: Path, raw: dict[str, Any], key: str | None,
+                  key_from: str) -> VerifyResult:
+    """A signed folder of files (the stewards' record, and any later kind): its manifest
+    and every file it lists."""
+    failed = _signed_files(d, raw, key, key_from)
+    if failed is not None:
+        return failed
+    what = (f"{DOCUMENT_FORMATS.get(raw['format'], raw['format'])}, "
+            f"{len(raw['files'])} file(s) as signed")
+    if isinstance(raw.get("rows"), int):
+        what += f", {raw['rows']} row(s)"
+    return VerifyResult(True, key=raw["public_key"].lower(), key_checked=key is not None,
+                        record=what)
+
+
+def _verify_period(d: Path, raw: dict[str, Any], key: str | None,
+                   key_from: str) -> VerifyResult:
     """A period's folder: its signed manifest, its own files byte for byte, and each
     fixture pack it names, by its manifest's hash and then verified as a pack of its own."""
-    failed = _signed_files(d, raw, key, "period manifest", "export")
+    failed = _signed_files(d, raw, key, key_from)
     if failed is not None:
         return failed
     for name, digest in raw["fixture_manifests"].items():
@@ -373,60 +429,9 @@ def _verify_period(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResul
         if file_sha(path) != digest:
             return _fail("altered", name, None, None, "the fixture pack's manifest differs "
                          "from the one the period manifest signed")
-        inner = verify_dir(d / folder, key)
+        inner = _verify_dir(d / folder, key, None, key_from)
         if not inner.ok:
             inner.message = f"{folder}/{inner.message}"
             return inner
     return VerifyResult(True, key=raw["public_key"].lower(), key_checked=key is not None,
                         packs=len(raw["fixture_manifests"]))
-
-
-def _document_manifest(d: Path) -> dict[str, Any] | VerifyResult | None:
-    """A signed document's manifest (a record with no log: the stewards' record, the
-    Martyn's Law document), None when d holds another kind of export."""
-    path = _open_inside(d, MANIFEST, MANIFEST_CAP)
-    if isinstance(path, VerifyResult):
-        return None
-    text = _read_text(path, MANIFEST_CAP)
-    try:
-        raw = json.loads(text) if isinstance(text, str) else None
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(raw, dict) or raw.get("format") not in DOCUMENT_FORMATS:
-        return None
-    files = raw.get("files")
-    if not (isinstance(files, dict) and files and all(isinstance(v, str)
-                                                      for v in files.values())
-            and isinstance(raw.get("public_key"), str) and isinstance(raw.get("signature"), str)):
-        return _fail("unreadable", MANIFEST, None, None, f"not a {raw['format']} manifest "
-                     "(a field missing or of the wrong type)")
-    return raw
-
-
-def _verify_document(d: Path, raw: dict[str, Any], key: str | None) -> VerifyResult:
-    """A signed document's folder: its signature, the key if given, each file byte for byte."""
-    failed = _signed_files(d, raw, key, "manifest", "it was signed")
-    if failed is not None:
-        return failed
-    return VerifyResult(True, events=len(raw["files"]), key=raw["public_key"].lower(),
-                        key_checked=key is not None, document=DOCUMENT_FORMATS[raw["format"]])
-
-
-def _signed_files(d: Path, raw: dict[str, Any], key: str | None, what: str,
-                  since: str) -> VerifyResult | None:
-    """None when raw's signature holds (by `key` if given) and every file it lists is
-    byte for byte as signed; else the first failure."""
-    if not raw["signature"] or not signature_ok(raw["public_key"], raw["signature"],
-                                                signed_part(raw)):
-        return _fail("signature", MANIFEST, None, None, f"the signature does not match the "
-                     f"{what} (edited after signing, or not signed by the key it names)")
-    failed = _given_key(raw["public_key"], key)
-    if failed is not None:
-        return failed
-    for name, digest in raw["files"].items():
-        path = _open_inside(d, name, FILE_CAP)
-        if isinstance(path, VerifyResult):
-            return path
-        if file_sha(path) != digest:
-            return _fail("altered", name, None, None, f"file changed since {since}")
-    return None

@@ -1,19 +1,15 @@
-"""The pack's figures from a fixture's log, as plain values: the timeline of incidents,
-decisions and key timings, and response times by severity."""
+"""The pack's figures from a fixture's log, as plain values: every incident with its
+outcome, and response times by severity (the timeline is bot.evidence.debrief.timeline)."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.domain.clock import parse_iso
-from bot.domain.decision_log import LogView
-from bot.domain.fixture.key_timings import Timing
-from bot.domain.inspection_checklist import Check, Item
 from bot.domain.ledger import Event
-from bot.domain.vocab import INCIDENT_TYPES, STATUS_ORDER
+from bot.domain.vocab import STATUS_ORDER, STATUSES
 
 ON_SCENE_OR_LATER = set(STATUS_ORDER[STATUS_ORDER.index("on_scene"):])
 
@@ -33,6 +29,9 @@ class IncidentRow:
     close_s: int | None = None
     occurred: datetime | None = None  # when it happened, as the steward said
     platform_at: datetime | None = None  # when the platform says it was sent
+    status: str = "reported"
+    closed_at: datetime | None = None  # the last close (None: open now)
+    arrests: int = 0
 
     @property
     def times(self) -> list[str]:
@@ -43,6 +42,24 @@ class IncidentRow:
                 self.platform_at.isoformat() if self.platform_at else "",
                 after(self.ack_s), after(self.close_s)]
 
+    def open_at(self, at: datetime) -> bool:
+        """Whether it was reported by `at` and not closed by then."""
+        return self.reported <= at and (self.closed_at is None or self.closed_at > at)
+
+    def outcome(self, clear: datetime | None) -> str:
+        """Where it ended, in words: STILL OPEN at ground clear (or now), else its status;
+        arrests added."""
+        if clear is not None and self.open_at(clear):
+            bits = ["STILL OPEN at ground clear", f"last {STATUSES.label(self.status).lower()}"
+                    if self.closed_at is None else "closed after it"]
+        elif self.closed_at is None:
+            bits = ["STILL OPEN", f"last {STATUSES.label(self.status).lower()}"]
+        else:
+            bits = [STATUSES.label(self.status)]
+        if self.arrests:
+            bits.append(f"{self.arrests} arrest(s)")
+        return ", ".join(bits)
+
 
 TIME_COLUMNS = ["occurred_at", "platform_at", "acknowledged_at", "resolved_at"]
 
@@ -52,9 +69,10 @@ class TimelineRow:
     """One line of the night's timeline."""
 
     at: datetime
-    kind: str  # "incident", "decision", "timing", "inspection"
+    kind: str  # "incident", "closed", "decision", "procedure", "missing person", ...
     ref: str
     text: str
+    event: str = ""  # the log event's id ('' for a key timing a phase change recorded)
 
 
 @dataclass
@@ -91,9 +109,13 @@ def incident_rows(events: list[Event]) -> list[IncidentRow]:
                 row.on_scene_s = took
             if row.close_s is None and ev.data.get("cls") == "close":
                 row.close_s = took
+            row.status = str(to or row.status)
+            row.closed_at = parse_iso(ev.at) if to == "closed" else None
         elif ev.kind == "incident.amended" and iid in rows and "severity" in ev.data.get(
                 "new", {}):
             rows[iid].severity = int(ev.data["new"]["severity"])
+        elif ev.kind == "arrest.recorded" and str(ev.data.get("incident", "")) in rows:
+            rows[str(ev.data["incident"])].arrests += int(ev.data.get("count", 1))
     return sorted(rows.values(), key=lambda r: r.n)
 
 
@@ -108,23 +130,3 @@ def response_by_severity(rows: list[IncidentRow]) -> list[ResponseRow]:
             row.steps[step] = (int(statistics.median(xs)), max(xs)) if xs else (None, None)
         out.append(row)
     return out
-
-
-def timeline(rows: list[IncidentRow], decisions: LogView, timings: list[Timing],
-             checks: list[Check], items: tuple[Item, ...],
-             place: Callable[[str], str] = str) -> list[TimelineRow]:
-    """Incidents, decisions, key timings and inspection results in time order."""
-    labels = {i.key: i.label for i in items}
-    out = [TimelineRow(r.reported, "incident", f"INC-{r.n}",
-                       f"S{r.severity} {INCIDENT_TYPES.label(r.type)} at {place(r.location)}")
-           for r in rows]
-    for d in decisions.entries:
-        link = f" (supersedes D-{d.supersedes})" if d.supersedes else \
-            f" (rationale for D-{d.explains})" if d.explains else ""
-        out.append(TimelineRow(d.at, "decision", d.id, f"{d.role}: {d.decision}{link}"))
-    out += [TimelineRow(t.at, "timing", "", t.label) for t in timings]
-    out += [TimelineRow(c.at, "inspection", c.item,
-                        f"{'PASSED' if c.outcome == 'pass' else 'FAILED'}: "
-                        f"{labels.get(c.item, c.item)}"
-                        + (f" (INC-{c.incident})" if c.incident else "")) for c in checks]
-    return sorted(out, key=lambda r: r.at)

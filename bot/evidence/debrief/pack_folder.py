@@ -1,10 +1,10 @@
-"""`matchday pack --fixture X`: the debrief pack folder: pack.pdf, CSVs of incidents,
-decisions, key timings, inspections, response times and police counts, the evidence export
-of the log, and one manifest signed over every file."""
+"""`matchday pack --fixture X`: the debrief pack folder: pack.pdf, CSVs of incidents (with
+their outcomes), decisions, key timings, inspections, response times, police counts,
+procedures and the timeline, the evidence export of the log, and one manifest signed over
+every file."""
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,18 +17,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from bot.domain.clock import parse_iso
 from bot.domain.deployment import posts_of
 from bot.domain.fixture.fixture_model import Fixture
-from bot.domain.fixture.key_timings import latest
+from bot.domain.fixture.key_timings import Timing, latest
 from bot.domain.groundmap import load_map
 from bot.domain.grounds import Ground
 from bot.domain.inspection_checklist import checklists, override_of, readiness
-from bot.evidence.debrief.figures import (
-    TIME_COLUMNS,
-    incident_rows,
-    response_by_severity,
-    timeline,
-)
+from bot.domain.ledger import Event
+from bot.evidence.csv_cells import write_rows
+from bot.evidence.debrief.figures import TIME_COLUMNS, incident_rows, response_by_severity
 from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
-from bot.evidence.debrief.steward_record import StewardRecord, steward_record
+from bot.evidence.debrief.steward_record import StewardRecord, ack_times, steward_record
+from bot.evidence.debrief.timeline import Labels, timeline
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
@@ -49,20 +47,33 @@ class Pack:
 
 def _csv(path: Path, head: list[str], rows: list[list[Any]]) -> None:
     with path.open("w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(head)
-        w.writerows(rows)
+        write_rows(f, head, rows)
 
 
 async def read_steward_record(store: Store, fx: Fixture, ground: Ground,
-                              config_dir: Path) -> StewardRecord:
+                              config_dir: Path, events: list[Event]) -> StewardRecord:
     """The fixture's stewarding section: its deployment, roll calls, briefing sign-offs and
-    procedures, as the store holds them."""
+    procedures (with when each acknowledgement came), as the store holds them."""
     state = store.stewarding
     filled, _ = await state.deployment(fx.id)
     posts = posts_of(config_dir, fx.ground or ground.id, fx.id)
     return steward_record(posts, filled, await state.on_post(fx.id),
-                          await state.broadcasts(fx.id), await state.briefing_acks(fx.id))
+                          await state.broadcasts(fx.id), await state.briefing_acks(fx.id),
+                          ack_times(events))
+
+
+def ground_clear(timings: list[Timing]) -> datetime | None:
+    """When the ground was recorded clear (None: it was not)."""
+    return next((t.at for t in timings if t.key == "ground_clear"), None)
+
+
+def procedure_rows(s: StewardRecord) -> list[list[Any]]:
+    """procedures.csv: every procedure, missing-person message, broadcast and roll call with
+    its plan, reach and acknowledgements (times to the second)."""
+    return [[m.id, m.at.isoformat(), m.word, m.target, m.of, m.sent,
+             m.received.isoformat() if m.received else "", m.acked,
+             m.acked_by.isoformat() if m.acked_by else "", m.of - m.acked]
+            for m in s.messages]
 
 
 async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path,
@@ -81,9 +92,12 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
     override = override_of(decisions)
     rows = incident_rows(events)
     responses = response_by_severity(rows)
-    line = timeline(rows, decisions, timings, checks, items, ground.label)
+    posts = {p.id: p.name for p in posts_of(config_dir, fx.ground or ground.id, fx.id)}
+    line = timeline(events, decisions, timings,
+                    Labels(ground.label, lambda p: posts.get(p, p)))
     figures = await summary_figures(store, fx)
-    stewarding = await read_steward_record(store, fx, ground, config_dir)
+    stewarding = await read_steward_record(store, fx, ground, config_dir, events)
+    clear = ground_clear(timings)
     head, n = manifest["head"], manifest["events"]
 
     files: list[str] = []
@@ -93,9 +107,13 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
         files.append(name)
 
     write("incidents.csv", ["id", "type", "severity", "location", "phase", "reported_at",
-                            "ack_s", "on_scene_s", "close_s", *TIME_COLUMNS],
+                            "ack_s", "on_scene_s", "close_s", "status", "closed_at",
+                            "open_at_ground_clear", "arrests", "outcome", *TIME_COLUMNS],
           [[f"INC-{r.n}", r.type, r.severity, r.location, r.phase, r.reported.isoformat(),
-            r.ack_s, r.on_scene_s, r.close_s, *r.times] for r in rows])
+            r.ack_s, r.on_scene_s, r.close_s, r.status,
+            r.closed_at.isoformat() if r.closed_at else "",
+            "yes" if clear is not None and r.open_at(clear) else "no" if clear else "",
+            r.arrests, r.outcome(clear), *r.times] for r in rows])
     write("decisions.csv", ["id", "at", "by", "name", "role", "phase", "decision",
                             "rationale", "options", "incidents", "supersedes", "explains",
                             "source", "superseded_by", "type"],
@@ -139,15 +157,18 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
               + [["procedure" if m.procedure else "broadcast", m.id, m.at.isoformat(),
                   m.word, m.target, m.of, m.acked, m.of - m.acked]
                  for m in stewarding.messages])
-    write("timeline.csv", ["at", "kind", "ref", "text"],
-          [[r.at.isoformat(), r.kind, r.ref, r.text] for r in line])
+    write("procedures.csv", ["id", "at", "what", "target", "planned", "sent",
+                             "last_received_at", "acknowledged", "last_acknowledged_at",
+                             "not_acknowledged"], procedure_rows(stewarding))
+    write("timeline.csv", ["at", "kind", "ref", "text", "event"],
+          [[r.at.isoformat(), r.kind, r.ref, r.text, r.event] for r in line])
 
     generated = parse_iso(at) if at else datetime.now(tz)
     data = PackData(fx, ground.name, generated, n, head,
                     sign(key, f"{fx.id} {n} {head}".encode()), public_hex(key), rows, responses,
                     line, decisions, timings, items, checks,
                     readiness(items, checks, override), figures, load_map(config_dir, ground),
-                    stewarding)
+                    stewarding, clear)
     pdf, pages = pack_pdf(data, tz)
     (out / PDF).write_bytes(pdf)
     files.append(PDF)

@@ -11,10 +11,17 @@ from zoneinfo import ZoneInfo
 from bot.domain.decision_log import DECISION_KINDS, LogView
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.fixture.key_timings import Timing
-from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap, spread
+from bot.domain.groundmap import SEVERITY_COLOURS, GroundMap, map_name, spread
 from bot.domain.inspection_checklist import Check, Item, Readiness, latest
 from bot.domain.unreached import radio_list
-from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES
+from bot.domain.vocab import (
+    BAN_STATUSES,
+    BAN_TYPES,
+    INCIDENT_TYPES,
+    OFFENCES,
+    PHASES,
+    STATUSES,
+)
 from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
 from bot.evidence.debrief.steward_record import StewardRecord
 from bot.evidence.summary import mmss
@@ -47,6 +54,23 @@ class PackData:
     figures: dict[str, Any]
     ground_map: GroundMap | None
     stewarding: StewardRecord | None = None
+    ground_clear: datetime | None = None
+
+
+def kickoff_line(fx: Fixture, timings: list[Timing], tz: ZoneInfo) -> str:
+    """'kick-off 19:45:12 (recorded; planned 19:45)', or the plan when none was recorded."""
+    planned = f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M}"
+    ko = next((t.at for t in timings if t.key == "kick_off"), None)
+    if ko is None:
+        return f"planned kick-off {planned} (no kick-off recorded)"
+    return (f"kick-off {ko.astimezone(tz):%a %d %b %Y %H:%M:%S} (recorded; planned "
+            f"{fx.kickoff.astimezone(tz):%H:%M})")
+
+
+def still_open(rows: list[IncidentRow], clear: datetime | None) -> list[IncidentRow]:
+    """Incidents open at ground clear (or, with none recorded, open now), worst first."""
+    got = [r for r in rows if (r.open_at(clear) if clear is not None else r.closed_at is None)]
+    return sorted(got, key=lambda r: (-r.severity, r.n))
 
 
 def latin(text: str) -> str:
@@ -88,14 +112,14 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
         pdf.set_font("Helvetica", "", 10)
 
     def hm(at: datetime) -> str:
-        return f"{at.astimezone(tz):%H:%M}"
+        return f"{at.astimezone(tz):%H:%M:%S}"
 
     pdf.set_font("Helvetica", "B", 18)
     pdf.multi_cell(0, 9, latin(("DRILL - " if fx.drill else "") + f"Debrief pack: {fx.title}"),
                    new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("Helvetica", "", 10)
-    para(f"{fx.competition.replace('_', ' ')} - {d.ground_name} - kick-off "
-         f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M} - risk category {fx.category}")
+    para(f"{fx.competition.replace('_', ' ')} - {d.ground_name} - "
+         f"{kickoff_line(fx, d.timings, tz)} - risk category {fx.category}")
     para(f"Generated {d.generated.astimezone(tz):%d %b %Y %H:%M %Z} from {d.events} logged "
          "events. Arrests and banning orders appear as counts only: no names are held.")
     pdf.set_font("Courier", "", 8.5)
@@ -103,7 +127,20 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
          f"{d.head_signature}\nPublic key: {d.public_key}")
     pdf.set_font("Helvetica", "", 10)
     para("Every file of this pack is listed with its SHA-256 in manifest.json, signed with the "
-         "same key; check it with: matchday verify <pack folder> --key <public key>.")
+         "same key; check it with: matchday verify <pack folder> (on this installation: its "
+         "own key is used), or anywhere else with --key <public key>.")
+
+    place = d.ground_map.ground.label if d.ground_map is not None else str
+    left = still_open(d.incidents, d.ground_clear)
+    when = f"ground clear ({hm(d.ground_clear)})" if d.ground_clear else \
+        "the end of the log (no ground clear recorded)"
+    heading(f"STILL OPEN at {when}: {len(left)}" if left else "Every incident closed")
+    if left:
+        table((18, 12, 60, 60, 30), ("Incident", "Sev", "Type", "Place", "Last status"),
+              [(f"INC-{r.n}", f"S{r.severity}", INCIDENT_TYPES.label(r.type),
+                place(r.location), STATUSES.label(r.status)) for r in left])
+    else:
+        para(f"No incident was open at {when}.")
 
     heading("Key timings")
     if d.timings:
@@ -127,7 +164,7 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
             rows.append((i.label, "yes" if i.critical else "no", result,
                          hm(c.at) if c else "-", (c.role if c else i.role).replace("_", " "),
                          str(len(c.photos)) if c else "0"))
-        table((70, 16, 34, 14, 30, 16), ("Item", "Critical", "Result", "Time", "By", "Photos"),
+        table((64, 16, 36, 18, 30, 16), ("Item", "Critical", "Result", "Time", "By", "Photos"),
               rows)
         r = d.readiness
         para("Ready to open turnstiles: " + (
@@ -165,6 +202,16 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
             text = "; ".join(extra)
             para(text[0].upper() + text[1:] + ".")
         pdf.ln(1)
+
+    heading("Incidents and their outcomes")
+    if d.incidents:
+        table((16, 10, 40, 50, 18, 48), ("Incident", "Sev", "Type", "Place", "Reported",
+                                         "Outcome"),
+              [(f"INC-{r.n}", f"S{r.severity}", INCIDENT_TYPES.label(r.type),
+                place(r.location), hm(r.reported), r.outcome(d.ground_clear))
+               for r in d.incidents])
+    else:
+        para("No incidents were logged.")
 
     heading("Response times by severity")
     if d.responses:
@@ -213,9 +260,9 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
               [(d.ground_map.ground.label(z), str(len(v)), f"S{max(v)}")
                for z, v in sorted(per_zone.items(), key=lambda kv: (-len(kv[1]), kv[0]))])
 
-    heading("Timeline")
-    table((16, 22, 22, 120), ("Time", "What", "Ref", "Detail"),
-          [(f"{r.at.astimezone(tz):%H:%M}", r.kind, r.ref, r.text) for r in d.timeline])
+    heading(f"Timeline ({len(d.timeline)} entries, as timeline.csv)")
+    table((16, 31, 30, 105), ("Time", "What", "Ref", "Detail"),
+          [(hm(r.at), r.kind, r.ref, r.text) for r in d.timeline])
     return bytes(pdf.output()), pdf.pages_count
 
 
@@ -244,7 +291,7 @@ def _stewarding(d: PackData, tz: ZoneInfo, para: Any, table: Any, place: Any) ->
         para("Roll calls (answered: posts checked in on, as /status counts them):")
         table((20, 82, 26, 26, 28), ("Time", "Asked of", "Posts asked", "Answered",
                                      "Missing"),
-              [(f"{r.at.astimezone(tz):%H:%M}", where(r.target), str(r.asked),
+              [(f"{r.at.astimezone(tz):%H:%M:%S}", where(r.target), str(r.asked),
                 str(r.answered), str(r.missing)) for r in s.roll_calls])
     if s.briefing_version:
         para(f"Briefing {s.briefing_version}: read and acknowledged by {s.briefing_acks} "
@@ -252,21 +299,71 @@ def _stewarding(d: PackData, tz: ZoneInfo, para: Any, table: Any, place: Any) ->
     else:
         para("No briefing was shown to stewards.")
     if s.messages:
-        para("Procedures and broadcasts issued (have it: stewards who pressed \"I have it\"):")
-        table((20, 34, 68, 28, 32), ("Time", "Issued", "To", "Sent to", "Have it"),
-              [(f"{m.at.astimezone(tz):%H:%M}", m.word, where(m.target),
-                f"{m.sent} of {m.of}", f"{m.acked} of {m.of}") for m in s.messages])
+        para("Procedures, missing-person messages and broadcasts issued (have it: stewards "
+             "who pressed \"I have it\", and when the last of them did; last received: when "
+             "the last targeted steward's copy was delivered):")
+        table((18, 24, 44, 20, 24, 52), ("Time", "Issued", "To", "Sent to", "Last received",
+                                         "Have it, by"),
+              message_cells(s, tz, where))
         for m in s.messages:
             if m.unreached:
-                para(f"{m.word} {m.at.astimezone(tz):%H:%M} ({m.id}): {len(m.unreached)} "
+                para(f"{m.word} {m.at.astimezone(tz):%H:%M:%S} ({m.id}): {len(m.unreached)} "
                      f"planned steward(s) not on the bot, to radio: {radio_list(m.unreached)}.")
     else:
         para("No procedure or broadcast was issued.")
 
 
+def message_cells(s: StewardRecord, tz: ZoneInfo, where: Any) -> list[tuple[str, ...]]:
+    """The procedure table's rows (the pack's and the post-match report's): times to the
+    second, counts against the plan."""
+    return [(f"{m.at.astimezone(tz):%H:%M:%S}", f"{m.word} {m.id}", where(m.target),
+             f"{m.sent} of {m.of}",
+             f"{m.received.astimezone(tz):%H:%M:%S}" if m.received else "not recorded",
+             f"{m.acked} of {m.of}" + (f" by {m.acked_by.astimezone(tz):%H:%M:%S}"
+                                       if m.acked_by else ""))
+            for m in s.messages]
+
+
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
     h = hex_colour.lstrip("#")
     return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+SPOTS = ((0.5, 0.5), (0.5, 0.22), (0.5, 0.78), (0.2, 0.5), (0.8, 0.5), (0.2, 0.22),
+         (0.8, 0.22), (0.2, 0.78), (0.8, 0.78))  # where in a stand its name may go
+CLEAR = 9.0  # mm from a pin's centre (its radius is 3.8) for a name to stay readable
+
+
+def _stand_names(pdf: FPDF, gm: GroundMap, pt: Any, pins: list[tuple[float, float]]) -> None:
+    """Each stand's name on the map (grey, under the pins, 8 pt like every word of the
+    pack), a tall stand's written along it, at the spot of the stand farthest from every
+    pin so no pin hides it."""
+    pdf.set_text_color(110, 110, 110)
+    size = 8
+    pdf.set_font("Helvetica", "B", size)
+    for zid, s in gm.zones.items():
+        if s.kind != "stand" or not s.rect:
+            continue
+        x, y, w, h = s.rect
+        tall = h > w
+        spots = [pt(x + w * (fy if tall else fx), y + h * (fx if tall else fy))
+                 for fx, fy in SPOTS]
+        # a pin's count sits below it: measure to both; the first spot clear of every pin
+        # by CLEAR mm, else the one farthest from them
+        room = [min((min((p[0] - px) ** 2 + (p[1] - py) ** 2,
+                         (p[0] - px) ** 2 + (p[1] - py - 5) ** 2) for px, py in pins),
+                    default=CLEAR ** 2) for p in spots]
+        best = next((i for i, d in enumerate(room) if d >= CLEAR ** 2),
+                    room.index(max(room)))
+        cx, cy = spots[best]
+        name = latin(map_name(gm, zid))
+        tw = pdf.get_string_width(name)
+        if tall:
+            with pdf.rotation(90, cx, cy):
+                pdf.text(cx - tw / 2, cy + size * 0.12, name)
+        else:
+            pdf.text(cx - tw / 2, cy + size * 0.12, name)
+    pdf.set_text_color(0, 0, 0)
 
 
 def draw_map(pdf: FPDF, gm: GroundMap, incidents: list[tuple[str, int]],
@@ -299,6 +396,7 @@ def draw_map(pdf: FPDF, gm: GroundMap, incidents: list[tuple[str, int]],
     zones = sorted(per_zone)
     r = 3.8
     at = spread([pt(*gm.pin(z) or (0, 0)) for z in zones], 2 * r + 6)
+    _stand_names(pdf, gm, pt, at)
     pdf.set_draw_color(60, 60, 60)
     for zone, (px, py) in zip(zones, at, strict=True):
         sevs = per_zone[zone]

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
+from bot.evidence.csv_cells import write_rows
 from bot.evidence.debrief.pack_folder import Pack, build_pack
 from bot.evidence.debrief.pdf import latin
 from bot.evidence.export import PERIOD_FORMAT, file_sha, signed_part
@@ -117,9 +118,7 @@ async def build_period(store: Store, period: Period, grounds: dict[str, Ground],
         manifest = (pack.folder / "manifest.json").read_bytes()
         subs[f"{fx.id}/manifest.json"] = hashlib.sha256(manifest).hexdigest()
     with (out / "period.csv").open("w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(HEAD)
-        w.writerows(rows)
+        write_rows(f, HEAD, rows)
     (out / "period.pdf").write_bytes(_pdf(period, rows, tz))
     manifest: dict[str, Any] = {
         "format": PERIOD_FORMAT, period.kind: period.value, "exported_at": at,

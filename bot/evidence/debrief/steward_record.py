@@ -11,6 +11,7 @@ from datetime import datetime
 
 from bot.domain.clock import parse_iso
 from bot.domain.deployment import Post, fill_by_zone
+from bot.domain.ledger import Event
 from bot.domain.procedures import Broadcast, in_zone
 from bot.domain.unreached import Unreached
 
@@ -59,6 +60,13 @@ class MessageRow:
     acked: int
     planned: int = 0  # stewards the rota planned for its target (0: older records, = sent)
     unreached: tuple[Unreached, ...] = ()  # planned stewards the bot could not reach
+    acks: tuple[datetime, ...] = ()  # when each "I have it" came, in time order
+    received: datetime | None = None  # when its last targeted steward's copy was delivered
+
+    @property
+    def acked_by(self) -> datetime | None:
+        """When the last acknowledgement so far came (None: none)."""
+        return self.acks[-1] if self.acks else None
 
     @property
     def of(self) -> int:
@@ -84,24 +92,43 @@ class StewardRecord:
                     or self.messages)
 
 
+def ack_times(events: list[Event]) -> dict[str, tuple[datetime, ...]]:
+    """Message id -> when each "I have it" was logged, in time order."""
+    out: dict[str, list[datetime]] = {}
+    for ev in events:
+        if ev.kind == "stewards.acknowledged":
+            out.setdefault(str(ev.data.get("id", "")), []).append(parse_iso(ev.at))
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
 def steward_record(posts: list[Post], filled: dict[str, object],
                    on_post: dict[str, tuple[str, str]], sent: list[Broadcast],
-                   briefing: tuple[str, dict[str, str]]) -> StewardRecord:
-    """The section from what the store holds (posts from the ground's plan)."""
+                   briefing: tuple[str, dict[str, str]],
+                   acks: dict[str, tuple[datetime, ...]] | None = None,
+                   received: dict[str, datetime] | None = None) -> StewardRecord:
+    """The section from what the store holds (posts from the ground's plan); `acks` and
+    `received`: each message's acknowledgement times and last delivery, when known."""
     zones = [ZoneRow(z.zone, z.planned, z.filled,
                      sum(1 for p in posts if p.zone == z.zone and p.id in on_post))
              for z in fill_by_zone(posts, {k: "" for k in filled})] if filled or on_post \
         else []
-    calls, messages = [], []
+    calls = []
     for bc in sent:
         if bc.kind == "rollcall":
             zone = bc.target.removeprefix("zone:") if bc.target.startswith("zone:") else ""
             asked = [p for p in posts if not zone or in_zone(p.zone, zone)]
             calls.append(RollCallRow(bc.id, parse_iso(bc.at), bc.target, len(asked),
                                      sum(1 for p in asked if p.id in on_post)))
-        else:
-            messages.append(MessageRow(bc.id, parse_iso(bc.at), bc.word, bc.target,
-                                       bc.procedure, bc.sent, len(bc.acked), bc.planned,
-                                       bc.unreached))
-    version, acks = briefing
-    return StewardRecord(zones, calls, version, len(acks), len(filled), messages)
+    messages = message_rows(sent, acks or {}, received or {})
+    version, signed = briefing
+    return StewardRecord(zones, calls, version, len(signed), len(filled), messages)
+
+
+def message_rows(sent: list[Broadcast], acks: dict[str, tuple[datetime, ...]],
+                 received: dict[str, datetime]) -> list[MessageRow]:
+    """Every procedure, missing-person message and broadcast (roll calls are counted as
+    check-ins instead), with its plan, reach and acknowledgement times."""
+    return [MessageRow(bc.id, parse_iso(bc.at), bc.word, bc.target, bc.procedure, bc.sent,
+                       len(bc.acked), bc.planned, bc.unreached, acks.get(bc.id, ()),
+                       received.get(bc.id))
+            for bc in sent if bc.kind != "rollcall"]
