@@ -77,7 +77,7 @@ async def test_the_stewards_record_verifies_and_an_edit_is_named(say, core,
                                    tmp_path / "stewards", key=key, scope={"fixture": fx.id},
                                    at="2026-12-02T23:00:00+00:00")
     ok = verify_dir(out, key=public_hex(key))
-    assert ok.ok and str(ok).startswith("OK: matchday-stewards-1: 1 file(s) as signed"), ok
+    assert ok.ok and str(ok).startswith("OK: stewards' record, 1 file(s) as signed"), ok
     p = matchday("verify", str(out), env={"MATCHDAY_DATA_DIR": str(tmp_path / "elsewhere")})
     assert p.returncode == 0 and p.stdout.startswith("OK:"), p.stdout + p.stderr
     f = out / "stewards.csv"
