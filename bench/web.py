@@ -161,6 +161,7 @@ def signed_in(d, link: str) -> None:  # noqa: ANN001
 
 HOLD = """
 const el = document.querySelector('#alerts button.act') ||
+  document.querySelector('.col[data-status="reported"] button.act') ||
   document.querySelector('.col[data-status="reported"] li.card');
 el.focus();
 """

@@ -382,6 +382,13 @@ class ControlRoom:
             "map": render_map(gm, pin_layer(gm, mine, open_only=False)),
         }
 
+    def _now_of(self, fx: Fixture, snap: Snapshot) -> str:
+        """The screen's "now": a drill's replayed night runs on its own virtual clock, so its
+        ages count from its newest event, not from this server's real time."""
+        if fx.drill and snap.newest:
+            return max(e.at for e in snap.newest)
+        return iso(self.core.clock.now())
+
     async def page(self, request: web.Request) -> web.Response:
         """The live screen, bounded whatever the night: the newest log lines, the cards the
         board draws, pins and tiles from a few fields of each incident; the screen's script
@@ -399,7 +406,8 @@ class ControlRoom:
         by_id = {k: dict(v) for k, v in made["incidents"].items()}
         await self._with_delivery(fx, viewer, by_id)
         state = {
-            "fixture": fx.id, "last": snap.last, "now": iso(self.core.clock.now()),
+            "fixture": fx.id, "last": snap.last, "now": self._now_of(fx, snap),
+            "virtual": fx.drill,
             "tz": self.core.settings.tz,
             "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
                    "actions": [a for a in ACTIONS if viewer.may(a)],

@@ -670,6 +670,8 @@
 
   function apply(change) {
     const e = change.event;
+    // a drill's night is on its replay's virtual clock: the screen's clock follows its events
+    if (state.virtual && Date.parse(e.at) > now()) offset = Date.parse(e.at) - Date.now();
     if (change.incident) {
       const was = incidents[change.incident.id];
       if (was && was.delivery && !change.incident.delivery) {  // told apart ("seen" events)
