@@ -109,7 +109,8 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
            if me.get("decisions") else "")
         + "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
         f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf)}\">"
-        "<button type=\"submit\">Sign out</button></form></nav></header>"
+        f"<button type=\"submit\" title=\"Signed in as {escape(me['name'] or me['who'])} · "
+        f"{escape(ROLES.label(me['role']))}\">Sign out</button></form></nav></header>"
         "<div id=\"notlive\" class=\"notlive\" role=\"alert\" hidden><b>NOT LIVE</b> since "
         "<span id=\"notlive-since\"></span> · this screen is not updating: what it shows may "
         "be out of date · reconnecting by itself</div>"
