@@ -15,6 +15,13 @@ connection each) run in a second process, as browsers would on other machines. P
 - flashpoint_event_to_screen_p50_ms / _p95_ms: 300 reports paced over 60 s (a flashpoint's
   rate, bench/flashpoint.py's) while 10 screens follow the feed, from each event's stream id
   to its arrival at every screen (goal p95 <= 1,000)
+- focus_lost_per_100_updates: a control screen in headless Chromium at 1366x768 with the
+  keyboard focus on an Acknowledge button (else a card) while reports arrive live: how often
+  an update took the focus away, per 100 updates (goal 0; the first round's screen lost it
+  on every one)
+- min_text_px_wall_1080: the smallest text on the wall mode's screen at 1920x1080 with the
+  same incidents (goal >= 40 px, readable at 3 m; the desk layout's for comparison:
+  min_text_px_desk_1080)
 Setup is bench/rig.py's and the reports are bench/write_path.py's, so the figures compare.
 Usage: python bench/web.py [--reports N] [--screens N] [--smoke]
 """
@@ -40,6 +47,7 @@ from bench import cli, rig  # noqa: E402
 from bot.runtime import control_room_for  # noqa: E402
 from bot.store.outbox import Outbox  # noqa: E402
 from bot.web.access import COOKIE, LINK_PATH, Server, Session  # noqa: E402
+from rigs.wall_probe import FOCUS, MIN_TEXT_PX  # noqa: E402
 
 
 async def reports(core, n: int, start: int) -> float:
@@ -97,24 +105,10 @@ def first_paint_ms(url: str) -> tuple[float, float, float] | None:
     screen's navigation started, in headless Chromium, or None without it."""
     if not browser():
         return None
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium") or ""
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                "--window-size=1920,1080"):
-        opts.add_argument(arg)
-    mine = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    if mine is not None:  # the browser is another machine's: not on the bot's CPU
-        os.sched_setaffinity(0, set(range(1, os.cpu_count() or 2)) or mine)
-    try:
-        d = webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""), options=opts)
-    finally:
-        if mine is not None:
-            os.sched_setaffinity(0, mine)
+    d = chromium(1920, 1080)
     try:
         d.get(url)
         d.find_element(By.ID, "signin").click()
@@ -128,6 +122,87 @@ def first_paint_ms(url: str) -> tuple[float, float, float] | None:
         return float(fcp), float(first_byte), float(done)
     finally:
         d.quit()
+
+
+def chromium(width: int, height: int):  # noqa: ANN201 (selenium is imported here)
+    """A headless Chromium of the given size, on the CPUs the bot does not use."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium") or ""
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                f"--window-size={width},{height}", "--hide-scrollbars"):
+        opts.add_argument(arg)
+    mine = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if mine is not None:  # the browser is another machine's: not on the bot's CPU
+        os.sched_setaffinity(0, set(range(1, os.cpu_count() or 2)) or mine)
+    try:
+        d = webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""), options=opts)
+    finally:
+        if mine is not None:
+            os.sched_setaffinity(0, mine)
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    return d
+
+
+def signed_in(d, link: str) -> None:  # noqa: ANN001
+    """Open a sign-in link, press Sign in and wait until every incident is drawn."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d.get(link)
+    d.find_element(By.ID, "signin").click()
+    WebDriverWait(d, 60).until(lambda d: d.execute_script(
+        "return document.body && document.body.dataset.complete && "
+        "document.getElementById('live').classList.contains('on')"))
+
+
+HOLD = """
+const el = document.querySelector('#alerts button.act') ||
+  document.querySelector('.col[data-status="reported"] button.act') ||
+  document.querySelector('.col[data-status="reported"] li.card');
+el.focus();
+"""
+NEWEST = "return (document.querySelector('#log li') || {dataset: {}}).dataset.id || ''"
+
+
+async def screen_figures(core, link: str, wall_link: str, updates: int) -> dict[str, float]:
+    """Focus kept through live updates (1366x768) and the smallest text in the wall mode and
+    the desk layout (1920x1080), in headless Chromium."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d = await asyncio.to_thread(chromium, 1366, 768)
+    try:
+        await asyncio.to_thread(signed_in, d, link)
+        await asyncio.to_thread(d.execute_script, HOLD + FOCUS)
+        held = await asyncio.to_thread(d.execute_script, FOCUS)
+        lost = 0
+        for i in range(updates):
+            newest = await asyncio.to_thread(d.execute_script, NEWEST)
+            await reports(core, 1, 5 * 10**6 + i)
+            await asyncio.to_thread(WebDriverWait(d, 30).until, lambda d, was=newest:
+                                    d.execute_script(NEWEST) != was)
+            # two frames: the screen has drawn the update
+            await asyncio.to_thread(d.execute_async_script, "const done = arguments[0]; "
+                                    "requestAnimationFrame(() => requestAnimationFrame(done));")
+            lost += await asyncio.to_thread(d.execute_script, FOCUS) != held
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 1920, "height": 1080, "deviceScaleFactor": 1, "mobile": False})
+        await asyncio.to_thread(d.execute_async_script, "const done = arguments[0]; "
+                                "requestAnimationFrame(() => requestAnimationFrame(done));")
+        desk = await asyncio.to_thread(d.execute_script, MIN_TEXT_PX)
+        await asyncio.to_thread(d.get, wall_link)
+        await asyncio.to_thread(WebDriverWait(d, 60).until, lambda d: d.execute_script(
+            "return document.body && document.body.dataset.complete"))
+        await asyncio.to_thread(d.execute_async_script, "const done = arguments[0]; "
+                                "requestAnimationFrame(() => requestAnimationFrame(done));")
+        wall = await asyncio.to_thread(d.execute_script, MIN_TEXT_PX)
+    finally:
+        await asyncio.to_thread(d.quit)
+    return {"focus_lost_per_100": lost * 100 / updates, "held": held,
+            "wall_min": wall["min"], "desk_min": desk["min"]}
 
 
 def browser() -> bool:
@@ -174,7 +249,7 @@ async def flashpoint(core, base: str, sids: list[str], n: int, seconds: float) -
 
 async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
                flash_reports: int = 300, flash_seconds: float = 60.0,
-               painted: int = 1000, paints: int = 3) -> None:
+               painted: int = 1000, paints: int = 3, updates: int = 100) -> None:
     pinned = pin({0})  # before the embedded Redis starts: it inherits the bot's CPU
     # the virtual clock moves 11 minutes a report: sessions must outlive the whole run
     async with rig.bench_core(MATCHDAY_WEB_SESSION_TTL=10**9) as (core, _url, _tmp):
@@ -195,6 +270,10 @@ async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
             painted_ms.append(await asyncio.to_thread(first_paint_ms, link))
         paint = None if None in painted_ms else tuple(
             statistics.median(p[k] for p in painted_ms if p is not None) for k in range(3))
+        figures = None
+        if browser():
+            link = await room.access.issue_link("console:control", server)
+            figures = await screen_figures(core, link, base + "/control/?mode=wall", updates)
         sids = []
         for _ in range(n_screens):
             link = await room.access.issue_link("console:control", server)
@@ -232,12 +311,17 @@ async def main(n_reports: int, n_screens: int, flash_screens: int = 10,
                   + ")")
             print(f"first_byte_ms_{painted}: {paint[1]:.0f}")
             print(f"screen_complete_ms_{painted}: {paint[2]:.0f}")
+        if figures is not None:
+            print(f"focus_lost_per_100_updates: {figures['focus_lost_per_100']:.0f} "
+                  f"({updates} live updates, focus on {figures['held']})")
+            print(f"min_text_px_wall_1080: {figures['wall_min']:.1f}")
+            print(f"min_text_px_desk_1080: {figures['desk_min']:.1f}")
         await runner.cleanup()
         await room.live.close()
 
 
 SMOKE = {"reports": 50, "screens": 3, "flash_screens": 2, "flash_reports": 10,
-         "flash_seconds": 2.0, "painted": 50, "paints": 1}
+         "flash_seconds": 2.0, "painted": 50, "paints": 1, "updates": 10}
 
 if __name__ == "__main__":
     ap = cli.parser(__doc__)
@@ -248,6 +332,7 @@ if __name__ == "__main__":
     ap.add_argument("--flash-seconds", type=float, default=60.0)
     ap.add_argument("--painted", type=int, default=1000, help="incidents on the painted screen")
     ap.add_argument("--paints", type=int, default=3, help="fresh browsers (the median)")
+    ap.add_argument("--updates", type=int, default=100, help="live updates while focused")
     ap.add_argument("--screens-of", help=argparse.SUPPRESS)  # the screens' process
     ap.add_argument("--expect", type=int, default=0, help=argparse.SUPPRESS)
     a = cli.parse(ap, SMOKE)
@@ -259,4 +344,4 @@ if __name__ == "__main__":
                  "(apt-get install chromium chromium-driver)")
     else:
         asyncio.run(main(a.reports, a.screens, a.flash_screens, a.flash_reports,
-                         a.flash_seconds, a.painted, a.paints))
+                         a.flash_seconds, a.painted, a.paints, a.updates))

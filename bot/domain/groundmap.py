@@ -171,11 +171,12 @@ def render_map(gm: GroundMap, pins: str = "") -> str:
     return "".join(out)
 
 
-def spread(points: list[tuple[float, float]], gap: float,
-           rounds: int = 12) -> list[tuple[float, float]]:
-    """Points pushed apart until no two are nearer than `gap` (a few rounds of relaxation),
-    each kept as near its own place as the others allow: pins that would overlap stay
-    readable. control.js's spread() does the same on the live screen."""
+def spread(points: list[tuple[float, float]], gap: float, rounds: int = 12,
+           reach: list[float] | None = None) -> list[tuple[float, float]]:
+    """Points pushed apart until no two are nearer than `gap` (or, given each point's
+    `reach`, than the sum of theirs), a few rounds of relaxation, each kept as near its own
+    place as the others allow: pins that would overlap stay readable. control.js's spread()
+    does the same on the live screen."""
     pts = [list(p) for p in points]
     for _ in range(rounds):
         moved = False
@@ -184,6 +185,8 @@ def spread(points: list[tuple[float, float]], gap: float,
                 p, q = pts[a], pts[b]
                 dx, dy = q[0] - p[0], q[1] - p[1]
                 d = math.hypot(dx, dy)
+                if reach is not None:
+                    gap = reach[a] + reach[b]
                 if d >= gap:
                     continue
                 if d < 0.01:  # the same spot: side by side
@@ -232,7 +235,7 @@ def pin_layer(gm: GroundMap, incidents: list[dict[str, Any]], open_only: bool = 
         if open_only and inc.get("closed"):
             continue
         by_zone.setdefault(inc["location"], []).append(inc)
-    out = []
+    pins = []
     for zid, incs in sorted(by_zone.items()):
         at = gm.pin(zid)
         if at is None:
@@ -241,5 +244,9 @@ def pin_layer(gm: GroundMap, incidents: list[dict[str, Any]], open_only: bool = 
         worst = max(int(i["severity"]) for i in live)
         cls = " pulse" if any(i["status"] == "reported" for i in incs) else ""
         cls += "" if any(not i.get("closed") for i in incs) else " closed"
-        out.append(pin_svg(zid, gm.ground.label(zid), at, worst, cls, len(incs)))
-    return "".join(out)
+        pins.append((zid, at, worst, cls, len(incs)))
+    # pushed apart as the live map's are: no pin hides under another (a diamond's corners
+    # reach furthest)
+    at = spread([p[1] for p in pins], 0, reach=[(38 if p[2] >= 4 else 28) + 2 for p in pins])
+    return "".join(pin_svg(zid, gm.ground.label(zid), (round(x), round(y)), worst, cls, n)
+                   for (zid, _, worst, cls, n), (x, y) in zip(pins, at, strict=True))

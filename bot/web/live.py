@@ -493,6 +493,7 @@ class LiveRoom:
         self.screens: dict[str, set[asyncio.Queue[Item]]] = {}  # member -> their screens
         self._revocations: asyncio.Task[None] | None = None
         self._revocations_ready = asyncio.Event()
+        self.names: dict[str, str] = {}  # platform:user -> name, for the log's "who"
 
     async def follow_member(self, who: str, q: asyncio.Queue[Item]) -> None:
         """Tell this screen at once when its member's sessions end (waits, briefly, until
@@ -623,11 +624,24 @@ class LiveRoom:
             store.counts(fx.id), store.response_times(fx.id), self.feed.unacked_count(fx.id))
         return tiles(fx, counts, rt, unacked)
 
+    async def learn_names(self, events: list[Event]) -> None:
+        """The names of who logged these events (the log shows names, not platform ids);
+        a name that cannot be read now is asked again next time."""
+        for key in {e.by.removeprefix("web:") for e in events} - set(self.names):
+            if len(self.names) > 5000:
+                self.names.clear()
+            try:
+                m = await self.core.member(key)
+            except StoreUnavailable:
+                continue
+            self.names[key] = m.name if m is not None else ""
+
     async def changes(self, fx_id: str, events: list[Event]) -> list[Change]:
         """Events with the incidents they touched (read once each) and fresh tiles."""
         fx = await self.store.fixture(fx_id)
         if fx is None:
             return []
+        await self.learn_names(events)
         ns = sorted({int(e.data["id"][4:]) for e in events
                      if e.kind.startswith("incident.") and str(e.data.get("id", ""))[4:].isdigit()})
         incs = await self.feed.incidents_by_n(fx_id, ns)
@@ -659,7 +673,7 @@ class LiveRoom:
                 incident: bool = True) -> dict[str, Any] | None:
         """What one change looks like to one member (None: nothing for them); the incident's
         current view and the tiles can be left to a later change of the same batch."""
-        ev = event_view(c.event, c.incident, viewer, c.ground)
+        ev = event_view(c.event, c.incident, viewer, c.ground, self.names)
         if ev is None:
             return None
         out: dict[str, Any] = {"event": ev}

@@ -45,6 +45,7 @@ from bot.web.visibility import (
     ACTIONS,
     CLOSED,
     Viewer,
+    alert_reason,
     board_column,
     event_view,
     incident_view,
@@ -55,7 +56,8 @@ from bot.web.visibility import (
 log = logging.getLogger(__name__)
 
 BOARD_CARDS = 60  # cards a board column may draw (the rest are counted): control.js's CARDS
-BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at")
+BRIEF_FIELDS = ("n", "id", "location", "severity", "status", "reporter", "reported_at",
+                "escalated_tier")
 HEARTBEAT_S = 15.0
 ANNOUNCE_TTL_S = 90  # a server that died unannounced stops getting links after this
 SESSION_CHECK_S = 1.0  # an idle screen's session is checked this often (expiry)
@@ -339,7 +341,7 @@ class ControlRoom:
         log_rows = []
         for ev in newest:
             inc = raw.get(str(ev.data.get("id", ""))) if ev.kind.startswith("incident.") else None
-            row = event_view(ev, inc, viewer, gm.ground)
+            row = event_view(ev, inc, viewer, gm.ground, self.live.names)
             if row is not None:
                 log_rows.append(row)
             if len(log_rows) >= LOG_LINES:
@@ -360,6 +362,9 @@ class ControlRoom:
                         key=lambda b: (-int(b.get("severity") or 1), b["reported_at"])):
             columns.setdefault(board_column(b.get("status", "")), []).append(b)
         wanted = {int(b["n"]) for col in columns.values() for b in col[:BOARD_CARDS]}
+        # the banner's alert set is the server's: every one of them comes with the page
+        alerts = [b for b in columns.get("reported", []) if alert_reason(b)]
+        wanted |= {int(b["n"]) for b in alerts}
         raw, log_rows = self._log_rows(fx, viewer, newest, wanted, snap)
         if len(log_rows) < LOG_LINES == len(newest):  # some hidden from this member: older
             raw, log_rows = self._log_rows(fx, viewer, events, wanted, snap)
@@ -370,11 +375,19 @@ class ControlRoom:
             "incidents": {i["id"]: incident_view(i, gm.ground) for i in raw.values()
                           if i.get("id") in board and sees_incident(viewer, i)},
             "log": log_rows, "columns": {k: len(v) for k, v in columns.items()},
+            "alerts": len(alerts),
             "tiles": tiles_for(snap.tiles, viewer, mine),
             "zones": {z: {"label": gm.ground.label(z), "pin": list(p)}
                       for z, p in gm.pins.items()},
             "map": render_map(gm, pin_layer(gm, mine, open_only=False)),
         }
+
+    def _now_of(self, fx: Fixture, snap: Snapshot) -> str:
+        """The screen's "now": a drill's replayed night runs on its own virtual clock, so its
+        ages count from its newest event, not from this server's real time."""
+        if fx.drill and snap.newest:
+            return max(e.at for e in snap.newest)
+        return iso(self.core.clock.now())
 
     async def page(self, request: web.Request) -> web.Response:
         """The live screen, bounded whatever the night: the newest log lines, the cards the
@@ -387,12 +400,14 @@ class ControlRoom:
         fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
         snap = await self.live.fixture_feed(fx.id).snapshot()
+        await self.live.learn_names(list(snap.newest)[:LOG_LINES * 2])
         # made once per kind of viewer while the night stands still, not once per screen
         made = snap.made(viewer.key, lambda: self._board(fx, viewer, snap))
         by_id = {k: dict(v) for k, v in made["incidents"].items()}
         await self._with_delivery(fx, viewer, by_id)
         state = {
-            "fixture": fx.id, "last": snap.last, "now": iso(self.core.clock.now()),
+            "fixture": fx.id, "last": snap.last, "now": self._now_of(fx, snap),
+            "virtual": fx.drill,
             "tz": self.core.settings.tz,
             "me": {"who": viewer.who, "role": viewer.role, "name": viewer.name,
                    "actions": [a for a in ACTIONS if viewer.may(a)],
@@ -400,6 +415,7 @@ class ControlRoom:
             "incidents": by_id, "log": made["log"], "partial": True,
             "delivery": None if viewer.steward else self.live.delivery_now(),
             "columns": made["columns"], "tiles": made["tiles"], "zones": made["zones"],
+            "alerts": made["alerts"],
             "stewarding": None if viewer.steward else snap.stewarding,
         }
         body = live_page(fx, gm.ground.name, made["map"], await self._chart_svg(fx, viewer),

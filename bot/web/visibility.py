@@ -20,6 +20,7 @@ from bot.domain.vocab import (
     OFFENCES,
     PHASES,
     PLACES,
+    ROLES,
     STATUSES,
     SUPPORTER_SIDES,
 )
@@ -92,7 +93,24 @@ def incident_view(inc: dict[str, str], ground: Ground) -> dict[str, Any]:
         out["escalated"] = int(inc["escalated_tier"])
     out["status_label"] = card.status_label
     out["closed"] = card.closed
+    if why := alert_reason(inc):
+        out["alert"] = why
     return out
+
+
+ALERT_SEVERITY = 4  # an unacknowledged incident this severe is on every screen's banner
+
+
+def alert_reason(inc: dict[str, Any]) -> str:
+    """Why an incident is on the screens' banner ('' when it is not): unacknowledged and S4/S5,
+    or escalated on its timer. The server's answer, so every screen shows the same set,
+    whatever each saw happen."""
+    if inc.get("status", "reported") != "reported":
+        return ""
+    if int(inc.get("escalated_tier") or 0):
+        return "Escalated, not acknowledged"
+    sev = int(inc.get("severity") or 1)
+    return "Not acknowledged" if sev >= ALERT_SEVERITY else ""
 
 
 def describe(ev: Event, ground: Ground) -> str:
@@ -135,8 +153,20 @@ def describe(ev: Event, ground: Ground) -> str:
     return ev.kind.replace(".", " ")
 
 
+def who_label(ev: Event, names: dict[str, str] | None = None) -> str:
+    """Who did it, as the log shows it: their name, else their role (never a raw platform
+    id); the bot's own entries say so."""
+    web = ev.by.startswith("web:")
+    key = ev.by[4:] if web else ev.by
+    name = (names or {}).get(key, "")
+    if not name:
+        system = key.split(":", 1)[0] in ("system", "cli", "") or ev.role == "system"
+        name = "bot" if system else ROLES.label(ev.role) if ev.role else "someone"
+    return name + (" (web)" if web else "")
+
+
 def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
-               ground: Ground) -> dict[str, Any] | None:
+               ground: Ground, names: dict[str, str] | None = None) -> dict[str, Any] | None:
     """A log line for this member, or None when the event is not for their eyes."""
     police = ev.kind in ("arrest.recorded", "ban.recorded")
     if police and not viewer.police_view:
@@ -145,7 +175,7 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
         return None
     if viewer.steward and not ev.kind.startswith("incident.") and ev.kind != "fixture.phase":
         return None
-    who = ev.by.rsplit(":", 1)[-1] + (" (web)" if ev.by.startswith("web:") else "")
+    who = who_label(ev, names)
     out: dict[str, Any] = {"id": ev.id, "kind": ev.kind, "at": ev.at, "phase": ev.phase,
                            "who": "" if viewer.steward else who, "what": describe(ev, ground)}
     if ev.kind.startswith("incident.") and inc is not None:

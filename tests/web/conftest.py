@@ -15,7 +15,9 @@ from bot.core.dispatch import Core
 from bot.runtime import control_room_for, telegram_for
 from bot.settings import Settings
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+from rigs.net import free_port
 from tests.support.optional_marker import OptionalMarker
+from tests.support.wall import Restartable
 from tests.support.web import client, room  # noqa: F401 (fixtures)
 from tests.web.browser_screen import Browsers, Screen
 
@@ -81,3 +83,12 @@ async def screen(request: pytest.FixtureRequest, browsers: Browsers,
     s = await browsers.screen(request.param, control_url)
     yield s
     await s.reset()
+
+
+@pytest_asyncio.fixture
+async def restartable(core: Core) -> AsyncIterator[Restartable]:
+    """The control room on a fixed port, to stop and start again as a crashed server would."""
+    r = Restartable(core, free_port())
+    await r.start()
+    yield r
+    await r.stop()

@@ -11,8 +11,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BROWSER_TESTS = ("tests/web/test_web_browser.py::", "tests/web/test_web_wall.py::",
-                 "tests/web/test_web_a11y.py::", "tests/web/test_web_stewarding_browser.py::")
-BROWSER_COUNT = 30  # 15 tests, each in Chromium and Firefox
+                 "tests/web/test_web_a11y.py::", "tests/web/test_web_stewarding_browser.py::",
+                 "tests/web/test_web_wall_round2.py::")
+BROWSER_COUNT = 42  # 21 tests, each in Chromium and Firefox
 
 
 def pytest_run(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:

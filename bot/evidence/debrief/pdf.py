@@ -395,7 +395,14 @@ def draw_map(pdf: FPDF, gm: GroundMap, incidents: list[tuple[str, int]],
             per_zone.setdefault(zone, []).append(severity)
     zones = sorted(per_zone)
     r = 3.8
-    at = spread([pt(*gm.pin(z) or (0, 0)) for z in zones], 2 * r + 6)
+    # pushed apart, but kept inside the map's own box: a pin (and its count below it) never
+    # covers the heading above the map or the caption under it
+    left, right = ox + r, ox + vw * scale - r
+    top, low = oy + r, oy + vh * scale - r - 3.8
+    at = [pt(*gm.pin(z) or (0, 0)) for z in zones]
+    for _ in range(4):
+        at = [(min(max(px, left), right), min(max(py, top), low))
+              for px, py in spread(at, 2 * r + 6)]
     _stand_names(pdf, gm, pt, at)
     pdf.set_draw_color(60, 60, 60)
     for zone, (px, py) in zip(zones, at, strict=True):

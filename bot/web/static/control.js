@@ -20,9 +20,13 @@
   const CARDS = 60;  // cards a column may draw; fewer when they do not fit (never a scroll)
   // board layouts, roomiest first: how many sub-columns the unacknowledged column takes, and
   // whether cards keep the reporter's words and details (a flashpoint needs the denser ones)
-  const LAYOUTS = [{sub: 1, full: true, wide: false}, {sub: 1, full: false, wide: false},
-                   {sub: 2, full: false, wide: false}, {sub: 2, full: false, wide: true},
-                   {sub: 3, full: false, wide: true}];
+  // (the densest drop the age and type line: id, severity and place stay whole)
+  const LAYOUTS = [{sub: 1, full: true}, {sub: 1, full: false}, {sub: 2, full: false},
+                   {sub: 2, full: false, tight: true}, {sub: 3, full: false, tight: true}];
+  // the wall mode: fewer, larger cards, readable at 3 m (?mode=wall, or its button)
+  let wall = new URLSearchParams(location.search).get("mode") === "wall" ||
+    localStorage.getItem("matchday.wall") === "on";
+  let stale = false;  // not live: buttons are disabled until the screen is live again
   const COLUMNS = ["reported", "acknowledged", "dispatched", "on_scene", "contained"];
   const fmt = new Intl.DateTimeFormat("en-GB", {hour: "2-digit", minute: "2-digit",
                                                   timeZone: state.tz || undefined});
@@ -98,9 +102,20 @@
     return parts.join(" · ");
   }
 
+  // where a card is for control: "not yet seen by control" while no control chat shows it
+  function unseen(i) {
+    const rows = i.delivery || [];
+    return rows.length > 0 && !rows.some((r) => r.at != null);
+  }
+
+  // a card: id, severity and place on lines that never cut them (a narrow card wraps the
+  // place to its own line); the lesser fields (age, type, words) give way first. The age is
+  // left empty here and stamped after (the HTML stays the same from second to second, so an
+  // update keeps the node, and the focus in it).
   function card(i, oldest) {
     const cls = ["card", "sev" + i.severity];
     if (oldest) cls.push("oldest");
+    if (unseen(i)) cls.push("unseen");
     const first = actionsFor(i)[0];
     const meta = [people(i), i.reporter_name ? `by ${esc(i.reporter_name)}` : "",
                   i.reports > 1 ? `${i.reports} reports` : ""].filter(Boolean);
@@ -108,54 +123,137 @@
                    i.description || "", meta.join(" · ")].filter(Boolean).join("\n");
     return `<li class="${cls.join(" ")}" data-id="${esc(i.id)}" data-sev="${i.severity}" ` +
       `tabindex="0" title="${esc(title)}"><div class="txt">` +
-      `<div class="l1"><b class="id">${esc(i.id)}</b> <span class="badge sev${i.severity}">` +
-      `S${i.severity}</span>${i.escalated ? ' <span class="esc">ESC</span>' : ""}` +
-      ` <span class="age" data-at="${esc(i.reported_at)}">${age(i.reported_at)}</span></div>` +
-      `<div class="l2"><span class="what">${esc(i.type_label)}</span> · ` +
-      `<span class="where">${esc(i.place || i.location_label)}</span></div>` +
+      `<div class="l1"><b class="id">${esc(i.id)}</b><span class="badge sev${i.severity}">` +
+      `S${i.severity}</span><span class="where">${esc(i.place || i.location_label)}</span>` +
+      `</div><div class="l2"><span class="age" data-at="${esc(i.reported_at)}"></span>` +
+      (i.escalated ? '<span class="esc">ESC</span>' : "") +
+      `<span class="what">${esc(i.type_label)}</span></div>` +
+      (unseen(i) ? '<div class="l2 unseen-line">⚠ not yet seen by control</div>' : "") +
       (i.description ? `<div class="l3 words">“${esc(i.description)}”</div>` : "") +
       (meta.length ? `<div class="l3 meta">${meta.map((m) => `<span>${m}</span>`)
         .join(" · ")}</div>` : "") +
-      (i.delivery && i.delivery.length ? `<div class="l3 dlv${i.delivery.some((r) =>
-        r.queued_s != null) ? " queued" : ""}">${esc(deliveryText(i, true))}</div>` : "") +
+      (i.delivery && i.delivery.length && !unseen(i) ? `<div class="l3 dlv${i.delivery.some(
+        (r) => r.queued_s != null) ? " queued" : ""}">${esc(deliveryText(i, true))}</div>` : "") +
       (oldest ? '<div class="l3 flag">OLDEST UNACKED</div>' : "") + "</div>" +
       (first ? button(i, first[0], first[1], SHORT[first[0]]) : "") + "</li>";
   }
 
-  // draws each column's cards, worst first, and counts (never scrolls) those that do not fit
+  // the ages of the nodes just made (the one-second tick keeps them all current)
+  function stamp(node) {
+    for (const el of node.querySelectorAll(".age")) el.textContent = age(el.dataset.at);
+  }
+
+  // Updates a list in place: nodes whose HTML did not change are kept (and the focus in
+  // them); changed ones are replaced, moved ones moved; focus inside a replaced or moved
+  // node is put back on its counterpart, inside a removed one on what took its place.
+  function patch(parent, rows) {
+    const active = document.activeElement;
+    const had = active && active !== parent && parent.contains(active) ? active : null;
+    let hadKey = null, hadAt = -1, hadSel = null;
+    if (had) {
+      const holder = [...parent.children].find((c) => c.contains(had));
+      if (holder) {
+        hadKey = holder.dataset.key;
+        hadAt = [...parent.children].indexOf(holder);
+        hadSel = had === holder ? null : selectorOf(had);
+      }
+    }
+    const old = new Map();
+    for (const el of [...parent.children]) {
+      if (el.dataset.key != null) old.set(el.dataset.key, el); else el.remove();
+    }
+    const keep = new Set();
+    rows.forEach(([key, html], k) => {
+      let el = old.get(key);
+      if (!el || el._html !== html) {
+        const t = document.createElement("template");
+        t.innerHTML = html;
+        const fresh = t.content.firstElementChild;
+        fresh.dataset.key = key;
+        fresh._html = html;
+        stamp(fresh);
+        if (stale) for (const b of fresh.querySelectorAll("button.act")) b.disabled = true;
+        if (el) el.replaceWith(fresh);
+        el = fresh;
+      }
+      keep.add(el);
+      const cur = parent.children[k];
+      if (cur !== el) parent.insertBefore(el, cur || null);
+    });
+    for (const el of old.values()) if (!keep.has(el)) el.remove();
+    while (parent.children.length > rows.length) parent.lastElementChild.remove();
+    if (had && document.activeElement !== had) {
+      if (had.isConnected) { had.focus({preventScroll: true}); return; }
+      const holder = [...parent.children].find((c) => c.dataset.key === hadKey) ||
+        parent.children[Math.min(hadAt, parent.children.length - 1)];
+      const to = holder && ((hadSel && holder.querySelector(hadSel)) ||
+                            (holder.tabIndex >= 0 ? holder : holder.querySelector("button")));
+      if (to) to.focus({preventScroll: true});
+    }
+  }
+  function selectorOf(el) {
+    if (el.matches("button[data-action]")) return `button[data-action="${el.dataset.action}"]`;
+    return el.tagName.toLowerCase();
+  }
+
+  // draws a column's cards, worst first, and counts (never scrolls) those that do not fit
   function fill(el, mine, count, oldest) {
     const ol = el.querySelector("ol");
     if (!count) {  // nothing to draw or count: no layout to measure
-      ol.textContent = "";
-      return {shown: 0, mine};
+      patch(ol, []);
+      return {shown: 0, mine, cut: false};
     }
-    ol.innerHTML = mine.slice(0, CARDS).map((i) => card(i, i.id === oldest)).join("");
+    patch(ol, mine.slice(0, CARDS).map((i) => [i.id, card(i, i.id === oldest)]));
     const lis = [...ol.children];
     const limit = ol.getBoundingClientRect().bottom;
     let shown = lis.length;
     const over = (li) => li.getBoundingClientRect().bottom > limit + 0.5;
     if (count > shown || (lis.length && over(lis[lis.length - 1]))) {
       // room for the "+N more" line, which takes the last grid row
-      ol.insertAdjacentHTML("beforeend", '<li class="more">+0 more</li>');
+      ol.insertAdjacentHTML("beforeend", '<li class="more">+0 more · worst S5</li>');
       const moreLi = ol.lastElementChild;
       const cut = limit - moreLi.getBoundingClientRect().height - 4;
       shown = lis.findIndex((li) => li.getBoundingClientRect().bottom > cut);
       if (shown < 0) shown = lis.length;
       moreLi.remove();
     }
-    for (const li of lis.slice(shown)) li.remove();
+    let drop = lis.slice(shown);
+    const held = drop.find((li) => li.contains(document.activeElement));
+    if (held && shown > 0) {  // the card the operator is on stays, in the last place
+      drop = drop.filter((li) => li !== held).concat([lis[shown - 1]]);
+    }
+    for (const li of drop) li.remove();
     const hidden = count - shown;
     if (hidden > 0) {
-      // the worst severity among the cards not drawn (cards are drawn worst first)
-      const rest = mine.slice(shown);
+      // the worst severity among the cards not drawn
+      const drawn = new Set([...ol.children].map((li) => li.dataset.key));
+      const rest = mine.filter((i) => !drawn.has(i.id));
       const top = rest.length ? Math.max(...rest.map((i) => i.severity)) : null;
-      ol.insertAdjacentHTML("beforeend", `<li class="more" data-hidden="${hidden}">+${hidden} ` +
-        `more${top ? ` (lowest severity S${top})` : ""}</li>`);
+      ol.insertAdjacentHTML("beforeend", `<li class="more" data-hidden="${hidden}" ` +
+        `data-worst="${top || ""}">+${hidden} more${top ? ` · worst S${top}` : ""}</li>`);
     }
-    return {shown, mine};
+    return {shown, mine, cut: clipped(lis.slice(0, shown))};
+  }
+
+  // whether any drawn card cuts its id, severity or place (that layout is then too dense)
+  function clipped(lis) {
+    for (const li of lis) {
+      const box = li.querySelector(".txt").getBoundingClientRect();
+      for (const el of li.querySelectorAll(".l1 > *")) {
+        const r = el.getBoundingClientRect();
+        if (el.scrollWidth > el.clientWidth + 1 || r.right > box.right + 1 || r.width === 0) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   let layout = 0;
+  let roomierSince = null;  // since when a roomier layout would do (hysteresis)
+  const ROOMIER_MS = 20000;
+  const inBoard = () => $(".board").contains(document.activeElement) &&
+    document.activeElement !== $(".board");
   function renderBoard() {
     const items = open().sort(bySeverity);
     const board = $(".board");
@@ -167,43 +265,65 @@
       counts[col] = partial ? Math.max(mine.length, state.columns[col] || 0) : mine.length;
       document.querySelector(`.col[data-status="${col}"] .n`).textContent =
         counts[col] ? counts[col] : "";
+      // the columns in hand share their height by how many cards each has
+      if (col !== "reported") {
+        document.querySelector(`.col[data-status="${col}"]`).style.flex =
+          counts[col] ? `${Math.min(counts[col], 8)} 1 0` : "0 0 auto";
+      }
     }
     const urgent = cols.reported.filter((i) => i.severity >= 4).length;
-    // empty columns give their width to the unacknowledged one
-    const widths = (sub) => [`${(0.6 + sub).toFixed(1)}fr`].concat(COLUMNS.slice(1)
-      .map((c) => (counts[c] ? "1fr" : ".45fr"))).join(" ");
     const first = cols.reported.reduce((o, i) => (!o || i.reported_at < o.reported_at ? i : o),
                                        null);
     const oldest = first ? first.id : "";
-    // the roomiest layout that shows every unacknowledged card, else every S4/S5 of them
-    // (denser layouts show more; the search starts from the last one: a few reflows, not all)
     const repCol = document.querySelector('.col[data-status="reported"]');
-    let drawn = -1;
-    const memo = {};
-    const shownAt = (k) => {
-      if (!(k in memo)) {
+    if (wall || inBoard()) {
+      // the operator is acting (or the wall shows its own big cards): nothing moves
+      fill(repCol, cols.reported, counts.reported, oldest);
+    } else {
+      // the roomiest layout that shows every unacknowledged card, else every S4/S5 of them,
+      // without cutting an id, a severity or a place; denser at once when needed, roomier
+      // only after it has been enough for ROOMIER_MS (no flip-flopping at a threshold)
+      let drawn = -1;
+      const memo = {};
+      const shownAt = (k) => {
+        if (!(k in memo)) {
+          const L = LAYOUTS[k];
+          board.dataset.sub = L.sub;
+          board.classList.toggle("compact", !L.full);
+          board.classList.toggle("tight", !!L.tight);
+          const got = fill(repCol, cols.reported, counts.reported, oldest);
+          memo[k] = got.cut && L.sub > 1 ? -1 : got.shown;
+          drawn = k;
+        }
+        return memo[k];
+      };
+      const last = LAYOUTS.length - 1;
+      let best = 0;
+      for (let k = 1; k <= last; k++) if (shownAt(k) > shownAt(best)) best = k;
+      const need = shownAt(best) >= counts.reported ? counts.reported : urgent;
+      let k = Math.min(layout, last);
+      if (shownAt(k) < need) {  // denser now
+        k = [...LAYOUTS.keys()].find((j) => j > k && shownAt(j) >= need) ?? best;
+        roomierSince = null;
+      } else if (k > 0 && shownAt(k - 1) >= need) {
+        const t = performance.now();
+        if (roomierSince === null) roomierSince = t;
+        if (t - roomierSince >= ROOMIER_MS) { k--; roomierSince = null; }
+      } else roomierSince = null;
+      layout = k;
+      if (drawn !== k) {
         const L = LAYOUTS[k];
         board.dataset.sub = L.sub;
-        board.querySelector(".cols").style.gridTemplateColumns = widths(L.sub);
         board.classList.toggle("compact", !L.full);
-        document.body.classList.toggle("flash", L.wide);
-        memo[k] = fill(repCol, cols.reported, counts.reported, oldest).shown;
-        drawn = k;
+        board.classList.toggle("tight", !!L.tight);
+        fill(repCol, cols.reported, counts.reported, oldest);
       }
-      return memo[k];
-    };
-    const last = LAYOUTS.length - 1;
-    let k = Math.min(layout, last);
-    const need = shownAt(last) >= counts.reported ? counts.reported : urgent;
-    if (shownAt(last) < need) k = last;
-    else if (shownAt(k) >= need) { while (k > 0 && shownAt(k - 1) >= need) k--; }
-    else { while (k < last && shownAt(k) < need) k++; }
-    layout = k;
-    if (drawn !== k) { delete memo[k]; shownAt(k); }
+    }
     for (const col of COLUMNS.slice(1)) {
       fill(document.querySelector(`.col[data-status="${col}"]`), cols[col], counts[col], "");
     }
     board.dataset.layout = String(layout);
+    renderWallLine(counts, cols);
   }
 
   // a pin: its shape and number say the severity (S1-S5) without colour; the count sits beside
@@ -312,17 +432,38 @@
     return s < 120 ? s + " s" : Math.floor(s / 60) + " min";
   }
 
+  // the control, command and police chats first (what the room must know reached them),
+  // then the rest worst first; many other chats (stewards' DMs) are summed up in one line
+  const KEY_CHATS = ["control", "command", "police"];
+  const OTHER_ROWS = 3;
   function deliveryTile() {
     if (!delivery) return "";
     const since = (performance.now() - deliveryAt) / 1000;  // ages were as of the push
-    const rows = delivery.map((r) => {
+    const rank = (r) => {
+      const k = KEY_CHATS.findIndex((a) => (r.name || "").split(", ").includes(a));
+      return k < 0 ? KEY_CHATS.length : k;
+    };
+    const sorted = delivery.map((r, k) => [r, k])
+      .sort(([a, i], [b, j]) => (rank(a) - rank(b)) || (i - j)).map(([r]) => r);
+    const key = sorted.filter((r) => rank(r) < KEY_CHATS.length);
+    const rest = sorted.filter((r) => rank(r) >= KEY_CHATS.length);
+    const row = (r) => {
       const bits = [r.queued ? `<b>${r.queued} queued</b>` : "delivered"];
       if (r.oldest_s != null) bits.push(`oldest ${secs(r.oldest_s + since)}`);
       if (r.last_429_s != null) bits.push(`last 429 ${secs(r.last_429_s + since)} ago`);
       const cls = r.queued ? (r.oldest_s + since > 60 ? "bad" : "warn") : "ok";
-      return `<li class="${cls}" data-chat="${esc(r.chat)}"><span class="chat">` +
-        `${esc(r.platform)} ${esc(r.name || r.chat)}</span> ${bits.join(" · ")}</li>`;
-    });
+      return `<li class="${cls}${rank(r) < KEY_CHATS.length ? " key" : ""}" ` +
+        `data-chat="${esc(r.chat)}"><span class="chat">${esc(r.platform)} ` +
+        `${esc(r.name || r.chat)}</span> ${bits.join(" · ")}</li>`;
+    };
+    const shown = key.concat(rest.slice(0, rest.length > OTHER_ROWS + 1 ? OTHER_ROWS : rest.length));
+    const others = rest.slice(shown.length - key.length);
+    const rows = shown.map(row);
+    if (others.length) {
+      const q = others.filter((r) => r.queued);
+      rows.push(`<li class="${q.length ? "warn" : "ok"} others">${others.length} other chats: ` +
+        `${q.length ? `<b>${q.length} with messages queued</b>` : "all delivered"}</li>`);
+    }
     return '<div class="tile wide delivery"><div class="label">Delivery</div>' +
       `<ul class="by">${rows.join("") || "<li>No chat platform connected</li>"}</ul></div>`;
   }
@@ -387,10 +528,10 @@
   function renderTiles() {
     const t = tiles;
     $("#phase").textContent = t.phase_label;
-    const out = [tile("Phase", t.phase_label),
-                 tile("Open", t.open, t.unacked ? `<div class="warn">${t.unacked} ` +
+    // what the room needs first: open and not acknowledged, and whether control has them
+    const out = [tile("Open", t.open, t.unacked ? `<div class="warn">${t.unacked} ` +
                       "not acknowledged</div>" : ""),
-                 tile("Closed", t.closed)];
+                 tile("Closed", t.closed), deliveryTile()];
     if ("arrests" in t) {
       out.push(tile("Arrests", t.arrests, `<div class="sub">inside ${t.arrests_inside} · ` +
                     `outside ${t.arrests_outside}</div>` + list(t.arrests_by_offence)));
@@ -401,8 +542,10 @@
                     `<div class="sub">median · worst ${esc(t.worst_ack)}</div>`));
     }
     out.push(...stewardingTiles());
-    out.push(deliveryTile());
-    $("#tiles").innerHTML = out.join("");
+    out.push(tile("Phase", t.phase_label));
+    const el = $("#tiles"), top = el.scrollTop;
+    patch(el, out.filter(Boolean).map((h, k) => [String(k), h]));
+    el.scrollTop = top;
   }
 
   function matches(e) {
@@ -423,12 +566,52 @@
 
   function renderLog() {
     const rows = log.filter(matches).slice(0, 300);
-    $("#log").innerHTML = rows.map((e) =>
+    const el = $("#log");
+    // a log scrolled back stays where it was while new lines arrive above
+    const top = el.scrollTop;
+    const anchor = top > 0 ? [...el.children].find((li) => li.offsetTop >= top) : null;
+    const was = anchor ? anchor.offsetTop - top : 0;
+    patch(el, rows.map((e) => [e.id,
       `<li class="ev k-${esc(e.kind.replace(".", "-"))}${e.severity ? " sev" + e.severity : ""}"` +
-      ` data-id="${esc(e.id)}"><time>${fmt.format(new Date(e.at))}</time>` +
+      ` data-id="${esc(e.id)}" title="${esc(e.who ? `${e.who}: ${e.what}` : e.what)}"><time>${fmt.format(new Date(e.at))}</time>` +
       `<span class="ph">${esc((e.phase || "").replace("_", " "))}</span>` +
-      `<span class="who">${esc(e.who)}</span><span class="what">${esc(e.what)}</span></li>`
-    ).join("");
+      `<span class="who">${esc(e.who)}</span><span class="what">${esc(e.what)}</span></li>`]));
+    if (anchor && anchor.isConnected) el.scrollTop = anchor.offsetTop - was;
+    renderWarning();
+  }
+
+  // the newest early warning of the last 15 minutes stays above the log (its row scrolls away)
+  function renderWarning() {
+    const el = $("#warnline");
+    if (!el) return;
+    const since = now() - HEAT_MS;
+    const w = log.find((e) => e.kind === "fixture.early_warning" && Date.parse(e.at) >= since);
+    el.hidden = !w;
+    if (w) el.textContent = `⚠ ${fmt.format(new Date(w.at))} ${w.what}`;
+  }
+
+  // the wall mode's own line: how many are in hand (their columns are not drawn there)
+  function renderWallLine(counts) {
+    const el = $("#wall-line");
+    if (!el) return;
+    const inHand = COLUMNS.slice(1).reduce((n, c) => n + (counts[c] || 0), 0);
+    el.textContent = `${counts.reported || 0} not acknowledged · ${inHand} in hand`;
+  }
+
+  function setWall(on) {
+    wall = on;
+    localStorage.setItem("matchday.wall", on ? "on" : "off");
+    document.body.classList.toggle("wallmode", on);
+    const b = $("#wallmode");
+    if (b) {
+      b.setAttribute("aria-pressed", String(on));
+      b.textContent = on ? "Leave wall mode" : "Wall mode";
+    }
+    layout = on ? 1 : 0;
+    $(".board").dataset.sub = on ? "2" : "1";
+    $(".board").classList.toggle("compact", on);
+    $(".board").classList.toggle("tight", on);
+    render();
   }
 
   function showZone(zone) {
@@ -487,6 +670,8 @@
 
   function apply(change) {
     const e = change.event;
+    // a drill's night is on its replay's virtual clock: the screen's clock follows its events
+    if (state.virtual && Date.parse(e.at) > now()) offset = Date.parse(e.at) - Date.now();
     if (change.incident) {
       const was = incidents[change.incident.id];
       if (was && was.delivery && !change.incident.delivery) {  // told apart ("seen" events)
@@ -497,7 +682,6 @@
       touched.add(change.incident.id);
     }
     if (change.tiles) tiles = change.tiles;
-    alertFor(change);
     if (!seen.has(e.id)) {
       seen.add(e.id);
       log.unshift(e);
@@ -517,6 +701,10 @@
       $("#live").textContent = "● LIVE";
       $("#notlive").hidden = true;
       document.body.classList.remove("stale");
+      if (stale) {
+        stale = false;
+        for (const b of document.querySelectorAll("button.act")) b.disabled = false;
+      }
       return;
     }
     $("#live").className = "live off";
@@ -526,6 +714,9 @@
     $("#notlive-since").textContent = fmtS.format(new Date(notLiveSince));
     $("#notlive").hidden = false;
     document.body.classList.add("stale");
+    // a press could not reach the bot: the buttons are disabled, not just greyed
+    stale = true;
+    for (const b of document.querySelectorAll("button.act")) b.disabled = true;
   }
 
   const WATCHDOG_MS = 40000;  // the server pings every 15 s: two missed pings are a dead line
@@ -598,7 +789,6 @@
   }
 
   // ---- alerts: a new S4/S5 or an escalation stays on screen until acknowledged
-  const alerts = new Map();  // incident id -> why
   let sound = localStorage.getItem("matchday.sound") === "on";
   let audio = null;
   function beep() {
@@ -616,46 +806,46 @@
     b.setAttribute("aria-pressed", String(sound));
     b.textContent = sound ? "Sound on" : "Sound off";
   }
-  function raise(id, why, quiet) {
-    const inc = incidents[id];
-    if (!inc || inc.status !== "reported" || alerts.has(id)) return;
-    alerts.set(id, why);
-    if (sound && !quiet) beep();
+  // the alert set is the server's (each incident says whether it is one, and why): every
+  // screen shows the same ones, whatever it saw happen
+  const alerted = new Set();
+  function alertList() {
+    return open().filter((i) => i.alert && i.status === "reported").sort(bySeverity);
   }
   function renderAlerts() {
-    for (const id of [...alerts.keys()]) {
-      const inc = incidents[id];
-      if (!inc || inc.status !== "reported") alerts.delete(id);
+    const list = alertList();
+    for (const i of list) {
+      if (!alerted.has(i.id)) {
+        alerted.add(i.id);
+        if (sound && started) beep();
+      }
     }
+    const total = partial ? Math.max(list.length, state.alerts || 0) : list.length;
     const el = $("#alerts");
-    const list = [...alerts.entries()].map(([id, why]) => [incidents[id], why])
-      .sort(([a], [b]) => bySeverity(a, b));
-    el.hidden = !list.length;
+    el.hidden = wall && !total;
+    el.classList.toggle("on", total > 0);
     const may = state.me.actions.includes("ack");
-    const room = innerHeight < 900 ? 1 : 2;  // the board keeps its height on a laptop
-    el.innerHTML = list.slice(0, room).map(([i, why]) =>
+    const room = wall ? 0 : innerHeight < 900 ? 1 : 2;  // the board keeps its height
+    const more = total - Math.min(room, list.length);
+    // the rest are counted on the last row (no line of its own: the board keeps its height)
+    const rest = (k) => (more > 0 && k === Math.min(room, list.length) - 1
+      ? `<span class="alert-more" data-more="${more}" title="S4/S5 or escalated, not ` +
+        `acknowledged: on the board, worst first">+${more} more</span>` : "");
+    const rows = list.slice(0, room).map((i, k) => [`${i.id}:${rest(k)}`,
       `<div class="alert sev${i.severity}" data-id="${esc(i.id)}">` +
-      `<span class="badge sev${i.severity}">S${i.severity}</span> <b>${esc(why)}</b> ` +
-      `<span class="what">${esc(i.id)} ${esc(i.type_label)}</span> · ` +
+      `<span class="badge sev${i.severity}">S${i.severity}</span> <b>${esc(i.alert)}</b> ` +
+      `<span class="id">${esc(i.id)}</span> ` +
       `<span class="where">${esc(i.place || i.location_label)}</span>` +
+      `<span class="what">· ${esc(i.type_label)}</span>` +
       (i.description ? ` <span class="words">“${esc(i.description)}”</span>` : "") +
-      ` <span class="age" data-at="${esc(i.reported_at)}">${age(i.reported_at)}</span>` +
+      ` <span class="age" data-at="${esc(i.reported_at)}"></span>` + rest(k) +
       (may ? button(i, "ack", "Acknowledge") : '<span class="wait">waiting for control</span>') +
-      "</div>").join("") +
-      (list.length > room ? `<div class="alert more">+${list.length - room} more not ` +
-        "acknowledged (on the board, worst first)</div>" : "");
-  }
-
-  function alertFor(change) {
-    const e = change.event, inc = change.incident;
-    if (!inc || inc.status !== "reported") return;
-    if (e.kind === "incident.reported" && inc.severity >= 4) raise(inc.id, `New S${inc.severity}`);
-    else if (e.kind === "incident.escalated") raise(inc.id, "Escalated: not acknowledged");
-    else if (e.kind === "incident.amended" && inc.severity >= 4) {
-      raise(inc.id, `Now S${inc.severity}`);
-    } else if (e.kind === "incident.merged" && inc.severity >= 4) {
-      raise(inc.id, `S${inc.severity}, another report`);
+      "</div>"]);
+    if (!total) {
+      rows.push(["none", '<div class="none">Nothing waiting: no S4/S5 or escalation ' +
+        "unacknowledged</div>"]);
     }
+    patch(el, rows);
   }
 
   function pressId() {
@@ -691,10 +881,11 @@
       } catch (err) {
         toast("Not sent: the bot is not answering. Try again.", false);
       } finally {
-        btn.disabled = false;
+        btn.disabled = stale;
       }
       return;
     }
+    if (ev.target.closest("#wallmode")) { setWall(!wall); return; }
     if (ev.target.closest("#sound")) {
       sound = !sound;
       localStorage.setItem("matchday.sound", sound ? "on" : "off");
@@ -746,6 +937,7 @@
       if (!touched.has(id)) incidents[id] = inc;  // what the live feed brought is newer
     }
     partial = false;
+    for (const i of alertList()) alerted.add(i.id);  // there before this screen: no beep
     renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog();
     // when every incident was drawn, in ms after the navigation started (bench/web.py)
     document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
@@ -759,16 +951,16 @@
   function start() {
     if (started) return;
     started = true;
-    for (const i of open()) {
-      if (i.status === "reported" && i.severity >= 4) raise(i.id, "Not acknowledged", true);
-    }
+    for (const i of alertList()) alerted.add(i.id);  // not a new one: no beep
     renderSound();
+    if (wall) setWall(true);
     renderAlerts(); renderBoard(); renderPins(); renderTiles(); renderLog(); renderPosts();
     document.body.dataset.ready = "1";
     connect();
     if (partial) requestAnimationFrame(() => setTimeout(loadRest, 0));
     else document.body.dataset.complete = String(Math.max(1, Math.round(performance.now())));
   }
+  addEventListener("resize", () => { if (started) render(); });
   requestAnimationFrame(() => setTimeout(start, 0));
   setTimeout(start, 250);
 })();
