@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-LIBRARIES = frozenset({"rig", "cli", "smoke"})  # modules the benches use: not benches
+LIBRARIES = frozenset({"rig", "cli", "smoke", "nights"})  # modules the benches use: not benches
 FIGURE = re.compile(r"^\s*[A-Za-z][\w.-]*: \S", re.M)
 
 

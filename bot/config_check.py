@@ -214,7 +214,7 @@ def check_config(config_dir: Path,
         try:
             load_rules(warnings)
         except (ValueError, KeyError, TypeError) as exc:
-            c.problems.append(f"early_warning.toml: {exc}")
+            c.problems.append(str(exc))  # names the file itself
     roles = config_dir / "roles.toml"
     if roles.exists() and commands is not None:
         c.files += 1

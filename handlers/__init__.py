@@ -26,6 +26,7 @@ from handlers import (
     tabard,
     timings,
     voice_notes,
+    warnings,
     web_signin,
 )
 
@@ -35,5 +36,5 @@ def register(registry: Registry) -> None:
     for module in (admin, incidents, forms, police, status, fixtures, briefings,
                    amend, merge, methane, hot, note, voice_notes, web_signin, decisions,
                    timings, inspections, pack, stewarding, deploy, checkin,
-                   missing, tabard):
+                   missing, tabard, warnings):
         module.register(registry)

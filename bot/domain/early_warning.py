@@ -1,136 +1,379 @@
-"""Early warning: a zone heating up, from the reports in it and its neighbours (pure rules).
+"""Early warning: a zone heating up, from what a Safety Officer weighs (pure rules).
 
-Reports are counted, not incidents: a report that joined an incident is the signal. Rules
-come from config/early_warning.toml; each (zone, rule) warns once per quiet period.
+Each zone has a score over the last `window_s`: its own reports and (weighted less) its
+neighbours' on the ground map, each by severity, crowd-pressure words in the report's own
+text, the people it counts; more when reports come faster; more when the turnstiles of the
+zone or a neighbour show a surge, a stalled bank or a section nearly full, held for a while.
+A zone warns when its score reaches `threshold`; the warning stays until the score falls
+below `clear_below` (or control dismisses it). Reports are counted where they were seen: one
+that joined an incident elsewhere still counts for its own place. Thresholds come from
+config/early_warning.toml.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+from bot.domain.crowd_signals import IngressReading
 from bot.domain.grounds import Ground
 from bot.domain.vocab import INCIDENT_TYPES
 
 
 @dataclass(frozen=True)
-class Rule:
-    """Within the window, `reports` reports of severity >= min_severity (rising: each more
-    severe than or as severe as the one before, with at least one rise), in the zone and its
-    neighbours, or with `same_zone` in one zone and `same_type` of one kind (a crowd building
-    at one gate)."""
-
-    name: str
-    reports: int
-    min_severity: int = 1
-    rising: bool = False
-    same_zone: bool = False
-    same_type: bool = False
-
-
-@dataclass(frozen=True)
 class Rules:
-    """Every rule, the window they count in and how long a zone stays quiet after a warning."""
+    """The weights and thresholds of config/early_warning.toml."""
 
-    rules: tuple[Rule, ...]
-    window_s: int = 300
-    quiet_s: int = 1800
+    window_s: int = 600
+    quiet_s: int = 900  # a cleared area stays silent this long before warning again
+    threshold: float = 3.0
+    clear_below: float = 1.5
+    neighbour_weight: float = 0.5
+    severity_weight: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 3.0)  # S1..S5
+    pressure_words: tuple[str, ...] = ()
+    pressure_types: tuple[str, ...] = ("crowd_density",)
+    pressure_weight: float = 0.8
+    people_at: int = 50
+    people_weight: float = 0.5
+    accel_s: int = 180
+    accel_weight: float = 1.0
+    accel_min_severity: int = 3
+    surge_ratio: float = 1.3
+    surge_weight: float = 1.5
+    surge_cap: float = 2.0  # a surge counts more the further above surge_ratio, up to this
+    stall_weight: float = 1.5
+    full_share: float = 0.95
+    full_weight: float = 1.0
+    sustain_s: int = 120
+    stale_s: int = 300  # a zone's turnstile reading older than this says nothing
+
+    def severity(self, s: int) -> float:
+        """The weight of one severity (1-5)."""
+        return self.severity_weight[max(1, min(5, s)) - 1]
+
+
+PRESSURE_KEYS = ("weight", "types", "words")
+INGRESS_KEYS = ("surge_ratio", "surge_weight", "surge_cap", "stall_weight", "full_share",
+                "full_weight", "sustain_s", "stale_s")
 
 
 def load_rules(path: Path) -> Rules:
-    """The rules of a TOML file (config/early_warning.toml)."""
+    """The rules of a TOML file (config/early_warning.toml); a clear ValueError when one
+    makes no sense."""
     raw = tomllib.loads(path.read_text())
-    rules = tuple(Rule(name=str(r["name"]), reports=int(r["reports"]),
-                       min_severity=int(r.get("min_severity", 1)),
-                       rising=bool(r.get("rising", False)),
-                       same_zone=bool(r.get("same_zone", False)),
-                       same_type=bool(r.get("same_type", False)))
-                  for r in raw.get("rule", []))
-    if not rules or any(r.reports < 1 or not 1 <= r.min_severity <= 5 for r in rules):
-        raise ValueError(f"{path}: each [[rule]] needs reports >= 1 and min_severity 1-5")
-    return Rules(rules, int(raw.get("window_s", 300)), int(raw.get("quiet_s", 1800)))
+    return rules_of(raw, path.name)
+
+
+def rules_of(raw: dict[str, Any], name: str = "early_warning.toml") -> Rules:
+    """Rules from parsed TOML, checked."""
+    known = {"window_s", "quiet_s", "threshold", "clear_below", "neighbour_weight",
+             "severity_weight", "pressure", "people", "acceleration", "ingress"}
+    extra = sorted(set(raw) - known)
+    if extra:
+        raise ValueError(f"{name}: unknown key(s) {', '.join(extra)}")
+    p, pe = raw.get("pressure", {}), raw.get("people", {})
+    ac, ing = raw.get("acceleration", {}), raw.get("ingress", {})
+    for part, keys, what in ((p, PRESSURE_KEYS, "pressure"), (pe, ("at", "weight"), "people"),
+                             (ac, ("window_s", "weight", "min_severity"), "acceleration"),
+                             (ing, INGRESS_KEYS, "ingress")):
+        bad = sorted(set(part) - set(keys))
+        if bad:
+            raise ValueError(f"{name}: unknown key(s) in [{what}]: {', '.join(bad)}")
+    d = Rules()
+    try:
+        r = Rules(
+            window_s=int(raw.get("window_s", d.window_s)),
+            quiet_s=int(raw.get("quiet_s", d.quiet_s)),
+            threshold=float(raw.get("threshold", d.threshold)),
+            clear_below=float(raw.get("clear_below", d.clear_below)),
+            neighbour_weight=float(raw.get("neighbour_weight", d.neighbour_weight)),
+            severity_weight=tuple(float(x) for x in raw.get("severity_weight",
+                                                             d.severity_weight)),
+            pressure_words=tuple(str(w).lower() for w in p.get("words", ())),
+            pressure_types=tuple(str(t) for t in p.get("types", d.pressure_types)),
+            pressure_weight=float(p.get("weight", d.pressure_weight)),
+            people_at=int(pe.get("at", d.people_at)),
+            people_weight=float(pe.get("weight", d.people_weight)),
+            accel_s=int(ac.get("window_s", d.accel_s)),
+            accel_weight=float(ac.get("weight", d.accel_weight)),
+            accel_min_severity=int(ac.get("min_severity", d.accel_min_severity)),
+            **{k: type(getattr(d, k))(ing[k]) for k in INGRESS_KEYS if k in ing},
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    problems = []
+    if len(r.severity_weight) != 5:
+        problems.append("severity_weight needs 5 numbers (S1 to S5)")
+    if not 0 < r.clear_below < r.threshold:
+        problems.append("clear_below must be above 0 and below threshold")
+    if r.window_s < 60 or r.accel_s < 30 or r.accel_s > r.window_s:
+        problems.append("window_s must be >= 60 s and acceleration window_s 30 s to window_s")
+    if not 0 <= r.neighbour_weight <= 1:
+        problems.append("neighbour_weight is 0 to 1")
+    if not r.pressure_words:
+        problems.append("[pressure] words must list the words stewards use for crowd pressure")
+    if r.surge_ratio <= 1 or not 0 < r.full_share <= 1.2 or r.sustain_s < 0:
+        problems.append("[ingress] surge_ratio > 1, full_share 0-1.2, sustain_s >= 0")
+    unknown = [t for t in r.pressure_types if t not in INCIDENT_TYPES.labels]
+    if unknown:
+        problems.append(f"[pressure] types unknown: {', '.join(unknown)}")
+    if problems:
+        raise ValueError(f"{name}: " + "; ".join(problems))
+    return r
+
+
+def pressure_words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The crowd-pressure words of the list found in a report's own text (whole words)."""
+    low = text.lower().replace("’", "'")
+    return tuple(w for w in words if re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", low))
 
 
 @dataclass(frozen=True)
 class Report:
-    """One report as the rules see it."""
+    """One report as the rules see it: where it was seen (its own place, merged or not)."""
 
     at: datetime
     zone: str
     severity: int
     type: str
     affiliation: str = "unknown"
+    words: tuple[str, ...] = ()  # crowd-pressure words in its own text
+    people: int = 0
+    ref: str = ""  # the incident it made or joined ("INC-7"); the evidence names it
+    key: str = ""  # one report, however often it arrives (a redelivery counts once)
 
 
 @dataclass(frozen=True)
 class Warning:
-    """A zone heating up: where, by which rule, the reports that made it, and its one line."""
+    """A zone heating up: where, the area it covers, why (the reports and turnstile readings
+    with their times), the score and what to do about it."""
 
     zone: str
     zones: tuple[str, ...]
     rule: str
     reports: tuple[Report, ...]
     text: str
+    at: datetime | None = None
+    score: float = 0.0
+    ingress: tuple[IngressReading, ...] = ()
+    action: str = ""
+
+
+@dataclass(frozen=True)
+class Cleared:
+    """An area's warning over: the score fell below `clear_below` (or control dismissed it)."""
+
+    zone: str
+    zones: tuple[str, ...]
+    at: datetime
+    why: str  # "cleared" or "dismissed"
+
+
+@dataclass
+class _Flag:
+    """Since when one turnstile condition has held in one zone (None: not now)."""
+
+    surge: datetime | None = None
+    stall: datetime | None = None
+    full: datetime | None = None
 
 
 @dataclass
 class Watch:
-    """The reports of one fixture's last window, and when each (zone, rule) last warned."""
+    """One fixture's recent reports and turnstile readings, and its areas under warning."""
 
     rules: Rules
     ground: Ground
     recent: deque[Report] = field(default_factory=deque)
-    warned: dict[tuple[str, str], datetime] = field(default_factory=dict)
+    readings: dict[str, IngressReading] = field(default_factory=dict)
+    flags: dict[str, _Flag] = field(default_factory=dict)
+    active: dict[str, Warning] = field(default_factory=dict)  # by the warned zone
+    quiet_until: dict[str, datetime] = field(default_factory=dict)
+    keys: set[str] = field(default_factory=set)
+    now: datetime | None = None
 
     def feed(self, report: Report) -> list[Warning]:
-        """Take one report; the warnings it raises (none while its zone is quiet)."""
+        """Take one report; the warnings it raises (none in an area already warned)."""
+        if report.key:
+            if report.key in self.keys:
+                return []
+            self.keys.add(report.key)
+        self._advance(report.at)
         self.recent.append(report)
-        while (report.at - self.recent[0].at).total_seconds() > self.rules.window_s:
-            self.recent.popleft()
-        near = set(self.ground.nearby(report.zone))
-        here = [r for r in self.recent if r.zone in near]
+        return self._check(self.ground.nearby(report.zone), report.at)
+
+    def ingress(self, reading: IngressReading) -> list[Warning]:
+        """Take one turnstile reading; the warnings it raises."""
+        self._advance(reading.at)
+        r, flag = self.rules, self.flags.setdefault(reading.zone, _Flag())
+        flag.surge = (flag.surge or reading.at) if reading.rate_ratio >= r.surge_ratio else None
+        flag.stall = (flag.stall or reading.at) if reading.stalled else None
+        flag.full = (flag.full or reading.at) if reading.capacity and \
+            reading.share_full >= r.full_share and reading.rate_per_min > 0 else None
+        self.readings[reading.zone] = reading
+        return self._check(self.ground.nearby(reading.zone), reading.at)
+
+    def tick(self, now: datetime) -> list[Cleared]:
+        """The warnings over by `now`: their area's score fell below `clear_below`."""
+        self._advance(now)
         out = []
-        for rule in self.rules.rules:
-            pool = [r for r in here if (not rule.same_zone or r.zone == report.zone)
-                    and (not rule.same_type or r.type == report.type)]
-            hits = matching(rule, pool)
-            if not hits:
-                continue
-            last = self.warned.get((report.zone, rule.name))
-            if last is not None and (report.at - last).total_seconds() < self.rules.quiet_s:
-                continue
-            for z in near:  # the neighbours heard it too: one warning for the area
-                self.warned[(z, rule.name)] = report.at
-            # named for where most of it is (the first report's place on a tie)
-            zone = max(dict.fromkeys(r.zone for r in hits),
-                       key=lambda z: sum(r.zone == z for r in hits))
-            out.append(Warning(zone, tuple(sorted(near)), rule.name, tuple(hits),
-                               warning_text(self.ground, zone, hits)))
+        for zone, w in list(self.active.items()):
+            if max(self.score(z, now) for z in w.zones) < self.rules.clear_below:
+                out.append(self._end(zone, now, "cleared"))
         return out
 
+    def dismiss(self, zone: str, now: datetime) -> Cleared | None:
+        """Control dismissed the warning that covers `zone` (None: none does)."""
+        for z, w in list(self.active.items()):
+            if zone == z or zone in w.zones:
+                return self._end(z, now, "dismissed")
+        return None
 
-def matching(rule: Rule, reports: list[Report]) -> list[Report]:
-    """The reports that make a rule match (empty when it does not)."""
-    if rule.rising:
-        if not reports or reports[-1].severity < rule.min_severity:
+    def _end(self, zone: str, now: datetime, why: str) -> Cleared:
+        w = self.active.pop(zone)
+        for z in w.zones:
+            self.quiet_until[z] = max(self.quiet_until.get(z, now),
+                                      now + timedelta(seconds=self.rules.quiet_s))
+        return Cleared(zone, w.zones, now, why)
+
+    def _advance(self, now: datetime) -> None:
+        if self.now is None or now > self.now:
+            self.now = now
+        while self.recent and (self.now - self.recent[0].at).total_seconds() > \
+                self.rules.window_s:
+            self.recent.popleft()
+
+    def _covered(self, zone: str, now: datetime) -> bool:
+        near = set(self.ground.nearby(zone))  # one warning for one hot area
+        if any(near & set(w.zones) for w in self.active.values()):
+            return True
+        quiet = self.quiet_until.get(zone)
+        return quiet is not None and now < quiet
+
+    def _check(self, zones: list[str], now: datetime) -> list[Warning]:
+        scored = sorted(((self.score(z, now), z) for z in zones
+                         if not self._covered(z, now)), key=lambda t: (-t[0], t[1]))
+        if not scored or scored[0][0] < self.rules.threshold:
             return []
-        run = [reports[-1]]
-        for r in reversed(reports[:-1]):  # back from the newest while severity falls
-            if r.severity > run[0].severity:
-                break
-            run.insert(0, r)
-        rose = run[0].severity < run[-1].severity
-        return run if len(run) >= rule.reports and rose else []
-    hits = [r for r in reports if r.severity >= rule.min_severity]
-    return hits if len(hits) >= rule.reports else []
+        score, zone = scored[0]
+        w = self._warning(zone, score, now)
+        self.active[zone] = w
+        return [w]
+
+    def report_value(self, rep: Report) -> float:
+        """What one report adds in its own zone: its severity's weight, raised by its
+        crowd-pressure words and its people count (a steward's S1 stays small whatever its
+        words: the severity is their judgement)."""
+        r = self.rules
+        v = 1.0
+        if rep.words or rep.type in r.pressure_types:
+            v += r.pressure_weight
+        if rep.people >= r.people_at:
+            v += r.people_weight
+        return r.severity(rep.severity) * v
+
+    def _weight(self, zone: str, other: str) -> float:
+        if other == zone:
+            return 1.0
+        return self.rules.neighbour_weight if self.ground.near(zone, other) else 0.0
+
+    def score(self, zone: str, now: datetime) -> float:
+        """The zone's score now: its reports and its neighbours', faster reports, turnstiles."""
+        r = self.rules
+        s = sum(self._weight(zone, rep.zone) * self.report_value(rep) for rep in self.recent)
+        area = [rep for rep in self.recent if self._weight(zone, rep.zone)
+                and rep.severity >= r.accel_min_severity]
+        last = sum((now - rep.at).total_seconds() <= r.accel_s for rep in area)
+        before = sum(r.accel_s < (now - rep.at).total_seconds() <= 2 * r.accel_s
+                     for rep in area)
+        if last >= 2 and last > before:
+            s += r.accel_weight
+        return s + max((self._weight(zone, z) * self.ingress_value(z, now)
+                        for z in self.readings), default=0.0)
+
+    def ingress_value(self, zone: str, now: datetime) -> float:
+        """What a zone's turnstiles add: each condition held for `sustain_s`."""
+        r, reading = self.rules, self.readings.get(zone)
+        if reading is None or (now - reading.at).total_seconds() > r.stale_s:
+            return 0.0
+        flag = self.flags[zone]
+
+        def held(since: datetime | None) -> bool:
+            return since is not None and (now - since).total_seconds() >= r.sustain_s
+        over = min(r.surge_cap, (reading.rate_ratio - 1) / (r.surge_ratio - 1))
+        return (r.surge_weight * over * held(flag.surge) + r.stall_weight * held(flag.stall)
+                + r.full_weight * held(flag.full))
+
+    def _warning(self, zone: str, score: float, now: datetime) -> Warning:
+        area = tuple(sorted(self.ground.nearby(zone)))
+        hits = tuple(rep for rep in self.recent if rep.zone in area)
+        readings = tuple(self.readings[z] for z in area if z in self.readings
+                         and self.ingress_value(z, now) > 0)
+        signals = signals_of(self, zone, hits, readings)
+        return Warning(zone, area, " + ".join(signals) or "score", hits,
+                       warning_text(self.ground, zone, list(hits), readings), now,
+                       round(score, 2), readings, suggested_action(self.ground, zone, hits))
 
 
-def warning_text(ground: Ground, zone: str, hits: list[Report]) -> str:
+def signals_of(watch: Watch, zone: str, hits: tuple[Report, ...],
+               readings: tuple[IngressReading, ...]) -> list[str]:
+    """Which kinds of evidence the warning rests on, in a Safety Officer's words."""
+    r, out = watch.rules, []
+    if hits:
+        out.append("reports here" if any(h.zone == zone for h in hits) else "reports nearby")
+    if any(h.zone != zone for h in hits) and any(h.zone == zone for h in hits):
+        out.append("neighbours")
+    if any(h.words or h.type in r.pressure_types for h in hits):
+        out.append("crowd-pressure words")
+    if any(h.people >= r.people_at for h in hits):
+        out.append("people counts")
+    if any(x.stalled for x in readings):
+        out.append("stalled turnstiles")
+    if any(x.rate_ratio >= r.surge_ratio for x in readings):
+        out.append("entry surge")
+    if any(x.share_full >= r.full_share for x in readings):
+        out.append("section nearly full")
+    return out
+
+
+def suggested_action(ground: Ground, zone: str, hits: tuple[Report, ...]) -> str:
+    """What control should do first about the area (the ground's words, never a reporter's)."""
+    z = ground.zones.get(zone)
+    kinds = {ground.zones[n].kind for n in ground.nearby(zone) if n in ground.zones}
+    where = ground.short_label(zone, 30)
+    if z is not None and z.kind == "segregation" or "segregation" in kinds and \
+            any(h.type in ("missile", "segregation_breach", "disorder") for h in hits):
+        return f"Reinforce the segregation line at {where}: response team there, police told."
+    if z is not None and z.kind in ("gate", "outside"):
+        return (f"Slow entry at {where}: hold the queue back, open the exit gates beside it, "
+                "send a supervisor and the response team.")
+    if z is not None and z.kind in ("concourse", "walkway"):
+        return (f"Hold people back from {where}: stop entry to it, open relief routes, "
+                "send a supervisor and the response team.")
+    return (f"Send a supervisor and the response team to {where}, and be ready to stop "
+            "entry to it.")
+
+
+def warning_text(ground: Ground, zone: str, hits: list[Report],
+                 readings: tuple[IngressReading, ...] = ()) -> str:
     """'Early warning — North-east segregation: 2 × S4 missiles both ways in 2 min, risk of
     breach' (the words are the ground's and the vocabulary's, never a reporter's)."""
+    where = ground.short_label(zone, 30)
+    kinds = {ground.zones[z].kind for z in ground.nearby(zone) if z in ground.zones}
+    crowd = any(r.type == "crowd_density" or r.words for r in hits) or bool(readings)
+    if "segregation" in kinds and not crowd:
+        risk = "risk of breach"
+    elif crowd:
+        risk = "risk of crushing"
+    else:
+        risk = "may escalate"
+    if not hits:
+        return f"Early warning — {where}: turnstiles {ingress_words(readings)}, {risk}"
     worst = max(r.severity for r in hits)
     n_worst = sum(r.severity == worst for r in hits)
     types = []
@@ -141,15 +384,37 @@ def warning_text(ground: Ground, zone: str, hits: list[Report]) -> str:
     sides = {r.affiliation for r in hits} - {"unknown", ""}
     both = " both ways" if len(sides) > 1 else ""
     span = max(1, round((hits[-1].at - hits[0].at).total_seconds() / 60))
-    kinds = {ground.zones[z].kind for z in ground.nearby(zone) if z in ground.zones}
-    if "segregation" in kinds:
-        risk = "risk of breach"
-    elif any(r.type == "crowd_density" for r in hits):
-        risk = "risk of crushing"
-    else:
-        risk = "may escalate"
-    where = ground.short_label(zone, 30)
     what = " and ".join(types[:2])
     others = f" (+{len(hits) - n_worst} more)" if len(hits) > n_worst else ""
+    gates = f", turnstiles {ingress_words(readings)}" if readings else ""
     return (f"Early warning — {where}: {n_worst} × S{worst} {what}{both}{others} in "
-            f"{span} min, {risk}")
+            f"{span} min{gates}, {risk}")
+
+
+def ingress_words(readings: tuple[IngressReading, ...]) -> str:
+    """'stalled' / 'entry at 160% of plan' / '97% full' for the readings behind a warning."""
+    bits = []
+    for x in readings:
+        if x.stalled:
+            bits.append("stalled")
+        elif x.planned_rate_per_min:
+            bits.append(f"entry at {x.rate_ratio:.0%} of plan")
+        if x.capacity:
+            bits.append(f"{x.share_full:.0%} full")
+    return ", ".join(dict.fromkeys(bits)) or "unusual"
+
+
+def open_warnings(events: list[Any]) -> dict[str, dict[str, Any]]:
+    """The warnings still standing in a fixture's log (oldest first): each
+    `fixture.early_warning` by its zone, less those a later `fixture.early_warning_cleared`
+    ended (cleared or dismissed) for a zone of its area."""
+    out: dict[str, dict[str, Any]] = {}
+    for ev in events:
+        if ev.kind == "fixture.early_warning":
+            out[str(ev.data.get("zone", ""))] = dict(ev.data, at=ev.at)
+        elif ev.kind == "fixture.early_warning_cleared":
+            zone = str(ev.data.get("zone", ""))
+            for z, w in list(out.items()):
+                if z == zone or zone in w.get("zones", ()):
+                    del out[z]
+    return out

@@ -145,6 +145,9 @@ def describe(ev: Event, ground: Ground) -> str:
         return f"Phase: {PHASES.label(d.get('phase', ''))}"
     if ev.kind == "fixture.early_warning":
         return str(d.get("text", "Early warning"))
+    if ev.kind == "fixture.early_warning_cleared":
+        how = "dismissed" if d.get("why") == "dismissed" else "cleared"
+        return f"Early warning {how} — {ground.short_label(str(d.get('zone', '')), 30)}"
     if ev.kind == "fixture.created":
         return f"Fixture created: {d.get('home', '')} v {d.get('away', '')}"
     if ev.kind == "fixture.changed":
@@ -181,9 +184,17 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
     if ev.kind.startswith("incident.") and inc is not None:
         out.update(incident=inc.get("id", ""), type=inc.get("type", ""),
                    severity=int(inc.get("severity", 1)), location=inc.get("location", ""))
+    if ev.kind == "incident.merged" and isinstance(ev.data.get("report"), dict):
+        # a joined report stays where it was seen: its own place and severity, not the
+        # incident's (the heat map and its pin are there)
+        rep = ev.data["report"]
+        if rep.get("location"):
+            out["location"] = str(rep["location"])
+        if str(rep.get("severity") or "").isdigit():
+            out["severity"] = int(rep["severity"])
     if police and ev.data.get("zone"):
         out["location"] = ev.data["zone"]
-    if ev.kind == "fixture.early_warning":
+    if ev.kind in ("fixture.early_warning", "fixture.early_warning_cleared"):
         out.update(location=ev.data.get("zone", ""), zones=ev.data.get("zones", []))
     return out
 

@@ -379,12 +379,18 @@
       if ((e.kind === "incident.reported" || e.kind === "incident.merged") && e.location &&
           Date.parse(e.at) >= since) n[e.location] = (n[e.location] || 0) + 1;
     }
-    const warned = new Set();  // early warnings of the last 15 minutes: their zones pulse
-    for (const e of log) {
-      if (e.kind === "fixture.early_warning" && Date.parse(e.at) >= since) {
-        for (const z of e.zones || [e.location]) warned.add(z);
+    // early warnings standing: shown until the log says cleared or dismissed (the fixture's
+    // own events, so a replayed drill shows them as long as the night did)
+    const standing = {};
+    for (const e of [...log].sort((a, b) => Date.parse(a.at) - Date.parse(b.at))) {
+      if (e.kind === "fixture.early_warning") standing[e.location] = e.zones || [e.location];
+      if (e.kind === "fixture.early_warning_cleared") {
+        for (const [z, area] of Object.entries(standing)) {
+          if (z === e.location || area.includes(e.location)) delete standing[z];
+        }
       }
     }
+    const warned = new Set(Object.values(standing).flat());
     for (const el of document.querySelectorAll("svg.ground .zone[data-zone]")) {
       el.classList.toggle("warn", warned.has(el.dataset.zone));
       const k = n[el.dataset.zone] || 0;
@@ -401,7 +407,20 @@
     for (const i of Object.values(incidents)) {
       (byZone[i.location] = byZone[i.location] || []).push(i);
     }
+    // a report that joined an incident elsewhere keeps a pin where it was seen
+    const seen = {};
+    for (const e of log) {
+      if (e.kind === "incident.merged" && e.location && !byZone[e.location]) {
+        (seen[e.location] = seen[e.location] || []).push(e);
+      }
+    }
     const pins = [];
+    for (const [zone, list] of Object.entries(seen)) {
+      const z = zones[zone];
+      if (!z) continue;
+      const worst = Math.max(...list.map((e) => e.severity || 1));
+      pins.push({zone, x: z.pin[0], y: z.pin[1], worst, cls: " joined", n: list.length});
+    }
     for (const [zone, list] of Object.entries(byZone)) {
       const z = zones[zone];
       if (!z) continue;
