@@ -190,7 +190,8 @@ def alerts(plan: IngressPlan, p: Picture) -> list[IngressAlert]:
                                         e.recent_per_min, e.safe_rate_per_min))
         left = (p.kickoff - p.at).total_seconds() / 60
         remaining = s.capacity - s.inside
-        if 0 < left <= plan.forecast_from_min and remaining > 0 and s.planned_per_min > 0:
+        if 0 < left <= plan.forecast_from_min and 0 < s.inside < s.capacity \
+                and s.planned_per_min > 0:  # a stand with no count yet: no feed, no forecast
             needed = remaining / s.planned_per_min
             if needed > left:
                 out.append(IngressAlert("late", s.zone, 0, p.at, s.inside, s.capacity,

@@ -94,15 +94,15 @@ def parse_plan(data: dict[str, Any], zones: set[str], where: str) -> IngressPlan
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise ValueError(f"{where} ingress: must be a table")
-    per = _number(raw, "per_turnstile_per_min", PER_TURNSTILE_PER_MIN, f"{where} ingress")
+        raise ValueError(f"{where}: ingress: must be a table")
+    per = _number(raw, "per_turnstile_per_min", PER_TURNSTILE_PER_MIN, f"{where}: ingress")
     alert_at = raw.get("alert_at", [85, 95])
     if not isinstance(alert_at, list) or not all(
             isinstance(a, int) and not isinstance(a, bool) and 1 <= a < 100 for a in alert_at):
-        raise ValueError(f"{where} ingress: alert_at is a list of whole percentages 1-99")
+        raise ValueError(f"{where}: ingress: alert_at is a list of whole percentages 1-99")
     stands: dict[str, Stand] = {}
     for i, s in enumerate(raw.get("stand", [])):
-        here = f"{where} ingress.stand[{i}]"
+        here = f"{where}: ingress.stand[{i}]"
         zone = s.get("zone") if isinstance(s, dict) else None
         if zone not in zones:
             raise ValueError(f"{here}: zone {zone!r} is not a zone of this ground")
@@ -110,7 +110,7 @@ def parse_plan(data: dict[str, Any], zones: set[str], where: str) -> IngressPlan
     entries: dict[str, Entry] = {}
     seen: dict[str, str] = {}
     for i, e in enumerate(raw.get("entry", [])):
-        here = f"{where} ingress.entry[{i}]"
+        here = f"{where}: ingress.entry[{i}]"
         zone = e.get("zone") if isinstance(e, dict) else None
         if zone not in zones:
             raise ValueError(f"{here}: zone {zone!r} is not a zone of this ground")
@@ -125,11 +125,11 @@ def parse_plan(data: dict[str, Any], zones: set[str], where: str) -> IngressPlan
         entries[zone] = Entry(zone, e["stand"], ids,
                               _number(e, "safe_rate_per_min", planned * 1.25, here))
     if not entries:
-        raise ValueError(f"{where} ingress: needs at least one [[ingress.entry]]")
+        raise ValueError(f"{where}: ingress: needs at least one [[ingress.entry]]")
     return IngressPlan(stands, entries, per, tuple(sorted(alert_at)),
-                       int(_number(raw, "stall_s", 120, f"{where} ingress")),
-                       int(_number(raw, "max_skew_s", 300, f"{where} ingress")),
-                       int(_number(raw, "forecast_from_min", 60, f"{where} ingress")))
+                       int(_number(raw, "stall_s", 120, f"{where}: ingress")),
+                       int(_number(raw, "max_skew_s", 300, f"{where}: ingress")),
+                       int(_number(raw, "forecast_from_min", 60, f"{where}: ingress")))
 
 
 def load_plan(path: Path, zones: set[str]) -> IngressPlan | None:
