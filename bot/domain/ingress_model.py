@@ -13,6 +13,7 @@ BIN_S = 30  # counts are kept per entry point in bins of this many seconds
 RATE_WINDOW_S = 300  # the entry rate: people a minute over the last five minutes
 TREND_S = 120  # "falling": the last two minutes against the two before
 FALLING = 0.7
+LATE_GRACE_MIN = 2.0  # "not in by kick-off" only when short by more than this
 KINDS = ("threshold", "full", "stalled", "rate", "late")
 
 
@@ -128,10 +129,11 @@ def entry_state(plan: IngressPlan, zone: str, c: Counts, kickoff: datetime,
     heard, flowing = c.heard.get(zone), c.flowing.get(zone)
     stalled = bool(arriving and heard is not None and flowing is not None
                    and now - heard < plan.stall_s and now - flowing >= plan.stall_s)
+    live = heard is not None and now - heard < 2 * BIN_S  # a typed tally says nothing after
     return EntryState(zone, entry.stand, c.totals.get(zone, 0), rate, recent,
                       0.0 if closed else entry.planned_per_min(plan.per_turnstile_per_min),
                       entry.safe_rate_per_min, stalled,
-                      arriving and earlier > 0 and recent < FALLING * earlier, closed)
+                      arriving and live and earlier > 0 and recent < FALLING * earlier, closed)
 
 
 def picture(plan: IngressPlan, c: Counts, kickoff: datetime) -> Picture:
@@ -193,7 +195,7 @@ def alerts(plan: IngressPlan, p: Picture) -> list[IngressAlert]:
         if 0 < left <= plan.forecast_from_min and 0 < s.inside < s.capacity \
                 and s.planned_per_min > 0:  # a stand with no count yet: no feed, no forecast
             needed = remaining / s.planned_per_min
-            if needed > left:
+            if needed > left + LATE_GRACE_MIN:
                 out.append(IngressAlert("late", s.zone, 0, p.at, s.inside, s.capacity,
                                         s.rate_per_min, s.planned_per_min,
                                         minutes_needed=needed, minutes_left=left))

@@ -82,11 +82,10 @@ async def ingress_cmd(ctx: Ctx) -> Result:
                                          "note": " ".join(ctx.args[2:])[:200]})
         await ctx.store.ingress.set_closed(fx.id, entry, word == "close", ev, ctx.cmd.dedupe_key)
         await ctx.core.changed("ingress", fx.id)
-        label = ctx.ground(fx).label(entry)
+        done = f"{ctx.ground(fx).label(entry)} {'closed' if word == 'close' else 'reopened'}"
         for audience in ("control", "command"):
-            ctx.notify(audience, Reply(f"{label} {word}d by {ctx.who}.", title="Ingress"),
-                       fixture=fx.id)
-        note = f"Recorded: {label} {word}d."
+            ctx.notify(audience, Reply(f"{done} by {ctx.who}.", title="Ingress"), fixture=fx.id)
+        note = f"Recorded: {done}."
     elif word:
         raise UsageError(f"'{word[:20]}' is not count, close or open.")
     else:
@@ -98,10 +97,12 @@ async def ingress_cmd(ctx: Ctx) -> Result:
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     """The /status line of ingress (none when the ground has no plan or nothing counted)."""
-    if ctx.ground(fx).ingress is None:
+    plan = ctx.ground(fx).ingress
+    if plan is None:
         return []
     p = await IngressDesk(ctx.core).picture(fx, ctx.now)
-    return [status_line(p)] if p is not None and p.inside else []
+    return [status_line(p, plan.alert_at[0] if plan.alert_at else 100)] \
+        if p is not None and p.inside else []
 
 
 def register(registry: Registry) -> None:

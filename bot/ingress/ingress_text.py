@@ -21,7 +21,7 @@ def forecast(s: StandState, tz: tzinfo) -> str:
     if s.inside >= s.capacity:
         return "FULL"
     if s.full_at is None:
-        return "no flow yet"
+        return "no flow now"
     return (f"full {_hm(s.full_at, tz)}, in by kick-off" if s.in_by_kickoff
             else f"full {_hm(s.full_at, tz)}: NOT in by kick-off")
 
@@ -49,10 +49,11 @@ def picture_lines(p: Picture, ground: Ground, tz: tzinfo) -> list[str]:
     return lines
 
 
-def status_line(p: Picture) -> str:
-    """The one /status line: people in, and the stands needing attention."""
+def status_line(p: Picture, alarm_pct: int) -> str:
+    """The one /status line: people in, and the stands to watch (a queue building or a bank
+    stalled, or past the first alarm)."""
     hot = [f"{s.zone} {s.pct:.0f}%" for s in p.stands
-           if s.pressure != "ok" or s.in_by_kickoff is False or s.inside >= s.capacity]
+           if s.pressure != "ok" or s.pct >= alarm_pct]
     pct = 100 * p.inside / p.capacity if p.capacity else 0
     return (f"Ingress: {p.inside:,}/{p.capacity:,} in ({pct:.0f}%)"
             + (f"; watch {', '.join(hot)}" if hot else "") + " (/ingress)")

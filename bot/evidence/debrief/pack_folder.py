@@ -25,6 +25,7 @@ from bot.evidence.debrief.figures import incident_rows, response_by_severity, ti
 from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.evidence.debrief.steward_record import StewardRecord, steward_record
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
+from bot.evidence.ingress_record import write_ingress
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
 from bot.store import Store
@@ -143,6 +144,7 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
                     line, decisions, timings, items, checks,
                     readiness(items, checks, override), figures, load_map(config_dir, ground),
                     stewarding)
+    files += await write_ingress(store, fx, ground, out, tz)  # the curve per stand, alerts
     pdf, pages = pack_pdf(data, tz)
     (out / PDF).write_bytes(pdf)
     files.append(PDF)
