@@ -176,15 +176,16 @@ async def main(minutes: int, flash_s: float, seed: int) -> None:
                         await feed.round(minutes)
                         await asyncio.sleep(max(0.0, 1.0 - (time.perf_counter() - t0)))
                 alone = beside = 0.0
-                for leg, with_feed in enumerate((False, True, True, False)):
+                legs = (False, True, True, False) * 2
+                for leg, with_feed in enumerate(legs):
                     pacer = asyncio.create_task(paced()) if with_feed else None
-                    rate = await flashpoint(core, flash_s / 4, f"leg{leg}")
+                    rate = await flashpoint(core, flash_s / len(legs), f"leg{leg}")
                     if pacer is not None:
                         pacer.cancel()
                         await asyncio.gather(pacer, return_exceptions=True)
-                        beside += rate / 2
+                        beside += rate / 4
                     else:
-                        alone += rate / 2
+                        alone += rate / 4
                 # then the rest of the 30 minutes as fast as it goes, the forecast read each minute
                 while feed.second < minutes * 60:
                     await feed.round(minutes)

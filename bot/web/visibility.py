@@ -126,6 +126,8 @@ def describe(ev: Event, ground: Ground) -> str:
         return f"Phase: {PHASES.label(d.get('phase', ''))}"
     if ev.kind == "fixture.early_warning":
         return str(d.get("text", "Early warning"))
+    if ev.kind == "ingress.alert":
+        return str(d.get("text", "Ingress alert"))
     if ev.kind == "fixture.created":
         return f"Fixture created: {d.get('home', '')} v {d.get('away', '')}"
     if ev.kind == "fixture.changed":
@@ -154,6 +156,8 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
         out["location"] = ev.data["zone"]
     if ev.kind == "fixture.early_warning":
         out.update(location=ev.data.get("zone", ""), zones=ev.data.get("zones", []))
+    if ev.kind == "ingress.alert":  # on the map at its stand or entry point
+        out["location"] = ev.data.get("zone", "")
     return out
 
 

@@ -9,9 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.dispatch import Core
-from bot.domain.ingress_batch import Batch, Reading
 from bot.domain.ingress_model import Counts, alerts, picture
-from bot.ingress.ingress_desk import IngressDesk
+from tests.support.ingress import pour
 from tests.support.lifecycle import log_of
 
 _ids = itertools.count(1)
@@ -25,25 +24,6 @@ def sent(core: Core) -> list:
         got.append(out)
     core.notifier.taps.append(tap)
     return got
-
-
-async def pour(core: Core, clock, entry: str, per_min: int, minutes: float,
-               step_s: int = 10) -> list:
-    """People through an entry point's turnstiles at `per_min`, a batch every `step_s`."""
-    desk = IngressDesk(core)
-    fx = await core.active_fixture()
-    plan = desk.plan_of(fx)
-    turnstiles = plan.entries[entry].turnstiles
-    raised = []
-    for _ in range(int(minutes * 60 / step_s)):
-        clock.advance(timedelta(seconds=step_s))
-        n = per_min * step_s // 60
-        share = [n // len(turnstiles) + (1 if i < n % len(turnstiles) else 0)
-                 for i in range(len(turnstiles))]
-        got = await desk.take(fx, Batch(f"t{next(_ids)}", tuple(
-            Reading(t, entry, c, clock.now()) for t, c in zip(turnstiles, share, strict=True))))
-        raised += got.alerts
-    return raised
 
 
 def _alerts(sent: list, title: str) -> list:
