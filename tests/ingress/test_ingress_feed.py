@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.core.dispatch import Core
 from bot.ingress.ingress_desk import IngressDesk
+from bot.ingress.ingress_replay import replay_counts
 from bot.web.ingress_route import PATH, IngressFeed
 from tests.support.ingress import KEY, batch_body, signed_headers
 
@@ -90,3 +91,20 @@ async def test_the_feed_is_refused_until_a_key_is_set(core, clock):
         r = await c.post(PATH, data=body, headers=signed_headers(body))
         assert r.status == 503
         assert "MATCHDAY_INGRESS_KEY" in (await r.json())["reason"]
+
+
+async def test_a_drill_file_of_counts_is_replayed_once_and_bad_rows_named(core, clock, tmp_path):
+    path = tmp_path / "gate_counts.csv"
+    path.write_text("at,turnstile,count\n"
+                    "2026-11-25T18:05:00+00:00,F001,40\n2026-11-25T18:05:00+00:00,F002,35\n"
+                    "2026-11-25T18:06:00+00:00,F001,20\n2026-11-25T18:06:00+00:00,Z9,3\n"
+                    "2026-11-25T18:07:00+00:00,F003,12\n")
+    fx = await core.active_fixture()
+    first = await replay_counts(IngressDesk(core), fx, path, clock)
+    assert (first.counted, first.people, first.again) == (2, 87, 0)
+    assert first.refused == ["batch gate_counts:2026-11-25T18:06:00_00:00: counts[1]: "
+                             "turnstile 'Z9' is not in the ground file"]
+    again = await replay_counts(IngressDesk(core), fx, path, clock)
+    assert (again.counted, again.again) == (0, 2)
+    counts = await core.store.ingress.read(fx.id, ["gate_f"], clock.now().timestamp())
+    assert counts.totals == {"gate_f": 87}

@@ -24,4 +24,5 @@ async def test_the_wall_shows_the_ingress_tile_and_the_alert(core, clock, room):
     viewer = Viewer("console:control", "control", "Control", core.roles)
     line = event_view(alert, None, viewer, room.ground_map(fx).ground)
     assert line["location"] == "away_upper"
-    assert line["what"].startswith("Away section, upper tier (north-east corner) is 85% full (2,550 of 3,000), past the 85% alarm")
+    assert line["what"].startswith("Away section, upper tier (north-east corner) is 85% full "
+                                   "(2,550 of 3,000), past the 85% alarm")
