@@ -56,9 +56,11 @@ class StartupError(RuntimeError):
 def build_registry() -> Registry:
     """The whole command language, from every handler module's register()."""
     import handlers
+    from bot.ingress import ingress_command
 
     registry = Registry()
     handlers.register(registry)
+    ingress_command.register(registry)
     return registry
 
 

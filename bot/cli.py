@@ -324,6 +324,26 @@ async def _martyns_law(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _ingress_replay(app: App, path: str, fixture: str) -> int:
+    from bot.ingress.ingress_desk import IngressDesk
+    from bot.ingress.ingress_replay import replay_counts
+
+    core = app.core
+    assert core is not None
+    fx = await _store(app).fixture(fixture)
+    if fx is None:
+        return _fail(f"no fixture '{fixture}' (matchday fixtures lists them)", 1)
+    try:
+        got = await replay_counts(IngressDesk(core), fx, Path(path), core.clock)
+    except (ValueError, KeyError) as exc:
+        return _fail(f"{Path(path).name}: not a file of counts ({exc})", 1)
+    print(f"{got.counted} batches counted into {fx.id} ({got.people:,} people), "
+          f"{got.again} counted before, {got.alerts} alerts sent, {len(got.refused)} refused")
+    for reason in got.refused[:10]:
+        print(f"  refused: {reason}")
+    return 1 if got.refused else 0
+
+
 async def _pack(app: App, args: argparse.Namespace) -> int:
     from bot.domain.briefing.briefing_cadence import config_for
     from bot.evidence.debrief.pack_folder import build_pack
@@ -507,6 +527,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--live", action="store_true",
                     help="let the drill log into the live (active) fixture; without it a "
                          "replay writes only into fixtures it creates")
+    ir = sub.add_parser("ingress-replay", help="replay a file of turnstile counts (CSV at,"
+                        "turnstile,count or JSON batches) into a fixture, for drills")
+    ir.add_argument("file")
+    ir.add_argument("--fixture", required=True)
     dm = sub.add_parser("demo", help="replay the West Ham v Chelsea night into a throwaway store")
     dm.add_argument("--json", action="store_true")
     sm = sub.add_parser("summary", help="post-match figures of a fixture")
@@ -611,11 +635,12 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_format, secrets=settings_secrets(settings))
     clock = None
     drill = None
-    if args.cmd in ("replay", "demo"):
+    if args.cmd in ("replay", "demo", "ingress-replay"):
         from datetime import UTC, datetime
 
         clock = VirtualClock(datetime(2000, 1, 1, tzinfo=UTC))
-        drill = Drill(live=args.cmd == "replay" and args.live)
+        drill = Drill(live=args.cmd == "replay" and args.live) \
+            if args.cmd != "ingress-replay" else None
     bodies: dict[str, Callable[[App], Awaitable[int]]] = {
         "run": lambda app: _run(app, args),
         "replay": lambda app: _replay(app, args.file, args.json),
@@ -630,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
         "season": lambda app: _season(app, args.club, args.season, args.json),
         "web-link": lambda app: _web_link(app, args.by),
         "heads": lambda app: _heads(app, args.fixture),
+        "ingress-replay": lambda app: _ingress_replay(app, args.file, args.fixture),
     }
     try:
         return asyncio.run(_with_app(settings, bodies[args.cmd], clock,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the platform SDKs are imported only when a token asks for t
     from bot.adapters.slack.slack_adapter import SlackAdapter
     from bot.adapters.telegram.telegram_adapter import TelegramAdapter
     from bot.schedule.early_warning_feed import EarlyWarning
+    from bot.web.ingress_route import IngressFeed
     from bot.web.server import ControlRoom
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,15 @@ def early_warning_for(core: Core) -> EarlyWarning:
     from bot.schedule.early_warning_feed import EarlyWarning
 
     return EarlyWarning.of(core, core.store, core.facades.web.feed)
+
+
+def ingress_feed_for(core: Core) -> IngressFeed:
+    """The turnstile feed's route, with its desk and the key from the settings."""
+    from bot.ingress.ingress_desk import IngressDesk
+    from bot.web.ingress_route import IngressFeed
+
+    key = core.settings.ingress_key
+    return IngressFeed(IngressDesk(core, key.get_secret_value().encode() if key else None))
 
 
 def control_room_for(core: Core, public_url: str | None = None) -> ControlRoom:
@@ -411,6 +421,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
         from bot.web.host import HttpHost, application  # HTTP modes only pay for aiohttp
 
         site = application(routes + health_routes(core.store.ping, app.role, outbox_lag(core)))
+        ingress_feed_for(core).add_routes(site)  # refuses every batch until a key is set
         if control_room:
             control_room_for(core, settings.public_url).add_routes(site)
             started.append(f"control room {settings.web_base}/control/")

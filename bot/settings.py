@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = Field(default=None, alias="SLACK_APP_TOKEN")
     slack_signing_secret: SecretStr | None = Field(default=None, alias="SLACK_SIGNING_SECRET")
     slack_api_url: str | None = Field(default=None, alias="SLACK_API_URL")
+    # The turnstile feed's HMAC key (POST /ingress/batch); unset: the feed is refused.
+    ingress_key: SecretStr | None = Field(default=None, alias="MATCHDAY_INGRESS_KEY")
     # Hosts a command's response_url may point at (answers carry sign-in links); `*.x` is any
     # subdomain of x. GovSlack or tests add theirs.
     slack_response_hosts: str = Field(default="hooks.slack.com,*.slack.com",

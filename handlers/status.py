@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from bot.core.dispatch import Ctx, Registry, Spec
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
+from bot.ingress import ingress_command
 from handlers import briefings, checkin, deploy, stewarding
 from handlers.display import board
 
@@ -39,6 +40,7 @@ async def status_cmd(ctx: Ctx) -> Result:
         extras += await live_line(ctx, fx)
         for extra in ctx.core.commander_lines:  # e.g. Redis could lose acknowledged reports
             extras += await extra(fx)
+        extras += await ingress_command.status_lines(ctx, fx)  # people in, stands to watch
     extras += await stewarding.status_lines(ctx, fx)  # who has the latest broadcast
     extras += await deploy.plan_lines(ctx, fx, full=False)  # posts planned vs filled
     extras += await checkin.status_lines(ctx, fx)  # the roll call: posts on

@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.domain.ingress_plan import IngressPlan, parse_plan
 from bot.domain.vocab import norm
 
 
@@ -38,6 +39,7 @@ class Ground:
     _index: dict[str, str] = field(default_factory=dict, repr=False)
     _nearby: dict[str, list[str]] = field(default_factory=dict, repr=False)
     max_words: int = 1  # words in the longest id, name or alias (bounds free-text search)
+    ingress: IngressPlan | None = None  # turnstiles, entry points, capacities (issue 35)
 
     def __post_init__(self) -> None:
         for z in self.zones.values():
@@ -159,7 +161,8 @@ def load_ground(path: Path) -> Ground:
         )
         for z in data.get("zone", [])
     }
-    return Ground(id=data["id"], name=data["name"], zones=zones)
+    return Ground(id=data["id"], name=data["name"], zones=zones,
+                  ingress=parse_plan(data, set(zones), path.name))
 
 
 def _block_range(text: str, path: Path) -> tuple[int, int]:

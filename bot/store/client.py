@@ -36,6 +36,7 @@ from bot.store.choices import CHOICE_TTL, chat_choice, person_choice
 from bot.store.decision_keys import DecisionLog
 from bot.store.durability import Durability
 from bot.store.gateway import Gateway, Unconfirmed
+from bot.store.ingress_keys import IngressCounts
 from bot.store.inspection_keys import Inspections
 from bot.store.lifecycle import (
     CLAIMED,
@@ -179,6 +180,7 @@ class Store:
         self.decisions = DecisionLog(gateway)
         self.inspections = Inspections(gateway)
         self.timings = KeyTimings(gateway)
+        self.ingress = IngressCounts(gateway)
         self.stewarding = Stewarding(gateway)
         self.protection = ProtectionRevisions(gateway)
 

@@ -28,6 +28,7 @@ from bot.store.facades import WebState
 from bot.tasks import cancel_and_wait
 from bot.web.access import Session
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
+from bot.web.ingress_tile import ingress_view
 from bot.web.stewarding_tile import STEWARDING_KINDS, stewarding_view
 from bot.web.timeline_svg import render_svg_chart
 from bot.web.visibility import Viewer, event_view, incident_view, sees_incident, tiles, tiles_for
@@ -622,7 +623,11 @@ class LiveRoom:
         store = self.store
         counts, rt, unacked = await asyncio.gather(
             store.counts(fx.id), store.response_times(fx.id), self.feed.unacked_count(fx.id))
-        return tiles(fx, counts, rt, unacked)
+        out = tiles(fx, counts, rt, unacked)
+        ingress = await ingress_view(self.core, fx)
+        if ingress is not None:  # people in per stand (a ground with turnstile counts)
+            out["ingress"] = ingress
+        return out
 
     async def learn_names(self, events: list[Event]) -> None:
         """The names of who logged these events (the log shows names, not platform ids);

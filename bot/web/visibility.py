@@ -148,6 +148,8 @@ def describe(ev: Event, ground: Ground) -> str:
     if ev.kind == "fixture.early_warning_cleared":
         how = "dismissed" if d.get("why") == "dismissed" else "cleared"
         return f"Early warning {how} — {ground.short_label(str(d.get('zone', '')), 30)}"
+    if ev.kind == "ingress.alert":
+        return str(d.get("text", "Ingress alert"))
     if ev.kind == "fixture.created":
         return f"Fixture created: {d.get('home', '')} v {d.get('away', '')}"
     if ev.kind == "fixture.changed":
@@ -196,6 +198,8 @@ def event_view(ev: Event, inc: dict[str, str] | None, viewer: Viewer,
         out["location"] = ev.data["zone"]
     if ev.kind in ("fixture.early_warning", "fixture.early_warning_cleared"):
         out.update(location=ev.data.get("zone", ""), zones=ev.data.get("zones", []))
+    if ev.kind == "ingress.alert":  # on the map at its stand or entry point
+        out["location"] = ev.data.get("zone", "")
     return out
 
 

@@ -28,6 +28,7 @@ from bot.evidence.debrief.pdf import STEPS, PackData, pack_pdf
 from bot.evidence.debrief.steward_record import StewardRecord, ack_times, steward_record
 from bot.evidence.debrief.timeline import Labels, timeline
 from bot.evidence.export import MANIFEST, export_fixture, file_sha, signed_part
+from bot.evidence.ingress_record import write_ingress
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
 from bot.store import Store
@@ -169,6 +170,7 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
                     line, decisions, timings, items, checks,
                     readiness(items, checks, override), figures, load_map(config_dir, ground),
                     stewarding, clear)
+    files += await write_ingress(store, fx, ground, out, tz)  # the curve per stand, alerts
     pdf, pages = pack_pdf(data, tz)
     (out / PDF).write_bytes(pdf)
     files.append(PDF)

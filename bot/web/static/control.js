@@ -487,6 +487,19 @@
       `<ul class="by">${rows.join("") || "<li>No chat platform connected</li>"}</ul></div>`;
   }
 
+  // turnstile counts: people in, and each stand's % full, pressure and forecast
+  function ingressTile(g) {
+    const rows = g.stands.map((s) => {
+      const bad = s.pressure !== "ok" || s.late || s.pct >= 85;
+      return `<li class="${bad ? "bad" : ""}">${esc(s.label)} <b>${s.pct}%</b> ` +
+        `${s.rate}/min${s.pressure === "ok" ? "" : " · " + esc(s.pressure)} · ` +
+        `${esc(s.forecast)}</li>`;
+    });
+    return `<div class="tile wide ingress"><div class="label">Ingress</div>` +
+      `<div class="value">${g.inside.toLocaleString("en-GB")} in · ${g.pct}%</div>` +
+      `<ul class="by">${rows.join("")}</ul></div>`;
+  }
+
   // the stewarding plan: posts filled per zone, and who has the latest broadcast/procedure
   function stewardingTiles() {
     if (!stewarding) return [];
@@ -560,6 +573,7 @@
       out.push(tile("Time to acknowledge", t.median_ack,
                     `<div class="sub">median · worst ${esc(t.worst_ack)}</div>`));
     }
+    if (t.ingress) out.push(ingressTile(t.ingress));
     out.push(...stewardingTiles());
     out.push(tile("Phase", t.phase_label));
     const el = $("#tiles"), top = el.scrollTop;
