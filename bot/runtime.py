@@ -386,12 +386,18 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
             from bot.adapters.telegram.telegram_adapter import TelegramStartError
 
             errors = (TelegramStartError, ValueError)
+            from bot.voice.model import ModelError
             from bot.voice.pool import transcriber_for
             from bot.voice.suggest import prompt_for
 
-            voice = transcriber_for(settings.stt_model, prompt_for(list(core.grounds.values())),
-                                    workers=settings.stt_workers, queue=settings.stt_queue,
-                                    max_s=settings.stt_max_seconds)
+            try:
+                voice = transcriber_for(settings.stt_model,
+                                        prompt_for(list(core.grounds.values())),
+                                        data_dir=settings.data_dir, workers=settings.stt_workers,
+                                        queue=settings.stt_queue,
+                                        max_s=settings.stt_max_seconds)
+            except ModelError as exc:
+                raise StartupError(f"voice notes: {exc}") from None
             tg = telegram_for(core, settings, webhook=webhook, voice=voice)
             if webhook:
                 routes += tg.routes()

@@ -58,8 +58,8 @@ class Settings(BaseSettings):
     # voice notes (the `.[voice]` extra): another CTranslate2 Whisper model directory than
     # the bundled tiny.en; worker processes; notes waiting beyond those; longest note
     stt_model: str = Field(default="", alias="MATCHDAY_STT_MODEL")
-    stt_workers: int = Field(default=1, ge=1, le=16, alias="MATCHDAY_STT_WORKERS")
-    stt_queue: int = Field(default=4, ge=0, le=1000, alias="MATCHDAY_STT_QUEUE")
+    stt_workers: int = Field(default=2, ge=1, le=16, alias="MATCHDAY_STT_WORKERS")
+    stt_queue: int = Field(default=20, ge=0, le=1000, alias="MATCHDAY_STT_QUEUE")
     stt_max_seconds: int = Field(default=60, ge=1, le=600, alias="MATCHDAY_STT_MAX_SECONDS")
     dedupe_ttl_seconds: int = Field(default=86400, alias="MATCHDAY_DEDUPE_TTL")
     # Plain text joins the sender's latest report only this long after it (then /update <id>).

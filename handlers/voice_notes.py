@@ -141,17 +141,19 @@ def _prompt(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str) -> Result:
         text.append(note)
     text.append(f"Suggested: {what} at {ground.label(state['location'])}, severity "
                 f"{SEVERITIES[sev]}. Tap to report it, or change it first.")
+    # every button but the last row is a whole report: a wrong type, place or severity in
+    # the suggestion costs one tap on the right one, never a wrong record
     rows = [[Button(f"Report: {what} at {where}, severity {sev}", f"/voice {fid} ok",
                     "primary")]]
     others = [t for t in state.get("types", []) if t != state["type"]][:2]
     if others:
-        rows.append([Button(f"It's {INCIDENT_TYPES.label(t)}", f"/voice {fid} type {t}")
+        rows.append([Button(f"Report as {INCIDENT_TYPES.label(t)}", f"/voice {fid} type {t}")
                      for t in others])
     places = [z for z in state.get("zones", []) if z != state["location"]][:2]
     if places:
-        rows.append([Button(f"At {ground.short_label(z, BUTTON_WIDTH)}",
+        rows.append([Button(f"Report at {ground.short_label(z, BUTTON_WIDTH)}",
                             f"/voice {fid} loc {z}") for z in places])
-    rows.append([Button(f"Severity {s}", f"/voice {fid} sev {s}")
+    rows.append([Button(f"Report as severity {s}", f"/voice {fid} sev {s}")
                  for s in (sev - 1, sev + 1) if 1 <= s <= 4])
     rows.append([Button("Something else…", f"/voice {fid} form"),
                  Button("Cancel", f"/voice {fid} cancel")])
@@ -180,16 +182,13 @@ async def _tap(ctx: Ctx, fx: Fixture, fid: str, field: str, value: str) -> Resul
         state["location"] = value
     elif field == "sev" and value.isdigit() and 1 <= int(value) <= 4:
         state["severity"] = int(value)  # 5 (major incident) only through the form's confirm
-    elif field == "ok":
-        fields = {"type": state["type"], "location": state["location"],
-                  "severity": _severity(state), "affiliation": "unknown", "people": "",
-                  "description": marked(state.get("heard", ""))}
-        return await log_incident(ctx, fx, fields, drop_form=True, form_id=fid,
-                                  extra_evidence=state.get("evidence", []))
-    else:
+    elif field != "ok":
         return Result(Reply(EXPIRED, ok=False))
-    await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
-    return _prompt(ctx, fx, state, "")
+    fields = {"type": state["type"], "location": state["location"],
+              "severity": _severity(state), "affiliation": "unknown", "people": "",
+              "description": marked(state.get("heard", ""))}
+    return await log_incident(ctx, fx, fields, drop_form=True, form_id=fid,
+                              extra_evidence=state.get("evidence", []))
 
 
 def register(registry: Registry) -> None:

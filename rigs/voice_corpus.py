@@ -200,10 +200,15 @@ def make(out: Path, *, count: int = len(REPORTS), seed: int = 26,
                          "seconds": round(seconds(speech), 2)})
             if say:
                 print(f"{name} {voice:22} {text}", flush=True)
+    write_manifest(out, rows)
+    return rows
+
+
+def write_manifest(out: Path, rows: list[dict]) -> None:
+    """A corpus's manifest.jsonl: one row (id, text, …) a line."""
     with open(out / "manifest.jsonl", "w") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
-    return rows
 
 
 def main() -> None:

@@ -50,6 +50,12 @@ def from_args(args: list[str]) -> Outcome | None:
     return None
 
 
+def waiting(ahead: int) -> str:
+    """The answer at once to a voice note that waits for a worker."""
+    return (f"🎤 Transcribing, {ahead} ahead of yours. The voice note is kept as evidence "
+            "either way.")
+
+
 def marked(text: str) -> str:
     """A transcript as it is shown and logged: marked as made by a machine."""
     return f"{LABEL}: {text}"

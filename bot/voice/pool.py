@@ -20,7 +20,7 @@ GRACE_S = 2  # a note may decode a little longer than the duration Telegram decl
 class Transcriber:
     """A bounded pool of Whisper worker processes shared by every voice note."""
 
-    def __init__(self, model: Path, prompt: str, *, workers: int = 1, queue: int = 4,
+    def __init__(self, model: Path, prompt: str, *, workers: int = 2, queue: int = 20,
                  max_s: int = 60, threads: int = 1) -> None:
         self.model = model
         self.prompt = prompt
@@ -29,6 +29,8 @@ class Transcriber:
         self.max_s = max_s
         self.threads = max(1, threads)
         self.admitted = 0  # notes holding a place: being fetched, waiting or transcribing
+        self.refused_busy = 0  # notes turned away because every place was taken
+        self.waited = 0  # notes that had to wait for a worker (their senders told at once)
         self._pool: ProcessPoolExecutor | None = None
 
     def admit(self, duration_s: int) -> NotHeard | None:
@@ -37,9 +39,19 @@ class Transcriber:
         if duration_s > self.max_s:
             return NotHeard("too_long", self.max_s)
         if self.admitted >= self.capacity:
+            self.refused_busy += 1
             return NotHeard("busy")
         self.admitted += 1
         return None
+
+    def ahead(self) -> int:
+        """How many notes hold a place before the one just admitted, when it has to wait for
+        a worker (0 when one is free for it): what its sender is told at once."""
+        before = self.admitted - 1
+        if before < self.workers:
+            return 0
+        self.waited += 1
+        return before
 
     def release(self) -> None:
         """Give back an admitted note's place without transcribing it (its download failed)."""
@@ -57,7 +69,7 @@ class Transcriber:
         """An admitted note's words (its place given back when done)."""
         try:
             loop = asyncio.get_running_loop()
-            text, audio_s, proc_s = await loop.run_in_executor(
+            text, audio_s, proc_s, _echo = await loop.run_in_executor(
                 self._executor(), worker.transcribe, audio, self.prompt,
                 float(self.max_s + GRACE_S))
         except BrokenProcessPool:
@@ -100,15 +112,17 @@ def _ready() -> bool:
     return True
 
 
-def transcriber_for(model: str, prompt: str, *, workers: int, queue: int,
+def transcriber_for(model: str, prompt: str, *, data_dir: Path, workers: int, queue: int,
                     max_s: int) -> Transcriber | None:
-    """The pool for this machine, or None (logged once: voice notes are then kept as evidence
-    and their senders told transcription is not installed)."""
-    from bot.voice.model import model_dir, unavailable
+    """The pool for this machine, or None without the extra (logged once: voice notes are
+    then kept as evidence and their senders told transcription is not installed). The model
+    is made ready here, at start-up (Whisper base put together once into `data_dir`): a
+    missing or corrupt part raises ModelError, one line, before any note is taken."""
+    from bot.voice.model import engine_installed, model_dir
 
-    why = unavailable(model)
-    path = model_dir(model)
-    if why or path is None:
-        log.warning("voice notes are kept without transcripts: %s", why)
+    if not engine_installed():
+        log.warning("voice notes are kept without transcripts: faster-whisper is not "
+                    'installed (pip install -e ".[voice]")')
         return None
-    return Transcriber(path, prompt, workers=workers, queue=queue, max_s=max_s)
+    return Transcriber(model_dir(model, data_dir), prompt, workers=workers, queue=queue,
+                       max_s=max_s)

@@ -4,6 +4,7 @@ event loop."""
 
 from __future__ import annotations
 
+import functools
 import io
 import multiprocessing
 import os
@@ -11,6 +12,8 @@ import threading
 import time
 from multiprocessing.connection import wait
 from typing import Any
+
+from bot.voice.echo import Prompt, is_echo, prompt_of
 
 SAMPLE_RATE = 16_000
 _model: Any = None
@@ -45,18 +48,29 @@ def exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-bot", daemon=True).start()
 
 
-def transcribe(audio: bytes, prompt: str, max_s: float) -> tuple[str, float, float]:
-    """(text, audio seconds, processing seconds); the text is '' past `max_s` seconds (a
-    note longer than its declared duration is not transcribed)."""
+def transcribe(audio: bytes, prompt: str, max_s: float) -> tuple[str, float, float, int]:
+    """(text, audio seconds, processing seconds, words dropped as prompt echo); the text is
+    '' past `max_s` seconds (a note longer than its declared duration is not transcribed)."""
     from faster_whisper import decode_audio
 
     started = time.perf_counter()
     samples = decode_audio(io.BytesIO(audio), sampling_rate=SAMPLE_RATE)
     seconds = len(samples) / SAMPLE_RATE
     if seconds > max_s:
-        return "", seconds, time.perf_counter() - started
+        return "", seconds, time.perf_counter() - started, 0
     segments, _info = _model.transcribe(
         samples, language="en", beam_size=5, initial_prompt=prompt or None,
         condition_on_previous_text=False, vad_filter=False, without_timestamps=True)
-    text = " ".join(s.text.strip() for s in segments).strip()
-    return text, seconds, time.perf_counter() - started
+    phrases = _prompt_of(prompt)
+    kept, echoed = [], 0
+    for s in segments:
+        if is_echo(s.text, s.avg_logprob, phrases):
+            echoed += len(s.text.split())
+        else:
+            kept.append(s.text.strip())
+    return " ".join(kept).strip(), seconds, time.perf_counter() - started, echoed
+
+
+@functools.lru_cache(maxsize=4)
+def _prompt_of(prompt: str) -> Prompt:
+    return prompt_of(prompt)

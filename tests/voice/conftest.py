@@ -44,15 +44,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def whisper() -> Path:
-    """The model directory; a voice test on a machine without the extra fails with one
-    line."""
+def whisper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The model directory (Whisper base put together in this session's data dir, unless
+    MATCHDAY_STT_MODEL names another); a voice test on a machine without the extra fails
+    with one line."""
     why = unavailable(_model_setting())
-    path = model_dir(_model_setting())
-    if why or path is None:
+    if why:
         pytest.fail(f"voice test needs the voice extra: {why}; {INSTALL}, then {RUN}",
                     pytrace=False)
-    return path
+    return model_dir(_model_setting(), tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="session")

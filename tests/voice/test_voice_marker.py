@@ -45,7 +45,7 @@ def test_without_the_extra_a_plain_run_leaves_them_out_and_says_how_to_run_them(
 def test_with_the_extra_a_plain_run_includes_them() -> None:
     ids = collected(pytest_run("--collect-only", "tests/voice"))
     voice = [i for i in ids if i.startswith(VOICE_TESTS)]
-    assert len(voice) == (4 if not unavailable() else 0), ids
+    assert len(voice) == (6 if not unavailable() else 0), ids
 
 
 def test_dash_m_voice_without_the_extra_fails_with_one_line_not_skip() -> None:

@@ -147,3 +147,46 @@ async def test_a_note_when_the_pool_is_full_is_kept_and_the_sender_told(
     assert "Added to INC-1" in heard.params["text"]
     events = await evidence_events(core)
     assert len(events) == 2 and sum(1 for e in events if e["text"].startswith(MARK)) == 1
+
+
+@pytest.mark.pool(workers=1, queue=20)
+async def test_a_note_that_waits_is_acknowledged_at_once_and_never_answered_busy(
+        adapter: TelegramAdapter, fake: FakeTelegram, core: Core,
+        say: Callable[[str], bytes]) -> None:
+    """A burst: while the first note holds the only worker, the next ones are told at once
+    how many notes are ahead of theirs; none is answered "busy", and each gets its
+    transcript and stays evidence (issue #38)."""
+    from bot.voice.outcome import NotHeard, reason, waiting
+
+    await fake.push(fake.message_update(STEWARD, "/incident medical @gate_c s3 collapsed"))
+    await fake.wait_for(sends_to(STEWARD, "Logged INC-1"))
+    first = fake.voice_update(STEWARD, say("Man collapsed at gate C."), 3)
+    path = f"voice/{first['message']['voice']['file_id']}.oga"
+    fake.held[path] = asyncio.Event()  # a slow signal: the first note's download waits
+    await fake.push(first)
+    await fake.wait_for(lambda c: fake.calls_of("getFile"))
+    await fake.push(fake.voice_update(STEWARD, say("Paramedics needed now."), 3))
+    await fake.push(fake.voice_update(STEWARD, say("Coins thrown from the away end."), 3))
+    await fake.wait_for(sends_to(STEWARD, waiting(1)))
+    await fake.wait_for(sends_to(STEWARD, waiting(2)))
+    fake.held[path].set()
+    await fake.wait_for(lambda c: len(sends_to(STEWARD, MARK)(c)) >= 3, timeout=FIRST_NOTE)
+    assert not sends_to(STEWARD, reason(NotHeard("busy")))(fake.calls)
+    events = await evidence_events(core)
+    assert len(events) == 3 and all(e["text"].startswith(MARK) for e in events)
+
+
+async def test_a_wrong_suggested_severity_costs_one_tap_not_a_wrong_record(
+        adapter: TelegramAdapter, fake: FakeTelegram, core: Core,
+        say: Callable[[str], bytes]) -> None:
+    """Each button of a voice report is a whole report: the steward who hears the wrong
+    severity suggested taps the right one and the incident is logged with it, in one tap."""
+    spoken = say("Racist chanting in block 215, east upper tier.")
+    await fake.push(fake.voice_update(STEWARD, spoken, 4))
+    await fake.wait_for(sends_to(STEWARD, MARK), timeout=FIRST_NOTE)
+    message = sent_message(fake, STEWARD, MARK)
+    await fake.push(fake.callback_update(STEWARD, message, pressed(message, " sev 4")))
+    await fake.wait_for(lambda c: [x for x in c if x.ok and x.params.get("chat_id") == STEWARD
+                                   and "Logged INC-1" in str(x.params.get("text"))])
+    [inc] = await incidents(core)
+    assert (inc["type"], inc["location"], inc["severity"]) == ("discriminatory", "bbs_upper", 4)

@@ -20,10 +20,12 @@ WAIT_S = 30.0  # the deadline for each step; each is waited for as it happens, n
 # a bot as far as the pool goes: the pool started, its workers up with the model, then idle
 BOT = """
 import asyncio, sys
+from pathlib import Path
 from bot.voice.pool import transcriber_for
 
 async def main():
-    pool = transcriber_for(sys.argv[1], "", workers=2, queue=0, max_s=60)
+    pool = transcriber_for(sys.argv[1], "", data_dir=Path(sys.argv[1]), workers=2, queue=0,
+                           max_s=60)
     await pool.warm()
     print("warm", flush=True)
     await asyncio.Event().wait()

@@ -27,7 +27,7 @@ from bot.domain.messages import Attachment, Command, Reply
 from bot.store import StoreUnavailable
 from bot.store.facades import PlatformState
 from bot.store.inbox import Seen
-from bot.voice.outcome import as_command
+from bot.voice.outcome import as_command, waiting
 from bot.voice.pool import Transcriber
 
 log = logging.getLogger(__name__)
@@ -206,7 +206,8 @@ class Inbound(InboundBase):
         """A voice note: its words (or why there are none) go to the core with the audio."""
         assert msg.from_user is not None
         try:
-            outcome = await hear(self.bot, self.voice, note)
+            outcome = await hear(self.bot, self.voice, note,
+                                 lambda ahead: self._say(msg, waiting(ahead)))
             cmd = Command(platform=PLATFORM, chat=str(msg.chat_id), user=str(msg.from_user.id),
                           text=as_command(outcome), dedupe_key=f"telegram:{update_id}",
                           attachments=attachments, user_name=msg.from_user.full_name,
