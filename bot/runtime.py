@@ -15,8 +15,11 @@ from bot.core.dispatch import Core
 from bot.delivery.chat_health import status_lines, watch
 from bot.delivery.durable import OutboxReader
 from bot.domain.clock import Clock
+from bot.domain.messages import Outbound
+from bot.domain.outbox_lag import OutboxLag
 from bot.domain.routes import Route
 from bot.observe import metrics
+from bot.observe.lag_alarm import LagAlarm, lag_reply
 from bot.schedule.scheduler import Scheduler
 from bot.settings import Settings
 from bot.store import StoreUnavailable
@@ -183,16 +186,20 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     background: list[asyncio.Task[None]] = []
     reader: OutboxReader | None = None
     pollers: list[tuple[Lease, Polling]] = []  # each with its own lease (one per bot token)
+    durable = isinstance(core.notifier.outbox, Outbox)  # build_core(durable=True)
+    alarm = lag_alarm(core) if durable else None  # the outbox lag's, in /healthz too
     try:
         started = await _unless_stopped(stop, _start_platforms(
-            app, webhook=webhook, http=http, control_room=web or http or webhook))
+            app, webhook=webhook, http=http, control_room=web or http or webhook,
+            alarm=alarm))
         if started is None:  # SIGTERM during start-up (e.g. a platform still unreachable)
             return 0
         platforms, pollers = started
-        if isinstance(core.notifier.outbox, Outbox):  # durable: build_core(durable=True)
+        if durable and alarm is not None:
             reader = start_outbox(core)
-            background.append(asyncio.create_task(
-                watch(core.notifier, float(app.settings.delivery_warn_seconds))))
+            background += [asyncio.create_task(
+                watch(core.notifier, float(app.settings.delivery_warn_seconds))),
+                asyncio.create_task(alarm.run())]
         background += [asyncio.create_task(_keep_lease(lease)),
                        *(asyncio.create_task(_keep_polling(own, poller))
                          for own, poller in pollers),
@@ -330,6 +337,16 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
     return lag
 
 
+def lag_alarm(core: Core) -> LagAlarm:
+    """The outbox lag's alarm: control is told through the in-memory path, which does not
+    wait on the outbox that is falling behind."""
+    notifier = core.notifier
+
+    async def tell(notice: OutboxLag) -> None:
+        await notifier.send([Outbound("control", lag_reply(notice))])
+    return LagAlarm(outbox_lag(core), tell)
+
+
 def start_outbox(core: Core) -> OutboxReader:
     """Start delivering what commands caused from the outbox (a durable core's)."""
     outbox = core.notifier.outbox
@@ -360,7 +377,8 @@ def _image_saver(app: App):  # type: ignore[no-untyped-def]
     return save
 
 
-async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room: bool = False
+async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room: bool = False,
+                           alarm: LagAlarm | None = None
                            ) -> tuple[list[str], list[tuple[Lease, Polling]]]:
     """Start Telegram and/or Slack when their tokens are set; names of what started, and
     what polls with the lease it polls under (only its holder polls, see _keep_polling).
@@ -426,7 +444,9 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
         from bot.observe.endpoints import health_routes
         from bot.web.host import HttpHost, application  # HTTP modes only pay for aiohttp
 
-        site = application(routes + health_routes(core.store.ping, app.role, outbox_lag(core)))
+        site = application(routes + health_routes(
+            core.store.ping, app.role, outbox_lag(core),
+            lag_alarm=(lambda: alarm.raised) if alarm is not None else None))
         ingress_feed_for(core).add_routes(site)  # refuses every batch until a key is set
         if control_room:
             control_room_for(core, settings.public_url).add_routes(site)

@@ -51,9 +51,10 @@ T = TypeVar("T")
 class Journal(Protocol):
     """Outbox entries' marks around each send (bot.delivery.durable.OutboxReader)."""
 
-    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> bool:
-        """A send of these entries to a chat is about to begin; False: not from this replica
-        (the outbox's lease moved, and its new holder sends them)."""
+    async def flying(self, platform: str, chat: str,
+                     marks: list[Journaled]) -> list[Journaled]:
+        """A send of these entries to a chat is about to begin: those cleared to go (one
+        left out: not from this replica, its copy is stale or the outbox's lease moved)."""
 
     async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
@@ -294,8 +295,9 @@ class ChatWorker:
         if journal is None or not marks or \
                 not all(isinstance(d, Journaled) for d in marks):
             return None
-        if not await journal.flying(self.platform, self.chat, marks):
-            return ""  # another replica holds the outbox now and sends these
+        marks = await journal.flying(self.platform, self.chat, marks)
+        if not marks:
+            return ""  # stale copies, or another replica holds the outbox now and sends these
         digest = not batch or out is not batch[0].out
         token = SENDING.set(tuple(("d:" if digest else "") + m.tag for m in marks))
         try:
@@ -429,8 +431,10 @@ class ChatWorker:
         platform, chat, journal, store = self.platform, self.chat, self.desk.journal, \
             self.desk.store
         marks = [d for item in batch for d in item.done if isinstance(d, Journaled)]
-        if marks and journal is not None and not await journal.flying(platform, chat, marks):
-            return  # another replica holds the outbox now and sends these
+        if marks and journal is not None:
+            marks = await journal.flying(platform, chat, marks)
+            if not marks:
+                return  # stale copies, or another replica holds the outbox now
         out = batch[0].out
 
         async def send() -> list[str]:

@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -49,18 +50,25 @@ PROBE_WAIT_S = 6.0
 # How long a send left in doubt may wait, from its claim, for its turn to be looked up (one
 # lookup at a time: the archive chat's limits) before it is sent again without looking.
 DOUBT_BUDGET_S = 30.0
+# An entry this replica took and that no chat queue, send or lookup has held for this long
+# is taken again (a copy dropped somewhere must not strand it: control would never see it).
+IDLE_S = 60.0
+SWEEP_S = 10.0  # how often the lease holder looks for such entries
 
 
 class OutboxReader:
     """Feeds every fixture's outbox into the notifier while this replica holds its lease."""
 
     def __init__(self, notifier: Notifier, outbox: Outbox, *, owner: str = "",
-                 block_ms: int = 500, rescan_s: float = 2.0) -> None:
+                 block_ms: int = 500, rescan_s: float = 2.0, idle_s: float = IDLE_S,
+                 sweep_s: float = SWEEP_S) -> None:
         self.notifier = notifier
         self.outbox = outbox
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self.block_ms = block_ms
         self.rescan_s = rescan_s
+        self.idle_s = idle_s
+        self.sweep_s = sweep_s
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._main: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None  # bot.delivery.chat_health.watch, if run
@@ -74,6 +82,9 @@ class OutboxReader:
         # sends, which do not wait for them (control's cards went minutes late behind them).
         self._doubts: asyncio.Queue[tuple[str, str, Mark, Outbound, float]] = asyncio.Queue()
         self._doubting: asyncio.Task[None] | None = None
+        self.refused = 0  # copies not sent: the lease had moved (counts, for the log)
+        self.stale_dropped = 0  # copies not sent: queued under an earlier term
+        self._probing: Counter[tuple[str, str]] = Counter()  # (fixture, entry) being looked up
         notifier.journal = self  # in-flight and delivered marks around each send
 
     def start(self) -> None:
@@ -103,6 +114,7 @@ class OutboxReader:
 
     async def _fixture(self, fx: str) -> None:
         leader = False
+        swept = time.monotonic()
         while True:
             try:
                 if not leader:
@@ -129,6 +141,9 @@ class OutboxReader:
                 for entry, out in await self._rendered(
                         fx, await self.outbox.read(fx, self.owner, self.block_ms)):
                     await self._dispatch(fx, entry, out)
+                if time.monotonic() - swept >= self.sweep_s:
+                    swept = time.monotonic()
+                    await self._sweep(fx)
             except asyncio.CancelledError:
                 raise
             except Unconfirmed:  # read, but not yet on the replicas (each try WAITs a while)
@@ -141,6 +156,30 @@ class OutboxReader:
                 log.exception("outbox reader for %s failed; retrying", fx)
                 leader = False
                 await asyncio.sleep(1.0)
+
+    async def _sweep(self, fx: str) -> None:
+        """Take again the entries this replica took long ago that nothing holds now (no
+        chat queue, send or lookup): whatever dropped them, they are sent, not stranded."""
+        claimed = await self.outbox.claim_idle(fx, self.owner, int(self.idle_s * 1000))
+        if not claimed:
+            return
+        held = self._held(fx)
+        stranded = [(e, o) for e, o in claimed if e not in held]
+        if not stranded:
+            return
+        log.warning("outbox of %s: %d entr%s taken over %.0fs ago and held by no queue or "
+                    "send; queued again", fx, len(stranded),
+                    "y" if len(stranded) == 1 else "ies", self.idle_s)
+        for entry, _ in stranded:
+            self._left.pop((fx, entry), None)
+        for entry, out in await self._rendered(fx, stranded):
+            await self._dispatch(fx, entry, out)
+
+    def _held(self, fx: str) -> set[str]:
+        """A fixture's entries with a copy of this term in a chat queue, a send or a lookup."""
+        term = self._term.get(fx, 0)
+        held = {m.entry for m in self.notifier.journaled() if m.fx == fx and m.term == term}
+        return held | {e for (f, e), n in self._probing.items() if f == fx and n > 0}
 
     async def _take_over(self, fx: str, claimed: list[tuple[str, Outbound]]) -> None:
         """Send what the last reader left; a procedure among it holds the life-safety lane
@@ -202,6 +241,7 @@ class OutboxReader:
 
     def _doubt(self, platform: str, chat: str, mark: Mark, out: Outbound) -> None:
         """Look up a send left in doubt in the background (sent again if not found)."""
+        self._probing[(mark.fx, mark.entry)] += 1
         self._doubts.put_nowait((platform, chat, mark, out, time.monotonic()))
         if self._doubting is None or self._doubting.done():
             self._doubting = asyncio.create_task(self._resolve_doubts())
@@ -210,22 +250,33 @@ class OutboxReader:
         skipped = 0
         while not self._doubts.empty():
             platform, chat, mark, out, since = self._doubts.get_nowait()
-            if mark.term != self._term.get(mark.fx, 0) or mark.fx in self._lost:
-                continue  # the lease moved meanwhile: its new claim queues what is missing
-            left = DOUBT_BUDGET_S - (time.monotonic() - since)
             try:
-                if left <= 0:
-                    skipped += 1
-                elif await self._found(platform, chat, mark, out, min(PROBE_WAIT_S, left)):
-                    continue
-            except Exception:  # never strand it: sending again beats losing it
-                log.exception("looking up %s in %s:%s failed; sending it again", mark.tag,
-                              platform, chat)
-            self.notifier.enqueue(platform, chat, out, mark)
+                skipped += await self._resolve(platform, chat, mark, out, since)
+            finally:
+                self._probing[(mark.fx, mark.entry)] -= 1
+                if self._probing[(mark.fx, mark.entry)] <= 0:
+                    del self._probing[(mark.fx, mark.entry)]
         if skipped:
             log.warning("%d send(s) left in doubt by a crash were sent again without looking "
                         "(the lookups took over %.0fs): they may show twice", skipped,
                         DOUBT_BUDGET_S)
+
+    async def _resolve(self, platform: str, chat: str, mark: Mark, out: Outbound,
+                       since: float) -> bool:
+        """One send left in doubt: looked up, or queued again; True when queued again
+        without looking (its turn came too late)."""
+        if mark.term != self._term.get(mark.fx, 0) or mark.fx in self._lost:
+            return False  # the lease moved meanwhile: its new claim queues what is missing
+        left = DOUBT_BUDGET_S - (time.monotonic() - since)
+        try:
+            if left > 0 and await self._found(platform, chat, mark, out,
+                                              min(PROBE_WAIT_S, left)):
+                return False
+        except Exception:  # never strand it: sending again beats losing it
+            log.exception("looking up %s in %s:%s failed; sending it again", mark.tag,
+                          platform, chat)
+        self.notifier.enqueue(platform, chat, out, mark)
+        return left <= 0
 
     async def _found(self, platform: str, chat: str, mark: Mark, out: Outbound,
                      wait_s: float) -> bool:
@@ -262,34 +313,46 @@ class OutboxReader:
             await self.delivered(platform, chat, [mark])
         return True
 
-    async def flying(self, platform: str, chat: str, marks: list[Journaled]) -> bool:
+    async def flying(self, platform: str, chat: str,
+                     marks: list[Journaled]) -> list[Journaled]:
         """The notifier is about to send these entries to a chat: note it (one round trip a
-        fixture). False: not to be sent by this replica, whose delivery lease of a fixture
-        moved meanwhile (the new holder claimed the entries and sends them); such a copy
-        waiting in a chat's queue would otherwise go out twice."""
-        if any(m.term != self._term.get(m.fx, 0) for m in marks):
-            return False  # queued under an earlier lease: the claim since queued it anew
-        if any(m.fx in self._lost for m in marks):
-            return self._refused(marks)
-        known = self.notifier.sinks[platform].floor(chat)
-        held = False
+        fixture). The marks cleared to go, judged one by one: a copy queued under an earlier
+        lease term is not sent (the claim since queued it anew, perhaps into the same item:
+        that newer copy goes), nor one of a fixture whose lease moved meanwhile (its new
+        holder claimed the entries and sends them)."""
+        current = [m for m in marks if m.term == self._term.get(m.fx, 0)]
+        if len(current) < len(marks):
+            self.stale_dropped += len(marks) - len(current)
+            log.warning("%s:%s: %d copie(s) queued under an earlier delivery lease dropped "
+                        "(queued again since); %d other(s) in the same send go", platform,
+                        chat, len(marks) - len(current), len(current))
+        moved = [m for m in current if m.fx in self._lost]
+        go = [m for m in current if m.fx not in self._lost]
+        if go:
+            known = self.notifier.sinks[platform].floor(chat)
+            held: set[str] = set()
 
-        async def write() -> None:
-            nonlocal held
-            held = await self.outbox.flying([(m.fx, m.entry) for m in marks],
-                                            f"{platform}:{chat}", known, owner=self.owner)
-        await _persist(write)
-        return held or self._refused(marks)
+            async def write() -> None:
+                nonlocal held
+                held = await self.outbox.flying([(m.fx, m.entry) for m in go],
+                                                f"{platform}:{chat}", known, owner=self.owner)
+            await _persist(write)
+            moved += [m for m in go if m.fx not in held]
+            go = [m for m in go if m.fx in held]
+        if moved:
+            self._refused(platform, chat, moved)
+        return go
 
-    def _refused(self, marks: list[Journaled]) -> bool:
+    def _refused(self, platform: str, chat: str, marks: list[Journaled]) -> None:
         """Copies queued under a lease this replica no longer holds: dropped, and their
         fixtures claimed afresh when the lease is ours again."""
         for m in marks:
             self._left.pop((m.fx, m.entry), None)
             self._lost.add(m.fx)
-        log.info("%d queued outbox message(s) left to the fixture's delivery lease holder",
-                 len(marks))
-        return False
+        self.refused += len(marks)
+        log.warning("%s:%s: %d queued outbox message(s) of %s not sent from here: the "
+                    "delivery lease moved (they are claimed again by its holder)", platform,
+                    chat, len(marks), ", ".join(sorted({m.fx for m in marks})))
 
     async def delivered(self, platform: str, chat: str, marks: list[Journaled],
                         out: Outbound | None = None, mid: str = "") -> None:
@@ -298,6 +361,9 @@ class OutboxReader:
         rows = []
         for m in marks:
             key = (m.fx, m.entry)
+            if m.term != self._term.get(m.fx, 0):  # sent as a new term began: marked only
+                rows.append((m.fx, m.entry, False))  # (the new copies count what is left)
+                continue
             left = self._left.get(key, 1) - 1
             if left <= 0:
                 self._left.pop(key, None)

@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.delivery_port import Outbox
-from bot.delivery.chat_queue import ChatQueue, Done, Health, Item
+from bot.delivery.chat_queue import ChatQueue, Done, Health, Item, Journaled
 from bot.delivery.chat_worker import ChatWorker, Desk, Journal
 from bot.delivery.lane import Lane
 from bot.delivery.limits import Limiter
@@ -289,6 +289,11 @@ class Notifier:
         """Delivery health of every chat that has had traffic, worst first."""
         return sorted(self.health.values(), key=lambda h: (h.oldest_at is None,
                                                           h.oldest_at or 0))
+
+    def journaled(self) -> list[Journaled]:
+        """Every outbox entry's mark waiting in a chat's queue or being sent."""
+        return [d for q in self._queues.values() for item in q.items + q.sending
+                for d in item.done if isinstance(d, Journaled)]
 
     def queued(self) -> int:
         """Messages waiting in every chat's queue."""

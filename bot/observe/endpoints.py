@@ -15,8 +15,10 @@ Probe = Callable[[], Awaitable[Any]]
 
 
 def health_routes(ping: Probe, role: Callable[[], str],
-                  outbox_lag: Probe | None = None, timeout: float = 2.0) -> list[Route]:
-    """/healthz (200 while the store answers, else 503; JSON) and /metrics (Prometheus)."""
+                  outbox_lag: Probe | None = None, timeout: float = 2.0,
+                  lag_alarm: Callable[[], bool] | None = None) -> list[Route]:
+    """/healthz (200 while the store answers, else 503; JSON, with the outbox lag and its
+    alarm, bot.observe.lag_alarm) and /metrics (Prometheus)."""
 
     async def healthz(_: Request) -> Answer:
         t0 = time.perf_counter()
@@ -32,6 +34,8 @@ def health_routes(ping: Probe, role: Callable[[], str],
             "role": role(),
             "outbox_lag_s": None,
         }
+        if lag_alarm is not None:
+            body["outbox_lag_alarm"] = lag_alarm()
         if error:
             body["store"]["error"] = error
         if outbox_lag is not None and reachable:

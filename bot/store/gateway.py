@@ -193,6 +193,12 @@ class Gateway:
         if online or self.replica_acks:
             self.replica_acks = max(1, online)
 
+    async def _acks_fresh(self) -> None:
+        """Re-count the replicas in sync at most once a second (auto acks only)."""
+        if self._auto_acks and self.replica_acks and \
+                time.monotonic() - self._acks_checked > 1.0:
+            await self._refresh_acks()
+
     async def close(self) -> None:
         """Close connections."""
         await self.r.aclose()
@@ -319,6 +325,8 @@ class Gateway:
         """True once every write so far in key's hash slot has reached replica_acks replicas
         (True at once without replicas). A small write of ours in that slot, then WAIT on the
         same connection: replication is in order, so it covers every earlier write there."""
+        await self._acks_fresh()  # a new master may have fewer replicas: delivery must
+        # not wait for the next report to learn it
         if not self.replica_acks:
             return True
         node = self._node_of(key)
@@ -359,9 +367,7 @@ class Gateway:
         since = time.time() + self._clock_offset if self._fence else None
         keys = script_keys(prefix, ops, dedupe)
         args = [dedupe, self.dedupe_ttl, encode(ops)]
-        if self._auto_acks and self.replica_acks and \
-                time.monotonic() - self._acks_checked > 1.0:
-            await self._refresh_acks()
+        await self._acks_fresh()
         note_write(self._sends_reported)
         try:
             if self.replica_acks:

@@ -216,16 +216,7 @@ class Outbox:
 
     async def claim_all(self, fx: str, consumer: str) -> list[tuple[str, Outbound]]:
         """Take over every entry read but not acknowledged (its reader is gone)."""
-        out: list[tuple[str, Outbound]] = []
-        start = "0-0"
-        while True:
-            res = await self.gateway.call(lambda r, start=start: r.xautoclaim(
-                self._key(fx), GROUP, consumer, 0, start, count=500))
-            start, rows = res[0], res[1]
-            out += readable(rows, fx)
-            if start in ("0-0", b"0-0"):
-                await self._confirmed(fx, out)
-                return out
+        return await self.claim_idle(fx, consumer, 0)
 
     async def read(self, fx: str, consumer: str, block_ms: int,
                    count: int = 200) -> list[tuple[str, Outbound]]:
@@ -235,6 +226,21 @@ class Outbox:
         out = [e for _, rows in res or [] for e in readable(rows, fx)]
         await self._confirmed(fx, out)
         return out
+
+    async def claim_idle(self, fx: str, consumer: str,
+                         idle_ms: int) -> list[tuple[str, Outbound]]:
+        """Take (again) every entry read but not acknowledged that no one has touched for
+        `idle_ms`: the lease holder's own entries a lost send left behind, most likely."""
+        out: list[tuple[str, Outbound]] = []
+        start = "0-0"
+        while True:
+            res = await self.gateway.call(lambda r, start=start: r.xautoclaim(
+                self._key(fx), GROUP, consumer, idle_ms, start, count=500))
+            start, rows = res[0], res[1]
+            out += readable(rows, fx)
+            if start in ("0-0", b"0-0"):
+                await self._confirmed(fx, out)
+                return out
 
     async def _confirmed(self, fx: str, entries: list[tuple[str, Outbound]]) -> None:
         """Hand entries out only once the writes that made them are on the replicas: a
@@ -264,27 +270,29 @@ class Outbox:
                 for i, c in enumerate(chats)}
 
     async def flying(self, entries: list[tuple[str, str]], chat: str, floor: int = 0,
-                     owner: str = "") -> bool:
+                     owner: str = "") -> set[str]:
         """Note that a send of these (fixture, entry)s to 'platform:chat' is about to begin
         (one round trip), so a crash before its answer is known leaves a trace. `floor`: the
         highest message id known in that chat then (0: unknown); the send's id is above it.
         With `owner`: only while it still holds each fixture's delivery lease, checked in the
-        same script as the marks (one round trip per fixture); False when it does not (the
-        lease moved: the new holder sends these), and that fixture's marks are not written."""
+        same script as the marks (one round trip per fixture). The fixtures whose marks were
+        written; one left out: the lease moved (the new holder sends its entries)."""
+        fixtures = {fx for fx, _ in entries}
         if not owner:
             pipe = self.gateway.pipeline(transaction=False)
             for fx, entry in entries:
                 pipe.set(self._fly(fx, entry, chat), str(max(floor, 0)), ex=DONE_TTL)
             await self.gateway.call(pipe.execute())
-            return True
+            return fixtures
         by_fx: dict[str, list[str]] = {}
         for fx, entry in entries:
             by_fx.setdefault(fx, []).append(entry)
-        held = True
+        held: set[str] = set()
         for fx, ids in by_fx.items():
             keys = [fx_prefix(fx) + "obx:lease", *(self._fly(fx, e, chat) for e in ids)]
-            held = bool(await self.gateway.run_script(
-                self._flying, keys, [owner, str(max(floor, 0)), DONE_TTL])) and held
+            if await self.gateway.run_script(self._flying, keys,
+                                             [owner, str(max(floor, 0)), DONE_TTL]):
+                held.add(fx)
         return held
 
     async def floor(self, fx: str, entry: str, chat: str) -> int:

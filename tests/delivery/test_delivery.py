@@ -25,23 +25,10 @@ from bot.store.windows import Windows
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from rigs.recording_sink import RecordingSink
 from tests.support.cards import card
+from tests.support.fake_time import FakeTime
 
 GROUP = "-1001000000001"  # channels.toml: the Telegram control group
 STEWARD = 100000001
-
-
-class FakeTime:
-    """A clock that moves only when someone sleeps."""
-
-    def __init__(self, start: float = 1_000_000.0) -> None:
-        self.now = start
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, s: float) -> None:
-        self.now += max(s, 0.0)
-        await asyncio.sleep(0)
 
 
 class Recorder(RecordingSink):

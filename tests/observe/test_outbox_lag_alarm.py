@@ -1,0 +1,61 @@
+"""An outbox that falls behind and keeps falling (messages taken and not going out) raises
+the alarm once: a WARNING line, /healthz's outbox_lag_alarm, and one message to control;
+once it catches up, one "recovered" of each. Nothing in between, however often it samples."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import aiohttp
+import pytest
+
+from bot.core.dispatch import Core
+from bot.domain.outbox_lag import OutboxLag
+from bot.observe.endpoints import health_routes
+from bot.observe.lag_alarm import lag_reply
+from bot.runtime import lag_alarm
+from bot.store.base import fx_prefix
+from rigs.net import serving
+from tests.support.held_control import HeldControl
+
+STUCK_S = 120  # the oldest entry's age: written two minutes ago, never delivered
+
+
+async def _healthz(port: int) -> dict[str, object]:
+    async with aiohttp.ClientSession() as http, \
+            http.get(f"http://127.0.0.1:{port}/healthz") as resp:
+        return json.loads(await resp.text())
+
+
+async def test_a_growing_outbox_lag_is_told_once_and_its_recovery_once(
+        core: Core, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "bot")
+    control = HeldControl("telegram")
+    core.notifier.add_sink(control)
+    fx = await core.store.active_fixture_id()
+    assert fx
+    stream = fx_prefix(fx) + "obx"
+    stuck = f"{int(time.time() * 1000) - STUCK_S * 1000}-0"
+    await core.store.gateway.r.xadd(stream, {"m": "{}"}, id=stuck)
+    alarm = lag_alarm(core)
+    routes = health_routes(core.store.ping, lambda: "leader", alarm.probe,
+                           lag_alarm=lambda: alarm.raised)
+    async with serving(routes) as port:
+        assert (await _healthz(port))["outbox_lag_alarm"] is False
+        for _ in range(4):  # sampled again and again while it grows: told once
+            await alarm.check()
+        body = await _healthz(port)
+        assert body["outbox_lag_alarm"] is True and body["outbox_lag_s"] >= STUCK_S
+        await core.store.gateway.r.xdel(stream, stuck)  # delivered at last
+        for _ in range(3):
+            await alarm.check()
+        assert (await _healthz(port))["outbox_lag_alarm"] is False
+    await core.notifier.drain()
+    titles = [reply.title for _, reply in control.got]
+    assert titles == [lag_reply(OutboxLag(STUCK_S, True)).title,
+                      lag_reply(OutboxLag(0, False)).title]
+    lines = [r.getMessage() for r in caplog.records if "outbox lag" in r.getMessage()]
+    assert len(lines) == 2 and "growing" in lines[0] and "recovered" in lines[1]
+    await core.notifier.close()
