@@ -85,9 +85,17 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
             await sweep_retention(core, core.store, now)
 
     warnings = early_warning_for(core)
+    from bot.ingress.ingress_desk import IngressDesk
+
+    turnstiles = IngressDesk(core)
 
     async def early_warning(_now: datetime) -> None:
         await warnings.sweep()
+        fx = await core.active_fixture()
+        if fx is not None and turnstiles.plan_of(fx) is not None:  # the turnstiles' picture
+            readings = await turnstiles.readings(fx)
+            if readings:
+                await warnings.ingress(readings)
 
     async def martyns_law(now: datetime) -> None:
         from bot.publicprotection.revision_reminder import remind_due
