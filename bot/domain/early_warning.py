@@ -127,10 +127,15 @@ def rules_of(raw: dict[str, Any], name: str = "early_warning.toml") -> Rules:
     return r
 
 
+WORD = re.compile(r"[\w']+")
+
+
 def pressure_words_in(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
     """The crowd-pressure words of the list found in a report's own text (whole words)."""
-    low = text.lower().replace("’", "'")
-    return tuple(w for w in words if re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", low))
+    low = " ".join(WORD.findall(text.lower().replace("’", "'")))
+    padded = f" {low} "
+    # a phrase of the list is found as whole words (the text's words joined by one space)
+    return tuple(w for w in words if f" {' '.join(WORD.findall(w.lower()))} " in padded)
 
 
 @dataclass(frozen=True)
