@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +27,14 @@ from bot.store import Store
 pytest_plugins = ("tests.support.parallel",)
 
 START = datetime(2026, 11, 25, 18, 0, tzinfo=UTC)  # 18:00 GMT, kick-off 19:45 local
+
+# No test reads or writes the user's own data dir: the README's first command makes this
+# installation's signing key there, and a `matchday verify` run by a test would then judge the
+# test's export against it. Every process of the session (xdist workers, the bots and CLIs the
+# tests start) inherits a throwaway dir instead, unless a test names its own.
+DATA_DIR = tempfile.mkdtemp(prefix="matchday-tests-")
+os.environ["MATCHDAY_DATA_DIR"] = DATA_DIR
+atexit.register(shutil.rmtree, DATA_DIR, True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
