@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import cli, rig  # noqa: E402
-from bench.nights import Night, Said, hot_night, quiet_night  # noqa: E402
+from bench.nights import KICKOFF, Night, Said, hot_night, quiet_night  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.crowd_signals import IngressReading  # noqa: E402
 from bot.domain.early_warning import (  # noqa: E402
@@ -55,8 +55,8 @@ LEAD_GOAL_S = 300
 TUNE, REPORT = 0, 100  # first seed of each set
 
 
-async def night_reports() -> tuple[list[Report], Ground]:
-    """The bundled night's reports as its replayed log holds them, and its ground."""
+async def night_reports() -> tuple[list[Report], Ground, datetime]:
+    """The bundled night's reports as its replayed log holds them, its ground and kick-off."""
     lines = parse_script(NIGHT).lines
     rig.START = lines[0].at  # the bench's virtual clock starts with the night (never goes back)
     async with rig.bench_core(drill=Drill(live=False)) as (core, _url, _tmp):
@@ -70,7 +70,7 @@ async def night_reports() -> tuple[list[Report], Ground]:
         fx = await core.store.fixture(fx_id)
         words = core_rules().pressure_words
         reports = [r for e in await core.store.events(fx_id) if (r := report_of(e, words))]
-        return reports, core.grounds[fx.ground]
+        return reports, core.grounds[fx.ground], fx.kickoff
 
 
 def core_rules() -> Rules:
@@ -84,7 +84,7 @@ Detector = Callable[[Night], list[tuple[datetime, tuple[str, ...]]]]
 def detector(rules: Rules, ground: Ground) -> Detector:
     """The early warning over one night: (when, area) of each warning."""
     def run(night: Night) -> list[tuple[datetime, tuple[str, ...]]]:
-        watch, out = Watch(rules, ground), []
+        watch, out = Watch(rules, ground, KICKOFF), []
         next_tick: datetime | None = None
         for e in night.ordered():
             if next_tick is None or e.at >= next_tick:
@@ -172,8 +172,8 @@ async def main(seeds: int, per_seed: int) -> None:
     show("baseline_", score(old, hot, quiet))
     show("tune_", score(ours, tune_hot, tune_quiet))
 
-    reports, ground = await night_reports()
-    watch = Watch(rules, ground)
+    reports, ground, kickoff = await night_reports()
+    watch = Watch(rules, ground, kickoff)
     warnings = [(r.at, w) for r in reports for w in watch.feed(r)]
     print(f"reports: {len(reports)}")
     print(f"warnings: {len(warnings)}")
