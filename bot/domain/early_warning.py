@@ -407,6 +407,8 @@ def signals_of(watch: Watch, zone: str, hits: tuple[Report, ...],
         out.append("crowd-pressure words")
     if any(h.people >= r.people_at for h in hits):
         out.append("people counts")
+    if any(watch.on_the_move(h) for h in hits):
+        out.append("crowd on the move")
     if any(x.stalled for x in readings):
         out.append("stalled turnstiles")
     if any(x.rate_ratio >= r.surge_ratio for x in readings):

@@ -199,6 +199,7 @@ def test_one_pressure_report_at_an_exit_at_full_time_warns_and_the_same_before_t
     exit_ft = [said(45 + 112, "gate_c", 3, "other", "crowd pressure building at the front")]
     [w] = run(exit_ft, Watch(RULES, GROUND, KICKOFF))
     assert "gate_c" in w.zones and w.text.endswith("risk of crushing")
+    assert "crowd on the move" in w.rule
     early = [said(-30, "gate_c", 3, "other", "crowd pressure building at the front")]
     assert run(early, Watch(RULES, GROUND, KICKOFF)) == []  # 18:30: nobody on the move
     assert run(exit_ft, Watch(RULES, GROUND)) == []  # no kick-off known: no phase
