@@ -17,7 +17,9 @@ The bundled night (bot/scenarios/west_ham_chelsea.jsonl, replayed on a virtual c
 - warning_lead_s: seconds from the warning to the first severity-5 report in its area; goal
   >= 300
 - false_warnings: warnings with no severity-5 report in their area within 30 minutes; goal 0
-Usage: python bench/early_warning.py [--seeds N] [--per-seed K] [--smoke]
+--misses prints the tuning seeds' missed hot nights (never the report seeds'): what was
+reported in the crush's area before the last moment a warning would have been in time.
+Usage: python bench/early_warning.py [--seeds N] [--per-seed K] [--misses] [--smoke]
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import cli, rig  # noqa: E402
-from bench.nights import Night, Said, hot_night, quiet_night  # noqa: E402
+from bench.nights import KICKOFF, Night, Said, hot_night, quiet_night  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.crowd_signals import IngressReading  # noqa: E402
 from bot.domain.early_warning import (  # noqa: E402
@@ -55,8 +57,8 @@ LEAD_GOAL_S = 300
 TUNE, REPORT = 0, 100  # first seed of each set
 
 
-async def night_reports() -> tuple[list[Report], Ground]:
-    """The bundled night's reports as its replayed log holds them, and its ground."""
+async def night_reports() -> tuple[list[Report], Ground, datetime]:
+    """The bundled night's reports as its replayed log holds them, its ground and kick-off."""
     lines = parse_script(NIGHT).lines
     rig.START = lines[0].at  # the bench's virtual clock starts with the night (never goes back)
     async with rig.bench_core(drill=Drill(live=False)) as (core, _url, _tmp):
@@ -70,7 +72,7 @@ async def night_reports() -> tuple[list[Report], Ground]:
         fx = await core.store.fixture(fx_id)
         words = core_rules().pressure_words
         reports = [r for e in await core.store.events(fx_id) if (r := report_of(e, words))]
-        return reports, core.grounds[fx.ground]
+        return reports, core.grounds[fx.ground], fx.kickoff
 
 
 def core_rules() -> Rules:
@@ -84,7 +86,7 @@ Detector = Callable[[Night], list[tuple[datetime, tuple[str, ...]]]]
 def detector(rules: Rules, ground: Ground) -> Detector:
     """The early warning over one night: (when, area) of each warning."""
     def run(night: Night) -> list[tuple[datetime, tuple[str, ...]]]:
-        watch, out = Watch(rules, ground), []
+        watch, out = Watch(rules, ground, KICKOFF), []
         next_tick: datetime | None = None
         for e in night.ordered():
             if next_tick is None or e.at >= next_tick:
@@ -144,6 +146,29 @@ def score(run: Detector, hot: Iterable[Night], quiet: Iterable[Night]) -> dict[s
             "false_warnings_per_quiet_night": false / len(quiet)}
 
 
+def misses(run: Detector, hot: Iterable[Night], ground: Ground) -> None:
+    """Each hot night warned too late: its kind, place, build-up, and the reports in the
+    crush's area before the moment a warning was still in time."""
+    for n in hot:
+        assert n.crush_at is not None
+        lead = max(((n.crush_at - at).total_seconds() for at, zones in run(n)
+                    if n.crush_zone in zones and at < n.crush_at), default=0.0)
+        if lead >= LEAD_GOAL_S:
+            continue
+        due = n.crush_at - timedelta(seconds=LEAD_GOAL_S)
+        print(f"missed: seed {n.seed} {n.kind} at {n.crush_zone}, build-up "
+              f"{n.build_up_s:.0f} s, lead {lead:.0f} s, turnstiles {'on' if n.ingress else 'off'}")
+        area, seen = set(ground.nearby(n.crush_zone)), set()
+        for e in n.ordered():
+            if isinstance(e, Said) and e.report.zone in area and e.at <= due \
+                    and (n.crush_at - e.at).total_seconds() <= n.build_up_s + 60 \
+                    and e.report.key not in seen:
+                seen.add(e.report.key)
+                r = e.report
+                print(f"  -{(n.crush_at - r.at).total_seconds():4.0f} s {r.zone} S{r.severity} "
+                      f"{r.type}, {r.people} people: {e.text}")
+
+
 def nights(first: int, seeds: int, per_seed: int, ground: Ground) -> tuple[list[Night],
                                                                         list[Night]]:
     """The hot and quiet nights of seeds first .. first+seeds-1."""
@@ -159,7 +184,7 @@ def show(prefix: str, figures: dict[str, float]) -> None:
         print(f"{prefix}{k}: {v:.3f}" if k != "lead_s_p50" else f"{prefix}{k}: {v:.0f}")
 
 
-async def main(seeds: int, per_seed: int) -> None:
+async def main(seeds: int, per_seed: int, show_misses: bool = False) -> None:
     rules = core_rules()
     ground = load_ground(ROOT / "config" / "grounds" / "london_stadium.toml")
     ours, old = detector(rules, ground), baseline(ground)
@@ -171,9 +196,11 @@ async def main(seeds: int, per_seed: int) -> None:
     show("", score(ours, hot, quiet))
     show("baseline_", score(old, hot, quiet))
     show("tune_", score(ours, tune_hot, tune_quiet))
+    if show_misses:
+        misses(ours, tune_hot, ground)
 
-    reports, ground = await night_reports()
-    watch = Watch(rules, ground)
+    reports, ground, kickoff = await night_reports()
+    watch = Watch(rules, ground, kickoff)
     warnings = [(r.at, w) for r in reports for w in watch.feed(r)]
     print(f"reports: {len(reports)}")
     print(f"warnings: {len(warnings)}")
@@ -193,5 +220,7 @@ if __name__ == "__main__":
     ap = cli.parser(__doc__)
     ap.add_argument("--seeds", type=int, default=100, help="seeds in each set (tune, report)")
     ap.add_argument("--per-seed", type=int, default=2, help="hot and quiet nights per seed")
+    ap.add_argument("--misses", action="store_true",
+                    help="print the tuning seeds' missed hot nights")
     args = cli.parse(ap, {"seeds": 5, "per_seed": 1})
-    asyncio.run(main(args.seeds, args.per_seed))
+    asyncio.run(main(args.seeds, args.per_seed, args.misses))

@@ -9,7 +9,12 @@ Prints, as `name: value` lines:
   time to full (checked each minute, from 6 minutes in until it is full) against the minute it
   really filled (target <= 3);
 - reports_per_s_ratio: reports a second with the feed running (paced at a real second per
-  round) over reports a second without it, in the same process (target >= 0.9).
+  round) over reports a second without it, in the same process (target >= 0.9); on a shared
+  machine other jobs' load moves it either way by more than the feed does, so also:
+- reports_per_cpu_s_ratio: the same with this process's CPU seconds for wall seconds (what
+  the feed itself takes from the reports, whatever else the machine runs);
+- feed_cpu_share: the share of one core the feed alone takes (a count a second from every
+  turnstile over HTTP, the turnstiles' own client in the same process: an upper bound).
 
 Usage: python bench/ingress.py [--minutes 30] [--flash-s 16] [--seed 7] [--smoke]
 """
@@ -69,16 +74,17 @@ def stands_of(plan: IngressPlan, rng: random.Random, minutes: int) -> list[Stand
     return out
 
 
-async def flashpoint(core, seconds: float, tag: str) -> float:
-    """Reports a second from stewards for `seconds` of wall time."""
-    n, t0 = 0, time.perf_counter()
+async def flashpoint(core, seconds: float, tag: str) -> tuple[int, float, float]:
+    """Reports from stewards for `seconds` of wall time: how many, in how many wall seconds
+    and in how many of this process's CPU seconds."""
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - t0 < seconds:
         text = f"/incident {TYPES[n % 6]} @{ZONES[n % 6]} s{2 + n % 3} flash {tag} {n}"
         r = await core.handle(cmd(n, text, user="steward", tag=tag))
         assert r is not None and r.reply.ok, r.reply.text if r else None
         n += 1
         await asyncio.sleep(0)  # the feed's batches get their turn, as on a busy server
-    return n / (time.perf_counter() - t0)
+    return n, time.perf_counter() - t0, time.process_time() - c0
 
 
 class Feed:
@@ -175,17 +181,25 @@ async def main(minutes: int, flash_s: float, seed: int) -> None:
                         t0 = time.perf_counter()
                         await feed.round(minutes)
                         await asyncio.sleep(max(0.0, 1.0 - (time.perf_counter() - t0)))
-                alone = beside = 0.0
-                legs = (False, True, True, False) * 2
+                # short legs, finely interleaved: the machine's other load falls on both sides
+                sums = {False: [0, 0.0, 0.0], True: [0, 0.0, 0.0]}  # reports, wall s, CPU s
+                legs = (False, True, True, False) * 4
                 for leg, with_feed in enumerate(legs):
                     pacer = asyncio.create_task(paced()) if with_feed else None
-                    rate = await flashpoint(core, flash_s / len(legs), f"leg{leg}")
+                    got = await flashpoint(core, flash_s / len(legs), f"leg{leg}")
                     if pacer is not None:
                         pacer.cancel()
                         await asyncio.gather(pacer, return_exceptions=True)
-                        beside += rate / 4
-                    else:
-                        alone += rate / 4
+                    sums[with_feed] = [a + b for a, b in zip(sums[with_feed], got, strict=True)]
+                alone, beside = (sums[w][0] / sums[w][1] for w in (False, True))
+                alone_cpu, beside_cpu = (sums[w][0] / sums[w][2] for w in (False, True))
+                # the feed alone, paced as beside the reports: this process's CPU per second
+                pacer = asyncio.create_task(paced())
+                t0, c0 = time.perf_counter(), time.process_time()
+                await asyncio.sleep(max(2.0, flash_s / 4))
+                feed_share = (time.process_time() - c0) / (time.perf_counter() - t0)
+                pacer.cancel()
+                await asyncio.gather(pacer, return_exceptions=True)
                 # then the rest of the 30 minutes as fast as it goes, the forecast read each minute
                 while feed.second < minutes * 60:
                     await feed.round(minutes)
@@ -221,6 +235,8 @@ async def main(minutes: int, flash_s: float, seed: int) -> None:
         print(f"reports_per_s_alone: {alone:.1f}")
         print(f"reports_per_s_with_feed: {beside:.1f}")
         print(f"reports_per_s_ratio: {beside / alone:.2f}")
+        print(f"reports_per_cpu_s_ratio: {beside_cpu / alone_cpu:.2f}")
+        print(f"feed_cpu_share: {feed_share:.3f}")
         if missed:
             raise SystemExit(f"{missed} threshold crossings never reached control")
 

@@ -65,7 +65,9 @@ def control_room_for(core: Core, public_url: str | None = None) -> ControlRoom:
     """The control-room web view handed the incident log and the web state it uses."""
     from bot.web.server import ControlRoom  # HTTP modes only pay for aiohttp
 
-    return ControlRoom(core, core.store, core.facades.web, public_url)
+    room = ControlRoom(core, core.store, core.facades.web, public_url)
+    core.hooks.append(room.live.on_change)  # the wall's ingress tile follows its figures
+    return room
 
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
@@ -85,17 +87,20 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
             await sweep_retention(core, core.store, now)
 
     warnings = early_warning_for(core)
+    from bot.domain.ingress_model import readings
     from bot.ingress.ingress_desk import IngressDesk
 
     turnstiles = IngressDesk(core)
 
     async def early_warning(_now: datetime) -> None:
         await warnings.sweep()
-        fx = await core.active_fixture()
-        if fx is not None and turnstiles.plan_of(fx) is not None:  # the turnstiles' picture
-            readings = await turnstiles.readings(fx)
-            if readings:
-                await warnings.ingress(readings)
+
+    async def ingress(now: datetime) -> None:
+        # alerts on the clock, not only when a batch comes (a stalled bank may send nothing);
+        # the wall's tile told when its figures change; the early warning's readings
+        p = await turnstiles.tick(now)
+        if p is not None and (got := readings(p)):
+            await warnings.ingress(got)
 
     async def martyns_law(now: datetime) -> None:
         from bot.publicprotection.revision_reminder import remind_due
@@ -107,6 +112,7 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
     scheduler.add_ticker(escalations, 1.0)
     scheduler.add_ticker(martyns_law, 3600.0)
     scheduler.add_ticker(early_warning, 2.0)
+    scheduler.add_ticker(ingress, 1.0)
     scheduler.add_ticker(retention, 3600.0)
     if app.settings.clock_file is not None:  # virtual time moves in jumps: look often
         async def virtual_time(now: datetime) -> None:

@@ -36,6 +36,8 @@ class Rules:
     neighbour_weight: float = 0.5
     severity_weight: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 3.0)  # S1..S5
     pressure_words: tuple[str, ...] = ()
+    places: tuple[str, ...] = ()  # pressure words that name a place: they count only beside
+    # another ("pushing at the gate"), never alone ("a radio at the gate")
     pressure_types: tuple[str, ...] = ("crowd_density",)
     pressure_weight: float = 0.8
     people_at: int = 50
@@ -43,22 +45,36 @@ class Rules:
     accel_s: int = 180
     accel_weight: float = 1.0
     accel_min_severity: int = 3
+    accel_pressing_weight: float = 0.0  # each pressing report after the first in the window
+    accel_pressing_min_severity: int = 2
     surge_ratio: float = 1.3
     surge_weight: float = 1.5
     surge_cap: float = 2.0  # a surge counts more the further above surge_ratio, up to this
     stall_weight: float = 1.5
+    stall_long_s: int = 0  # a bank stalled this long counts twice (0: never)
     full_share: float = 0.95
     full_weight: float = 1.0
     sustain_s: int = 120
     stale_s: int = 300  # a zone's turnstile reading older than this says nothing
+    # the crowd on the move (arrivals, half-time, full time: minutes from kick-off): a
+    # pressing report in a circulation area (concourse, walkway, gate, outside, the blocks'
+    # vomitories) weighs more then; so does any report of `moving_any_severity` and over
+    moving_weight: float = 1.0
+    moving_kinds: tuple[str, ...] = ("concourse", "walkway", "gate", "outside")
+    moving_min_severity: int = 3
+    moving_any_severity: int = 6
+    moving_min: tuple[tuple[int, int], ...] = ((-60, 10), (45, 70), (105, 140))
 
     def severity(self, s: int) -> float:
         """The weight of one severity (1-5)."""
         return self.severity_weight[max(1, min(5, s)) - 1]
 
 
-PRESSURE_KEYS = ("weight", "types", "words")
-INGRESS_KEYS = ("surge_ratio", "surge_weight", "surge_cap", "stall_weight", "full_share",
+PRESSURE_KEYS = ("weight", "types", "words", "places")
+ACCEL_KEYS = ("window_s", "weight", "min_severity", "pressing_weight", "pressing_min_severity")
+MOVING_KEYS = ("weight", "kinds", "min_severity", "any_severity", "windows_min")
+INGRESS_KEYS = ("surge_ratio", "surge_weight", "surge_cap", "stall_weight", "stall_long_s",
+                "full_share",
                 "full_weight", "sustain_s", "stale_s")
 
 
@@ -72,14 +88,16 @@ def load_rules(path: Path) -> Rules:
 def rules_of(raw: dict[str, Any], name: str = "early_warning.toml") -> Rules:
     """Rules from parsed TOML, checked."""
     known = {"window_s", "quiet_s", "threshold", "clear_below", "neighbour_weight",
-             "severity_weight", "pressure", "people", "acceleration", "ingress"}
+             "severity_weight", "pressure", "people", "acceleration", "ingress", "moving"}
     extra = sorted(set(raw) - known)
     if extra:
         raise ValueError(f"{name}: unknown key(s) {', '.join(extra)}")
     p, pe = raw.get("pressure", {}), raw.get("people", {})
     ac, ing = raw.get("acceleration", {}), raw.get("ingress", {})
+    mv = raw.get("moving", {})
     for part, keys, what in ((p, PRESSURE_KEYS, "pressure"), (pe, ("at", "weight"), "people"),
-                             (ac, ("window_s", "weight", "min_severity"), "acceleration"),
+                             (mv, MOVING_KEYS, "moving"),
+                             (ac, ACCEL_KEYS, "acceleration"),
                              (ing, INGRESS_KEYS, "ingress")):
         bad = sorted(set(part) - set(keys))
         if bad:
@@ -95,6 +113,7 @@ def rules_of(raw: dict[str, Any], name: str = "early_warning.toml") -> Rules:
             severity_weight=tuple(float(x) for x in raw.get("severity_weight",
                                                              d.severity_weight)),
             pressure_words=tuple(str(w).lower() for w in p.get("words", ())),
+            places=tuple(str(w).lower() for w in p.get("places", ())),
             pressure_types=tuple(str(t) for t in p.get("types", d.pressure_types)),
             pressure_weight=float(p.get("weight", d.pressure_weight)),
             people_at=int(pe.get("at", d.people_at)),
@@ -102,6 +121,14 @@ def rules_of(raw: dict[str, Any], name: str = "early_warning.toml") -> Rules:
             accel_s=int(ac.get("window_s", d.accel_s)),
             accel_weight=float(ac.get("weight", d.accel_weight)),
             accel_min_severity=int(ac.get("min_severity", d.accel_min_severity)),
+            accel_pressing_weight=float(ac.get("pressing_weight", d.accel_pressing_weight)),
+            accel_pressing_min_severity=int(ac.get("pressing_min_severity",
+                                                   d.accel_pressing_min_severity)),
+            moving_weight=float(mv.get("weight", d.moving_weight)),
+            moving_kinds=tuple(str(k) for k in mv.get("kinds", d.moving_kinds)),
+            moving_min_severity=int(mv.get("min_severity", d.moving_min_severity)),
+            moving_any_severity=int(mv.get("any_severity", d.moving_any_severity)),
+            moving_min=tuple(_span(w) for w in mv.get("windows_min", d.moving_min)),
             **{k: type(getattr(d, k))(ing[k]) for k in INGRESS_KEYS if k in ing},
         )
     except (TypeError, ValueError) as exc:
@@ -119,12 +146,23 @@ def rules_of(raw: dict[str, Any], name: str = "early_warning.toml") -> Rules:
         problems.append("[pressure] words must list the words stewards use for crowd pressure")
     if r.surge_ratio <= 1 or not 0 < r.full_share <= 1.2 or r.sustain_s < 0:
         problems.append("[ingress] surge_ratio > 1, full_share 0-1.2, sustain_s >= 0")
+    if r.moving_weight < 1:
+        problems.append("[moving] weight is 1 or more (1: no different when the crowd moves)")
+    if not set(r.places) <= set(r.pressure_words):
+        problems.append("[pressure] places must be among its words")
     unknown = [t for t in r.pressure_types if t not in INCIDENT_TYPES.labels]
     if unknown:
         problems.append(f"[pressure] types unknown: {', '.join(unknown)}")
     if problems:
         raise ValueError(f"{name}: " + "; ".join(problems))
     return r
+
+
+def _span(v: Any) -> tuple[int, int]:
+    a, b = (int(x) for x in v)
+    if not a < b:
+        raise ValueError("[moving] windows_min are [from, to] minutes from kick-off")
+    return a, b
 
 
 WORD = re.compile(r"[\w']+")
@@ -194,6 +232,7 @@ class Watch:
 
     rules: Rules
     ground: Ground
+    kickoff: datetime | None = None  # when the crowd moves, from it (None: not known)
     recent: deque[Report] = field(default_factory=deque)
     readings: dict[str, IngressReading] = field(default_factory=dict)
     flags: dict[str, _Flag] = field(default_factory=dict)
@@ -276,11 +315,35 @@ class Watch:
         words: the severity is their judgement)."""
         r = self.rules
         v = 1.0
-        if rep.words or rep.type in r.pressure_types:
+        pressing = self.pressing(rep)
+        if pressing:
             v += r.pressure_weight
         if rep.people >= r.people_at:
             v += r.people_weight
+        if (self.said_pressure(rep) and rep.severity >= r.moving_min_severity
+                or rep.severity >= r.moving_any_severity) and self.on_the_move(rep):
+            v *= r.moving_weight
         return r.severity(rep.severity) * v
+
+    def pressing(self, rep: Report) -> bool:
+        """The report speaks of crowd pressure: its type, or a pressure word of its own text
+        (a place word alone, "at the gate", says nothing)."""
+        return rep.type in self.rules.pressure_types or self.said_pressure(rep)
+
+    def said_pressure(self, rep: Report) -> bool:
+        """A pressure word in the steward's own text, beyond a place word."""
+        return any(w not in self.rules.places for w in rep.words)
+
+    def on_the_move(self, rep: Report) -> bool:
+        """Seen in a circulation area while the crowd moves through it (arrivals, half-time,
+        full time, by the kick-off)."""
+        if self.kickoff is None:
+            return False
+        z = self.ground.zones.get(rep.zone)
+        if z is None or z.kind not in self.rules.moving_kinds:
+            return False
+        m = (rep.at - self.kickoff).total_seconds() / 60
+        return any(a <= m < b for a, b in self.rules.moving_min)
 
     def _weight(self, zone: str, other: str) -> float:
         if other == zone:
@@ -298,6 +361,10 @@ class Watch:
                      for rep in area)
         if last >= 2 and last > before:
             s += r.accel_weight
+        pressing = sum(1 for rep in self.recent if self._weight(zone, rep.zone)
+                       and rep.severity >= r.accel_pressing_min_severity
+                       and (now - rep.at).total_seconds() <= r.accel_s and self.said_pressure(rep))
+        s += r.accel_pressing_weight * max(0, pressing - 1)
         return s + max((self._weight(zone, z) * self.ingress_value(z, now)
                         for z in self.readings), default=0.0)
 
@@ -311,7 +378,10 @@ class Watch:
         def held(since: datetime | None) -> bool:
             return since is not None and (now - since).total_seconds() >= r.sustain_s
         over = min(r.surge_cap, (reading.rate_ratio - 1) / (r.surge_ratio - 1))
-        return (r.surge_weight * over * held(flag.surge) + r.stall_weight * held(flag.stall)
+        long = r.stall_long_s > 0 and flag.stall is not None and \
+            (now - flag.stall).total_seconds() >= r.stall_long_s
+        return (r.surge_weight * over * held(flag.surge)
+                + r.stall_weight * (held(flag.stall) + long)
                 + r.full_weight * held(flag.full))
 
     def _warning(self, zone: str, score: float, now: datetime) -> Warning:
@@ -337,6 +407,8 @@ def signals_of(watch: Watch, zone: str, hits: tuple[Report, ...],
         out.append("crowd-pressure words")
     if any(h.people >= r.people_at for h in hits):
         out.append("people counts")
+    if any(watch.on_the_move(h) for h in hits):
+        out.append("crowd on the move")
     if any(x.stalled for x in readings):
         out.append("stalled turnstiles")
     if any(x.rate_ratio >= r.surge_ratio for x in readings):

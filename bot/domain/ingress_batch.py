@@ -35,6 +35,7 @@ class Batch:
 
     id: str
     readings: tuple[Reading, ...]
+    live: bool = True  # sent by the turnstiles as they count (False: a tally typed in)
 
     @property
     def people(self) -> int:

@@ -27,6 +27,8 @@ class Counts:
     heard: dict[str, float] = field(default_factory=dict)  # entry -> last batch from it
     flowing: dict[str, float] = field(default_factory=dict)  # entry -> last count above 0
     closed: frozenset[str] = frozenset()  # entry points control has closed
+    fed: dict[str, float] = field(default_factory=dict)  # entry -> last batch its turnstiles
+    # sent themselves (a typed tally is not a feed: silence after it says nothing)
 
 
 @dataclass(frozen=True)
@@ -126,9 +128,14 @@ def entry_state(plan: IngressPlan, zone: str, c: Counts, kickoff: datetime,
     earlier = _sum_since(bins, now - 2 * TREND_S, now - TREND_S) * 60.0 / TREND_S
     closed = zone in c.closed
     arriving = c.at < kickoff and not stand_full and not closed
-    heard, flowing = c.heard.get(zone), c.flowing.get(zone)
-    stalled = bool(arriving and heard is not None and flowing is not None
-                   and now - heard < plan.stall_s and now - flowing >= plan.stall_s)
+    heard, flowing, fed = c.heard.get(zone), c.flowing.get(zone), c.fed.get(zone)
+    # stalled: batches still come but count nobody, or the bank's own feed fell silent
+    # while it was counting (a stalled bank may send nothing at all)
+    zeros = heard is not None and now - heard < plan.stall_s
+    silent = fed is not None and now - fed >= plan.stall_s and flowing is not None \
+        and fed - flowing < plan.stall_s
+    stalled = bool(arriving and flowing is not None and now - flowing >= plan.stall_s
+                   and (zeros or silent))
     live = heard is not None and now - heard < 2 * BIN_S  # a typed tally says nothing after
     return EntryState(zone, entry.stand, c.totals.get(zone, 0), rate, recent,
                       0.0 if closed else entry.planned_per_min(plan.per_turnstile_per_min),

@@ -52,7 +52,7 @@ def tally(ctx: Ctx, plan: IngressPlan, words: list[str]) -> Batch:
             share = n // minutes + (n % minutes if i == minutes - 1 else 0)
             rows.append(Reading(where, entry, share,
                                 ctx.now - timedelta(minutes=minutes - 1 - i)))
-    return Batch(f"console:{ctx.cmd.dedupe_key}", tuple(rows))
+    return Batch(f"console:{ctx.cmd.dedupe_key}", tuple(rows), live=False)
 
 
 async def _screen(ctx: Ctx, fx: Fixture, p: Picture, note: str = "") -> Result:

@@ -47,6 +47,7 @@ class IngressDesk:
     key: bytes | None = None
     checked: dict[str, float] = field(default_factory=dict)  # fixture -> last check (epoch)
     sent: set[str] = field(default_factory=set)  # alerts this process has seen logged
+    shown: dict[str, tuple[object, ...]] = field(default_factory=dict)  # fixture -> figures
 
     def plan_of(self, fx: Fixture) -> IngressPlan | None:
         """The ingress plan of the fixture's ground."""
@@ -76,9 +77,26 @@ class IngressDesk:
         applied = await self.core.store.ingress.count(fx.id, batch, iso(now))
         if applied.duplicate:
             return BatchRefused(f"batch {batch.id} was counted already: not counted again", 409)
-        await self.core.changed("ingress", fx.id)
+        # the wall's tile follows on the timer (tick), when its figures change: not per batch
         raised = await self.check(fx, now)
         return Counted(batch.id, len(batch.readings), batch.people, alerts=tuple(raised))
+
+    async def tick(self, now: datetime) -> Picture | None:
+        """The timer (the scheduler's tick): the active fixture's alerts, sent even when no
+        batch comes at all (a stalled bank); the wall told when the figures changed."""
+        fx = await self.core.active_fixture()
+        if fx is None or self.plan_of(fx) is None:
+            return None
+        self.checked[fx.id] = now.timestamp()
+        p = await self.picture(fx, now)
+        if p is None:
+            return None
+        await self._alert(fx, p)
+        shown = figures(p)
+        if self.shown.get(fx.id) != shown:
+            self.shown[fx.id] = shown
+            await self.core.changed("ingress", fx.id)
+        return p
 
     async def picture(self, fx: Fixture, now: datetime | None = None) -> Picture | None:
         """Every stand's figures now (None when the ground has no ingress plan)."""
@@ -100,9 +118,12 @@ class IngressDesk:
         if not force and ts - self.checked.get(fx.id, float("-inf")) < CHECK_S:
             return []
         self.checked[fx.id] = ts
-        plan = self.plan_of(fx)
         p = await self.picture(fx, now)
-        if plan is None or p is None:
+        return [] if p is None else await self._alert(fx, p)
+
+    async def _alert(self, fx: Fixture, p: Picture) -> list[IngressAlert]:
+        plan = self.plan_of(fx)
+        if plan is None:
             return []
         out = []
         for a in alerts(plan, p):
@@ -131,3 +152,10 @@ class IngressDesk:
         await self.core.notifier.send(outs)
         await self.core.changed("ingress", fx.id)
         return True
+
+
+def figures(p: Picture) -> tuple[object, ...]:
+    """What the wall's ingress tile shows of a picture (it is redrawn when these change)."""
+    return tuple((s.zone, s.inside, round(s.rate_per_min), s.pressure, s.in_by_kickoff,
+                  None if s.full_at is None else s.full_at.replace(second=0, microsecond=0))
+                 for s in p.stands)

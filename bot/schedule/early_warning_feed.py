@@ -23,6 +23,7 @@ from bot.domain.early_warning import (
     load_rules,
     pressure_words_in,
 )
+from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.domain.messages import Button, Outbound, Reply
@@ -78,12 +79,12 @@ class EarlyWarning:
             path = SHIPPED
         return cls(core, store, load_rules(path), feed)
 
-    async def _watch(self, fx_id: str, ground_id: str) -> Watch:
-        if fx_id not in self.last:
-            self.last[fx_id] = await self.feed.last_id(fx_id)
-            ground = self.core.grounds.get(ground_id) or next(iter(self.core.grounds.values()))
-            self.watches[fx_id] = Watch(self.rules, ground)
-        return self.watches[fx_id]
+    async def _watch(self, fx: Fixture) -> Watch:
+        if fx.id not in self.last:
+            self.last[fx.id] = await self.feed.last_id(fx.id)
+            ground = self.core.grounds.get(fx.ground) or next(iter(self.core.grounds.values()))
+            self.watches[fx.id] = Watch(self.rules, ground, fx.kickoff)
+        return self.watches[fx.id]
 
     async def sweep(self) -> list[Warning]:
         """Read each active fixture's new events; warn about every zone heating up, and log
@@ -91,7 +92,7 @@ class EarlyWarning:
         fx = await self.core.active_fixture()
         if fx is None:
             return []
-        watch = await self._watch(fx.id, fx.ground)
+        watch = await self._watch(fx)
         out: list[Warning] = []
         while True:
             events = await self.feed.after(fx.id, self.last[fx.id], 500)
@@ -118,7 +119,7 @@ class EarlyWarning:
         fx = await self.core.active_fixture()
         if fx is None:
             return []
-        watch = await self._watch(fx.id, fx.ground)
+        watch = await self._watch(fx)
         out = []
         for reading in sorted(readings, key=lambda r: r.at):
             for w in watch.ingress(reading):

@@ -28,6 +28,7 @@ from bot.store.ops import (
 
 TOTALS, TURNSTILES, BINS = "ing:tot", "ing:turn", "ing:bins"
 HEARD, FLOWING, CLOSED, LOG = "ing:heard", "ing:flow", "ing:closed", "ing:log"
+FED = "ing:fed"  # entry point -> the last batch its turnstiles sent themselves (not typed)
 LOOKBACK_S = max(RATE_WINDOW_S, 2 * TREND_S) + 2 * BIN_S
 
 
@@ -62,6 +63,8 @@ class IngressCounts:
                          HincrbyMany(BINS, bins), Hset(HEARD, heard)]
         if flowing:
             ops.append(Hset(FLOWING, flowing))
+        if batch.live:
+            ops.append(Hset(FED, heard))
         ops.append(Xadd(LOG, {"batch": batch.id, "received": received,
                               "counts": json.dumps(batch.per_entry(), sort_keys=True)}))
         return await self.gateway.apply(fx_prefix(fx_id), ops, f"ingress:{batch.id}")
@@ -77,7 +80,8 @@ class IngressCounts:
         pipe.hgetall(p + HEARD)
         pipe.hgetall(p + FLOWING)
         pipe.smembers(p + CLOSED)
-        totals, counted, heard, flowing, closed = await self.gateway.call(pipe.execute())
+        pipe.hgetall(p + FED)
+        totals, counted, heard, flowing, closed, fed = await self.gateway.call(pipe.execute())
         bins: dict[str, dict[int, int]] = {e: {} for e in entries}
         for f, n in zip(fields, counted, strict=True):
             if n:
@@ -86,7 +90,8 @@ class IngressCounts:
         return Counts(datetime.fromtimestamp(now_ts, UTC),
                       {k: int(v) for k, v in totals.items()}, bins,
                       {k: float(v) for k, v in heard.items()},
-                      {k: float(v) for k, v in flowing.items()}, frozenset(closed))
+                      {k: float(v) for k, v in flowing.items()}, frozenset(closed),
+                      {k: float(v) for k, v in fed.items()})
 
     async def curve(self, fx_id: str) -> dict[str, dict[int, int]]:
         """Entry point -> bin start -> people counted in it, the whole night."""

@@ -274,6 +274,8 @@ class FixtureFeed:
         self._stewarding: asyncio.Task[None] | None = None  # a push of the stewarding tile
         self._stewarding_dirty = False
         self._stewarding_views = 0  # stewarding views pushed (a snapshot keeps the newest)
+        self._ingress: asyncio.Task[None] | None = None  # a push of the ingress tile
+        self._ingress_dirty = False
         self.snap: Snapshot | None = None  # a new screen's first paint, kept current
         self._building: asyncio.Task[Snapshot] | None = None
         self.used_at = time.monotonic()  # last asked for a first paint or a stream
@@ -453,6 +455,28 @@ class FixtureFeed:
                     self.snap.set_stewarding(view)
                 await self.send(Notice("stewarding", lambda _police, v=view: v))
 
+    def ingress_due(self) -> None:
+        """Push the ingress tile to the screens: its figures changed with nothing logged
+        (one push at a time; a change meanwhile gets one more)."""
+        self._ingress_dirty = True
+        if self._ingress is None or self._ingress.done():
+            self._ingress = asyncio.create_task(self._push_ingress())
+
+    async def _push_ingress(self) -> None:
+        while self._ingress_dirty:
+            self._ingress_dirty = False
+            try:
+                fx = await self.room.store.fixture(self.fx_id)
+                view = await ingress_view(self.room.core, fx) if fx is not None else None
+            except StoreUnavailable:
+                await asyncio.sleep(1)
+                self._ingress_dirty = True
+                continue
+            if view is not None:
+                if self.snap is not None:
+                    self.snap.tiles["ingress"] = view
+                await self.send(Notice("ingress", lambda _police, v=view: v))
+
     def broadcast(self, item: Batch | Notice) -> None:
         """Hand the same item to every screen's queue."""
         for q in list(self.queues):
@@ -467,7 +491,8 @@ class FixtureFeed:
         for q in self.queues:
             q.put_nowait(None)
         self.queues.clear()
-        await cancel_and_wait([self._chart, self._stewarding, self._building, self.task])
+        await cancel_and_wait([self._chart, self._stewarding, self._ingress, self._building,
+                               self.task])
         self.snap = None
 
 
@@ -495,6 +520,13 @@ class LiveRoom:
         self._revocations: asyncio.Task[None] | None = None
         self._revocations_ready = asyncio.Event()
         self.names: dict[str, str] = {}  # platform:user -> name, for the log's "who"
+
+    async def on_change(self, what: str, fixture_id: str) -> None:
+        """core.hooks: the turnstiles' figures changed (here or on another replica): the
+        screens following that fixture get the ingress tile again."""
+        feed = self.feeds.get(fixture_id)
+        if what == "ingress" and feed is not None and feed.queues:
+            feed.ingress_due()
 
     async def follow_member(self, who: str, q: asyncio.Queue[Item]) -> None:
         """Tell this screen at once when its member's sessions end (waits, briefly, until

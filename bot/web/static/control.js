@@ -781,6 +781,12 @@
       deliveryAt = performance.now();
       renderTiles();
     });
+    // the turnstiles' figures move with no event logged: the server pushes the tile
+    es.addEventListener("ingress", (msg) => {
+      hear();
+      tiles = Object.assign({}, tiles, {ingress: JSON.parse(msg.data)});
+      renderTiles();
+    });
     es.addEventListener("stewarding", (msg) => {
       hear();
       stewarding = JSON.parse(msg.data);
