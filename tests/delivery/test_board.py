@@ -19,7 +19,7 @@ import yaml
 from bot.core.dispatch import Core
 from bot.delivery import board as boards
 from bot.delivery.chat_health import status_lines
-from bot.domain.messages import Command, Outbound, Reply
+from bot.domain.messages import Command, Outbound, Reply, ReplyVia
 from bot.settings import PROJECT_CONFIG, Settings
 from bot.store import Store
 from bot.store.message_refs import MessageRefs
@@ -185,7 +185,7 @@ async def report(core: Core, k: int) -> str:
     r = await core.handle(Command(
         platform="console", chat="steward", user="steward", dedupe_key=f"board:{k}",
         text=f"/incident {TYPES[k % 4]} @{PLACES[k % 5]} s{4 if k == 3 else 2} board {k}",
-        reply_via="send"))
+        reply_via=ReplyVia()))
     assert r is not None and r.reply.ok, r.reply.text if r else None
     m = re.search(r"INC-\d+", r.reply.title + r.reply.text)
     assert m, r.reply.text

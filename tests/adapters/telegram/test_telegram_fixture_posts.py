@@ -14,6 +14,7 @@ from tests.support.deploy_chat import (
 )
 from tests.support.fixture_posts import (  # noqa: F401 (fixtures)
     SAMPLE,
+    settings,
 )
 from tests.support.telegram import (  # noqa: F401 (fixtures)
     fake,
