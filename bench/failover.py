@@ -46,7 +46,7 @@ from bench import cli  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
-from bot.domain.messages import Command, Reply  # noqa: E402
+from bot.domain.messages import Command, Reply, ReplyVia  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
@@ -132,7 +132,7 @@ async def steward(core, clock: VirtualClock, task: int, stop: asyncio.Event,
             clock.advance(timedelta(minutes=11))  # nor two of one steward's reports
             cmd = Command(platform="console", chat=chat, user="steward",
                           text=f"/incident {TYPES[task % len(TYPES)]} @seg_ne s3 {rid}",
-                          dedupe_key=f"fo:{rid}", reply_via="send")
+                          dedupe_key=f"fo:{rid}", reply_via=ReplyVia())
             result = await core.handle(cmd)
             # The answer travels through the outbox: look at the phone for it, a while after
             # an OK, a moment after "HELD" (a "Logged" shown then is believed just the same).

@@ -39,7 +39,7 @@ async def night(core, n: int) -> None:
     async def run(text: str, user: str) -> None:
         nonlocal say
         say += 1
-        r = await core.handle(rig.cmd(say, text, user, tag="pack", reply_via=""))
+        r = await core.handle(rig.cmd(say, text, user, tag="pack", reply_via=None))
         assert r is not None and r.reply.ok, (text, r.reply.text if r else None)
 
     fx = await core.active_fixture()
@@ -52,7 +52,7 @@ async def night(core, n: int) -> None:
     await run("/rollcall stb", "control")
     await run("/onpost stb_250_gangway", "steward")
     missing = await core.handle(rig.cmd(0, "/missing age=7 desc=red coat seen=gate c at=17:00",
-                                        "safety_officer", tag="pack", reply_via=""))
+                                        "safety_officer", tag="pack", reply_via=None))
     assert missing is not None and missing.reply.ok, missing.reply.text if missing else None
     await run(f"/found {missing.reply.title.split()[-1]} at the first aid room",
               "safety_officer")

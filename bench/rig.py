@@ -20,7 +20,7 @@ from bot.app import build_core  # noqa: E402
 from bot.core.dispatch import Core  # noqa: E402
 from bot.core.drill import Drill  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
-from bot.domain.messages import Command  # noqa: E402
+from bot.domain.messages import Command, ReplyVia  # noqa: E402
 from bot.embedded_redis.supervisor import EmbeddedRedis  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
@@ -31,17 +31,18 @@ TEXT = "/incident missile @stb_walkway s3 coins thrown from the upper tier"
 # clock moves on between reports so each is a new incident (the merge search still runs).
 STEP = timedelta(minutes=11)
 START = datetime(2026, 12, 2, 21, tzinfo=UTC)
+SEND = ReplyVia()  # the answer queued in the outbox as a new message
 
 
 def cmd(i: int, text: str = TEXT, user: str = "steward", *, tag: str = "bench",
-        reply_via: str = "send") -> Command:
+        reply_via: ReplyVia | None = SEND) -> Command:
     """A console command, deduplicated as `<tag>:<i>`."""
     return Command(platform="console", chat=user, user=user, text=text,
                    dedupe_key=f"{tag}:{i}", reply_via=reply_via)
 
 
 async def reports(core: Any, n: int, start: int, *, tag: str = "bench",
-                  reply_via: str = "send") -> float:
+                  reply_via: ReplyVia | None = SEND) -> float:
     """Reports per second, one at a time, each a new incident."""
     t = time.perf_counter()
     for i in range(start, start + n):

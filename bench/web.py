@@ -52,7 +52,7 @@ from rigs.wall_probe import FOCUS, MIN_TEXT_PX  # noqa: E402
 
 async def reports(core, n: int, start: int) -> float:
     """Reports per second, one at a time, as bench/write_path.py sends them."""
-    return await rig.reports(core, n, start, tag="bench-web", reply_via="")
+    return await rig.reports(core, n, start, tag="bench-web", reply_via=None)
 
 
 # ---------------------------------------------------------------- the screens' process

@@ -96,11 +96,10 @@ async def _replay(app: App, path: Path, as_json: bool, kept: bool = True) -> int
     app.clock.set(lines[0].at)
     assert app.core is not None and app.core.drill is not None
     scheduler = make_scheduler(app, live=False)
-    refused = _count_refusals(app.core)
     await scheduler.start()
     try:
-        await replay(app.core, scheduler, app.clock, lines, path.name,
-                     printer(as_json, tz=app.core.settings.zone))
+        refused = await replay(app.core, scheduler, app.clock, lines, path.name,
+                               printer(as_json, tz=app.core.settings.zone))
     finally:
         await scheduler.stop()
     if kept and not as_json and app.core.drill.created:
@@ -114,22 +113,6 @@ async def _replay(app: App, path: Path, as_json: bool, kept: bool = True) -> int
         return _fail(f"{path.name}: {len(lines)} lines replayed, "
                      f"{counted(len(script.bad), 'bad line')} skipped", 1)
     return 1 if len(refused) == len(lines) else 0
-
-
-def _count_refusals(core: Any) -> list[str]:
-    """The first line of every refusal the core answers from now on (the replay's lines)."""
-    refused: list[str] = []
-    handle = core.handle
-
-    async def counted(cmd: Any) -> Any:
-        result = await handle(cmd)
-        if result is not None and not result.reply.ok:
-            refused.append(result.reply.text.strip().splitlines()[0] if result.reply.text
-                           else result.reply.title)
-        return result
-
-    core.handle = counted
-    return refused
 
 
 def demo_script() -> Path:

@@ -119,8 +119,9 @@ def line_keys(name: str, lines: list[Line]) -> list[str]:
 
 
 async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: list[Line],
-                 name: str, emit: Emit) -> None:
-    """Feed each line at its virtual time; scheduled work fires at its own due time."""
+                 name: str, emit: Emit) -> list[str]:
+    """Feed each line at its virtual time; scheduled work fires at its own due time. The
+    first line of each refusal the lines got, in order."""
 
     async def tap(out: Outbound) -> None:
         emit({"at": iso(clock.now()), "to": out.audience, "text": render_text(out.reply, False),
@@ -137,6 +138,7 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
 
     core.notifier.taps.append(tap)
     keys = line_keys(name, lines)
+    refused: list[str] = []
     try:
         for line, key in zip(lines, keys, strict=True):
             await advance(line.at)
@@ -148,6 +150,9 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
             cmd = Command(platform="replay", chat=line.user, user=line.user, text=line.text,
                           dedupe_key=key, user_name=line.user)
             result = await core.handle(cmd)
+            if result is not None and not result.reply.ok:
+                refused.append(result.reply.text.strip().splitlines()[0] if result.reply.text
+                               else result.reply.title)
             if result is not None:
                 emit({"at": iso(clock.now()), "to": line.user,
                       "text": render_text(result.reply), "kind": "reply"})
@@ -156,6 +161,7 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
         clock.set(end)
     finally:
         core.notifier.taps.remove(tap)
+    return refused
 
 
 def printer(json_lines: bool, out: Callable[[str], None] = print,

@@ -14,7 +14,7 @@ from bot.app import App, StartupError, safe_url
 from bot.core.dispatch import Core
 from bot.delivery.chat_health import status_lines, watch
 from bot.delivery.durable import OutboxReader
-from bot.domain.clock import Clock
+from bot.domain.clock import Clock, VirtualClock
 from bot.domain.messages import Outbound
 from bot.domain.outbox_lag import OutboxLag
 from bot.domain.routes import Route
@@ -42,7 +42,9 @@ T = TypeVar("T")
 
 def scheduler_for(core: Core, clock: Clock, *, live: bool) -> Scheduler:
     """A scheduler handed the incident log and the plans facade it uses."""
-    return Scheduler(core, core.store, core.facades.plans, clock=clock, live=live)
+    virtual = clock if isinstance(clock, VirtualClock) else None  # run_due moves it
+    return Scheduler(core, core.store, core.facades.plans, clock=clock, live=live,
+                     virtual=virtual)
 
 
 def early_warning_for(core: Core) -> EarlyWarning:

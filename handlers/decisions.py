@@ -389,6 +389,7 @@ def register(registry: Registry) -> None:
     """Add /decision and /decisions."""
     registry.add(Spec("decision", USAGE, "Log a decision with its rationale", decision_cmd,
                       aliases=("decide",)))
+    registry.add_form("decision", continue_decision)
     registry.add(Spec("decisions", "/decisions [page N]", "The decision log, in order",
                       decisions_cmd,
                       aliases=("declog",)))

@@ -11,12 +11,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.when import WhenError, whole_when
 from bot.domain.messages import Button, Reply, Result
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
-from handlers.decisions import continue_decision
-from handlers.methane import continue_methane
-from handlers.missing import continue_missing
-from handlers.police import continue_arrest
 from handlers.reporting import joined_again, log_incident, parse_severity
-from handlers.stewarding import continue_procedure
 from handlers.words import BACK_WORDS, CANCEL_WORDS, CONFIRM_WORDS, typed_word
 
 EXPIRED = "This form has expired. Send /incident to start a new report."
@@ -150,7 +145,7 @@ async def form_cmd(ctx: Ctx) -> Result:
     fid, field_name, value = ctx.args[0], ctx.args[1], " ".join(ctx.args[2:])
     fx = await ctx.fixture()
     state = await ctx.store.form(fx.id, ctx.who)
-    if state is None or state.get("fid") != fid or state.get("kind") == "methane":
+    if state is None or state.get("fid") != fid or state.get("kind"):  # another form's
         # A final tap redelivered after a restart: it was logged, say so again.
         done = await ctx.store.applied_vars(fx.id, ctx.cmd.dedupe_key) \
             if ctx.cmd.dedupe_key else None
@@ -276,16 +271,9 @@ async def continue_with_text(ctx: Ctx, fx: Fixture,
     open."""
     if state is None:
         return None
-    if state.get("kind") == "methane":
-        return await continue_methane(ctx, fx, state)
-    if state.get("kind") == "decision":
-        return await continue_decision(ctx, fx, state)
-    if state.get("kind") == "procedure":
-        return await continue_procedure(ctx, fx, state)
-    if state.get("kind") == "missing":
-        return await continue_missing(ctx, fx, state)
-    if state.get("kind") == "arrest":
-        return await continue_arrest(ctx, fx, state)
+    then = ctx.core.registry.continuation(state.get("kind", ""))
+    if then is not None:  # another guided form's state (the incident form's has no kind)
+        return await then(ctx, fx, state)
     step = state.get("step")
     loc = next((a for a in ctx.cmd.attachments if a.kind == "location"), None)
     if step == "location" and loc is not None:

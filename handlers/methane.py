@@ -222,6 +222,7 @@ async def methane_cmd(ctx: Ctx) -> Result:
 
 
 def register(registry: Registry) -> None:
-    """Add /methane."""
+    """Add /methane and its guided form."""
     registry.add(Spec("methane", USAGE, "Major incident report (METHANE / ETHANE)", methane_cmd,
                       aliases=("ethane", "major")))
+    registry.add_form("methane", continue_methane)

@@ -312,3 +312,4 @@ def register(registry: Registry) -> None:
                       "supervisor and exit", missing_cmd, aliases=("lost",)))
     registry.add(Spec("found", FOUND_USAGE, "A missing person is found or reunited", found_cmd,
                       aliases=("reunited",)))
+    registry.add_form("missing", continue_missing)

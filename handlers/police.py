@@ -225,3 +225,4 @@ def register(registry: Registry) -> None:
     registry.add(Spec("arrest", ARREST_USAGE, "Record arrests (Home Office categories)",
                       arrest_cmd, aliases=("arrests", "arr")))
     registry.add(Spec("ban", BAN_USAGE, "Record a banning order", ban_cmd, aliases=("bans",)))
+    registry.add_form("arrest", continue_arrest)

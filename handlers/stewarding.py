@@ -337,3 +337,4 @@ def register(registry: Registry) -> None:
                           aliases=("all-clear", "all_clear") if kind == "allclear" else ()))
     registry.add(Spec("ihaveit", "/ihaveit [id]", "I have the broadcast", ihaveit_cmd,
                       hidden=True, aliases=("gotit",)))
+    registry.add_form("procedure", continue_procedure)

@@ -11,7 +11,7 @@ from typing import Any
 from bot.core.dispatch import Ctx, Registry, Spec, UsageError
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_model import parse_incident_id
-from bot.domain.messages import Attachment, Button, Outbound, Reply, Result
+from bot.domain.messages import Attachment, Button, Reply, Result
 from bot.domain.vocab import INCIDENT_TYPES, SEVERITIES
 from bot.voice.outcome import Heard, NotHeard, from_args, marked, reason
 from bot.voice.suggest import suggest
@@ -40,12 +40,11 @@ def _to_outbox(ctx: Ctx, fx: Fixture, result: Result) -> Result:
     """The answer to a voice note goes by the durable outbox under the note's dedupe key:
     a note finished again after a crash (its update was still in the inbox) is answered
     once, whichever run gets there."""
-    if result.queued or not ctx.cmd.reply_via:
+    mine = None if result.queued else ctx.cmd.answer_outbound(result.reply, fx.id,
+                                                               result.incident)
+    if mine is None:
         return result
-    how, _, mid = ctx.cmd.reply_via.partition(":")
-    result.outbound.append(Outbound(
-        f"user:{ctx.cmd.platform}:{ctx.cmd.chat}", result.reply, fixture=fx.id,
-        quote=mid if how == "quote" else "", edit=mid if how == "edit" else ""))
+    result.outbound.append(mine)
     result.queued = True
     return result
 

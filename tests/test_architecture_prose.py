@@ -21,10 +21,17 @@ from bot.observe import metrics
 from bot.settings import PROJECT_CONFIG
 from bot.store import Store
 from handlers import display
-from tests.delivery.test_board import pinning_notifier
-from tests.delivery.test_delivery import FakeTime
+from tests.support.board import (
+    pinning_notifier,
+)
+from tests.support.fake_time import (
+    FakeTime,
+)
 from tests.support.lifecycle import record
-from tests.test_architecture import ROOT, modules
+from tests.support.source_tree import (
+    ROOT,
+    modules,
+)
 
 # Probes of rendered text: a severity read from a card's words, an id from a reply's title,
 # an outcome from a reply's first words, a field from its label, a store refusal compared.

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from tests.support)
 """The `matchday` command as a user runs it: console chat, replay, demo, summaries, errors."""
 
 from __future__ import annotations
@@ -6,19 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.support.cli import matchday
-
-ROOT = Path(__file__).resolve().parent.parent
-SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
-
-
-@pytest.fixture
-def env(store, redis_url, tmp_path):  # `store` empties the database first
-    return {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path)}
+from tests.support.cli import ROOT, SCENARIO, env, matchday  # noqa: F401 (fixture)
 
 
 def test_console_chat_report_then_status(env):

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import ROOT, matchday
+from tests.support.cli import (
+    ROOT,
+    matchday,
+)
 
 # (file, text to replace, replacement, the line expected: file and key first)
 BREAKS = [

@@ -10,7 +10,11 @@ import json
 import os
 from pathlib import Path
 
-from tests.test_cli import ROOT, SCENARIO, matchday
+from tests.support.cli import (
+    ROOT,
+    SCENARIO,
+    matchday,
+)
 
 NIGHT = "drill-westham-chelsea-20261202"
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_cli import SCENARIO, matchday
+from tests.support.cli import (
+    SCENARIO,
+    matchday,
+)
 
 NIGHT = "drill-westham-chelsea-20261202"  # the fixture the bundled night's first line adds
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 
-from tests.test_cli import env, matchday  # noqa: F401  (env is a fixture)
+from tests.support.cli import (  # noqa: F401  (env is a fixture)
+    env,
+    matchday,
+)
 
 FX = "drill-arsenal-spurs-20261127"  # a replay adds its fixtures as drills
 

@@ -144,7 +144,7 @@ async def test_a_restarted_console_does_not_log_the_same_line_again(core):
 
 
 def test_the_replay_command_fences_off_the_live_fixture(store, redis_url, tmp_path):
-    from tests.test_cli import matchday
+    from tests.support.cli import matchday
 
     env = {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path)}
     p = matchday("run", "--as", "control", env=env, stdin="/quit\n")  # tonight's fixture

@@ -86,18 +86,35 @@ class Spec:
         return (self.same_right[sub], None) if sub in self.same_right else (self.name, sub)
 
 
+# What a guided form does with typed text (or a shared location) while its state waits:
+# (ctx, fixture, the form's state) -> the answer, or None to let the text be a note.
+Continuation = Callable[["Ctx", Fixture, dict[str, Any]], Awaitable["Result | None"]]
+
+
 class Registry:
-    """The command language: names and aliases to specs."""
+    """The command language: names and aliases to specs, and form kinds to continuations."""
 
     def __init__(self) -> None:
         self.specs: dict[str, Spec] = {}
         self.names: dict[str, str] = {}
+        self.forms: dict[str, Continuation] = {}
 
     def add(self, spec: Spec) -> None:
         """Register a command (each module's register() calls this)."""
         self.specs[spec.name] = spec
         for n in (spec.name, *spec.aliases):
             self.names[norm(n)] = spec.name
+
+    def add_form(self, kind: str, then: Continuation) -> None:
+        """Register a guided form: typed text while a state of this `kind` waits goes to
+        `then` (each form module's register() calls this)."""
+        if kind in self.forms:
+            raise ValueError(f"form kind {kind!r} registered twice")
+        self.forms[kind] = then
+
+    def continuation(self, kind: str) -> Continuation | None:
+        """What continues a waiting form of this kind (None: not a registered form)."""
+        return self.forms.get(kind)
 
     def lookup(self, word: str) -> Spec | None:
         """The spec a typed command name means, or None."""
@@ -206,12 +223,7 @@ class Ctx:
 
     def reply_outbound(self, reply: Reply, fixture: str) -> Outbound | None:
         """The sender's reply as an outbox message, when the adapter lets the core queue it."""
-        via = self.cmd.reply_via
-        if not via:
-            return None
-        how, _, mid = via.partition(":")
-        return Outbound(f"user:{self.cmd.platform}:{self.cmd.chat}", reply, fixture=fixture,
-                        quote=mid if how == "quote" else "", edit=mid if how == "edit" else "")
+        return self.cmd.answer_outbound(reply, fixture)
 
     def notify(self, audience: str, reply: Reply, ref: str = "", fixture: str = "",
                thread: str = "") -> None:
@@ -384,11 +396,9 @@ class Core:
             if not result.queued and cmd.reply_via:
                 # it wrote and tells others: its answer goes durably with their messages
                 fx = next((o.fixture for o in result.outbound if o.fixture), "")
-                how, _, mid = cmd.reply_via.partition(":")
-                if fx:
-                    result.outbound.append(Outbound(
-                        f"user:{cmd.platform}:{cmd.chat}", result.reply, fixture=fx,
-                        quote=mid if how == "quote" else "", edit=mid if how == "edit" else ""))
+                mine = cmd.answer_outbound(result.reply, fx, result.incident) if fx else None
+                if mine is not None:
+                    result.outbound.append(mine)
                     result.queued = True
             await self.notifier.send(result.outbound, once=cmd.dedupe_key)
         return result

@@ -27,6 +27,7 @@ from bot.delivery.sink import (
     RetryLater,
     Unsupported,
 )
+from bot.domain.incident.incident_model import incident_id
 from bot.domain.messages import Outbound, Reply
 from bot.domain.vocab import SEVERITIES
 from bot.observe import metrics
@@ -477,8 +478,11 @@ class ChatWorker:
         alone (the facts) sent once first; either way the chat moves on, and an outbox
         entry is marked done, never left in doubt."""
         async def attempt(o: Outbound) -> str:
-            return await self._retrying(lambda: self._edit_or_send(o, keep_ref, ticket),
-                                        ticketed=True)
+            mid = await self._retrying(lambda: self._edit_or_send(o, keep_ref, ticket),
+                                       ticketed=True)
+            if keep_ref and o.about and mid:  # else the journal records it
+                await self._tie(o, mid)
+            return mid
         try:
             return await attempt(out)
         except Refused as exc:
@@ -543,6 +547,19 @@ class ChatWorker:
                                 type(exc).__name__)
                 await self.pacer.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _tie(self, out: Outbound, mid: str) -> None:
+        """Remember the incident a message that is not live is about: a reply to it is tied
+        to that incident. A hint: with Redis away the message is still sent."""
+        store = self.desk.store
+        if store is None:
+            return
+        try:
+            await store.tie_message(out.fixture, self.platform, self.chat,
+                                    incident_id(out.about), mid)
+        except StoreUnavailable:
+            log.warning("%s:%s: a message about INC-%d sent, not tied to it (Redis is not "
+                        "answering)", self.platform, self.chat, out.about)
 
     async def _edit_or_send(self, out: Outbound, keep_ref: bool, ticket: Ticket) -> str:
         platform, chat, sink, store = self.platform, self.chat, self.sink, self.desk.store

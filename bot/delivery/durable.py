@@ -36,6 +36,7 @@ from dataclasses import replace
 from bot.delivery.chat_queue import Journaled
 from bot.delivery.notifier import Notifier
 from bot.delivery.sink import Doubt, Unsupported
+from bot.domain.incident.incident_model import incident_id
 from bot.domain.messages import Outbound
 from bot.store import StoreUnavailable, Unconfirmed
 from bot.store.outbox import Outbox
@@ -209,7 +210,7 @@ class OutboxReader:
             if o.live is None:
                 out.append((entry, o))
             elif (reply := shown.get(o.live)) is not None:
-                out.append((entry, replace(o, reply=reply, live=None)))
+                out.append((entry, replace(o, reply=reply, live=None, about=o.live.n)))
             else:
                 log.warning("outbox entry %s/%s names INC-%d, which cannot be shown; dropped",
                             fx, entry, o.live.n)
@@ -370,14 +371,16 @@ class OutboxReader:
             else:
                 self._left[key] = left
             rows.append((m.fx, m.entry, left <= 0))
-        ref = None
+        ref = about = None
         if out is not None and out.ref and mid and not out.edit:
             ref = (out.fixture, platform, chat, out.ref, mid)
+        elif out is not None and out.about and mid:
+            about = (out.fixture, platform, chat, incident_id(out.about), mid)
         space = self.notifier.sinks[platform].id_space(chat)
         last = (f"{platform}:{space}", int(mid)) if space and mid.isdigit() else None
         at = int(self.notifier.wall().timestamp() * 1000) if ref else None
         await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last,
-                                                     at_ms=at))
+                                                     at_ms=at, about=about))
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Wait until every watched outbox is empty and the chat queues are idle (tests)."""

@@ -96,6 +96,16 @@ class Attachment:
 
 
 @dataclass(frozen=True)
+class ReplyVia:
+    """How the adapter lets the core queue the sender's answer durably: a new message (both
+    ids empty), quoting the sender's message, or replacing a bot message (a guided form's
+    prompt). Made by the adapter from the platform's ids; the core never parses it."""
+
+    quote: str = ""  # platform message id the answer quotes
+    edit: str = ""  # platform message id the answer replaces in place
+
+
+@dataclass(frozen=True)
 class Command:
     """One inbound event, already translated from its platform."""
 
@@ -109,9 +119,8 @@ class Command:
     reply_to: str = ""  # incident id the message replies to, when the platform knows it
     private: bool = True  # a direct chat with the bot (vs a group channel)
     at: datetime | None = None  # when the platform says it was sent
-    # How the adapter lets the core queue the reply durably: "" (the adapter sends it),
-    # "send", "quote:<message id>" or "edit:<message id>" (a guided form's prompt).
-    reply_via: str = ""
+    # How the adapter lets the core queue the reply durably; None: the adapter sends it.
+    reply_via: ReplyVia | None = None
 
     def __post_init__(self) -> None:
         # Every platform's message becomes a Command here: lone UTF-16 surrogates (JSON may
@@ -124,6 +133,15 @@ class Command:
     def who(self) -> str:
         """The stable identity key of the sender: platform:user."""
         return f"{self.platform}:{self.user}"
+
+    def answer_outbound(self, reply: Reply, fixture: str, about: int = 0) -> Outbound | None:
+        """The answer to this command as an outbox message (None when the adapter sends it);
+        `about`: the incident it is about, if any."""
+        via = self.reply_via
+        if via is None:
+            return None
+        return Outbound(f"user:{self.platform}:{self.chat}", reply, fixture=fixture,
+                        quote=via.quote, edit=via.edit, about=about)
 
 
 @dataclass(frozen=True)
@@ -175,6 +193,10 @@ class Outbound:
     edit: str = ""  # platform message id to replace in place (a guided form's prompt)
     stored: bool = False  # already written to the durable outbox by the write that caused it
     live: LiveRef | None = None  # stored as a reference: rendered at send time from the record
+    # the number of the incident this message is about (0: none), though not its live
+    # message: a reply to the message is tied to that incident (a photo replying to
+    # "Logged INC-7" is evidence for INC-7)
+    about: int = 0
     # the procedure id of a life-safety message: it takes the lane (bot/delivery/lane.py),
     # goes ahead of anything else queued for its chat, and nothing else is sent meanwhile
     urgent: str = ""
@@ -195,7 +217,13 @@ class Result:
     outbound: list[Outbound] = field(default_factory=list)
     queued: bool = False  # the reply is already in the durable outbox: adapters don't send it
     toast_only: bool = False  # a button's answer that leaves the tapped message as it is
-    outcome: Outcome | None = None  # what the command did, as a value (counted, never read)
+    outcome: Outcome | None = None  # what the command did, as a value (counted; its incident
+    # ties the answer to it, see `incident`)
+
+    @property
+    def incident(self) -> int:
+        """The number of the incident the command logged or added to (0: none)."""
+        return self.outcome.n if self.outcome is not None else 0
 
 
 def answer(text: str, *, title: str = "", ok: bool = True, **kw: object) -> Result:

@@ -27,7 +27,7 @@ from bot.domain.briefing.briefing_cadence import (
     config_for,
     merge_plan,
 )
-from bot.domain.clock import Clock, iso
+from bot.domain.clock import Clock, VirtualClock, iso
 from bot.domain.fixture.fixture_model import Fixture
 from bot.observe import metrics
 from bot.schedule.rollcall_timer import plan_rollcall, planned, send_rollcall
@@ -46,13 +46,16 @@ class Scheduler:
     """Rebuilt from plans in Redis; every firing claimed once across replicas."""
 
     def __init__(self, core: Core, store: Store, plans: Plans, *, clock: Clock,
-                 live: bool = True) -> None:
+                 live: bool = True, virtual: VirtualClock | None = None) -> None:
         """`store`: the incident log (fixtures); `plans`: briefing plans and slot claims;
-        both built once by the composition root (bot/runtime.py scheduler_for)."""
+        both built once by the composition root (bot/runtime.py scheduler_for). `virtual`:
+        the clock `run_due` moves to each slot's due time (replay, tests); None on a clock
+        that moves by itself."""
         self.core = core
         self.store = store
         self.plans = plans  # briefing plans and slot claims
         self.clock = clock
+        self.virtual = virtual
         self.live = live
         self.tickers: list[tuple[Ticker, float]] = []
         self.cfg: BriefingConfig = config_for(core.settings)
@@ -179,17 +182,16 @@ class Scheduler:
 
     async def run_due(self, now: datetime) -> None:
         """Virtual time: fire everything due up to `now`, in time order (replay, tests)."""
-        set_clock = getattr(self.clock, "set", None)
         while slots := self.due(now):
             slot = slots[0]
-            if set_clock is not None:
-                set_clock(slot.due)
+            if self.virtual is not None:
+                self.virtual.set(slot.due)
             await self._tick(slot.due)
             if await self.fire(slot, slot.due) == "retry":
                 raise StoreUnavailable(f"{slot.key}: the store is not answering")
             await self.core.notifier.drain()  # delivered at its virtual time, not later
-        if set_clock is not None:
-            set_clock(now)
+        if self.virtual is not None:
+            self.virtual.set(now)
         await self._tick(now)
         await self.core.notifier.drain()
 

@@ -72,6 +72,13 @@ class MessageRefs:
         seen_op(pipe, fixture, platform, chat, ref, at_ms)
         await self.gateway.run_with_hints(pipe, 1)
 
+    async def tie_message(self, fixture: str, platform: str, chat: str, ref: str,
+                          message_id: str) -> None:
+        """Remember which incident a message that is not its live message is about (a
+        "Logged INC-7" answer), so a reply to it is tied to that incident."""
+        await self.gateway.call(lambda r: r.set(msgof_key(platform, chat, message_id),
+                                                f"{fixture}|{ref}", ex=REF_TTL))
+
     async def drop_message_ref(self, fixture: str, platform: str, chat: str,
                                ref: str) -> None:
         """Forget a live message (e.g. a board no longer live): the next one is posted anew."""

@@ -73,6 +73,8 @@ def _fields(out: Outbound) -> dict[str, object]:
         data["c"] = out.chase
     if out.pin:
         data["p"] = out.pin
+    if out.about:
+        data["a"] = out.about
     return data
 
 
@@ -99,7 +101,7 @@ def decode(raw: str) -> Outbound:
     live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
                     quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""), chase=d.get("c", ""),
-                    pin=d.get("p", ""),
+                    pin=d.get("p", ""), about=int(d.get("a", 0)),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 
@@ -307,13 +309,15 @@ class Outbox:
     async def delivered(self, entries: list[tuple[str, str, bool]], chat: str,
                         ref: tuple[str, str, str, str, str] | None = None,
                         last_id: tuple[str, int] | None = None,
-                        at_ms: int | None = None) -> None:
+                        at_ms: int | None = None,
+                        about: tuple[str, str, str, str, str] | None = None) -> None:
         """The platform accepted the send: in ONE round trip, record where a live message
         now is (`ref`: fixture, platform, chat, ref, message id), then each (fixture,
         entry, last)'s delivered mark for 'platform:chat'; a `last` entry is done
         everywhere, so it is acknowledged and dropped. `last_id` ('platform:id space',
         message id) raises that space's highest known id; `at_ms` is when the live message
-        arrived (kept per incident for the screens)."""
+        arrived (kept per incident for the screens); `about` (fixture, platform, chat, the
+        incident's id, message id) ties a message that is not live to its incident."""
         pipe = self.gateway.pipeline(transaction=False)
         hints = 0  # the first commands are hints in other slots: a refusal there stops nothing
         if last_id is not None:
@@ -325,6 +329,10 @@ class Outbox:
             hints += 1
             pipe.set(ref_key(fixture, platform, chat_id, name), mid, ex=REF_TTL)
             seen_op(pipe, fixture, platform, chat_id, name, at_ms)
+        if about is not None:  # only the reverse index: a reply to it finds the incident
+            fixture, platform, chat_id, name, mid = about
+            pipe.set(msgof_key(platform, chat_id, mid), f"{fixture}|{name}", ex=REF_TTL)
+            hints += 1
         for fx, entry, last in entries:
             pipe.set(self._done(fx, entry, chat), "1", ex=DONE_TTL)
             pipe.delete(self._fly(fx, entry, chat))

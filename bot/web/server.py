@@ -16,6 +16,7 @@ from bot.core.dispatch import Core
 from bot.domain.clock import iso
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.groundmap import GroundMap, load_map, pin_layer, render_map
+from bot.domain.incident.incident_model import incident_id, parse_incident_id
 from bot.domain.ledger import Event
 from bot.domain.messages import Command
 from bot.domain.vocab import BAN_TYPES, OFFENCES
@@ -78,7 +79,6 @@ NOT_FROM_HERE = ("Refused: this was not sent from the control room's own page. O
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")
 ACTION_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
-INCIDENT = re.compile(r"INC-\d{1,7}")
 
 
 def takes_gzip(accept_encoding: str) -> bool:
@@ -615,7 +615,8 @@ class ControlRoom:
             return web.json_response({"ok": False, "text": "Missing or wrong form token."},
                                      status=403)
         what, inc, press = (str(body.get(k, "")) for k in ("action", "incident", "id"))
-        if what not in ACTIONS or not INCIDENT.fullmatch(inc) or not ACTION_ID.fullmatch(press):
+        n = parse_incident_id(inc)
+        if what not in ACTIONS or n is None or not ACTION_ID.fullmatch(press):
             return web.json_response({"ok": False, "text": "Unknown action."}, status=400)
         fx = await self._fixture(request, session.viewer)
         active = await self.core.fixture_of(viewer.who)
@@ -623,7 +624,7 @@ class ControlRoom:
             return web.json_response({"ok": False, "text": "Buttons work on your own "
                                       "fixture only (/fixture use)."}, status=409)
         cmd = Command(platform="web", chat="control-room", user=viewer.who,
-                      text=f"/{what} {inc}", dedupe_key=f"web:{viewer.who}:{press}",
+                      text=f"/{what} {incident_id(n)}", dedupe_key=f"web:{viewer.who}:{press}",
                       user_name=viewer.name)
         result = await self.core.handle(cmd)
         if result is None:

@@ -22,9 +22,18 @@ from bot.settings import Settings
 from bot.web.host import application
 from rigs.fakes.slack_api import FakeSlack, bolt_request, event_body
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.slack.test_slack_adapter import slack_settings
-from tests.adapters.telegram.test_telegram_adapter import STEWARD, Feed, sends_to, tg_settings
-from tests.test_cli import ROOT
+from tests.support.cli import (
+    ROOT,
+)
+from tests.support.slack import (
+    slack_settings,
+)
+from tests.support.telegram import (
+    STEWARD,
+    Feed,
+    sends_to,
+    tg_settings,
+)
 
 LONE = "\ud800"
 

@@ -26,7 +26,9 @@ from bot.schedule.escalation import sweep_escalations
 from bot.settings import load_settings
 from bot.store import Store
 from tests.conftest import START
-from tests.core.test_paging import fits_every_platform
+from tests.support.paging import (
+    fits_every_platform,
+)
 
 EXAMPLES = 300
 # (platform, user): every console roster role, a Telegram steward, and a stranger

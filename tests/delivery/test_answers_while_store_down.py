@@ -17,7 +17,9 @@ from bot.sample import ensure_sample_fixture
 from bot.store import Store
 from bot.store.windows import Windows
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.delivery.test_delivery import tg_settings
+from tests.support.delivery import (
+    tg_settings,
+)
 from tests.support.fakes import served
 
 STEWARD = "100000001"

@@ -19,58 +19,27 @@ import yaml
 from bot.core.dispatch import Core
 from bot.delivery import board as boards
 from bot.delivery.chat_health import status_lines
-from bot.domain.messages import Command, Outbound, Reply
+from bot.domain.messages import Command, Outbound, Reply, ReplyVia
 from bot.settings import PROJECT_CONFIG, Settings
 from bot.store import Store
 from bot.store.message_refs import MessageRefs
 from rigs.fakes.slack_api import FakeSlack
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.delivery.test_delivery import GROUP, FakeTime, Recorder, card, notifier
 from tests.support.adapters import both_adapters
+from tests.support.board import (  # noqa: F401 (fixtures)
+    pinning_notifier,
+)
+from tests.support.cards import (
+    card,
+)
+from tests.support.delivery import (
+    GROUP,
+)
+from tests.support.fake_time import (
+    FakeTime,
+)
 
 SLACK_CONTROL = "C0CONTROL"
-
-
-class Pinning(Recorder):
-    """A native sink that can pin, like the real adapters (so the board is on)."""
-
-    pins = True
-
-    def __init__(self, time: FakeTime) -> None:
-        super().__init__(time)
-        self.pinned: list[str] = []
-        self.texts: dict[str, str] = {}
-
-    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
-        mid = await super().send(chat, reply, thread=thread, quote=quote)
-        self.texts[mid] = reply.title + "\n" + reply.text
-        return mid
-
-    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
-        await super().edit(chat, message_id, reply)
-        self.texts[message_id] = reply.title + "\n" + reply.text
-        return True
-
-    async def pin(self, chat: str, message_id: str) -> None:
-        self._check()
-        self.log.append((self.time.now, "pin", chat, message_id))
-        self.pinned.append(message_id)
-
-    async def unpin(self, chat: str, message_id: str) -> None:
-        self._check()
-        self.log.append((self.time.now, "unpin", chat, message_id))
-        self.pinned.remove(message_id)
-
-    def board(self) -> str:
-        return self.texts[self.pinned[-1]] if self.pinned else ""
-
-
-def pinning_notifier(store: Store, time: FakeTime):  # type: ignore[no-untyped-def]
-    n, _ = notifier(store, time)
-    sink = Pinning(time)
-    n.add_sink(sink)
-    n.board_sleep = lambda _s: asyncio.Event().wait()  # the test moves the clock, pokes
-    return n, sink
 
 
 async def until(cond, tries: int = 500) -> None:  # type: ignore[no-untyped-def]
@@ -216,7 +185,7 @@ async def report(core: Core, k: int) -> str:
     r = await core.handle(Command(
         platform="console", chat="steward", user="steward", dedupe_key=f"board:{k}",
         text=f"/incident {TYPES[k % 4]} @{PLACES[k % 5]} s{4 if k == 3 else 2} board {k}",
-        reply_via="send"))
+        reply_via=ReplyVia()))
     assert r is not None and r.reply.ok, r.reply.text if r else None
     m = re.search(r"INC-\d+", r.reply.title + r.reply.text)
     assert m, r.reply.text

@@ -6,72 +6,29 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from pydantic import SecretStr
-
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.delivery.durable import OutboxReader
 from bot.delivery.notifier import Notifier
-from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
-from bot.delivery.sink import BOT_WIDE, RetryLater
+from bot.delivery.ratelimit import SharedRateLimiter
+from bot.delivery.sink import BOT_WIDE
 from bot.domain.messages import Outbound, Reply
 from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.inbox import Inbox
-from bot.store.message_refs import MessageRefs
 from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
-from rigs.recording_sink import RecordingSink
 from tests.support.cards import card
+from tests.support.delivery import (  # noqa: F401 (fixtures)
+    GROUP,
+    STEWARD,
+    Recorder,
+    durable,
+    notifier,
+    tg_settings,
+)
 from tests.support.fake_time import FakeTime
-
-GROUP = "-1001000000001"  # channels.toml: the Telegram control group
-STEWARD = 100000001
-
-
-class Recorder(RecordingSink):
-    """A native sink: records sends and edits with the fake time; can answer 429s."""
-
-    platform = "telegram"
-
-    def __init__(self, time: FakeTime) -> None:
-        super().__init__()
-        self.time = time
-        self.log: list[tuple[float, str, str, str]] = []  # (t, op, chat, first line)
-        self.busy_until = 0.0
-        self.ids = itertools.count(1)
-
-    def cost(self, reply: Reply) -> int:
-        return 1
-
-    def _check(self) -> None:
-        if self.time.now < self.busy_until:
-            self.log.append((self.time.now, "429", "", ""))
-            raise RetryLater(5)
-
-    async def send(self, chat: str, reply: Reply, *, thread: str = "", quote: str = "") -> str:
-        self._check()
-        self.log.append((self.time.now, "send", chat, (reply.title + "\n" + reply.text)))
-        return str(next(self.ids))
-
-    async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
-        self._check()
-        self.log.append((self.time.now, "edit", chat, (reply.title + "\n" + reply.text)))
-        return True
-
-    def sent(self, op: str = "send") -> list[str]:
-        return [x for _, o, _, x in self.log if o == op]
-
-
-def notifier(store: Store, time: FakeTime) -> tuple[Notifier, Recorder]:
-    n = Notifier({"control": {"telegram": [GROUP]}},
-                 limiter=RateLimiter(clock=time.clock, sleep=time.sleep), clock=time.clock)
-    n.store = MessageRefs(store.gateway)
-    sink = Recorder(time)
-    n.add_sink(sink)
-    return n, sink
 
 
 async def test_quiet_night_one_card_per_incident_edited_in_place(store: Store):
@@ -225,17 +182,6 @@ async def test_a_bot_wide_slot_counts_towards_30_a_second_but_no_chat(store: Sto
 
 
 # ---------------------------------------------------------------- outbox and inbox
-def tg_settings(settings: Settings, fake: FakeTelegram) -> Settings:
-    return settings.model_copy(update={"telegram_bot_token": SecretStr(TOKEN),
-                                       "telegram_base_url": fake.base_url})
-
-
-async def durable(core: Core) -> OutboxReader:
-    outbox = Outbox(core.store.gateway)
-    core.notifier.outbox = outbox
-    reader = OutboxReader(core.notifier, outbox, owner="test-a", block_ms=100, rescan_s=0.1)
-    reader.start()
-    return reader
 
 
 async def test_report_card_and_reply_are_in_the_outbox_until_delivered(

@@ -12,9 +12,13 @@ from bot.runtime import slack_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from rigs.fakes.slack_api import FakeSlack
-from tests.adapters.slack.test_slack_adapter import slack_settings
-from tests.delivery.test_delivery import durable
 from tests.support.cards import card
+from tests.support.delivery import (
+    durable,
+)
+from tests.support.slack import (
+    slack_settings,
+)
 
 CONTROL = "C0CONTROL"
 

@@ -20,13 +20,17 @@ from bot.runtime import telegram_for
 from bot.settings import Settings
 from bot.store.inbox import Inbox
 from rigs.fakes.telegram_api import TOKEN, Call, FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (
+from tests.support.delivery import (
+    GROUP,
+    STEWARD,
+    durable,
+)
+from tests.support.telegram import (
     buttons,
     edits_of,
     sent_message,
     tg_settings,
 )
-from tests.delivery.test_delivery import GROUP, STEWARD, durable
 
 FIRST = "/incident missile @gate_away s3"  # INC-1, from a console steward
 

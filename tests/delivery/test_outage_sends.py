@@ -8,8 +8,15 @@ from bot.schedule.escalation import sweep_escalations
 from bot.store import StoreUnavailable
 from bot.store.outbox import Outbox
 from tests.conftest import Chat
-from tests.schedule.test_catch_up import outage  # noqa: F401  (the fixture)
-from tests.schedule.test_scheduler import FX, Recorder, started, utc
+from tests.support.outage import (  # noqa: F401  (the fixture)
+    outage,
+)
+from tests.support.scheduler import (
+    FX,
+    Recorder,
+    started,
+    utc,
+)
 
 
 async def test_a_briefing_and_an_escalation_due_in_an_outage_go_out_late_via_the_outbox(

@@ -14,7 +14,13 @@ from bot.domain.messages import Outbound, Reply
 from bot.store import Store
 from bot.store.base import OPS, fx_prefix
 from bot.store.outbox import Outbox
-from tests.delivery.test_delivery import FakeTime, Recorder, notifier
+from tests.support.delivery import (
+    Recorder,
+    notifier,
+)
+from tests.support.fake_time import (
+    FakeTime,
+)
 
 FX = "lease-moves-fx"
 

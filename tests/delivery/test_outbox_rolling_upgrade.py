@@ -14,7 +14,12 @@ from bot.domain.messages import Outbound, Reply
 from bot.store import Store
 from bot.store.base import OPS, fx_prefix
 from bot.store.outbox import GROUP, Outbox, encode
-from tests.delivery.test_delivery import FakeTime, notifier
+from tests.support.delivery import (
+    notifier,
+)
+from tests.support.fake_time import (
+    FakeTime,
+)
 
 FX = "rolling-upgrade-fx"
 

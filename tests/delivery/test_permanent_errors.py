@@ -19,12 +19,24 @@ from bot.domain.messages import Attachment, Outbound, Reply
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from rigs.fakes.telegram_api import Call, FakeTelegram
-from tests.delivery.test_delivery import FakeTime, durable
-from tests.delivery.test_telegram_albums import SLOW, photos
-from tests.delivery.test_telegram_albums import evidence as album_item
-from tests.delivery.test_telegram_albums import shown as album_shown
+from tests.support.albums import (
+    SLOW,
+    photos,
+)
+from tests.support.albums import (
+    evidence as album_item,
+)
+from tests.support.albums import (
+    shown as album_shown,
+)
 from tests.support.cards import card
 from tests.support.control_group import GROUP, control_group
+from tests.support.delivery import (
+    durable,
+)
+from tests.support.fake_time import (
+    FakeTime,
+)
 from tests.support.photo_burst import HeldTime
 
 STEWARD = 100000001

@@ -20,14 +20,7 @@ from bot.delivery.ratelimit import CHASE, DEFAULT_LIMITS, POST, RateLimiter
 from bot.domain.clock import VirtualClock
 from bot.schedule.escalation import sweep_escalations
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
-    CONTROL,
-    Feed,
-    polling,
-    sends_to,
-    sent_message,
-)
-from tests.adapters.telegram.test_telegram_procedures import (  # noqa: F401 (fixtures)
+from tests.support.procedures import (  # noqa: F401 (fixtures)
     AWAY_GATE,
     COMMAND,
     EAST,
@@ -36,6 +29,13 @@ from tests.adapters.telegram.test_telegram_procedures import (  # noqa: F401 (fi
     confirm,
     deployed,
     procedure_calls,
+)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
+    CONTROL,
+    Feed,
+    polling,
+    sends_to,
+    sent_message,
 )
 
 ALERT = -1001000000077  # the ground's stewards' alert channel (the bot is its only poster)

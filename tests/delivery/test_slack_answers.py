@@ -11,8 +11,14 @@ from bot.runtime import slack_for
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from rigs.fakes.slack_api import FakeSlack, bolt_request, slash_body
-from tests.adapters.slack.test_slack_adapter import CHANNEL, CONTROL, slack_settings
-from tests.delivery.test_delivery import durable
+from tests.support.delivery import (
+    durable,
+)
+from tests.support.slack import (
+    CHANNEL,
+    CONTROL,
+    slack_settings,
+)
 
 
 async def test_a_report_answer_survives_a_crash_and_a_429(core: Core, settings: Settings,

@@ -8,44 +8,24 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.dispatch import Core
-from bot.delivery.ratelimit import Limit, RateLimiter, SharedRateLimiter
-from bot.domain.messages import Attachment, Outbound, Reply
+from bot.delivery.ratelimit import RateLimiter, SharedRateLimiter
 from bot.settings import Settings
 from bot.store.windows import Windows
-from rigs.fakes.telegram_api import Call, FakeTelegram
-from tests.delivery.test_delivery import durable
+from rigs.fakes.telegram_api import FakeTelegram
+from tests.support.albums import (  # noqa: F401 (fixtures)
+    SLOW,
+    evidence,
+    photos,
+    shown,
+)
 from tests.support.control_group import ARCHIVE, GROUP, control_group
+from tests.support.delivery import (
+    durable,
+)
 from tests.support.photo_burst import BOUND_S, PHOTOS, HeldTime, burst, paced
 from tests.support.photo_burst import shown as burst_shown
 
 # A group paced to one message every 3 s: 8 photos are more than it takes in 5 s.
-SLOW = {"telegram": (Limit(1, 3.0, "chat"), Limit(20, 60.0, "group"),
-                     Limit(30, 1.0, "platform"))}
-
-
-def photos(fake: FakeTelegram, n: int) -> None:
-    """A steward's photos the fake knows, as their file ids are what control is shown."""
-    for k in range(1, n + 1):
-        fake.message_update(100000001, photo=f"AgACalbum{k}")
-
-
-def evidence(fx: str, k: int) -> Outbound:
-    photo = Attachment("photo", file_id=f"AgACalbum{k}", platform="telegram")
-    return Outbound("control", Reply(f"Evidence on INC-61 from Sam: 📷 photo — shot {k}",
-                                     media=[photo]), fixture=fx, thread="INC-61")
-
-
-def shown(calls: list[Call]) -> list[str]:
-    """The file ids of the photos the group was shown, alone or in albums."""
-    out: list[str] = []
-    for c in calls:
-        if not c.ok or str(c.params.get("chat_id")) != GROUP:
-            continue
-        if c.method == "sendPhoto":
-            out.append(str(c.params["photo"]))
-        elif c.method == "sendMediaGroup":
-            out += [str(m["media"]) for m in c.params["media"]]
-    return out
 
 
 async def test_an_album_marks_every_outbox_entry_delivered_once(core: Core, settings: Settings):

@@ -10,9 +10,11 @@ from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store.outbox import Outbox
 from rigs.fakes.telegram_api import BOT_ID, FakeTelegram
-from tests.delivery.test_delivery import durable
 from tests.support.cards import card
 from tests.support.control_group import ARCHIVE, GROUP, control_group
+from tests.support.delivery import (
+    durable,
+)
 
 STEWARD = 100000001
 OTHER = 100000002

@@ -94,7 +94,7 @@ async def test_verify_names_an_edited_a_deleted_and_an_inserted_line(say, core, 
 
 def test_cli_export_then_verify(core, tmp_path, redis_url):
     # (the core fixture created the sample fixture in this Redis)
-    from tests.test_cli import matchday
+    from tests.support.cli import matchday
 
     env = {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path / "data")}
     fixtures = matchday("fixtures", "--json", env=env)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from bot.evidence.season import season_table
-from tests.schedule.test_briefings import history
+from tests.support.briefings import (
+    history,
+)
 
 
 async def test_season_table_home_office_shape(core, say):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 
 from bot.runtime import console_for
-from tests.handlers.test_forms import press
+from tests.support.buttons import (
+    press,
+)
 
 
 def _labels(result) -> list[str]:

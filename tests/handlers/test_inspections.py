@@ -4,7 +4,7 @@ open turnstiles" gate with the Safety Officer's override logged as a decision.""
 
 from __future__ import annotations
 
-from bot.domain.messages import Attachment
+from bot.domain.messages import Attachment, ReplyVia
 from bot.store.decision_keys import DecisionLog
 from bot.store.inspection_keys import Inspections
 from tests.support.lifecycle import log_of
@@ -110,7 +110,7 @@ async def test_a_redelivered_failure_is_one_write_answered_once(core):
     core.notifier.outbox = Outbox(core.store.gateway)
     tap = Command(platform="console", chat="supervisor", user="supervisor",
                   text="/inspect walkway_netting fail netting cut", dedupe_key="tg:upd:9",
-                  reply_via="send")
+                  reply_via=ReplyVia())
     first = await core.handle(tap)
     again = await core.handle(tap)
     assert first is not None and again is not None and first.queued and again.queued
@@ -144,7 +144,7 @@ async def test_only_a_safety_critical_failure_says_the_turnstiles_wait(core):
     for k, item in enumerate(("medical_room", "walkway_netting")):
         await core.handle(Command(platform="console", chat="supervisor", user="supervisor",
                                   text=f"/inspect {item} fail", dedupe_key=f"tg:upd:{k}",
-                                  reply_via="send"))
+                                  reply_via=ReplyVia()))
     fx = await core.active_fixture()
     outs = [decode(f["m"]) for _, f in await core.store.gateway.r.xrange(fx_prefix(fx.id) + "obx")]
     refs = [o.live for o in outs if o.audience == "user:console:supervisor" and o.live]

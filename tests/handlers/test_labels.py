@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from bot.domain.grounds import load_grounds
 from bot.settings import PROJECT_CONFIG
-from tests.handlers.test_forms import press
+from tests.support.buttons import (
+    press,
+)
 
 
 def _ground():

@@ -8,7 +8,10 @@ import csv
 import json
 from pathlib import Path
 
-from tests.test_cli import SCENARIO, matchday
+from tests.support.cli import (
+    SCENARIO,
+    matchday,
+)
 
 NIGHT = "drill-westham-chelsea-20261202"
 

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from tests.support)
 """Briefings and summaries due while Redis is down are sent late once when it is back, or
 recorded as missed; the start-up catch-up waits until every output is registered."""
 
@@ -6,23 +7,19 @@ from __future__ import annotations
 import io
 import sys
 
-import pytest
-
-from bot.app import App, build_core
+from bot.app import App
 from bot.runtime import run_bot
-from bot.store import Store
 from tests.conftest import Chat
-from tests.schedule.test_scheduler import FX, Recorder, add, started, utc
-
-
-@pytest.fixture
-async def outage(server, settings, clock):
-    """(core, server) on a server the test can stop and start, Arsenal v Spurs planned."""
-    store = Store.from_url(server.url)
-    core = build_core(store, settings, clock, cache_ttl=0)
-    await add(Chat(core))  # Sat 28 Nov 15:00 GMT, category B: T-3h briefing at 12:00
-    yield core
-    await store.close()
+from tests.support.outage import (  # noqa: F401 (fixtures)
+    outage,
+)
+from tests.support.scheduler import (
+    FX,
+    Recorder,
+    add,
+    started,
+    utc,
+)
 
 
 async def test_briefing_due_during_an_outage_goes_late_once_when_back(outage, server, clock):

@@ -12,7 +12,10 @@ from aiohttp.test_utils import TestClient
 
 from tests.conftest import Chat
 from tests.support.web import new_client
-from tests.web.test_web import link_for, sign_in
+from tests.support.web_session import (
+    link_for,
+    sign_in,
+)
 
 __all__ = ["follow", "invited", "link_for", "new_client", "sign_in", "until_end"]
 

@@ -8,7 +8,10 @@ import os
 import pwd
 
 from bot.store.web_sessions import WebSessions
-from tests.test_cli import SCENARIO, matchday
+from tests.support.cli import (
+    SCENARIO,
+    matchday,
+)
 
 
 async def test_restricted_export_and_web_link_name_the_unix_user(store, redis_url, tmp_path):

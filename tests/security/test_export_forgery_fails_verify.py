@@ -18,13 +18,15 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from tests.test_cli import SCENARIO, matchday
-
-FIXTURE = "drill-westham-chelsea-20261202"
-
-
-def canonical(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+from tests.support.cli import (
+    SCENARIO,
+    matchday,
+)
+from tests.support.export import (  # noqa: F401 (fixtures)
+    FIXTURE,
+    canonical,
+    export,
+)
 
 
 def forge(folder: Path, keep, sign_with: Ed25519PrivateKey | None = None) -> None:
@@ -68,12 +70,6 @@ def night(store, redis_url, tmp_path):  # `store` empties the database first
     p = matchday("replay", str(SCENARIO), "--json", env=env)
     assert p.returncode == 0, p.stderr
     return env
-
-
-def export(env: dict, folder: Path) -> Path:
-    p = matchday("export", "--fixture", FIXTURE, "--out", str(folder), env=env)
-    assert p.returncode == 0, p.stderr
-    return folder
 
 
 def installation_key(env: dict) -> str:

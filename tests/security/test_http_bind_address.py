@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 from rigs.net import free_port
-from tests.web.test_web_cli import status_of
+from tests.support.web_cli import (
+    status_of,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

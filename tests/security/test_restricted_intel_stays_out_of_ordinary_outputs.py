@@ -15,9 +15,13 @@ from aiohttp.test_utils import TestClient
 
 from bot.evidence.summary import summary_figures
 from bot.runtime import control_room_for
+from tests.support.cli import (
+    matchday,
+)
 from tests.support.web import new_client
-from tests.test_cli import matchday
-from tests.web.test_web import sign_in
+from tests.support.web_session import (
+    sign_in,
+)
 
 MARKERS = {"category_why": "WHYMARK7731", "intel": "INTELMARK7731",
            "risk_groups": "RISKMARK7731"}

@@ -26,7 +26,9 @@ from bot.settings import load_settings
 from rigs.fakes.slack_api import FakeSlack, signed_headers, slash_body
 from rigs.fakes.telegram_api import FakeTelegram
 from rigs.net import free_port
-from tests.security.test_slack_http_requires_secret import started_or_exited
+from tests.support.process import (
+    started_or_exited,
+)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TG_SECRET_PART = "AAH-rejected_Secret-Token-value"

@@ -7,7 +7,6 @@ import asyncio
 import os
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,9 @@ from bot.store.web_sessions import WebSessions
 from rigs.fakes.slack_api import SIGNING_SECRET, FakeSlack, signed_headers, slash_body
 from rigs.net import free_port, serving
 from tests.support.fakes import served
+from tests.support.process import (  # noqa: F401 (fixtures)
+    started_or_exited,
+)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CONTROL, DM = "U0CONTROL1", "D0CONTROL1"  # a roster control user, in their DM with the bot
@@ -38,27 +40,6 @@ def bot_env(redis_url: str, tmp_path: Path, port: int, slack: FakeSlack,
     return env | {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path),
                   "PORT": str(port), "SLACK_API_URL": slack.api_url,
                   "SLACK_BOT_TOKEN": "xoxb-test", **extra}
-
-
-async def started_or_exited(proc: asyncio.subprocess.Process, port: int,
-                            timeout: float = 30.0) -> bool:
-    """True once the process serves /healthz, False once it has exited."""
-    end = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as http:
-        while time.monotonic() < end:
-            if proc.returncode is not None:
-                return False
-            try:
-                async with http.get(f"http://127.0.0.1:{port}/healthz") as resp:
-                    if resp.status in (200, 503):
-                        return True
-            except aiohttp.ClientConnectionError:
-                pass
-            try:
-                await asyncio.wait_for(proc.wait(), 0.2)
-            except TimeoutError:
-                pass
-    raise AssertionError("matchday run neither started nor exited")
 
 
 async def stop(proc: asyncio.subprocess.Process) -> None:

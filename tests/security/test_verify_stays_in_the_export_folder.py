@@ -18,8 +18,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.store import Store
-from tests.security.test_export_forgery_fails_verify import canonical, export
-from tests.test_cli import ROOT
+from tests.support.cli import (
+    ROOT,
+)
+from tests.support.export import (
+    canonical,
+    export,
+)
 
 GIB = 1 << 30
 
@@ -59,7 +64,7 @@ def one_line_failure(p: subprocess.CompletedProcess, words: str) -> None:
 async def night_export(redis_url, tmp_path_factory) -> Path:
     """The bundled night replayed and exported once for the module (a replay and an export
     are seconds of subprocesses); each test spoils its own copy."""
-    from tests.test_cli import SCENARIO, matchday
+    from tests.support.cli import SCENARIO, matchday
 
     store = Store.from_url(redis_url)
     await store.reset_for_tests()

@@ -12,7 +12,11 @@ from bot.core.dispatch import Core
 from bot.web.access import COOKIE
 from bot.web.server import NOT_FROM_HERE
 from tests.conftest import Chat
-from tests.web.test_web import link_for, refusals, sign_in
+from tests.support.web_session import (
+    link_for,
+    refusals,
+    sign_in,
+)
 
 REFUSED = [{}, {"Origin": "null"}, {"Origin": "https://evil.example"},
            {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},

@@ -52,7 +52,7 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
     """Ops travel to the script as MessagePack; what a report stores (the outbox references
     for the control and command chats and the reporter, the log, the incident) is the same,
     byte for byte, as when they travelled as JSON."""
-    from bot.domain.messages import Command
+    from bot.domain.messages import Command, ReplyVia
     from bot.sample import ensure_sample_fixture
     from bot.store import gateway
     from bot.store.ops import encode_json
@@ -64,7 +64,7 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
 
     async def stored() -> tuple[list, list, dict]:
         r = await core.handle(Command(platform="console", chat="steward", user="steward",
-                                      text=text, dedupe_key="wire:1", reply_via="send"))
+                                      text=text, dedupe_key="wire:1", reply_via=ReplyVia()))
         assert r is not None and r.reply.ok and r.reply.title == "Logged INC-1"
         fx = await core.active_fixture()
         p = fx_prefix(fx.id)

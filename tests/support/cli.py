@@ -7,7 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
+
+
+@pytest.fixture
+def env(store, redis_url, tmp_path):  # `store` empties the database first
+    """REDIS_URL of the test's Redis and a data folder of its own."""
+    return {"REDIS_URL": redis_url, "MATCHDAY_DATA_DIR": str(tmp_path)}
 
 
 def matchday(*args: str, env: dict[str, str], stdin: str = "",

@@ -14,8 +14,14 @@ from bot.core.dispatch import Core
 from bot.settings import Settings
 from rigs.fakes.telegram_api import Call, FakeTelegram
 from rigs.telegram_rig import telegram_on
-from tests.adapters.telegram.test_telegram_adapter import CONTROL, STEWARD, sends_to
-from tests.delivery.test_delivery import FakeTime
+from tests.support.fake_time import (
+    FakeTime,
+)
+from tests.support.telegram import (
+    CONTROL,
+    STEWARD,
+    sends_to,
+)
 
 PHOTOS = 8
 # The 8th photo was visible to control after 68 s on this clock with two messages a photo

@@ -18,7 +18,7 @@ from bot.store.inbox import Inbox
 from rigs.botproc import STEWARD0, Rig
 from rigs.crash import keyboard, prompt
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
+from tests.support.telegram import (  # noqa: F401  (fixtures)
     STEWARD,
     fake,
     sends_to,

@@ -18,7 +18,7 @@ from bot.evidence.report import report_markdown
 from bot.settings import Settings
 from bot.web.visibility import describe
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
+from tests.support.telegram import (  # noqa: F401  (fixtures)
     CONTROL,
     STEWARD,
     fake,

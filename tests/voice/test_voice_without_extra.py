@@ -4,15 +4,10 @@ transcription is not installed; nothing fails (issue #26). Runs everywhere: no m
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest_asyncio
-
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
-from bot.settings import Settings
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
+from tests.support.telegram import (  # noqa: F401  (fixtures)
     STEWARD,
     buttons,
     fake,
@@ -22,16 +17,11 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixt
     sends_to,
     sent_message,
 )
+from tests.support.voice_adapter import (  # noqa: F401 (fixtures)
+    adapter,
+)
 
 NOT_INSTALLED = "Transcription is not installed on this bot"
-
-
-@pytest_asyncio.fixture
-async def adapter(core: Core, settings: Settings, fake: FakeTelegram
-                  ) -> AsyncIterator[TelegramAdapter]:
-    """The adapter as telegram_adapter() makes it when the extra is missing: no pool."""
-    async with polling_on(core, settings, fake, voice=None) as a:
-        yield a
 
 
 async def test_without_the_extra_a_voice_note_starts_the_form_and_is_kept(

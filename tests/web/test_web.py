@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from datetime import timedelta
 
 import pytest
-from aiohttp.test_utils import TestClient
 
 from bot.core.dispatch import Core
 from bot.domain.clock import VirtualClock
@@ -18,42 +16,14 @@ from bot.web.live import stream_key
 from bot.web.server import takes_gzip
 from tests.conftest import Chat
 from tests.support.web import new_client
+from tests.support.web_session import (  # noqa: F401 (fixtures)
+    link_for,
+    read_events,
+    refusals,
+    sign_in,
+    state_of,
+)
 from tests.web.conftest import TG_CONTROL
-
-LINK = re.compile(r"https?://[^/\s]+(/control/login/[A-Za-z0-9_-]+)")
-
-
-async def link_for(say: Chat, who: str) -> str:
-    """The path of a sign-in link, asked for with /web in chat."""
-    result = await say("/web", as_=who)
-    assert result is not None and result.reply.ok, result
-    m = LINK.search(result.reply.text)
-    assert m, result.reply.text
-    return m.group(1)
-
-
-async def sign_in(client: TestClient, say: Chat, who: str) -> str:
-    """Sign a client in as a console member; its CSRF token."""
-    path = await link_for(say, who)
-    page = await client.get(path)
-    assert page.status == 200 and "Sign in" in await page.text()
-    resp = await client.post(path)
-    assert resp.status == 200, await resp.text()
-    screen = await client.get("/control/")
-    assert screen.status == 200
-    html = await screen.text()
-    return re.search(r'<meta name="csrf" content="([^"]+)"', html).group(1)
-
-
-async def refusals(core: Core) -> list[dict[str, str]]:
-    """Refusals of members (the audit trail) and of clients without a session (their own)."""
-    anonymous = await core.store.stranger_refusals(50)
-    return [a for a in await core.store.audit_log(50) + anonymous if a["action"] == "refused"]
-
-
-def state_of(html: str) -> dict:
-    raw = re.search(r'<script type="application/json" id="state">(.*?)</script>', html, re.S)
-    return json.loads(raw.group(1))
 
 
 # ---------------------------------------------------------------- sessions
@@ -258,28 +228,6 @@ async def test_the_page_is_bounded_and_the_rest_comes_after(client, say, core) -
 
 
 # ---------------------------------------------------------------- live
-async def read_events(resp, n: int, want: str = "change") -> list[tuple[str, dict]]:
-    """The next n SSE events of one kind (`change`, `delivery`) as (id, data)."""
-    out: list[tuple[str, dict]] = []
-    sid, kind, data = "", "", ""
-
-    async def pump() -> None:
-        nonlocal sid, kind, data
-        while len(out) < n:
-            line = (await resp.content.readline()).decode().rstrip("\n")
-            if line.startswith("id: "):
-                sid = line[4:]
-            elif line.startswith("event: "):
-                kind = line[7:]
-            elif line.startswith("data: "):
-                data = line[6:]
-            elif line == "" and data:
-                if kind == want:
-                    out.append((sid, json.loads(data)))
-                sid, kind, data = "", "", ""
-
-    await asyncio.wait_for(pump(), 15)  # a guard against hanging, not a timing assertion
-    return out
 
 
 async def test_sse_resume_with_last_event_id_delivers_exactly_the_missed_events(
@@ -449,7 +397,6 @@ async def test_refusals_say_how_to_get_a_link_and_stewards_get_no_post_match_lin
     assert "/web" in page and "matchday web-link" in page  # in chat, or on the bot's machine
     await sign_in(client, say, "steward")
     assert "/control/post-match" not in await (await client.get("/control/")).text()
-
 
 
 async def test_the_live_chart_counts_per_5_minutes_the_post_match_per_15(client, say,

@@ -10,24 +10,18 @@ Screenshots and a printed PDF go to test-artifacts/ (or $MATCHDAY_TEST_ARTIFACTS
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from datetime import timedelta
 
 import pypdfium2 as pdfium
 import pytest
 
-from rigs.fakes.telegram_api import Call
+from tests.support.browser import (  # noqa: F401 (fixtures)
+    card_edited,
+)
 from tests.web.browser_screen import ARTIFACTS, LINK, LIVE, ROOT, body_data, has
 from tests.web.conftest import TG_CONTROL
 
 pytestmark = pytest.mark.browser
-
-
-def card_edited(chat: int, needle: str) -> Callable[[list[Call]], list[Call]]:
-    def pred(calls: list[Call]) -> list[Call]:
-        return [c for c in calls if c.ok and c.method == "editMessageText"
-                and c.params.get("chat_id") == chat and needle in str(c.params.get("text"))]
-    return pred
 
 
 async def test_report_shows_live_and_acknowledge_edits_the_chat_card(screen, say,

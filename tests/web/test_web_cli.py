@@ -12,18 +12,12 @@ from pathlib import Path
 
 from rigs.net import free_port
 from tests.support.web import BROWSER
+from tests.support.web_cli import (  # noqa: F401 (fixtures)
+    status_of,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "bot" / "scenarios" / "west_ham_chelsea.jsonl"
-
-
-def status_of(url: str, data: bytes | None = None) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=BROWSER),
-                                    timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
 
 
 def test_headless_web_run_and_a_link_from_the_cli(tmp_path) -> None:

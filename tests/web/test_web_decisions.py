@@ -3,7 +3,9 @@ and marked in words, for the command roles only (denials audited)."""
 
 from __future__ import annotations
 
-from tests.web.test_web import sign_in
+from tests.support.web_session import (
+    sign_in,
+)
 
 
 async def test_the_panel_shows_the_log_in_order_with_corrections_marked(client, say):  # noqa: F811

@@ -10,7 +10,10 @@ from bot.core.dispatch import Core
 from bot.core.drill import Drill
 from bot.domain.clock import VirtualClock, iso
 from tests.conftest import Chat
-from tests.web.test_web import sign_in, state_of
+from tests.support.web_session import (
+    sign_in,
+    state_of,
+)
 
 
 async def test_a_drill_fixture_page_shows_drill(client, core: Core, say: Chat, settings,

@@ -5,8 +5,13 @@ three)."""
 
 from __future__ import annotations
 
-from tests.adapters.telegram.test_telegram_fixture_posts import settings  # noqa: F401
-from tests.web.test_web import sign_in, state_of
+from tests.support.fixture_posts import (  # noqa: F401
+    settings,
+)
+from tests.support.web_session import (
+    sign_in,
+    state_of,
+)
 
 
 async def test_the_map_outlines_the_fixture_s_own_posts(client, say) -> None:

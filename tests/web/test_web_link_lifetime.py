@@ -20,7 +20,9 @@ from bot.store import Store
 from bot.web.access import Access, Server
 from tests.conftest import Chat
 from tests.support.web import new_client
-from tests.web.test_web import refusals
+from tests.support.web_session import (
+    refusals,
+)
 
 SERVER_TTL = 30  # the running server's MATCHDAY_WEB_LINK_TTL; the issuing core has 300
 

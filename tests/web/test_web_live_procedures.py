@@ -3,7 +3,10 @@ broadcast, each counted against the rota and naming who the bot cannot reach, ov
 
 from __future__ import annotations
 
-from tests.web.test_web import sign_in, state_of
+from tests.support.web_session import (
+    sign_in,
+    state_of,
+)
 
 ROTA = ("/deploy import\nsteward id,name,post\n14,A. Smith,stb_250_gangway\n"
         "15,B. Jones,stb_256_gangway")

@@ -8,7 +8,11 @@ from datetime import timedelta
 
 from bot.core.dispatch import Core
 from bot.schedule.escalation import sweep_escalations
-from tests.web.test_web import read_events, sign_in, state_of
+from tests.support.web_session import (
+    read_events,
+    sign_in,
+    state_of,
+)
 
 
 async def test_log_rows_name_the_member_not_their_platform_id(client, core: Core, say,

@@ -11,7 +11,10 @@ from bot.domain.ledger import Event
 from bot.web.live import Change, Snapshot
 from bot.web.server import ControlRoom
 from tests.conftest import Chat
-from tests.web.test_web import sign_in, state_of
+from tests.support.web_session import (
+    sign_in,
+    state_of,
+)
 
 GROUND = Ground(id="g", name="Ground", zones={})
 

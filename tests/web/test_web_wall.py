@@ -17,10 +17,12 @@ from bot.core.dispatch import Core
 from bot.runtime import early_warning_for
 from bot.schedule.escalation import sweep_escalations
 from rigs.wall_probe import CARDS_WHOLE
+from tests.support.browser import (
+    card_edited,
+)
 from tests.support.wall import flashpoint
 from tests.web.browser_screen import LIVE, ROOT, Screen, body_data, has, shown
 from tests.web.conftest import TG_CONTROL
-from tests.web.test_web_browser import card_edited
 
 pytestmark = pytest.mark.browser
 DOCS = ROOT / "docs"

@@ -15,7 +15,7 @@ from bot.adapters.parts import AdapterParts
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
 from bot.core.ports import CoreAPI
-from bot.domain.messages import Command, Reply, Result
+from bot.domain.messages import Command, Reply, ReplyVia, Result
 from bot.settings import Settings
 from bot.store import StoreUnavailable
 
@@ -52,10 +52,10 @@ class Inbound(InboundBase):
         return await self.seen_first(key)
 
     @staticmethod
-    def respond_via(user: str, response_url: str | None) -> str:
+    def respond_via(user: str, response_url: str | None) -> ReplyVia | None:
         """Command.reply_via letting the core queue the ephemeral answer in the durable
         outbox (the Slack sink posts it to response_url; a DM once that has expired)."""
-        return f"edit:{RESPOND}{user}:{response_url}" if response_url else ""
+        return ReplyVia(edit=f"{RESPOND}{user}:{response_url}") if response_url else None
 
     async def may(self, user: str, name: str) -> bool:
         """May this Slack user run this command (to decide whether to open a modal)?"""
@@ -106,9 +106,9 @@ class Inbound(InboundBase):
         if result is None or result.queued:  # queued: the outbox delivers it
             return
         via = self.respond_via(user, response_url)
-        if via:  # the Slack sink posts it to the response_url (a DM once that has expired)
-            self.delivery.reply("slack", channel or user, result.reply,
-                                edit=via.removeprefix("edit:"))
+        if via is not None:  # the Slack sink posts it to the response_url (a DM once that
+            # has expired)
+            self.delivery.reply("slack", channel or user, result.reply, edit=via.edit)
             return
         await self.post(user, result.reply)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Coroutine
 from typing import Any
 
@@ -23,7 +22,7 @@ from bot.adapters.telegram.render import toast
 from bot.adapters.telegram.voice_fetch import hear, voice_note
 from bot.core.ports import CoreAPI
 from bot.delivery.notifier import Notifier
-from bot.domain.messages import Attachment, Command, Reply
+from bot.domain.messages import Attachment, Command, Reply, ReplyVia
 from bot.store import StoreUnavailable
 from bot.store.facades import PlatformState
 from bot.store.inbox import Seen
@@ -35,7 +34,6 @@ log = logging.getLogger(__name__)
 PLATFORM = "telegram"
 # buttons of a guided form or voice report: the prompt message becomes the answer
 EDIT_IN_PLACE = ("/form", "/voice")
-INCIDENT_ID = re.compile(r"\bINC-\d+\b")
 ANONYMOUS = ("I can't tell who is asking: turn off 'Remain anonymous' in your admin rights "
              "for this group, or message me directly.")
 IN_CHAT = (ChatMember.MEMBER, ChatMember.ADMINISTRATOR, ChatMember.OWNER)
@@ -45,12 +43,17 @@ EDITS_NOT_TAKEN = ("Edits aren't taken into the log: it keeps what you first sen
                    "/update <id> <text>; control can /amend type, severity or place.")
 
 
-def callback_reply_via(msg: Message | None, data: str, private: bool) -> str:
+def callback_reply_via(msg: Message | None, data: str, private: bool) -> ReplyVia | None:
     """How a button's answer goes out: the form prompt becomes it, or a new message in a
     private chat; in a group it may be a toast, which the adapter decides (not queued)."""
     if msg is not None and data.startswith(EDIT_IN_PLACE):
-        return f"edit:{msg.message_id}"
-    return "send" if private else ""
+        return ReplyVia(edit=str(msg.message_id))
+    return ReplyVia() if private else None
+
+
+def message_reply_via(msg: Message, private: bool) -> ReplyVia:
+    """How a message's answer goes out: a new message in a private chat, else quoting it."""
+    return ReplyVia() if private else ReplyVia(quote=str(msg.message_id))
 
 
 def start_alias(text: str) -> str:
@@ -100,12 +103,10 @@ class Inbound(InboundBase):
         return await self.seen_first(f"telegram:{self.bot_id}:{update_id}")
 
     async def _incident_of(self, chat_id: int, replied: Message) -> str:
-        """The incident a replied-to bot message is about ('' if none)."""
+        """The incident a replied-to bot message is about ('' if none): as the outbox
+        recorded it when it sent the message (a card, or a message about one)."""
         ref = await self.live_ref(str(chat_id), str(replied.message_id))
-        if ref.startswith("INC-"):
-            return ref
-        m = INCIDENT_ID.search(replied.text or replied.caption or "")
-        return m.group(0) if m else ""
+        return ref if ref.startswith("INC-") else ""
 
     def for_me(self, text: str) -> str | None:
         """The text with this bot's /cmd@botname suffix removed; None when the command is
@@ -176,7 +177,7 @@ class Inbound(InboundBase):
                       text=text, dedupe_key=f"telegram:{update.update_id}",
                       attachments=attachments, user_name=msg.from_user.full_name,
                       reply_to=reply_to, private=private, at=msg.date,
-                      reply_via="send" if private else f"quote:{msg.message_id}")
+                      reply_via=message_reply_via(msg, private))
         result = await self.core.handle(cmd)
         if result is None:
             return
@@ -212,7 +213,7 @@ class Inbound(InboundBase):
                           text=as_command(outcome), dedupe_key=f"telegram:{update_id}",
                           attachments=attachments, user_name=msg.from_user.full_name,
                           reply_to=reply_to, private=private, at=msg.date,
-                          reply_via="send" if private else f"quote:{msg.message_id}")
+                          reply_via=message_reply_via(msg, private))
             result = await self.core.handle(cmd)
         except Exception:
             log.exception("telegram: voice note of update %s failed", update_id)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from bot.store.decision_keys import DecisionLog
-from tests.adapters.slack.test_slack_adapter import (  # noqa: F401 (fixtures)
+from tests.support.slack import (  # noqa: F401 (fixtures)
     block_text,
     fake,
     slack,

@@ -5,14 +5,19 @@ post added in the BMS upper tier, a post made three, a post dropped)."""
 
 from __future__ import annotations
 
-from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
+from tests.support.fixture_posts import (  # noqa: F401
+    settings,
+)
+from tests.support.slack import (  # noqa: F401
     CONTROL,
     fake,
     slack,
     slash,
 )
-from tests.adapters.slack.test_slack_home_posts import home_text, open_home
-from tests.adapters.telegram.test_telegram_fixture_posts import settings  # noqa: F401
+from tests.support.slack_home import (
+    home_text,
+    open_home,
+)
 
 
 async def test_the_home_tab_counts_the_fixture_s_own_posts(slack, fake, core):

@@ -6,26 +6,16 @@ against the fixture's attendance/250; a /md-deploy republishes it with the zone 
 
 from __future__ import annotations
 
-import json
-
-from rigs.fakes.slack_api import bolt_request, event_body
-from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
+from tests.support.slack import (  # noqa: F401
     CONTROL,
     fake,
     slack,
     slash,
 )
-
-
-def home_text(call) -> str:  # type: ignore[no-untyped-def]
-    return json.dumps(call.params["view"], ensure_ascii=False)
-
-
-async def open_home(slack, user: str, event: str) -> None:
-    ev = {"type": "app_home_opened", "user": user, "channel": "D0HOME", "tab": "home"}
-    resp = await slack.bolt_app.async_dispatch(
-        bolt_request(event_body(ev, event), content_type="application/json"))
-    assert resp.status == 200
+from tests.support.slack_home import (  # noqa: F401 (fixtures)
+    home_text,
+    open_home,
+)
 
 
 async def test_control_sees_planned_vs_filled_per_zone_on_the_home_tab(slack, fake, core):

@@ -5,13 +5,16 @@ after a routine broadcast has gone out, until its all-clear."""
 
 from __future__ import annotations
 
-from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
+from tests.conftest import Chat
+from tests.support.slack import (  # noqa: F401
     CONTROL,
     fake,
     slack,
 )
-from tests.adapters.slack.test_slack_home_posts import home_text, open_home
-from tests.conftest import Chat
+from tests.support.slack_home import (
+    home_text,
+    open_home,
+)
 
 ROTA = ("/deploy import\nsteward id,name,post\n14,A. Smith,stb_250_gangway\n"
         "15,B. Jones,stb_256_gangway")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from rigs.fakes.slack_api import bolt_request, interactive_body, submission_payload
-from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
+from tests.support.slack import (  # noqa: F401
     CHANNEL,
     CONTROL,
     fake,

@@ -15,7 +15,13 @@ from rigs.fakes.slack_api import (
     interactive_body,
     submission_payload,
 )
-from tests.adapters.slack.test_slack_adapter import CHANNEL, CONTROL, fake, slack, slash  # noqa: F401
+from tests.support.slack import (  # noqa: F401
+    CHANNEL,
+    CONTROL,
+    fake,
+    slack,
+    slash,
+)
 
 
 # ---------------------------------------------------------------- 7: foreign private_metadata

@@ -10,7 +10,7 @@ import json
 
 from bot.store.stewarding_keys import Stewarding
 from rigs.fakes.slack_api import bolt_request, button_payload, interactive_body
-from tests.adapters.slack.test_slack_adapter import (  # noqa: F401
+from tests.support.slack import (  # noqa: F401
     CHANNEL,
     CONTROL,
     fake,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
     STEWARD,
     Feed,
     edits_of,

@@ -8,7 +8,10 @@ from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from tests.support.deploy_chat import (  # noqa: F401 (fixtures)
+    ask_as,
+)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
     Feed,
     fake,
     polling,
@@ -21,17 +24,6 @@ ROTA = """steward id,name,post
 312,Tabard 312,stb_105_vom
 B07,Search B07,gate_b_lane_1
 """
-
-
-async def ask_as(fake: FakeTelegram, user: int, text: str,  # noqa: F811
-                 needle: str) -> str:
-    """Send a command as a Telegram user; their answer, which must contain `needle`."""
-    before = len(sends_to(user)(fake.calls))
-    await Feed(fake)(fake.message_update(user, text))
-    got = await fake.wait_for(lambda calls: sends_to(user)(calls)[before:])
-    text_out = str(got[-1].params["text"])
-    assert needle in text_out, text_out
-    return text_out
 
 
 async def ask(fake: FakeTelegram, text: str, needle: str) -> str:  # noqa: F811

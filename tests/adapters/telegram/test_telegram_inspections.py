@@ -8,7 +8,7 @@ from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.store.inspection_keys import Inspections
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
     CONTROL,
     STEWARD,
     Feed,

@@ -26,7 +26,11 @@ from bot.store.outbox import LEASE_MS, Outbox
 from bot.store.stewarding_keys import Stewarding
 from bot.tasks import cancel_and_wait
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from tests.support.procedures import (
+    button,
+    procedure_calls,
+)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
     CONTROL,
     Feed,
     fake,
@@ -34,7 +38,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     sends_to,
     sent_message,
 )
-from tests.adapters.telegram.test_telegram_procedures import button, procedure_calls
 
 SO = 300000001
 STEWARDS = [300000011, 300000012, 300000013]

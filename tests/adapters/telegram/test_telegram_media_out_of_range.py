@@ -8,14 +8,16 @@ from __future__ import annotations
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
+from tests.support.telegram import (  # noqa: F401  (fixtures)
     CONTROL,
     STEWARD,
     fake,
     incidents,
     sends_to,
 )
-from tests.voice.test_voice_without_extra import adapter  # noqa: F401  (no pool: fixture)
+from tests.support.voice_adapter import (  # noqa: F401  (no pool: fixture)
+    adapter,
+)
 
 
 async def test_a_voice_note_declaring_2_31_seconds_is_refused(

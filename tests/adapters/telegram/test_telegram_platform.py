@@ -23,7 +23,7 @@ from bot.core.dispatch import Core
 from bot.domain.messages import Command
 from bot.store.chat_moves import ChatMoves
 from rigs.fakes.telegram_api import BOT_USERNAME, FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
+from tests.support.telegram import (  # noqa: F401  (fixtures)
     CONTROL,
     SECRET,
     STEWARD,

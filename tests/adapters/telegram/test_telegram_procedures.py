@@ -8,22 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest_asyncio
 
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.app import build_core
 from bot.core.dispatch import Core
-from bot.core.roles import Member
 from bot.delivery.durable import OutboxReader
 from bot.delivery.lane import Lane
 from bot.domain.messages import Outbound, Reply
 from bot.settings import Settings
 from bot.store.stewarding_keys import Stewarding
-from rigs.fakes.telegram_api import Call, FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from rigs.fakes.telegram_api import FakeTelegram
+from tests.support.procedures import (  # noqa: F401 (fixtures)
+    AWAY_GATE,
+    COMMAND,
+    EAST,
+    SO,
+    button,
+    confirm,
+    deployed,
+    procedure_calls,
+)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
     CONTROL,
     Feed,
     fake,
@@ -32,45 +38,8 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     sent_message,
     tg_settings,
 )
-from tests.delivery.test_delivery import durable
 
-SO = 300000001  # the safety officer, on Telegram
 # stewards by the club's rota name / tabard: two in the east stand (STB), one at the away gate
-EAST = [300000011, 300000012]
-COMMAND = -1001000000002  # channels.toml: the command audience on Telegram
-AWAY_GATE = 100000001  # the roster's Telegram steward (zone gate_away)
-ROTA = {300000011: ("Tabard 311", "stb_upper"), 300000012: ("Tabard 312", "stb_lower")}
-
-
-@pytest_asyncio.fixture
-async def deployed(core: Core, polling: TelegramAdapter  # noqa: F811
-                   ) -> AsyncIterator[OutboxReader]:
-    core.roster[f"telegram:{SO}"] = Member("telegram", str(SO), "safety_officer",
-                                           "Safety Officer")
-    for who in ("console:steward", "console:supervisor"):  # a Telegram-only deployment here
-        core.roster.pop(who)
-    for uid, (name, zone) in ROTA.items():
-        core.roster[f"telegram:{uid}"] = Member("telegram", str(uid), "steward", name, zone)
-    reader = await durable(core)
-    yield reader
-    await reader.stop()
-
-
-def procedure_calls(calls: list[Call], word: str) -> list[Call]:
-    return [c for c in calls if c.ok and c.method == "sendMessage"
-            and word in str(c.params.get("text"))]
-
-
-def button(call: Call, label: str) -> str:
-    rows = (call.params.get("reply_markup") or {}).get("inline_keyboard", [])
-    return next(b["callback_data"] for row in rows for b in row if label in b["text"])
-
-
-async def confirm(fake: FakeTelegram, feed: Feed, text: str) -> None:  # noqa: F811
-    await feed(fake.message_update(SO, text))
-    ask = (await fake.wait_for(sends_to(SO, "Confirm")))[-1]
-    await feed(fake.callback_update(SO, sent_message(fake, SO, "Confirm"),
-                                    button(ask, "now")))
 
 
 async def test_evacuate_is_confirmed_then_reaches_every_steward_and_control_and_acks_count(

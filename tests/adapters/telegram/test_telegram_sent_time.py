@@ -11,7 +11,8 @@ from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.core.dispatch import Core
 from bot.domain.clock import iso
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixtures)
+from tests.conftest import START
+from tests.support.telegram import (  # noqa: F401  (fixtures)
     CONTROL,
     STEWARD,
     Feed,
@@ -19,7 +20,6 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401  (fixt
     polling,
     sends_to,
 )
-from tests.conftest import START
 
 
 async def test_a_late_delivered_report_keeps_the_platform_time_and_shows_the_delay(

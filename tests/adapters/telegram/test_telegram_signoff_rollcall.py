@@ -18,7 +18,13 @@ from bot.schedule.escalation import sweep_escalations
 from bot.store import Store
 from bot.store.outbox import Outbox
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from tests.conftest import START
+from tests.support.signoff import (  # noqa: F401 (fixtures)
+    AWAY_GATE,
+    SO,
+    ask,
+)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
     CONTROL,
     Feed,
     fake,
@@ -26,25 +32,14 @@ from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtu
     sends_to,
     sent_message,
 )
-from tests.conftest import START
 
-SO = 300000001
 ADMIN = 300000002
-AWAY_GATE = 100000001  # the roster's Telegram steward
 STEWARDS = -1001000000003  # channels.toml: the stewards audience's group
 
 
 def staff(core: Core) -> None:
     core.roster[f"telegram:{SO}"] = Member("telegram", str(SO), "safety_officer", "SO")
     core.roster[f"telegram:{ADMIN}"] = Member("telegram", str(ADMIN), "admin", "Ops admin")
-
-
-async def ask(fake: FakeTelegram, who: int, text: str, needle: str) -> str:  # noqa: F811
-    before = len(sends_to(who)(fake.calls))
-    await Feed(fake)(fake.message_update(who, text))
-    got = await fake.wait_for(lambda calls: [c for c in sends_to(who)(calls)[before:]
-                                             if needle in str(c.params["text"])])
-    return str(got[-1].params["text"])
 
 
 def briefing_in(fake: FakeTelegram, chat: int, version: str = "") -> dict:  # noqa: F811

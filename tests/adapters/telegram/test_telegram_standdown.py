@@ -11,17 +11,19 @@ from datetime import timedelta
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_signoff_rollcall import (  # noqa: F401 (fixtures)
+from tests.conftest import START
+from tests.support.signoff import (  # noqa: F401 (fixtures)
     AWAY_GATE,
-    CONTROL,
     SO,
-    Feed,
     ask,
+)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
+    CONTROL,
+    Feed,
     fake,
     polling,
     sends_to,
 )
-from tests.conftest import START
 
 EAST = 300000011  # a steward in the STB upper tier
 

@@ -11,12 +11,14 @@ from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.store.stewarding_keys import Stewarding
 from rigs.fakes.telegram_api import FakeTelegram
-from tests.adapters.telegram.test_telegram_adapter import (  # noqa: F401 (fixtures)
+from tests.support.deploy_chat import (
+    ask_as as ask,
+)
+from tests.support.telegram import (  # noqa: F401 (fixtures)
     fake,
     polling,
     sends_to,
 )
-from tests.adapters.telegram.test_telegram_deploy import ask_as as ask
 
 SO = 300000001
 NEW = 300000021  # a steward who joined with no zone: the rota says where they are

@@ -9,7 +9,7 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 
 from bot.adapters.slack.slack_inbound import Inbound
-from bot.domain.messages import Attachment, Command, declared_seconds
+from bot.domain.messages import Attachment, Command, ReplyVia, declared_seconds
 
 MENTION = re.compile(r"^\s*<@[A-Z0-9]+>\s*")
 
@@ -79,7 +79,7 @@ def register(app: AsyncApp, inbound: Inbound) -> None:
         cmd = Command(platform="slack", chat=channel, user=user, text=text.strip(),
                       dedupe_key=key, attachments=attachments(event, text),
                       reply_to=await inbound.incident_of(channel, event.get("thread_ts", "")),
-                      private=private, reply_via=f"quote:{thread}" if thread else "send",
+                      private=private, reply_via=ReplyVia(quote=thread),
                       at=sent_at(event.get("ts")))
         result = await inbound.core.handle(cmd)
         if result is None or result.queued:  # queued: the outbox delivers it
