@@ -16,7 +16,7 @@ from bot.domain.grounds import Ground
 from bot.domain.incident.incident_model import Incident
 from bot.domain.plurals import counted
 from bot.domain.procedures import target_label
-from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
+from bot.domain.vocab import OFFENCES, PHASES, STATUSES
 from bot.evidence.debrief.pdf import draw_map, latin
 from bot.evidence.debrief.steward_record import MessageRow, ack_times, message_rows
 from bot.evidence.export import chain_head
@@ -90,7 +90,7 @@ def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo,
     out = []
     for inc in sorted(incidents, key=lambda i: (-i.severity, i.reported_at, i.n)):
         out.append(IncidentRow(
-            inc.id, inc.severity, INCIDENT_TYPES.label(inc.type),
+            inc.id, inc.severity, inc.what,
             ground.short_label(inc.location, 28), _hhmm(inc.reported_at, tz),
             _hhmm(inc.marks.get("acknowledged_at", ""), tz),
             _hhmm(inc.marks.get("closed_at", ""), tz) if inc.status == "closed" else "",

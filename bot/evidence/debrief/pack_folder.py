@@ -107,10 +107,10 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
         _csv(out / name, head_row, body)
         files.append(name)
 
-    write("incidents.csv", ["id", "type", "severity", "location", "phase", "reported_at",
+    write("incidents.csv", ["id", "type", "what", "severity", "location", "phase", "reported_at",
                             "ack_s", "on_scene_s", "close_s", "status", "closed_at",
                             "open_at_ground_clear", "arrests", "outcome", *TIME_COLUMNS],
-          [[f"INC-{r.n}", r.type, r.severity, r.location, r.phase, r.reported.isoformat(),
+          [[f"INC-{r.n}", r.type, r.what, r.severity, r.location, r.phase, r.reported.isoformat(),
             r.ack_s, r.on_scene_s, r.close_s, r.status,
             r.closed_at.isoformat() if r.closed_at else "",
             "yes" if clear is not None and r.open_at(clear) else "no" if clear else "",

@@ -17,7 +17,6 @@ from bot.domain.unreached import radio_list
 from bot.domain.vocab import (
     BAN_STATUSES,
     BAN_TYPES,
-    INCIDENT_TYPES,
     OFFENCES,
     PHASES,
     STATUSES,
@@ -136,8 +135,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
         "the end of the log (no ground clear recorded)"
     heading(f"STILL OPEN at {when}: {len(left)}" if left else "Every incident closed")
     if left:
-        table((18, 12, 60, 60, 30), ("Incident", "Sev", "Type", "Place", "Last status"),
-              [(f"INC-{r.n}", f"S{r.severity}", INCIDENT_TYPES.label(r.type),
+        table((18, 12, 60, 60, 30), ("Incident", "Sev", "What", "Place", "Last status"),
+              [(f"INC-{r.n}", f"S{r.severity}", r.what,
                 place(r.location), STATUSES.label(r.status)) for r in left])
     else:
         para(f"No incident was open at {when}.")
@@ -205,9 +204,9 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
 
     heading("Incidents and their outcomes")
     if d.incidents:
-        table((16, 10, 40, 50, 18, 48), ("Incident", "Sev", "Type", "Place", "Reported",
+        table((16, 10, 40, 50, 18, 48), ("Incident", "Sev", "What", "Place", "Reported",
                                          "Outcome"),
-              [(f"INC-{r.n}", f"S{r.severity}", INCIDENT_TYPES.label(r.type),
+              [(f"INC-{r.n}", f"S{r.severity}", r.what,
                 place(r.location), hm(r.reported), r.outcome(d.ground_clear))
                for r in d.incidents])
     else:
