@@ -73,6 +73,8 @@ def _fields(out: Outbound) -> dict[str, object]:
         data["c"] = out.chase
     if out.pin:
         data["p"] = out.pin
+    if out.reaches:
+        data["rx"] = out.reaches
     return data
 
 
@@ -99,7 +101,7 @@ def decode(raw: str) -> Outbound:
     live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
                     quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""), chase=d.get("c", ""),
-                    pin=d.get("p", ""),
+                    pin=d.get("p", ""), reaches=d.get("rx", ""),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 
@@ -136,6 +138,11 @@ def _numbered(out: Outbound) -> Tpl:
     ref: tuple[str | Var, ...] = (',"ref":"INC-', N, '"') if out.live.view == CARD \
         else (',"ref":""',)
     return Tpl((head, *ref, ',"live":{"view":' + view + ',"n":', N, "}}"))
+
+
+def reach_key(fx: str, bid: str) -> str:
+    """A broadcast's delivery times: who (or 'post:<platform>') -> epoch ms."""
+    return f"{fx_prefix(fx)}bc:{bid}:rx"
 
 
 def ops(outs: list[Outbound]) -> list[Op]:
@@ -307,13 +314,15 @@ class Outbox:
     async def delivered(self, entries: list[tuple[str, str, bool]], chat: str,
                         ref: tuple[str, str, str, str, str] | None = None,
                         last_id: tuple[str, int] | None = None,
-                        at_ms: int | None = None) -> None:
+                        at_ms: int | None = None,
+                        reached: tuple[str, str, str] | None = None) -> None:
         """The platform accepted the send: in ONE round trip, record where a live message
         now is (`ref`: fixture, platform, chat, ref, message id), then each (fixture,
         entry, last)'s delivered mark for 'platform:chat'; a `last` entry is done
         everywhere, so it is acknowledged and dropped. `last_id` ('platform:id space',
         message id) raises that space's highest known id; `at_ms` is when the live message
-        arrived (kept per incident for the screens)."""
+        arrived (kept per incident for the screens), and when `reached` (fixture, broadcast
+        id, who or 'post:<platform>') got a steward's copy: the first time is kept."""
         pipe = self.gateway.pipeline(transaction=False)
         hints = 0  # the first commands are hints in other slots: a refusal there stops nothing
         if last_id is not None:
@@ -331,6 +340,9 @@ class Outbox:
             if last:
                 pipe.xack(self._key(fx), GROUP, entry)
                 pipe.xdel(self._key(fx), entry)
+        if reached is not None and at_ms is not None:
+            fx, bid, who = reached
+            pipe.hsetnx(reach_key(fx, bid), who, at_ms)
         await self.gateway.run_with_hints(pipe, hints)
 
     async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:
