@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 GROUP = "delivery"
 N = Var("n")  # the number the write takes (see _numbered)
 STREAM = "obx"
+# The deployment's own outbox, for what is about no one fixture (the Martyn's Law reminder of
+# a ground's document): its keys are the ops slot's (fx_prefix(OPS_OUTBOX) is OPS), so a
+# claim there and its messages are one script.
+OPS_OUTBOX = "ops"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
 # 'platform:id space' -> the highest message id seen there: its own slot, and written apart
@@ -178,8 +182,9 @@ class Outbox:
         return ops(outs)
 
     async def fixture_ids(self) -> list[str]:
-        """Every fixture (each has its own outbox)."""
-        return sorted(await self.gateway.call(lambda r: r.smembers(OPS + "fixtures")))
+        """Every fixture (each has its own outbox), and the deployment's own (OPS_OUTBOX)."""
+        return [*sorted(await self.gateway.call(lambda r: r.smembers(OPS + "fixtures"))),
+                OPS_OUTBOX]
 
     async def add(self, fx: str, outs: list[Outbound], once: str = "") -> bool:
         """Write messages to a fixture's outbox (when no write of the store carried them).
