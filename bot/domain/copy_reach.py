@@ -41,6 +41,8 @@ def copy_reach(bc: Broadcast, times: dict[str, int], acks: Iterable[datetime],
         else:
             missed.append(names.get(who) or who)
     took = [(a - sent_at).total_seconds() for a in acks]
+    soon = tuple(sum(1 for s in took if s <= w) for w in SOON_S)
+    if not times:  # delivery kept no times for it: nobody is named as not reached
+        return CopyReach(0, None, (), soon, False)
     return CopyReach(len(when), datetime.fromtimestamp(max(when) / 1000, UTC) if when else None,
-                     tuple(missed), tuple(sum(1 for s in took if s <= w) for w in SOON_S),
-                     bool(times))
+                     tuple(missed), soon, True)

@@ -23,6 +23,7 @@ from bot.domain.vocab import (
     STATUSES,
 )
 from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
+from bot.evidence.debrief.pdf_table import draw_table
 from bot.evidence.debrief.steward_record import MessageRow, StewardRecord
 from bot.evidence.summary import mmss
 
@@ -103,12 +104,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
 
     def table(widths: tuple[int, ...], head: tuple[str, ...], rows: list[tuple[str, ...]]
               ) -> None:
-        pdf.set_font("Helvetica", "", 9.5)
-        with pdf.table(col_widths=widths, text_align="LEFT", line_height=5,
-                       first_row_as_headings=True) as t:
-            t.row([latin(h) for h in head])
-            for r in rows:
-                t.row([latin(c) for c in r])
+        draw_table(pdf, widths, tuple(latin(h) for h in head),
+                   [tuple(latin(c) for c in r) for r in rows])
         pdf.set_font("Helvetica", "", 10)
 
     def hm(at: datetime) -> str:
