@@ -169,7 +169,7 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo,
     _still_open_and_procedures(pdf, heading, rep, tz)
     heading("Incidents (severity 5 to 1)")
     widths = (15, 9, 34, 38, 18, 15, 15, 42)
-    head = ("INC", "Sev", "Type", "Place", "Reported", "Acked", "Closed", "Outcome")
+    head = ("INC", "Sev", "What", "Place", "Reported", "Acked", "Closed", "Outcome")
     with pdf.table(col_widths=widths, text_align="LEFT", line_height=4.6,
                    first_row_as_headings=True) as table:
         table.row([latin(h) for h in head])
