@@ -33,6 +33,7 @@ from bot.domain.rota_reach import (
     by_zone,
     live_procedures,
     plan_record,
+    posted,
     radio_line,
     reach_of,
     short_target,
@@ -145,7 +146,8 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     try:
         applied = await state.send(fx.id, bc, {s.who: "1" for s in to},
                                    ctx.outbox.ops(outs), ev, dedupe or ctx.cmd.dedupe_key,
-                                   record={**plan_record(plan), **(record or {})},
+                                   record={**plan_record(plan), **posted(to, reached),
+                                           **(record or {})},
                                    police_at=police_at, closes=closes,
                                    also=DecisionLog.ops(entry) if entry else None,
                                    chase_at=await chase_deadline(ctx, fx, post))

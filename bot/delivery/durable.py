@@ -378,9 +378,10 @@ class OutboxReader:
             about = (out.fixture, platform, chat, incident_id(out.about), mid)
         space = self.notifier.sinks[platform].id_space(chat)
         last = (f"{platform}:{space}", int(mid)) if space and mid.isdigit() else None
-        at = int(self.notifier.wall().timestamp() * 1000) if ref else None
+        reached = _reached(out, platform, rows)
+        at = int(self.notifier.wall().timestamp() * 1000) if ref or reached else None
         await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last,
-                                                     at_ms=at, about=about))
+                                                     at_ms=at, about=about, reached=reached))
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Wait until every watched outbox is empty and the chat queues are idle (tests)."""
@@ -408,6 +409,20 @@ class Mark(Journaled):
 
     async def __call__(self, platform: str, chat: str, _mid: str) -> None:
         await self.reader.delivered(platform, chat, [self])
+
+
+def _reached(out: Outbound | None, platform: str, rows: list[tuple[str, str, bool]]
+             ) -> tuple[str, str, str] | None:
+    """(fixture, broadcast id, who or 'post:<platform>') when this send put a broadcast in
+    front of its targeted stewards (its one-to-many post, or a steward's direct message)."""
+    if out is None or not rows or out.edit:
+        return None
+    fx = rows[0][0]
+    if out.reaches:
+        return fx, out.reaches, f"post:{platform}"
+    if out.chase and out.audience.startswith("user:"):
+        return fx, out.chase, out.audience.removeprefix("user:")
+    return None
 
 
 async def _persist(write: Callable[[], Awaitable[None]], tries: int = 30) -> None:

@@ -207,6 +207,9 @@ class Outbound:
     # the pin slot of a one-to-many post that stays on top once the platform took it (the
     # current procedure's instruction): it replaces the post pinned before in that slot
     pin: str = ""
+    # the broadcast id whose targeted stewards a one-to-many post reaches: when the platform
+    # takes it, its time is recorded as every member's reach (a direct message's is `chase`)
+    reaches: str = ""
 
 
 @dataclass

@@ -75,6 +75,8 @@ class Broadcast:
     planned: int = 0  # stewards the rota plans for its target (sent + unreached)
     unreached: tuple[Unreached, ...] = ()  # planned stewards the bot cannot reach
     zones: tuple[tuple[str, str], ...] = ()  # (who, zone) of everyone it was sent to
+    names: tuple[tuple[str, str], ...] = ()  # (who, rota name) of everyone it was sent to
+    posted: frozenset[str] = frozenset()  # who its one-to-many post reached
 
     @property
     def of(self) -> int:
@@ -217,7 +219,7 @@ def compose(kind: str, bid: str, label: str, text: str, to: list[Steward], fixtu
                         title=title,
                         buttons=[[Button("Who has it", "/status")]])
     outs = [Outbound(post, Reply(body, title=title, buttons=have_it), fixture=fixture,
-                     urgent=urgent, pin=PIN_SLOT if kind in PROCEDURES else "")
+                     urgent=urgent, pin=PIN_SLOT if kind in PROCEDURES else "", reaches=bid)
             ] if post else []
     outs += [Outbound(a, control_msg, fixture=fixture, urgent=urgent)
              for a in ("control", *(a for a in also if a != "control"))]

@@ -65,9 +65,17 @@ def reach_of(stewards: Iterable[Steward], target: Target, ground: Ground,
 
 
 def plan_record(reach: Reach) -> dict[str, str]:
-    """A message's plan as fields of its record: planned, the unreached, each one's zone."""
+    """A message's plan as fields of its record: planned, the unreached, each one's zone
+    and rota name."""
     return {"planned": str(reach.planned), "unreached": dump(reach.unreached),
-            "zones": json.dumps([[s.who, s.zone] for s in reach.to])}
+            "zones": json.dumps([[s.who, s.zone] for s in reach.to]),
+            "names": json.dumps({s.who: s.name for s in reach.to})}
+
+
+def posted(to: Iterable[Steward], members: frozenset[str]) -> dict[str, str]:
+    """Who of those a message was sent to its one-to-many post reached (members of its
+    chat), as a field of its record: their reach is the post's delivery time."""
+    return {"posted": json.dumps(sorted(s.who for s in to if s.who in members))}
 
 
 def short_target(target: str, ground: Ground) -> str:

@@ -16,9 +16,9 @@ from bot.domain.grounds import Ground
 from bot.domain.incident.incident_model import Incident
 from bot.domain.plurals import counted
 from bot.domain.procedures import target_label
-from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
-from bot.evidence.debrief.pdf import draw_map, latin
-from bot.evidence.debrief.steward_record import MessageRow, ack_times, message_rows
+from bot.domain.vocab import OFFENCES, PHASES, STATUSES
+from bot.evidence.debrief.pdf import MESSAGE_HEADS, MESSAGE_WIDTHS, draw_map, latin, message_cells
+from bot.evidence.debrief.steward_record import MessageRow, read_messages
 from bot.evidence.export import chain_head
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import Store
@@ -90,7 +90,7 @@ def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo,
     out = []
     for inc in sorted(incidents, key=lambda i: (-i.severity, i.reported_at, i.n)):
         out.append(IncidentRow(
-            inc.id, inc.severity, INCIDENT_TYPES.label(inc.type),
+            inc.id, inc.severity, inc.what,
             ground.short_label(inc.location, 28), _hhmm(inc.reported_at, tz),
             _hhmm(inc.marks.get("acknowledged_at", ""), tz),
             _hhmm(inc.marks.get("closed_at", ""), tz) if inc.status == "closed" else "",
@@ -107,8 +107,8 @@ async def build_report(store: Store, feed: Feed, fx: Fixture, ground: Ground, tz
     n, head = await chain_head(store, fx.id)
     fig = await summary_figures(store, fx)
     clear = fig["key_timings"].get("ground_clear", "")
-    messages = [replace(m, target=target_label(m.target, ground)) for m in message_rows(
-        await store.stewarding.broadcasts(fx.id), ack_times(await store.events(fx.id)), {})]
+    messages = [replace(m, target=target_label(m.target, ground)) for m in
+                await read_messages(store.stewarding, fx.id, await store.events(fx.id))]
     ko = fig["key_timings"].get("kick_off", "")
     planned = f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M}"
     kickoff = (f"kick-off {parse_iso(ko).astimezone(tz):%a %d %b %Y %H:%M:%S} (recorded; "
@@ -169,7 +169,7 @@ def report_pdf(rep: Report, chart_png: bytes | None, tz: ZoneInfo,
     _still_open_and_procedures(pdf, heading, rep, tz)
     heading("Incidents (severity 5 to 1)")
     widths = (15, 9, 34, 38, 18, 15, 15, 42)
-    head = ("INC", "Sev", "Type", "Place", "Reported", "Acked", "Closed", "Outcome")
+    head = ("INC", "Sev", "What", "Place", "Reported", "Acked", "Closed", "Outcome")
     with pdf.table(col_widths=widths, text_align="LEFT", line_height=4.6,
                    first_row_as_headings=True) as table:
         table.row([latin(h) for h in head])
@@ -199,15 +199,11 @@ def _still_open_and_procedures(pdf: Any, heading: Any, rep: Report, tz: ZoneInfo
     if not rep.messages:
         return
     heading("Procedures and life-safety messages")
-    with pdf.table(col_widths=(18, 34, 60, 22, 52), text_align="LEFT", line_height=4.6,
+    with pdf.table(col_widths=MESSAGE_WIDTHS, text_align="LEFT", line_height=4.6,
                    first_row_as_headings=True) as table:
-        table.row(["Time", "Issued", "To", "Sent to", "Have it, by"])
-        for m in rep.messages:
-            table.row([latin(v) for v in (
-                f"{m.at.astimezone(tz):%H:%M:%S}", f"{m.word} {m.id}",
-                m.target, f"{m.sent} of {m.of}",
-                f"{m.acked} of {m.of}" + (f" by {m.acked_by.astimezone(tz):%H:%M:%S}"
-                                          if m.acked_by else ""))])
+        table.row(list(MESSAGE_HEADS))
+        for cells in message_cells(rep.messages, tz, str):
+            table.row([latin(v) for v in cells])
     pdf.ln(2)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
-from bot.domain.vocab import INCIDENT_TYPES
 from bot.store import Store
 
 
@@ -40,7 +39,7 @@ async def report_markdown(store: Store, fx: Fixture, events: list[Event], head: 
         if inc is None:
             lines.append(f"### {iid} (no current view)")
         else:
-            lines.append(f"### {iid} {INCIDENT_TYPES.label(inc.type)}, severity "
+            lines.append(f"### {iid} {inc.what}, severity "
                          f"{inc.severity}, {inc.location} — {inc.status}")
             lines.append(f"Time to acknowledge {_secs(inc.tta_s)}, to close "
                          f"{_secs(inc.ttc_s)}.")

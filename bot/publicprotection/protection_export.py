@@ -42,7 +42,9 @@ async def ground_drills(store: Store, ground: Ground) -> list[DrillRow]:
             continue
         sent = [b for b in await store.stewarding.broadcasts(fx.id) if b.kind in PROCEDURE_KEYS]
         acks = {b.id: await store.protection.ack_times(fx.id, b.id) for b in sent}
-        rows += drill_rows(fx, sent, acks, lambda t: short_target(t, ground), PROCEDURE_KEYS)
+        times = await store.stewarding.reach_times(fx.id, [b.id for b in sent])
+        rows += drill_rows(fx, sent, acks, lambda t: short_target(t, ground), PROCEDURE_KEYS,
+                           times)
     return rows
 
 

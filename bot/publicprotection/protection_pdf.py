@@ -69,13 +69,21 @@ def protection_pdf(doc: ProtectionDocument, public_key: str, zone_label: dict[st
             page.para(f"{p.title}: not drilled.")
             continue
         page.heading(p.title, 10.5)
-        page.table((42, 32, 38, 28, 42), ("Drill", "Sent", "Reached of planned",
-                                          "Acknowledged", "Ack first / median / last"),
+        page.table((38, 30, 40, 34, 40), ("Drill", "Sent", "Sent to; reached, last at",
+                                          "Have it: +1 min / +5 min / all",
+                                          "Ack first / median / last"),
                    [(f"{parse_iso(d.at).astimezone(tz):%d %b %Y} {d.title}",
                      f"{parse_iso(d.at).astimezone(tz):%H:%M:%S} to {d.target}",
                      f"{d.sent} of {d.planned} ({d.reach_pct}%)"
-                     + (f"; {d.unreached} radioed" if d.unreached else ""),
-                     f"{d.acked} ({d.ack_pct}%)",
+                     + (f"; {d.unreached} radioed" if d.unreached else "")
+                     + ("; reach not recorded" if d.delivered is None else
+                        f"; reached {d.delivered}" + (f", last at +{_secs(d.last_reach_s)}"
+                                                      if d.last_reach_s is not None else "")),
+                     f"{d.acked_soon[0]} / {d.acked_soon[1]} / {d.acked} ({d.ack_pct}%)",
                      f"{_secs(d.first_ack_s)} / {_secs(d.median_ack_s)} / "
                      f"{_secs(d.last_ack_s)}") for d in rows])
+        for d in rows:
+            if d.not_reached:
+                page.para(f"{parse_iso(d.at).astimezone(tz):%d %b %Y %H:%M:%S}: no delivery "
+                          f"recorded to {', '.join(d.not_reached)}.")
     return page.done()

@@ -1,6 +1,7 @@
 """The reminder 30 days after a revision of a ground's Martyn's Law document: control and
-command are told it is due with the regulator, once (claimed across replicas), unless the
-revision has been recorded as sent."""
+command are told it is due with the regulator, once (claimed across replicas, its messages
+written to the deployment's outbox with the claim), unless the revision has been recorded
+as sent."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bot.domain.messages import Outbound, Reply
 from bot.publicprotection.protection_document import SEND_WITHIN
 from bot.publicprotection.protection_plan import PlanError, ProtectionPlan, load_plan
 from bot.store import Store
+from bot.store.outbox import OPS_OUTBOX
 
 AUDIENCES = ("control", "command")
 
@@ -51,10 +53,11 @@ async def remind_due(core: Core, store: Store, now: datetime) -> list[Outbound]:
         revised = parse_iso(last.at)
         if now < revised + SEND_WITHIN:
             continue
-        if not await store.protection.claim_reminder(plan.ground, last.n, iso(now)):
-            continue
         reply = reminder(plan, last.n, revised.astimezone(core.settings.zone))
-        outs = [Outbound(a, reply) for a in AUDIENCES]
-        await core.notifier.send(outs)
+        outs = [Outbound(a, reply, fixture=OPS_OUTBOX) for a in AUDIENCES]
+        if not await store.protection.claim_reminder(plan.ground, last.n, iso(now),
+                                                     core.notifier.outbox.ops(outs)):
+            continue
+        await core.notifier.send(outs)  # written with the claim: only its observers see it
         sent += outs
     return sent

@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 GROUP = "delivery"
 N = Var("n")  # the number the write takes (see _numbered)
 STREAM = "obx"
+# The deployment's own outbox, for what is about no one fixture (the Martyn's Law reminder of
+# a ground's document): its keys are the ops slot's (fx_prefix(OPS_OUTBOX) is OPS), so a
+# claim there and its messages are one script.
+OPS_OUTBOX = "ops"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
 # 'platform:id space' -> the highest message id seen there: its own slot, and written apart
@@ -75,6 +79,8 @@ def _fields(out: Outbound) -> dict[str, object]:
         data["p"] = out.pin
     if out.about:
         data["a"] = out.about
+    if out.reaches:
+        data["rx"] = out.reaches
     return data
 
 
@@ -101,7 +107,7 @@ def decode(raw: str) -> Outbound:
     live = d.get("live")
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
                     quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""), chase=d.get("c", ""),
-                    pin=d.get("p", ""), about=int(d.get("a", 0)),
+                    pin=d.get("p", ""), about=int(d.get("a", 0)), reaches=d.get("rx", ""),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
 
 
@@ -140,6 +146,11 @@ def _numbered(out: Outbound) -> Tpl:
     return Tpl((head, *ref, ',"live":{"view":' + view + ',"n":', N, "}}"))
 
 
+def reach_key(fx: str, bid: str) -> str:
+    """A broadcast's delivery times: who (or 'post:<platform>') -> epoch ms."""
+    return f"{fx_prefix(fx)}bc:{bid}:rx"
+
+
 def ops(outs: list[Outbound]) -> list[Op]:
     """Ops that put these messages in the outbox within the same write. A live reference
     not numbered yet (`LiveRef.n` 0) names the incident the write numbers."""
@@ -173,8 +184,9 @@ class Outbox:
         return ops(outs)
 
     async def fixture_ids(self) -> list[str]:
-        """Every fixture (each has its own outbox)."""
-        return sorted(await self.gateway.call(lambda r: r.smembers(OPS + "fixtures")))
+        """Every fixture (each has its own outbox), and the deployment's own (OPS_OUTBOX)."""
+        return [*sorted(await self.gateway.call(lambda r: r.smembers(OPS + "fixtures"))),
+                OPS_OUTBOX]
 
     async def add(self, fx: str, outs: list[Outbound], once: str = "") -> bool:
         """Write messages to a fixture's outbox (when no write of the store carried them).
@@ -310,14 +322,17 @@ class Outbox:
                         ref: tuple[str, str, str, str, str] | None = None,
                         last_id: tuple[str, int] | None = None,
                         at_ms: int | None = None,
-                        about: tuple[str, str, str, str, str] | None = None) -> None:
+                        about: tuple[str, str, str, str, str] | None = None,
+                        reached: tuple[str, str, str] | None = None) -> None:
         """The platform accepted the send: in ONE round trip, record where a live message
         now is (`ref`: fixture, platform, chat, ref, message id), then each (fixture,
         entry, last)'s delivered mark for 'platform:chat'; a `last` entry is done
         everywhere, so it is acknowledged and dropped. `last_id` ('platform:id space',
         message id) raises that space's highest known id; `at_ms` is when the live message
         arrived (kept per incident for the screens); `about` (fixture, platform, chat, the
-        incident's id, message id) ties a message that is not live to its incident."""
+        incident's id, message id) ties a message that is not live to its incident; and
+        when `reached` (fixture, broadcast id, who or 'post:<platform>') got a steward's
+        copy: the first time is kept."""
         pipe = self.gateway.pipeline(transaction=False)
         hints = 0  # the first commands are hints in other slots: a refusal there stops nothing
         if last_id is not None:
@@ -339,6 +354,9 @@ class Outbox:
             if last:
                 pipe.xack(self._key(fx), GROUP, entry)
                 pipe.xdel(self._key(fx), entry)
+        if reached is not None and at_ms is not None:
+            fx, bid, who = reached
+            pipe.hsetnx(reach_key(fx, bid), who, at_ms)
         await self.gateway.run_with_hints(pipe, hints)
 
     async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:

@@ -11,7 +11,7 @@ from bot.domain.ledger import Var
 from bot.domain.outcomes import Reason
 from bot.store.base import OPS, Refused, fx_prefix, guard
 from bot.store.gateway import Gateway
-from bot.store.ops import Hset, Incr, Op, RequireIn, RequireMissing, Xadd
+from bot.store.ops import Hset, Incr, Op, RequireIn, RequireMissing, Set, Xadd
 
 PREFIX = OPS + "mlaw:"
 CLAIM_TTL = 400 * 86400
@@ -65,10 +65,17 @@ class ProtectionRevisions:
         """Record that revision n went to the regulator (its reminder then stops)."""
         await self.gateway.call(lambda r: r.hsetnx(f"{PREFIX}{ground}:sent", str(n), at))
 
-    async def claim_reminder(self, ground: str, n: int, at: str) -> bool:
-        """SET NX the reminder of revision n: True for the one replica that sends it."""
-        key = f"{PREFIX}{ground}:remind:{n}"
-        return bool(await self.gateway.call(lambda r: r.set(key, at, nx=True, ex=CLAIM_TTL)))
+    async def claim_reminder(self, ground: str, n: int, at: str, outbox: list[Op]) -> bool:
+        """Claim the reminder of revision n and write its messages (`outbox`: ops of the
+        deployment's outbox, bot.store.outbox.OPS_OUTBOX) in one script: a crash after the
+        claim cannot lose them. True for the one replica that claimed it."""
+        key = f"mlaw:{ground}:remind:{n}"
+        try:
+            await self.gateway.apply(OPS, [RequireMissing(key, guard(Reason.CLAIMED)),
+                                           Set(key, at, CLAIM_TTL), *outbox])
+        except Refused:
+            return False
+        return True
 
     async def ack_times(self, fixture: str, bid: str) -> dict[str, str]:
         """who -> when they pressed "I have it" on a broadcast or procedure."""

@@ -36,6 +36,7 @@ from bot.store.ops import (
     Zrem,
     log_event,
 )
+from bot.store.outbox import reach_key
 from bot.store.plans import CLAIM_TTL, PLAN_TTL
 
 HSET_FIELDS = 1000  # fields per HSET in a script (see Stewarding.send)
@@ -214,8 +215,20 @@ class Stewarding:
                                  rec["by"], int(rec.get("sent", "0")), tuple(sorted(have)),
                                  tuple(sorted(w for w in to if w not in have)),
                                  int(rec.get("planned", "0")), load(rec.get("unreached")),
-                                 tuple((w, z) for w, z in json.loads(rec.get("zones", "[]")))))
+                                 tuple((w, z) for w, z in json.loads(rec.get("zones", "[]"))),
+                                 tuple(json.loads(rec.get("names", "{}")).items()),
+                                 frozenset(json.loads(rec.get("posted", "[]")))))
         return out
+
+    async def reach_times(self, fx: str, ids: list[str]) -> dict[str, dict[str, int]]:
+        """Broadcast id -> who (or 'post:<platform>') -> when their copy was delivered
+        (epoch ms, as delivery recorded it; bot.store.outbox.Outbox.delivered)."""
+        pipe = self.gateway.pipeline(transaction=False)
+        for bid in ids:
+            pipe.hgetall(reach_key(fx, bid))
+        got = await self.gateway.call(pipe.execute()) if ids else []
+        return {bid: {k: int(v) for k, v in rows.items()}
+                for bid, rows in zip(ids, got, strict=True)}
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""

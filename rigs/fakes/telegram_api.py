@@ -145,6 +145,9 @@ class FakeTelegram:
         self._titles: dict[int, str] = {}
         self.members: dict[int, set[int]] = {}
         self.reached: dict[int, list[tuple[float, int, int]]] = {}
+        # the wall clock a sent message's date (Telegram's accept time, whole seconds) is read
+        # from: a test sets its injected clock here to check times recorded against it
+        self.wall: Callable[[], float] = time.time
         # update kinds the bot asked for (getUpdates / setWebhook allowed_updates); Telegram
         # sends chat_member updates only to a bot that names them
         self.allowed: list[str] | None = None
@@ -613,7 +616,7 @@ class FakeTelegram:
     def _new_message(self, p: dict[str, Any], **content: Any) -> dict[str, Any]:
         chat_id = int(p["chat_id"])
         msg: dict[str, Any] = {
-            "message_id": self.next_message_id(chat_id), "date": int(time.time()),
+            "message_id": self.next_message_id(chat_id), "date": int(self.wall()),
             "chat": self.chat(chat_id), "from": dict(BOT_USER), **content,
         }
         if self.kinds.get(chat_id) == "channel":  # a channel post is signed by the channel

@@ -8,9 +8,12 @@ messages go out; and who has not tapped by the chase deadline gets one direct me
 from __future__ import annotations
 
 import asyncio
+import csv
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 import pytest_asyncio
 
@@ -18,6 +21,8 @@ from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader
 from bot.delivery.ratelimit import CHASE, DEFAULT_LIMITS, POST, RateLimiter
 from bot.domain.clock import VirtualClock
+from bot.evidence.debrief.pack_folder import build_pack
+from bot.evidence.signing import new_key
 from bot.schedule.escalation import sweep_escalations
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.support.procedures import (  # noqa: F401 (fixtures)
@@ -230,3 +235,46 @@ async def test_a_refused_pin_leaves_the_procedure_posted_and_says_why(
     assert fake.pinned.get(ALERT, []) == []
     assert any("not pinned" in r.getMessage() and "rights" in r.getMessage()
                for r in caplog.records)
+
+
+async def test_the_pack_times_each_procedure_reaching_its_last_steward_as_telegram_took_it(
+        core: Core, fake: FakeTelegram, channel: OutboxReader, tmp_path: Path) -> None:
+    """#36 item 2: the channel post reaches its members when Telegram accepts it, a DM its
+    steward when that is accepted; the pack's procedures.csv names the last one's time to
+    the second (Telegram's own date of that message), how many acknowledged by +1 and +5
+    minutes, and its PDF says the same."""
+    fake.wall = lambda: core.clock.now().timestamp()  # Telegram's clock is the night's
+    slow = asyncio.Event()
+    fake.stalled = {AWAY_GATE: slow}  # the last steward's DM is held up on its way
+    feed = Feed(fake)
+    await confirm(fake, feed, "/evacuate all fire in the east stand")
+    post = (await fake.wait_for(sends_to(ALERT, "EVACUATE")))[-1]
+    await fake.wait_for(sends_to(EAST[1], "EVACUATE"))
+    core.clock.advance(timedelta(seconds=37))
+    slow.set()
+    await fake.wait_for(sends_to(AWAY_GATE, "EVACUATE"))
+    await channel.drain()  # its delivery recorded before the night's clock moves on
+    core.clock.advance(timedelta(seconds=50))  # 87 s after it was sent: within 5 minutes
+    await feed(fake.callback_update(EAST[0], sent_message(fake, ALERT, "EVACUATE"),
+                                    button(post, "I have it")))
+    await fake.wait_for(lambda calls: [c for c in calls if c.method == "answerCallbackQuery"
+                                       and "have it" in str(c.params.get("text"))])
+    await channel.drain()
+    posted = sent_message(fake, ALERT, "EVACUATE")["date"]
+    last = sent_message(fake, AWAY_GATE, "EVACUATE")["date"]
+    assert last - posted == 37
+
+    fx = await core.active_fixture()
+    await build_pack(core.store, fx, core.grounds[fx.ground], core.settings.config_dir,
+                     core.settings.zone, tmp_path / "pack", key=new_key())
+    with (tmp_path / "pack" / "procedures.csv").open(encoding="utf-8") as f:
+        [row] = [r for r in csv.DictReader(f) if r["what"] == "EVACUATE"]
+    reached = datetime.fromisoformat(row["last_received_at"])
+    assert int(reached.timestamp()) == last  # to the second, as Telegram took it
+    assert int(datetime.fromisoformat(row["at"]).timestamp()) == posted
+    assert (row["sent"], row["reached"], row["not_reached"]) == ("3", "3", "")
+    assert (row["acknowledged_by_1min"], row["acknowledged_by_5min"]) == ("0", "1")
+    doc = pdfium.PdfDocument(tmp_path / "pack" / "pack.pdf")
+    text = " ".join(" ".join(p.get_textpage().get_text_range() for p in doc).split())
+    local = reached.astimezone(core.settings.zone)
+    assert f"3 of 3 by {local:%H:%M:%S}" in text, text[-1500:]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.domain.clock import parse_iso
+from bot.domain.incident.incident_model import failed_title
 from bot.domain.ledger import Event
 from bot.domain.vocab import STATUS_ORDER, STATUSES
 
@@ -32,6 +33,12 @@ class IncidentRow:
     status: str = "reported"
     closed_at: datetime | None = None  # the last close (None: open now)
     arrests: int = 0
+    failed_check: str = ""  # a failed inspection's check: its title says so, not the type
+
+    @property
+    def what(self) -> str:
+        """What it is, as the cards title it: 'Inspection failed: <check>', else its type."""
+        return failed_title(self.type, self.failed_check)
 
     @property
     def times(self) -> list[str]:
@@ -100,6 +107,7 @@ def incident_rows(events: list[Event]) -> list[IncidentRow]:
                 row.occurred = parse_iso(ev.data["occurred_at"])
             if ev.data.get("platform_at"):
                 row.platform_at = parse_iso(ev.data["platform_at"])
+            row.failed_check = str(ev.data.get("failed_check", ""))
         elif ev.kind == "incident.status" and iid in rows:
             row, to = rows[iid], ev.data.get("to")
             took = int((parse_iso(ev.at) - row.reported).total_seconds())

@@ -58,9 +58,10 @@ async def read_steward_record(store: Store, fx: Fixture, ground: Ground,
     state = store.stewarding
     filled, _ = await state.deployment(fx.id)
     posts = posts_of(config_dir, fx.ground or ground.id, fx.id)
-    return steward_record(posts, filled, await state.on_post(fx.id),
-                          await state.broadcasts(fx.id), await state.briefing_acks(fx.id),
-                          ack_times(events))
+    sent = await state.broadcasts(fx.id)
+    times = await state.reach_times(fx.id, [bc.id for bc in sent if bc.kind != "rollcall"])
+    return steward_record(posts, filled, await state.on_post(fx.id), sent,
+                          await state.briefing_acks(fx.id), ack_times(events), times)
 
 
 def ground_clear(timings: list[Timing]) -> datetime | None:
@@ -68,13 +69,29 @@ def ground_clear(timings: list[Timing]) -> datetime | None:
     return next((t.at for t in timings if t.key == "ground_clear"), None)
 
 
+PROCEDURE_COLUMNS = ["id", "at", "what", "target", "planned", "sent", "reached",
+                     "last_received_at", "acknowledged", "acknowledged_by_1min",
+                     "acknowledged_by_5min", "last_acknowledged_at", "not_acknowledged",
+                     "not_reached"]
+
+
 def procedure_rows(s: StewardRecord) -> list[list[Any]]:
-    """procedures.csv: every procedure, missing-person message, broadcast and roll call with
-    its plan, reach and acknowledgements (times to the second)."""
-    return [[m.id, m.at.isoformat(), m.word, m.target, m.of, m.sent,
-             m.received.isoformat() if m.received else "", m.acked,
-             m.acked_by.isoformat() if m.acked_by else "", m.of - m.acked]
-            for m in s.messages]
+    """procedures.csv: every procedure, missing-person message and broadcast with its plan,
+    reach (how many targeted stewards' copies were delivered, the last when, who not: rota
+    names, the radioed ones too) and acknowledgements (times to the second; '' where
+    delivery recorded no times)."""
+    rows: list[list[Any]] = []
+    for m in s.messages:
+        r = m.reach
+        known = r is not None and r.recorded
+        rows.append([m.id, m.at.isoformat(), m.word, m.target, m.of, m.sent,
+                     r.reached if r is not None and known else "",
+                     m.received.isoformat() if m.received else "", m.acked,
+                     *(r.acked_soon if r is not None else ("", "")),
+                     m.acked_by.isoformat() if m.acked_by else "", m.of - m.acked,
+                     "; ".join([*(r.not_reached if r is not None and known else ()),
+                                *(u.show() for u in m.unreached)])])
+    return rows
 
 
 async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path,
@@ -107,10 +124,10 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
         _csv(out / name, head_row, body)
         files.append(name)
 
-    write("incidents.csv", ["id", "type", "severity", "location", "phase", "reported_at",
+    write("incidents.csv", ["id", "type", "what", "severity", "location", "phase", "reported_at",
                             "ack_s", "on_scene_s", "close_s", "status", "closed_at",
                             "open_at_ground_clear", "arrests", "outcome", *TIME_COLUMNS],
-          [[f"INC-{r.n}", r.type, r.severity, r.location, r.phase, r.reported.isoformat(),
+          [[f"INC-{r.n}", r.type, r.what, r.severity, r.location, r.phase, r.reported.isoformat(),
             r.ack_s, r.on_scene_s, r.close_s, r.status,
             r.closed_at.isoformat() if r.closed_at else "",
             "yes" if clear is not None and r.open_at(clear) else "no" if clear else "",
@@ -158,9 +175,7 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
               + [["procedure" if m.procedure else "broadcast", m.id, m.at.isoformat(),
                   m.word, m.target, m.of, m.acked, m.of - m.acked]
                  for m in stewarding.messages])
-    write("procedures.csv", ["id", "at", "what", "target", "planned", "sent",
-                             "last_received_at", "acknowledged", "last_acknowledged_at",
-                             "not_acknowledged"], procedure_rows(stewarding))
+    write("procedures.csv", PROCEDURE_COLUMNS, procedure_rows(stewarding))
     write("timeline.csv", ["at", "kind", "ref", "text", "event"],
           [[r.at.isoformat(), r.kind, r.ref, r.text, r.event] for r in line])
 

@@ -3,6 +3,7 @@ numbers, never colour alone)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -17,13 +18,13 @@ from bot.domain.unreached import radio_list
 from bot.domain.vocab import (
     BAN_STATUSES,
     BAN_TYPES,
-    INCIDENT_TYPES,
     OFFENCES,
     PHASES,
     STATUSES,
 )
 from bot.evidence.debrief.figures import IncidentRow, ResponseRow, TimelineRow
-from bot.evidence.debrief.steward_record import StewardRecord
+from bot.evidence.debrief.pdf_table import draw_table
+from bot.evidence.debrief.steward_record import MessageRow, StewardRecord
 from bot.evidence.summary import mmss
 
 if TYPE_CHECKING:
@@ -103,12 +104,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
 
     def table(widths: tuple[int, ...], head: tuple[str, ...], rows: list[tuple[str, ...]]
               ) -> None:
-        pdf.set_font("Helvetica", "", 9.5)
-        with pdf.table(col_widths=widths, text_align="LEFT", line_height=5,
-                       first_row_as_headings=True) as t:
-            t.row([latin(h) for h in head])
-            for r in rows:
-                t.row([latin(c) for c in r])
+        draw_table(pdf, widths, tuple(latin(h) for h in head),
+                   [tuple(latin(c) for c in r) for r in rows])
         pdf.set_font("Helvetica", "", 10)
 
     def hm(at: datetime) -> str:
@@ -136,8 +133,8 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
         "the end of the log (no ground clear recorded)"
     heading(f"STILL OPEN at {when}: {len(left)}" if left else "Every incident closed")
     if left:
-        table((18, 12, 60, 60, 30), ("Incident", "Sev", "Type", "Place", "Last status"),
-              [(f"INC-{r.n}", f"S{r.severity}", INCIDENT_TYPES.label(r.type),
+        table((18, 12, 60, 60, 30), ("Incident", "Sev", "What", "Place", "Last status"),
+              [(f"INC-{r.n}", f"S{r.severity}", r.what,
                 place(r.location), STATUSES.label(r.status)) for r in left])
     else:
         para(f"No incident was open at {when}.")
@@ -205,9 +202,9 @@ def pack_pdf(d: PackData, tz: ZoneInfo) -> tuple[bytes, int]:
 
     heading("Incidents and their outcomes")
     if d.incidents:
-        table((16, 10, 40, 50, 18, 48), ("Incident", "Sev", "Type", "Place", "Reported",
+        table((16, 10, 40, 50, 18, 48), ("Incident", "Sev", "What", "Place", "Reported",
                                          "Outcome"),
-              [(f"INC-{r.n}", f"S{r.severity}", INCIDENT_TYPES.label(r.type),
+              [(f"INC-{r.n}", f"S{r.severity}", r.what,
                 place(r.location), hm(r.reported), r.outcome(d.ground_clear))
                for r in d.incidents])
     else:
@@ -299,13 +296,12 @@ def _stewarding(d: PackData, tz: ZoneInfo, para: Any, table: Any, place: Any) ->
     else:
         para("No briefing was shown to stewards.")
     if s.messages:
-        para("Procedures, missing-person messages and broadcasts issued (have it: stewards "
-             "who pressed \"I have it\", and when the last of them did; last received: when "
-             "the last targeted steward's copy was delivered):")
-        table((18, 24, 44, 20, 24, 52), ("Time", "Issued", "To", "Sent to", "Last received",
-                                         "Have it, by"),
-              message_cells(s, tz, where))
+        para(MESSAGES_KEY)
+        table(MESSAGE_WIDTHS, MESSAGE_HEADS, message_cells(s.messages, tz, where))
         for m in s.messages:
+            if m.reach is not None and m.reach.not_reached:
+                para(f"{m.word} {m.at.astimezone(tz):%H:%M:%S} ({m.id}): no delivery recorded "
+                     f"to {', '.join(m.reach.not_reached)}.")
             if m.unreached:
                 para(f"{m.word} {m.at.astimezone(tz):%H:%M:%S} ({m.id}): {len(m.unreached)} "
                      f"planned steward(s) not on the bot, to radio: {radio_list(m.unreached)}.")
@@ -313,15 +309,34 @@ def _stewarding(d: PackData, tz: ZoneInfo, para: Any, table: Any, place: Any) ->
         para("No procedure or broadcast was issued.")
 
 
-def message_cells(s: StewardRecord, tz: ZoneInfo, where: Any) -> list[tuple[str, ...]]:
+MESSAGES_KEY = ("Procedures, missing-person messages and broadcasts issued, sent to the "
+                "second (reached: targeted stewards whose copy was delivered, a channel post "
+                "reaching its members when the platform took it, and when the last of them got "
+                "it; have it: stewards who pressed \"I have it\" within 1 and 5 minutes, "
+                "in all, and when the last did):")
+MESSAGE_WIDTHS = (16, 26, 38, 16, 34, 52)
+MESSAGE_HEADS = ("Sent", "Issued", "To", "Sent to", "Reached, last at",
+                 "Have it: +1 min / +5 min / all")
+
+
+def message_cells(messages: Iterable[MessageRow], tz: ZoneInfo, where: Any
+                  ) -> list[tuple[str, ...]]:
     """The procedure table's rows (the pack's and the post-match report's): times to the
     second, counts against the plan."""
+    def reached(m: MessageRow) -> str:
+        r = m.reach
+        if r is None or not r.recorded:
+            return "not recorded"
+        return f"{r.reached} of {m.of}" + (f" by {r.last.astimezone(tz):%H:%M:%S}"
+                                            if r.last else "")
+
+    def have(m: MessageRow) -> str:
+        soon = " / ".join(str(n) for n in m.reach.acked_soon) + " / " \
+            if m.reach is not None else ""
+        return f"{soon}{m.acked} of {m.of}" + (f" by {m.acked_by.astimezone(tz):%H:%M:%S}"
+                                                if m.acked_by else "")
     return [(f"{m.at.astimezone(tz):%H:%M:%S}", f"{m.word} {m.id}", where(m.target),
-             f"{m.sent} of {m.of}",
-             f"{m.received.astimezone(tz):%H:%M:%S}" if m.received else "not recorded",
-             f"{m.acked} of {m.of}" + (f" by {m.acked_by.astimezone(tz):%H:%M:%S}"
-                                       if m.acked_by else ""))
-            for m in s.messages]
+             f"{m.sent} of {m.of}", reached(m), have(m)) for m in messages]
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from bot.domain.clock import parse_iso
+from bot.domain.copy_reach import CopyReach, copy_reach
 from bot.domain.deployment import Post, fill_by_zone
 from bot.domain.ledger import Event
 from bot.domain.procedures import Broadcast, in_zone
 from bot.domain.unreached import Unreached
+
+if TYPE_CHECKING:
+    from bot.store.stewarding_keys import Stewarding
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,13 @@ class MessageRow:
     planned: int = 0  # stewards the rota planned for its target (0: older records, = sent)
     unreached: tuple[Unreached, ...] = ()  # planned stewards the bot could not reach
     acks: tuple[datetime, ...] = ()  # when each "I have it" came, in time order
-    received: datetime | None = None  # when its last targeted steward's copy was delivered
+    reach: CopyReach | None = None  # when its copies reached the targeted stewards
+
+    @property
+    def received(self) -> datetime | None:
+        """When the last targeted steward reached so far got their copy (None: no time
+        recorded)."""
+        return self.reach.last if self.reach is not None else None
 
     @property
     def acked_by(self) -> datetime | None:
@@ -105,9 +116,9 @@ def steward_record(posts: list[Post], filled: dict[str, object],
                    on_post: dict[str, tuple[str, str]], sent: list[Broadcast],
                    briefing: tuple[str, dict[str, str]],
                    acks: dict[str, tuple[datetime, ...]] | None = None,
-                   received: dict[str, datetime] | None = None) -> StewardRecord:
+                   times: dict[str, dict[str, int]] | None = None) -> StewardRecord:
     """The section from what the store holds (posts from the ground's plan); `acks` and
-    `received`: each message's acknowledgement times and last delivery, when known."""
+    `times`: each message's acknowledgement times and its copies' delivery times."""
     zones = [ZoneRow(z.zone, z.planned, z.filled,
                      sum(1 for p in posts if p.zone == z.zone and p.id in on_post))
              for z in fill_by_zone(posts, {k: "" for k in filled})] if filled or on_post \
@@ -119,16 +130,25 @@ def steward_record(posts: list[Post], filled: dict[str, object],
             asked = [p for p in posts if not zone or in_zone(p.zone, zone)]
             calls.append(RollCallRow(bc.id, parse_iso(bc.at), bc.target, len(asked),
                                      sum(1 for p in asked if p.id in on_post)))
-    messages = message_rows(sent, acks or {}, received or {})
+    messages = message_rows(sent, acks or {}, times or {})
     version, signed = briefing
     return StewardRecord(zones, calls, version, len(signed), len(filled), messages)
 
 
 def message_rows(sent: list[Broadcast], acks: dict[str, tuple[datetime, ...]],
-                 received: dict[str, datetime]) -> list[MessageRow]:
+                 times: dict[str, dict[str, int]]) -> list[MessageRow]:
     """Every procedure, missing-person message and broadcast (roll calls are counted as
-    check-ins instead), with its plan, reach and acknowledgement times."""
-    return [MessageRow(bc.id, parse_iso(bc.at), bc.word, bc.target, bc.procedure, bc.sent,
+    check-ins instead), with its plan, reach and acknowledgement times (`times`: each
+    one's delivery times, bot.store.stewarding_keys.Stewarding.reach_times)."""
+    return [MessageRow(bc.id, at, bc.word, bc.target, bc.procedure, bc.sent,
                        len(bc.acked), bc.planned, bc.unreached, acks.get(bc.id, ()),
-                       received.get(bc.id))
-            for bc in sent if bc.kind != "rollcall"]
+                       copy_reach(bc, times.get(bc.id, {}), acks.get(bc.id, ()), at))
+            for bc in sent if bc.kind != "rollcall" for at in (parse_iso(bc.at),)]
+
+
+async def read_messages(state: Stewarding, fx: str, events: list[Event]) -> list[MessageRow]:
+    """The fixture's messages with their acknowledgement and delivery times, from the store
+    (two round trips)."""
+    sent = await state.broadcasts(fx)
+    times = await state.reach_times(fx, [bc.id for bc in sent if bc.kind != "rollcall"])
+    return message_rows(sent, ack_times(events), times)

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from bot.domain.clock import parse_iso
 from bot.domain.decision_log import LogView
 from bot.domain.fixture.key_timings import Timing
+from bot.domain.incident.incident_model import failed_title
 from bot.domain.ledger import Event
 from bot.domain.procedures import LIFE_SAFETY_WORDS, PROCEDURES
-from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES, STATUSES
+from bot.domain.vocab import BAN_STATUSES, BAN_TYPES, OFFENCES, PHASES, STATUSES
 from bot.evidence.debrief.figures import TimelineRow
 
 # Repeats and streams, not entries of the record: the scheduler's "still open after 20m"
@@ -62,7 +63,7 @@ def _row(ev: Event, words: dict[str, str], labels: Labels,
     ref = str(d.get("id", "")) if k.startswith(("incident.", "decision.", "stewards.")) else ""
     if k == "incident.reported":
         return ("incident", ref, f"S{d.get('severity', '')} "
-                f"{INCIDENT_TYPES.label(str(d.get('type', 'other')))} at "
+                f"{failed_title(str(d.get('type', 'other')), str(d.get('failed_check', '')))} at "
                 f"{labels.place(str(d.get('location', '')))}")
     if k == "incident.status":
         note = f": {d['note']}" if d.get("note") else ""
