@@ -17,6 +17,7 @@ from bot.core.drill import Drill
 from bot.core.fixture_scope import FixtureScope, LiveFixtures
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.refusals import media_refused, said
+from bot.core.refused_reports import RefusedReports
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.core.strangers import StrangerAudit
@@ -30,7 +31,14 @@ from bot.domain.vocab import norm
 from bot.observe import metrics
 from bot.observe.outage import OutageLog
 from bot.settings import Settings
-from bot.store import Refused, Store, StoreUnavailable, Unconfirmed, WriteAttempts
+from bot.store import (
+    Refused,
+    Store,
+    StoreUnavailable,
+    Unconfirmed,
+    WriteAttempts,
+    WritesRefused,
+)
 from bot.store.facades import StoreFacades
 
 log = logging.getLogger(__name__)
@@ -257,6 +265,8 @@ class Core:
         self.outage = outage or OutageLog()
         # refusals of people the bot does not know: apart from the members' audit trail
         self.strangers = StrangerAudit(store, lambda: self.clock.now().timestamp())
+        # control told once when a fixture's reports are refused (its slot takes no writes)
+        self.reports_refused = RefusedReports(store, notifier)
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # When other replicas may run: tells them a SHARED_CHANGES change (pub/sub).
         self.publish = publish
@@ -373,8 +383,9 @@ class Core:
         assert self.publish is not None
         try:
             await self.publish(what, fixture_id)
-        except StoreUnavailable:
-            self.outage.count("{n} changes not told to other replicas at once")
+        except StoreUnavailable as exc:
+            self.outage.count("{n} changes not told to other replicas at once",
+                              refused=isinstance(exc, WritesRefused))
 
     # ---------------------------------------------------------------- dispatch
     async def handle(self, cmd: Command) -> Result | None:
@@ -481,9 +492,12 @@ class Core:
             log.warning("/%s written but not confirmed by a replica", spec.name)
             writes.unconfirmed = True  # a resend of the same text reuses this dedupe key
             return Result(Reply(HELD, ok=False))
-        except StoreUnavailable:
+        except StoreUnavailable as exc:
             outcome = "unavailable"
-            self.outage.count()  # one line when Redis goes, the count when it is back
+            refused = isinstance(exc, WritesRefused)  # its slot answers, takes no writes
+            self.outage.count(refused=refused)  # one line when it starts, one when it ends
+            if refused and not spec.reads_only:
+                await self._fixture_refusing(ctx, True)
             if writes.attempted:  # the write may have run before the reply was lost
                 writes.unconfirmed = True
                 return Result(Reply(NOT_CONFIRMED, ok=False))
@@ -501,6 +515,8 @@ class Core:
             metrics.COMMANDS.labels(spec.name, outcome).inc()
         if isinstance(result.outcome, Logged):
             metrics.REPORTS.inc()
+            if self.reports_refused.refusing:
+                await self._fixture_refusing(ctx, False)
         if not result.reply.ok:
             await self._audit_refusal(cmd, name, role, "refused")
         result.outbound = ctx.outbound + result.outbound
@@ -513,6 +529,15 @@ class Core:
             result.outbound += [Outbound(f"user:{cmd.who}", r) for r in more]
         return result
 
+    async def _fixture_refusing(self, ctx: Ctx, refusing: bool) -> None:
+        """Tell control (once, across replicas) that the command's fixture refuses reports,
+        or takes them again."""
+        try:
+            fx = await ctx.fixture()
+        except (UsageError, StoreUnavailable):
+            return
+        await (self.reports_refused.refused(fx) if refusing else self.reports_refused.logged(fx))
+
     async def _audit_refusal(self, cmd: Command, name: str, role: str | None, why: str) -> None:
         # Never the user's words: they could name an arrested person.
         if role is None:  # a stranger: a flood of these must not evict members' entries
@@ -522,8 +547,9 @@ class Core:
         try:
             await self.store.audit(cmd.who, "refused", f"/{name} as {role}: {why}",
                                    iso(self.clock.now()))
-        except StoreUnavailable:
-            self.outage.count("{n} refusals not recorded in the audit trail")
+        except StoreUnavailable as exc:
+            self.outage.count("{n} refusals not recorded in the audit trail",
+                              refused=isinstance(exc, WritesRefused))
 
 
 def default_roles(registry: Registry) -> RoleMatrix:

@@ -26,6 +26,7 @@ from bot.store.base import (
     SEV_BAND,
     Applied,
     Refused,
+    StoreUnavailable,
     WriteAttempts,
     fx_prefix,
     guard,
@@ -101,6 +102,9 @@ ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
 STRANGERS_AUDIT = OPS + "audit:anonymous"  # refusals of people and clients not known
 STRANGERS_AUDIT_MAXLEN = 2000
+# Where notice claims are asked, in order: `{ops}`, then tags whose slots (2729, 8189; ops
+# is 12791) fall in other thirds of the key space, so on other masters of a usual Cluster.
+NOTICE_TAGS = ("ops", "notice:279", "notice:1215")
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 log = logging.getLogger(__name__)
@@ -697,6 +701,33 @@ class Store:
             lambda r, k=key: r.xrevrange(k, count=count))]
         rows.sort(key=lambda row: _stream_order(row[0]), reverse=True)  # two slots' clocks
         return [f for _, f in rows[:count]]
+
+    async def claim_notice(self, name: str, ttl_s: int) -> bool:
+        """Claim a notice once for every replica (for `ttl_s` seconds): True for the first.
+        Asked in the first of NOTICE_TAGS whose slot takes the write (every replica sees
+        the same ones refuse), so a slot that refuses writes cannot make two replicas tell."""
+        for tag in NOTICE_TAGS:
+            try:
+                return bool(await self.gateway.call(
+                    lambda r, t=tag: r.set(f"md:{{{t}}}:notice:{name}", "1", nx=True,
+                                           ex=ttl_s)))
+            except StoreUnavailable:
+                continue
+        raise StoreUnavailable(f"no slot takes the notice {name}")
+
+    async def drop_notice(self, name: str) -> bool:
+        """Drop a notice's claim: True for the replica that removed it."""
+        dropped, answered = False, False
+        for tag in NOTICE_TAGS:
+            try:
+                dropped |= bool(await self.gateway.call(
+                    lambda r, t=tag: r.delete(f"md:{{{t}}}:notice:{name}")))
+                answered = True
+            except StoreUnavailable:
+                continue
+        if not answered:
+            raise StoreUnavailable(f"no slot drops the notice {name}")
+        return dropped
 
     async def audit_stranger(self, fields: dict[str, str]) -> None:
         """Keep a refusal of someone the bot does not know (a capped stream of its own, so a

@@ -3,6 +3,7 @@ the HA tests of what must go on while the shared slot refuses writes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import pytest
@@ -24,9 +25,14 @@ def node_port(store: Store, key: str) -> int:
 
 async def fixture_off(core: Core, store: Store, ops_port: int) -> Fixture:
     """The active fixture, made one whose slot is not on the `{ops}` master."""
+    return await fixture_placed(core, store, lambda port: port != ops_port)
+
+
+async def fixture_placed(core: Core, store: Store, wanted: Callable[[int], bool]) -> Fixture:
+    """The active fixture, made one whose slot's master port is `wanted`."""
     fx = await ensure_sample_fixture(core)
     day = 1
-    while node_port(store, fx_prefix(fx.id)) == ops_port:  # a fixture in another slot
+    while not wanted(node_port(store, fx_prefix(fx.id))):  # a fixture in another slot
         r = await Chat(core)(f"/fixture add Leyton Orient v Barnet 2026-12-{day:02d} 15:00",
                              as_="admin")
         assert r.reply.ok, r.reply.text
