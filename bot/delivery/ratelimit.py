@@ -282,10 +282,12 @@ def unlimited() -> RateLimiter:
     return RateLimiter({})
 
 
-def _bot_wide(limits: tuple[Limit, ...]) -> tuple[Limit, ...]:
-    return tuple(lim for lim in limits if lim.scope == "platform")
-
-
+# How often a sending replica says so beside the bot-wide windows, and for how long it
+# counts as sending. It never assumes it is alone: another may have been quiet when it last
+# heard, and once the windows' slot refuses writes nobody hears of anybody any more.
+PRESENCE_EVERY_S = 1.0
+PRESENCE_TTL_S = 60.0
+ASSUMED_REPLICAS = 2
 # Paced apart, replicas' sends still arrive bunched (each one's batch held up on the way,
 # then landing with the other's: 30 sends in 0.34 s were seen at 15/s each): a split leaves
 # this much of the rate, so two replicas' bunches together stay under the platform's.
@@ -294,26 +296,56 @@ SPLIT_SHARE = 0.8
 
 def shared_out(limits: tuple[Limit, ...], replicas: int) -> tuple[Limit, ...]:
     """One replica's part of a platform's bot-wide limits while it cannot count in the
-    shared windows: SPLIT_SHARE of the count divided by the replicas sending (30/s → 12/s
-    each for two), never the whole budget per replica. A chat's own limits stay whole (one
-    chat's sends come from the replica that holds its queue)."""
-    if replicas <= 1:
-        return limits
+    shared windows: SPLIT_SHARE of the count divided by the replicas sending (at least
+    ASSUMED_REPLICAS: 30/s → 12/s each for two), never the whole budget per replica. Other
+    limits are left as they are."""
+    replicas = max(replicas, ASSUMED_REPLICAS)
     return tuple(replace(lim, count=max(1, int(lim.count * SPLIT_SHARE) // replicas))
                  if lim.scope == "platform" else lim for lim in limits)
 
 
-# How often a sending replica says so beside the bot-wide windows, and for how long it
-# counts as sending; before it has heard, it assumes it is not alone.
-PRESENCE_EVERY_S = 1.0
-PRESENCE_TTL_S = 60.0
-ASSUMED_REPLICAS = 2
+def _bot_wide(limits: tuple[Limit, ...]) -> tuple[Limit, ...]:
+    return tuple(lim for lim in limits if lim.scope == "platform")
+
 
 # A send counts in the shared windows as if this much later until the platform's answer
 # re-stamps it: another replica's next message cannot overtake one still on its way (a busy
 # process that has not yet heard its answers). Waits are asked again at least this often.
 HOLD_S = 1.0
 RECHECK_S = 0.25
+
+
+class HeldLimiter(RateLimiter):
+    """A local limiter that counts a send as the shared windows do: HOLD_S later than it
+    was let through until the platform answers it, then from the answer. The platform
+    counts arrivals; a busy process's sends can leave late and arrive bunched, and counting
+    them from when they were let through would not see it."""
+
+    def __init__(self, limits: dict[str, tuple[Limit, ...]], *,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Sleeper = asyncio.sleep) -> None:
+        super().__init__(limits, clock=clock, sleep=sleep)
+        self._held: dict[tuple[str, str], tuple[float, str]] = {}  # last send's stamp, kind
+
+    async def admit(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
+        """Let a call through (see RateLimiter.admit), counted HOLD_S later until answered."""
+        await super().admit(platform, chat, cost, call)
+        now = self.clock()
+        self._restamp(platform, chat, call, now, now + HOLD_S)
+        self._held[(platform, chat)] = (now + HOLD_S, call)
+
+    async def answered(self, platform: str, chat: str) -> None:
+        """The platform answered this process's last call to the chat: count it from now."""
+        held = self._held.pop((platform, chat), None)
+        if held is not None:
+            self._restamp(platform, chat, held[1], held[0], self.clock())
+
+    def _restamp(self, platform: str, chat: str, call: str, old: float, new: float) -> None:
+        for _, sent in self._windows(self._sent, platform, chat, call):
+            i = bisect.bisect_left(sent, old)
+            if i < len(sent) and sent[i] == old:
+                del sent[i]
+                bisect.insort(sent, new)
 
 
 class SharedWindows(Protocol):
@@ -368,7 +400,7 @@ class SharedRateLimiter:
         self.local = RateLimiter({p: tuple(lim for lim in lims if lim.scope != "platform")
                                   for p, lims in self.limits.items()},
                                  clock=monotonic, sleep=sleep)
-        self.local_bot = RateLimiter({p: shared_out(_bot_wide(lims), ASSUMED_REPLICAS)
+        self.local_bot = HeldLimiter({p: shared_out(_bot_wide(lims), ASSUMED_REPLICAS)
                                       for p, lims in self.limits.items()},
                                      clock=monotonic, sleep=sleep)
         self.retry_s = retry_s
@@ -525,6 +557,7 @@ class SharedRateLimiter:
         shared windows, so another replica's next message cannot arrive too close behind one
         held up on the way (the platform counts arrivals). Best effort: it never raises, as
         the call it follows has gone."""
+        await self.local_bot.answered(platform, chat)
         member, scopes = self._taken.pop((platform, chat), ("", []))
         if scopes:
             try:

@@ -80,7 +80,7 @@ async def two_replicas(cluster, clock, tmp_path: Path,  # type: ignore[no-untype
                                     [("steward", "seg_ne")] * STEWARDS)
             # each has sent and heard of the other (before the fault, as in a night's run)
             for k in range(0, 200, 2):
-                if k >= 20:
+                if all(r.limiter.replicas.get("telegram") == 2 for r in (a, b)):
                     break
                 for i, r in enumerate((a, b)):
                     r.core.notifier.reply("telegram", str(600000001 + k + i), Reply("warm"))
