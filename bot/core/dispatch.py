@@ -43,6 +43,11 @@ from bot.store.facades import StoreFacades
 
 log = logging.getLogger(__name__)
 
+# A slot's master that answers but takes no writes may stay so for minutes: say so, so a
+# steward radios the report in rather than sending it again and again.
+WRITES_REFUSED = ("NOT logged: the log store is refusing writes just now (its server has no "
+                  "standby to copy them to). Radio control with it; sending it again will "
+                  "not help until this clears.")
 NOT_LOGGED = ("NOT logged: the log store is not answering. Try again in a moment, "
               "or radio control.")
 NOT_ANSWERING = "The log store is not answering. Try again in a moment."
@@ -501,7 +506,8 @@ class Core:
             if writes.attempted:  # the write may have run before the reply was lost
                 writes.unconfirmed = True
                 return Result(Reply(NOT_CONFIRMED, ok=False))
-            return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))
+            return Result(Reply(NOT_ANSWERING if spec.reads_only else
+                                WRITES_REFUSED if refused else NOT_LOGGED, ok=False))
         except Exception:
             log.exception("handler /%s failed", spec.name)
             if writes.attempted:  # it failed after sending a write, which may have run

@@ -127,6 +127,8 @@ async def test_stewards_refused_a_report_break_no_limit_flip_no_outage_and_contr
             await fake.wait_for(lambda calls, n=attempt + 1: len(
                 to_stewards(calls, "NOT logged")) >= n * STEWARDS, timeout=60)
         await fake.wait_for(to(CONTROL, REFUSED), timeout=30)
+        # each steward is told to radio it in, not to keep sending it
+        assert len(to_stewards(fake.calls, "Radio control with it")) >= 3 * STEWARDS
         outage = [r.getMessage() for r in caplog.records if r.name == "bot.outage"]
         assert not [line for line in outage if "not answering" in line or "back after" in line]
         assert len(outage) <= 2, outage  # one line per replica when the refusals began
