@@ -422,7 +422,7 @@ async def _heads(app: App, fixture_id: str) -> int:
     if await store.fixture(fixture_id) is None:
         return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
     mark = f"fixture={fixture_id} "
-    rows = [a for a in reversed(await store.audit_log(100_000))
+    rows = [a for a in reversed(await store.audit_log(100_000, fixture=fixture_id))
             if a.get("action") in ("fixture.closed", "export.head")
             and a.get("detail", "").startswith(mark)]
     for a in rows:
@@ -454,7 +454,7 @@ async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int
     path = out or Path(f"{fx.id}-post-match.pdf")
     path.write_bytes(report_pdf(rep, png, tz, load_map(core.settings.config_dir, ground)))
     await _store(app).audit("cli", "report.pdf", f"post-match PDF of {fx.id}: {path.name}",
-                           _now(app), unix_user())
+                           _now(app), unix_user(), fixture=fx.id)
     print(f"{path} ({len(rep.rows)} incidents; chain head {rep.chain_head})")
     return 0
 

@@ -17,6 +17,7 @@ from bot.core.drill import Drill
 from bot.core.fixture_scope import FixtureScope, LiveFixtures
 from bot.core.paging import fits, overflow, page_of, split_page_args
 from bot.core.refusals import media_refused, said
+from bot.core.refused_reports import RefusedReports
 from bot.core.resend import NOT_CONFIRMED, UNSURE_CHANGE, UnsureWrites
 from bot.core.roles import DEFAULT_ROLES, Member, RoleMatrix, load_role_matrix
 from bot.core.strangers import StrangerAudit
@@ -30,11 +31,23 @@ from bot.domain.vocab import norm
 from bot.observe import metrics
 from bot.observe.outage import OutageLog
 from bot.settings import Settings
-from bot.store import Refused, Store, StoreUnavailable, Unconfirmed, WriteAttempts
+from bot.store import (
+    Refused,
+    Store,
+    StoreUnavailable,
+    Unconfirmed,
+    WriteAttempts,
+    WritesRefused,
+)
 from bot.store.facades import StoreFacades
 
 log = logging.getLogger(__name__)
 
+# A slot's master that answers but takes no writes may stay so for minutes: say so, so a
+# steward radios the report in rather than sending it again and again.
+WRITES_REFUSED = ("NOT logged: the log store is refusing writes just now (its server has no "
+                  "standby to copy them to). Radio control with it; sending it again will "
+                  "not help until this clears.")
 NOT_LOGGED = ("NOT logged: the log store is not answering. Try again in a moment, "
               "or radio control.")
 NOT_ANSWERING = "The log store is not answering. Try again in a moment."
@@ -269,6 +282,8 @@ class Core:
         self.outage = outage or OutageLog()
         # refusals of people the bot does not know: apart from the members' audit trail
         self.strangers = StrangerAudit(store, lambda: self.clock.now().timestamp())
+        # control told once when a fixture's reports are refused (its slot takes no writes)
+        self.reports_refused = RefusedReports(store, notifier)
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # When other replicas may run: tells them a SHARED_CHANGES change (pub/sub).
         self.publish = publish
@@ -385,8 +400,9 @@ class Core:
         assert self.publish is not None
         try:
             await self.publish(what, fixture_id)
-        except StoreUnavailable:
-            self.outage.count("{n} changes not told to other replicas at once")
+        except StoreUnavailable as exc:
+            self.outage.count("{n} changes not told to other replicas at once",
+                              refused=isinstance(exc, WritesRefused))
 
     # ---------------------------------------------------------------- dispatch
     async def handle(self, cmd: Command) -> Result | None:
@@ -491,13 +507,17 @@ class Core:
             log.warning("/%s written but not confirmed by a replica", spec.name)
             writes.unconfirmed = True  # a resend of the same text reuses this dedupe key
             return Result(Reply(HELD, ok=False))
-        except StoreUnavailable:
+        except StoreUnavailable as exc:
             outcome = "unavailable"
-            self.outage.count()  # one line when Redis goes, the count when it is back
+            refused = isinstance(exc, WritesRefused)  # its slot answers, takes no writes
+            self.outage.count(refused=refused)  # one line when it starts, one when it ends
+            if refused and not spec.reads_only:
+                await self._fixture_refusing(ctx, True)
             if writes.attempted:  # the write may have run before the reply was lost
                 writes.unconfirmed = True
                 return Result(Reply(NOT_CONFIRMED, ok=False))
-            return Result(Reply(NOT_ANSWERING if spec.reads_only else NOT_LOGGED, ok=False))
+            return Result(Reply(NOT_ANSWERING if spec.reads_only else
+                                WRITES_REFUSED if refused else NOT_LOGGED, ok=False))
         except Exception:
             log.exception("handler /%s failed", spec.name)
             if writes.attempted:  # it failed after sending a write, which may have run
@@ -511,6 +531,8 @@ class Core:
             metrics.COMMANDS.labels(spec.name, outcome).inc()
         if isinstance(result.outcome, Logged):
             metrics.REPORTS.inc()
+            if self.reports_refused.refusing:
+                await self._fixture_refusing(ctx, False)
         if not result.reply.ok:
             await self._audit_refusal(cmd, name, role, "refused")
         result.outbound = ctx.outbound + result.outbound
@@ -523,6 +545,15 @@ class Core:
             result.outbound += [Outbound(f"user:{cmd.who}", r) for r in more]
         return result
 
+    async def _fixture_refusing(self, ctx: Ctx, refusing: bool) -> None:
+        """Tell control (once, across replicas) that the command's fixture refuses reports,
+        or takes them again."""
+        try:
+            fx = await ctx.fixture()
+        except (UsageError, StoreUnavailable):
+            return
+        await (self.reports_refused.refused(fx) if refusing else self.reports_refused.logged(fx))
+
     async def _audit_refusal(self, cmd: Command, name: str, role: str | None, why: str) -> None:
         # Never the user's words: they could name an arrested person.
         if role is None:  # a stranger: a flood of these must not evict members' entries
@@ -532,8 +563,9 @@ class Core:
         try:
             await self.store.audit(cmd.who, "refused", f"/{name} as {role}: {why}",
                                    iso(self.clock.now()))
-        except StoreUnavailable:
-            self.outage.count("{n} refusals not recorded in the audit trail")
+        except StoreUnavailable as exc:
+            self.outage.count("{n} refusals not recorded in the audit trail",
+                              refused=isinstance(exc, WritesRefused))
 
 
 def default_roles(registry: Registry) -> RoleMatrix:

@@ -14,8 +14,9 @@ import asyncio
 import bisect
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from bot.delivery.sink import BOT_WIDE
@@ -281,11 +282,70 @@ def unlimited() -> RateLimiter:
     return RateLimiter({})
 
 
+# How often a sending replica says so beside the bot-wide windows, and for how long it
+# counts as sending. It never assumes it is alone: another may have been quiet when it last
+# heard, and once the windows' slot refuses writes nobody hears of anybody any more.
+PRESENCE_EVERY_S = 1.0
+PRESENCE_TTL_S = 60.0
+ASSUMED_REPLICAS = 2
+# Paced apart, replicas' sends still arrive bunched (each one's batch held up on the way,
+# then landing with the other's: 30 sends in 0.34 s were seen at 15/s each): a split leaves
+# this much of the rate, so two replicas' bunches together stay under the platform's.
+SPLIT_SHARE = 0.8
+
+
+def shared_out(limits: tuple[Limit, ...], replicas: int) -> tuple[Limit, ...]:
+    """One replica's part of a platform's bot-wide limits while it cannot count in the
+    shared windows: SPLIT_SHARE of the count divided by the replicas sending (at least
+    ASSUMED_REPLICAS: 30/s → 12/s each for two), never the whole budget per replica. Other
+    limits are left as they are."""
+    replicas = max(replicas, ASSUMED_REPLICAS)
+    return tuple(replace(lim, count=max(1, int(lim.count * SPLIT_SHARE) // replicas))
+                 if lim.scope == "platform" else lim for lim in limits)
+
+
+def _bot_wide(limits: tuple[Limit, ...]) -> tuple[Limit, ...]:
+    return tuple(lim for lim in limits if lim.scope == "platform")
+
+
 # A send counts in the shared windows as if this much later until the platform's answer
 # re-stamps it: another replica's next message cannot overtake one still on its way (a busy
 # process that has not yet heard its answers). Waits are asked again at least this often.
 HOLD_S = 1.0
 RECHECK_S = 0.25
+
+
+class HeldLimiter(RateLimiter):
+    """A local limiter that counts a send as the shared windows do: HOLD_S later than it
+    was let through until the platform answers it, then from the answer. The platform
+    counts arrivals; a busy process's sends can leave late and arrive bunched, and counting
+    them from when they were let through would not see it."""
+
+    def __init__(self, limits: dict[str, tuple[Limit, ...]], *,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Sleeper = asyncio.sleep) -> None:
+        super().__init__(limits, clock=clock, sleep=sleep)
+        self._held: dict[tuple[str, str], tuple[float, str]] = {}  # last send's stamp, kind
+
+    async def admit(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
+        """Let a call through (see RateLimiter.admit), counted HOLD_S later until answered."""
+        await super().admit(platform, chat, cost, call)
+        now = self.clock()
+        self._restamp(platform, chat, call, now, now + HOLD_S)
+        self._held[(platform, chat)] = (now + HOLD_S, call)
+
+    async def answered(self, platform: str, chat: str) -> None:
+        """The platform answered this process's last call to the chat: count it from now."""
+        held = self._held.pop((platform, chat), None)
+        if held is not None:
+            self._restamp(platform, chat, held[1], held[0], self.clock())
+
+    def _restamp(self, platform: str, chat: str, call: str, old: float, new: float) -> None:
+        for _, sent in self._windows(self._sent, platform, chat, call):
+            i = bisect.bisect_left(sent, old)
+            if i < len(sent) and sent[i] == old:
+                del sent[i]
+                bisect.insort(sent, new)
 
 
 class SharedWindows(Protocol):
@@ -311,15 +371,21 @@ class SharedWindows(Protocol):
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
         """The slots taken in each window now."""
 
+    async def present(self, platform: str, replica: str, now: float, ttl_s: float) -> int:
+        """Say this replica sends on `platform`: how many replicas did within `ttl_s`."""
+
 
 class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
     `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it). While
-    Redis (or, on a Cluster, the slot of a chat's windows) is away, a local limiter with the
-    same limits paces this replica's sends to that chat (so an answer that needs nothing
-    else from the store still leaves); the shared windows are asked again every `retry_s`
-    seconds."""
+    the windows of a call are away (Redis, or on a Cluster a slot that does not answer or
+    takes no writes), its chat's windows and the bot-wide ones are taken apart, each where
+    it still can: the chat's in its own slot, else under the platform's tag, else paced by
+    a local limiter with the chat's limits; the bot-wide ones in their slot, else paced
+    locally at this replica's share of them (`shared_out`: never the whole bot-wide rate
+    per replica). So an answer that needs nothing else from the store still leaves. The
+    windows that were away are asked again every `retry_s` seconds."""
 
     def __init__(self, windows: SharedWindows, limits: dict[str, tuple[Limit, ...]] | None = None,
                  *, clock: Callable[[], float] = time.time,
@@ -329,12 +395,25 @@ class SharedRateLimiter:
         self.limits = PACED_LIMITS if limits is None else limits
         self.clock = clock
         self.sleep = sleep
-        self.local = RateLimiter(self.limits, clock=monotonic, sleep=sleep)
+        # the chat's own limits, and this replica's share of the bot-wide ones, when their
+        # shared windows are away
+        self.local = RateLimiter({p: tuple(lim for lim in lims if lim.scope != "platform")
+                                  for p, lims in self.limits.items()},
+                                 clock=monotonic, sleep=sleep)
+        self.local_bot = HeldLimiter({p: shared_out(_bot_wide(lims), ASSUMED_REPLICAS)
+                                      for p, lims in self.limits.items()},
+                                     clock=monotonic, sleep=sleep)
         self.retry_s = retry_s
+        self.replica = uuid.uuid4().hex[:12]  # this limiter's name among the replicas
+        self.replicas: dict[str, int] = {}  # platform -> replicas sending, as last heard
+        self._presence_due: dict[str, float] = {}  # platform -> monotonic time to say so
         # (platform, chat) -> monotonic time to ask Redis again, while its windows are away
         self.away: dict[tuple[str, str], float] = {}
+        # the first key of a part of them (see `_apart`) -> the same, for that part
+        self.part_away: dict[str, float] = {}
         # (platform, chat) -> this replica's last send there, while its answer is awaited
-        self._taken: dict[tuple[str, str], str] = {}
+        # ... and the shared windows counting it from the answer
+        self._taken: dict[tuple[str, str], tuple[str, list[tuple[str, int, float]]]] = {}
 
     def _shared(self, platform: str, chat: str) -> bool:
         """Whether to ask the shared windows now (up, or time to look again)."""
@@ -343,13 +422,75 @@ class SharedRateLimiter:
 
     def _away(self, platform: str, chat: str) -> None:
         if (platform, chat) not in self.away:
-            log.warning("shared rate limits of %s:%s unavailable (Redis is not answering): "
-                        "pacing this replica's sends there locally", platform, chat)
+            log.warning("shared rate limits of %s:%s unavailable (their slot is not answering "
+                        "or takes no writes): taken apart where they can be, else paced "
+                        "here", platform, chat)
         self.away[(platform, chat)] = self.local.clock() + self.retry_s
 
     def _back(self, platform: str, chat: str) -> None:
         if self.away.pop((platform, chat), None) is not None:
             log.warning("shared rate limits of %s:%s back", platform, chat)
+
+    async def _present(self, platform: str) -> None:
+        """Say this replica sends (at most every PRESENCE_EVERY_S) and learn how many do:
+        the local pacing's share of the bot-wide rate follows it."""
+        now = self.local.clock()
+        if now < self._presence_due.get(platform, 0.0) or platform not in self.limits:
+            return
+        self._presence_due[platform] = now + PRESENCE_EVERY_S
+        try:
+            n = await self.windows.present(platform, self.replica, self.clock(),
+                                           PRESENCE_TTL_S)
+        except StoreUnavailable:
+            return  # the count last heard stands
+        if n != self.replicas.get(platform):
+            self.replicas[platform] = n
+            self.local_bot.limits[platform] = shared_out(_bot_wide(self.limits[platform]), n)
+
+    async def _apart(self, platform: str, chat: str, call: str) -> None:
+        """Take a call's windows apart (its windows together are away): the chat's, then
+        the bot-wide ones, each shared where its slot takes it, else paced locally."""
+        limits = self._counting(platform, chat, call)
+        scopes = self._scopes(platform, chat, call)
+        own = [(lim, sc) for lim, sc in zip(limits, scopes, strict=True)
+               if lim.scope != "platform"]
+        bot = [(lim, sc) for lim, sc in zip(limits, scopes, strict=True)
+               if lim.scope == "platform"]
+        held = [(lim, (self.windows.key(platform, "held:" + key.rpartition("}:")[2]), n, per))
+                for lim, (key, n, per) in own]  # the same, under the platform's tag
+        member = self.windows.member()
+        counted: list[tuple[str, int, float]] = []
+        for part in ([own, held] if own else []), ([bot] if bot else []):
+            taken = None
+            for windows in part:
+                taken = await self._take_part(windows, member, chat != BOT_WIDE)
+                if taken is not None:
+                    break
+            if taken is None and part:
+                await (self.local if part[0] is own else self.local_bot).acquire(
+                    platform, chat, 1, call)
+            counted += taken or []
+        if counted:
+            self._taken[(platform, chat)] = (member, counted)
+
+    async def _take_part(self, windows: list[tuple[Limit, tuple[str, int, float]]],
+                         member: str, hold: bool) -> list[tuple[str, int, float]] | None:
+        """Take a slot in windows of one slot, waiting for room: those counted from the
+        platform's answer (see `answered`), or None if they are away."""
+        scopes = [sc for _, sc in windows]
+        later = {sc[0]: HOLD_S for lim, sc in windows if lim.from_answer} if hold else {}
+        first = scopes[0][0]
+        while self.local.clock() >= self.part_away.get(first, 0.0):
+            try:
+                wait = await self.windows.take(scopes, self.clock(), member, later)
+            except StoreUnavailable:
+                self.part_away[first] = self.local.clock() + self.retry_s
+                return None
+            self.part_away.pop(first, None)
+            if wait <= 0:
+                return [sc for lim, sc in windows if lim.from_answer]
+            await self.sleep(min(wait, RECHECK_S))
+        return None
 
     def _scopes(self, platform: str, chat: str, call: str = POST,
                 per_call: bool = True) -> list[tuple[str, int, float]]:
@@ -390,10 +531,11 @@ class SharedRateLimiter:
         hold = {} if chat == BOT_WIDE else {
             key: HOLD_S for lim, (key, _, _) in zip(self._counting(platform, chat, call),
                                                    scopes, strict=True) if lim.from_answer}
+        await self._present(platform)
         for _ in range(max(1, cost)):
             while True:
                 if not self._shared(platform, chat):
-                    await self.local.acquire(platform, chat, 1, call)
+                    await self._apart(platform, chat, call)
                     break
                 member = self.windows.member()
                 try:
@@ -403,7 +545,9 @@ class SharedRateLimiter:
                     continue
                 self._back(platform, chat)
                 if wait <= 0:
-                    self._taken[(platform, chat)] = member
+                    self._taken[(platform, chat)] = (member, [
+                        sc for lim, sc in zip(self._counting(platform, chat, call), scopes,
+                                              strict=True) if lim.from_answer])
                     break
                 await self.sleep(min(wait, RECHECK_S))
 
@@ -413,17 +557,17 @@ class SharedRateLimiter:
         shared windows, so another replica's next message cannot arrive too close behind one
         held up on the way (the platform counts arrivals). Best effort: it never raises, as
         the call it follows has gone."""
-        member = self._taken.pop((platform, chat), None)
-        if member is None or not self._shared(platform, chat):
-            return
-        scopes = [(key, count, per) for lim, (key, count, per)
-                  in zip(self._counting(platform, chat), self._scopes(platform, chat),
-                         strict=True) if lim.from_answer]
+        await self.local_bot.answered(platform, chat)
+        member, scopes = self._taken.pop((platform, chat), ("", []))
         if scopes:
             try:
                 await self.windows.answered(scopes, member, self.clock())
             except Exception as exc:  # a hint: the send went, nothing here may redo it
                 log.debug("answer time of %s:%s not shared (%s)", platform, chat, exc)
+
+    def _local_budget(self, platform: str, chat: str, horizon: float, call: str) -> int:
+        return min(self.local.budget_now(platform, chat, horizon, call),
+                   self.local_bot.budget_now(platform, chat, horizon, call))
 
     def _counting(self, platform: str, chat: str, call: str = POST) -> list[Limit]:
         """The limits `_scopes` names windows for, in the same order."""
@@ -440,7 +584,8 @@ class SharedRateLimiter:
         if not scopes:
             return want
         if not self._shared(platform, chat):
-            return await self.local.together(platform, chat, want)
+            return min(await self.local.together(platform, chat, want),
+                       await self.local_bot.together(platform, chat, want))
         try:
             used = await self.windows.used(scopes, self.clock())
         except StoreUnavailable:
@@ -456,6 +601,7 @@ class SharedRateLimiter:
             while scopes:
                 if not self._shared(platform, chat):
                     await self.local.admit_extra(platform, chat, 1)
+                    await self.local_bot.admit_extra(platform, chat, 1)
                     break
                 try:
                     wait = await self.windows.take(scopes, self.clock())
@@ -472,11 +618,11 @@ class SharedRateLimiter:
         if not scopes:
             return 10**6
         if not self._shared(platform, chat):
-            return self.local.budget_now(platform, chat, horizon, call)
+            return self._local_budget(platform, chat, horizon, call)
         try:
             used = await self.windows.used(scopes, self.clock())
         except StoreUnavailable:
             self._away(platform, chat)
-            return self.local.budget_now(platform, chat, horizon, call)
+            return self._local_budget(platform, chat, horizon, call)
         return max(0, min(int(count * max(1.0, horizon / per)) - n
                           for (_, count, per), n in zip(scopes, used, strict=True)))

@@ -153,7 +153,7 @@ async def export_fixture(store: Store, fixture_id: str, out_dir: Path | str,
         files += [RESTRICTED, RESTRICTED_EVENTS]
         await store.audit(by, "export.restricted", f"custody refs of {fixture_id} "
                           f"({len(refs)} records) and its restricted log ({len(secret)} "
-                          "events)", at, unix_user)
+                          "events)", at, unix_user, fixture=fixture_id)
     manifest: dict[str, Any] = {
         "format": MANIFEST_FORMAT, "fixture": fixture_id, "events": len(records),
         "genesis": genesis(fixture_id), "head": head, "restricted": restricted,
@@ -162,7 +162,7 @@ async def export_fixture(store: Store, fixture_id: str, out_dir: Path | str,
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     await store.audit(by, "export.head", head_detail(fixture_id, len(records), head), at,
-                      unix_user)
+                      unix_user, fixture=fixture_id)
     return out
 
 

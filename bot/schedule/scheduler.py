@@ -31,7 +31,7 @@ from bot.domain.clock import Clock, VirtualClock, iso
 from bot.domain.fixture.fixture_model import Fixture
 from bot.observe import metrics
 from bot.schedule.rollcall_timer import plan_rollcall, planned, send_rollcall
-from bot.store import Store, StoreUnavailable
+from bot.store import Store, StoreUnavailable, WritesRefused
 from bot.store.ops import Op
 from bot.store.plans import Plans
 from bot.store.stewarding_keys import Stewarding
@@ -149,6 +149,8 @@ class Scheduler:
         async def tick() -> None:
             try:
                 await fn(self.clock.now())
+            except WritesRefused:  # a slot takes no writes: not "Redis down"
+                self.core.outage.refused(None)
             except StoreUnavailable:  # the outage log says so once, not every tick
                 self.core.outage.gone()
             except Exception:

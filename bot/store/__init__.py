@@ -2,10 +2,11 @@
 client; facades by purpose (the incident log `Store`, delivery, platform and web state,
 plans) are built once over it in the composition root (bot/app.py)."""
 
-from bot.store.base import Applied, Refused, StoreUnavailable, WriteAttempts
+from bot.store.base import Applied, Refused, StoreUnavailable, WriteAttempts, WritesRefused
 from bot.store.client import Similar, Store, Unconfirmed
 from bot.store.durability import Durability
 from bot.store.gateway import Gateway
 
 __all__ = ["Applied", "Durability", "Gateway", "Refused", "Similar", "Store",
-           "StoreUnavailable", "Unconfirmed", "WriteAttempts"]
+           "StoreUnavailable", "Unconfirmed", "WriteAttempts",
+           "WritesRefused"]

@@ -24,6 +24,12 @@ class StoreUnavailable(Exception):
     `WriteAttempts`."""
 
 
+class WritesRefused(StoreUnavailable):
+    """Redis answered, but a slot's master refused the write (NOREPLICAS: no replica left to
+    confirm it under `min-replicas-to-write`): nothing was written there, reads and other
+    slots go on. Not "Redis down"."""
+
+
 @dataclass
 class WriteAttempts:
     """Whether the current command has sent a write to Redis (then an outage leaves its

@@ -26,6 +26,7 @@ from bot.store.base import (
     SEV_BAND,
     Applied,
     Refused,
+    StoreUnavailable,
     WriteAttempts,
     fx_prefix,
     guard,
@@ -101,6 +102,9 @@ ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
 STRANGERS_AUDIT = OPS + "audit:anonymous"  # refusals of people and clients not known
 STRANGERS_AUDIT_MAXLEN = 2000
+# Where notice claims are asked, in order: `{ops}`, then tags whose slots (2729, 8189; ops
+# is 12791) fall in other thirds of the key space, so on other masters of a usual Cluster.
+NOTICE_TAGS = ("ops", "notice:279", "notice:1215")
 CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 log = logging.getLogger(__name__)
@@ -117,6 +121,12 @@ class Similar:
     record: dict[str, Any]  # what a split needs to log the report on its own
     severity: int = 0  # the report's severity: a higher one raises the incident's
     ack_after_s: int | None = None  # first escalation tier of that severity (None: no tiers)
+
+
+def _stream_order(entry_id: str) -> tuple[int, int]:
+    """A stream entry id (`<ms>-<seq>`) as numbers, to merge two streams' entries by time."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def _raise_ops(sim: Similar) -> list[Op]:
@@ -670,19 +680,54 @@ class Store:
         return applied.vars["role"]
 
     async def audit(self, who: str, action: str, detail: str, at: str,
-                    unix_user: str = "") -> None:
+                    unix_user: str = "", *, fixture: str | None = None) -> None:
         """Append to the audit trail (refusals, restricted reads, admin changes); a command-line
-        action also names the Unix user who ran it (`who` is only what they claimed)."""
+        action also names the Unix user who ran it (`who` is only what they claimed).
+        `fixture`: an entry about reading one fixture's record (an export, a report) goes to
+        that fixture's own trail, in its slot: reading the record never needs a write to the
+        shared slot, which may refuse writes while the fixture's is healthy."""
         entry = {"at": at, "who": who, "action": action, "detail": detail}
         if unix_user:
             entry["unix_user"] = unix_user
+        key = (fx_prefix(fixture) if fixture else OPS) + "audit"
         await self.gateway.call(
-            lambda r: r.xadd(OPS + "audit", entry, maxlen=100_000, approximate=True))
+            lambda r: r.xadd(key, entry, maxlen=100_000, approximate=True))
 
-    async def audit_log(self, count: int = 100) -> list[dict[str, str]]:
-        """Newest audit entries, newest first."""
-        rows = await self.gateway.call(lambda r: r.xrevrange(OPS + "audit", count=count))
-        return [f for _, f in rows]
+    async def audit_log(self, count: int = 100,
+                        fixture: str | None = None) -> list[dict[str, str]]:
+        """Newest audit entries, newest first; with `fixture`, that fixture's own trail too."""
+        keys = [OPS + "audit"] + ([fx_prefix(fixture) + "audit"] if fixture else [])
+        rows = [row for key in keys for row in await self.gateway.call(
+            lambda r, k=key: r.xrevrange(k, count=count))]
+        rows.sort(key=lambda row: _stream_order(row[0]), reverse=True)  # two slots' clocks
+        return [f for _, f in rows[:count]]
+
+    async def claim_notice(self, name: str, ttl_s: int) -> bool:
+        """Claim a notice once for every replica (for `ttl_s` seconds): True for the first.
+        Asked in the first of NOTICE_TAGS whose slot takes the write (every replica sees
+        the same ones refuse), so a slot that refuses writes cannot make two replicas tell."""
+        for tag in NOTICE_TAGS:
+            try:
+                return bool(await self.gateway.call(
+                    lambda r, t=tag: r.set(f"md:{{{t}}}:notice:{name}", "1", nx=True,
+                                           ex=ttl_s)))
+            except StoreUnavailable:
+                continue
+        raise StoreUnavailable(f"no slot takes the notice {name}")
+
+    async def drop_notice(self, name: str) -> bool:
+        """Drop a notice's claim: True for the replica that removed it."""
+        dropped, answered = False, False
+        for tag in NOTICE_TAGS:
+            try:
+                dropped |= bool(await self.gateway.call(
+                    lambda r, t=tag: r.delete(f"md:{{{t}}}:notice:{name}")))
+                answered = True
+            except StoreUnavailable:
+                continue
+        if not answered:
+            raise StoreUnavailable(f"no slot drops the notice {name}")
+        return dropped
 
     async def audit_stranger(self, fields: dict[str, str]) -> None:
         """Keep a refusal of someone the bot does not know (a capped stream of its own, so a

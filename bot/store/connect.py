@@ -69,6 +69,15 @@ def unavailable(exc: BaseException) -> bool:
     return isinstance(exc, Exception) and _raised_in_client(exc)
 
 
+def refused_write(exc: BaseException) -> bool:
+    """Whether an error is a master refusing a write while it answers (NOREPLICAS: no
+    replica left to confirm it), as opposed to a store that is not answering."""
+    if not isinstance(exc, RedisError):
+        return False
+    said = str(exc).partition("of pipeline caused error: ")[2] or str(exc)
+    return said.lstrip("(\"'-").startswith("NOREPLICAS")
+
+
 def _raised_in_client(exc: BaseException) -> bool:
     tb = exc.__traceback__
     if tb is None:

@@ -23,6 +23,7 @@ from bot.store.base import (
     Applied,
     Refused,
     StoreUnavailable,
+    WritesRefused,
     as_hash,
     note_not_run,
     note_outage,
@@ -34,6 +35,7 @@ from bot.store.connect import (
     connect,
     is_cluster,
     rediscover,
+    refused_write,
     replica_count,
     reports_sends,
     sentinels_of,
@@ -220,16 +222,17 @@ class Gateway:
             res = await (command(self.r) if callable(command) else command)
         except Exception as exc:
             if unavailable(exc):
+                refused = refused_write(exc)  # it answered: a slot refuses writes, not down
                 if self.observe_answer is not None:
-                    self.observe_answer(False)
+                    self.observe_answer(refused)
                 if isinstance(exc, ResponseError):  # an error reply: the script never ran
                     note_not_run()
                 else:
                     note_outage()
                 if wrong_master(exc):
                     await self._rediscover_soon()
-                raise StoreUnavailable(str(exc).splitlines()[0] if str(exc) else
-                                       type(exc).__name__) from None
+                raise (WritesRefused if refused else StoreUnavailable)(
+                    str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
             raise
         else:
             if self.observe_answer is not None:
@@ -396,7 +399,8 @@ class Gateway:
                          str(r).splitlines()[0])
                 continue
             if unavailable(r):
-                raise StoreUnavailable(str(r).splitlines()[0])
+                raise (WritesRefused if refused_write(r) else StoreUnavailable)(
+                    str(r).splitlines()[0])
             raise r
         return res
 

@@ -92,6 +92,17 @@ class Windows:
                 pipe.pexpire(key, int(per * 1000) + 1000)
             await self.gateway.call(pipe.execute())
 
+    async def present(self, platform: str, replica: str, now: float, ttl_s: float) -> int:
+        """Say this replica sends on `platform` (beside the platform's bot-wide windows):
+        how many replicas did so within the last `ttl_s` seconds, this one included."""
+        key = f"md:{{rl:{platform}}}:replicas"
+        pipe = self.gateway.pipeline(transaction=True)
+        pipe.zadd(key, {replica: int(now * 1000)})
+        pipe.zremrangebyscore(key, "-inf", int((now - ttl_s) * 1000))
+        pipe.zcard(key)
+        pipe.pexpire(key, int(ttl_s * 2000))
+        return int((await self.gateway.call(pipe.execute()))[2])
+
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
         """How many sends each window holds right now."""
         pipe = self.gateway.pipeline(transaction=False)

@@ -42,7 +42,8 @@ async def test_restricted_export_carries_refs_and_is_audited(say, core, tmp_path
     refs = [json.loads(x) for x in (out / "custody_refs.jsonl").read_text().splitlines()]
     assert [(r["record"], r["ref"]) for r in refs] == [("A-1", "CUS/77"), ("B-1", "CLUB/9")]
     assert "CUS/77" not in (out / "events.jsonl").read_text()
-    assert any(a["action"] == "export.restricted" for a in await core.store.audit_log())
+    assert any(a["action"] == "export.restricted"
+               for a in await core.store.audit_log(fixture=fx.id))
 
 
 def _lines(path):

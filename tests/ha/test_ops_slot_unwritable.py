@@ -12,7 +12,6 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,45 +20,20 @@ import redis
 
 from bot.adapters.telegram.telegram_adapter import TelegramAdapter
 from bot.app import build_core
-from bot.core.dispatch import Core
 from bot.delivery.durable import OutboxReader
 from bot.domain.fixture.fixture_model import Fixture
 from bot.runtime import _keep_polling, start_outbox
-from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
 from bot.store.base import OPS
-from bot.store.client import fx_prefix
 from bot.store.lease import Lease, polling
 from bot.tasks import cancel_and_wait
-from handlers.fixtures import fixture_id
 from rigs.fakes.telegram_api import FakeTelegram
 from rigs.telegram_rig import telegram_on
-from tests.conftest import Chat
+from tests.support.ops_slot import fixture_off, node_port, refuse_writes
 
 STEWARD = 100000001
 CONTROL = -1001000000001  # channels.toml: the Telegram control group
-
-
-def _node_port(store: Store, key: str) -> int:
-    return int(store.gateway.r.get_node_from_key(key).port)
-
-
-async def _fixture_off(core: Core, store: Store, ops_port: int) -> Fixture:
-    """The active fixture, made one whose slot is not on the `{ops}` master."""
-    fx = await ensure_sample_fixture(core)
-    day = 1
-    while _node_port(store, fx_prefix(fx.id)) == ops_port:  # a fixture in another slot
-        r = await Chat(core)(f"/fixture add Leyton Orient v Barnet 2026-12-{day:02d} 15:00",
-                             as_="admin")
-        assert r.reply.ok, r.reply.text
-        got = await store.fixture(fixture_id("Leyton Orient", "Barnet",
-                                             datetime(2026, 12, day)))
-        assert got is not None
-        fx, day = got, day + 1
-    await store.set_active_fixture(fx.id)
-    await core.changed("fixture", fx.id)
-    return fx
 
 
 @dataclass
@@ -85,8 +59,8 @@ async def ops_slot_rig(cluster, clock, tmp_path: Path,  # type: ignore[no-untype
     await store.reset_for_tests()
     settings = load_settings(REDIS_URL=cluster.url, MATCHDAY_DATA_DIR=str(tmp_path))
     core = build_core(store, settings, clock, durable=True)
-    ops_port = _node_port(store, OPS)
-    fx = await _fixture_off(core, store, ops_port)
+    ops_port = node_port(store, OPS)
+    fx = await fixture_off(core, store, ops_port)
     reader = start_outbox(core)
     fake = FakeTelegram(**fake_options)
     await fake.start()
@@ -101,13 +75,6 @@ async def ops_slot_rig(cluster, clock, tmp_path: Path,  # type: ignore[no-untype
         await reader.stop()
         await fake.stop()
         await store.close()
-
-
-def refuse_writes(ops: redis.Redis) -> None:
-    """Make the `{ops}` master refuse every write, as one with no replica left does."""
-    ops.config_set("min-replicas-to-write", 1)
-    with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
-        ops.set("md:{ops}:probe", "1")
 
 
 def sent(chat: int, text: str):  # type: ignore[no-untyped-def]
@@ -166,7 +133,7 @@ async def test_telegram_polling_goes_on_while_the_ops_slot_refuses_writes(
         fake, tg = rig.fake, rig.tg
         await tg.start(poll=False)  # as run_bot starts it: polling once the lease is held
         lease = Ticks(polling(rig.store.gateway, tg.bot_id, "replica-a", ttl_ms=1500))
-        assert _node_port(rig.store, lease.key) != rig.ops_port  # the bot's slot is elsewhere
+        assert node_port(rig.store, lease.key) != rig.ops_port  # the bot's slot is elsewhere
         keeper = asyncio.create_task(_keep_polling(lease, tg))
         try:
             await fake.wait_for(lambda calls: [c for c in calls

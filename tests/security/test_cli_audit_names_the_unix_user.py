@@ -26,7 +26,7 @@ async def test_restricted_export_and_web_link_name_the_unix_user(store, redis_ur
     p = matchday("web-link", "--by", "console:control", env=env)
     assert p.returncode == 0, p.stderr
     me = pwd.getpwuid(os.geteuid()).pw_name
-    trail = await store.audit_log(200)
+    trail = await store.audit_log(200, fixture="drill-westham-chelsea-20261202")
     for action, who in (("export.restricted", "console:police_commander"),
                         ("export.head", "console:police_commander"),
                         ("cli.web-link", "console:control")):

@@ -18,7 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.parts import AdapterParts
 from bot.domain.clock import iso
-from bot.store import StoreUnavailable
+from bot.store import StoreUnavailable, WritesRefused
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +110,9 @@ class RequestGuard:
         try:
             await self.store.audit(who, "refused", f"slack: {why}",
                                         iso(self.clock.now()))
-        except StoreUnavailable:
-            self.outage.count("{n} refusals not recorded in the audit trail")
+        except StoreUnavailable as exc:
+            self.outage.count("{n} refusals not recorded in the audit trail",
+                              refused=isinstance(exc, WritesRefused))
 
     async def __call__(self, body: dict[str, Any], context: Any,
                        next: Callable[[], Awaitable[Any]]) -> Any:

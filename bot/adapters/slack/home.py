@@ -23,7 +23,7 @@ from bot.adapters.slack.blocks import home_view
 from bot.core.ports import CoreAPI
 from bot.domain.messages import Command, Reply, Result
 from bot.settings import Settings
-from bot.store import StoreUnavailable
+from bot.store import StoreUnavailable, WritesRefused
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,9 @@ class HomeTab:
             return
         try:
             await self.platform.watch_home(user, time.time() + HOME_WATCH_S)
-        except StoreUnavailable:
-            self.outage.count("{n} Home tab openings not recorded")
+        except StoreUnavailable as exc:
+            self.outage.count("{n} Home tab openings not recorded",
+                              refused=isinstance(exc, WritesRefused))
         await self.publish(user)
 
     async def publish(self, user: str) -> None:
