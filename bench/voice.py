@@ -31,12 +31,13 @@ Prints `name: value` lines:
                              other processes: see load_average_1min)
   loop_busy_ms_max           the most CPU the loop's thread spent between two 5 ms ticks
                              (what the bot itself blocked the loop for), and the baseline
-  reference                  a fixed CPU-bound workload (pure Python, in `--workers`
-                             processes at the workers' priority) timed just before the rtf and
-                             the burst: its CPU seconds (the cores' speed), the share of a core
-                             each process got (1.00 on a quiet machine) and the load average;
-                             rtf_quiet and burst20_s_quiet are the figures times that share,
-                             what they would be with a core per worker (the goals' machine)
+  core_share, core_share_burst  the share of a core each worker got while it transcribed
+                             (its CPU seconds over its wall seconds: 1.00 on a machine with a
+                             core free per worker), printed with the load average and a fixed
+                             pure-Python workload's speed (the cores' speed, load aside);
+                             rtf_quiet and burst20_s_quiet are rtf and burst20_s times that
+                             share: what they would be with a core per worker (the goals'
+                             machine), so figures from a busy machine compare
 """
 
 from __future__ import annotations
@@ -180,6 +181,7 @@ class Burst:
     stall_ms_text: float = 0.0
     busy_ms: float = 0.0
     busy_ms_text: float = 0.0
+    share: float = 0.0  # of a core, each worker, while the burst was transcribed
 
 
 async def burst(notes: list[tuple[bytes, int]], model: Path) -> Burst:
@@ -227,7 +229,7 @@ async def burst(notes: list[tuple[bytes, int]], model: Path) -> Burst:
             await fake.wait_for(lambda c: len(answers()) - before >= len(notes) + pool.waited,
                                 timeout=900)
         out.seconds = time.perf_counter() - started
-        out.busy, out.acks = pool.refused_busy, pool.waited
+        out.busy, out.acks, out.share = pool.refused_busy, pool.waited, share(pool)
         await adapter.stop()
         pool.close()
         await fake.stop()
@@ -237,46 +239,29 @@ async def burst(notes: list[tuple[bytes, int]], model: Path) -> Burst:
 
 
 REPORT_HALF = ("ss-0880", "ss-0920", "libri-61-70968-0000", "mfa-cold", "sonnet1-b")
-REFERENCE_S = 2.0  # wall seconds the fixed workload runs for
-CHUNK_TURNS = 100_000
+REFERENCE_TURNS = 3_000_000  # the fixed workload's loop turns: about 0.2 CPU s
 
 
-@dataclass(frozen=True)
-class Reference:
-    """The fixed workload run in as many processes as transcribe, at their priority."""
-
-    speed: float  # its loop turns per CPU second, in millions (the cores' speed, any load)
-    share: float  # its CPU seconds over its wall seconds: 1.0 when each worker has a core
-    load: float  # the 1-minute load average just after
-
-    def line(self) -> str:
-        """What is printed beside a speed figure."""
-        return (f"{self.share:.2f} of a core per worker (load average {self.load:.1f} on "
-                f"{os.cpu_count()} cores; {self.speed:.1f} M loop turns per CPU s)")
+def reference() -> float:
+    """The cores' speed, whatever the load: a fixed pure-Python workload's millions of loop
+    turns per CPU second (CPU time, so other processes do not count)."""
+    cpu, x = time.process_time(), 0
+    for i in range(REFERENCE_TURNS):
+        x = (x + i * i) % 1_000_003
+    return REFERENCE_TURNS / (time.process_time() - cpu) / 1e6
 
 
-def spin(seconds: float) -> tuple[float, float, int]:
-    """The fixed workload for `seconds`, at the transcription workers' priority: (CPU s,
-    wall s, loop turns)."""
-    os.nice(10)
-    t, cpu, turns, x = time.perf_counter(), time.process_time(), 0, 0
-    while time.perf_counter() - t < seconds:
-        for i in range(CHUNK_TURNS):
-            x = (x + i * i) % 1_000_003
-        turns += CHUNK_TURNS
-    return time.process_time() - cpu, time.perf_counter() - t, turns
+def share(pool: Transcriber, since: tuple[float, float] = (0.0, 0.0)) -> float:
+    """The share of a core each worker got for the notes since `since` (the pool's CPU and
+    wall seconds then): their CPU seconds over their wall seconds."""
+    wall = pool.proc_s - since[1]
+    return (pool.cpu_s - since[0]) / wall if wall > 0 else 0.0
 
 
-def reference(workers: int) -> Reference:
-    """The fixed workload in `workers` processes at once, timed just before a speed figure:
-    how fast a core is and how much of one each worker gets on this machine now."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
-        times = list(ex.map(spin, [REFERENCE_S] * workers))
-    return Reference(sum(n / c for c, _, n in times) / workers / 1e6,
-                     sum(c / w for c, w, _ in times) / workers, os.getloadavg()[0])
+def speed_line(got: float) -> str:
+    """What is printed beside a speed figure: how busy the machine was."""
+    return (f"{got:.2f} of a core per worker (load average {os.getloadavg()[0]:.1f} on "
+            f"{os.cpu_count()} cores; reference {reference():.1f} M loop turns per CPU s)")
 
 
 SMOKE = {"make": 1, "workers": 1, "burst_notes": 1, "real": 1}
@@ -343,11 +328,12 @@ async def bench(args: argparse.Namespace) -> None:
                        queue=2 * (len(rows) + len(real_rows)), max_s=60)
     await pool.warm()
     audio_s = sum(r["seconds"] for r in rows)
-    ref_rtf = reference(args.workers)
     heard_real_clean, _ = await transcribe_all(pool, real_clean)
     heard_real_noisy, _ = await transcribe_all(pool, real_noisy)
+    before = (pool.cpu_s, pool.proc_s)
     heard_clean, wall_clean = await transcribe_all(pool, clean)
     heard_noisy, wall_noisy = await transcribe_all(pool, noisy_notes)
+    got = share(pool, before)
     pool.close()
     right = [suggest(h, ground) for h in heard_clean]
     ok = sum(1 for r, s in zip(rows, right, strict=True)
@@ -383,20 +369,19 @@ async def bench(args: argparse.Namespace) -> None:
           f"{wer([(r['text'], h) for r, h in zip(rows, heard_noisy, strict=True)]):.3f}")
     rtf = (wall_clean + wall_noisy) / (2 * audio_s)
     print(f"rtf: {rtf:.3f}")
-    print(f"reference: {ref_rtf.line()}")
-    print(f"rtf_quiet: {rtf * ref_rtf.share:.3f}")
+    print(f"core_share: {speed_line(got)}")
+    print(f"rtf_quiet: {rtf * got:.3f}")
     print(f"rtf_clean: {wall_clean / audio_s:.3f}")
     print(f"rtf_noise10db: {wall_noisy / audio_s:.3f}")
     print(f"suggestion_accuracy: {ok / len(rows):.2f}")
     print(f"suggestion_accuracy_noise10db: {ok_noisy / len(rows):.2f}")
     print(f"suggestion_accuracy_from_text: {text_ok / len(rows):.2f}")
     n = args.burst_notes
-    ref_burst = reference(args.workers)
     b = await burst([(clean[i % len(rows)], int(rows[i % len(rows)]["seconds"]) + 1)
                      for i in range(n)], args.model_path)
     print(f"burst{n}_s: {b.seconds:.1f}")
-    print(f"reference_burst: {ref_burst.line()}")
-    print(f"burst{n}_s_quiet: {b.seconds * ref_burst.share:.1f}")
+    print(f"core_share_burst: {speed_line(b.share)}")
+    print(f"burst{n}_s_quiet: {b.seconds * b.share:.1f}")
     print(f"busy_answers: {b.busy}")
     print(f"waiting_acks: {b.acks}")
     print(f"loop_stall_ms_max: {b.stall_ms:.1f}")

@@ -68,16 +68,18 @@ def exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-bot", daemon=True).start()
 
 
-def transcribe(audio: bytes, prompt: str, max_s: float) -> tuple[str, float, float, int]:
-    """(text, audio seconds, processing seconds, words dropped as prompt echo); the text is
-    '' past `max_s` seconds (a note longer than its declared duration is not transcribed)."""
+def transcribe(audio: bytes, prompt: str,
+               max_s: float) -> tuple[str, float, float, float, int]:
+    """(text, audio seconds, processing seconds, CPU seconds, words dropped as prompt echo);
+    the text is '' past `max_s` seconds (a note longer than its declared duration is not
+    transcribed)."""
     from faster_whisper import decode_audio
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     samples = decode_audio(io.BytesIO(audio), sampling_rate=SAMPLE_RATE)
     seconds = len(samples) / SAMPLE_RATE
     if seconds > max_s:
-        return "", seconds, time.perf_counter() - started, 0
+        return "", seconds, time.perf_counter() - started, time.process_time() - cpu, 0
     phrases = _prompt_of(prompt)
     kept, echoed = [], 0
     for start in range(0, len(samples), WINDOW):
@@ -95,7 +97,8 @@ def transcribe(audio: bytes, prompt: str, max_s: float) -> tuple[str, float, flo
                                      phrases, guessed(s.avg_logprob, s.temperature))
         kept.append(text)
         echoed += dropped
-    return " ".join(t for t in kept if t), seconds, time.perf_counter() - started, echoed
+    return (" ".join(t for t in kept if t), seconds, time.perf_counter() - started,
+            time.process_time() - cpu, echoed)
 
 
 @functools.lru_cache(maxsize=4)
