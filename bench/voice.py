@@ -20,8 +20,9 @@ Prints `name: value` lines:
   wer_clean, wer_noise10db   the espeak corpus: a regression check (base <= 0.20, <= 0.40)
   rtf                        pool wall time / audio time, `--workers` processes (goal <= 0.5)
   suggestion_accuracy        type and place both right, from the clean transcripts (>= 0.75)
-  burst20_s                  20 voice notes sent at once through the real Telegram path, to
-                             the last transcript, with the deployment's pool (<= 30)
+  burst20_s                  20 voice notes sent at once by 20 stewards through the real
+                             Telegram path, to the last transcript, with the deployment's pool
+                             (<= 30)
   busy_answers               notes of the burst answered "busy" (goal 0); waiting_acks how
                              many were told at once how many notes are ahead of theirs
   loop_stall_ms_max          the event loop's longest stall during the burst (fake Bot API,
@@ -31,6 +32,9 @@ Prints `name: value` lines:
                              other processes: see load_average_1min)
   loop_busy_ms_max           the most CPU the loop's thread spent between two 5 ms ticks
                              (what the bot itself blocked the loop for), and the baseline
+  cpu_s_per_note             CPU seconds a worker spends on an espeak note (what sizes a
+                             machine: a worker per core transcribes 1/cpu_s_per_note notes a
+                             second)
   core_share, core_share_burst  the share of a core each worker got while it transcribed
                              (its CPU seconds over its wall seconds: 1.00 on a machine with a
                              core free per worker), printed with the load average and a fixed
@@ -80,9 +84,9 @@ SPELLING = {"alright": "all right", "mr": "mister", "mrs": "missus", "dr": "doct
             "neighbour": "neighbor", "organise": "organize", "organised": "organized",
             "ok": "okay", "towards": "toward"}
 CONTRACTIONS = [(re.compile(rf"{end}\b"), full) for end, full in (
-    ("n't", " not"), ("'re", " are"), ("'s", " is"), ("'d", " would"), ("'ll", " will"),
-    ("'ve", " have"), ("'m", " am"))]
-STEWARD = 100000001  # config/roster.toml: a Telegram steward
+    ("n't", " not"), ("'re", " are"), ("'d", " would"), ("'ll", " will"), ("'ve", " have"),
+    ("'m", " am"))]  # not "'s": "is", "has" or a possessive (Whisper leaves it too)
+FIRST_STEWARD = 300000001  # the burst's stewards: one note each, on the roster for the bench
 ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
         "eighteen", "nineteen"]
@@ -185,16 +189,22 @@ class Burst:
 
 
 async def burst(notes: list[tuple[bytes, int]], model: Path) -> Burst:
-    """The notes sent at once by a steward through the real Telegram path (the fake Bot API,
-    python-telegram-bot, getFile, the pool with the deployment's workers and queue, the
-    handler, Redis), after the same number of typed reports (the baseline)."""
+    """The notes sent at once, one by each of as many stewards (a flashpoint: Telegram paces
+    a bot at about one message a second per chat, so one steward's 20 notes, 18 "N ahead of
+    yours" and 20 transcripts, would take 38 s whatever the machine), through the real
+    Telegram path (the fake Bot API, python-telegram-bot, getFile, the pool with the
+    deployment's workers and queue, the handler, Redis), after a typed report from each (the
+    baseline)."""
     from pydantic import SecretStr
 
     from bot.runtime import telegram_for
     from rigs.fakes.telegram_api import TOKEN, FakeTelegram
+    from rigs.telegram_rig import tabards_on_telegram
 
     out = Burst()
+    stewards = [FIRST_STEWARD + i for i in range(len(notes))]
     async with bench_core() as (core, _url, _tmp):
+        tabards_on_telegram(core, FIRST_STEWARD, 1, [("steward", "gate_away")] * len(notes))
         fake = FakeTelegram(record=True)
         await fake.start()
         settings = core.settings.model_copy(update={
@@ -208,23 +218,25 @@ async def burst(notes: list[tuple[bytes, int]], model: Path) -> Burst:
 
         def answers() -> list:
             return [x for x in fake.calls if x.method == "sendMessage"
-                    and x.params.get("chat_id") == STEWARD]
+                    and x.params.get("chat_id") in stewards]
 
         async def answered(n: int) -> None:
             await fake.wait_for(lambda c: answers()[n - 1:], timeout=900)
 
         with Ticker() as text_ticker:
-            for i in range(len(notes)):
+            for i, steward in enumerate(stewards):
                 await fake.push(fake.message_update(
-                    STEWARD, f"/incident pyro @stb_walkway s2 flare {i}"))
+                    steward, f"/incident pyro @stb_walkway s2 flare {i}"))
             await answered(len(notes))
         before = len(answers())
-        await core.store.drop_form((await core.active_fixture()).id, f"telegram:{STEWARD}")
+        fixture = (await core.active_fixture()).id
+        for steward in stewards:
+            await core.store.drop_form(fixture, f"telegram:{steward}")
         core.clock.advance(timedelta(hours=1))  # past the note window: notes start reports
         started = time.perf_counter()
         with Ticker() as voice_ticker:
-            for audio, seconds in notes:
-                await fake.push(fake.voice_update(STEWARD, audio, seconds))
+            for steward, (audio, seconds) in zip(stewards, notes, strict=True):
+                await fake.push(fake.voice_update(steward, audio, seconds))
             # every note gets its answer (the waiting ones an acknowledgement first)
             await fake.wait_for(lambda c: len(answers()) - before >= len(notes) + pool.waited,
                                 timeout=900)
@@ -333,7 +345,7 @@ async def bench(args: argparse.Namespace) -> None:
     before = (pool.cpu_s, pool.proc_s)
     heard_clean, wall_clean = await transcribe_all(pool, clean)
     heard_noisy, wall_noisy = await transcribe_all(pool, noisy_notes)
-    got = share(pool, before)
+    got, pool_cpu = share(pool, before), pool.cpu_s
     pool.close()
     right = [suggest(h, ground) for h in heard_clean]
     ok = sum(1 for r, s in zip(rows, right, strict=True)
@@ -370,6 +382,8 @@ async def bench(args: argparse.Namespace) -> None:
     rtf = (wall_clean + wall_noisy) / (2 * audio_s)
     print(f"rtf: {rtf:.3f}")
     print(f"core_share: {speed_line(got)}")
+    print(f"cpu_s_per_note: {(pool_cpu - before[0]) / (2 * len(rows)):.2f} (one thread; "
+          f"{audio_s / len(rows):.1f} s of audio a note)")
     print(f"rtf_quiet: {rtf * got:.3f}")
     print(f"rtf_clean: {wall_clean / audio_s:.3f}")
     print(f"rtf_noise10db: {wall_noisy / audio_s:.3f}")
