@@ -17,7 +17,8 @@ class Heard:
 
     text: str
     audio_s: float = 0.0
-    proc_s: float = 0.0
+    proc_s: float = 0.0  # wall seconds the worker took
+    cpu_s: float = 0.0  # CPU seconds it spent (less than proc_s when the machine is busy)
 
 
 @dataclass(frozen=True)

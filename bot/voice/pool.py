@@ -31,6 +31,9 @@ class Transcriber:
         self.admitted = 0  # notes holding a place: being fetched, waiting or transcribing
         self.refused_busy = 0  # notes turned away because every place was taken
         self.waited = 0  # notes that had to wait for a worker (their senders told at once)
+        self.proc_s = 0.0  # wall seconds the workers took over the notes, all told
+        self.cpu_s = 0.0  # CPU seconds they spent on them: over proc_s, the share of a core
+        # each worker got (1.0 on a machine with a core free per worker)
         self._pool: ProcessPoolExecutor | None = None
 
     def admit(self, duration_s: int) -> NotHeard | None:
@@ -69,7 +72,7 @@ class Transcriber:
         """An admitted note's words (its place given back when done)."""
         try:
             loop = asyncio.get_running_loop()
-            text, audio_s, proc_s, _echo = await loop.run_in_executor(
+            text, audio_s, proc_s, cpu_s, _echo = await loop.run_in_executor(
                 self._executor(), worker.transcribe, audio, self.prompt,
                 float(self.max_s + GRACE_S))
         except BrokenProcessPool:
@@ -82,11 +85,13 @@ class Transcriber:
             return NotHeard("failed")
         finally:
             self.release()
+        self.proc_s += proc_s
+        self.cpu_s += cpu_s
         if audio_s > self.max_s + GRACE_S:
             return NotHeard("too_long", self.max_s)
         if not text:
             return NotHeard("silent")
-        return Heard(text, audio_s, proc_s)
+        return Heard(text, audio_s, proc_s, cpu_s)
 
     async def warm(self) -> None:
         """Start the workers and load the model now (not on the first steward's note); a

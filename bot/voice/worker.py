@@ -13,9 +13,29 @@ import time
 from multiprocessing.connection import wait
 from typing import Any
 
-from bot.voice.echo import Prompt, is_echo, prompt_of
+from bot.voice.echo import (
+    NO_SPEECH,
+    Prompt,
+    Word,
+    guessed,
+    no_speech,
+    prompt_of,
+    without_echo,
+)
 
 SAMPLE_RATE = 16_000
+WINDOW = 30 * SAMPLE_RATE  # Whisper hears 30 s at a time: a longer note is cut into windows
+MIN_WINDOW = SAMPLE_RATE // 2  # a last window shorter than this holds no word to hear
+# how every note is decoded: word_timestamps for each word's probability (the echo filter
+# drops words, not segments); the rest as Whisper's defaults but English only, one window per
+# note without timestamp tokens (measured best on real speech), and no text carried from one
+# window to the next (an echo would be carried on); a window the model thinks silent is not
+# decoded again at higher temperatures (Whisper's own rule, at the echo filter's threshold)
+DECODING: dict[str, Any] = {
+    "language": "en", "beam_size": 5, "condition_on_previous_text": False,
+    "vad_filter": False, "without_timestamps": True, "word_timestamps": True,
+    "no_speech_threshold": NO_SPEECH,
+}
 _model: Any = None
 
 
@@ -48,27 +68,37 @@ def exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-bot", daemon=True).start()
 
 
-def transcribe(audio: bytes, prompt: str, max_s: float) -> tuple[str, float, float, int]:
-    """(text, audio seconds, processing seconds, words dropped as prompt echo); the text is
-    '' past `max_s` seconds (a note longer than its declared duration is not transcribed)."""
+def transcribe(audio: bytes, prompt: str,
+               max_s: float) -> tuple[str, float, float, float, int]:
+    """(text, audio seconds, processing seconds, CPU seconds, words dropped as prompt echo);
+    the text is '' past `max_s` seconds (a note longer than its declared duration is not
+    transcribed)."""
     from faster_whisper import decode_audio
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     samples = decode_audio(io.BytesIO(audio), sampling_rate=SAMPLE_RATE)
     seconds = len(samples) / SAMPLE_RATE
     if seconds > max_s:
-        return "", seconds, time.perf_counter() - started, 0
-    segments, _info = _model.transcribe(
-        samples, language="en", beam_size=5, initial_prompt=prompt or None,
-        condition_on_previous_text=False, vad_filter=False, without_timestamps=True)
+        return "", seconds, time.perf_counter() - started, time.process_time() - cpu, 0
     phrases = _prompt_of(prompt)
     kept, echoed = [], 0
-    for s in segments:
-        if is_echo(s.text, s.avg_logprob, phrases):
-            echoed += len(s.text.split())
-        else:
-            kept.append(s.text.strip())
-    return " ".join(kept).strip(), seconds, time.perf_counter() - started, echoed
+    for start in range(0, len(samples), WINDOW):
+        window = samples[start:start + WINDOW]
+        if len(window) < MIN_WINDOW:
+            continue
+        # only the window's own segment: with word timestamps faster-whisper would go on to
+        # decode the silence after the last word (once more per temperature), where base
+        # writes "you", "Thanks for watching"
+        segments, _info = _model.transcribe(window, **DECODING, initial_prompt=prompt or None)
+        s = next(iter(segments), None)
+        if s is None or no_speech(s.no_speech_prob, s.avg_logprob):
+            continue
+        text, dropped = without_echo([Word(w.word, w.probability) for w in s.words or ()],
+                                     phrases, guessed(s.avg_logprob, s.temperature))
+        kept.append(text)
+        echoed += dropped
+    return (" ".join(t for t in kept if t), seconds, time.perf_counter() - started,
+            time.process_time() - cpu, echoed)
 
 
 @functools.lru_cache(maxsize=4)
