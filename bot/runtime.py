@@ -74,8 +74,8 @@ def control_room_for(core: Core, public_url: str | None = None) -> ControlRoom:
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
     """The app's one scheduler with every periodic sweep registered."""
-    from bot.schedule.escalation import sweep_escalations
     from bot.schedule.retention import sweep_retention
+    from handlers import sweep_escalations
 
     core = app.core
     assert core is not None

@@ -61,7 +61,7 @@ async def test_a_decision_keeps_when_taken_who_was_consulted_what_it_rested_on_a
         say, core, clock):
     from datetime import timedelta
 
-    from bot.schedule.escalation import sweep_escalations
+    from handlers import sweep_escalations
 
     r = await say("/decision d=Close gate C why=crush at the turnstiles taken=17:55 "
                   "consulted=police commander, ground safety officer "
@@ -87,7 +87,7 @@ async def test_a_decision_keeps_when_taken_who_was_consulted_what_it_rested_on_a
 async def test_a_superseded_decision_is_not_reminded_for_review(say, core, clock):
     from datetime import timedelta
 
-    from bot.schedule.escalation import sweep_escalations
+    from handlers import sweep_escalations
 
     await say("/decision d=Close gate C why=crush review=+30m", as_="safety_officer")
     await say("/decision d=Reopen gate C why=cleared supersedes=D-1", as_="safety_officer")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.fixtures import KICKOFF_AHEAD, KICKOFF_BACK
+from handlers.fixtures.commands import KICKOFF_AHEAD, KICKOFF_BACK
 
 
 @pytest.mark.parametrize("when", ["0001-01-01 15:00", "9999-12-31 15:00", "2025-11-01 15:00",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.domain.ledger import recount
-from bot.schedule.escalation import sweep_escalations
+from handlers import sweep_escalations
 from tests.conftest import START
 from tests.support.lifecycle import log_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.methane import zone_in
+from handlers.incident.methane import zone_in
 
 FILLER = "by the big screen near the far end of the concourse with crowds all round "
 

@@ -1,0 +1,13 @@
+"""The briefings home's declaration: its commands and guided forms, for the root
+(handlers/__init__.py)."""
+
+from __future__ import annotations
+
+from bot.core.dispatch import Registry
+from handlers.briefings import commands
+
+
+def register(registry: Registry) -> None:
+    """Add the briefings home's commands and guided forms to the registry."""
+    for module in (commands,):
+        module.register(registry)

@@ -1,0 +1,13 @@
+"""The crowd home's declaration: its commands and guided forms, for the root
+(handlers/__init__.py)."""
+
+from __future__ import annotations
+
+from bot.core.dispatch import Registry
+from handlers.crowd import warnings
+
+
+def register(registry: Registry) -> None:
+    """Add the crowd home's commands and guided forms to the registry."""
+    for module in (warnings,):
+        module.register(registry)
