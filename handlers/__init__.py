@@ -9,22 +9,36 @@ from bot.core.dispatch import Core, Registry
 from bot.domain.messages import Outbound
 from bot.schedule.deadlines import Firer, sweep_deadlines
 from bot.store import Store
-from handlers.briefings import home as briefings
-from handlers.common import home as common
-from handlers.crowd import home as crowd
-from handlers.decisions import home as decisions
-from handlers.fixtures import home as fixtures
-from handlers.incident import home as incident
-from handlers.inspections import home as inspections
-from handlers.police import home as police
-from handlers.stewarding import home as stewarding
-from handlers.timings import home as timings
-from handlers.voice import home as voice
+from handlers.briefings import home as briefings_home
+from handlers.common import home as common_home
+from handlers.crowd import home as crowd_home
+from handlers.decisions import home as decisions_home
+from handlers.fixtures import home as fixtures_home
+from handlers.incident import home as incident_home
+from handlers.inspections import home as inspections_home
+from handlers.police import home as police_home
+from handlers.stewarding import home as stewarding_home
+from handlers.timings import home as timings_home
+from handlers.voice import home as voice_home
 
-HOMES = (fixtures, incident, common, police, briefings, voice, decisions, timings, inspections,
-         stewarding, crowd)
-DEADLINES: dict[str, Firer] = {**incident.DEADLINES, **stewarding.DEADLINES, **decisions.DEADLINES}
+# every home, in the order its commands are registered (the order of the command menus)
+HOMES = (fixtures_home, incident_home, common_home, police_home, briefings_home, voice_home,
+         decisions_home, timings_home, inspections_home, stewarding_home, crowd_home)
 
+
+def deadline_firers() -> dict[str, Firer]:
+    """Deadline tag -> the firer of the home that declared it; a tag declared twice is a
+    mistake found at start-up."""
+    firers: dict[str, Firer] = {}
+    for home in HOMES:
+        for tag, fire in home.DEADLINES.items():
+            if tag in firers:
+                raise ValueError(f"deadline tag {tag!r} declared by two homes")
+            firers[tag] = fire
+    return firers
+
+
+DEADLINES = deadline_firers()
 
 def register(registry: Registry) -> None:
     """Add every home's commands to the registry."""

@@ -15,5 +15,4 @@ DEADLINES: Mapping[str, Firer] = {"review": review_timer.fire_review}
 
 def register(registry: Registry) -> None:
     """Add the decisions home's commands and guided forms to the registry."""
-    for module in (commands,):
-        module.register(registry)
+    commands.register(registry)

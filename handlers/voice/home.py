@@ -1,10 +1,15 @@
-"""The voice home's declaration: its commands and guided forms, for the root
-(handlers/__init__.py)."""
+"""The voice home's declaration: its commands and guided forms (register) and the
+deadlines it fires (none), for the root (handlers/__init__.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bot.core.dispatch import Registry
+from bot.schedule.deadlines import Firer
 from handlers.voice import notes
+
+DEADLINES: Mapping[str, Firer] = {}  # fires no deadlines
 
 
 def register(registry: Registry) -> None:
