@@ -1,5 +1,5 @@
 """The command handlers, one home (package) per domain concept; the root adds each home's
-commands and hands each home's deadline firers to the sweep."""
+commands, hands each home's deadline firers to the sweep and its slots to the scheduler."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from datetime import datetime
 from bot.core.dispatch import Core, Registry
 from bot.domain.messages import Outbound
 from bot.schedule.deadlines import Firer, sweep_deadlines
+from bot.schedule.scheduler import HomeSlots
 from bot.store import Store
 from handlers.briefings import home as briefings_home
 from handlers.common import home as common_home
@@ -38,7 +39,20 @@ def deadline_firers() -> dict[str, Firer]:
     return firers
 
 
+def home_slots() -> dict[str, HomeSlots]:
+    """Slot kind -> the home that plans and sends it (for the scheduler); a kind declared
+    twice is a mistake found at start-up."""
+    slots: dict[str, HomeSlots] = {}
+    for home in HOMES:
+        for kind, planner in home.SLOTS.items():
+            if kind in slots:
+                raise ValueError(f"slot kind {kind!r} declared by two homes")
+            slots[kind] = planner
+    return slots
+
+
 DEADLINES = deadline_firers()
+SLOTS = home_slots()
 
 def register(registry: Registry) -> None:
     """Add every home's commands to the registry."""

@@ -1,5 +1,5 @@
 """The common home's declaration: its commands and guided forms (register) and the
-deadlines it fires (none), for the root (handlers/__init__.py)."""
+deadlines and slots it fires (none), for the root (handlers/__init__.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from collections.abc import Mapping
 
 from bot.core.dispatch import Registry
 from bot.schedule.deadlines import Firer
+from bot.schedule.scheduler import HomeSlots
 from handlers.common import forms, pack, status, web_signin
 
 DEADLINES: Mapping[str, Firer] = {}  # fires no deadlines
+SLOTS: Mapping[str, HomeSlots] = {}  # plans no slots of its own
 
 
 def register(registry: Registry) -> None:

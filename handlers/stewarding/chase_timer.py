@@ -15,9 +15,9 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
 from bot.domain.messages import Outbound
 from bot.domain.procedures import chasers, target_label, worst_first
-from bot.schedule.rollcall_timer import deployed, ground_of
 from bot.store import Store
 from bot.store.stewarding_keys import chase_member
+from handlers.stewarding.rollcall_timer import deployed, ground_of
 
 SYSTEM = "system:chase"
 

@@ -1,5 +1,5 @@
-"""The stewarding home's declaration: its commands and guided forms (register) and the deadlines
-it fires (DEADLINES), for the root (handlers/__init__.py)."""
+"""The stewarding home's declaration: its commands and guided forms (register), the deadlines
+it fires (DEADLINES) and the slots it plans (SLOTS), for the root (handlers/__init__.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from bot.core.dispatch import Registry
 from bot.schedule.deadlines import Firer
+from bot.schedule.scheduler import HomeSlots
 from handlers.stewarding import (
     broadcasts,
     chase_timer,
@@ -14,6 +15,7 @@ from handlers.stewarding import (
     deploy,
     missing,
     missing_timer,
+    rollcall_timer,
     tabard,
 )
 
@@ -22,6 +24,8 @@ DEADLINES: Mapping[str, Firer] = {
     "police": missing_timer.fire_missing,
     "chase": chase_timer.fire_chase,
 }
+# slot kind -> the home that plans and sends it; the root hands these to the scheduler
+SLOTS: Mapping[str, HomeSlots] = {"rollcall": rollcall_timer.RollCallSlots()}
 
 
 def register(registry: Registry) -> None:

@@ -104,9 +104,9 @@ async def test_a_zone_with_nobody_on_the_bot_still_gets_its_procedure_to_control
 
 async def test_the_automatic_roll_call_counts_the_rota_and_names_who_to_radio(
         say: Chat, core: Core, clock) -> None:
-    """The scheduled roll call (bot/schedule/rollcall_timer.py) counts like /rollcall."""
+    """The scheduled roll call (handlers/stewarding/rollcall_timer.py) counts like /rollcall."""
     from bot.domain.briefing.briefing_cadence import Slot
-    from bot.schedule.rollcall_timer import send_rollcall
+    from handlers.stewarding.rollcall_timer import send_rollcall
 
     await _rota(say)
     fx = await core.active_fixture()

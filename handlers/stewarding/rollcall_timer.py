@@ -105,3 +105,20 @@ async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state
         return None
     await core.changed("broadcast", fx.id)
     return outs
+
+
+class RollCallSlots:
+    """The automatic roll call as a kind of slot the scheduler fires (its `HomeSlots`)."""
+
+    async def plan(self, core: Core, store: Store, fx: Fixture, now: datetime) -> list[Slot]:
+        """The fixture's roll-call slot as planned now."""
+        return await plan_rollcall(core, store, fx, now)
+
+    async def planned(self, store: Store, slot: Slot) -> bool:
+        """Whether the roll-call slot is still the fixture's plan."""
+        return await planned(store, slot)
+
+    async def send(self, core: Core, store: Store, fx: Fixture, slot: Slot, state: str,
+                   by: str, now: datetime) -> list[Outbound] | None:
+        """Claim the slot and send the roll call; None when another replica has it."""
+        return await send_rollcall(core, store, fx, slot, state, by, now)
