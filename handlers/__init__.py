@@ -3,7 +3,10 @@ commands, hands each home's deadline firers to the sweep and its slots to the sc
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from types import ModuleType
+from typing import TypeVar
 
 from bot.core.dispatch import Core, Registry
 from bot.domain.messages import Outbound
@@ -22,37 +25,27 @@ from handlers.stewarding import home as stewarding_home
 from handlers.timings import home as timings_home
 from handlers.voice import home as voice_home
 
+T = TypeVar("T")
 # every home, in the order its commands are registered (the order of the command menus)
 HOMES = (fixtures_home, incident_home, common_home, police_home, briefings_home, voice_home,
          decisions_home, timings_home, inspections_home, stewarding_home, crowd_home)
 
 
-def deadline_firers() -> dict[str, Firer]:
-    """Deadline tag -> the firer of the home that declared it; a tag declared twice is a
-    mistake found at start-up."""
-    firers: dict[str, Firer] = {}
+def declared(name: str, mapping: Callable[[ModuleType], Mapping[str, T]]) -> dict[str, T]:
+    """What every home declares under one attribute, merged (deadline tag -> firer, slot
+    kind -> planner); a key two homes declare is a mistake found at start-up."""
+    merged: dict[str, T] = {}
     for home in HOMES:
-        for tag, fire in home.DEADLINES.items():
-            if tag in firers:
-                raise ValueError(f"deadline tag {tag!r} declared by two homes")
-            firers[tag] = fire
-    return firers
+        for key, value in mapping(home).items():
+            if key in merged:
+                raise ValueError(f"{name} {key!r} declared by two homes")
+            merged[key] = value
+    return merged
 
 
-def home_slots() -> dict[str, HomeSlots]:
-    """Slot kind -> the home that plans and sends it (for the scheduler); a kind declared
-    twice is a mistake found at start-up."""
-    slots: dict[str, HomeSlots] = {}
-    for home in HOMES:
-        for kind, planner in home.SLOTS.items():
-            if kind in slots:
-                raise ValueError(f"slot kind {kind!r} declared by two homes")
-            slots[kind] = planner
-    return slots
+DEADLINES: dict[str, Firer] = declared("deadline tag", lambda home: home.DEADLINES)
+SLOTS: dict[str, HomeSlots] = declared("slot kind", lambda home: home.SLOTS)
 
-
-DEADLINES = deadline_firers()
-SLOTS = home_slots()
 
 def register(registry: Registry) -> None:
     """Add every home's commands to the registry."""
