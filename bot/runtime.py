@@ -41,13 +41,13 @@ T = TypeVar("T")
 
 
 def scheduler_for(core: Core, clock: Clock, *, live: bool) -> Scheduler:
-    """A scheduler handed the incident log and the plans facade it uses, and the slots the
-    homes plan themselves (the roll call)."""
+    """A scheduler handed the incident log and the plans facade it uses, what briefings say
+    and the slots the homes plan themselves (the roll call)."""
     import handlers
 
     virtual = clock if isinstance(clock, VirtualClock) else None  # run_due moves it
-    return Scheduler(core, core.store, core.facades.plans, clock=clock, live=live,
-                     virtual=virtual, home_slots=handlers.SLOTS)
+    return Scheduler(core, core.store, core.facades.plans, handlers.BRIEFING_CONTENT,
+                     clock=clock, live=live, virtual=virtual, home_slots=handlers.SLOTS)
 
 
 def early_warning_for(core: Core) -> EarlyWarning:

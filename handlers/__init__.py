@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import ModuleType
-from typing import TypeVar
+from typing import Any
 
 from bot.core.dispatch import Core, Registry
 from bot.domain.messages import Outbound
@@ -25,16 +25,15 @@ from handlers.stewarding import home as stewarding_home
 from handlers.timings import home as timings_home
 from handlers.voice import home as voice_home
 
-T = TypeVar("T")
 # every home, in the order its commands are registered (the order of the command menus)
 HOMES = (fixtures_home, incident_home, common_home, police_home, briefings_home, voice_home,
          decisions_home, timings_home, inspections_home, stewarding_home, crowd_home)
 
 
-def declared(name: str, mapping: Callable[[ModuleType], Mapping[str, T]]) -> dict[str, T]:
+def declared(name: str, mapping: Callable[[ModuleType], Mapping[str, Any]]) -> dict[str, Any]:
     """What every home declares under one attribute, merged (deadline tag -> firer, slot
     kind -> planner); a key two homes declare is a mistake found at start-up."""
-    merged: dict[str, T] = {}
+    merged: dict[str, Any] = {}
     for home in HOMES:
         for key, value in mapping(home).items():
             if key in merged:
@@ -45,6 +44,7 @@ def declared(name: str, mapping: Callable[[ModuleType], Mapping[str, T]]) -> dic
 
 DEADLINES: dict[str, Firer] = declared("deadline tag", lambda home: home.DEADLINES)
 SLOTS: dict[str, HomeSlots] = declared("slot kind", lambda home: home.SLOTS)
+BRIEFING_CONTENT = briefings_home.CONTENT  # what the scheduler's briefings and summaries say
 
 
 def register(registry: Registry) -> None:

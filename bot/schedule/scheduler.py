@@ -43,6 +43,21 @@ RESYNC_S = 60.0  # live replicas re-read plans this often (changes made by anoth
 HORIZON = timedelta(days=3)  # fixtures whose kick-off is older than this are left alone
 
 
+class SlotContent(Protocol):
+    """What a briefing or post-match summary slot says (the briefings home's content),
+    made from what was read, before the claim."""
+
+    async def briefing(self, core: Core, store: Store, fx: Fixture, label: str,
+                       late_due: datetime | None) -> tuple[list[Outbound], str]:
+        """The briefing for every audience, and the steward version's stamp."""
+        ...
+
+    async def summary(self, core: Core, store: Store, fx: Fixture,
+                      late_due: datetime | None) -> list[Outbound]:
+        """The summary for every summary audience."""
+        ...
+
+
 class HomeSlots(Protocol):
     """A kind of slot a home plans, checks and sends itself (the stewarding home's roll
     call), handed to the scheduler by the composition root under its `Slot.kind`."""
@@ -64,16 +79,18 @@ class HomeSlots(Protocol):
 class Scheduler:
     """Rebuilt from plans in Redis; every firing claimed once across replicas."""
 
-    def __init__(self, core: Core, store: Store, plans: Plans, *, clock: Clock,
-                 live: bool = True, virtual: VirtualClock | None = None,
+    def __init__(self, core: Core, store: Store, plans: Plans, content: SlotContent, *,
+                 clock: Clock, live: bool = True, virtual: VirtualClock | None = None,
                  home_slots: Mapping[str, HomeSlots] | None = None) -> None:
         """`store`: the incident log (fixtures); `plans`: briefing plans and slot claims;
         both built once by the composition root (bot/runtime.py scheduler_for). `virtual`:
         the clock `run_due` moves to each slot's due time (replay, tests); None on a clock
-        that moves by itself. `home_slots`: slot kind -> the home that plans and sends it."""
+        that moves by itself. `content`: what briefings and summaries say (the briefings
+        home's); `home_slots`: slot kind -> the home that plans and sends it."""
         self.core = core
         self.store = store
         self.plans = plans  # briefing plans and slot claims
+        self.content = content
         self.clock = clock
         self.virtual = virtual
         self.live = live
@@ -289,14 +306,13 @@ class Scheduler:
                 return "skip"
             await self.core.notifier.send(sent)  # observers (console, replay)
             return state
-        from bot.schedule.briefing_content import briefing_send, summary_outbounds
-
         late = slot.due if state == "late" else None
         also: list[Op] = []
         if slot.kind == "summary":
-            outs = await summary_outbounds(self.core, self.store, fx, late)
+            outs = await self.content.summary(self.core, self.store, fx, late)
         else:  # stewards sign off the version sent: it is current from the same write
-            outs, version = await briefing_send(self.core, self.store, fx, slot.label, late)
+            outs, version = await self.content.briefing(self.core, self.store, fx, slot.label,
+                                                         late)
             also = Stewarding.shown_ops(version, iso(now))
         for out in outs:
             out.fixture = out.fixture or fx.id

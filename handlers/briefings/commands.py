@@ -15,9 +15,9 @@ from bot.domain.procedures import STEWARD_ROLES, Target
 from bot.domain.signoff import SignOff, percent, stamped
 from bot.domain.unreached import Unreached, radio_list
 from bot.evidence.season import resolve_club, season_table, season_text
-from bot.schedule.briefing_content import briefing_replies, briefing_send
 from bot.store import Refused
 from bot.store.stewarding_keys import STALE
+from handlers.briefings.briefing_content import briefing_replies, briefing_send
 from handlers.stewarding.broadcasts import plan_reach
 
 SEASON_RE = re.compile(r"^\d{4}-\d{2}$")

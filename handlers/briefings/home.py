@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from bot.core.dispatch import Registry
 from bot.schedule.deadlines import Firer
 from bot.schedule.scheduler import HomeSlots
-from handlers.briefings import commands
+from handlers.briefings import briefing_content, commands
 
 DEADLINES: Mapping[str, Firer] = {}  # fires no deadlines
 SLOTS: Mapping[str, HomeSlots] = {}  # plans no slots of its own
+# what the scheduler's briefing and summary slots say
+CONTENT = briefing_content.BriefingSlotContent()
 
 
 def register(registry: Registry) -> None:

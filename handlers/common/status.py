@@ -56,7 +56,7 @@ async def status_cmd(ctx: Ctx) -> Result:
 async def summary_cmd(ctx: Ctx) -> Result:
     """/summary: the post-match figures so far."""
     fx = await ctx.fixture()
-    from bot.schedule.briefing_content import (
+    from handlers.briefings.briefing_content import (
         summary_reply,  # figures + the chart (bot/evidence/match_chart.py)
     )
 

@@ -194,3 +194,17 @@ async def summary_outbounds(core: Core, store: Store, fx: Fixture,
     """The summary for every configured summary audience."""
     reply = await summary_reply(core, store, fx, late_due)
     return [Outbound(a, reply, fixture=fx.id) for a in config_for(core.settings).summary_audiences]
+
+
+class BriefingSlotContent:
+    """What the scheduler's briefing and summary slots say (its `SlotContent`)."""
+
+    async def briefing(self, core: Core, store: Store, fx: Fixture, label: str,
+                       late_due: datetime | None) -> tuple[list[Outbound], str]:
+        """The briefing for every audience, and the steward version's stamp."""
+        return await briefing_send(core, store, fx, label, late_due)
+
+    async def summary(self, core: Core, store: Store, fx: Fixture,
+                      late_due: datetime | None) -> list[Outbound]:
+        """The summary for every summary audience."""
+        return await summary_outbounds(core, store, fx, late_due)
