@@ -84,7 +84,7 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         scopes = load_scopes(cfg / "channels.toml")  # several fixtures at once
     except ValueError as exc:
         raise StartupError(str(exc)) from None
-    from handlers.reporting import LiveViews
+    from handlers.incident.live_views import LiveViews
 
     if facades is None:  # each built once, for its consumer
         facades = StoreFacades.over(store.gateway)

@@ -460,7 +460,7 @@ async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int
 
 
 async def _fixtures(app: App, as_json: bool) -> int:
-    from handlers.fixtures import fixture_summary_fields
+    from handlers.fixtures.commands import fixture_summary_fields
 
     assert app.core is not None
     rows = [fixture_summary_fields(f) for f in [*await _store(app).fixtures(),

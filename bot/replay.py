@@ -18,7 +18,7 @@ from bot.domain.clock import VirtualClock, iso
 from bot.domain.ledger import clean_text
 from bot.domain.messages import Command, Outbound
 from bot.domain.vocab import ROLES
-from bot.schedule.escalation import next_due
+from bot.schedule.deadlines import next_due
 from bot.schedule.scheduler import Scheduler
 
 Emit = Callable[[dict[str, Any]], None]

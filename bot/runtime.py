@@ -41,10 +41,13 @@ T = TypeVar("T")
 
 
 def scheduler_for(core: Core, clock: Clock, *, live: bool) -> Scheduler:
-    """A scheduler handed the incident log and the plans facade it uses."""
+    """A scheduler handed the incident log and the plans facade it uses, what briefings say
+    and the slots the homes plan themselves (the roll call)."""
+    import handlers
+
     virtual = clock if isinstance(clock, VirtualClock) else None  # run_due moves it
-    return Scheduler(core, core.store, core.facades.plans, clock=clock, live=live,
-                     virtual=virtual)
+    return Scheduler(core, core.store, core.facades.plans, handlers.BRIEFING_CONTENT,
+                     clock=clock, live=live, virtual=virtual, home_slots=handlers.SLOTS)
 
 
 def early_warning_for(core: Core) -> EarlyWarning:
@@ -74,8 +77,8 @@ def control_room_for(core: Core, public_url: str | None = None) -> ControlRoom:
 
 def make_scheduler(app: App, *, live: bool) -> Scheduler:
     """The app's one scheduler with every periodic sweep registered."""
-    from bot.schedule.escalation import sweep_escalations
     from bot.schedule.retention import sweep_retention
+    from handlers import sweep_escalations
 
     core = app.core
     assert core is not None

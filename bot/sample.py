@@ -11,8 +11,9 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
 
 # `/fixture add` ids are <home>-<away>-<date> with letters and digits between the hyphens
-# (handlers.fixtures.fixture_id): one more hyphen-separated word can never be one of them, so
-# a replay of the same match on the same date (the bundled night) gets a fixture of its own.
+# (handlers.fixtures.commands.fixture_id): one more hyphen-separated word can never be one
+# of them, so a replay of the same match on the same date (the bundled night) gets a
+# fixture of its own.
 SAMPLE_PREFIX = "sample-"
 # The sample's small rota (the club's steward id, name, post): six of the London Stadium's
 # eight posts filled, the STB mobile post and the Gate A fire point left for /deploy.
@@ -27,7 +28,7 @@ SAMPLE_ROTA = (RotaRow("14", "Steward 14", "stb_250_gangway"),
 async def ensure_sample_fixture(core: Core, *, rota: bool = False) -> Fixture:
     """Create tonight's West Ham v Chelsea (C-IRD, London Stadium) unless a fixture is active;
     with `rota`, its deployment plan filled from SAMPLE_ROTA (the console's newcomer sees one)."""
-    from handlers.fixtures import create_fixture, fixture_id
+    from handlers.fixtures.commands import create_fixture, fixture_id
 
     active = await core.active_fixture()
     if active is not None:

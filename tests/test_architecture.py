@@ -118,12 +118,21 @@ def test_the_domain_package_does_no_io():
         assert not libs & {"redis", "aiohttp", "httpx", "telegram", "slack_bolt", "socket"}, path
 
 
+# File names a home may repeat (one each per home under handlers/): its declaration, its
+# commands, its renderer, its timer. Any other module file name is unique across bot/ and
+# handlers/, so a search for it finds one module.
+HOME_ROLES = {"home.py", "commands.py", "card.py", "timer.py"}
+
+
 def shared_basenames(paths: list[Path]) -> dict[str, list[str]]:
-    """Module file names (not __init__.py) that more than one of these paths has."""
+    """Module file names (not __init__.py) that more than one of these paths has, a home's
+    role files (HOME_ROLES under handlers/) left out."""
     seen: dict[str, list[str]] = {}
     for path in paths:
-        if path.name != "__init__.py":
-            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+        rel = path.relative_to(ROOT)
+        if path.name == "__init__.py" or rel.parts[0] == "handlers" and path.name in HOME_ROLES:
+            continue
+        seen.setdefault(path.name, []).append(str(rel))
     return {name: sorted(where) for name, where in seen.items() if len(where) > 1}
 
 
@@ -131,10 +140,71 @@ def test_a_search_for_a_module_file_name_finds_one_module():
     assert shared_basenames(list(modules().values())) == {}
 
 
-def test_the_basename_check_finds_two_modules_of_one_name():
+def test_the_basename_check_finds_two_modules_of_one_name_and_lets_homes_repeat_roles():
     found = shared_basenames([ROOT / "bot/web/lamp.py", ROOT / "bot/observe/lamp.py",
-                              ROOT / "bot/__init__.py", ROOT / "handlers/__init__.py"])
-    assert found == {"lamp.py": ["bot/observe/lamp.py", "bot/web/lamp.py"]}
+                              ROOT / "bot/__init__.py", ROOT / "handlers/__init__.py",
+                              ROOT / "handlers/a/commands.py", ROOT / "handlers/b/commands.py",
+                              ROOT / "bot/x/commands.py", ROOT / "handlers/a/escalation.py",
+                              ROOT / "bot/x/escalation.py"])
+    assert found == {"lamp.py": ["bot/observe/lamp.py", "bot/web/lamp.py"],
+                     "escalation.py": ["bot/x/escalation.py", "handlers/a/escalation.py"]}
+
+
+# ------------------------------------------------------------------ a home per domain concept
+def declared_homes() -> set[str]:
+    """The packages under handlers/ that declare themselves a home (a home.py)."""
+    return {p.parent.name for p in (ROOT / "handlers").glob("*/home.py")}
+
+
+def homeless(paths: list[Path], homes: set[str]) -> list[str]:
+    """Handler modules outside a home: every module under handlers/ but the root's
+    __init__.py lives in a package handlers/<home>/ of `homes`."""
+    out = []
+    for path in paths:
+        rel = path.relative_to(ROOT)
+        if rel.as_posix() == "handlers/__init__.py":
+            continue
+        if len(rel.parts) < 3 or rel.parts[1] not in homes:
+            out.append(rel.as_posix())
+    return sorted(out)
+
+
+def test_every_handler_module_lives_in_a_home_the_root_registers():
+    import handlers
+
+    assert homeless(sorted((ROOT / "handlers").rglob("*.py")), declared_homes()) == []
+    packages = {p.name for p in (ROOT / "handlers").iterdir() if (p / "__init__.py").exists()}
+    assert {h.__name__.split(".")[1] for h in handlers.HOMES} == packages
+
+
+def test_the_home_check_finds_a_module_outside_a_home():
+    assert homeless([ROOT / "handlers/__init__.py", ROOT / "handlers/reporting.py",
+                     ROOT / "handlers/incident/commands.py",
+                     ROOT / "handlers/nohome/x.py"], {"incident"}) == [
+        "handlers/nohome/x.py", "handlers/reporting.py"]
+
+
+RENDERER = "handlers/incident/card.py"  # the incident's one renderer
+
+
+def incident_renderings(tree: ast.AST) -> list[str]:
+    """Where a module makes an incident's card facts for a message (`IncidentCard.of`)."""
+    return [f"line {n.lineno}" for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "of" and ast.unparse(n.func.value) == "IncidentCard"]
+
+
+def test_an_incident_message_is_rendered_only_by_the_incident_renderer():
+    # the escalation alert included: it asks card.py for it, never builds its own
+    for name, path in modules().items():
+        if path.relative_to(ROOT).as_posix() != RENDERER:
+            assert incident_renderings(ast.parse(path.read_text())) == [], name
+    assert incident_renderings(ast.parse((ROOT / RENDERER).read_text()))
+
+
+def test_the_renderer_check_finds_a_card_built_elsewhere():
+    code = ast.parse("def f(inc, g):\n    return Reply(text='x', card=IncidentCard.of(inc, g))\n")
+    assert incident_renderings(code) == ["line 2"]
 
 
 def test_the_core_leaves_live_or_drill_to_its_fixture_strategy():

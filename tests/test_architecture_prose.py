@@ -20,7 +20,7 @@ from bot.domain.messages import Outbound, Reply, Result
 from bot.observe import metrics
 from bot.settings import PROJECT_CONFIG
 from bot.store import Store
-from handlers import display
+from handlers.incident import card as display
 from tests.support.board import (
     pinning_notifier,
 )
@@ -168,7 +168,8 @@ def reworded(result: Result) -> Result:
 
 async def test_with_other_words_in_the_answers_reports_count_and_methane_goes_out(
         say, core, monkeypatch: pytest.MonkeyPatch):
-    from handlers import incidents, methane, reporting
+    from handlers.incident import commands as incidents
+    from handlers.incident import methane, reporting
 
     log, add = reporting.log_incident, reporting.add_text
 

@@ -297,7 +297,7 @@ class Core:
     # ---------------------------------------------------------------- lookups
     async def chat_member(self, platform: str, chat: str, user: str, joined: bool) -> None:
         """Someone joined or left a chat, as its member updates tell: who a one-to-many
-        post there reaches (handlers.stewarding)."""
+        post there reaches (handlers.stewarding.broadcasts)."""
         await self.store.stewarding.chat_member(platform, chat, user, joined)
 
     async def member(self, who: str) -> Member | None:

@@ -1,1 +1,2 @@
-"""Scheduled work: briefings, post-match summaries, escalations and retention sweeps."""
+"""Scheduled work: the scheduler (briefing, summary and home-planned slots), the deadline
+sweep the homes fire through, early warning and retention sweeps."""

@@ -1,19 +1,20 @@
 """One scheduler for every platform (APScheduler AsyncIOScheduler, memory job store).
 
 Plans are data in Redis (bot/store/plans.py), derived from each fixture and
-config/briefings.toml (and the automatic roll call from the ground's plan:
-bot/schedule/rollcall_timer.py); the in-process jobs are rebuilt from them at start and on every
-fixture change. Every firing is claimed with SET NX on its slot id before anything is sent,
-so several replicas send it once. Live mode uses APScheduler's timers; replay and tests call
-`run_due(now)` on a virtual clock.
+config/briefings.toml (and the slots a home plans itself, handed over as `HomeSlots`: the
+automatic roll call from the ground's plan, handlers/stewarding/rollcall_timer.py); the
+in-process jobs are rebuilt from them at start and on every fixture change. Every firing is
+claimed with SET NX on its slot id before anything is sent, so several replicas send it once.
+Live mode uses APScheduler's timers; replay and tests call `run_due(now)` on a virtual clock.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
@@ -29,8 +30,8 @@ from bot.domain.briefing.briefing_cadence import (
 )
 from bot.domain.clock import Clock, VirtualClock, iso
 from bot.domain.fixture.fixture_model import Fixture
+from bot.domain.messages import Outbound
 from bot.observe import metrics
-from bot.schedule.rollcall_timer import plan_rollcall, planned, send_rollcall
 from bot.store import Store, StoreUnavailable, WritesRefused
 from bot.store.ops import Op
 from bot.store.plans import Plans
@@ -42,21 +43,58 @@ RESYNC_S = 60.0  # live replicas re-read plans this often (changes made by anoth
 HORIZON = timedelta(days=3)  # fixtures whose kick-off is older than this are left alone
 
 
+class SlotContent(Protocol):
+    """What a briefing or post-match summary slot says (the briefings home's content),
+    made from what was read, before the claim."""
+
+    async def briefing(self, core: Core, store: Store, fx: Fixture, label: str,
+                       late_due: datetime | None) -> tuple[list[Outbound], str]:
+        """The briefing for every audience, and the steward version's stamp."""
+        ...
+
+    async def summary(self, core: Core, store: Store, fx: Fixture,
+                      late_due: datetime | None) -> list[Outbound]:
+        """The summary for every summary audience."""
+        ...
+
+
+class HomeSlots(Protocol):
+    """A kind of slot a home plans, checks and sends itself (the stewarding home's roll
+    call), handed to the scheduler by the composition root under its `Slot.kind`."""
+
+    async def plan(self, core: Core, store: Store, fx: Fixture, now: datetime) -> list[Slot]:
+        """The fixture's slots of this kind as planned now (saved when they changed)."""
+        ...
+
+    async def planned(self, store: Store, slot: Slot) -> bool:
+        """Whether the slot is still the fixture's plan (not re-timed meanwhile)."""
+        ...
+
+    async def send(self, core: Core, store: Store, fx: Fixture, slot: Slot, state: str,
+                   by: str, now: datetime) -> list[Outbound] | None:
+        """Claim the slot and send it in one write; None when another replica has it."""
+        ...
+
+
 class Scheduler:
     """Rebuilt from plans in Redis; every firing claimed once across replicas."""
 
-    def __init__(self, core: Core, store: Store, plans: Plans, *, clock: Clock,
-                 live: bool = True, virtual: VirtualClock | None = None) -> None:
+    def __init__(self, core: Core, store: Store, plans: Plans, content: SlotContent, *,
+                 clock: Clock, live: bool = True, virtual: VirtualClock | None = None,
+                 home_slots: Mapping[str, HomeSlots] | None = None) -> None:
         """`store`: the incident log (fixtures); `plans`: briefing plans and slot claims;
         both built once by the composition root (bot/runtime.py scheduler_for). `virtual`:
         the clock `run_due` moves to each slot's due time (replay, tests); None on a clock
-        that moves by itself."""
+        that moves by itself. `content`: what briefings and summaries say (the briefings
+        home's); `home_slots`: slot kind -> the home that plans and sends it."""
         self.core = core
         self.store = store
         self.plans = plans  # briefing plans and slot claims
+        self.content = content
         self.clock = clock
         self.virtual = virtual
         self.live = live
+        self.home_slots: Mapping[str, HomeSlots] = home_slots or {}
         self.tickers: list[tuple[Ticker, float]] = []
         self.cfg: BriefingConfig = config_for(core.settings)
         self.instance = uuid.uuid4().hex[:10]
@@ -124,7 +162,8 @@ class Scheduler:
             summary = Slot(fx_id, "summary", "summary", now + self.cfg.summary_delay, now)
             await self.plans.add_summary_slot(summary)
             slots = await self.plans.load_plan(fx_id)  # another replica may have planned it first
-        slots += await plan_rollcall(self.core, self.store, fx, now)  # kept apart: rollcall_timer
+        for home in self.home_slots.values():  # kept apart: planned by their home
+            slots += await home.plan(self.core, self.store, fx, now)
         self._schedule(fx_id, slots)
         return slots
 
@@ -241,7 +280,8 @@ class Scheduler:
         fx = await store.fixture(slot.fixture)
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
-        if not (await planned(self.store, slot) if slot.kind == "rollcall"
+        home = self.home_slots.get(slot.kind)
+        if not (await home.planned(self.store, slot) if home is not None
                 else slot.id in {s.id for s in await self.plans.load_plan(slot.fixture)}):
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)
@@ -259,21 +299,20 @@ class Scheduler:
         the store); the messages are built before the claim, from what was read."""
         if await self.plans.slot_claim(slot):
             return "skip"  # another replica has it (checked first: building it costs)
-        if slot.kind == "rollcall":
-            rollcall = await send_rollcall(self.core, self.store, fx, slot, state, self.instance,
-                                           now)
-            if rollcall is None:
+        home = self.home_slots.get(slot.kind)
+        if home is not None:
+            sent = await home.send(self.core, self.store, fx, slot, state, self.instance, now)
+            if sent is None:
                 return "skip"
-            await self.core.notifier.send(rollcall)  # observers (console, replay)
+            await self.core.notifier.send(sent)  # observers (console, replay)
             return state
-        from bot.schedule.briefing_content import briefing_send, summary_outbounds
-
         late = slot.due if state == "late" else None
         also: list[Op] = []
         if slot.kind == "summary":
-            outs = await summary_outbounds(self.core, self.store, fx, late)
+            outs = await self.content.summary(self.core, self.store, fx, late)
         else:  # stewards sign off the version sent: it is current from the same write
-            outs, version = await briefing_send(self.core, self.store, fx, slot.label, late)
+            outs, version = await self.content.briefing(self.core, self.store, fx, slot.label,
+                                                         late)
             also = Stewarding.shown_ops(version, iso(now))
         for out in outs:
             out.fixture = out.fixture or fx.id

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from bot.core.dispatch import Core
 from bot.runtime import console_for
-from bot.schedule.escalation import sweep_escalations
+from handlers import sweep_escalations
 
 PROMPT = "control> "
 

@@ -22,9 +22,9 @@ from bot.evidence.export import export_fixture
 from bot.evidence.signing import new_key
 from bot.evidence.verify import verify_dir
 from bot.sample import ensure_sample_fixture
-from bot.schedule.escalation import sweep_escalations
 from bot.settings import load_settings
 from bot.store import Store
+from handlers import sweep_escalations
 from tests.conftest import START
 from tests.support.paging import (
     fits_every_platform,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-import handlers.reporting
+import handlers.incident.reporting
 from bot.app import build_core
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
@@ -84,13 +84,13 @@ async def test_a_write_whose_reply_is_lost_is_not_confirmed_and_a_resend_logs_it
 
 async def test_a_handler_that_fails_after_writing_does_not_claim_nothing_was_logged(
         say, core, monkeypatch):
-    real_announce = handlers.reporting.announce
+    real_announce = handlers.incident.reporting.announce
 
     def broken_announce(*args, **kwargs):  # rendering the card, after the write
-        monkeypatch.setattr(handlers.reporting, "announce", real_announce)  # fails once
+        monkeypatch.setattr(handlers.incident.reporting, "announce", real_announce)  # fails once
         raise RuntimeError("card rendering failed")
 
-    monkeypatch.setattr(handlers.reporting, "announce", broken_announce)
+    monkeypatch.setattr(handlers.incident.reporting, "announce", broken_announce)
     r = await say("/incident pyro @away_upper s3", as_="steward")
     assert not r.reply.ok and "may or may not have been logged" in r.reply.text
     assert "NOT logged" not in r.reply.text

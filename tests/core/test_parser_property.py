@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, PHASES
-from handlers.reporting import parse_severity
+from handlers.incident.reporting import parse_severity
 
 words = st.sampled_from(["/incident", "/ack", "/resolve", "/arrest", "/ban", "/fixture",
                          "/phase", "/update", "/form", "/status", "/join", "/help", "/inc",

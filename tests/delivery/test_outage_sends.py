@@ -4,9 +4,9 @@ it is back, marked late (or are recorded as missed: tests/schedule/test_catch_up
 from __future__ import annotations
 
 from bot.delivery.durable import OutboxReader
-from bot.schedule.escalation import sweep_escalations
 from bot.store import StoreUnavailable
 from bot.store.outbox import Outbox
+from handlers import sweep_escalations
 from tests.conftest import Chat
 from tests.support.outage import (  # noqa: F401  (the fixture)
     outage,

@@ -23,7 +23,7 @@ from bot.delivery.ratelimit import CHASE, DEFAULT_LIMITS, POST, RateLimiter
 from bot.domain.clock import VirtualClock
 from bot.evidence.debrief.pack_folder import build_pack
 from bot.evidence.signing import new_key
-from bot.schedule.escalation import sweep_escalations
+from handlers import sweep_escalations
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.support.procedures import (  # noqa: F401 (fixtures)
     AWAY_GATE,

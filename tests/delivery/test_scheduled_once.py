@@ -8,8 +8,8 @@ from datetime import timedelta
 from bot.app import build_core
 from bot.delivery.durable import OutboxReader
 from bot.domain.messages import Outbound
-from bot.schedule.escalation import sweep_escalations
 from bot.store.outbox import Outbox
+from handlers import sweep_escalations
 from rigs.recording_sink import RecordingSink
 from tests.conftest import START
 

@@ -6,7 +6,7 @@ import struct
 from datetime import timedelta
 
 from bot.evidence.match_chart import chart_data, chart_from_counts, save_chart
-from bot.schedule.briefing_content import summary_chart
+from handlers.briefings.briefing_content import summary_chart
 
 
 def png_size(png: bytes) -> tuple[int, int]:

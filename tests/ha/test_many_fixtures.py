@@ -16,10 +16,10 @@ from bot.delivery.ratelimit import unlimited
 from bot.domain.clock import VirtualClock
 from bot.runtime import telegram_for
 from bot.sample import ensure_sample_fixture
-from bot.schedule.briefing_content import briefing_outbounds
-from bot.schedule.escalation import sweep_escalations
 from bot.settings import Settings
 from bot.store import Store
+from handlers import sweep_escalations
+from handlers.briefings.briefing_content import briefing_outbounds
 from rigs.recording_sink import RecordingSink
 from tests.conftest import START, Chat
 from tests.ha.many_fixtures import (

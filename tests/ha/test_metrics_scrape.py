@@ -16,7 +16,7 @@ from bot.domain.messages import Outbound, Reply
 from bot.observe import metrics
 from bot.observe.endpoints import health_routes
 from bot.runtime import attach_scheduler, scheduler_for
-from bot.schedule.escalation import sweep_escalations
+from handlers import sweep_escalations
 from rigs.net import serving
 from rigs.recording_sink import RecordingSink
 from tests.conftest import START

@@ -14,7 +14,7 @@ from bot.domain.ledger import median, recount
 from bot.domain.vocab import ROLES
 from bot.evidence.summary import figures_from_counts, summary_figures
 from bot.sample import ensure_sample_fixture
-from bot.schedule.briefing_content import briefing_outbounds, briefing_replies, summary_reply
+from handlers.briefings.briefing_content import briefing_outbounds, briefing_replies, summary_reply
 from tests.support.briefings import (  # noqa: F401 (fixtures)
     history,
     run,

@@ -5,7 +5,8 @@ import asyncio
 from datetime import timedelta
 
 from bot.app import build_core
-from bot.schedule.escalation import next_due, sweep_escalations
+from bot.schedule.deadlines import next_due
+from handlers import sweep_escalations
 from tests.conftest import START
 from tests.support.lifecycle import log_of, record
 

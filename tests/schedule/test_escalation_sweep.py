@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from bot.app import build_core
 from bot.core.drill import Drill
-from bot.schedule.escalation import sweep_escalations
 from bot.store import Store
+from handlers import sweep_escalations
 from tests.conftest import START, Chat
 
 

@@ -187,7 +187,7 @@ def test_no_pattern_is_built_out_of_sight():
 def test_the_scan_finds_patterns_everywhere():
     names = set(PATTERNS)
     # module constants, an inline literal, and a Bolt listener's pattern are all seen
-    assert "handlers.fixtures.DATE_WORD" in names
+    assert "handlers.fixtures.commands.DATE_WORD" in names
     assert "bot.adapters.slack.listeners.actions.BUTTON_ACTION" in names
     assert any(n.startswith("bot/evidence/match_chart.py:") for n in names), names
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
-from handlers.fixtures import create_fixture, fixture_id
+from handlers.fixtures.commands import create_fixture, fixture_id
 
 PAST = fixture_id("Chelsea", "West Ham United", datetime(2026, 9, 20))  # West Ham away
 OTHER = fixture_id("West Ham United", "Arsenal", datetime(2026, 10, 10))  # same ground

@@ -14,7 +14,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
 from bot.store.client import fx_prefix
-from handlers.fixtures import fixture_id
+from handlers.fixtures.commands import fixture_id
 from tests.conftest import Chat
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.core.dispatch import Core
-from bot.schedule.escalation import sweep_escalations
+from handlers import sweep_escalations
 from tests.support.web_session import (
     read_events,
     sign_in,

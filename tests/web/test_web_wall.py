@@ -15,7 +15,7 @@ import pytest
 
 from bot.core.dispatch import Core
 from bot.runtime import early_warning_for
-from bot.schedule.escalation import sweep_escalations
+from handlers import sweep_escalations
 from rigs.wall_probe import CARDS_WHOLE
 from tests.support.browser import (
     card_edited,

@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 
 from bot.core.dispatch import Core
-from bot.schedule.escalation import sweep_escalations
+from handlers import sweep_escalations
 from rigs.wall_probe import ALERTS, CARDS_WHOLE, FOCUS, MIN_TEXT_PX
 from tests.support.wall import flashpoint
 from tests.web.browser_screen import LIVE, ROOT, Screen, body_data, has, shown

@@ -1,2 +1,2 @@
 """The briefing: its cadence (config/briefings.toml) and the plan of slots a fixture derives
-from it. Pure; bot/schedule/briefing_content.py writes what a slot says."""
+from it. Pure; handlers/briefings/briefing_content.py writes what a slot says."""

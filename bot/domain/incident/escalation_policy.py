@@ -1,7 +1,7 @@
 """An incident's escalation rules: per severity, who is told after how long unacknowledged
 (tiers, a METHANE prompt at some), the open-too-long reminders, and the merge window and the
 missing-person police timer that share config/escalation.toml. Pure rules;
-bot/schedule/escalation.py fires them."""
+handlers/incident/escalation.py fires them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """An incident as every surface shows it: the card's facts, as a value.
 
-Made once from the record (`IncidentCard.of`) by the card renderer (handlers/display.py) and
+Made once from the record (`IncidentCard.of`) by the card renderer (handlers/incident/card.py) and
 carried on every message that shows an incident (`Reply.card`), so the board, digests,
 severity routing and the web view read these fields and never the rendered words.
 """

@@ -14,9 +14,9 @@ from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.delivery.durable import OutboxReader
 from bot.runtime import attach_scheduler, scheduler_for
-from bot.schedule.escalation import sweep_escalations
 from bot.store import Store
 from bot.store.outbox import Outbox
+from handlers import sweep_escalations
 from rigs.fakes.telegram_api import FakeTelegram
 from tests.conftest import START
 from tests.support.signoff import (  # noqa: F401 (fixtures)

@@ -1,0 +1,1 @@
+"""Briefings: what is sent before and during a match, on demand."""

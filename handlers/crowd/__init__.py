@@ -1,0 +1,1 @@
+"""The crowd: early warnings."""

@@ -1,0 +1,1 @@
+"""The decision log: decisions and rationales, and their review reminders."""

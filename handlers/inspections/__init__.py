@@ -1,0 +1,1 @@
+"""Inspections: pre-match checks and their findings."""

@@ -1,0 +1,19 @@
+"""The inspections home's declaration: its commands and guided forms (register) and the
+deadlines and slots it fires (none), for the root (handlers/__init__.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bot.core.dispatch import Registry
+from bot.schedule.deadlines import Firer
+from bot.schedule.scheduler import HomeSlots
+from handlers.inspections import commands
+
+DEADLINES: Mapping[str, Firer] = {}  # fires no deadlines
+SLOTS: Mapping[str, HomeSlots] = {}  # plans no slots of its own
+
+
+def register(registry: Registry) -> None:
+    """Add the inspections home's commands and guided forms to the registry."""
+    commands.register(registry)

@@ -1,0 +1,1 @@
+"""Police: arrests, ejections, bans and the police log."""

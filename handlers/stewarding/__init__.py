@@ -1,0 +1,2 @@
+"""Stewarding: deployment, roll call, check-in, tabards, broadcasts and procedures, their
+reach and chasers, missing persons."""

@@ -1,0 +1,1 @@
+"""Key timings of a fixture (gates open, kick-off, ...)."""

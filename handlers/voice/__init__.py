@@ -1,0 +1,1 @@
+"""Voice notes: a spoken report transcribed into a guided form."""
