@@ -10,6 +10,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import (
     ROOT,
     SCENARIO,
@@ -24,6 +26,7 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.long  # a minute or more of subprocesses: started first
 def test_the_bundled_night_has_its_pack(tmp_path: Path) -> None:
     env = {"MATCHDAY_DATA_DIR": str(tmp_path / "data")}
     night = matchday("replay", str(SCENARIO), env=env, timeout=120)

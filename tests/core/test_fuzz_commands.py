@@ -10,6 +10,7 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,6 +94,7 @@ class Failures(logging.Handler):
             self.records.append(record)
 
 
+@pytest.mark.long  # a minute or more of subprocesses: started first
 def test_fuzzed_commands_from_every_role(redis_url: str, tmp_path: Path) -> None:
     loop = asyncio.new_event_loop()
     store = Store.from_url(redis_url)

@@ -75,6 +75,7 @@ class Replica:
         await self.store.close()
 
 
+@pytest.mark.long  # a minute or more of subprocesses: started first
 @pytest.mark.parametrize("replicas", [1, 2])
 async def test_control_sees_every_incident_after_a_lease_moved_in_a_failover(
         tmp_path: Path, clock, caplog: pytest.LogCaptureFixture, replicas: int) -> None:

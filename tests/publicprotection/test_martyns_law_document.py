@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pypdfium2 as pdfium
+import pytest
 
 from tests.support.cli import ROOT, matchday
 
@@ -26,6 +27,7 @@ def pdf_text(path: Path) -> str:
         doc.close()
 
 
+@pytest.mark.long  # a minute or more of subprocesses: started first
 def test_the_document_is_made_signed_revised_and_evidenced_by_drills(tmp_path: Path) -> None:
     env = {"MATCHDAY_DATA_DIR": str(tmp_path / "data")}
     assert matchday("replay", str(SCENARIO), env=env, timeout=180).returncode == 0
