@@ -159,16 +159,15 @@ class Gateway:
         """Run a script made by `fenced_script`, stamped for the fence; a fenced run wrote
         nothing, so it is sent once more, to the master the sentinels name now."""
         for last in (False, True):
-            try:
-                stamp = _fence_args(await self._stamp())
-                return await self.call(script.script(keys=keys, args=[*args, *stamp],
-                                                     client=self.r))
-            except StoreUnavailable as exc:
-                if last or not str(exc).startswith("FENCED"):
-                    raise
-                log.warning("a write waited in a paused server and was refused there; "
-                            "sent again to the master named now")
-                await rediscover(self.r)
+            stamp = _fence_args(await self._stamp())
+            res = await self.call(_unless_fenced(script.script(
+                keys=keys, args=[*args, *stamp], client=self.r), last))
+            if res is not _FENCED:
+                return res
+            # an answer, not an outage: the outage state and its log stay as they are
+            log.warning("a write waited in a paused server and was refused there; "
+                        "sent again to the master named now")
+            await rediscover(self.r)
         raise AssertionError("unreachable")
 
     async def _stamp(self) -> float | None:
@@ -448,6 +447,20 @@ class Gateway:
                 raise StoreUnavailable(str(r).splitlines()[0])
             raise r
         return res
+
+
+_FENCED = object()  # run_fenced: the script was refused by the write fence (nothing written)
+
+
+async def _unless_fenced(run: Awaitable[Any], last: bool) -> Any:
+    """A fenced script's answer, or _FENCED when the fence refused it (not on the last try:
+    then the refusal is raised, as an outage)."""
+    try:
+        return await run
+    except ResponseError as exc:
+        if _fenced(exc) and not last:
+            return _FENCED
+        raise
 
 
 async def _raise(exc: Exception) -> Any:
