@@ -9,14 +9,21 @@ Mid-burst the master is paused (SIGSTOP 5 s, then SIGCONT), killed (SIGKILL), or
 `stall` case, both replication links stall for 3 s (rigs/stall_link.py: the bytes stay in
 the link) and then the master is killed and the links cut, so the replicas never get the
 last writes. Afterwards every report shown
-"Logged INC-n" is checked against the new master.
+"Logged INC-n" is checked against the new master. Control has a chat on Telegram and one on
+Slack (recording sinks, paced by the bot's own limits: Telegram's 20 a minute per group), and
+the outbox lag (/healthz's `outbox_lag_s`: the oldest undelivered entry's age) is sampled every
+half second from the fault until the end.
 
 Prints, per case: acked_lost_<case> (shown Logged, not in the log afterwards),
 inc_reused_<case> (one INC number shown for two different reports), not_logged_replies_<case>
 (answers that were "NOT logged" or "HELD": honest refusals), seconds_unavailable_<case>
 (the longest stretch with no report acknowledged), max_answer_wait_s_<case> (the longest a
 steward waited from first sending a report to being shown "Logged"), answers_repeated_<case>
-(an answer shown a second time: its delivered mark was lost with the old master).
+(an answer shown a second time: its delivered mark was lost with the old master),
+control_never_shown_telegram_<case> and control_never_shown_slack_<case> (an incident shown
+Logged to a steward and never named in control's chat on that platform, after up to
+SETTLE_S seconds for the last cards), outbox_lag_max_s_<case> (the largest outbox lag from
+the fault until control had every card).
 The baseline is the same run with MATCHDAY_REPLICA_ACKS=0 (no WAIT), measured in the same
 process.
 
@@ -47,14 +54,18 @@ from bot.app import build_core  # noqa: E402
 from bot.delivery.durable import OutboxReader  # noqa: E402
 from bot.domain.clock import VirtualClock  # noqa: E402
 from bot.domain.messages import Command, Reply, ReplyVia  # noqa: E402
+from bot.runtime import outbox_lag  # noqa: E402
 from bot.sample import ensure_sample_fixture  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.outbox import Outbox  # noqa: E402
 from rigs.recording_sink import RecordingSink  # noqa: E402
 from rigs.topology import start_sentinel  # noqa: E402
 
 INC = re.compile(r"(?:Logged|Already logged as) INC-(\d+)")
+NAMED = re.compile(r"\bINC-(\d+)\b")
+# control's chats in config/channels.toml (the sample fixture uses the default audiences)
+CONTROL = {"telegram": "-1001000000001", "slack": "C0CONTROL"}
+SETTLE_S = 60.0  # the longest the bench waits for control to be shown every incident
 # One incident type per steward: reports of different types never merge into one incident,
 # whatever order concurrent reports reach the store in.
 TYPES = ["missile", "pyro", "disorder", "antisocial", "alcohol", "criminal_damage",
@@ -98,6 +109,33 @@ class Phones(RecordingSink):
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
         """An edit changes a message already shown (its number was counted when sent)."""
         return True
+
+
+class ControlChat(RecordingSink):
+    """Control's chat on one platform: every INC number a card or digest named there."""
+
+    def __init__(self, platform: str) -> None:
+        super().__init__(platform)
+        self.named: set[int] = set()
+
+    async def on_send(self, chat: str, reply: Reply) -> None:
+        """Note the incidents a message to control names (a digest names several)."""
+        if chat == CONTROL[self.platform]:
+            self.named |= {int(n) for n in NAMED.findall(f"{reply.title}\n{reply.text}")}
+
+
+async def sample_lag(probe, lags: list[float], stop: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+    """The outbox lag every half second until `stop` (a sample the store cannot answer, in
+    the failover, is skipped)."""
+    while not stop.is_set():
+        try:
+            lags.append(await asyncio.wait_for(probe(), 2.0))
+        except Exception:  # the store is away: the outage has its own figures
+            pass
+        try:
+            await asyncio.wait_for(stop.wait(), 0.5)
+        except TimeoutError:
+            pass
 
 
 async def shown(phone: asyncio.Queue[int], wait: float, seen: set[int],
@@ -165,11 +203,15 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             store = Store.from_url(topo.url)
             await store.configure_replication(acks, timeout_ms=500)
             clock = VirtualClock(datetime(2026, 12, 2, 18, 0, tzinfo=UTC))
-            core = build_core(store, settings, clock, cache_ttl=5.0)
+            # durable, as `matchday run` serves Telegram and Slack: the outbox, and the
+            # rate limits shared in Redis
+            core = build_core(store, settings, clock, cache_ttl=5.0, durable=True)
             fx = await ensure_sample_fixture(core)
             phones = Phones()
             core.notifier.add_sink(phones)
-            core.notifier.outbox = Outbox(store.gateway)
+            control = {p: ControlChat(p) for p in CONTROL}
+            for sink in control.values():
+                core.notifier.add_sink(sink)
             reader = OutboxReader(core.notifier, core.notifier.outbox, block_ms=200,
                                   rescan_s=0.5)
             reader.start()
@@ -180,6 +222,9 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             await asyncio.sleep(2)
             master = topo.pid(topo.master_port)
             fault = time.monotonic()
+            lags: list[float] = []
+            sampled = asyncio.Event()
+            sampler = asyncio.create_task(sample_lag(outbox_lag(core), lags, sampled))
             if case == "pause":
                 os.kill(master, signal.SIGSTOP)
                 await asyncio.sleep(5)
@@ -196,6 +241,13 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
             await asyncio.sleep(max(0.0, seconds - (time.monotonic() - t0)))
             stop.set()
             await asyncio.wait_for(asyncio.gather(*workers), 60)
+            stopped = time.monotonic()
+            acked = set(tally.acked.values())
+            end = time.monotonic() + SETTLE_S
+            while time.monotonic() < end and any(acked - c.named for c in control.values()):
+                await asyncio.sleep(0.5)
+            sampled.set()
+            await sampler
             await reader.stop()
             await core.notifier.close()
             # what the log holds now, on whichever server is master
@@ -204,14 +256,17 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
                 inc = await store.incident(fx.id, n)
                 if inc is None or inc.description != rid:
                     lost += 1
-            times = sorted([fault, *tally.ack_times, time.monotonic()])
+            times = sorted([fault, *tally.ack_times, stopped])
             after = [t for t in times if t >= fault]
             gap = max(b - a for a, b in zip(after, after[1:], strict=False))
             await store.close()
             return {"acked": len(tally.acked), "acked_lost": lost, "inc_reused": tally.reused,
                     "not_logged_replies": tally.refusals, "seconds_unavailable": round(gap, 2),
                     "max_answer_wait_s": round(max(tally.waits, default=0.0), 2),
-                    "answers_repeated": tally.repeats}
+                    "answers_repeated": tally.repeats,
+                    "control_never_shown_telegram": len(acked - control["telegram"].named),
+                    "control_never_shown_slack": len(acked - control["slack"].named),
+                    "outbox_lag_max_s": round(max(lags, default=float("nan")), 1)}
         finally:
             topo.stop()
 
@@ -227,7 +282,8 @@ async def main(args: argparse.Namespace) -> None:
         res = await run_case(case, None, args.tasks, args.seconds)
         print(f"reports_acked_{case}: {res['acked']}")
         for k in ("acked_lost", "inc_reused", "not_logged_replies", "seconds_unavailable",
-                  "max_answer_wait_s", "answers_repeated"):
+                  "max_answer_wait_s", "answers_repeated", "control_never_shown_telegram",
+                  "control_never_shown_slack", "outbox_lag_max_s"):
             print(f"{k}_{case}: {res[k]}")
         if not args.no_baseline:
             base = await run_case(case, 0, args.tasks, args.seconds)

@@ -12,8 +12,14 @@ Also: lost (answered Logged, not in the store), cross_fixture (a message carryin
 fixture's report marker in another fixture's chat), 429s, CPU per bot replica (utime+stime
 from /proc over the run), the busiest Telegram/Slack rates against the limits that bind.
 
+`--fault pause` stops the master serving the first flashpoint fixture's slot (SIGSTOP for
+PAUSE_S, then SIGCONT: its replica is promoted meanwhile); `--fault kill` kills it (SIGKILL);
+either a third of the way into the flashpoints. The worst fixture's control p95 is then also
+printed for the incidents logged before the fault and for those logged from it on.
+
 Usage: python bench/saturday.py [--fixtures 80] [--minutes 3] [--replicas 3] [--quick]
-[--smoke]  (--smoke: 4 fixtures, 2 replicas, flashpoints of 6 reports in 3 s)
+[--fault none|pause|kill] [--smoke]
+(--smoke: 4 fixtures, 2 replicas, flashpoints of 6 reports in 3 s)
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,7 +61,12 @@ from rigs.topology import Topology, start_cluster  # noqa: E402
 SECRET = "saturday-secret"
 TG_GLOBAL_PER_S = 30  # one bot token, every chat
 TG_GROUP_PER_MIN = 20  # per group chat
-SLACK_PER_MIN = 50  # the bot's pace for all its Slack calls (chat.update's Tier 3)
+# Slack limits each method apart (bot/delivery/ratelimit.py DEFAULT_LIMITS): chat.postMessage
+# about 1/s per channel (no workspace-wide figure: the bot does not pace one), chat.update
+# Tier 3, paced to 50/min across the workspace (and at most 5 in any 6 s)
+SLACK_POSTS_PER_S = 1  # per channel
+SLACK_UPDATES_PER_MIN = 50  # per workspace
+PAUSE_S = 8.0  # a master's SIGSTOP in --fault pause (as in the failover reports of #34)
 GOAL_S = 5.0
 FLASHPOINTS = 3
 BG_STEWARDS = 2
@@ -196,6 +208,8 @@ class Seen:
         self.sl_ctl: dict[tuple[int, str], float] = {}
         self.answers = 0
         self.refused = 0  # "NOT logged" / "NOT CONFIRMED": the steward is told to send again
+        self.held = 0  # "HELD, not confirmed": written, no replica has it yet (a slot's
+        # master died with its only replica promoted: nothing to confirm it until one is back)
         self.cross: list[str] = []
         self._i = self._j = 0
 
@@ -210,6 +224,7 @@ class Seen:
                 if fx is not None and c.method == "sendMessage":
                     self.answers += len(ANSWER.findall(text))
                     self.refused += text.startswith(("NOT logged", "NOT CONFIRMED"))
+                    self.held += text.startswith("HELD")
                     m = LOGGED.search(text)
                     if m:
                         self.logged.setdefault((fx, m.group(1)), c.at)
@@ -231,6 +246,11 @@ class Seen:
                         self.sl_ctl.setdefault((owner, inc), c.at)
         self._j = len(scalls)
 
+    @property
+    def replied(self) -> int:
+        """Reports given any answer: Logged (or added), HELD or NOT logged."""
+        return self.answers + self.held + self.refused
+
     def _cross(self, owner: int, text: str, where: str) -> None:
         for m in MARK.findall(text):
             if int(m) != owner:
@@ -241,11 +261,14 @@ class Seen:
         return sum((k not in self.tg_ctl) + (k not in self.sl_ctl)
                    for k in self.logged if k[0] in fixtures)
 
-    def p95(self, shown: dict[tuple[int, str], float], fx: int) -> float:
-        """p95 seconds from Logged to the control chat; one never shown counts as the time
-        it has waited so far (a lower bound)."""
+    def p95(self, shown: dict[tuple[int, str], float], fx: int, since: float = 0.0,
+            until: float = float("inf")) -> float:
+        """p95 seconds from Logged to the control chat, of the incidents logged between
+        `since` and `until`; one never shown counts as the time it has waited so far (a
+        lower bound)."""
         now = time.monotonic()
-        lat = [max(0.0, shown.get(k, now) - at) for k, at in self.logged.items() if k[0] == fx]
+        lat = [max(0.0, shown.get(k, now) - at) for k, at in self.logged.items()
+               if k[0] == fx and since <= at < until]
         return percentile(lat, 0.95)
 
 
@@ -299,10 +322,27 @@ async def settle(seen: Seen, fixtures: set[int], sent: int, seconds: float) -> N
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         seen.scan()
-        if seen.answers >= sent and seen.missing(fixtures) == 0:
+        if seen.replied >= sent and seen.missing(fixtures) == 0:
             return
         await asyncio.sleep(1.0)
     seen.scan()
+
+
+async def fault(topo: Topology, kind: str, key: str, at: float, log: list[str]) -> None:
+    """At monotonic time `at`, pause (PAUSE_S) or kill the cluster master serving `key`."""
+    await asyncio.sleep(max(0.0, at - time.monotonic()))
+    port = topo.master_of(key)
+    pid = topo.pid(port)
+    if kind == "kill":
+        os.kill(pid, signal.SIGKILL)
+        log.append(f"SIGKILL of the master on port {port}")
+        return
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        await asyncio.sleep(PAUSE_S)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    log.append(f"SIGSTOP of the master on port {port} for {PAUSE_S:g} s")
 
 
 def busiest(times: list[float], window: float) -> float:
@@ -405,12 +445,21 @@ async def main(a: argparse.Namespace) -> None:
             me0 = sum(os.times()[:2])
             t0, tg_calls0, sl_calls0 = time.monotonic(), len(tg.calls), len(slack.calls)
             tg429_0, sl429_0, answers0 = tg.too_many, slack.too_many, seen.answers
+            refused0, held0, replied0 = seen.refused, seen.held, seen.replied
             flash_at = 0.0 if minutes < 2 else 60.0
             sched = schedule(plan, list(range(n_fix)), minutes, flash, flash_at, flash_reports,
                              flash_s)
+            fault_at, faulted = float("inf"), []
+            chaos = None
+            if a.fault != "none":
+                fault_at = t0 + flash_at + flash_s / 3
+                chaos = asyncio.create_task(fault(topo, a.fault, f"md:{{{ids[0]}}}:obx",
+                                                  fault_at, faulted))
             await drive(http, tg, replicas, sched)
+            if chaos is not None:
+                await chaos
             load_end = time.monotonic()
-            await settle(seen, set(range(n_fix)), answers0 + len(sched), a.settle)
+            await settle(seen, set(range(n_fix)), replied0 + len(sched), a.settle)
             wall = time.monotonic() - t0
             cpu = [r.cpu_s() - c for r, c in zip(replicas, cpu0, strict=True)]
             redis_cpu = sum(cpu_of(topo.pid(p)) for p in topo.procs) - redis0
@@ -433,11 +482,18 @@ async def main(a: argparse.Namespace) -> None:
             tg_sends = [c.at for c in tg.calls[tg_calls0:] if c.ok and c.method in TG_SENDS]
             sl_calls = [c.at for c in slack.calls[sl_calls0:]
                         if c.ok and c.method in ("chat.postMessage", "chat.update")]
+            sl_updates = [c.at for c in slack.calls[sl_calls0:]
+                          if c.ok and c.method == "chat.update"]
+            sl_posts: dict[str, list[float]] = {}
+            for c in slack.calls[sl_calls0:]:
+                if c.ok and c.method == "chat.postMessage":
+                    sl_posts.setdefault(str(c.params.get("channel")), []).append(c.at)
+            post_peak = max((busiest(v, 10.0) for v in sl_posts.values()), default=0.0)
             flash_ctl = [c.at for c in tg.calls[tg_calls0:] if c.ok and c.method in TG_SENDS
                          and str(c.params.get("chat_id")) in {tg_chat(i, "control")
                                                              for i in flash}]
             tg_peak = busiest(tg_sends, 10.0)
-            sl_peak_min = busiest(sl_calls, 60.0) * 60
+            upd_peak_min = busiest(sl_updates, 60.0) * 60
             # every Telegram message the Saturday caused, over the load's own duration
             load_s = max(1.0, load_end - t0)
             tg_need = len(tg_sends) / load_s
@@ -465,12 +521,25 @@ async def main(a: argparse.Namespace) -> None:
             over_tg = sum(v > GOAL_S or v != v for v in tg_p95.values())
             over_sl = sum(v > GOAL_S or v != v for v in sl_p95.values())
             print(f"fixtures_over_goal: telegram {over_tg}, slack {over_sl}")
+            if a.fault != "none":
+                print(f"fault: {a.fault} ({'; '.join(faulted) or 'not done'}, "
+                      f"{fault_at - t0 - flash_at:.0f} s into the flashpoints; fixture 0's slot)")
+                for when, lo, hi in (("before", 0.0, fault_at), ("after", fault_at, float("inf"))):
+                    for plat, shown in (("telegram", seen.tg_ctl), ("slack", seen.sl_ctl)):
+                        part = {i: seen.p95(shown, i, lo, hi) for i in range(n_fix)
+                                if any(k[0] == i and lo <= at < hi
+                                       for k, at in seen.logged.items())}
+                        fx, p = worst(part) if part else (-1, float("nan"))
+                        print(f"{plat}_control_p95_s_max_{when}_fault: {p:.2f} (fixture {fx}"
+                              f"{', flashpoint' if fx in flash else ''}; goal <= {GOAL_S:g})")
             keys = [k for k in seen.logged if k[0] < n_fix]
             print(f"never_shown: telegram {sum(k not in seen.tg_ctl for k in keys)}, "
                   f"slack {sum(k not in seen.sl_ctl for k in keys)} (when the bench stopped)")
             print(f"lost: {lost}")
-            print(f"not_logged_answers: {seen.refused} (told NOT logged / NOT CONFIRMED: "
-                  "the store did not answer in time)")
+            print(f"not_logged_answers: {seen.refused - refused0} (told NOT logged / NOT "
+                  "CONFIRMED: the store did not answer in time)")
+            print(f"held_answers: {seen.held - held0} (told HELD, not confirmed: written, no "
+                  "replica had it yet)")
             print(f"telegram_429: {tg.too_many - tg429_0}")
             print(f"slack_429: {slack.too_many - sl429_0}")
             print(f"cross_fixture: {len(seen.cross)}")
@@ -482,7 +551,8 @@ async def main(a: argparse.Namespace) -> None:
             print(f"cpu_bench_and_fakes_s: {me:.1f}")
             print(f"wall_s: {wall:.1f}")
             logs = "".join(r.log.read_text(errors="replace") for r in replicas)
-            for label, needle in (("limiter_local_fallbacks", "shared rate limits unavailable"),
+            for label, needle in (("limiter_local_fallbacks",
+                                   "unavailable (Redis is not answering)"),
                                   ("store_unavailable_warnings", "store unavailable"),
                                   ("leader_changes", "is now the leader"),
                                   ("delivery_stuck_warnings", "stuck for")):
@@ -494,8 +564,11 @@ async def main(a: argparse.Namespace) -> None:
             print(f"telegram_flashpoint_control_per_min: "
                   f"{busiest(flash_ctl, 60.0) * 60 / max(1, len(flash)):.1f} "
                   f"(limit {TG_GROUP_PER_MIN} per group)")
-            print(f"slack_calls_busiest_min: {sl_peak_min:.0f} (bot's pace {SLACK_PER_MIN}"
-                  f"/min per workspace: {100 * sl_peak_min / SLACK_PER_MIN:.0f}%)")
+            print(f"slack_updates_busiest_min: {upd_peak_min:.0f} (chat.update, paced to "
+                  f"{SLACK_UPDATES_PER_MIN}/min per workspace: "
+                  f"{100 * upd_peak_min / SLACK_UPDATES_PER_MIN:.0f}%)")
+            print(f"slack_posts_busiest_channel_10s_per_s: {post_peak:.1f} (chat.postMessage, "
+                  f"{SLACK_POSTS_PER_S}/s per channel: {100 * post_peak / SLACK_POSTS_PER_S:.0f}%)")
             print(f"slack_calls_needed_per_min: {60 * len(sl_calls) / load_s:.0f} "
                   f"({len(sl_calls)} posts+updates for {load_s:.0f} s of load, sent by "
                   f"{time.monotonic() - t0:.0f} s)")
@@ -505,9 +578,10 @@ async def main(a: argparse.Namespace) -> None:
                 f"Telegram {TG_GROUP_PER_MIN}/min per group (a flashpoint's control chat)":
                     busiest(flash_ctl, 60.0) * 60 / max(1, len(flash)) / TG_GROUP_PER_MIN},
                 "slack": {
-                f"Slack {SLACK_PER_MIN} calls/min per workspace (the bot paces every Slack "
-                "call to chat.update's Tier 3; all fixtures share it)":
-                    sl_peak_min / SLACK_PER_MIN}}
+                f"Slack chat.update {SLACK_UPDATES_PER_MIN}/min per workspace (all fixtures "
+                "share it)": upd_peak_min / SLACK_UPDATES_PER_MIN,
+                f"Slack chat.postMessage {SLACK_POSTS_PER_S}/s per channel (the busiest "
+                "channel)": post_peak / SLACK_POSTS_PER_S}}
             for plat, p95 in (("telegram", wt[1]), ("slack", ws[1])):
                 name, use = max(limits[plat].items(), key=lambda kv: kv[1])
                 verdict = (f"goal met ({p95:.1f} s)" if p95 <= GOAL_S else
@@ -552,6 +626,9 @@ if __name__ == "__main__":
                     help="most seconds to wait for the last answers and cards")
     ap.add_argument("--quick", action="store_true",
                     help="1-minute run: 10 fixtures, flashpoints of 60 reports")
+    ap.add_argument("--fault", choices=["none", "pause", "kill"], default="none",
+                    help="a Redis fault in the flashpoints: pause (SIGSTOP) or kill the master "
+                         "serving the first flashpoint fixture's slot")
     ap.add_argument("--dump", type=Path, help="write every fake call here (JSON lines)")
     a = cli.parse(ap, SMOKE)
     if a.quick:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import redis
+from redis.crc import key_slot
 
 from bot.embedded_redis.supervisor import find_server_binary
 from rigs.net import free_port
@@ -74,6 +75,20 @@ class Topology:
     def pid(self, port: int) -> int:
         """PID of the server on a port."""
         return self.procs[port].pid
+
+    def master_of(self, key: str) -> int:
+        """The port of the cluster master serving `key`'s slot now (asked of any server
+        that answers)."""
+        slot = key_slot(key.encode())
+        for port in self.procs:
+            try:
+                ranges = _client(port).execute_command("CLUSTER", "SLOTS")
+            except (redis.RedisError, OSError):
+                continue
+            for lo, hi, master, *_ in ranges:
+                if lo <= slot <= hi:
+                    return int(master[1])
+        raise RuntimeError(f"no server knows who serves slot {slot}")
 
     def stop(self) -> None:
         """Stop every process this topology started (SIGCONT first: some may be paused)."""

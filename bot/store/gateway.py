@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -57,6 +58,20 @@ Command = Callable[[aioredis.Redis], Awaitable[Any]] | Awaitable[Any]
 # need not agree. A fenced write ran nowhere: it is sent again once, to the master the
 # sentinels name now.
 WRITE_FENCE_MS = 1000
+# The same fence for the small write scripts outside apply.lua (seen marks, rate-limit
+# windows, the Telegram inbox): prepended to the script, it reads its two arguments from the
+# end of ARGV, so a fenced script's own ARGV stays as it was (it must not count ARGV).
+_FENCE_LUA = """
+local fence_sent = tonumber(ARGV[#ARGV - 1])
+if fence_sent then
+  local t = redis.call('TIME')
+  local waited = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - fence_sent
+  if waited > tonumber(ARGV[#ARGV]) then
+    return redis.error_reply('FENCED the write waited ' .. waited .. ' ms to run (over ' ..
+      ARGV[#ARGV] .. ' ms): this server was paused and may have been replaced')
+  end
+end
+"""
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +80,13 @@ class Unconfirmed(StoreUnavailable):
     """The write reached the master but not enough replicas confirmed it in time: it may
     still be lost in a failover, so it is not 'Logged' yet; resending it (same dedupe key)
     is safe and confirms it."""
+
+
+@dataclass(frozen=True)
+class FencedScript:
+    """A write script carrying the write fence (made by `Gateway.fenced_script`)."""
+
+    script: AsyncScript
 
 
 class Gateway:
@@ -128,6 +150,34 @@ class Gateway:
     async def run_script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
         """Run a script made by `script` (loaded on first use, again after a restart)."""
         return await self.call(script(keys=keys, args=args, client=self.r))
+
+    def fenced_script(self, lua: str) -> FencedScript:
+        """A write script to run with `run_fenced`: refused where it waited past the write
+        fence (a paused master the sentinels may have replaced), then sent once more to
+        today's master (see WRITE_FENCE_MS). `lua` must not count its ARGV."""
+        return FencedScript(self.r.register_script(_FENCE_LUA + lua))
+
+    async def run_fenced(self, script: FencedScript, keys: list[str], args: list[Any]) -> Any:
+        """Run a script made by `fenced_script`, stamped for the fence; a fenced run wrote
+        nothing, so it is sent once more, to the master the sentinels name now."""
+        for last in (False, True):
+            stamp = _fence_args(await self._stamp())
+            res = await self.call(_unless_fenced(script.script(
+                keys=keys, args=[*args, *stamp], client=self.r), last))
+            if res is not _FENCED:
+                return res
+            # an answer, not an outage: the outage state and its log stay as they are
+            log.warning("a write waited in a paused server and was refused there; "
+                        "sent again to the master named now")
+            await rediscover(self.r)
+        raise AssertionError("unreachable")
+
+    async def _stamp(self) -> float | None:
+        """When a write is sent, on the server's clock (None: no fence on a lone server);
+        the clocks' offset re-measured each minute."""
+        if self._fence and time.monotonic() - self._clock_measured > 60.0:
+            await self._measure_clock()
+        return time.time() + self._clock_offset if self._fence else None
 
     def blocking_client(self) -> aioredis.Redis:
         """A client of its own for blocking reads (XREAD BLOCK), so a reader waiting for the
@@ -364,10 +414,8 @@ class Gateway:
 
         With replica_acks, the same round trip WAITs for replicas (Unconfirmed if they
         don't confirm in time)."""
-        if self._fence and time.monotonic() - self._clock_measured > 60.0:
-            await self._measure_clock()
         # the fence counts from here, on the server's clock: a stuck INFO below counts too
-        since = time.time() + self._clock_offset if self._fence else None
+        since = await self._stamp()
         keys = script_keys(prefix, ops, dedupe)
         args = [dedupe, self.dedupe_ttl, encode(ops)]
         await self._acks_fresh()
@@ -403,6 +451,20 @@ class Gateway:
                     str(r).splitlines()[0])
             raise r
         return res
+
+
+_FENCED = object()  # run_fenced: the script was refused by the write fence (nothing written)
+
+
+async def _unless_fenced(run: Awaitable[Any], last: bool) -> Any:
+    """A fenced script's answer, or _FENCED when the fence refused it (not on the last try:
+    then the refusal is raised, as an outage)."""
+    try:
+        return await run
+    except ResponseError as exc:
+        if _fenced(exc) and not last:
+            return _FENCED
+        raise
 
 
 async def _raise(exc: Exception) -> Any:

@@ -18,6 +18,24 @@ from bot.store.gateway import Gateway
 KEEP = 7 * 86400
 SEEN_TTL = 86400  # platforms retry within minutes (Slack) or hours (Telegram webhooks)
 SEEN_LOCAL = 10_000
+# KEYS[1] the inbox, KEYS[2] the next offset; ARGV[1] TTL (s), ARGV[2] the batch's offset,
+# ARGV[3] how many updates follow, then update id and JSON each. The offset never goes back:
+# a batch recorded late (an older getUpdates answer) leaves a later one's offset alone.
+_RECORD = """
+local n = tonumber(ARGV[3])
+for i = 0, n - 1 do redis.call('HSET', KEYS[1], ARGV[4 + 2 * i], ARGV[5 + 2 * i]) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+if tonumber(ARGV[2]) > (tonumber(redis.call('GET', KEYS[2])) or 0) then
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[1])
+else
+  redis.call('EXPIRE', KEYS[2], ARGV[1])
+end
+return 1
+"""
+_TAKE_SEEN = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 1 end
+return 0
+"""
 
 
 class Inbox:
@@ -27,16 +45,20 @@ class Inbox:
         self.gateway = gateway
         self.key = bot_prefix("telegram", bot_id) + "inbox"
         self.offset_key = bot_prefix("telegram", bot_id) + "offset"
+        # fenced: a batch recorded in a paused master would be lost with it after the bot
+        # had confirmed it to Telegram (see Gateway.fenced_script)
+        self._record = gateway.fenced_script(_RECORD)
 
     async def record(self, updates: list[dict[str, Any]]) -> None:
         """Keep a fetched batch and the offset that confirms it, atomically."""
         if not updates:
             return
-        pipe = self.gateway.pipeline(transaction=True)
-        pipe.hset(self.key, mapping={str(u["update_id"]): json.dumps(u) for u in updates})
-        pipe.expire(self.key, KEEP)
-        pipe.set(self.offset_key, max(int(u["update_id"]) for u in updates) + 1, ex=KEEP)
-        await self.gateway.call(pipe.execute())
+        rows: list[object] = []
+        for u in updates:
+            rows += [str(u["update_id"]), json.dumps(u)]
+        offset = max(int(u["update_id"]) for u in updates) + 1
+        await self.gateway.run_fenced(self._record, [self.key, self.offset_key],
+                                      [KEEP, offset, len(updates), *rows])
 
     async def done(self, update_id: int) -> None:
         """An update was processed: forget it."""
@@ -62,6 +84,9 @@ class Seen:
     def __init__(self, gateway: Gateway, ttl: int = SEEN_TTL) -> None:
         self.gateway = gateway
         self.ttl = ttl
+        # fenced: a mark taken in a paused master is lost with it, and a retry reaching
+        # another replica would be handled twice (see Gateway.fenced_script)
+        self._take = gateway.fenced_script(_TAKE_SEEN)
         self._local: OrderedDict[str, None] = OrderedDict()
 
     async def first(self, key: str) -> bool:
@@ -69,8 +94,8 @@ class Seen:
         if key in self._local:
             return False
         try:
-            got = bool(await self.gateway.call(lambda r: r.set(f"{OPS}seen:{key}", "1",
-                                                               nx=True, ex=self.ttl)))
+            got = bool(await self.gateway.run_fenced(self._take, [f"{OPS}seen:{key}"],
+                                                     ["1", self.ttl]))
         except StoreUnavailable:
             got = True  # the store is down: this process's memory is all there is
         self._local[key] = None

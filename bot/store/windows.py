@@ -24,7 +24,7 @@ class Windows:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         lua = resources.files("bot.store").joinpath("ratelimit.lua").read_text()
-        self._take = gateway.script(lua)
+        self._take = gateway.fenced_script(lua)  # a late take would count nowhere
 
     @staticmethod
     def key(platform: str, scope: str) -> str:
@@ -58,7 +58,7 @@ class Windows:
                 args: list[object] = [int(now * 1000), member]
                 for key, count, per in group:
                     args += [count, int(per * 1000), int((hold or {}).get(key, 0.0) * 1000)]
-                ms = int(await self.gateway.run_script(
+                ms = int(await self.gateway.run_fenced(
                     self._take, [k for k, _, _ in group], args))
                 if ms > 0:
                     await self._give_back(taken, member)

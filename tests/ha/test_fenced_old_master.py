@@ -6,13 +6,11 @@ written there), and the store sends it once more, to the new master, where it is
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 from pathlib import Path
 
 import redis
-import redis.asyncio as aioredis
 
 from bot.app import build_core
 from bot.domain.ledger import Event
@@ -20,7 +18,7 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store, StoreUnavailable
 from rigs.topology import start_sentinel
-from tests.support.failover import promote_a_replica
+from tests.support.failover import KeyspaceWatch, promote_a_replica
 
 QUEUED = 8  # reports sent to the paused master
 
@@ -42,8 +40,7 @@ async def test_writes_queued_in_a_paused_old_master_are_not_applied_there(tmp_pa
                                                                           clock):
     topo = start_sentinel(tmp_path / "redis", replicas=2, down_after_ms=60_000)
     store = Store.from_url(topo.url)
-    watch = aioredis.Redis(port=topo.master_port, decode_responses=True)
-    pubsub = watch.pubsub()
+    watch = KeyspaceWatch(topo.master_port)
     old = topo.master_port
     try:
         await store.configure_replication(timeout_ms=300)
@@ -51,8 +48,7 @@ async def test_writes_queued_in_a_paused_old_master_are_not_applied_there(tmp_pa
         core = build_core(store, settings, clock, cache_ttl=0)
         fx = (await ensure_sample_fixture(core)).id
         # every key the old master writes from now on is announced on its pub/sub
-        await watch.config_set("notify-keyspace-events", "KA")
-        await pubsub.psubscribe("__keyspace@0__:*dedupe:queued-*", "marker")
+        await watch.start("*dedupe:queued-*")
         # pooled connections to the first master, as a busy bot has
         await asyncio.gather(*(store.gateway.r.get(f"warm:{i}") for i in range(QUEUED)))
 
@@ -65,24 +61,13 @@ async def test_writes_queued_in_a_paused_old_master_are_not_applied_there(tmp_pa
         answers = await asyncio.gather(*reports)
 
         # what the resumed old master wrote of the queued reports (up to a marker sent now)
-        await watch.publish("marker", "end")
-        written: set[str] = set()
-        async with asyncio.timeout(10):
-            async for msg in pubsub.listen():
-                if msg["type"] != "pmessage":
-                    continue
-                if msg["channel"] == "marker":
-                    break
-                written.add(msg["channel"].rsplit(":", 1)[1])
+        written = {k.rsplit(":", 1)[1] for k in await watch.written()}
         assert written == set(), f"applied on the replaced master: {sorted(written)}"
         # and the reports were not lost: each is logged once, on the new master
         assert answers == ["logged"] * QUEUED, answers
         logged = redis.Redis(port=new, decode_responses=True).keys(f"md:{{{fx}}}:dedupe:queued-*")
         assert len(logged) == QUEUED
     finally:
-        with contextlib.suppress(Exception):
-            await pubsub.aclose()
-        with contextlib.suppress(Exception):
-            await watch.aclose()
+        await watch.close()
         await store.close()
         topo.stop()

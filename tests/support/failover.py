@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 
 import redis
+import redis.asyncio as aioredis
 
 from rigs.topology import Topology
 
@@ -32,3 +34,37 @@ async def promote_a_replica(topo: Topology, old: int) -> int:
     await _until(lambda: redis.Redis(port=new).info("replication").get(
         "connected_slaves") == 1, "the new master with the other replica")
     return new
+
+
+
+class KeyspaceWatch:
+    """The keys one server writes, from its keyspace events (a pub/sub connection)."""
+
+    def __init__(self, port: int) -> None:
+        self.client = aioredis.Redis(port=port, decode_responses=True)
+        self.pubsub = self.client.pubsub()
+
+    async def start(self, pattern: str = "*") -> None:
+        """Announce every write from now on; watch the keys matching `pattern`."""
+        await self.client.config_set("notify-keyspace-events", "KA")
+        await self.pubsub.psubscribe(f"__keyspace@0__:{pattern}", "marker")
+
+    async def written(self) -> set[str]:
+        """Keys written since `start`, up to a marker published now."""
+        await self.client.publish("marker", "end")
+        keys: set[str] = set()
+        async with asyncio.timeout(10):
+            async for msg in self.pubsub.listen():
+                if msg["type"] != "pmessage":
+                    continue
+                if msg["channel"] == "marker":
+                    break
+                keys.add(msg["channel"].split(":", 1)[1])
+        return keys
+
+    async def close(self) -> None:
+        """Close both connections (whatever state the server is in)."""
+        with contextlib.suppress(Exception):
+            await self.pubsub.aclose()
+        with contextlib.suppress(Exception):
+            await self.client.aclose()
