@@ -201,7 +201,7 @@ async def run_case(case: str, acks: int | None, tasks: int, seconds: float) -> d
         try:
             settings = load_settings(REDIS_URL=topo.url, MATCHDAY_DATA_DIR=tmp)
             store = Store.from_url(topo.url)
-            await store.configure_replication(acks, timeout_ms=500)
+            await store.gateway.configure_replication(acks, timeout_ms=500)
             clock = VirtualClock(datetime(2026, 12, 2, 18, 0, tzinfo=UTC))
             # durable, as `matchday run` serves Telegram and Slack: the outbox, and the
             # rate limits shared in Redis

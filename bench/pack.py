@@ -84,7 +84,7 @@ async def main(n: int) -> None:
         assert fx is not None
         with tempfile.TemporaryDirectory() as out:
             t = time.perf_counter()
-            pack = await build_pack(core.store, fx, core.grounds[fx.ground],
+            pack = await build_pack(core.store, core.facades, fx, core.grounds[fx.ground],
                                     core.settings.config_dir, core.settings.zone,
                                     Path(out) / "pack", key=new_key())
             took = time.perf_counter() - t

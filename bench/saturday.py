@@ -414,7 +414,7 @@ async def main(a: argparse.Namespace) -> None:
             if r is None or not r.reply.ok or await store.fixture(fx) is None:
                 raise RuntimeError(f"fixture {fx} not added: {r.reply.text if r else None}")
         for u, i in plan.steward_fx.items():
-            await store.choose_fixture(ids[i], who=f"telegram:{u}")
+            await core.facades.choices.choose_fixture(ids[i], who=f"telegram:{u}")
         # ---- the bot replicas
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("MATCHDAY_", "TELEGRAM_", "SLACK_", "REDIS_"))}

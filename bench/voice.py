@@ -231,7 +231,7 @@ async def burst(notes: list[tuple[bytes, int]], model: Path) -> Burst:
         before = len(answers())
         fixture = (await core.active_fixture()).id
         for steward in stewards:
-            await core.store.drop_form(fixture, f"telegram:{steward}")
+            await core.facades.forms.drop_form(fixture, f"telegram:{steward}")
         core.clock.advance(timedelta(hours=1))  # past the note window: notes start reports
         started = time.perf_counter()
         with Ticker() as voice_ticker:

@@ -94,7 +94,7 @@ async def read_latency(core, reps: int, say_as: str = "police_commander") -> flo
     for i in range(reps):
         t = time.perf_counter()
         await core.handle(cmd(10**9 + i, "/status", say_as))
-        await summary_figures(core.store, fx)
+        await summary_figures(core.store, core.facades, fx)
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 

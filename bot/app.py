@@ -96,7 +96,7 @@ def build_core(store: Store, settings: Settings, clock: Clock,
         outbox=delivery.outbox if durable else None,
         limiter=SharedRateLimiter(delivery.windows) if durable else None,  # one budget for all
         views=LiveViews(store, grounds, settings),  # references rendered at send time
-        lane=Lane(store.stewarding),  # while a procedure goes out, nothing else
+        lane=Lane(facades.stewarding),  # while a procedure goes out, nothing else
         fixtures=store.fixture)  # a fixture's ground, for per-ground chats
     registry = build_registry()
     roles_file = cfg / "roles.toml" if (cfg / "roles.toml").exists() else DEFAULT_ROLES
@@ -176,8 +176,8 @@ class App:
                                observe_latency=metrics.STORE_SECONDS.observe,
                                observe_answer=self.outage.observe)  # a line when Redis goes
         try:
-            await store.ping()
-            await store.configure_replication(self.settings.replica_acks,
+            await store.gateway.ping()
+            await store.gateway.configure_replication(self.settings.replica_acks,
                                               self.settings.replica_timeout_ms)
         except StoreUnavailable:
             await store.close()
@@ -196,9 +196,9 @@ class App:
         assert self.store is not None and self.core is not None
         where = safe_url(self.settings.redis_url or "") if self.embedded is None else \
             f"{self.embedded.data_dir} (embedded)"
-        self.loss_risk = LossRisk(lambda: self._current_store().durability(), where)
+        self.loss_risk = LossRisk(lambda: self._current_store().gateway.durability(), where)
         try:  # app.stop() closes the store when start-up fails here
-            line = self.loss_risk.prime(await self.store.durability())
+            line = self.loss_risk.prime(await self.store.gateway.durability())
         except StoreUnavailable:
             raise StartupError(f"Redis at {where} is not answering") from None
         if line and self.settings.require_durable:
@@ -250,15 +250,15 @@ class App:
         the caller)."""
         check_config_or_fail(self.settings.config_dir)
         store = await self.start_store()
+        self.facades = facades = StoreFacades.over(store.gateway)  # each built once
         publish = None
         if self.serving:
             async def publish(what: str, fixture: str) -> None:
-                await store.publish_change(what, fixture, self.origin)
+                await facades.changes.publish_change(what, fixture, self.origin)
 
         platforms = (self.settings.telegram_bot_token, self.settings.slack_bot_token)
         if self.drill is not None:
             store.use_drill_index()  # the live bot never sweeps the drill's deadlines
-        self.facades = StoreFacades.over(store.gateway)  # each built once, for its consumer
         self.core = build_core(store, self.settings, self.clock, outage=self.outage,
                                publish=publish, durable=self.serving and any(
                                    t is not None for t in platforms), drill=self.drill,

@@ -23,7 +23,7 @@ from bot.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
     from bot.store import Store
-    from bot.store.facades import WebState
+    from bot.store.facades import StoreFacades, WebState
 
 log = logging.getLogger("matchday")
 
@@ -32,6 +32,12 @@ def _store(app: App) -> Store:
     """The incident log the composition root (App) built, once the app has started."""
     assert app.store is not None
     return app.store
+
+
+def _facades(app: App) -> StoreFacades:
+    """The store's facades by purpose the composition root (App) built, once it has started."""
+    assert app.facades is not None
+    return app.facades
 
 
 def _web(app: App) -> WebState:
@@ -127,7 +133,7 @@ async def _demo(app: App, as_json: bool) -> int:
     assert app.core is not None
     fx = await app.core.active_fixture()
     if fx is not None and not as_json:
-        fig = await summary_figures(_store(app), fx)
+        fig = await summary_figures(_store(app), _facades(app), fx)
         ground = app.core.grounds[fx.ground]
         print(f"\n=== Final summary: {fx.title} ({fx.id}) ===")
         print(summary_text(fig, ground))
@@ -140,7 +146,7 @@ async def _web_link(app: App, by: str) -> int:
     from bot.web.access import Access
 
     assert app.core is not None
-    access = Access(app.core, _store(app), _web(app))
+    access = Access(app.core, _facades(app))
     server = await access.running()  # the running server's, not this shell's PORT
     if server is None:
         return _fail("no control-room server is running: start the bot with `matchday run "
@@ -148,7 +154,7 @@ async def _web_link(app: App, by: str) -> int:
     url = await access.issue_link(by, server) if ":" in by else None
     if url is None:
         return _fail(f"--by {by!r} is not a member (platform:user, e.g. console:control)", 1)
-    await _store(app).audit(by, "cli.web-link", "sign-in link issued on the command line",
+    await _facades(app).audit.audit(by, "cli.web-link", "sign-in link issued on the command line",
                                _now(app), unix_user())
     print(url)
     return 0
@@ -179,7 +185,7 @@ async def _summary(app: App, fixture_id: str, as_json: bool) -> int:
     fx = await _store(app).fixture(fixture_id)
     if fx is None:
         return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
-    fig = await summary_figures(_store(app), fx)
+    fig = await summary_figures(_store(app), _facades(app), fx)
     if as_json:
         from bot.evidence.debrief.figures import TIME_COLUMNS, incident_rows
 
@@ -212,7 +218,8 @@ async def _export(app: App, args: argparse.Namespace) -> int:
     from bot.evidence.signing import load_or_create, public_hex
 
     key = load_or_create(app.settings.data_dir)
-    out = await export_fixture(_store(app), args.fixture, args.out, args.restricted, by=by,
+    out = await export_fixture(_store(app), _facades(app), args.fixture, args.out, args.restricted,
+                               by=by,
                                key=key, at=_now(app), unix_user=unix_user())
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     print(f"Exported {args.fixture} to {out}" + (" (restricted: custody refs and "
@@ -244,7 +251,7 @@ async def _stewards(app: App, args: argparse.Namespace) -> int:
         return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
     scope = {"fixture": args.fixture} if args.fixture else {"season": args.season}
     out_dir = args.out or app.settings.data_dir / "stewards" / (args.fixture or args.season)
-    out, rows = await export_stewards(_store(app), fixtures, core.grounds,
+    out, rows = await export_stewards(_store(app), _facades(app), fixtures, core.grounds,
                                       app.settings.config_dir, out_dir,
                                       key=load_or_create(app.settings.data_dir), scope=scope,
                                       at=_now(app), unix_user=unix_user(),
@@ -280,20 +287,22 @@ async def _martyns_law(app: App, args: argparse.Namespace) -> int:
     if plan is None:
         return _fail(f"grounds/{path.name} has no [martyns_law] section: add the duty holder, "
                      "[[procedure]] and [[measure]] tables (see the README)")
-    store = _store(app)
+    store, facades = _store(app), _facades(app)
     if args.sent is not None:
-        revs = {r.n: r for r in await store.protection.revisions(ground.id)}
+        revs = {r.n: r for r in await facades.protection.revisions(ground.id)}
         if args.sent not in revs:
             return _fail(f"{ground.id} has no revision {args.sent} (revisions: "
                          f"{', '.join(map(str, sorted(revs))) or 'none yet'})")
-        await store.protection.mark_sent(ground.id, args.sent, _now(app))
-        await store.audit("cli:martyns-law", "martyns_law.sent", f"{ground.id} revision "
-                          f"{args.sent} sent to the regulator", _now(app), unix_user())
+        await facades.protection.mark_sent(ground.id, args.sent, _now(app))
+        await facades.audit.audit("cli:martyns-law", "martyns_law.sent",
+                                  f"{ground.id} revision "
+                                  f"{args.sent} sent to the regulator", _now(app), unix_user())
         print(f"Revision {args.sent} of {plan.ground_name}'s document recorded as sent to the "
               f"{plan.regulator}; its reminder stops.")
         return 0
     out = args.out or Path(app.settings.data_dir) / "martyns_law" / ground.id
-    w = await write_document(store, plan, ground, out, key=load_or_create(app.settings.data_dir),
+    w = await write_document(store, facades, plan, ground, out,
+                             key=load_or_create(app.settings.data_dir),
                              at=_now(app), tz=app.settings.zone, unix_user=unix_user())
     doc = w.document
     state = ("NEW revision: send it to the " + plan.regulator + " by "
@@ -343,7 +352,7 @@ async def _pack(app: App, args: argparse.Namespace) -> int:
         except ValueError as exc:
             return _fail(str(exc), 2)
         folder, n = await build_period(
-            _store(app), period, core.grounds, app.settings.config_dir,
+            _store(app), _facades(app), period, core.grounds, app.settings.config_dir,
             config_for(app.settings).tz,
             args.out or Path(app.settings.data_dir) / "packs" / period.value, key=key,
             at=_now(app), by="cli:pack")
@@ -355,7 +364,7 @@ async def _pack(app: App, args: argparse.Namespace) -> int:
         return _fail(f"no fixture '{args.fixture}' (matchday fixtures lists them)", 1)
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     out = args.out or Path(app.settings.data_dir) / "packs" / fx.id
-    pack = await build_pack(_store(app), fx, ground, app.settings.config_dir,
+    pack = await build_pack(_store(app), _facades(app), fx, ground, app.settings.config_dir,
                             config_for(app.settings).tz, out, key=key, at=_now(app),
                             by="cli:pack")
     print(f"Debrief pack of {fx.id} in {pack.folder}: {pack.pages}-page {pack.folder / 'pack.pdf'}"
@@ -422,7 +431,8 @@ async def _heads(app: App, fixture_id: str) -> int:
     if await store.fixture(fixture_id) is None:
         return _fail(f"no fixture '{fixture_id}' (matchday fixtures lists them)", 1)
     mark = f"fixture={fixture_id} "
-    rows = [a for a in reversed(await store.audit_log(100_000, fixture=fixture_id))
+    rows = [a for a in reversed(await _facades(app).audit.audit_log(100_000,
+                                                                    fixture=fixture_id))
             if a.get("action") in ("fixture.closed", "export.head")
             and a.get("detail", "").startswith(mark)]
     for a in rows:
@@ -448,12 +458,13 @@ async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int
         return _fail("say --pdf (the report is made as a PDF; the web view has the page)", 2)
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     tz = core.settings.zone
-    rep = await build_report(_store(app), _web(app).feed, fx, ground, tz, app.clock.now())
+    rep = await build_report(_store(app), _facades(app), _web(app).feed, fx, ground, tz,
+                             app.clock.now())
     data = chart_from_counts(await _store(app).chart_counts(fx.id))
     png = await draw_chart(data, fx.title, tz, fx.kickoff) if data else None
     path = out or Path(f"{fx.id}-post-match.pdf")
     path.write_bytes(report_pdf(rep, png, tz, load_map(core.settings.config_dir, ground)))
-    await _store(app).audit("cli", "report.pdf", f"post-match PDF of {fx.id}: {path.name}",
+    await _facades(app).audit.audit("cli", "report.pdf", f"post-match PDF of {fx.id}: {path.name}",
                            _now(app), unix_user(), fixture=fx.id)
     print(f"{path} ({len(rep.rows)} incidents; chain head {rep.chain_head})")
     return 0

@@ -70,7 +70,8 @@ def control_room_for(core: Core, public_url: str | None = None) -> ControlRoom:
     """The control-room web view handed the incident log and the web state it uses."""
     from bot.web.server import ControlRoom  # HTTP modes only pay for aiohttp
 
-    room = ControlRoom(core, core.store, core.facades.web, public_url)
+    room = ControlRoom(core, core.store, core.facades.web, public_url,
+                       facades=core.facades)
     core.hooks.append(room.live.on_change)  # the wall's ingress tile follows its figures
     return room
 
@@ -89,7 +90,7 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
 
     async def retention(now: datetime) -> None:
         if app.lease is None or app.lease.held:  # a singleton duty: the lease holder's
-            await sweep_retention(core, core.store, now)
+            await sweep_retention(core, core.store, core.facades.police, now)
 
     warnings = early_warning_for(core)
     from bot.domain.ingress_model import readings
@@ -111,7 +112,7 @@ def make_scheduler(app: App, *, live: bool) -> Scheduler:
         from bot.publicprotection.revision_reminder import remind_due
 
         if app.lease is None or app.lease.held:  # a singleton duty, as retention
-            await remind_due(core, core.store, now)
+            await remind_due(core, core.store, core.facades, now)
 
     attach_scheduler(core, scheduler)
     scheduler.add_ticker(escalations, 1.0)
@@ -139,7 +140,7 @@ def adapter_parts(core: Core) -> AdapterParts:
     """What a platform adapter uses besides the core's narrow face (CoreAPI)."""
     from bot.adapters.parts import AdapterParts
 
-    return AdapterParts(delivery=core.notifier, store=core.store,
+    return AdapterParts(delivery=core.notifier, audit=core.facades.audit,
                         platform=core.facades.platform, clock=core.clock,
                         outage=core.outage, registry=core.registry, roles=core.roles,
                         roster=core.roster, grounds=core.grounds)
@@ -320,7 +321,7 @@ async def follow_changes(core: Core, origin: str) -> None:
     other replicas' NOT CONFIRMED writes (said on the channel, or before we listened)."""
     while True:
         try:
-            async for what, fixture, sender in core.store.changes(core.learn_unsure):
+            async for what, fixture, sender in core.facades.changes.changes(core.learn_unsure):
                 if sender != origin:
                     await core.changed(what, fixture, here=False)
         except StoreUnavailable:
@@ -464,7 +465,7 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
         from bot.web.host import HttpHost, application  # HTTP modes only pay for aiohttp
 
         site = application(routes + health_routes(
-            core.store.ping, app.role, outbox_lag(core),
+            core.store.gateway.ping, app.role, outbox_lag(core),
             lag_alarm=(lambda: alarm.raised) if alarm is not None else None))
         ingress_feed_for(core).add_routes(site)  # refuses every batch until a key is set
         if control_room:

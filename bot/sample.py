@@ -62,7 +62,7 @@ async def ensure_sample_fixture(core: Core, *, rota: bool = False) -> Fixture:
         rows = [[r.steward, r.name, r.post] for r in SAMPLE_ROTA]
         filled = Event(kind="deploy.filled", at=iso(core.clock.now()), by="system:sample",
                        role="admin", data={"rows": rows}, phase="pre")
-        await core.store.stewarding.deploy(fx.id, list(SAMPLE_ROTA), filled,
+        await core.facades.stewarding.deploy(fx.id, list(SAMPLE_ROTA), filled,
                                            f"sample-rota:{fx.id}")
     await core.store.set_active_fixture(fx.id)
     core.cache.drop("active")

@@ -61,7 +61,7 @@ async def store(redis_url: str) -> AsyncIterator[Store]:
     """A store over an empty database."""
     s = Store.from_url(redis_url)
     await s.reset_for_tests()
-    await s.configure_replication()  # WAIT for a replica when the server has one
+    await s.gateway.configure_replication()  # WAIT for a replica when the server has one
     yield s
     await s.close()
 

@@ -11,7 +11,7 @@ from bot.delivery.notifier import Notifier
 from bot.domain.clock import Clock
 from bot.domain.grounds import Ground
 from bot.observe.outage import OutageLog
-from bot.store import Store
+from bot.store.audit_trail import AuditTrail
 from bot.store.facades import PlatformState
 
 
@@ -21,7 +21,7 @@ class AdapterParts:
     catalogue."""
 
     delivery: Notifier  # replies and broadcasts go out through it (and the sinks it holds)
-    store: Store  # the incident log (the audit trail of refusals)
+    audit: AuditTrail  # the audit trail of refusals
     platform: PlatformState  # updates seen, inboxes, chat moves, Home watchers, refs
     clock: Clock
     outage: OutageLog  # what a Redis outage cost, counted rather than logged each time

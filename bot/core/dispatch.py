@@ -39,6 +39,7 @@ from bot.store import (
     WriteAttempts,
     WritesRefused,
 )
+from bot.store.base import track_writes
 from bot.store.facades import StoreFacades
 
 log = logging.getLogger(__name__)
@@ -204,6 +205,11 @@ class Ctx:
         return self.core.store
 
     @property
+    def facades(self) -> StoreFacades:
+        """The store's facades by purpose (stewarding, decisions, ...), built once by the root."""
+        return self.core.facades
+
+    @property
     def role(self) -> str | None:
         """The sender's role, None for a stranger."""
         return self.member.role if self.member else None
@@ -277,13 +283,14 @@ class Core:
         self.notifier = notifier
         self.settings = settings
         self.cache = TTLCache(cache_ttl)
-        self.unsure = UnsureWrites(store)  # resends after an outage reuse the first dedupe key
+        # resends after an outage reuse the first dedupe key
+        self.unsure = UnsureWrites(facades.unsure)
         # A Redis outage is logged when it starts and ends, not per command or per tick.
         self.outage = outage or OutageLog()
         # refusals of people the bot does not know: apart from the members' audit trail
-        self.strangers = StrangerAudit(store, lambda: self.clock.now().timestamp())
+        self.strangers = StrangerAudit(facades.audit, lambda: self.clock.now().timestamp())
         # control told once when a fixture's reports are refused (its slot takes no writes)
-        self.reports_refused = RefusedReports(store, notifier)
+        self.reports_refused = RefusedReports(facades.notices, notifier)
         self.hooks: list[Callable[[str, str], Awaitable[None]]] = []  # (event, fixture)
         # When other replicas may run: tells them a SHARED_CHANGES change (pub/sub).
         self.publish = publish
@@ -291,14 +298,15 @@ class Core:
         self.status_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
         # Lines only commanders and control see (e.g. Redis could lose acknowledged reports).
         self.commander_lines: list[Callable[[Fixture], Awaitable[list[str]]]] = []
-        self.fixtures: FixtureScope = fixtures or LiveFixtures(store, self.cache)
+        self.fixtures: FixtureScope = fixtures or LiveFixtures(store, self.cache,
+                                                               facades.choices)
         self._telling: set[asyncio.Task[None]] = set()  # change notices being published
 
     # ---------------------------------------------------------------- lookups
     async def chat_member(self, platform: str, chat: str, user: str, joined: bool) -> None:
         """Someone joined or left a chat, as its member updates tell: who a one-to-many
         post there reaches (handlers.stewarding.broadcasts)."""
-        await self.store.stewarding.chat_member(platform, chat, user, joined)
+        await self.facades.stewarding.chat_member(platform, chat, user, joined)
 
     async def member(self, who: str) -> Member | None:
         """A roster member or someone who joined by invite (cached briefly)."""
@@ -310,7 +318,7 @@ class Core:
         if hit:
             return m
         try:
-            rec = await self.store.member(who)
+            rec = await self.facades.members.member(who)
         except StoreUnavailable:  # e.g. the {ops} slot is away: who they were a moment ago
             hit, m = self.cache.stale("member:" + who)
             if hit:
@@ -347,7 +355,7 @@ class Core:
 
     async def fixture_of(self, who: str) -> Fixture | None:
         """The fixture a person works on (their /fixture use choice, else the default)."""
-        _chat_fx, fx_id = await self.store.fixture_choice(who, "", "")
+        _chat_fx, fx_id = await self.facades.choices.fixture_choice(who, "", "")
         fx = await self._fixture_by_id(fx_id) if fx_id else None
         return fx or await self.active_fixture()
 
@@ -422,7 +430,7 @@ class Core:
     async def _handle(self, cmd: Command) -> Result | None:
         now = self.clock.now()  # the log's time is when the bot received it
         cmd = await self.unsure.resend(cmd, now)
-        writes = self.store.track_writes()
+        writes = track_writes()
         result = await self._answer(cmd, now, writes)
         if writes.unconfirmed:
             self.unsure.remember(cmd, now)
@@ -561,7 +569,7 @@ class Core:
                                          iso(self.clock.now()))
             return
         try:
-            await self.store.audit(cmd.who, "refused", f"/{name} as {role}: {why}",
+            await self.facades.audit.audit(cmd.who, "refused", f"/{name} as {role}: {why}",
                                    iso(self.clock.now()))
         except StoreUnavailable as exc:
             self.outage.count("{n} refusals not recorded in the audit trail",

@@ -9,6 +9,7 @@ from bot.core.drill import NO_DRILL_FIXTURE, Drill
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Command
 from bot.store import Store
+from bot.store.choices import Choices
 
 NO_ACTIVE_FIXTURE = "No active fixture. An admin sets one with /fixture use <id>."
 
@@ -56,9 +57,11 @@ class LiveFixtures:
 
     drill: Drill | None = None
 
-    def __init__(self, store: Store, cache: Cache) -> None:
+    def __init__(self, store: Store, cache: Cache, choices: Choices) -> None:
+        """`store`: the incident log (fixtures); `choices`: who and which chat uses which."""
         self.store = store
         self.cache = cache
+        self.choices = choices
 
     async def active(self) -> Fixture | None:
         """The store's active fixture (cached briefly)."""
@@ -77,7 +80,7 @@ class LiveFixtures:
         if not hit:
             # the web view acts as its signed-in member: their choice, not a "web:" one
             who = cmd.who.removeprefix("web:") if cmd.platform == "web" else cmd.who
-            chat_fx, person_fx = await self.store.fixture_choice(who, cmd.platform, cmd.chat)
+            chat_fx, person_fx = await self.choices.fixture_choice(who, cmd.platform, cmd.chat)
             fx_id = (None if cmd.private else chat_fx) or person_fx
             self.cache.put(key, fx_id)
         return fx_id
@@ -87,9 +90,9 @@ class LiveFixtures:
         if scope == "all":
             await self.store.set_active_fixture(fx_id)
         elif scope == "me":
-            await self.store.choose_fixture(fx_id, who=cmd.who)
+            await self.choices.choose_fixture(fx_id, who=cmd.who)
         else:
-            await self.store.choose_fixture(fx_id, platform=cmd.platform, chat=cmd.chat)
+            await self.choices.choose_fixture(fx_id, platform=cmd.platform, chat=cmd.chat)
         return None
 
     async def use(self, fx_id: str, *, if_none: bool) -> str | None:

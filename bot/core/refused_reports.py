@@ -21,7 +21,7 @@ CLAIM_S = 3600  # a notice's claim lasts this long if nobody sees the recovery
 
 
 class NoticeClaims(Protocol):
-    """Claims shared by every replica, so one of them tells (bot.store.Store)."""
+    """Claims shared by every replica, so one of them tells (bot.store.notices.Notices)."""
 
     async def claim_notice(self, name: str, ttl_s: int) -> bool:
         """Claim a notice once: True for the first to ask."""

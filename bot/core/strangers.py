@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.store import Store, StoreUnavailable
+from bot.store import StoreUnavailable
+from bot.store.audit_trail import AuditTrail
 
 PER_MINUTE = 30
 FIELD_MAX = 200  # characters kept of any value a stranger sent (an Origin, a path, an id)
@@ -19,9 +20,9 @@ FIELD_MAX = 200  # characters kept of any value a stranger sent (an Origin, a pa
 class StrangerAudit:
     """Writes strangers' refusals, rate-limited, to the store's stranger stream."""
 
-    def __init__(self, store: Store, now_ts: Callable[[], float],
+    def __init__(self, trail: AuditTrail, now_ts: Callable[[], float],
                  per_minute: int = PER_MINUTE) -> None:
-        self.store = store
+        self.trail = trail
         self.now_ts = now_ts
         self.per_minute = per_minute
         self._minute, self._written, self._dropped = -1, 0, 0
@@ -40,7 +41,7 @@ class StrangerAudit:
         if self._dropped:
             fields["not_written_before"] = str(self._dropped)
         try:
-            await self.store.audit_stranger(fields)
+            await self.trail.audit_stranger(fields)
         except StoreUnavailable:
             self._dropped += 1
             return

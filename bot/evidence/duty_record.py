@@ -24,6 +24,7 @@ from bot.evidence.csv_cells import write_rows
 from bot.evidence.export import MANIFEST, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 FILE = "stewards.csv"
 PDF_FILE = "stewards.pdf"
@@ -82,10 +83,10 @@ def duties(fx: Fixture, events: list[Event], filled: dict[str, tuple[str, str]],
     return out
 
 
-async def fixture_duties(store: Store, fx: Fixture, ground: Ground,
+async def fixture_duties(store: Store, facades: StoreFacades, fx: Fixture, ground: Ground,
                          config_dir: Path) -> list[Duty]:
     """The duties of one fixture, from its rota and its log."""
-    state = store.stewarding
+    state = facades.stewarding
     filled, _ = await state.deployment(fx.id)
     if not filled:
         return []
@@ -100,7 +101,8 @@ def as_csv(rows: list[Duty]) -> str:
     return buf.getvalue()
 
 
-async def export_stewards(store: Store, fixtures: list[Fixture], grounds: dict[str, Ground],
+async def export_stewards(store: Store, facades: StoreFacades, fixtures: list[Fixture],
+                          grounds: dict[str, Ground],
                           config_dir: Path, out_dir: Path | str, *, key: Ed25519PrivateKey,
                           scope: dict[str, str], at: str, by: str = "cli:stewards",
                           unix_user: str = "", tabard: str = "",
@@ -112,7 +114,7 @@ async def export_stewards(store: Store, fixtures: list[Fixture], grounds: dict[s
     rows: list[Duty] = []
     for fx in sorted(fixtures, key=lambda f: f.kickoff):
         ground = grounds.get(fx.ground) or next(iter(grounds.values()))
-        rows += await fixture_duties(store, fx, ground, config_dir)
+        rows += await fixture_duties(store, facades, fx, ground, config_dir)
     if tabard:
         rows = [d for d in rows if d.tabard == tabard]
         scope = {**scope, "tabard": tabard}
@@ -130,8 +132,8 @@ async def export_stewards(store: Store, fixtures: list[Fixture], grounds: dict[s
                                 "public_key": public_hex(key)}
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    await store.audit(by, "export.stewards", f"{len(rows)} duties of "
-                      f"{len(fixtures)} fixture(s) ({json.dumps(scope)})", at, unix_user)
+    await facades.audit.audit(by, "export.stewards", f"{len(rows)} duties of "
+                              f"{len(fixtures)} fixture(s) ({json.dumps(scope)})", at, unix_user)
     return out, rows
 
 

@@ -18,6 +18,8 @@ from bot.domain.ledger import Event
 from bot.evidence.csv_cells import write_rows
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
+from bot.store.facades import StoreFacades
+from bot.store.police_records import PoliceRecords
 
 JSONL, CSV, REPORT, MANIFEST, RESTRICTED = ("events.jsonl", "events.csv", "report.md",
                                             "manifest.json", "custody_refs.jsonl")
@@ -113,7 +115,7 @@ def restricted_records(store_events: list[Event], restricted: list[Event],
     return chained(f"{fixture_id}:restricted", sorted(legacy + restricted, key=lambda e: e.at))
 
 
-async def export_fixture(store: Store, fixture_id: str, out_dir: Path | str,
+async def export_fixture(store: Store, facades: StoreFacades, fixture_id: str, out_dir: Path | str,
                          restricted: bool, by: str = "cli", *, key: Ed25519PrivateKey,
                          at: str = "", unix_user: str = "") -> Path:
     """Write the export folder (custody refs and intelligence only when restricted), sign
@@ -137,13 +139,13 @@ async def export_fixture(store: Store, fixture_id: str, out_dir: Path | str,
     from bot.evidence.report import report_markdown
 
     pub = public_hex(key)
-    (out / REPORT).write_text(await report_markdown(store, fx, events, head, pub),
+    (out / REPORT).write_text(await report_markdown(store, facades, fx, events, head, pub),
                               encoding="utf-8")
     files = [JSONL, CSV, REPORT]
     (out / RESTRICTED).unlink(missing_ok=True)
     (out / RESTRICTED_EVENTS).unlink(missing_ok=True)
     if restricted:
-        refs = await custody_refs(store, fixture_id)
+        refs = await custody_refs(facades.police, fixture_id)
         (out / RESTRICTED).write_text("".join(canonical(r) + "\n" for r in refs),
                                       encoding="utf-8")
         secret = restricted_records(store_events, await store.restricted_events(fixture_id),
@@ -151,9 +153,9 @@ async def export_fixture(store: Store, fixture_id: str, out_dir: Path | str,
         (out / RESTRICTED_EVENTS).write_text("".join(canonical(r) + "\n" for r in secret),
                                              encoding="utf-8")
         files += [RESTRICTED, RESTRICTED_EVENTS]
-        await store.audit(by, "export.restricted", f"custody refs of {fixture_id} "
-                          f"({len(refs)} records) and its restricted log ({len(secret)} "
-                          "events)", at, unix_user, fixture=fixture_id)
+        await facades.audit.audit(by, "export.restricted", f"custody refs of {fixture_id} "
+                                  f"({len(refs)} records) and its restricted log ({len(secret)} "
+                                  "events)", at, unix_user, fixture=fixture_id)
     manifest: dict[str, Any] = {
         "format": MANIFEST_FORMAT, "fixture": fixture_id, "events": len(records),
         "genesis": genesis(fixture_id), "head": head, "restricted": restricted,
@@ -161,16 +163,16 @@ async def export_fixture(store: Store, fixture_id: str, out_dir: Path | str,
         "public_key": pub}
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    await store.audit(by, "export.head", head_detail(fixture_id, len(records), head), at,
-                      unix_user, fixture=fixture_id)
+    await facades.audit.audit(by, "export.head", head_detail(fixture_id, len(records), head),
+                              at, unix_user, fixture=fixture_id)
     return out
 
 
-async def custody_refs(store: Store, fixture_id: str) -> list[dict[str, str]]:
+async def custody_refs(police: PoliceRecords, fixture_id: str) -> list[dict[str, str]]:
     """Custody/occurrence references of arrests and bans (restricted: police and admin)."""
     out = []
     for kind, word in (("arr", "arrest"), ("ban", "ban")):
-        for rec in await store.police_records(fixture_id, kind):
+        for rec in await police.police_records(fixture_id, kind):
             if rec.get("ref") or rec.get("ref_expired_at"):
                 out.append({"record": f"{'A' if kind == 'arr' else 'B'}-{rec['n']}",
                             "type": word, "incident": rec.get("incident", ""),

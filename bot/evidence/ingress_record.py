@@ -16,6 +16,7 @@ from bot.domain.grounds import Ground
 from bot.domain.ingress_plan import IngressPlan
 from bot.domain.ledger import Event
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 CURVE = "ingress_curve.png"
 ALERTS = "ingress_alerts.csv"
@@ -111,13 +112,13 @@ def render_curve(curves: dict[str, list[tuple[datetime, float]]], ground: Ground
     return buf.getvalue()
 
 
-async def write_ingress(store: Store, fx: Fixture, ground: Ground, out: Path,
+async def write_ingress(store: Store, facades: StoreFacades, fx: Fixture, ground: Ground, out: Path,
                         tz: ZoneInfo) -> list[str]:
     """Write the section's files into the pack folder (none when nothing was counted)."""
     plan = ground.ingress
     if plan is None:
         return []
-    curves = stand_curves(plan, await store.ingress.curve(fx.id))
+    curves = stand_curves(plan, await facades.ingress.curve(fx.id))
     if not curves:
         return []
     rows = alert_rows(await store.events(fx.id), plan)

@@ -22,6 +22,7 @@ from bot.evidence.debrief.steward_record import MessageRow, read_messages
 from bot.evidence.export import chain_head
 from bot.evidence.summary import mmss, summary_figures
 from bot.store import Store
+from bot.store.facades import StoreFacades
 from bot.store.feed import Feed
 
 
@@ -98,17 +99,18 @@ def incident_rows(incidents: list[Incident], ground: Ground, tz: ZoneInfo,
     return out
 
 
-async def build_report(store: Store, feed: Feed, fx: Fixture, ground: Ground, tz: ZoneInfo,
+async def build_report(store: Store, facades: StoreFacades, feed: Feed, fx: Fixture,
+                       ground: Ground, tz: ZoneInfo,
                        now: datetime) -> Report:
     """The report of a fixture as the store holds it now (its incidents in report order
     read through the log's feed)."""
     raw = await feed.incidents(fx.id)
     incidents = [Incident.from_hash(h) for h in raw]
     n, head = await chain_head(store, fx.id)
-    fig = await summary_figures(store, fx)
+    fig = await summary_figures(store, facades, fx)
     clear = fig["key_timings"].get("ground_clear", "")
     messages = [replace(m, target=target_label(m.target, ground)) for m in
-                await read_messages(store.stewarding, fx.id, await store.events(fx.id))]
+                await read_messages(facades.stewarding, fx.id, await store.events(fx.id))]
     ko = fig["key_timings"].get("kick_off", "")
     planned = f"{fx.kickoff.astimezone(tz):%a %d %b %Y %H:%M}"
     kickoff = (f"kick-off {parse_iso(ko).astimezone(tz):%a %d %b %Y %H:%M:%S} (recorded; "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 
 def _secs(v: str | float | None) -> str:
@@ -14,12 +15,13 @@ def _secs(v: str | float | None) -> str:
     return f"{s // 60}m{s % 60:02d}s"
 
 
-async def report_markdown(store: Store, fx: Fixture, events: list[Event], head: str,
+async def report_markdown(store: Store, facades: StoreFacades, fx: Fixture, events: list[Event],
+                          head: str,
                           public_key: str = "") -> str:
     """Fixture, figures, every incident with its response times and timeline, chain head."""
     from bot.evidence.summary import summary_figures, summary_text
 
-    fig = await summary_figures(store, fx)
+    fig = await summary_figures(store, facades, fx)
     lines = [f"# Matchday evidence export: {fx.title}", "",
              f"- Fixture: `{fx.id}` · {fx.competition} · kick-off {fx.kickoff.isoformat()}",
              f"- Ground: {fx.ground} · category {fx.category}",

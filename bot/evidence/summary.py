@@ -12,6 +12,7 @@ from bot.domain.fixture.key_timings import BY_KEY, latest
 from bot.domain.grounds import Ground
 from bot.domain.vocab import BAN_TYPES, INCIDENT_TYPES, OFFENCES, PHASES
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 
 def _group(counts: dict[str, int], prefix: str) -> dict[str, int]:
@@ -49,10 +50,10 @@ def figures_from_counts(counts: dict[str, int]) -> dict[str, Any]:
     }
 
 
-async def summary_figures(store: Store, fx: Fixture) -> dict[str, Any]:
+async def summary_figures(store: Store, facades: StoreFacades, fx: Fixture) -> dict[str, Any]:
     """Everything the post-match summary says, as plain data (the --json output)."""
     counts, rt, timings = await asyncio.gather(
-        store.counts(fx.id), store.response_times(fx.id), store.timings.read(fx.id))
+        store.counts(fx.id), store.response_times(fx.id), facades.timings.read(fx.id))
     figures = figures_from_counts(counts)
     # every open incident, never the first 50 only: a list that stops must say so, and
     # this one does not stop

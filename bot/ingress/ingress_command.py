@@ -80,7 +80,7 @@ async def ingress_cmd(ctx: Ctx) -> Result:
         entry = ctx.args[1]
         ev = ctx.event("ingress.entry", {"zone": entry, "closed": word == "close",
                                          "note": " ".join(ctx.args[2:])[:200]})
-        await ctx.store.ingress.set_closed(fx.id, entry, word == "close", ev, ctx.cmd.dedupe_key)
+        await ctx.facades.ingress.set_closed(fx.id, entry, word == "close", ev, ctx.cmd.dedupe_key)
         await ctx.core.changed("ingress", fx.id)
         done = f"{ctx.ground(fx).label(entry)} {'closed' if word == 'close' else 'reopened'}"
         for audience in ("control", "command"):

@@ -74,7 +74,7 @@ class IngressDesk:
     async def take(self, fx: Fixture, batch: Batch) -> Counted | BatchRefused:
         """Count a checked batch once, then check the picture for alerts."""
         now = self.core.clock.now()
-        applied = await self.core.store.ingress.count(fx.id, batch, iso(now))
+        applied = await self.core.facades.ingress.count(fx.id, batch, iso(now))
         if applied.duplicate:
             return BatchRefused(f"batch {batch.id} was counted already: not counted again", 409)
         # the wall's tile follows on the timer (tick), when its figures change: not per batch
@@ -104,7 +104,7 @@ class IngressDesk:
         if plan is None:
             return None
         at = now or self.core.clock.now()
-        counts = await self.core.store.ingress.read(fx.id, list(plan.entries), at.timestamp())
+        counts = await self.core.facades.ingress.read(fx.id, list(plan.entries), at.timestamp())
         return picture(plan, counts, fx.kickoff)
 
     async def readings(self, fx: Fixture) -> list[IngressReading]:

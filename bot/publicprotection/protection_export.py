@@ -20,6 +20,7 @@ from bot.publicprotection.protection_document import FORMAT, ProtectionDocument,
 from bot.publicprotection.protection_pdf import protection_pdf
 from bot.publicprotection.protection_plan import PROCEDURE_KEYS, ProtectionPlan
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 PDF, JSON = "martyns_law.pdf", "martyns_law.json"
 
@@ -34,30 +35,30 @@ class Written:
     pages: int
 
 
-async def ground_drills(store: Store, ground: Ground) -> list[DrillRow]:
+async def ground_drills(store: Store, facades: StoreFacades, ground: Ground) -> list[DrillRow]:
     """Every procedure sent in a drill at this ground, oldest drill first."""
     rows: list[DrillRow] = []
     for fx in await store.fixtures(drill=True):
         if fx.ground != ground.id:
             continue
-        sent = [b for b in await store.stewarding.broadcasts(fx.id) if b.kind in PROCEDURE_KEYS]
-        acks = {b.id: await store.protection.ack_times(fx.id, b.id) for b in sent}
-        times = await store.stewarding.reach_times(fx.id, [b.id for b in sent])
+        sent = [b for b in await facades.stewarding.broadcasts(fx.id) if b.kind in PROCEDURE_KEYS]
+        acks = {b.id: await facades.protection.ack_times(fx.id, b.id) for b in sent}
+        times = await facades.stewarding.reach_times(fx.id, [b.id for b in sent])
         rows += drill_rows(fx, sent, acks, lambda t: short_target(t, ground), PROCEDURE_KEYS,
                            times)
     return rows
 
 
-async def write_document(store: Store, plan: ProtectionPlan, ground: Ground,
+async def write_document(store: Store, facades: StoreFacades, plan: ProtectionPlan, ground: Ground,
                          out_dir: Path | str, *, key: SigningKey, at: str, tz: tzinfo,
                          by: str = "cli:martyns-law", unix_user: str = "") -> Written:
     """Revise the document if its content changed, then write the PDF, the JSON and their
     signed manifest."""
-    rev, revised = await store.protection.revise(ground.id, digest(plan), at, by)
-    sent_at = next((r.sent_at for r in await store.protection.revisions(ground.id)
+    rev, revised = await facades.protection.revise(ground.id, digest(plan), at, by)
+    sent_at = next((r.sent_at for r in await facades.protection.revisions(ground.id)
                     if r.n == rev.n), "")
     doc = ProtectionDocument(plan, rev.n, rev.digest, rev.at, parse_iso(at),
-                             tuple(await ground_drills(store, ground)), sent_at)
+                             tuple(await ground_drills(store, facades, ground)), sent_at)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pdf, pages = protection_pdf(doc, public_hex(key),
@@ -71,6 +72,6 @@ async def write_document(store: Store, plan: ProtectionPlan, ground: Ground,
                                 "public_key": public_hex(key)}
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    await store.audit(by, "export.martyns_law", f"{ground.id} revision {rev.n}"
-                      + (" (revised)" if revised else ""), at, unix_user)
+    await facades.audit.audit(by, "export.martyns_law", f"{ground.id} revision {rev.n}"
+                              + (" (revised)" if revised else ""), at, unix_user)
     return Written(out, doc, revised, pages)

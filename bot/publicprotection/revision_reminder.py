@@ -14,6 +14,7 @@ from bot.domain.messages import Outbound, Reply
 from bot.publicprotection.protection_document import SEND_WITHIN
 from bot.publicprotection.protection_plan import PlanError, ProtectionPlan, load_plan
 from bot.store import Store
+from bot.store.facades import StoreFacades
 from bot.store.outbox import OPS_OUTBOX
 
 AUDIENCES = ("control", "command")
@@ -42,11 +43,12 @@ def reminder(plan: ProtectionPlan, n: int, revised: datetime) -> Reply:
                  title="Martyn's Law: send the document to the regulator")
 
 
-async def remind_due(core: Core, store: Store, now: datetime) -> list[Outbound]:
+async def remind_due(core: Core, store: Store, facades: StoreFacades,
+                     now: datetime) -> list[Outbound]:
     """Send the reminder of every revision 30 days old and not yet sent; what was sent."""
     sent: list[Outbound] = []
     for plan in enhanced_plans(Path(core.settings.config_dir)):
-        revs = await store.protection.revisions(plan.ground)
+        revs = await facades.protection.revisions(plan.ground)
         if not revs or revs[-1].sent_at:
             continue
         last = revs[-1]
@@ -55,7 +57,7 @@ async def remind_due(core: Core, store: Store, now: datetime) -> list[Outbound]:
             continue
         reply = reminder(plan, last.n, revised.astimezone(core.settings.zone))
         outs = [Outbound(a, reply, fixture=OPS_OUTBOX) for a in AUDIENCES]
-        if not await store.protection.claim_reminder(plan.ground, last.n, iso(now),
+        if not await facades.protection.claim_reminder(plan.ground, last.n, iso(now),
                                                      core.notifier.outbox.ops(outs)):
             continue
         await core.notifier.send(outs)  # written with the claim: only its observers see it

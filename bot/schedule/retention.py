@@ -11,6 +11,7 @@ from bot.core.dispatch import Core
 from bot.domain.clock import iso
 from bot.domain.ledger import Event
 from bot.store import Store
+from bot.store.police_records import PoliceRecords
 
 KINDS = {"arr": ("arrest", "A"), "ban": ("ban", "B")}
 
@@ -22,7 +23,8 @@ def load_retention(path: Path) -> dict[str, int]:
             for kind, (word, _) in KINDS.items()}
 
 
-async def sweep_retention(core: Core, store: Store, now: datetime) -> list[Event]:
+async def sweep_retention(core: Core, store: Store, police: PoliceRecords,
+                          now: datetime) -> list[Event]:
     """Blank refs older than their period in every fixture; one logged event per fixture."""
     days = load_retention(Path(core.settings.config_dir) / "retention.toml")
     logged: list[Event] = []
@@ -32,7 +34,7 @@ async def sweep_retention(core: Core, store: Store, now: datetime) -> list[Event
         for kind, (_, letter) in KINDS.items():
             if now < fx.kickoff + timedelta(days=days[kind]):
                 continue
-            for rec in await store.police_records(fx.id, kind):
+            for rec in await police.police_records(fx.id, kind):
                 if rec.get("ref"):
                     records.append(f"{kind}:{rec['n']}")
                     names.append(f"{letter}-{rec['n']}")
@@ -43,6 +45,6 @@ async def sweep_retention(core: Core, store: Store, now: datetime) -> list[Event
                          "periods_days": {KINDS[k][0]: days[k] for k in KINDS},
                          "text": f"custody/occurrence refs of {', '.join(names)} removed "
                                  "after their retention period"})
-        await store.expire_refs(fx.id, records, ev, iso(now))
+        await police.expire_refs(fx.id, records, ev, iso(now))
         logged.append(ev)
     return logged

@@ -66,7 +66,7 @@ class HomeSlots(Protocol):
         """The fixture's slots of this kind as planned now (saved when they changed)."""
         ...
 
-    async def planned(self, store: Store, slot: Slot) -> bool:
+    async def planned(self, core: Core, store: Store, slot: Slot) -> bool:
         """Whether the slot is still the fixture's plan (not re-timed meanwhile)."""
         ...
 
@@ -281,7 +281,7 @@ class Scheduler:
         if fx is None or (fx.status == "cancelled" and slot.kind == "briefing"):
             return "skip"
         home = self.home_slots.get(slot.kind)
-        if not (await home.planned(self.store, slot) if home is not None
+        if not (await home.planned(self.core, self.store, slot) if home is not None
                 else slot.id in {s.id for s in await self.plans.load_plan(slot.fixture)}):
             return "skip"  # re-timed or cancelled by another replica since we planned it
         state = self._state(slot, fx, now)

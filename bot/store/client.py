@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,19 +26,11 @@ from bot.store.base import (
     SEV_BAND,
     Applied,
     Refused,
-    StoreUnavailable,
-    WriteAttempts,
     fx_prefix,
     guard,
     note_write,
-    track_writes,
 )
-from bot.store.choices import CHOICE_TTL, chat_choice, person_choice
-from bot.store.decision_keys import DecisionLog
-from bot.store.durability import Durability
 from bot.store.gateway import Gateway, Unconfirmed
-from bot.store.ingress_keys import IngressCounts
-from bot.store.inspection_keys import Inspections
 from bot.store.lifecycle import (
     CLAIMED,
     OPEN_STATUSES,
@@ -76,10 +68,7 @@ from bot.store.ops import (
     log_event,
     log_restricted,
 )
-from bot.store.protection_keys import ProtectionRevisions
-from bot.store.stewarding_keys import Stewarding
-from bot.store.timing_keys import KeyTimings, timing_ops
-from bot.store.unsure import MARKER, UNSURE
+from bot.store.timing_keys import timing_ops
 
 __all__ = ["Similar", "Store", "Unconfirmed"]
 
@@ -87,25 +76,9 @@ N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
 INC_N, ID_N = "inc:" + N, "INC-" + N
 FORM_DONE_TTL = 3600  # how long a second tap on a finished guided form still finds its number
-
-# KEYS[1] form key; ARGV: expected version ("" = start afresh), new state JSON, TTL seconds.
-FORM_CAS = """
-if ARGV[1] ~= '' then
-  local cur = redis.call('GET', KEYS[1])
-  if not cur or tostring(cjson.decode(cur)['_v']) ~= ARGV[1] then return 0 end
-end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
-return 1
-"""
 ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
 ESC_GRACE_S = 3 * ESC_RELIST_S
 ESC_RETIRE_EVERY_S = 30.0
-STRANGERS_AUDIT = OPS + "audit:anonymous"  # refusals of people and clients not known
-STRANGERS_AUDIT_MAXLEN = 2000
-# Where notice claims are asked, in order: `{ops}`, then tags whose slots (2729, 8189; ops
-# is 12791) fall in other thirds of the key space, so on other masters of a usual Cluster.
-NOTICE_TAGS = ("ops", "notice:279", "notice:1215")
-CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +95,6 @@ class Similar:
     severity: int = 0  # the report's severity: a higher one raises the incident's
     ack_after_s: int | None = None  # first escalation tier of that severity (None: no tiers)
 
-
-def _stream_order(entry_id: str) -> tuple[int, int]:
-    """A stream entry id (`<ms>-<seq>`) as numbers, to merge two streams' entries by time."""
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
 
 
 def _raise_ops(sim: Similar) -> list[Op]:
@@ -186,13 +154,6 @@ class Store:
         self.esc_index = OPS + "esc:fixtures"
         self._esc_indexed: dict[str, float] = {}  # fixture -> when this process listed it
         self._retire_after = 0.0  # monotonic time of the next retire_escalations pass
-        self._form_cas = gateway.script(FORM_CAS)
-        self.decisions = DecisionLog(gateway)
-        self.inspections = Inspections(gateway)
-        self.timings = KeyTimings(gateway)
-        self.ingress = IngressCounts(gateway)
-        self.stewarding = Stewarding(gateway)
-        self.protection = ProtectionRevisions(gateway)
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400, *,
@@ -202,35 +163,13 @@ class Store:
         return cls(Gateway.from_url(url, dedupe_ttl, observe_latency=observe_latency,
                                     observe_answer=observe_answer))
 
-    async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
-        """Run one command's ops atomically in one round trip (see Gateway.apply)."""
-        return await self.gateway.apply(prefix, ops, dedupe)
-
-    async def configure_replication(self, acks: int | None = None,
-                                    timeout_ms: int = 500) -> int:
-        """How many replicas confirm each write (see Gateway.configure_replication)."""
-        return await self.gateway.configure_replication(acks, timeout_ms)
-
-    async def durability(self) -> Durability:
-        """How safe an acknowledged write is on this server (see durability.py)."""
-        return await self.gateway.durability()
-
     async def close(self) -> None:
         """Close connections."""
         await self.gateway.close()
 
-    async def ping(self) -> None:
-        """Raise StoreUnavailable unless Redis answers."""
-        await self.gateway.ping()
-
     async def reset_for_tests(self) -> None:
         """Empty the database (tests and benches only)."""
         await self.gateway.reset_for_tests()
-
-    @staticmethod
-    def track_writes() -> WriteAttempts:
-        """Record whether the current command sends a write (see WriteAttempts)."""
-        return track_writes()
 
     def use_drill_index(self) -> None:
         """Index a replay's deadlines apart, so the live bot never sweeps a drill's fixtures."""
@@ -537,25 +476,6 @@ class Store:
             pipe.hgetall(f"{p}inc:{n}")
         return [Incident.from_hash(h) for h in await self.gateway.call(pipe.execute()) if h], by_sev
 
-    # ---------------------------------------------------------------- police
-    async def record_police(self, fx_id: str, kind: str, fields: dict[str, str], ev: Event,
-                            dedupe: str, link: int | None) -> Applied:
-        """Record an arrest or a ban (kind 'arr' or 'ban') with counters and incident link."""
-        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id))]
-        if link is not None:
-            ops.append(RequireExists(f"inc:{link}", guard(Reason.NO_LINK, link)))
-        ops += [
-            phase_op(),
-            Incr(f"{kind}seq", "n"),
-            Hset(f"{kind}:" + N, {"n": N, "phase": PHASE, **fields}),
-            *log_event(ev),
-            *counter_ops(ev),
-        ]
-        if link is not None:
-            count = int(ev.data.get("count", 1))
-            ops.append(Hincrby(f"inc:{link}", "arrests" if kind == "arr" else "bans", count))
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
-
     # ---------------------------------------------------------------- views
     async def counts(self, fx_id: str) -> dict[str, int]:
         """The fixture's derived counters."""
@@ -647,99 +567,6 @@ class Store:
         """Ids of open incidents, most severe then oldest first."""
         ns = await self.gateway.call(lambda r: r.zrange(fx_prefix(fx_id) + "open", 0, limit - 1))
         return [f"INC-{n}" for n in ns]
-
-    # ---------------------------------------------------------------- people
-    async def member(self, who: str) -> dict[str, str] | None:
-        """A member who joined by invite, or None."""
-        raw = await self.gateway.call(lambda r: r.hget(OPS + "members", who))
-        return json.loads(raw) if raw else None
-
-    async def create_invite(self, code: str, role: str, by: str, ttl: int) -> None:
-        """Store a one-time invite code for a role, expiring after ttl seconds."""
-        note_write()
-        pipe = self.gateway.pipeline(transaction=True)
-        pipe.hset(OPS + f"invite:{code}", mapping={"role": role, "by": by})
-        pipe.expire(OPS + f"invite:{code}", ttl)
-        await self.gateway.call(pipe.execute())
-
-    async def redeem_invite(self, code: str, who: str, name: str, at: str) -> str | None:
-        """Use an invite once, atomically: the role it grants, or None if unknown/used/expired."""
-        record = json_value({"role": Var("role"), "invited_by": Var("by"), "name": name,
-                             "joined_at": at})
-        ops: list[Op] = [
-            RequireExists(f"invite:{code}", guard(Reason.UNKNOWN_INVITE)),
-            Hget(f"invite:{code}", "role", "role"),
-            Hget(f"invite:{code}", "by", "by"),
-            Hset("members", {who: record}),
-            Del(f"invite:{code}"),
-        ]
-        try:
-            applied = await self.gateway.apply(OPS, ops)
-        except Refused:
-            return None
-        return applied.vars["role"]
-
-    async def audit(self, who: str, action: str, detail: str, at: str,
-                    unix_user: str = "", *, fixture: str | None = None) -> None:
-        """Append to the audit trail (refusals, restricted reads, admin changes); a command-line
-        action also names the Unix user who ran it (`who` is only what they claimed).
-        `fixture`: an entry about reading one fixture's record (an export, a report) goes to
-        that fixture's own trail, in its slot: reading the record never needs a write to the
-        shared slot, which may refuse writes while the fixture's is healthy."""
-        entry = {"at": at, "who": who, "action": action, "detail": detail}
-        if unix_user:
-            entry["unix_user"] = unix_user
-        key = (fx_prefix(fixture) if fixture else OPS) + "audit"
-        await self.gateway.call(
-            lambda r: r.xadd(key, entry, maxlen=100_000, approximate=True))
-
-    async def audit_log(self, count: int = 100,
-                        fixture: str | None = None) -> list[dict[str, str]]:
-        """Newest audit entries, newest first; with `fixture`, that fixture's own trail too."""
-        keys = [OPS + "audit"] + ([fx_prefix(fixture) + "audit"] if fixture else [])
-        rows = [row for key in keys for row in await self.gateway.call(
-            lambda r, k=key: r.xrevrange(k, count=count))]
-        rows.sort(key=lambda row: _stream_order(row[0]), reverse=True)  # two slots' clocks
-        return [f for _, f in rows[:count]]
-
-    async def claim_notice(self, name: str, ttl_s: int) -> bool:
-        """Claim a notice once for every replica (for `ttl_s` seconds): True for the first.
-        Asked in the first of NOTICE_TAGS whose slot takes the write (every replica sees
-        the same ones refuse), so a slot that refuses writes cannot make two replicas tell."""
-        for tag in NOTICE_TAGS:
-            try:
-                return bool(await self.gateway.call(
-                    lambda r, t=tag: r.set(f"md:{{{t}}}:notice:{name}", "1", nx=True,
-                                           ex=ttl_s)))
-            except StoreUnavailable:
-                continue
-        raise StoreUnavailable(f"no slot takes the notice {name}")
-
-    async def drop_notice(self, name: str) -> bool:
-        """Drop a notice's claim: True for the replica that removed it."""
-        dropped, answered = False, False
-        for tag in NOTICE_TAGS:
-            try:
-                dropped |= bool(await self.gateway.call(
-                    lambda r, t=tag: r.delete(f"md:{{{t}}}:notice:{name}")))
-                answered = True
-            except StoreUnavailable:
-                continue
-        if not answered:
-            raise StoreUnavailable(f"no slot drops the notice {name}")
-        return dropped
-
-    async def audit_stranger(self, fields: dict[str, str]) -> None:
-        """Keep a refusal of someone the bot does not know (a capped stream of its own, so a
-        flood of them never pushes members' entries out of the audit trail)."""
-        await self.gateway.call(
-            lambda r: r.xadd(STRANGERS_AUDIT, fields, maxlen=STRANGERS_AUDIT_MAXLEN,
-                                     approximate=True))
-
-    async def stranger_refusals(self, count: int = 100) -> list[dict[str, str]]:
-        """Newest refusals of strangers, newest first."""
-        rows = await self.gateway.call(lambda r: r.xrevrange(STRANGERS_AUDIT, count=count))
-        return [f for _, f in rows]
 
     async def log_once(self, fx_id: str, ev: Event, extra: list[Op], once: str) -> bool:
         """Log a system event (and its outbox entries) once for `once`, whichever replica
@@ -852,25 +679,6 @@ class Store:
                          *writes, ReturnHash(f"inc:{n}")]
         return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
 
-    async def police_records(self, fx_id: str, kind: str) -> list[dict[str, str]]:
-        """Every arrest ('arr') or ban ('ban') record of a fixture, in number order."""
-        p = fx_prefix(fx_id)
-        count = int(await self.gateway.call(lambda r: r.get(f"{p}{kind}seq")) or 0)
-        if not count:
-            return []
-        pipe = self.gateway.pipeline()
-        for i in range(1, count + 1):
-            pipe.hgetall(f"{p}{kind}:{i}")
-        return [h for h in await self.gateway.call(pipe.execute()) if h]
-
-    async def expire_refs(self, fx_id: str, records: list[str], ev: Event,
-                          at: str) -> Applied:
-        """Blank the custody/occurrence refs of these records ('arr:3') and log it."""
-        ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op()]
-        ops += [Hset(rec, {"ref": "", "ref_expired_at": at}) for rec in records]
-        ops += log_event(ev)
-        return await self.gateway.apply(fx_prefix(fx_id), ops)
-
     async def merge_record(self, fx_id: str, token: str) -> dict[str, Any] | None:
         """A merged report as its split would log it (None: split out already, or expired)."""
         raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}mrg:{token}"))
@@ -905,105 +713,6 @@ class Store:
                          Hincrby(key, "merged", -1), *log_event(ev), *writes,
                          ReturnHash(key)]
         return await self.gateway.apply(fx_prefix(fx_id), ops)
-
-    # ---------------------------------------------------------------- fixture choices
-    async def fixture_choice(self, who: str, platform: str, chat: str) -> tuple[str | None,
-                                                                               str | None]:
-        """(the chat's fixture, the person's fixture), None where none is chosen."""
-        chat_fx, person_fx = await self.gateway.call(
-            lambda r: r.mget(chat_choice(platform, chat), person_choice(who)))
-        return chat_fx, person_fx
-
-    async def choose_fixture(self, fx_id: str, *, who: str = "", platform: str = "",
-                             chat: str = "") -> None:
-        """Set the fixture of a person (`who`) or of a chat (`platform`, `chat`)."""
-        note_write()
-        key = person_choice(who) if who else chat_choice(platform, chat)
-        await self.gateway.call(lambda r: r.set(key, fx_id, ex=CHOICE_TTL))
-
-    # ---------------------------------------------------------------- unsure resends
-    async def remember_unsure(self, who: str, entries: dict[str, str], ttl_s: int) -> None:
-        """Record a reporter's unsure commands (content key -> first dedupe key) for ttl_s
-        from now (always the same window: each write only lengthens what is there)."""
-        ttl_s = max(1, ttl_s)
-        pipe = self.gateway.pipeline(transaction=True)
-        pipe.hset(UNSURE + who, mapping=entries)
-        pipe.expire(UNSURE + who, ttl_s)
-        pipe.set(MARKER, "1", ex=ttl_s)
-        await self.gateway.call(pipe.execute())
-
-    async def unsure_key(self, who: str, content: str) -> str | None:
-        """The first dedupe key of a reporter's unsure command with this content, if any."""
-        return await self.gateway.call(lambda r: r.hget(UNSURE + who, content))
-
-    async def forget_unsure(self, who: str, content: str) -> None:
-        """The command's outcome is known now: a repeat of it is a new command."""
-        await self.gateway.call(lambda r: r.hdel(UNSURE + who, content))
-
-    async def unsure_ttl(self) -> float:
-        """Seconds for which some reporter may still have an unsure command (0: none)."""
-        ms = await self.gateway.call(lambda r: r.pttl(MARKER))
-        return max(0, int(ms)) / 1000
-
-    # ---------------------------------------------------------------- forms
-    async def form(self, fx_id: str, who: str) -> dict[str, Any] | None:
-        """A person's guided form in progress, or None if none or expired."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}form:{who}"))
-        return json.loads(raw) if raw else None
-
-    async def save_form(self, fx_id: str, who: str, state: dict[str, Any], ttl: int) -> None:
-        """Keep a form's state for ttl seconds (any replica can continue it).
-
-        Compare-and-set: a state read with form() is saved only if nobody saved a step since
-        (two taps on two replicas cannot both win); Refused otherwise. A new state (not read
-        with form()) starts the form afresh."""
-        note_write()
-        expected = state.get("_v")
-        state["_v"] = int(expected or 0) + 1
-        ok = await self.gateway.run_script(
-            self._form_cas, [f"{fx_prefix(fx_id)}form:{who}"],
-            ["" if expected is None else str(expected), json.dumps(state), ttl])
-        if not ok:
-            state["_v"] = expected
-            raise Refused(Reason.STEP_TAKEN)
-
-    # ---------------------------------------------------------------- replicas
-    async def publish_change(self, what: str, fixture: str, origin: str) -> None:
-        """Tell other replicas something they may cache changed (fixture, phase, active)."""
-        await self.gateway.call(lambda r: r.publish(CHANGES, f"{what}|{fixture}|{origin}"))
-
-    async def changes(self, subscribed: Callable[[], Awaitable[None]] | None = None,
-                      ) -> AsyncIterator[tuple[str, str, str]]:
-        """(what, fixture, origin) as other replicas publish them; ends when Redis goes
-        away (the caller resubscribes). `subscribed` runs once listening (to catch up)."""
-        pubsub = self.gateway.pubsub()
-        try:
-            await self.gateway.call(pubsub.subscribe(CHANGES))
-            if subscribed is not None:
-                await subscribed()
-            while True:
-                msg = await self.gateway.call(pubsub.get_message(ignore_subscribe_messages=True,
-                                                          timeout=1.0))
-                if msg and isinstance(msg.get("data"), str):
-                    what, _, rest = msg["data"].partition("|")
-                    fixture, _, origin = rest.partition("|")
-                    yield what, fixture, origin
-        finally:
-            await pubsub.aclose()
-
-    async def form_done(self, fx_id: str, who: str) -> tuple[str, int] | None:
-        """(form id, incident number) of the person's last finished guided form, or None."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}formdone:{who}"))
-        fid, _, n = (raw or "").partition(" ")
-        return (fid, int(n)) if n.isdigit() else None
-
-    async def form_ttl(self, fx_id: str, who: str) -> int:
-        """Seconds a form has left (negative when there is none)."""
-        return int(await self.gateway.call(lambda r: r.ttl(f"{fx_prefix(fx_id)}form:{who}")))
-
-    async def drop_form(self, fx_id: str, who: str) -> None:
-        """Forget a form."""
-        await self.gateway.call(lambda r: r.delete(f"{fx_prefix(fx_id)}form:{who}"))
 
 
 def _numbered(data: dict[str, Any], name: str, value: Text) -> dict[str, Any]:

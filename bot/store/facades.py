@@ -1,22 +1,38 @@
 """The store's facades besides the incident log (bot/store/client.py), one per purpose, each
 over the one Gateway: what delivery keeps, what the platform adapters keep, what the
-control-room web view keeps. The composition root (bot/app.py build_core) builds them once;
-each consumer takes its own (the notifier, the adapters' parts, the web view, the scheduler)."""
+control-room web view keeps, and each domain's record (stewarding, decisions, police, forms,
+the audit trail, ...). The composition root (bot/app.py) builds them once; each consumer
+takes its own (the notifier, the adapters' parts, the web view, the scheduler, handlers
+through ctx.facades)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.store.audit_trail import AuditTrail
 from bot.store.base import OPS
 from bot.store.chat_moves import ChatMoves
+from bot.store.choices import Choices
+from bot.store.decision_keys import DecisionLog
 from bot.store.feed import Feed
+from bot.store.form_state import Forms
 from bot.store.gateway import Gateway
 from bot.store.inbox import Inbox, Seen
+from bot.store.ingress_keys import IngressCounts
+from bot.store.inspection_keys import Inspections
 from bot.store.lease import Lease, polling
+from bot.store.members import Members
 from bot.store.menus_given import MenusGiven
 from bot.store.message_refs import MessageRefs
+from bot.store.notices import Notices
 from bot.store.outbox import Outbox, last_ids
 from bot.store.plans import Plans
+from bot.store.police_records import PoliceRecords
+from bot.store.protection_keys import ProtectionRevisions
+from bot.store.replica_changes import Changes
+from bot.store.stewarding_keys import Stewarding
+from bot.store.timing_keys import KeyTimings
+from bot.store.unsure import Unsure
 from bot.store.web_sessions import WebSessions
 from bot.store.windows import Windows
 
@@ -105,16 +121,38 @@ class WebState:
 
 @dataclass(frozen=True)
 class StoreFacades:
-    """Every facade but the incident log, over one gateway."""
+    """Every facade but the incident log, over one gateway: one per purpose, none of them
+    hanging off another (the incident log included)."""
 
     delivery: DeliveryState
     platform: PlatformState
     web: WebState
     plans: Plans
+    stewarding: Stewarding
+    decisions: DecisionLog
+    inspections: Inspections
+    timings: KeyTimings
+    ingress: IngressCounts
+    protection: ProtectionRevisions
+    forms: Forms
+    choices: Choices
+    unsure: Unsure
+    changes: Changes
+    audit: AuditTrail
+    members: Members
+    notices: Notices
+    police: PoliceRecords
 
     @classmethod
     def over(cls, gateway: Gateway) -> StoreFacades:
         """Build each facade once (the composition root calls this)."""
         delivery = DeliveryState(gateway)
         return cls(delivery, PlatformState(gateway, delivery.refs),
-                   WebState(gateway, delivery.refs), Plans(gateway))
+                   WebState(gateway, delivery.refs), Plans(gateway),
+                   stewarding=Stewarding(gateway), decisions=DecisionLog(gateway),
+                   inspections=Inspections(gateway), timings=KeyTimings(gateway),
+                   ingress=IngressCounts(gateway), protection=ProtectionRevisions(gateway),
+                   forms=Forms(gateway), choices=Choices(gateway), unsure=Unsure(gateway),
+                   changes=Changes(gateway), audit=AuditTrail(gateway),
+                   members=Members(gateway), notices=Notices(gateway),
+                   police=PoliceRecords(gateway))

@@ -42,13 +42,6 @@ from bot.store.plans import CLAIM_TTL, PLAN_TTL
 HSET_FIELDS = 1000  # fields per HSET in a script (see Stewarding.send)
 # The lane is the deployment's, not one fixture's: every replica's delivery reads it.
 LANE = "md:{lane}:procedure"
-NOT_SENT_TO_YOU = Reason.NOT_TARGETED  # an "I have it" from someone it was not sent to
-ALREADY = Reason.ALREADY_SENT  # the broadcast id exists (a second confirm of one draft)
-TABARD_TAKEN = Reason.TABARD_TAKEN  # another account is linked to this tabard number
-HAS_TABARD = Reason.HAS_TABARD  # this account is linked to another tabard number
-NOT_MISSING = Reason.NOT_MISSING  # /found names no missing-person report
-SEARCH_OVER = Reason.SEARCH_OVER  # the search was closed (found) or police were told already
-STALE = Reason.BRIEFING_CHANGED  # a sign-off of a briefing version no longer current
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
@@ -113,18 +106,18 @@ class Stewarding:
         of its messages (bot.store.outbox.ops), in one script. `record`: more fields of its
         record; `police_at`: a missing-person search's police deadline (epoch seconds, swept
         with the escalations); `closes`: the missing-person search this one ends (refused,
-        NOT_MISSING, when there is none); `claim`: (slot id, claim record) of a scheduled
+        Reason.NOT_MISSING, when there is none); `claim`: (slot id, claim record) of a scheduled
         slot claimed in the same script (refused, CLAIMED, when another replica has it);
         `also`: more ops (a procedure's decision log entry: DecisionLog.ops); `chase_at`:
         when those who have not acknowledged get a direct message (epoch seconds, swept
         with the escalations). Applied.duplicate when the command was already applied."""
         key = f"bc:{bc.id}"
-        ops: list[Op] = [RequireMissing(key, guard(ALREADY))]
+        ops: list[Op] = [RequireMissing(key, guard(Reason.ALREADY_SENT))]
         if claim:
             ops += [RequireMissing(f"slot:{claim[0]}", guard(Reason.CLAIMED)),
                     Set(f"slot:{claim[0]}", claim[1], CLAIM_TTL)]
         if closes:
-            ops.append(RequireIn(f"bc:{closes}", "kind", ["missing"], guard(NOT_MISSING)))
+            ops.append(RequireIn(f"bc:{closes}", "kind", ["missing"], guard(Reason.NOT_MISSING)))
         ops.append(Hset(key, {"kind": bc.kind, "target": bc.target, "text": bc.text,
                               "at": bc.at, "by": bc.by, "sent": str(bc.sent), **(record or {})}))
         # in parts: Lua's unpack takes at most ~8,000 values, and a ground has 15,000 stewards
@@ -149,7 +142,7 @@ class Stewarding:
         when it was found first or another replica told the police."""
         key, member = f"bc:{mid}", police_member(mid)
         return await self._fire(fx, member, [
-            RequireIn(key, "search", ["open"], guard(SEARCH_OVER)),
+            RequireIn(key, "search", ["open"], guard(Reason.SEARCH_OVER)),
             Hset(key, {"search": "police", "police_at": at}), *log_event(ev), *outbox])
 
     async def chased(self, fx: str, bid: str, at: str, ev: Event, outbox: list[Op]) -> bool:
@@ -179,9 +172,9 @@ class Stewarding:
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
         """Record that someone it was sent to has it (first press wins; one round trip).
-        Raises Refused(NOT_SENT_TO_YOU) for anyone else."""
+        Raises Refused(Reason.NOT_TARGETED) for anyone else."""
         key = f"bc:{bid}"
-        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(NOT_SENT_TO_YOU)),
+        ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(Reason.NOT_TARGETED)),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
         applied = await self.gateway.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
@@ -355,10 +348,10 @@ class Stewarding:
 
     async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event) -> bool:
         """A steward has read this version, with its event; one round trip, refused
-        (STALE) unless it is the current version. A second tap is neither counted nor
-        logged again (and a tap on an old version is refused even after a first one).
+        (Reason.BRIEFING_CHANGED) unless it is the current version. A second tap is neither
+        counted nor logged again (and a tap on an old version is refused even after a first one).
         False: it had been recorded already."""
-        ops: list[Op] = [RequireIn("brief", "current", [version], guard(STALE)),
+        ops: list[Op] = [RequireIn("brief", "current", [version], guard(Reason.BRIEFING_CHANGED)),
                          Hget(f"brief:{version}", who, "had"),
                          Unless("had", [Hset(f"brief:{version}", {who: at}), *log_event(ev)])]
         applied = await self.gateway.apply(fx_prefix(fx), ops)
@@ -418,12 +411,12 @@ class Stewarding:
     async def link_tabard(self, tabard: str, who: str, by: str, at: str, *,
                           moved: tuple[str, str] | None = None) -> None:
         """Link an account to a tabard number, with its audit entry, in one script: refused
-        (TABARD_TAKEN / HAS_TABARD) when either is linked already, unless `moved` names the
-        links control replaces (the tabard's old account, the account's old tabard)."""
+        (Reason.TABARD_TAKEN / Reason.HAS_TABARD) when either is linked already, unless `moved`
+        names the links control replaces (the tabard's old account, the account's old tabard)."""
         ops: list[Op] = []
         if moved is None:
-            ops += [RequireMissing(f"tabard:{tabard}", guard(TABARD_TAKEN)),
-                    RequireMissing(f"tabard_of:{who}", guard(HAS_TABARD))]
+            ops += [RequireMissing(f"tabard:{tabard}", guard(Reason.TABARD_TAKEN)),
+                    RequireMissing(f"tabard_of:{who}", guard(Reason.HAS_TABARD))]
         else:
             old_who, old_tabard = moved
             if old_who and old_who != who:
@@ -467,5 +460,4 @@ class Stewarding:
         return bool(await self.gateway.run_script(self._release, [LANE], [bid]))
 
 
-__all__ = ["ALREADY", "HAS_TABARD", "NOT_MISSING", "NOT_SENT_TO_YOU", "SEARCH_OVER", "STALE",
-           "TABARD_TAKEN", "Acked", "Refused", "Stewarding", "police_member"]
+__all__ = ["Acked", "Refused", "Stewarding", "police_member"]

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from bot.core.dispatch import Core
 from bot.core.roles import Member
 from bot.domain.clock import iso
-from bot.store import Store
-from bot.store.facades import WebState
+from bot.store.facades import StoreFacades
 from bot.web.visibility import Viewer
 
 COOKIE = "matchday_session"
@@ -47,11 +46,13 @@ class Session:
 class Access:
     """Issues links, redeems them into sessions, checks sessions on every request."""
 
-    def __init__(self, core: Core, store: Store, web: WebState) -> None:
-        """`store`: the incident log (members, the audit trail); `web`: the web view's
-        state (links and sessions), both handed over by the composition root."""
+    def __init__(self, core: Core, facades: StoreFacades) -> None:
+        """`facades`: members, the audit trail and the web view's state (links and
+        sessions), handed over by the composition root."""
         self.core = core
-        self.store = store
+        self.members = facades.members
+        self.trail = facades.audit
+        web = facades.web
         self.sessions = web.sessions
         self.link_ttl = int(getattr(core.settings, "web_link_ttl_seconds", 300))
         self.session_ttl = int(getattr(core.settings, "web_session_ttl_seconds", 12 * 3600))
@@ -84,7 +85,7 @@ class Access:
         now = self._now_ts()
         await self.sessions.save_link(token, who, member.role, now, now + server.link_ttl,
                                       server.link_ttl + 60)
-        await self.store.audit(who, "web.link", member.role, iso(self.core.clock.now()))
+        await self.trail.audit(who, "web.link", member.role, iso(self.core.clock.now()))
         return f"{server.base.rstrip('/')}{LINK_PATH}{token}"
 
     async def _member(self, who: str) -> Member | None:
@@ -92,7 +93,7 @@ class Access:
         or a role change ends their screens at the next check."""
         if who in self.core.roster:
             return self.core.roster[who]
-        rec = await self.store.member(who)
+        rec = await self.members.member(who)
         if rec is None:
             return None
         platform, user = who.split(":", 1)
@@ -133,7 +134,7 @@ class Access:
         exp = self._now_ts() + self.session_ttl
         await self.sessions.open_session(sid, member.who, member.role, csrf, exp,
                                          self.session_ttl + 60)
-        await self.store.audit(member.who, "web.signin", member.role,
+        await self.trail.audit(member.who, "web.signin", member.role,
                                     iso(self.core.clock.now()))
         viewer = Viewer(member.who, member.role, member.name, self.core.roles)
         return Session(sid, viewer, csrf, exp)
@@ -187,6 +188,6 @@ class Access:
         a session to the strangers' stream (bot.core.strangers: capped, rate-limited)."""
         at = iso(self.core.clock.now())
         if who:
-            await self.store.audit(who, "refused", f"web: {what}", at)
+            await self.trail.audit(who, "refused", f"web: {what}", at)
             return
         await self.strangers.refused("web:anonymous", f"web: {what}", at)

@@ -25,6 +25,7 @@ from bot.domain.ledger import Event
 from bot.evidence.match_chart import ChartData, chart_from_counts
 from bot.store import Store, StoreUnavailable
 from bot.store.facades import WebState
+from bot.store.stewarding_keys import Stewarding
 from bot.tasks import cancel_and_wait
 from bot.web.access import Session
 from bot.web.delivery_tile import control_chats, delivery_rows, incident_delivery
@@ -501,13 +502,15 @@ class LiveRoom:
 
     def __init__(self, core: Core, store: Store, web: WebState,
                  map_zones: Callable[[Fixture], set[str]] | None = None,
-                 check: SessionCheck | None = None, idle_s: float = FEED_IDLE_S) -> None:
+                 check: SessionCheck | None = None, idle_s: float = FEED_IDLE_S, *,
+                 stewarding: Stewarding) -> None:
         """`store`: the incident log; `web`: the web view's state (feed, sessions, card
         arrivals), both handed over by the composition root; `idle_s`: how long a feed no
         screen uses keeps reading."""
         self.core = core
         self.store = store
         self.web = web
+        self.record = stewarding  # the stewarding tile's record
         self.map_zones = map_zones  # the zone ids a fixture's map draws (posts are shown there)
         self.check = check  # which screens' sessions are still open (one read for all)
         self.feed = web.feed
@@ -648,7 +651,7 @@ class LiveRoom:
         if fx is None:
             return None
         zones = self.map_zones(fx) if self.map_zones is not None else set()
-        return await stewarding_view(self.core, self.store, fx, zones)
+        return await stewarding_view(self.core, self.record, fx, zones)
 
     async def tiles(self, fx: Fixture) -> dict[str, Any]:
         """Every tile's figure for a fixture."""

@@ -24,7 +24,7 @@ from bot.evidence.match_chart import chart_data, chart_from_counts
 from bot.evidence.postmatch import build_report
 from bot.evidence.summary import mmss
 from bot.store import Store, StoreUnavailable
-from bot.store.facades import WebState
+from bot.store.facades import StoreFacades, WebState
 from bot.tasks import cancel_and_wait
 from bot.web.access import COOKIE, LINK_PATH, Access, Session, clip
 from bot.web.decision_panel import decisions_page
@@ -102,14 +102,16 @@ class ControlRoom:
     """Routes, sessions and live feeds of the control-room screens."""
 
     def __init__(self, core: Core, store: Store, web: WebState,
-                 public_url: str | None = None) -> None:
-        """`store`: the incident log; `web`: the web view's state; both built once by the
-        composition root (bot/runtime.py control_room_for) and handed to the screens' parts."""
+                 public_url: str | None = None, *, facades: StoreFacades) -> None:
+        """`store`: the incident log; `web`: the web view's state; `facades`: the records
+        the screens and the report read (stewarding, decisions, timings); each built once by
+        the composition root (bot/runtime.py control_room_for) and handed to the screens."""
         self.core = core
         self.store = store
-        self.access = Access(core, store, web)
+        self.facades = facades
+        self.access = Access(core, facades)
         self.live = LiveRoom(core, store, web, lambda fx: set(self.ground_map(fx).zones),
-                             check=self.access.still_open)
+                             check=self.access.still_open, stewarding=facades.stewarding)
         self.public_url = public_url or core.settings.web_base
         self.secure = self.public_url.startswith("https://")
         self.maps: dict[str, GroundMap] = {}
@@ -458,7 +460,7 @@ class ControlRoom:
         gm = self.ground_map(fx)
         tz = self.core.settings.zone
         # the same values as `matchday report --pdf` (figures, rows, generated at, chain head)
-        report = await build_report(self.store, self.live.feed, fx, gm.ground, tz,
+        report = await build_report(self.store, self.facades, self.live.feed, fx, gm.ground, tz,
                                     self.core.clock.now())
         fig = report.figures
         incidents = await self._incidents(fx, viewer)
@@ -482,7 +484,7 @@ class ControlRoom:
                 "Not for your role", "The decision log is for the Safety Officer, the police "
                 "commander and control."), content_type="text/html")
         fx = await self._fixture(request, viewer)
-        view = await self.store.decisions.read(fx.id)
+        view = await self.facades.decisions.read(fx.id)
         return web.Response(text=decisions_page(fx, view, self.core.settings.zone),
                             content_type="text/html")
 

@@ -14,7 +14,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.procedures import Broadcast, Steward, target_label
 from bot.domain.rota_reach import live_procedures
-from bot.store import Store
+from bot.store.stewarding_keys import Stewarding
 
 # Log events that change what the tile or the overlay shows.
 STEWARDING_KINDS = frozenset({"stewards.broadcast", "stewards.procedure",
@@ -23,10 +23,9 @@ STEWARDING_KINDS = frozenset({"stewards.broadcast", "stewards.procedure",
 NAMES = 40  # names listed under "not yet" (the count says how many more)
 
 
-async def stewarding_view(core: Core, store: Store, fx: Fixture,
+async def stewarding_view(core: Core, state: Stewarding, fx: Fixture,
                           map_zones: set[str]) -> dict[str, Any]:
     """What the screen shows of the stewarding plan and the latest acknowledgements."""
-    state = store.stewarding
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
     filled, attendance = await state.deployment(fx.id)
     posts = posts_of(core.settings.config_dir, fx.ground or ground.id, fx.id)

@@ -18,6 +18,7 @@ from bot.domain.vocab import INCIDENT_TYPES, OFFENCES, RISK_CATEGORIES, norm
 from bot.evidence.match_chart import chart_data, chart_from_counts, draw_chart
 from bot.evidence.season import same_club, tally_club
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 log = logging.getLogger(__name__)
 NOTE_LINES = (("travel", "Travel"), ("segregation", "Segregation"), ("gates", "Gates"),
@@ -159,14 +160,15 @@ async def briefing_send(core: Core, store: Store, fx: Fixture, label: str = "",
     return outs + [Outbound(a, signed, fixture=fx.id) for a in cfg.steward_audiences], version
 
 
-async def summary_chart(core: Core, store: Store, fx: Fixture) -> bytes | None:
+async def summary_chart(core: Core, store: Store, facades: StoreFacades,
+                        fx: Fixture) -> bytes | None:
     """The incidents-per-15-minutes chart of a fixture, or None when nothing happened."""
     data = chart_from_counts(await store.chart_counts(fx.id))
     if data is None:  # nothing counted: a quiet fixture, or one logged before the counters
         data = chart_data(await store.events(fx.id))
     if data is None:
         return None
-    timings = latest(await store.timings.read(fx.id))
+    timings = latest(await facades.timings.read(fx.id))
     marks = tuple((t.at, BY_KEY[t.key].short) for t in timings)
     # the recorded kick-off, when there is one, instead of the planned one
     kickoff = None if any(t.key == "kick_off" for t in timings) else fx.kickoff
@@ -174,14 +176,14 @@ async def summary_chart(core: Core, store: Store, fx: Fixture) -> bytes | None:
                             config_for(core.settings).tz, kickoff, marks=marks)
 
 
-async def summary_reply(core: Core, store: Store, fx: Fixture,
+async def summary_reply(core: Core, store: Store, facades: StoreFacades, fx: Fixture,
                         late_due: datetime | None = None) -> Reply:
     """The post-match summary from the derived counters, with the chart attached."""
     from bot.evidence.summary import summary_figures, summary_text  # handlers import this module
 
-    fig = await summary_figures(store, fx)
+    fig = await summary_figures(store, facades, fx)
     ground = core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
-    png = await summary_chart(core, store, fx)
+    png = await summary_chart(core, store, facades, fx)
     title = f"Summary · {fx.title}"
     if late_due is not None:
         title += f" · LATE (was due {late_due.astimezone(config_for(core.settings).tz):%H:%M})"
@@ -189,10 +191,10 @@ async def summary_reply(core: Core, store: Store, fx: Fixture,
                  images=[png] if png else [])
 
 
-async def summary_outbounds(core: Core, store: Store, fx: Fixture,
+async def summary_outbounds(core: Core, store: Store, facades: StoreFacades, fx: Fixture,
                             late_due: datetime | None = None) -> list[Outbound]:
     """The summary for every configured summary audience."""
-    reply = await summary_reply(core, store, fx, late_due)
+    reply = await summary_reply(core, store, facades, fx, late_due)
     return [Outbound(a, reply, fixture=fx.id) for a in config_for(core.settings).summary_audiences]
 
 
@@ -207,4 +209,4 @@ class BriefingSlotContent:
     async def summary(self, core: Core, store: Store, fx: Fixture,
                       late_due: datetime | None) -> list[Outbound]:
         """The summary for every summary audience."""
-        return await summary_outbounds(core, store, fx, late_due)
+        return await summary_outbounds(core, store, core.facades, fx, late_due)

@@ -11,12 +11,12 @@ from bot.domain.clock import iso, parse_iso
 from bot.domain.fixture.fixture_model import Fixture, season_of
 from bot.domain.fixture.key_timings import latest
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.outcomes import Reason
 from bot.domain.procedures import STEWARD_ROLES, Target
 from bot.domain.signoff import SignOff, percent, stamped
 from bot.domain.unreached import Unreached, radio_list
 from bot.evidence.season import resolve_club, season_table, season_text
 from bot.store import Refused
-from bot.store.stewarding_keys import STALE
 from handlers.briefings.briefing_content import briefing_replies, briefing_send
 from handlers.stewarding.broadcasts import plan_reach
 
@@ -31,7 +31,7 @@ async def briefing_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     if ctx.spec.subcommand(ctx.rest) == "send":  # who may: roles.toml "briefing send"
         outs, version = await briefing_send(ctx.core, ctx.store, fx, "on demand")
-        await ctx.store.stewarding.briefing_shown(fx.id, version, iso(ctx.now))
+        await ctx.facades.stewarding.briefing_shown(fx.id, version, iso(ctx.now))
         ctx.outbound.extend(outs)
         return Result(Reply(f"Briefing for {fx.title} posted to the command and steward "
                             f"channels (steward version {version}: /signoff counts who has "
@@ -44,7 +44,7 @@ async def briefing_cmd(ctx: Ctx) -> Result:
     if ctx.role not in STEWARD_ROLES:
         return Result(stewards)
     version, signed = stamped(stewards)  # a steward signs off the version they read
-    await ctx.store.stewarding.briefing_shown(fx.id, version, iso(ctx.now))
+    await ctx.facades.stewarding.briefing_shown(fx.id, version, iso(ctx.now))
     return Result(signed)
 
 
@@ -57,17 +57,17 @@ async def briefed_cmd(ctx: Ctx) -> Result:
     if ctx.args:
         version = ctx.args[0]
     else:
-        current = await ctx.store.stewarding.signoff(fx.id)
+        current = await ctx.facades.stewarding.signoff(fx.id)
         if current is None:
             return Result(Reply("No briefing has gone to stewards yet; nothing to sign off.",
                                 ok=False, buttons=[[Button("Show the briefing", "/briefing")]]))
         version = current.version
     try:
-        await ctx.store.stewarding.briefed(
+        await ctx.facades.stewarding.briefed(
             fx.id, version, ctx.who, iso(ctx.now),
             ctx.event("briefing.acknowledged", {"version": version}))
     except Refused as exc:
-        if exc.reason is not STALE:
+        if exc.reason is not Reason.BRIEFING_CHANGED:
             raise
         return Result(Reply(f"The briefing has changed since {version}: read the new one "
                             "and sign it off.", ok=False,
@@ -101,12 +101,12 @@ class Counts:
 async def _signoff_counts(ctx: Ctx, fx: Fixture) -> Counts | None:
     """The sign-off of the current briefing against every steward planned tonight: the
     roster's, the accounts linked to a tabard on the rota, and the rota's not on the bot."""
-    got = await ctx.store.stewarding.signoff(fx.id)
+    got = await ctx.facades.stewarding.signoff(fx.id)
     if got is None:
         return None
     plan = await plan_reach(ctx, fx, Target("all"))
     names = {s.who: s.name for s in plan.to}
-    opened = next((t for t in latest(await ctx.store.timings.read(fx.id))
+    opened = next((t for t in latest(await ctx.facades.timings.read(fx.id))
                    if t.key == "turnstiles_open"), None)
     return Counts(got, names, got.signed(list(names)), iso(opened.at) if opened else "",
                   plan.unreached)

@@ -24,7 +24,7 @@ MAJOR = 5  # the severity that needs a confirm step
 
 
 async def _save(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> None:
-    await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+    await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
 
 
 def _rows(buttons: list[Button], per_row: int) -> list[list[Button]]:
@@ -41,7 +41,7 @@ async def likely_types(ctx: Ctx, fx: Fixture) -> list[str]:
     its neighbours), then tonight's commonest anywhere, then the usual ones. Worked out on
     the steward's first report of a fixture and then kept, so learned positions never move."""
     pin_key = ctx.who + "#types"  # a per-steward, per-fixture record beside the form
-    pinned = await ctx.store.form(fx.id, pin_key)
+    pinned = await ctx.facades.forms.form(fx.id, pin_key)
     if pinned and isinstance(pinned.get("types"), list):
         return [t for t in pinned["types"] if t in INCIDENT_TYPES.labels][:TYPE_BUTTONS]
     counts = await ctx.store.counts(fx.id)
@@ -63,7 +63,7 @@ async def likely_types(ctx: Ctx, fx: Fixture) -> list[str]:
         if t not in out:
             out.append(t)
     out = out[:TYPE_BUTTONS]
-    await ctx.store.save_form(fx.id, pin_key, {"types": out}, PIN_TTL)
+    await ctx.facades.forms.save_form(fx.id, pin_key, {"types": out}, PIN_TTL)
     return out
 
 
@@ -144,7 +144,7 @@ async def form_cmd(ctx: Ctx) -> Result:
         raise UsageError("Form buttons only; send /incident to report.")
     fid, field_name, value = ctx.args[0], ctx.args[1], " ".join(ctx.args[2:])
     fx = await ctx.fixture()
-    state = await ctx.store.form(fx.id, ctx.who)
+    state = await ctx.facades.forms.form(fx.id, ctx.who)
     if state is None or state.get("fid") != fid or state.get("kind"):  # another form's
         # A final tap redelivered after a restart: it was logged, say so again.
         done = await ctx.store.applied_vars(fx.id, ctx.cmd.dedupe_key) \
@@ -158,7 +158,7 @@ async def form_cmd(ctx: Ctx) -> Result:
                       and not done.get("similar"))
             return Result(Reply(f"Already logged as INC-{n}.", title=f"Logged INC-{n}"),
                           queued=queued)
-        finished = await ctx.store.form_done(fx.id, ctx.who)
+        finished = await ctx.facades.forms.form_done(fx.id, ctx.who)
         if finished is not None and finished[0] == fid:  # a second tap on a finished form
             return Result(Reply(f"Already logged as INC-{finished[1]}."), toast_only=True)
         return Result(Reply(EXPIRED, ok=False))
@@ -234,7 +234,7 @@ async def _advance(ctx: Ctx, fx: Fixture, state: dict[str, Any], field_name: str
                    value: str) -> Result:
     fid = state["fid"]
     if field_name == "cancel":
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return Result(Reply("Report cancelled; nothing was logged."))
     if field_name == "back":
         return await _back(ctx, fx, state)

@@ -19,7 +19,8 @@ async def pack_cmd(ctx: Ctx) -> Result:
     settings = ctx.core.settings
     key = await asyncio.to_thread(load_or_create, settings.data_dir)
     out = Path(settings.data_dir) / "packs" / fx.id
-    pack = await build_pack(ctx.store, fx, ctx.ground(fx), settings.config_dir, settings.zone,
+    pack = await build_pack(ctx.store, ctx.facades, fx, ctx.ground(fx), settings.config_dir,
+                            settings.zone,
                             out, key=key, at=iso(ctx.now), by=ctx.who)
     return Result(Reply(f"Debrief pack of {fx.title}: {pack.pages}-page PDF, "
                         f"{len(pack.files)} files under one signed manifest, in {pack.folder} "

@@ -60,7 +60,7 @@ async def summary_cmd(ctx: Ctx) -> Result:
         summary_reply,  # figures + the chart (bot/evidence/match_chart.py)
     )
 
-    return Result(await summary_reply(ctx.core, ctx.store, fx))
+    return Result(await summary_reply(ctx.core, ctx.store, ctx.facades, fx))
 
 
 def register(registry: Registry) -> None:

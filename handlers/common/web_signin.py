@@ -14,7 +14,7 @@ async def web_cmd(ctx: Ctx) -> Result:
         return Result(Reply("Send /web to me in a direct message: the link signs in as you.",
                             ok=False))
     # the web state is not one of the handlers' parts: the one reach past Ctx (see #21)
-    access = Access(ctx.core, ctx.store, ctx.core.facades.web)
+    access = Access(ctx.core, ctx.facades)
     server = await access.running()
     if server is None:  # a link now would lead to a page that does not answer
         return Result(Reply("The control-room screen is not running, so a link would lead "

@@ -143,7 +143,7 @@ async def record(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> int:
     """Append the entry to the fixture's decision log; its number (the same on a redelivery)."""
     if entry.review is not None:
         await ctx.store.index_escalation(fx.id)  # the sweep reads its review deadline
-    applied = await ctx.store.decisions.append(fx.id, entry, dedupe)
+    applied = await ctx.facades.decisions.append(fx.id, entry, dedupe)
     if not applied.duplicate:
         await ctx.core.changed("decision", fx.id)
     return applied.n
@@ -248,7 +248,7 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
     steps = _steps(state)
     i = steps.index(step)
     state["step"] = steps[i + 1] if i + 1 < len(steps) else "confirm"
-    await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+    await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
     return _ask(fid, state["step"]) if state["step"] != "confirm" else _confirm(state, ctx)
 
 
@@ -259,7 +259,7 @@ async def continue_decision(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Res
     if not word:
         return None
     if word in CANCEL_WORDS:
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return Result(Reply("Decision not recorded; nothing was written."))
     if state.get("step") == "confirm":
         if word in CONFIRM_WORDS or word == "record":
@@ -275,32 +275,33 @@ async def _record(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result:
                      explains=state.get("explains"))
     # the form's id makes a second tap (or a redelivery) the same write
     result = await _logged(ctx, fx, entry, f"decision-form:{ctx.who}:{state['fid']}")
-    await ctx.store.drop_form(fx.id, ctx.who)
+    await ctx.facades.forms.drop_form(fx.id, ctx.who)
     return result
 
 
 async def _start(ctx: Ctx, fx: Fixture, first: str, answers: dict[str, str],
                  **links: int) -> Result:
     fid = secrets.token_hex(3)
-    await ctx.store.save_form(fx.id, ctx.who, {"kind": "decision", "fid": fid, "step": first,
+    await ctx.facades.forms.save_form(fx.id, ctx.who, {"kind": "decision", "fid": fid,
+                                      "step": first,
                                                "answers": answers, **links},
                               ctx.core.settings.form_ttl_seconds)
     return _ask(fid, first)
 
 
 async def _step(ctx: Ctx, fx: Fixture) -> Result:
-    state = await ctx.store.form(fx.id, ctx.who)
+    state = await ctx.facades.forms.form(fx.id, ctx.who)
     if not state or state.get("kind") != "decision" or state.get("fid") != ctx.args[1]:
         return Result(Reply("This decision form has expired. Send /decision to start again.",
                             ok=False))
     what = ctx.args[2]
     if what == "kind" and len(ctx.args) == 4 and state.get("step") != "confirm":
         state["answers"]["kind"] = kind_of(ctx.args[3])
-        await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+        await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
         return _ask(state["fid"], state["step"],
                     f"Type: {DECISION_KINDS[state['answers']['kind']]}.", kind_chosen=True)
     if what == "cancel":
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return Result(Reply("Decision not recorded; nothing was written."))
     if what == "record" and state.get("step") == "confirm":
         return await _record(ctx, fx, state)
@@ -319,14 +320,14 @@ async def decision_cmd(ctx: Ctx) -> Result:
     first = ctx.args[0].lower() if ctx.args else ""
     if first in ("supersedes", "corrects", "correct") and len(ctx.args) == 2:
         n = _decision_ref(ctx.args[1], "supersedes")
-        view = await ctx.store.decisions.read(fx.id)
+        view = await ctx.facades.decisions.read(fx.id)
         if (newer := view.superseded_by(n)) is not None:
             return Result(Reply(f"D-{n} is already superseded by D-{newer}: supersede "
                                 f"D-{view.chain(n)[-1]} instead.", ok=False))
         return await _start(ctx, fx, "d", {}, supersedes=n)
     if first in ("why", "rationale") and len(ctx.args) >= 2:
         n = _decision_ref(ctx.args[1], "why")
-        view = await ctx.store.decisions.read(fx.id)
+        view = await ctx.facades.decisions.read(fx.id)
         target = next((d for d in view.entries if d.n == n), None)
         if target is None:
             raise UsageError(f"No decision D-{n} in this fixture.", field="supersedes")
@@ -377,7 +378,7 @@ async def decisions_cmd(ctx: Ctx) -> Result:
     """/decisions: the fixture's decision log in order."""
     _, page = split_page_args(ctx.rest)
     fx = await ctx.fixture()
-    view = await ctx.store.decisions.read(fx.id)
+    view = await ctx.facades.decisions.read(fx.id)
     if not view.entries:
         return Result(Reply("No decisions logged yet. Log one with /decision.", title=TITLE))
     whole = Reply(render(view, ctx.core.settings.zone),

@@ -22,8 +22,9 @@ async def fire_review(core: Core, store: Store, fx: Fixture, ref: str,
                       _due: int, now: datetime) -> list[Outbound]:
     """Remind command that decision `ref` ('D-4') is due for review; [] when it was
     superseded, another replica reminded, or there is no such decision."""
+    facades = core.facades  # the records by purpose, built once by the root
     n = int(ref.removeprefix("D-")) if ref.removeprefix("D-").isdigit() else 0
-    view = await store.decisions.read(fx.id)
+    view = await facades.decisions.read(fx.id)
     d = next((e for e in view.entries if e.n == n), None)
     if d is None or view.superseded_by(n) is not None:
         await store.drop_deadline(fx.id, f"{ref}:review")
@@ -37,6 +38,6 @@ async def fire_review(core: Core, store: Store, fx: Fixture, ref: str,
     outs = [Outbound(a, reply, fixture=fx.id) for a in TO]
     ev = Event(kind="decision.review_due", at=iso(now), by=SYSTEM, role="system",
                data={"id": d.id})
-    if not await store.decisions.review_due(fx.id, n, ev, core.notifier.outbox.ops(outs)):
+    if not await facades.decisions.review_due(fx.id, n, ev, core.notifier.outbox.ops(outs)):
         return []
     return outs

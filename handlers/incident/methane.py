@@ -168,10 +168,10 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
     keys = [f[0] for f in FIELDS]
     if step != keys[-1]:
         state["step"] = keys[keys.index(step) + 1]
-        await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+        await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
         return _ask(fid, state["step"])
     state["step"] = "confirm"
-    await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+    await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
     return _confirm(state)
 
 
@@ -191,7 +191,7 @@ async def continue_methane(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Resu
     if not word:
         return None
     if word in CANCEL_WORDS:
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return Result(Reply(CANCELLED))
     if state.get("step") == "confirm":
         if word in CONFIRM_WORDS or word == "send":
@@ -204,13 +204,13 @@ async def methane_cmd(ctx: Ctx) -> Result:
     """/methane: guided form; /methane m=.. e=.. ...: one line; button steps."""
     fx = await ctx.fixture()
     if ctx.args[:1] == ["step"] and len(ctx.args) >= 3:
-        state = await ctx.store.form(fx.id, ctx.who)
+        state = await ctx.facades.forms.form(fx.id, ctx.who)
         if not state or state.get("kind") != "methane" or state.get("fid") != ctx.args[1]:
             return Result(Reply("This METHANE form has expired. Send /methane to start again.",
                                 ok=False))
         what = ctx.args[2]
         if what == "cancel":
-            await ctx.store.drop_form(fx.id, ctx.who)
+            await ctx.facades.forms.drop_form(fx.id, ctx.who)
             return Result(Reply(CANCELLED))
         if what == "send" and state.get("step") == "confirm":
             return await send(ctx, fx, state["answers"], drop_form=True)
@@ -221,7 +221,7 @@ async def methane_cmd(ctx: Ctx) -> Result:
     if ctx.rest:
         return await send(ctx, fx, parse_line(ctx.rest), drop_form=False)
     fid = secrets.token_hex(3)
-    await ctx.store.save_form(fx.id, ctx.who, {"kind": "methane", "fid": fid, "step": "m",
+    await ctx.facades.forms.save_form(fx.id, ctx.who, {"kind": "methane", "fid": fid, "step": "m",
                                                "answers": {}},
                               ctx.core.settings.form_ttl_seconds)
     return _ask(fid, "m")

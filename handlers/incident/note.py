@@ -29,7 +29,7 @@ async def note_cmd(ctx: Ctx) -> Result:
     if moved is not None:  # a live location's next position: never a new note
         return await move_live(ctx, fx, moved) or await move_position(ctx, fx, moved)
     # The open form and the latest report are read together: one round trip of latency.
-    state, last = await asyncio.gather(ctx.store.form(fx.id, ctx.who),
+    state, last = await asyncio.gather(ctx.facades.forms.form(fx.id, ctx.who),
                                        ctx.store.last_report_of(fx.id, ctx.who))
     handled = await continue_with_text(ctx, fx, state)
     if handled is not None:

@@ -45,8 +45,8 @@ def _may_tick(ctx: Ctx, item: Item) -> bool:
 
 async def ready_state(ctx: Ctx, fx: Fixture) -> tuple[Readiness, list[Check]]:
     """Readiness to open the turnstiles, and every tick so far."""
-    checks = await ctx.store.inspections.read(fx.id)
-    log = await ctx.store.decisions.read(fx.id)
+    checks = await ctx.facades.inspections.read(fx.id)
+    log = await ctx.facades.decisions.read(fx.id)
     return readiness(items_of(ctx, fx), checks, override_of(log)), checks
 
 
@@ -115,7 +115,7 @@ async def _tick(ctx: Ctx, fx: Fixture, item: Item, outcome: str, note: str) -> R
                                           "photos": len(photos), "critical": item.critical})
     if outcome == "fail":
         return await _failed(ctx, fx, item, check, ev)
-    applied = await ctx.store.inspections.record(fx.id, check, ev,
+    applied = await ctx.facades.inspections.record(fx.id, check, ev,
                                                   ctx.cmd.dedupe_key + "#inspect")
     if not applied.duplicate:
         await ctx.core.changed("inspection", fx.id)
@@ -170,7 +170,7 @@ async def _override(ctx: Ctx, fx: Fixture, why: str) -> Result:
                      decision=f"Open the turnstiles with safety-critical items not passed: "
                               f"{names}", rationale=why[:1000], source=OVERRIDE_SOURCE,
                      kind="turnstiles")
-    applied = await ctx.store.decisions.append(fx.id, entry, ctx.cmd.dedupe_key)
+    applied = await ctx.facades.decisions.append(fx.id, entry, ctx.cmd.dedupe_key)
     await ctx.core.changed("decision", fx.id)
     line = f"Decision D-{applied.n}: turnstiles may open on override ({names}). Why: {why}"
     ctx.notify("command", Reply(line, title=f"Inspection override · {fx.title}"),

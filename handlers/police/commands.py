@@ -125,7 +125,7 @@ async def _arrest(ctx: Ctx, fx: Fixture, line: str, form: dict[str, Any] | None)
     if not place or not side:  # never a default: a wrong side skews the Home Office return
         state = (form or {"kind": "arrest", "fid": secrets.token_hex(3)}) | {
             "line": line, "offence": offence, "missing": "place" if not place else "side"}
-        await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+        await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
         return _ask_missing(state["fid"], offence, state["missing"])
     club = opts.get("club") or (fx.home if side == "home" else fx.away if side == "away" else "")
     data = {"count": n, "offence": offence, "place": place, "side": side, "club": club,
@@ -134,11 +134,12 @@ async def _arrest(ctx: Ctx, fx: Fixture, line: str, form: dict[str, Any] | None)
     fields = {k: str(v) for k, v in data.items()}
     fields.update(at=iso(ctx.now), by=ctx.who, ref=opts.get("ref", ""))
     dedupe = f"arrest-form:{ctx.who}:{form['fid']}" if form else ctx.cmd.dedupe_key
-    applied = await ctx.store.record_police(fx.id, "arr", fields, ctx.event("arrest.recorded",
-                                                                             data),
-                                            dedupe, link)
+    applied = await ctx.facades.police.record_police(fx.id, "arr", fields,
+                                                     ctx.event("arrest.recorded",
+                                                     data),
+                                                     dedupe, link)
     if form:
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
     if applied.duplicate:
         return Result(Reply("Already recorded."))
     line = (f"{counted(n, 'arrest')}: {OFFENCES.label(offence)}, {place} the ground, "
@@ -155,7 +156,7 @@ async def _arrest(ctx: Ctx, fx: Fixture, line: str, form: dict[str, Any] | None)
 async def _arrest_step(ctx: Ctx) -> Result:
     """A button of the arrest form: /arrest step <fid> <inside|outside|home|…|cancel>."""
     fx = await ctx.fixture()
-    state = await ctx.store.form(fx.id, ctx.who)
+    state = await ctx.facades.forms.form(fx.id, ctx.who)
     if not state or state.get("kind") != "arrest" or state.get("fid") != ctx.args[1]:
         return Result(Reply(EXPIRED, ok=False))
     return await _arrest_answer(ctx, fx, state, ctx.args[2])
@@ -168,7 +169,7 @@ async def continue_arrest(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Resul
 
 async def _arrest_answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], text: str) -> Result:
     if typed_word(text) in CANCEL_WORDS:
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return Result(Reply("Arrest not recorded; nothing was written."))
     try:
         return await _arrest(ctx, fx, f"{state['line']} {text}", state)
@@ -208,8 +209,9 @@ async def ban_cmd(ctx: Ctx) -> Result:
             "ref_recorded": "ref" in opts}
     fields = {k: str(v) for k, v in data.items()}
     fields.update(by=ctx.who, ref=opts.get("ref", ""))
-    applied = await ctx.store.record_police(fx.id, "ban", fields, ctx.event("ban.recorded", data),
-                                            ctx.cmd.dedupe_key, link)
+    applied = await ctx.facades.police.record_police(fx.id, "ban", fields,
+                                                     ctx.event("ban.recorded", data),
+                                                     ctx.cmd.dedupe_key, link)
     if applied.duplicate:
         return Result(Reply("Already recorded."))
     line = (f"{n} × {BAN_TYPES.label(btype)} ({BAN_STATUSES.label(status).lower()}), "

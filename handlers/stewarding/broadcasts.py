@@ -14,6 +14,7 @@ from bot.domain.deployment import Post, posts_of, tonight
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.escalation_policy import policy_for
 from bot.domain.messages import Button, Reply, Result
+from bot.domain.outcomes import Reason
 from bot.domain.plurals import counted
 from bot.domain.procedures import (
     MAX_TEXT,
@@ -41,7 +42,6 @@ from bot.domain.rota_reach import (
 from bot.domain.unreached import dump, load, radio_list
 from bot.store import Refused
 from bot.store.decision_keys import DecisionLog
-from bot.store.stewarding_keys import ALREADY, NOT_MISSING, NOT_SENT_TO_YOU
 from handlers.common.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 from handlers.decisions.commands import from_command, rationale_prompt
 from handlers.incident.card import clock_time
@@ -59,7 +59,7 @@ def fixture_posts(ctx: Ctx, fx: Fixture) -> list[Post]:
 
 async def rota(ctx: Ctx, fx: Fixture) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """The fixture's rota (post -> (tabard, name)) and the accounts linked to tabards."""
-    state = ctx.store.stewarding
+    state = ctx.facades.stewarding
     filled, _ = await state.deployment(fx.id)
     return filled, (await state.tabards() if filled else {})
 
@@ -131,7 +131,7 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     outs = compose(kind, bid, label, text, to, fx.id, title=title, buttons=buttons,
                    also=also, note=radio, post=post, reached=reached)
     bc = Broadcast(bid, kind, target.key, text, iso(ctx.now), ctx.who, len(to))
-    state = ctx.store.stewarding
+    state = ctx.facades.stewarding
     notifier = ctx.core.notifier
     if urgent and notifier.lane is not None:  # before the messages exist: nothing slips in
         reach = sum(notifier.reachable(o.audience, fx.id) for o in outs if o.urgent)
@@ -155,9 +155,9 @@ async def send(ctx: Ctx, fx: Fixture, bid: str, kind: str, target: Target, text:
     except Refused as exc:
         if urgent and notifier.lane is not None:  # nothing goes out: give the lane back
             await notifier.lane.release(bid)
-        if exc.reason is NOT_MISSING:
+        if exc.reason is Reason.NOT_MISSING:
             raise UsageError(f"No missing-person report {closes}.", field="id") from None
-        if exc.reason is not ALREADY:
+        if exc.reason is not Reason.ALREADY_SENT:
             raise
         fresh = False
     if not fresh:
@@ -198,12 +198,12 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
         """/<procedure> [zone|all] [text]: confirm, then send to every steward there."""
         fx = await ctx.fixture()
         if ctx.args[:1] == ["cancel"]:
-            await ctx.store.drop_form(fx.id, ctx.who)
+            await ctx.facades.forms.drop_form(fx.id, ctx.who)
             return Result(Reply(f"{word} cancelled; nothing was sent."))
         if ctx.args[:1] == ["confirm"] and len(ctx.args) == 2:
-            state = await ctx.store.form(fx.id, ctx.who)
+            state = await ctx.facades.forms.form(fx.id, ctx.who)
             if not state or state.get("kind") != "procedure" or state.get("id") != ctx.args[1]:
-                done = await ctx.store.stewarding.broadcast(fx.id, ctx.args[1])
+                done = await ctx.facades.stewarding.broadcast(fx.id, ctx.args[1])
                 if done is not None:
                     return Result(Reply(f"{word} was already sent ({done.id}); see /status."))
                 return Result(Reply(f"This {word} was not confirmed in time; nothing was "
@@ -218,7 +218,7 @@ def _procedure_cmd(kind: str):  # type: ignore[no-untyped-def]
         state = {"kind": "procedure", "procedure": kind, "id": pid, "target": target.kind,
                  "zone": target.zone, "text": text, "n": len(reach.to),
                  "planned": reach.planned, "unreached": dump(reach.unreached)}
-        await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+        await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
         return _confirm(ctx, fx, state)
     cmd.__name__ = f"{kind}_cmd"
     return cmd
@@ -241,7 +241,7 @@ def _confirm(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str = "") -> Re
 
 
 async def _send_confirmed(ctx: Ctx, fx: Fixture, kind: str, state: dict[str, Any]) -> Result:
-    await ctx.store.drop_form(fx.id, ctx.who)
+    await ctx.facades.forms.drop_form(fx.id, ctx.who)
     target = Target(state["target"], state.get("zone", ""))
     also = policy_for(ctx.core.settings).procedures_to  # command and police (escalation.toml)
     return await send(ctx, fx, state["id"], kind, target, state["text"], also=also)
@@ -255,7 +255,7 @@ async def continue_procedure(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Re
     if kind not in PROCEDURES or not word:
         return None
     if word in CANCEL_WORDS:
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return Result(Reply(f"{PROCEDURES[kind][0]} cancelled; nothing was sent."))
     if word in CONFIRM_WORDS or word == "send":
         return await _send_confirmed(ctx, fx, kind, state)
@@ -272,17 +272,17 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
     if ctx.args:
         bid = ctx.args[0]
     else:
-        waiting = [b for b in await ctx.store.stewarding.broadcasts(fx.id)
+        waiting = [b for b in await ctx.facades.stewarding.broadcasts(fx.id)
                    if b.kind != "rollcall" and ctx.who in b.missing]
         if not waiting:
             return Result(Reply("No broadcast or procedure is waiting for your \"I have "
                                 "it\"; nothing was recorded.", ok=False))
         bid = waiting[-1].id
     try:
-        got = await ctx.store.stewarding.ack(
+        got = await ctx.facades.stewarding.ack(
             fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
     except Refused as exc:
-        if exc.reason is not NOT_SENT_TO_YOU:
+        if exc.reason is not Reason.NOT_TARGETED:
             raise
         return Result(Reply("That message was not sent to you.", ok=False))
     if not got.duplicate:
@@ -297,7 +297,7 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     """Every procedure in force (until its all-clear) and the newest other broadcast, each
     with who has it against the plan, who the bot cannot reach and who has not acked yet."""
-    sent = [b for b in await ctx.store.stewarding.broadcasts(fx.id) if b.kind != "rollcall"]
+    sent = [b for b in await ctx.facades.stewarding.broadcasts(fx.id) if b.kind != "rollcall"]
     shown = live_procedures(sent)  # a roll call counts check-ins (handlers.stewarding.checkin)
     newest = next((b for b in reversed(sent) if b not in shown), None)
     if newest is not None:

@@ -26,12 +26,13 @@ async def fire_chase(core: Core, store: Store, fx: Fixture, bid: str,
                      _due: int, now: datetime) -> list[Outbound]:
     """A direct message to each targeted steward still without the broadcast's "I have it";
     [] when everyone has it, another replica chased it, or there is no such broadcast."""
-    state = store.stewarding
+    facades = core.facades  # the records by purpose, built once by the root
+    state = facades.stewarding
     bc = await state.broadcast(fx.id, bid)
     if bc is None or not bc.missing:
         await store.drop_deadline(fx.id, chase_member(bid))
         return []
-    zones = {s.who: s.zone for s in await deployed(core, store, fx)}
+    zones = {s.who: s.zone for s in await deployed(core, store, facades, fx)}
     order = worst_first(bc, zones)
     outs = chasers(bc, target_label(bc.target, ground_of(core, fx)), order, fx.id)
     ev = Event(kind="stewards.chased", at=iso(now), by=SYSTEM, role="system",

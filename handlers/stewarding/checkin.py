@@ -45,7 +45,7 @@ async def onpost_cmd(ctx: Ctx) -> Result:
         raise UsageError(f"No post '{ctx.args[0][:40]}' at {ctx.ground(fx).name}.",
                          field="post")
     at = iso(ctx.now)
-    await ctx.store.stewarding.check_in(fx.id, post.id, ctx.who, at,
+    await ctx.facades.stewarding.check_in(fx.id, post.id, ctx.who, at,
                                          ctx.event("steward.onpost", {"post": post.id}),
                                          ctx.cmd.dedupe_key)
     await ctx.core.changed("onpost", fx.id)
@@ -59,7 +59,7 @@ async def standdown_cmd(ctx: Ctx) -> Result:
     """/standdown: I am off duty (the time is kept); /standdown all (control): every steward
     on duty stands down, each told, all in one write."""
     fx = await ctx.fixture()
-    state = ctx.store.stewarding
+    state = ctx.facades.stewarding
     duty = await state.duty(fx.id)
     at = iso(ctx.now)
     local = ctx.now.astimezone(ctx.core.settings.zone)
@@ -109,12 +109,12 @@ async def _stood_down_text(ctx: Ctx, fx: Fixture, on: list[str], at: str) -> str
 async def keep_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result | None:
     """A location a checked-in steward shares: kept on their duty record as evidence of
     position (a live one follows them); None when they are not on duty."""
-    mine = (await ctx.store.stewarding.duty(fx.id)).get(ctx.who) if a.lat is not None \
+    mine = (await ctx.facades.stewarding.duty(fx.id)).get(ctx.who) if a.lat is not None \
         else None
     if mine is None or not mine.on_duty or a.lat is None or a.lon is None:
         return None
     at = iso(ctx.cmd.at or ctx.now)
-    await ctx.store.stewarding.keep_position(
+    await ctx.facades.stewarding.keep_position(
         fx.id, ctx.who, a.live, a.lat, a.lon, at,
         ctx.event("steward.position", {"lat": a.lat, "lon": a.lon, "at": at, "live": a.live}),
         ctx.cmd.dedupe_key)
@@ -125,7 +125,7 @@ async def keep_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result | None:
 async def move_position(ctx: Ctx, fx: Fixture, a: Attachment) -> Result:
     """A later position of a live location kept with a check-in: silent (a phone sends one
     every few seconds); unknown ones are ignored."""
-    state = ctx.store.stewarding
+    state = ctx.facades.stewarding
     who = await state.position_of(fx.id, a.live)
     if who and a.lat is not None and a.lon is not None:
         at = iso(ctx.cmd.at or ctx.now)
@@ -156,7 +156,7 @@ async def rollcall_cmd(ctx: Ctx) -> Result:
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
     """The roll call in one /status line: posts on against the plan, who is not yet on; once
     anyone stood down, how many of those checked in have."""
-    state = ctx.store.stewarding
+    state = ctx.facades.stewarding
     duty = await state.duty(fx.id)
     off = [d.stood_down for d in duty.values() if d.checked_in and not d.on_duty]
     tz = ctx.core.settings.zone

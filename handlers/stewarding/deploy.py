@@ -37,7 +37,7 @@ async def plan_lines(ctx: Ctx, fx: Fixture, *, full: bool) -> list[str]:
     posts = fixture_posts(ctx, fx)
     if not posts:
         return []
-    filled, attendance = await ctx.store.stewarding.deployment(fx.id)
+    filled, attendance = await ctx.facades.stewarding.deployment(fx.id)
     attendance = attendance or fx.attendance  # /deploy attendance, else the fixture's
     ground = ctx.ground(fx)
     zones = fill_by_zone(posts, filled)
@@ -81,7 +81,7 @@ async def attendance(ctx: Ctx, fx: Fixture, words: list[str]) -> Result:
     if not 0 < n <= MAX_ATTENDANCE:
         raise UsageError(f"Attendance must be between 1 and {MAX_ATTENDANCE:,}.",
                          field="attendance")
-    await ctx.store.stewarding.set_attendance(
+    await ctx.facades.stewarding.set_attendance(
         fx.id, n, ctx.event("deploy.attendance", {"attendance": n}), ctx.cmd.dedupe_key)
     await ctx.core.changed("deploy", fx.id)
     return Result(Reply(f"Expected attendance {n:,}: {mobile_needed(n)} mobile stewards "
@@ -91,7 +91,7 @@ async def attendance(ctx: Ctx, fx: Fixture, words: list[str]) -> Result:
 async def deploy_cmd(ctx: Ctx) -> Result:
     """/deploy: show the plan; /deploy <steward> <post> [name]; /deploy import; attendance."""
     fx = await ctx.fixture()
-    state = ctx.store.stewarding
+    state = ctx.facades.stewarding
     rest, page = split_page_args(ctx.rest) if "\n" not in ctx.rest else (ctx.rest, 1)
     if not rest.strip():  # the plan (page N of it): a read, never a deployment
         lines = await plan_lines(ctx, fx, full=True)
@@ -143,7 +143,7 @@ async def posts_cmd(ctx: Ctx) -> Result:
     if not posts:
         return Result(Reply(f"No posts are planned for {ctx.ground(fx).name}.",
                             title="Posts by zone"))
-    filled, attendance = await ctx.store.stewarding.deployment(fx.id)
+    filled, attendance = await ctx.facades.stewarding.deployment(fx.id)
     ground = ctx.ground(fx)
     plan = plan_state(posts, filled, attendance or fx.attendance, set(ground.zones))
     order = {"red": 0, "amber": 1, "ok": 2}

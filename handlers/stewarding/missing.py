@@ -189,7 +189,7 @@ def _next(answers: dict[str, str]) -> str:
 
 
 async def _save(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> None:
-    await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+    await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
 
 
 async def _start(ctx: Ctx, fx: Fixture, got: dict[str, str]) -> Result:
@@ -229,16 +229,16 @@ async def _answer(ctx: Ctx, fx: Fixture, state: dict[str, Any], value: str) -> R
 
 
 async def _cancel(ctx: Ctx, fx: Fixture) -> Result:
-    await ctx.store.drop_form(fx.id, ctx.who)
+    await ctx.facades.forms.drop_form(fx.id, ctx.who)
     return Result(Reply("Missing-person alert cancelled; nothing was sent."))
 
 
 async def _step(ctx: Ctx, fx: Fixture) -> Result:
     fid, what = ctx.args[1], ctx.args[2]
-    state = await ctx.store.form(fx.id, ctx.who)
+    state = await ctx.facades.forms.form(fx.id, ctx.who)
     if not state or state.get("kind") != "missing" or state.get("fid") != fid:
         mid = "M-" + fid
-        if what == "send" and await ctx.store.stewarding.search(fx.id, mid):
+        if what == "send" and await ctx.facades.stewarding.search(fx.id, mid):
             # a second tap after the first one sent it (the form is gone by then)
             return Result(Reply(f"Already sent as {mid}; see /status for who has it."))
         return Result(Reply(EXPIRED, ok=False))
@@ -273,7 +273,7 @@ async def _send(ctx: Ctx, fx: Fixture, state: dict[str, Any]) -> Result:
     fid = state["fid"]
     result = await report(ctx, fx, state["answers"], "M-" + fid, f"missing-form:{ctx.who}:{fid}")
     if result.reply.ok:
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
     return result
 
 
@@ -296,7 +296,7 @@ async def found_cmd(ctx: Ctx) -> Result:
     fx = await ctx.fixture()
     mid = "M-" + ctx.args[0][2:].lower()
     where = ctx.rest.split(None, 1)[1][:200]
-    search = (await ctx.store.stewarding.search(fx.id, mid)).get("search")
+    search = (await ctx.facades.stewarding.search(fx.id, mid)).get("search")
     if search is None:
         raise UsageError(f"No missing-person report {mid}.", field="id")
     told = policy_for(ctx.core.settings).missing_to if search == "police" else ()

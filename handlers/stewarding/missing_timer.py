@@ -24,7 +24,7 @@ async def fire_missing(core: Core, store: Store, fx: Fixture, mid: str, due: int
                        now: datetime) -> list[Outbound]:
     """Tell the police (and control) of a search still open at its deadline; [] when it was
     found first, another replica told them, or there is no such report."""
-    state = store.stewarding
+    state = core.facades.stewarding
     bc = await state.broadcast(fx.id, mid)
     if bc is None or bc.kind != "missing":
         await store.drop_deadline(fx.id, f"{mid}:police")

@@ -35,7 +35,7 @@ async def one_post(ctx: Ctx, fx: Fixture, target: Target) -> tuple[str, frozense
         return "", frozenset()
     members: set[str] = set()
     for platform, ids in chats.items():
-        members |= await ctx.store.stewarding.chat_members(platform, ids)
+        members |= await ctx.facades.stewarding.chat_members(platform, ids)
     return audience, frozenset(members)
 
 

@@ -27,14 +27,16 @@ from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast, Steward, Target, compose, target_label
 from bot.domain.rota_reach import plan_record, radio_line, reach_of, short_target
 from bot.store import Refused, Store
+from bot.store.facades import StoreFacades
 
 SYSTEM = "system:scheduler"
 
 
-async def plan_rollcall(core: Core, store: Store, fx: Fixture, now: datetime) -> list[Slot]:
+async def plan_rollcall(core: Core, store: Store, facades: StoreFacades, fx: Fixture,
+                        now: datetime) -> list[Slot]:
     """The fixture's roll-call slot as planned now (saved in Redis when it changed); one
     that only enters the plan after its due time is never sent (like a briefing's)."""
-    state = store.stewarding
+    state = facades.stewarding
     old = await state.rollcall_plan(fx.id)
     plan = plan_of(core.settings.config_dir, fx.ground)
     want = rollcall_due(fx, plan, core.settings.zone)
@@ -49,9 +51,9 @@ async def plan_rollcall(core: Core, store: Store, fx: Fixture, now: datetime) ->
     return [slot] if slot else []
 
 
-async def planned(store: Store, slot: Slot) -> bool:
+async def planned(store: Store, facades: StoreFacades, slot: Slot) -> bool:
     """Whether this roll-call slot is still the fixture's plan (not re-timed meanwhile)."""
-    current = await store.stewarding.rollcall_plan(slot.fixture)
+    current = await facades.stewarding.rollcall_plan(slot.fixture)
     return current is not None and current.id == slot.id
 
 
@@ -60,28 +62,29 @@ def ground_of(core: Core, fx: Fixture) -> Ground:
     return core.grounds.get(fx.ground) or next(iter(core.grounds.values()))
 
 
-async def deployed(core: Core, store: Store, fx: Fixture) -> list[Steward]:
+async def deployed(core: Core, store: Store, facades: StoreFacades, fx: Fixture) -> list[Steward]:
     """Everyone stewarding the fixture: the roster's, and every account linked to a tabard
     on tonight's rota."""
     roster = [Steward(m.who, m.name or m.user, m.role, m.zone) for m in core.roster.values()]
-    filled, _ = await store.stewarding.deployment(fx.id)
+    filled, _ = await facades.stewarding.deployment(fx.id)
     if not filled:
         return roster
     posts = plan_of(core.settings.config_dir, fx.ground or ground_of(core, fx).id
                     ).posts_for(fx.id)
-    return tonight(roster, filled, await store.stewarding.tabards(), posts)
+    return tonight(roster, filled, await facades.stewarding.tabards(), posts)
 
 
-async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state: str,
+async def send_rollcall(core: Core, store: Store, facades: StoreFacades, fx: Fixture, slot: Slot,
+                        state: str,
                         by: str, now: datetime) -> list[Outbound] | None:
     """Claim the slot and send the roll call to every deployed steward in one write; None
     when another replica claimed it first."""
     ground = ground_of(core, fx)
     posts = plan_of(core.settings.config_dir, fx.ground or ground.id).posts_for(fx.id)
-    filled, _ = await store.stewarding.deployment(fx.id)
-    links = await store.stewarding.tabards() if filled else {}
+    filled, _ = await facades.stewarding.deployment(fx.id)
+    links = await facades.stewarding.tabards() if filled else {}
     # counted against the rota, naming the planned stewards the bot cannot reach (#32)
-    reach = reach_of(await deployed(core, store, fx), Target("all"), ground, filled, links,
+    reach = reach_of(await deployed(core, store, facades, fx), Target("all"), ground, filled, links,
                      posts)
     to = list(reach.to)
     bid = "R-" + secrets.token_hex(3)
@@ -96,7 +99,7 @@ async def send_rollcall(core: Core, store: Store, fx: Fixture, slot: Slot, state
                      "sent": len(to), "auto": slot.label})
     claim = json.dumps({"state": state, "by": by, "at": iso(now)}, separators=(",", ":"))
     try:
-        await store.stewarding.send(fx.id, bc, {s.who: "1" for s in to},
+        await facades.stewarding.send(fx.id, bc, {s.who: "1" for s in to},
                                           core.notifier.outbox.ops(outs), ev, "",
                                           claim=(slot.id, claim), record=plan_record(reach))
     except Refused as exc:
@@ -112,13 +115,13 @@ class RollCallSlots:
 
     async def plan(self, core: Core, store: Store, fx: Fixture, now: datetime) -> list[Slot]:
         """The fixture's roll-call slot as planned now."""
-        return await plan_rollcall(core, store, fx, now)
+        return await plan_rollcall(core, store, core.facades, fx, now)
 
-    async def planned(self, store: Store, slot: Slot) -> bool:
+    async def planned(self, core: Core, store: Store, slot: Slot) -> bool:
         """Whether the roll-call slot is still the fixture's plan."""
-        return await planned(store, slot)
+        return await planned(store, core.facades, slot)
 
     async def send(self, core: Core, store: Store, fx: Fixture, slot: Slot, state: str,
                    by: str, now: datetime) -> list[Outbound] | None:
         """Claim the slot and send the roll call; None when another replica has it."""
-        return await send_rollcall(core, store, fx, slot, state, by, now)
+        return await send_rollcall(core, store, core.facades, fx, slot, state, by, now)

@@ -10,8 +10,8 @@ from bot.domain.clock import iso
 from bot.domain.deployment import STEWARD_ID
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Reply, Result
+from bot.domain.outcomes import Reason
 from bot.store import Refused
-from bot.store.stewarding_keys import HAS_TABARD, TABARD_TAKEN
 from handlers.stewarding.broadcasts import fixture_posts
 
 USAGE = "/tabard <number>  |  /tabard link <number> <platform:id>  |  /tabard"
@@ -20,7 +20,7 @@ PLATFORMS = ("telegram", "slack", "console")
 
 async def _on_rota(ctx: Ctx, fx: Fixture, tabard: str) -> tuple[str, str] | None:
     """(rota name, post name) of a tabard on the fixture's rota, or None."""
-    filled, _ = await ctx.store.stewarding.deployment(fx.id)
+    filled, _ = await ctx.facades.stewarding.deployment(fx.id)
     names = {p.id: p.name for p in fixture_posts(ctx, fx)}
     for post, (t, name) in sorted(filled.items()):
         if t.lower() == tabard.lower():
@@ -37,7 +37,7 @@ def _number(word: str) -> str:
 async def tabard_cmd(ctx: Ctx) -> Result:
     """/tabard <n>: link my account to my tabard; /tabard link <n> <account>: control's."""
     fx = await ctx.fixture()
-    state = ctx.store.stewarding
+    state = ctx.facades.stewarding
     if not ctx.args:
         mine = await state.tabard_of(ctx.who)
         if not mine:
@@ -75,10 +75,10 @@ async def tabard_cmd(ctx: Ctx) -> Result:
     try:
         await state.link_tabard(tabard, who, ctx.who, iso(ctx.now), moved=moved)
     except Refused as exc:
-        if exc.reason is TABARD_TAKEN:
+        if exc.reason is Reason.TABARD_TAKEN:
             return Result(Reply(f"Tabard {tabard} is linked to another account; if it is "
                                 "yours, ask control to move it.", ok=False))
-        if exc.reason is HAS_TABARD:
+        if exc.reason is Reason.HAS_TABARD:
             return Result(Reply(f"Your account is tabard {await state.tabard_of(who)}; ask "
                                 "control to change it.", ok=False))
         raise

@@ -16,7 +16,7 @@ USAGE = "/timing  |  /timing <" + "|".join(t.key for t in KEY_TIMINGS) + ">"
 
 async def _board(ctx: Ctx, note: str = "") -> Result:
     fx = await ctx.fixture()
-    done = {t.key: t for t in latest(await ctx.store.timings.read(fx.id))}
+    done = {t.key: t for t in latest(await ctx.facades.timings.read(fx.id))}
     tz = ctx.core.settings.zone
     lines, rows = [], []
     for kind in KEY_TIMINGS:
@@ -51,7 +51,7 @@ async def timing_cmd(ctx: Ctx) -> Result:
         return await phase_cmd(dataclasses.replace(ctx, args=[kind.phase], rest=kind.phase))
     fx = await ctx.fixture()
     ev = ctx.event("timing.recorded", {"key": kind.key, "label": kind.label})
-    applied = await ctx.store.timings.record(fx.id, kind.key, ev, ctx.cmd.dedupe_key)
+    applied = await ctx.facades.timings.record(fx.id, kind.key, ev, ctx.cmd.dedupe_key)
     line = f"{kind.label} at {ctx.now.astimezone(ctx.core.settings.zone):%H:%M}"
     if not applied.duplicate:
         await ctx.core.changed("timing", fx.id)

@@ -63,7 +63,7 @@ def _evidence(note: Attachment, outcome: Heard | NotHeard) -> dict[str, Any]:
 
 async def _voice_note(ctx: Ctx, fx: Fixture, note: Attachment,
                       outcome: Heard | NotHeard) -> Result:
-    state, last = await asyncio.gather(ctx.store.form(fx.id, ctx.who),
+    state, last = await asyncio.gather(ctx.facades.forms.form(fx.id, ctx.who),
                                        ctx.store.last_report_of(fx.id, ctx.who))
     ev = _evidence(note, outcome)
     heard = outcome.text if isinstance(outcome, Heard) else ""
@@ -80,7 +80,7 @@ async def _voice_note(ctx: Ctx, fx: Fixture, note: Attachment,
     if state is not None and state.get("kind") != "methane" and state.get("step"):
         if not again:  # logged with the form's report
             state["evidence"] = [*state.get("evidence", []), ev]
-            await ctx.store.save_form(fx.id, ctx.who, state,
+            await ctx.facades.forms.save_form(fx.id, ctx.who, state,
                                       ctx.core.settings.form_ttl_seconds)
         lines = [marked(heard)] if heard else [why]
         return Result(Reply("\n".join([*lines, "Kept with the report you are making: finish "
@@ -115,14 +115,14 @@ async def _offer(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str) -> Res
         state["severity"] = s.severity
     if not state["type"] or not state["location"]:
         # half a suggestion is no one-tap report: the guided form, the notes kept with it
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         lines = [marked(state["heard"])] if state.get("heard") else []
         if note:
             lines.append(note)
         lines.append("I couldn't tell " + ("what is happening" if not state["type"] else
                                           "where") + " from that.")
         return await start_form(ctx, fx, evidence=state["evidence"], note="\n".join(lines))
-    await ctx.store.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
+    await ctx.facades.forms.save_form(fx.id, ctx.who, state, ctx.core.settings.form_ttl_seconds)
     return _prompt(ctx, fx, state, note)
 
 
@@ -160,18 +160,18 @@ def _prompt(ctx: Ctx, fx: Fixture, state: dict[str, Any], note: str) -> Result:
 
 
 async def _tap(ctx: Ctx, fx: Fixture, fid: str, field: str, value: str) -> Result:
-    state = await ctx.store.form(fx.id, ctx.who)
+    state = await ctx.facades.forms.form(fx.id, ctx.who)
     if state is None or state.get("kind") != KIND or state.get("fid") != fid:
-        done = await ctx.store.form_done(fx.id, ctx.who)
+        done = await ctx.facades.forms.form_done(fx.id, ctx.who)
         if done is not None and done[0] == fid:  # a second tap on a logged voice report
             return Result(Reply(f"Already logged as INC-{done[1]}."), toast_only=True)
         return Result(Reply(EXPIRED, ok=False))
     ground = ctx.ground(fx)
     if field == "cancel":
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return Result(Reply("Voice report cancelled; nothing was logged."))
     if field == "form":
-        await ctx.store.drop_form(fx.id, ctx.who)
+        await ctx.facades.forms.drop_form(fx.id, ctx.who)
         return await start_form(ctx, fx, evidence=state.get("evidence", []),
                                 note=marked(state.get("heard", "")))
     if field == "type" and value in INCIDENT_TYPES.labels:

@@ -30,10 +30,10 @@ async def test_deploy_page_2_of_a_one_page_plan_is_not_a_deployment(core) -> Non
     await console.say("/deploy 14 stb_250_gangway Steward 14")
     assert "Deployed Steward 14 [14]" in out.getvalue(), out.getvalue()
     fx = await core.active_fixture()
-    before = (await core.store.stewarding.deployment(fx.id))[0]
+    before = (await core.facades.stewarding.deployment(fx.id))[0]
     mark = out.tell()
     await console.say("/deploy page 2")
     said = out.getvalue()[mark:]
     assert "No page 2: this answer has 1 page." in said, said
     assert "steward id" not in said and "Deployed" not in said
-    assert (await core.store.stewarding.deployment(fx.id))[0] == before
+    assert (await core.facades.stewarding.deployment(fx.id))[0] == before

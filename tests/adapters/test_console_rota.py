@@ -30,7 +30,7 @@ async def test_a_rota_is_pasted_and_the_plan_comes_in_pages_in_order(core) -> No
         await console.say(line)
     assert "Deployed 60 stewards from the rota." in out.getvalue(), out.getvalue()[-500:]
     fx = await core.active_fixture()
-    filled, _ = await core.store.stewarding.deployment(fx.id)
+    filled, _ = await core.facades.stewarding.deployment(fx.id)
     assert len(filled) == 60
     mark = out.tell()
     await console.say("/deploy")
@@ -40,7 +40,7 @@ async def test_a_rota_is_pasted_and_the_plan_comes_in_pages_in_order(core) -> No
     await console.say("/deploy page 2")
     second = out.getvalue()[mark:]
     assert "(page 2 of" in second and "not a steward id" not in second, second[:300]
-    assert len((await core.store.stewarding.deployment(fx.id))[0]) == 60  # nothing deployed
+    assert len((await core.facades.stewarding.deployment(fx.id))[0]) == 60  # nothing deployed
     mark = out.tell()
     await console.say("/deploy 62 stb_mobile_1_62 Steward 62")
     assert "Deployed Steward 62 [62]" in out.getvalue()[mark:]

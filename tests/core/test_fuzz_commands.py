@@ -150,7 +150,7 @@ def test_fuzzed_commands_from_every_role(redis_url: str, tmp_path: Path) -> None
             for fx in fixtures:
                 events = await store.events(fx.id)
                 assert await store.counts(fx.id) == dict(recount(events).counts), fx.id
-                out = await export_fixture(store, fx.id, tmp_path / f"ex-{fx.id}",
+                out = await export_fixture(store, core.facades, fx.id, tmp_path / f"ex-{fx.id}",
                                            restricted=False, key=new_key())
                 result = verify_dir(out)
                 assert result.ok and result.events == len(events), result

@@ -40,7 +40,7 @@ async def test_out_of_range_media_is_refused_in_one_line_and_nothing_is_logged(
         assert result.reply.text == refusal
     assert await written(core) == before
     fx = await core.active_fixture()
-    assert fx is not None and await core.store.form(fx.id, "console:steward") is None
+    assert fx is not None and await core.facades.forms.form(fx.id, "console:steward") is None
     assert "35791394" not in media.describe() and "nan" not in media.describe()
 
 

@@ -46,7 +46,7 @@ class Replicas:
         store = Store.from_url(url)
         self.stores.append(store)
         core = build_core(store, self.settings, self.clock, cache_ttl=0)
-        core.publish = lambda what, fx: store.publish_change(what, fx, name)
+        core.publish = lambda what, fx: core.facades.changes.publish_change(what, fx, name)
         self.tasks.append(asyncio.create_task(follow_changes(core, name)))
         return core
 

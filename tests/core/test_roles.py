@@ -39,7 +39,7 @@ async def test_matrix(say, core, role, command):
         assert "not for your role" not in r.reply.text, (role, command, r.reply.text)
     else:
         assert not r.reply.ok and "not for your role" in r.reply.text, (role, command)
-        audit = await core.store.audit_log(5)
+        audit = await core.facades.audit.audit_log(5)
         assert audit[0]["who"] == f"console:{role}" and audit[0]["action"] == "refused"
 
 
@@ -97,7 +97,7 @@ async def test_fixtures_and_invites_are_admin_only(say, core, role, text):
     assert not r.reply.ok and "not for your role" in r.reply.text, r.reply.text
     fx = await core.active_fixture()
     assert fx == before and len(await core.store.fixtures()) == 1
-    [entry] = await core.store.audit_log(1)
+    [entry] = await core.facades.audit.audit_log(1)
     assert entry["who"] == f"console:{role}" and entry["action"] == "refused"
     assert entry["detail"].endswith(f"as {role}: role")
 
@@ -115,7 +115,7 @@ async def test_a_joined_account_gets_exactly_the_invited_role(say, core):
     assert (await say("/status", as_="second", platform="telegram")).reply.ok
     fx = await core.active_fixture()
     assert await core.store.counts(fx.id) == {}
-    actions = [(a["action"], a["detail"]) for a in await core.store.audit_log(20)]
+    actions = [(a["action"], a["detail"]) for a in await core.facades.audit.audit_log(20)]
     assert ("invite", "viewer") in actions and ("joined", "viewer") in actions
 
 
@@ -148,10 +148,11 @@ async def test_nobody_invites_a_role_above_their_own(store, settings, clock, tmp
     for role in ("admin", "safety_officer", "police_commander", "police_liaison", "dfo"):
         r = await say(f"/invite {role}", as_="control")
         assert not r.reply.ok and "can't invite" in r.reply.text and "/join" not in r.reply.text
-        [entry] = await store.audit_log(1)
+        [entry] = await core.facades.audit.audit_log(1)
         assert entry["action"] == "refused" and entry["detail"].startswith("/invite ")
         assert entry["detail"].endswith("as control: refused"), entry
-    assert "/invite admin as control: refused" in [a["detail"] for a in await store.audit_log()]
+    trail = await core.facades.audit.audit_log()
+    assert "/invite admin as control: refused" in [a["detail"] for a in trail]
 
 
 async def test_the_matrix_is_read_from_roles_toml(store, settings, clock, tmp_path):
@@ -235,7 +236,8 @@ async def test_the_commanders_help(say):
 
 # ------------------------------------------------------------------ issue 10, item 23
 async def audit_details(core, n: int = 50) -> list[str]:
-    return [f"{a['who']} {a['action']} {a['detail']}" for a in await core.store.audit_log(n)]
+    trail = await core.facades.audit.audit_log(n)
+    return [f"{a['who']} {a['action']} {a['detail']}" for a in trail]
 
 
 async def test_every_refusal_is_in_the_audit_trail(say, core):
@@ -253,7 +255,7 @@ async def test_every_refusal_is_in_the_audit_trail(say, core):
         ("/join deadbeef", "admin", None),  # already registered: an answer, not a refusal
     ]
     for text, role, detail in cases:
-        before = len(await core.store.audit_log(1000))
+        before = len(await core.facades.audit.audit_log(1000))
         r = await say(text, as_=role)
         after = await audit_details(core, 1000)
         if detail is None:
@@ -274,7 +276,7 @@ async def test_strangers_refusals_are_audited_once(core):
     # strangers' refusals have a stream of their own (a flood cannot evict members' entries)
     assert not [d for d in await audit_details(core) if d.startswith("slack:U777 ")]
     mine = [f"{a['who']} {a['action']} {a['detail']}"
-            for a in await core.store.stranger_refusals(50) if a["who"] == "slack:U777"]
+            for a in await core.facades.audit.stranger_refusals(50) if a["who"] == "slack:U777"]
     assert mine == ["slack:U777 refused /? as stranger: unknown command",
                     "slack:U777 refused /join as stranger: refused"]
 
@@ -303,9 +305,9 @@ async def test_changes_of_who_does_what_are_audited(say, core):
 
 
 async def test_successful_commands_write_no_audit(say, core):
-    before = len(await core.store.audit_log(1000))
+    before = len(await core.facades.audit.audit_log(1000))
     for text, role in [("/incident medical @bms_lower s2", "steward"), ("/ack 1", "control"),
                        ("/update 1 paramedics here", "steward"), ("/status", "viewer"),
                        ("/briefing", "viewer"), ("/briefing send", "control")]:
         assert (await say(text, as_=role)).reply.ok, text
-    assert len(await core.store.audit_log(1000)) == before
+    assert len(await core.facades.audit.audit_log(1000)) == before

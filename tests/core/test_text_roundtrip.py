@@ -42,7 +42,8 @@ async def _all_reads_work(say, core, tmp_path, expect: list[str]) -> None:
     for cmd in ("/status", "/summary"):
         r = await say(cmd, as_="police_commander")
         assert r.reply.ok and "failed" not in r.reply.text, (cmd, r.reply.text)
-    out = await export_fixture(core.store, fx.id, tmp_path / "x", restricted=False, key=new_key())
+    out = await export_fixture(core.store, core.facades, fx.id, tmp_path / "x", restricted=False,
+                               key=new_key())
     result = verify_dir(out)
     assert result.ok, result
     exported = [json.loads(line)["data"].get("text")

@@ -62,7 +62,7 @@ async def channel(core: Core, fake: FakeTelegram, deployed: OutboxReader  # noqa
     await fake.wait_for(sends_to(SO))
 
     async def learnt() -> bool:
-        inside = await core.store.stewarding.chat_members("telegram", [str(ALERT)])
+        inside = await core.facades.stewarding.chat_members("telegram", [str(ALERT)])
         return inside == {f"telegram:{EAST[0]}"}
 
     async with asyncio.timeout(10):  # the updates before it may still be finishing
@@ -265,7 +265,8 @@ async def test_the_pack_times_each_procedure_reaching_its_last_steward_as_telegr
     assert last - posted == 37
 
     fx = await core.active_fixture()
-    await build_pack(core.store, fx, core.grounds[fx.ground], core.settings.config_dir,
+    await build_pack(core.store, core.facades, fx, core.grounds[fx.ground],
+                     core.settings.config_dir,
                      core.settings.zone, tmp_path / "pack", key=new_key())
     with (tmp_path / "pack" / "procedures.csv").open(encoding="utf-8") as f:
         [row] = [r for r in csv.DictReader(f) if r["what"] == "EVACUATE"]

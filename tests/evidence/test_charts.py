@@ -23,7 +23,7 @@ async def test_chart_is_valid_png_of_sensible_size(core, say, clock, tmp_path):
     await say("/incident missile @stb_walkway s4", as_="steward")
     await say("/incident alcohol @stb_lower s2", as_="steward")
     await say("/arrest missiles x3 inside away", as_="police_liaison")
-    png = await summary_chart(core, core.store, fx)
+    png = await summary_chart(core, core.store, core.facades, fx)
     assert png is not None
     w, h = png_size(png)
     assert 800 <= w <= 1600 and 450 <= h <= 1000 and w > h
@@ -39,4 +39,4 @@ async def test_chart_is_valid_png_of_sensible_size(core, say, clock, tmp_path):
 
 
 async def test_no_chart_for_a_quiet_fixture(core):
-    assert await summary_chart(core, core.store, await core.active_fixture()) is None
+    assert await summary_chart(core, core.store, core.facades, await core.active_fixture()) is None

@@ -19,7 +19,8 @@ async def _matchday(say) -> None:
 async def test_export_verifies_and_keeps_custody_refs_out(say, core, tmp_path):
     await _matchday(say)
     fx = await core.active_fixture()
-    out = await export_fixture(core.store, fx.id, tmp_path / "ex", restricted=False, key=new_key())
+    out = await export_fixture(core.store, core.facades, fx.id, tmp_path / "ex", restricted=False,
+                               key=new_key())
     result = verify_dir(out)
     assert result.ok, result
     assert result.events == len(await core.store.events(fx.id))
@@ -36,14 +37,15 @@ async def test_export_verifies_and_keeps_custody_refs_out(say, core, tmp_path):
 async def test_restricted_export_carries_refs_and_is_audited(say, core, tmp_path):
     await _matchday(say)
     fx = await core.active_fixture()
-    out = await export_fixture(core.store, fx.id, tmp_path / "r", restricted=True, by="cli:dfo",
+    out = await export_fixture(core.store, core.facades, fx.id, tmp_path / "r", restricted=True,
+                               by="cli:dfo",
                                key=new_key())
     assert verify_dir(out).ok
     refs = [json.loads(x) for x in (out / "custody_refs.jsonl").read_text().splitlines()]
     assert [(r["record"], r["ref"]) for r in refs] == [("A-1", "CUS/77"), ("B-1", "CLUB/9")]
     assert "CUS/77" not in (out / "events.jsonl").read_text()
     assert any(a["action"] == "export.restricted"
-               for a in await core.store.audit_log(fixture=fx.id))
+               for a in await core.facades.audit.audit_log(fixture=fx.id))
 
 
 def _lines(path):
@@ -53,7 +55,8 @@ def _lines(path):
 async def test_verify_names_an_edited_a_deleted_and_an_inserted_line(say, core, tmp_path):
     await _matchday(say)
     fx = await core.active_fixture()
-    out = await export_fixture(core.store, fx.id, tmp_path / "t", restricted=False, key=new_key())
+    out = await export_fixture(core.store, core.facades, fx.id, tmp_path / "t", restricted=False,
+                               key=new_key())
     jl = out / "events.jsonl"
     original = _lines(jl)
 

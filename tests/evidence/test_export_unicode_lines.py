@@ -11,7 +11,8 @@ async def test_line_separators_in_user_text_do_not_break_verify(say, core, tmp_p
                   "fourth a=gate a n=0 s=police", as_="safety_officer")
     assert r.reply.ok, r.reply.text
     fx = await core.active_fixture()
-    out = await export_fixture(core.store, fx.id, tmp_path / "ex", restricted=False, key=new_key())
+    out = await export_fixture(core.store, core.facades, fx.id, tmp_path / "ex", restricted=False,
+                               key=new_key())
     result = verify_dir(out)
     assert result.ok, result
     assert result.events == len(await core.store.events(fx.id))

@@ -36,7 +36,8 @@ async def test_the_pack_and_both_reports_title_a_failed_check_as_one(say, core,
     fx = await core.active_fixture()
     ground, tz = core.grounds[fx.ground], core.settings.zone
     out = tmp_path / "pack"
-    await build_pack(core.store, fx, ground, core.settings.config_dir, tz, out, key=new_key())
+    await build_pack(core.store, core.facades, fx, ground, core.settings.config_dir, tz, out,
+                     key=new_key())
     [inc] = _rows(out / "incidents.csv")
     assert (inc["type"], inc["what"]) == ("missile", TITLE)
     line = [t["text"] for t in _rows(out / "timeline.csv") if t["ref"] == "INC-1"]
@@ -44,13 +45,13 @@ async def test_the_pack_and_both_reports_title_a_failed_check_as_one(say, core,
     pack = _text(out / "pack.pdf")
     assert TITLE in pack and EVENT not in pack
 
-    rep = await build_report(core.store, core.facades.web.feed, fx, ground, tz,
+    rep = await build_report(core.store, core.facades, core.facades.web.feed, fx, ground, tz,
                              core.clock.now())
     assert [row.type for row in rep.rows] == [TITLE]
     report = _text(report_pdf(rep, None, tz))
     assert TITLE in report and EVENT not in report
 
     events = await core.store.events(fx.id)
-    md = await report_markdown(core.store, fx, events, "head")
+    md = await report_markdown(core.store, core.facades, fx, events, "head")
     assert f"### INC-1 {TITLE}, severity 3" in md, md
     assert f"### INC-1 {EVENT}" not in md

@@ -38,7 +38,8 @@ async def test_rows_worst_first_with_times_outcome_and_the_chain_head(say, core)
     fx = await core.active_fixture()
     ground = core.grounds[fx.ground]
     tz = core.settings.zone
-    rep = await build_report(core.store, core.facades.web.feed, fx, ground, tz, core.clock.now())
+    rep = await build_report(core.store, core.facades, core.facades.web.feed, fx, ground, tz,
+                             core.clock.now())
     assert [r.id for r in rep.rows] == ["INC-2", "INC-1"]  # severity 5 to 1
     worst = rep.rows[0]
     assert (worst.severity, worst.place, worst.reported, worst.acknowledged, worst.closed) == \

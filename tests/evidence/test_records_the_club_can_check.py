@@ -46,9 +46,11 @@ async def test_no_csv_of_the_pack_or_the_stewards_record_holds_a_formula(
     assert (await say("/decision d=-2 stewards short at gate F why=@ops said so",
                       as_="safety_officer")).reply.ok
     key = new_key()
-    await build_pack(core.store, fx, core.grounds[fx.ground], core.settings.config_dir,
+    await build_pack(core.store, core.facades, fx, core.grounds[fx.ground],
+                     core.settings.config_dir,
                      core.settings.zone, tmp_path / "pack", key=key)
-    out, _ = await export_stewards(core.store, [fx], core.grounds, core.settings.config_dir,
+    out, _ = await export_stewards(core.store, core.facades, [fx], core.grounds,
+                                   core.settings.config_dir,
                                    tmp_path / "stewards", key=key, scope={"fixture": fx.id},
                                    at="2026-12-02T23:00:00+00:00")
     seen = set()
@@ -73,7 +75,8 @@ async def test_the_stewards_record_verifies_and_an_edit_is_named(say, core,
     fx = await core.active_fixture()
     await say("/deploy 14 stb_250_gangway Steward 14", as_="control")
     key = new_key()
-    out, _ = await export_stewards(core.store, [fx], core.grounds, core.settings.config_dir,
+    out, _ = await export_stewards(core.store, core.facades, [fx], core.grounds,
+                                   core.settings.config_dir,
                                    tmp_path / "stewards", key=key, scope={"fixture": fx.id},
                                    at="2026-12-02T23:00:00+00:00")
     ok = verify_dir(out, key=public_hex(key))
@@ -92,7 +95,7 @@ async def test_verify_uses_this_installations_key_without_being_told(core, tmp_p
     fx = await core.active_fixture()
     data = tmp_path / "installation"
     key = load_or_create(data)
-    out = await export_fixture(core.store, fx.id, tmp_path / "export", False, key=key)
+    out = await export_fixture(core.store, core.facades, fx.id, tmp_path / "export", False, key=key)
     env = {"MATCHDAY_DATA_DIR": str(data)}
     p = matchday("verify", str(out), env=env)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -120,7 +123,7 @@ async def test_the_open_list_is_never_cut_unsaid(say, core) -> None:
     for i in range(60):
         core.clock.advance(timedelta(minutes=11))  # past the 10 min merge window
         await say(f"/incident medical @gate_f s2 fan {i}", as_="steward")
-    fig = await summary_figures(core.store, fx)
+    fig = await summary_figures(core.store, core.facades, fx)
     assert len(fig["open_incidents"]) == fig["incidents"]["open"] == 60
     line = summary_text(fig, core.grounds[fx.ground]).splitlines()[-1]
     assert line.startswith("Still open (60): INC-")
@@ -135,7 +138,8 @@ async def test_a_150_incident_report_is_as_long_as_the_readme_says(say, core) ->
         if i % 3:
             await say(f"/resolve {i + 1}", as_="control")
     tz = core.settings.zone
-    rep = await build_report(core.store, core.facades.web.feed, fx, core.grounds[fx.ground],
+    rep = await build_report(core.store, core.facades, core.facades.web.feed, fx,
+                             core.grounds[fx.ground],
                              tz, core.clock.now())
     doc = pdfium.PdfDocument(report_pdf(rep, None, tz))
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()

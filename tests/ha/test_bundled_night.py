@@ -35,7 +35,7 @@ async def _night(url: str, tmp_path: Path) -> dict[str, Any]:
         finally:
             await scheduler.stop()
         fx = await core.active_fixture()
-        return await summary_figures(core.store, fx)
+        return await summary_figures(core.store, core.facades, fx)
     finally:
         await app.stop()
 

@@ -87,7 +87,7 @@ async def test_control_sees_every_incident_after_a_lease_moved_in_a_failover(
         redis.Redis(port=old).config_set("min-replicas-to-write", 1)
         bots = [Replica(n, topo.url, tmp_path, clock) for n in "ab"[:replicas]]
         for bot in bots:
-            await bot.store.configure_replication(timeout_ms=300)
+            await bot.store.gateway.configure_replication(timeout_ms=300)
         a = bots[0]
         fx = (await ensure_sample_fixture(a.core)).id
         a.reader.start()

@@ -43,7 +43,7 @@ async def test_writes_queued_in_a_paused_old_master_are_not_applied_there(tmp_pa
     watch = KeyspaceWatch(topo.master_port)
     old = topo.master_port
     try:
-        await store.configure_replication(timeout_ms=300)
+        await store.gateway.configure_replication(timeout_ms=300)
         settings = load_settings(REDIS_URL=topo.url, MATCHDAY_DATA_DIR=str(tmp_path))
         core = build_core(store, settings, clock, cache_ttl=0)
         fx = (await ensure_sample_fixture(core)).id

@@ -36,7 +36,7 @@ async def test_late_seen_marks_windows_and_inbox_batches_land_on_the_new_master(
     watch = KeyspaceWatch(topo.master_port)
     old = topo.master_port
     try:
-        await store.configure_replication(timeout_ms=300)
+        await store.gateway.configure_replication(timeout_ms=300)
         gw = store.gateway
         seen, inbox, windows = Seen(gw), Inbox(gw, BOT), Windows(gw)
         await inbox.record([_update(100)])  # the bot has confirmed update 100 to Telegram

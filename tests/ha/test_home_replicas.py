@@ -44,7 +44,8 @@ async def test_a_home_tab_opened_on_one_replica_is_refreshed_once_by_the_leader(
     tasks = []
     for name, core in (("a", a), ("b", b)):
         apps[name].home.leader = lambda name=name: leases[name].held
-        core.publish = lambda what, f, st=core.store, n=name: st.publish_change(what, f, n)
+        core.publish = lambda what, f, ch=core.facades.changes, n=name: ch.publish_change(what, f,
+                                                                                          n)
         # The hellos below are the test's probes, not changes: a cluster publishes each
         # through a random primary, so one can arrive after the tab is open, out of order,
         # and must not count as a refresh.
@@ -64,7 +65,7 @@ async def test_a_home_tab_opened_on_one_replica_is_refreshed_once_by_the_leader(
         await app.start()
     try:
         for _ in range(100):  # until both have subscribed (in the background)
-            await store.publish_change("hello", "-", "test")
+            await a.facades.changes.publish_change("hello", "-", "test")
             if heard["a"].is_set() and heard["b"].is_set():
                 break
             await asyncio.sleep(0.05)

@@ -23,7 +23,7 @@ async def test_entries_of_an_unreplicated_write_wait_until_the_replica_has_it(
         replicated, clock, tmp_path: Path):
     store = Store.from_url(replicated.url)
     await store.reset_for_tests()
-    assert await store.configure_replication(timeout_ms=200) == 1
+    assert await store.gateway.configure_replication(timeout_ms=200) == 1
     settings = load_settings(REDIS_URL=replicated.url, MATCHDAY_DATA_DIR=str(tmp_path))
     core = build_core(store, settings, clock, cache_ttl=0)
     fx = await ensure_sample_fixture(core)

@@ -58,7 +58,7 @@ async def test_metrics_scrape_shows_every_figure_the_issue_names(core, say, cloc
     notifier.add_sink(sink)
     metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))
     store.gateway.observe_latency = metrics.STORE_SECONDS.observe
-    async with serving(health_routes(store.ping, lambda: "leader")) as port:
+    async with serving(health_routes(store.gateway.ping, lambda: "leader")) as port:
         try:
             await _scraped(port, notifier, sink, now, core, say, clock)
         finally:

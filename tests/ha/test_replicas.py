@@ -32,7 +32,7 @@ async def test_fixture_use_on_one_replica_moves_the_other_at_once(store, redis_u
     other = Store.from_url(redis_url)
     b = build_core(other, settings, clock, cache_ttl=300)
     fx = await ensure_sample_fixture(a)
-    a.publish = lambda what, f: store.publish_change(what, f, "a")
+    a.publish = lambda what, f: a.facades.changes.publish_change(what, f, "a")
     assert (await b.active_fixture()).id == fx.id  # now cached on b
     moved, listening = asyncio.Event(), asyncio.Event()
 
@@ -43,7 +43,7 @@ async def test_fixture_use_on_one_replica_moves_the_other_at_once(store, redis_u
     follower = asyncio.create_task(follow_changes(b, "b"))
     try:
         for _ in range(100):  # until b hears us (it subscribes in the background)
-            await store.publish_change("hello", fx.id, "a")
+            await a.facades.changes.publish_change("hello", fx.id, "a")
             try:
                 await asyncio.wait_for(listening.wait(), 0.1)
                 break
@@ -65,13 +65,14 @@ async def test_fixture_use_on_one_replica_moves_the_other_at_once(store, redis_u
 
 async def test_two_taps_on_the_same_form_step_cannot_both_win(store, core: Core):
     fx = await core.active_fixture()
-    await store.save_form(fx.id, "console:steward", {"fid": "f1", "step": "type"}, 60)
-    here = await store.form(fx.id, "console:steward")
-    there = await store.form(fx.id, "console:steward")  # the same step, read on a replica
+    await core.facades.forms.save_form(fx.id, "console:steward", {"fid": "f1", "step": "type"}, 60)
+    here = await core.facades.forms.form(fx.id, "console:steward")
+    there = await core.facades.forms.form(fx.id,
+                                          "console:steward")  # the same step, read on a replica
     here.update(type="pyro", step="location")
-    await store.save_form(fx.id, "console:steward", here, 60)
+    await core.facades.forms.save_form(fx.id, "console:steward", here, 60)
     there.update(type="missile", step="location")
     with pytest.raises(Refused) as refused:
-        await store.save_form(fx.id, "console:steward", there, 60)
+        await core.facades.forms.save_form(fx.id, "console:steward", there, 60)
     assert refused.value.reason is Reason.STEP_TAKEN
-    assert (await store.form(fx.id, "console:steward"))["type"] == "pyro"
+    assert (await core.facades.forms.form(fx.id, "console:steward"))["type"] == "pyro"

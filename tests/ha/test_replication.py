@@ -21,7 +21,7 @@ async def test_a_report_the_replica_cannot_confirm_is_held_and_a_resend_confirms
         replicated, clock, tmp_path: Path):
     store = Store.from_url(replicated.url)  # through the sentinels
     await store.reset_for_tests()
-    assert await store.configure_replication(timeout_ms=300) == 1  # the server has a replica
+    assert await store.gateway.configure_replication(timeout_ms=300) == 1  # has a replica
     settings = load_settings(REDIS_URL=replicated.url, MATCHDAY_DATA_DIR=str(tmp_path))
     core = build_core(store, settings, clock, cache_ttl=0)
     fx = await ensure_sample_fixture(core)
@@ -50,7 +50,7 @@ async def test_a_lone_server_needs_no_replica(tmp_path: Path):
     server = EmbeddedRedis(tmp_path / "redis", persistent=False)
     store = Store.from_url(server.start())
     try:
-        assert await store.configure_replication() == 0  # "Logged" costs no WAIT
+        assert await store.gateway.configure_replication() == 0  # "Logged" costs no WAIT
     finally:
         await store.close()
         server.stop()

@@ -28,7 +28,7 @@ async def test_a_resumed_old_master_is_left_at_its_first_refusal(tmp_path: Path,
         # an isolated master refuses writes (as deploy/compose.yaml sets it up)
         redis.Redis(port=old).config_set("min-replicas-to-write", 1)
         store = Store.from_url(topo.url)
-        await store.configure_replication(timeout_ms=300)
+        await store.gateway.configure_replication(timeout_ms=300)
         settings = load_settings(REDIS_URL=topo.url, MATCHDAY_DATA_DIR=str(tmp_path))
         core = build_core(store, settings, clock, cache_ttl=0)
         await ensure_sample_fixture(core)

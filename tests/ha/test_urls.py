@@ -54,5 +54,5 @@ async def test_an_unreachable_cluster_or_sentinel_is_not_answering(scheme):
     url = f"{scheme}127.0.0.1:{free_port()}" + ("/matchday" if "sentinel" in scheme else "")
     store = Store.from_url(url)
     with pytest.raises(StoreUnavailable):
-        await store.ping()
+        await store.gateway.ping()
     await store.close()

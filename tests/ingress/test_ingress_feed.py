@@ -42,9 +42,9 @@ async def test_a_signed_batch_is_counted_once_and_a_resend_is_refused(feed, core
     assert again.status == 409
     assert "b-1 was counted already" in (await again.json())["reason"]
     fx = await core.active_fixture()
-    counts = await core.store.ingress.read(fx.id, ["gate_a", "gate_e"], clock.now().timestamp())
+    counts = await core.facades.ingress.read(fx.id, ["gate_a", "gate_e"], clock.now().timestamp())
     assert counts.totals == {"gate_a": 12, "gate_e": 3}  # not 24 and 6
-    assert await core.store.ingress.batches(fx.id) == 1
+    assert await core.facades.ingress.batches(fx.id) == 1
     assert (await _inside(say)).startswith("In: 15 of 62,500")
 
 
@@ -59,7 +59,7 @@ async def test_a_forged_or_unsigned_batch_counts_nothing(feed, core, clock):
     r = await feed.post(PATH, data=tampered, headers=signed_headers(body))
     assert r.status == 401
     fx = await core.active_fixture()
-    assert await core.store.ingress.batches(fx.id) == 0
+    assert await core.facades.ingress.batches(fx.id) == 0
 
 
 async def test_bad_batches_are_refused_with_the_reason_and_nothing_half_counted(feed, core, clock):
@@ -80,7 +80,7 @@ async def test_bad_batches_are_refused_with_the_reason_and_nothing_half_counted(
         got = (await r.json())["reason"]
         assert reason in got, (got, reason)
     fx = await core.active_fixture()
-    assert await core.store.ingress.batches(fx.id) == 0  # b-5's good first row not counted
+    assert await core.facades.ingress.batches(fx.id) == 0  # b-5's good first row not counted
 
 
 async def test_the_feed_is_refused_until_a_key_is_set(core, clock):
@@ -106,5 +106,5 @@ async def test_a_drill_file_of_counts_is_replayed_once_and_bad_rows_named(core, 
                              "turnstile 'Z9' is not in the ground file"]
     again = await replay_counts(IngressDesk(core), fx, path, clock)
     assert (again.counted, again.again) == (0, 2)
-    counts = await core.store.ingress.read(fx.id, ["gate_f"], clock.now().timestamp())
+    counts = await core.facades.ingress.read(fx.id, ["gate_f"], clock.now().timestamp())
     assert counts.totals == {"gate_f": 87}

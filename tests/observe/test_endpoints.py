@@ -69,7 +69,7 @@ async def test_run_http_without_tokens_is_headless_and_serves_health_and_metrics
 async def test_healthz_is_503_when_the_store_does_not_answer():
     store = Store.from_url(f"redis://127.0.0.1:{free_port()}")  # nothing listens there
     try:
-        async with serving(health_routes(store.ping, lambda: "standby")) as port:
+        async with serving(health_routes(store.gateway.ping, lambda: "standby")) as port:
             status, body = await _get(f"http://127.0.0.1:{port}/healthz")
         health = json.loads(body)
         assert status == 503 and health["status"] == "unavailable"

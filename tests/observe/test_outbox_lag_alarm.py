@@ -40,7 +40,7 @@ async def test_a_growing_outbox_lag_is_told_once_and_its_recovery_once(
     stuck = f"{int(time.time() * 1000) - STUCK_S * 1000}-0"
     await core.store.gateway.r.xadd(stream, {"m": "{}"}, id=stuck)
     alarm = lag_alarm(core)
-    routes = health_routes(core.store.ping, lambda: "leader", alarm.probe,
+    routes = health_routes(core.store.gateway.ping, lambda: "leader", alarm.probe,
                            lag_alarm=lambda: alarm.raised)
     async with serving(routes) as port:
         assert (await _healthz(port))["outbox_lag_alarm"] is False

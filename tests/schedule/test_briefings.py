@@ -95,14 +95,14 @@ async def test_summary_figures_equal_recount(core, say, clock):
     await run(say, "/ack 1", "/ack 2", "/resolve 2 out", "/resolve 4")
     await run(say, "/arrest missiles x2 inside away", "/arrest pyro outside home",
               "/ban club_season status=active", as_="police_liaison")
-    fig = await summary_figures(core.store, fx)
+    fig = await summary_figures(core.store, core.facades, fx)
     tally = recount(await core.store.events(fx.id))
     assert {k: v for k, v in fig.items() if k in ("incidents", "arrests", "bans", "ejections")} \
         == figures_from_counts(dict(tally.counts))
     rt = fig["response_times"]
     assert rt["median_ack_s"] == median(list(tally.ack_seconds.values()))
     assert rt["worst_close_s"] == max(tally.close_seconds.values())
-    reply = await summary_reply(core, core.store, fx)
+    reply = await summary_reply(core, core.store, core.facades, fx)
     assert "Arrests: 3 (inside 2, outside 1; home 1, away 2)" in reply.text
     assert reply.images and reply.images[0].startswith(b"\x89PNG")
     r = await say("/summary", as_="police_commander")
@@ -111,7 +111,7 @@ async def test_summary_figures_equal_recount(core, say, clock):
 
 async def test_summary_late_title(core):
     fx = await core.active_fixture()
-    reply = await summary_reply(core, core.store, fx,
+    reply = await summary_reply(core, core.store, core.facades, fx,
                                 late_due=datetime(2026, 11, 25, 21, 50, tzinfo=UTC))
     assert reply.title.endswith("LATE (was due 21:50)")
     assert reply.images == []  # nothing happened: no chart

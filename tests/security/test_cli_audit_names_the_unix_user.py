@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pwd
 
+from bot.store.audit_trail import AuditTrail
 from bot.store.web_sessions import WebSessions
 from tests.support.cli import (
     SCENARIO,
@@ -26,7 +27,7 @@ async def test_restricted_export_and_web_link_name_the_unix_user(store, redis_ur
     p = matchday("web-link", "--by", "console:control", env=env)
     assert p.returncode == 0, p.stderr
     me = pwd.getpwuid(os.geteuid()).pw_name
-    trail = await store.audit_log(200, fixture="drill-westham-chelsea-20261202")
+    trail = await AuditTrail(store.gateway).audit_log(200, fixture="drill-westham-chelsea-20261202")
     for action, who in (("export.restricted", "console:police_commander"),
                         ("export.head", "console:police_commander"),
                         ("cli.web-link", "console:control")):

@@ -73,7 +73,7 @@ async def test_no_unrestricted_output_holds_intelligence(say, core, store, clien
         assert leaks(f.read_text()) == [], f.name
     p = matchday("summary", "--fixture", fx.id, "--json", env=env)
     assert p.returncode == 0 and leaks(p.stdout) == [], p.stdout
-    assert leaks(json.dumps(await summary_figures(store, fx))) == []
+    assert leaks(json.dumps(await summary_figures(store, core.facades, fx))) == []
 
     # a viewer's chats
     await say("/incident pyro @away_upper s3 flare", as_="steward")

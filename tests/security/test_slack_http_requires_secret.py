@@ -139,7 +139,7 @@ async def post_web(url: str, response_url: str, org: str = "", **kw: Any) -> int
 
 
 async def sign_in_links(core: Core) -> list[dict[str, str]]:
-    return [e for e in await core.store.audit_log(50) if e["action"] == "web.link"]
+    return [e for e in await core.facades.audit.audit_log(50) if e["action"] == "web.link"]
 
 
 async def test_the_control_user_gets_a_sign_in_link_at_slacks_response_url(
@@ -154,7 +154,7 @@ async def test_a_response_url_on_another_host_gets_nothing_and_is_audited(
         endpoint, fake, attacker, core):
     adapter, url = endpoint
     assert await post_web(url, attacker.response_url("steal")) == 400
-    [refusal] = [e for e in await core.store.audit_log(10) if e["action"] == "refused"]
+    [refusal] = [e for e in await core.facades.audit.audit_log(10) if e["action"] == "refused"]
     assert refusal["who"] == f"slack:{CONTROL}" and "response_url" in refusal["detail"]
     assert "127.0.0.1" in refusal["detail"]
     # the same person asking properly is answered: the refused request left nothing behind
@@ -167,7 +167,7 @@ async def test_a_response_url_on_another_host_gets_nothing_and_is_audited(
 async def test_a_signed_request_from_another_workspace_is_refused(endpoint, fake, core):
     adapter, url = endpoint
     assert await post_web(url, slack_url(fake, "other"), team="T0OTHER") == 403
-    [refusal] = [e for e in await core.store.audit_log(10) if e["action"] == "refused"]
+    [refusal] = [e for e in await core.facades.audit.audit_log(10) if e["action"] == "refused"]
     assert "T0OTHER" in refusal["detail"] and "workspace" in refusal["detail"]
     assert await post_web(url, slack_url(fake, "mine")) == 200
     await fake.wait_call("respond", lambda c: c.params["key"] == "mine")

@@ -46,7 +46,7 @@ async def test_a_client_error_from_a_closed_connection_is_the_store_not_answerin
     assert unavailable(raw.value)
     with pytest.raises(StoreUnavailable):
         await store.gateway.call(set_on_a_connection_cut_under_it(store))
-    await store.ping()  # and the store carries on
+    await store.gateway.ping()  # and the store carries on
 
 
 async def test_a_bug_in_our_own_code_is_still_a_bug(store):

@@ -74,7 +74,7 @@ async def test_a_night_of_commands_leaves_every_earlier_entry_as_written(say, co
         now = await core.store.gateway.r.xrange(key)
         assert now[:len(before)] == before, text
         before = now
-    form = await core.store.form(fx.id, "console:safety_officer")
+    form = await core.facades.forms.form(fx.id, "console:safety_officer")
     await say(form and f"/decision step {form['fid']} record" or "/decisions", as_="safety_officer")
     after = await core.store.gateway.r.xrange(key)
     assert after[:len(before)] == before and len(after) == 8

@@ -17,8 +17,8 @@ from rigs.topology import Topology
 async def _facts(url: str, acks: int | None = None) -> Durability:
     store = Store.from_url(url)
     try:
-        await store.configure_replication(acks)
-        return await store.durability()
+        await store.gateway.configure_replication(acks)
+        return await store.gateway.durability()
     finally:
         await store.close()
 

@@ -20,7 +20,7 @@ async def test_vars_fill_in_only_where_the_store_put_them(store):
     n = Var("n")
     looks_like = ["\x01n\x01", '{"v":"n"}', '{"t":["x"]}', "\\u0001n\\u0001"]
     data = {"id": "INC-" + n, "deep": [{"n": n}], "text": looks_like}
-    applied = await store.apply(P, [
+    applied = await store.gateway.apply(P, [
         Incr("seq", "n"),
         Hset("x:" + n, {"literal": looks_like[0], "json": looks_like[1], "n": n}),
         *log_event(Event("note", "2026-11-25T18:00:00+00:00", "t:1", "steward", data,
@@ -34,9 +34,9 @@ async def test_vars_fill_in_only_where_the_store_put_them(store):
 
 
 async def test_a_refusal_names_the_current_value(store):
-    await store.apply(P, [Hset("inc:1", {"status": "closed"})])
+    await store.gateway.apply(P, [Hset("inc:1", {"status": "closed"})])
     with pytest.raises(Refused) as refused:
-        await store.apply(P, [RequireIn("inc:1", "status", ["reported"],
+        await store.gateway.apply(P, [RequireIn("inc:1", "status", ["reported"],
                                         guard(Reason.STATUS, 1, Var("current"))),
                               Hget("inc:1", "status", "never")])
     assert (refused.value.reason, refused.value.subject, refused.value.current) == \
@@ -87,7 +87,7 @@ async def test_the_wire_format_does_not_change_what_is_stored(core, monkeypatch)
 async def test_branches_run_only_when_taken_and_a_refusal_inside_one_refuses_all(store):
     from bot.store.ops import Unless, When, WhenCmp
 
-    applied = await store.apply(P, [
+    applied = await store.gateway.apply(P, [
         Incr("seq", "n"),
         When("n", [Hset("x", {"when": "yes", "odd": "\ud800"}),
                    WhenCmp("n", "<", 5, [Hset("x", {"lt": "yes"})]),
@@ -98,7 +98,7 @@ async def test_branches_run_only_when_taken_and_a_refusal_inside_one_refuses_all
     ])
     assert applied.hashes == [{"when": "yes", "odd": "\ufffd", "lt": "yes", "unless": "yes"}]
     with pytest.raises(Refused) as refused:
-        await store.apply(P, [Hget("x", "when", "w"),
+        await store.gateway.apply(P, [Hget("x", "when", "w"),
                               When("w", [WhenCmp("w", "==", "yes", [
                                   RequireIn("x", "lt", ["no"],
                                             guard(Reason.CHANGED, "x", Var("current")))])]),

@@ -141,6 +141,6 @@ async def to_last_step(fake: FakeTelegram, feed: Feed, first: Call, mid: int) ->
 
 
 async def join_supervisor(core: Core, fake: FakeTelegram, feed: Feed) -> None:
-    await core.store.create_invite("sup123", "supervisor", "console:admin", 3600)
+    await core.facades.members.create_invite("sup123", "supervisor", "console:admin", 3600)
     await feed(fake.message_update(SUPERVISOR, "/start sup123", first_name="Sam"))
     await fake.wait_for(sends_to(SUPERVISOR, "registered as"))

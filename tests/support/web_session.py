@@ -38,8 +38,9 @@ async def sign_in(client: TestClient, say: Chat, who: str) -> str:
 
 async def refusals(core: Core) -> list[dict[str, str]]:
     """Refusals of members (the audit trail) and of clients without a session (their own)."""
-    anonymous = await core.store.stranger_refusals(50)
-    return [a for a in await core.store.audit_log(50) + anonymous if a["action"] == "refused"]
+    anonymous = await core.facades.audit.stranger_refusals(50)
+    trail = await core.facades.audit.audit_log(50)
+    return [a for a in trail + anonymous if a["action"] == "refused"]
 
 
 def state_of(html: str) -> dict:

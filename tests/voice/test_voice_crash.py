@@ -110,7 +110,7 @@ async def test_a_note_finished_again_from_the_inbox_is_answered_and_kept_once(
     assert len(sends_to(STEWARD, MARK)(fake.calls)) == 1
     fx = await core.active_fixture()
     assert fx is not None
-    state = await core.store.form(fx.id, f"telegram:{STEWARD}")
+    state = await core.facades.forms.form(fx.id, f"telegram:{STEWARD}")
     assert state is not None and state["kind"] == "voice", state
     assert [e["file_id"] for e in state["evidence"]] == [update["message"]["voice"]["file_id"]]
     assert state["heard"].lower().count("chanting") == 1, state["heard"]

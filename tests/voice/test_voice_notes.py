@@ -105,7 +105,7 @@ async def test_a_voice_note_is_added_to_the_open_incident_with_its_transcript(
     [kept] = [e for e in events if e.kind == "incident.evidence"]
     assert MARK in describe(kept, core.grounds[fx.ground])
     assert f"`incident.evidence` by telegram:{STEWARD} (steward): {MARK}" in \
-        await report_markdown(core.store, fx, events, "# Export")
+        await report_markdown(core.store, core.facades, fx, events, "# Export")
 
 
 @pytest.mark.pool(max_s=5)

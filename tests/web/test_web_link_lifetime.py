@@ -44,7 +44,7 @@ async def test_the_redeeming_servers_lifetime_bounds_a_link_issued_for_longer(
         server: TestClient, core: Core, clock: VirtualClock) -> None:
     # issued by a process that believed links live 300 s (an older replica, another
     # shell, this server before a restart with a shorter setting)
-    issuer = Access(core, core.store, core.facades.web)
+    issuer = Access(core, core.facades)
     believed = Server("http://127.0.0.1:8080", 300)
     early, late = [urlsplit(await issuer.issue_link(f"console:{who}", believed) or "").path
                    for who in ("control", "safety_officer")]

@@ -86,7 +86,7 @@ class RequestGuard:
 
     def __init__(self, parts: AdapterParts, client: AsyncWebClient,
                  hosts: tuple[str, ...]) -> None:
-        self.store = parts.store  # the audit trail of refusals
+        self.audit = parts.audit  # the audit trail of refusals
         self.clock = parts.clock
         self.outage = parts.outage
         self.client = client
@@ -108,7 +108,7 @@ class RequestGuard:
         """Log and audit a refused request."""
         log.warning("slack: refused a request from %s: %s", who, why)
         try:
-            await self.store.audit(who, "refused", f"slack: {why}",
+            await self.audit.audit(who, "refused", f"slack: {why}",
                                         iso(self.clock.now()))
         except StoreUnavailable as exc:
             self.outage.count("{n} refusals not recorded in the audit trail",

@@ -32,6 +32,7 @@ from bot.evidence.ingress_record import write_ingress
 from bot.evidence.signing import public_hex, sign
 from bot.evidence.summary import summary_figures
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 PDF = "pack.pdf"
 
@@ -51,11 +52,11 @@ def _csv(path: Path, head: list[str], rows: list[list[Any]]) -> None:
         write_rows(f, head, rows)
 
 
-async def read_steward_record(store: Store, fx: Fixture, ground: Ground,
+async def read_steward_record(store: Store, facades: StoreFacades, fx: Fixture, ground: Ground,
                               config_dir: Path, events: list[Event]) -> StewardRecord:
     """The fixture's stewarding section: its deployment, roll calls, briefing sign-offs and
     procedures (with when each acknowledgement came), as the store holds them."""
-    state = store.stewarding
+    state = facades.stewarding
     filled, _ = await state.deployment(fx.id)
     posts = posts_of(config_dir, fx.ground or ground.id, fx.id)
     sent = await state.broadcasts(fx.id)
@@ -94,18 +95,19 @@ def procedure_rows(s: StewardRecord) -> list[list[Any]]:
     return rows
 
 
-async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path,
+async def build_pack(store: Store, facades: StoreFacades, fx: Fixture, ground: Ground,
+                     config_dir: Path,
                      tz: ZoneInfo, out_dir: Path | str, *, key: Ed25519PrivateKey,
                      at: str = "", by: str = "cli:pack") -> Pack:
     """Write the pack folder and sign its manifest; the chain head is recorded in the audit
     trail as any export's is."""
     out = Path(out_dir)
-    await export_fixture(store, fx.id, out, False, by=by, key=key, at=at)
+    await export_fixture(store, facades, fx.id, out, False, by=by, key=key, at=at)
     manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     events = await store.events(fx.id)
-    decisions = await store.decisions.read(fx.id)
-    timings = latest(await store.timings.read(fx.id))
-    checks = await store.inspections.read(fx.id)
+    decisions = await facades.decisions.read(fx.id)
+    timings = latest(await facades.timings.read(fx.id))
+    checks = await facades.inspections.read(fx.id)
     items = checklists(config_dir).get(fx.ground, ())
     override = override_of(decisions)
     rows = incident_rows(events)
@@ -113,8 +115,8 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
     posts = {p.id: p.name for p in posts_of(config_dir, fx.ground or ground.id, fx.id)}
     line = timeline(events, decisions, timings,
                     Labels(ground.label, lambda p: posts.get(p, p)))
-    figures = await summary_figures(store, fx)
-    stewarding = await read_steward_record(store, fx, ground, config_dir, events)
+    figures = await summary_figures(store, facades, fx)
+    stewarding = await read_steward_record(store, facades, fx, ground, config_dir, events)
     clear = ground_clear(timings)
     head, n = manifest["head"], manifest["events"]
 
@@ -185,7 +187,7 @@ async def build_pack(store: Store, fx: Fixture, ground: Ground, config_dir: Path
                     line, decisions, timings, items, checks,
                     readiness(items, checks, override), figures, load_map(config_dir, ground),
                     stewarding, clear)
-    files += await write_ingress(store, fx, ground, out, tz)  # the curve per stand, alerts
+    files += await write_ingress(store, facades, fx, ground, out, tz)  # the curve per stand, alerts
     pdf, pages = pack_pdf(data, tz)
     (out / PDF).write_bytes(pdf)
     files.append(PDF)

@@ -24,6 +24,7 @@ from bot.evidence.debrief.pdf import latin
 from bot.evidence.export import PERIOD_FORMAT, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
+from bot.store.facades import StoreFacades
 
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 SEASON = re.compile(r"^(\d{4})-(\d{2})$")
@@ -101,7 +102,8 @@ def _pdf(period: Period, rows: list[list[Any]], tz: ZoneInfo) -> bytes:
     return bytes(pdf.output())
 
 
-async def build_period(store: Store, period: Period, grounds: dict[str, Ground],
+async def build_period(store: Store, facades: StoreFacades, period: Period, grounds: dict[str,
+                                                                                          Ground],
                        config_dir: Path, tz: ZoneInfo, out_dir: Path | str, *,
                        key: Ed25519PrivateKey, at: str = "", by: str = "cli:pack"
                        ) -> tuple[Path, int]:
@@ -112,7 +114,8 @@ async def build_period(store: Store, period: Period, grounds: dict[str, Ground],
     rows, subs = [], {}
     for fx in fixtures:
         ground = grounds.get(fx.ground) or next(iter(grounds.values()))
-        pack = await build_pack(store, fx, ground, config_dir, tz, out / fx.id, key=key, at=at,
+        pack = await build_pack(store, facades, fx, ground, config_dir, tz, out / fx.id, key=key,
+                                at=at,
                                 by=by)
         rows.append(_row(fx, pack))
         manifest = (pack.folder / "manifest.json").read_bytes()

@@ -156,7 +156,7 @@ async def test_a_stranger_is_refused(slack, fake, core):
     await fake.wait_call("respond", count=2)
     assert fake.of("views.open") == []
     assert await open_incidents(core) == []
-    audit = await core.store.stranger_refusals()  # strangers' stream, apart from members'
+    audit = await core.facades.audit.stranger_refusals()  # strangers' stream, apart from members'
     assert any(a.get("who") == "slack:U0STRANGER" or "U0STRANGER" in json.dumps(a)
                for a in audit)
 
@@ -285,7 +285,7 @@ async def test_thread_images_pacing_and_rate_limit(core, settings, fake):
 
 
 async def test_join_links_a_slack_user_and_matchday_catch_all(slack, fake, core):
-    await core.store.create_invite("sup777", "supervisor", "console:admin", 3600)
+    await core.facades.members.create_invite("sup777", "supervisor", "console:admin", 3600)
     for i, (command, text) in enumerate((("/whoami", ""), ("/join", "sup777"),
                                          ("/matchday", "whoami")), 1):
         await slash(slack, fake, command, text, user="U0NEWSUP", channel="D0NEWSUP")

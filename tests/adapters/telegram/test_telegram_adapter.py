@@ -256,7 +256,7 @@ async def test_expired_form_button(polling: TelegramAdapter, fake: FakeTelegram,
     old = sent_message(fake, STEWARD, "What is happening?")
     old_tap = buttons(fake.calls_of("sendMessage")[-1])[0]
     fx = await core.active_fixture()
-    await core.store.drop_form(fx.id, f"telegram:{STEWARD}")  # as if the TTL ran out
+    await core.facades.forms.drop_form(fx.id, f"telegram:{STEWARD}")  # as if the TTL ran out
     await feed(fake.callback_update(STEWARD, old, old_tap))
     await fake.wait_for(edits_of(STEWARD, old["message_id"], "expired"))
     answer = (await fake.wait_for(lambda c: [x for x in c if x.method == "answerCallbackQuery"

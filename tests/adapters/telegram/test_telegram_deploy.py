@@ -112,7 +112,7 @@ async def test_fixture_attendance_is_deploy_attendance_by_another_name(
                                                    "Sup")
     fx = await core.active_fixture()
     assert fx is not None
-    state = core.store.stewarding
+    state = core.facades.stewarding
 
     async def stored() -> tuple[int, list[dict]]:
         _, att = await state.deployment(fx.id)

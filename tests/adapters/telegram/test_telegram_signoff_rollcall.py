@@ -133,7 +133,7 @@ async def test_the_automatic_roll_call_goes_out_once_from_two_replicas(
     assert len(sends_to(AWAY_GATE, "Roll call")(fake.calls)) == 1
     ids = await core.store.gateway.r.lrange(f"md:{{{fx.id}}}:bc:ids", 0, -1)
     assert len(ids) == 1
-    latest = await core.store.stewarding.latest(fx.id)
+    latest = await core.facades.stewarding.latest(fx.id)
     assert latest is not None and latest.kind == "rollcall" and latest.sent == 3
     await reader.stop()
     for s in scheds:
@@ -180,12 +180,12 @@ async def test_a_missing_child_goes_to_the_police_at_t_plus_15_unless_found(
     await fake.wait_for(sends_to(CONTROL, f"MISSING CHILD {mid}: not found after 15 min"))
     assert await sweep_escalations(core2, core2.store, START + timedelta(minutes=16)) == []  # once
     fx = await core.active_fixture()
-    assert (await core.store.stewarding.search(fx.id, mid))["search"] == "police"
+    assert (await core.facades.stewarding.search(fx.id, mid))["search"] == "police"
     told = []
     core.notifier.taps.append(lambda out: _keep(told, out))
     await ask(fake, SO, f"/found {mid} with her father at the Gate B family point", "sent to")
     assert {o.audience for o in told} >= {"police", "control"}  # the police hear it is over
-    assert (await core.store.stewarding.search(fx.id, mid))["search"] == "found"
+    assert (await core.facades.stewarding.search(fx.id, mid))["search"] == "found"
     await store2.close()
 
 
@@ -203,7 +203,7 @@ async def test_found_first_stops_the_police_timer(
     await ask(fake, SO, f"/found {mid} reunited at the Gate B family point", "sent to")
     assert await sweep_escalations(core, core.store, START + timedelta(minutes=16)) == []
     fx = await core.active_fixture()
-    search = await core.store.stewarding.search(fx.id, mid)
+    search = await core.facades.stewarding.search(fx.id, mid)
     assert search["search"] == "found" and search["found_at"].endswith("18:09:00+00:00")
     assert not [c for c in fake.calls if "not found after" in str(c.params.get("text"))]
     assert await core.store.deadlines(fx.id) == {}
@@ -215,7 +215,7 @@ NEW = 300000041  # joins by invite, then links their account to tabard 311 on th
 async def linked_steward(core: Core, fake: FakeTelegram) -> None:  # noqa: F811
     """Staff, a rota with tabard 311 on it, and NEW joined by invite and linked to it."""
     staff(core)
-    await core.store.create_invite("stw311", "steward", "console:admin", 3600)
+    await core.facades.members.create_invite("stw311", "steward", "console:admin", 3600)
     await Feed(fake)(fake.message_update(NEW, "/start stw311", first_name="Phone"))
     await fake.wait_for(sends_to(NEW, "registered as"))
     await ask(fake, SO, "/deploy import\nsteward id,name,post\n311,A. Steward,stb_250_gangway\n",
@@ -253,7 +253,7 @@ async def test_the_automatic_roll_call_reaches_the_stewards_linked_to_a_tabard(
         await reader.drain()
         await fake.wait_for(sends_to(NEW, "📋 Roll call T-90m"))
         fx = await core.active_fixture()
-        latest = await core.store.stewarding.latest(fx.id)
+        latest = await core.facades.stewarding.latest(fx.id)
         assert latest is not None and latest.kind == "rollcall" and latest.sent == 4
     finally:
         await reader.stop()

@@ -46,7 +46,7 @@ async def test_a_live_location_is_kept_with_the_check_in_and_stand_down_has_time
     said = [c for c in fake.calls[before:] if c.method == "sendMessage"]
     assert len(said) == 1, fake.describe(10)  # the moves are silent
     fx = await core.active_fixture()
-    rec = (await core.store.stewarding.duty(fx.id))[f"telegram:{AWAY_GATE}"]
+    rec = (await core.facades.stewarding.duty(fx.id))[f"telegram:{AWAY_GATE}"]
     assert rec.post == "gate_b_lane_1" and rec.checked_in.endswith("18:10:00+00:00")
     assert (round(rec.lat or 0, 6), rec.lon) == (51.541, -0.016) and rec.on_duty
     assert rec.position_at.startswith(time.strftime("%Y-%m-%dT", time.gmtime(t0 + 2)))
@@ -55,7 +55,7 @@ async def test_a_live_location_is_kept_with_the_check_in_and_stand_down_has_time
     clock.set(START + timedelta(hours=4, minutes=5))
     await ask(fake, AWAY_GATE, "/standdown all", "not for your role")
     await ask(fake, AWAY_GATE, "/standdown", "Stood down 22:05 ✓ (on duty from 18:10)")
-    rec = (await core.store.stewarding.duty(fx.id))[f"telegram:{AWAY_GATE}"]
+    rec = (await core.facades.stewarding.duty(fx.id))[f"telegram:{AWAY_GATE}"]
     assert rec.stood_down.endswith("22:05:00+00:00") and not rec.on_duty
     await ask(fake, SO, "/status", "🏁 Stood down: 1/1 checked in (last 22:05)")
     # a location shared when off duty is not taken as a position
@@ -77,7 +77,7 @@ async def test_control_stands_every_steward_on_duty_down_at_once(
         await fake.wait_for(sends_to(who, "Stand down at 22:00: thank you"))
     await fake.wait_for(sends_to(CONTROL, "2 stewards stood down at 22:00"))
     fx = await core.active_fixture()
-    duty = await core.store.stewarding.duty(fx.id)
+    duty = await core.facades.stewarding.duty(fx.id)
     assert {w: (d.post, d.checked_in[11:16], d.stood_down[11:16]) for w, d in duty.items()} == {
         f"telegram:{AWAY_GATE}": ("gate_b_lane_1", "18:00", "22:00"),
         f"telegram:{EAST}": ("stb_250_gangway", "18:00", "22:00")}
@@ -103,4 +103,4 @@ async def test_onpost_alone_offers_the_stewards_posts_as_one_tap_buttons(
                                        "On post: Block 250 gangway ✓" in str(c.params.get("text"))
                                        and c.method != "answerCallbackQuery"])
     fx = await core.active_fixture()
-    assert f"telegram:{EAST}" in await core.store.stewarding.duty(fx.id)
+    assert f"telegram:{EAST}" in await core.facades.stewarding.duty(fx.id)

@@ -56,5 +56,5 @@ async def test_a_steward_links_their_tabard_once_and_is_reached_by_their_zone(
     state = Stewarding(core.store.gateway)
     assert await state.tabards() == {"311": f"telegram:{OTHER}"}
     assert await state.tabard_of(f"telegram:{NEW}") == ""
-    audit = [e for e in await core.store.audit_log() if e["action"] == "tabard.link"]
+    audit = [e for e in await core.facades.audit.audit_log() if e["action"] == "tabard.link"]
     assert len(audit) == 2 and f"was telegram:{NEW}" in audit[0]["detail"]

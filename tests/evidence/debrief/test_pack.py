@@ -58,7 +58,8 @@ async def test_the_pack_is_signed_and_reads_on_a4(say, core, clock, tmp_path: Pa
     await _stewarding(say)
     fx = await core.active_fixture()
     key = new_key()
-    pack = await build_pack(core.store, fx, core.grounds[fx.ground], core.settings.config_dir,
+    pack = await build_pack(core.store, core.facades, fx, core.grounds[fx.ground],
+                            core.settings.config_dir,
                             core.settings.zone, tmp_path / "pack", key=key)
     result = verify_dir(tmp_path / "pack", key=public_hex(key))
     assert result.ok, result
@@ -137,7 +138,8 @@ async def test_a_month_of_packs_for_the_sag(say, core, tmp_path: Path):
     await say("/fixture add Leyton Orient v Barnet 2027-03-06 15:00", as_="admin")
     await say("/incident missile @seg_ne s4 coins", as_="steward")
     key = new_key()
-    folder, n = await build_period(core.store, parse_period(month, None), core.grounds,
+    folder, n = await build_period(core.store, core.facades, parse_period(month, None),
+                                   core.grounds,
                                    core.settings.config_dir, core.settings.zone,
                                    tmp_path / "month", key=key)
     assert n == 1  # March's fixture is not this month's

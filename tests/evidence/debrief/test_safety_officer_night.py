@@ -84,7 +84,8 @@ async def _night(say, clock) -> dict[str, str]:
 async def _pack(say, core, clock, tmp_path: Path) -> tuple[dict[str, str], Path]:
     ids = await _night(say, clock)
     fx = await core.active_fixture()
-    await build_pack(core.store, fx, core.grounds[fx.ground], core.settings.config_dir,
+    await build_pack(core.store, core.facades, fx, core.grounds[fx.ground],
+                     core.settings.config_dir,
                      core.settings.zone, tmp_path / "pack", key=new_key())
     return ids, tmp_path / "pack"
 
@@ -125,12 +126,13 @@ async def test_1_the_report_flags_the_open_s4_and_lists_the_procedures(say, core
     ids = await _night(say, clock)
     fx = await core.active_fixture()
     tz = core.settings.zone
-    rep = await build_report(core.store, core.facades.web.feed, fx, core.grounds[fx.ground],
+    rep = await build_report(core.store, core.facades, core.facades.web.feed, fx,
+                             core.grounds[fx.ground],
                              tz, core.clock.now())
     [row] = [r for r in rep.rows if r.id == "INC-2"]
     assert row.outcome == "STILL OPEN at ground clear" and row.closed == ""
     report = pdf_text(report_pdf(rep, None, tz))
-    clear = next(t.at for t in await core.store.timings.read(fx.id) if t.key == "ground_clear")
+    clear = next(t.at for t in await core.facades.timings.read(fx.id) if t.key == "ground_clear")
     assert f"STILL OPEN at ground clear ({clear.astimezone(tz):%H:%M:%S}): 1" in report
     assert f"EVACUATE {ids['evacuate']}" in report and f"ALL CLEAR {ids['allclear']}" in report
     assert "1 of" in report and "Acknowledged" not in report
@@ -158,7 +160,7 @@ async def test_3_the_header_gives_the_recorded_kickoff_and_the_map_its_stands(
     _, out = await _pack(say, core, clock, tmp_path)
     fx = await core.active_fixture()
     text = pdf_text(out / "pack.pdf")
-    ko = next(t.at for t in await core.store.timings.read(fx.id) if t.key == "kick_off")
+    ko = next(t.at for t in await core.facades.timings.read(fx.id) if t.key == "kick_off")
     tz = core.settings.zone
     assert ko != fx.kickoff
     assert f"kick-off {ko.astimezone(tz):%a %d %b %Y %H:%M:%S} (recorded; planned " \

@@ -92,7 +92,7 @@ async def test_typed_cancel_cancels_at_any_step(say, core):
         r = await say("cancel", as_="steward")
         assert "cancelled" in r.reply.text.lower(), (steps, r.reply.text)
         fx = await core.active_fixture()
-        assert await core.store.form(fx.id, "console:steward") is None
+        assert await core.facades.forms.form(fx.id, "console:steward") is None
     assert await _total(core) == 0
 
 

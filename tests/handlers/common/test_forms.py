@@ -19,7 +19,7 @@ async def test_three_taps_log_an_incident(say, core):
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
     assert (inc.type, inc.location, inc.severity) == ("missile", "stb_walkway", 4)
-    assert await core.store.form(fx.id, "console:steward") is None
+    assert await core.facades.forms.form(fx.id, "console:steward") is None
 
 
 async def test_every_button_fits_telegram_callback_data(say):
@@ -96,9 +96,9 @@ async def test_a_restarted_bot_continues_the_form(say, core, store, settings, cl
 async def test_abandoned_form_expires_quietly(say, core, store):
     r = await say("/incident", as_="steward")
     fx = await core.active_fixture()
-    ttl = await store.form_ttl(fx.id, "console:steward")
+    ttl = await core.facades.forms.form_ttl(fx.id, "console:steward")
     assert 0 < ttl <= core.settings.form_ttl_seconds
-    await store.drop_form(fx.id, "console:steward")  # what the TTL does
+    await core.facades.forms.drop_form(fx.id, "console:steward")  # what the TTL does
     r = await say(press(r, "Disorder"), as_="steward")
     assert "expired" in r.reply.text
 

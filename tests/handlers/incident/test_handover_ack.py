@@ -38,7 +38,7 @@ async def test_handover_of_an_unacknowledged_incident_is_its_acknowledgement(say
                for o in sent)
     assert "1:ack" not in await core.store.deadlines(fx.id)
     # time to acknowledge stays honest: the summary counts it once, at the handover
-    rt = (await summary_figures(core.store, fx))["response_times"]
+    rt = (await summary_figures(core.store, core.facades, fx))["response_times"]
     assert rt["acknowledged"] == 1 and rt["median_ack_s"] == 90
     assert dict(recount(await core.store.events(fx.id)).ack_seconds) == {"INC-1": 90.0}
 

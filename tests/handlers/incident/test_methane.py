@@ -55,7 +55,7 @@ async def test_guided_methane_asks_each_field_and_requires_an_answer(say, core):
     r = await say(r.reply.buttons[0][0].command, as_="supervisor")
     assert r.reply.title == "METHANE INC-1", r.reply.text
     fx = await core.active_fixture()
-    assert await core.store.form(fx.id, "console:supervisor") is None
+    assert await core.facades.forms.form(fx.id, "console:supervisor") is None
 
 
 async def test_a_guided_methane_is_sent_by_typing_yes_and_cancelled_by_typing_cancel(say, core):

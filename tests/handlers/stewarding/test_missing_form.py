@@ -56,7 +56,7 @@ async def test_the_guided_form_sends_what_the_one_line_command_sends(say, core):
     assert done.reply.ok and done.reply.title == f"MISSING {mid}", done.reply.text
     assert f"Police are told at 18:15 unless /found {mid}" in done.reply.text
     assert alerts(sent, mid) == by_line  # same recipients, title and text
-    search = await core.store.stewarding.search((await core.active_fixture()).id, mid)
+    search = await core.facades.stewarding.search((await core.active_fixture()).id, mid)
     assert search == {"search": "open", "who": "child"}
 
 

@@ -110,7 +110,8 @@ async def test_the_automatic_roll_call_counts_the_rota_and_names_who_to_radio(
 
     await _rota(say)
     fx = await core.active_fixture()
-    outs = await send_rollcall(core, core.store, fx, Slot(fx.id, "rollcall", "T-90", clock.now()),
+    outs = await send_rollcall(core, core.store, core.facades, fx, Slot(fx.id, "rollcall", "T-90",
+                                                                        clock.now()),
                                "on time", "test", clock.now())
     control = next(o.reply.text for o in outs if o.audience == "control")
     assert "radio them: 15 B. Jones (Block 256 gangway), 9 C. Patel" in control, control
