@@ -149,7 +149,7 @@ class Gateway:
 
     async def run_script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
         """Run a script made by `script` (loaded on first use, again after a restart)."""
-        return await self.call(script(keys=keys, args=args, client=self.r))
+        return await self.call(_evalsha(self.r, script.sha, script.script, keys, args))
 
     def fenced_script(self, lua: str) -> FencedScript:
         """A write script to run with `run_fenced`: refused where it waited past the write
@@ -162,8 +162,9 @@ class Gateway:
         nothing, so it is sent once more, to the master the sentinels name now."""
         for last in (False, True):
             stamp = _fence_args(await self._stamp())
-            res = await self.call(_unless_fenced(script.script(
-                keys=keys, args=[*args, *stamp], client=self.r), last))
+            res = await self.call(_unless_fenced(_evalsha(
+                self.r, script.script.sha, script.script.script, keys, [*args, *stamp]),
+                last))
             if res is not _FENCED:
                 return res
             # an answer, not an outage: the outage state and its log stay as they are
@@ -347,17 +348,16 @@ class Gateway:
         """The write script and WAIT in one pipeline on one connection (one round trip);
         raise Unconfirmed when fewer than replica_acks replicas confirm in time. `since`: when
         the write began (wall clock), for the fence (WRITE_FENCE_MS)."""
-        loaded = fenced = False
+        body = fenced = False
         while True:
             node = self._node_of(keys[0])
             pipe = self.r.pipeline(transaction=False)
-            pipe.execute_command("EVALSHA", self._apply.sha, len(keys), *keys, *args,
-                                 *_fence_args(since))
+            run = ("EVAL", self._lua) if body else ("EVALSHA", self._apply.sha)
+            pipe.execute_command(*run, len(keys), *keys, *args, *_fence_args(since))
             self._wait(pipe, node)
             res, acked = await self.call(pipe.execute(raise_on_error=False))
-            if isinstance(res, NoScriptError) and not loaded:
-                loaded = True
-                await self.call(self.r.script_load(self._lua))
+            if isinstance(res, NoScriptError) and not body:
+                body = True  # the body itself: see _evalsha
                 continue
             if _fenced(res) and not fenced:  # it ran nowhere: once more, to today's master
                 fenced = True
@@ -396,17 +396,10 @@ class Gateway:
 
     async def _script(self, keys: list[str], args: list[Any], since: float | None) -> Any:
         """EVALSHA the write script straight through the client (redis-py's Script wrapper
-        and its argument checks cost a tenth of a report's Python); load it once if the
+        and its argument checks cost a tenth of a report's Python); its body where the
         server lacks it (a restart, another server)."""
-        try:
-            return await self.call(self.r.execute_command("EVALSHA", self._apply.sha,
-                                                           len(keys), *keys, *args,
-                                                           *_fence_args(since)))
-        except NoScriptError:
-            await self.call(self.r.script_load(self._lua))
-            return await self.call(self.r.execute_command("EVALSHA", self._apply.sha,
-                                                           len(keys), *keys, *args,
-                                                           *_fence_args(since)))
+        return await self.call(_evalsha(self.r, self._apply.sha, self._lua, keys,
+                                        [*args, *_fence_args(since)]))
 
     async def apply(self, prefix: str, ops: list[Op], dedupe: str = "") -> Applied:
         """Run one command's ops atomically in one round trip; raise Refused on a guard.
@@ -465,6 +458,16 @@ async def _unless_fenced(run: Awaitable[Any], last: bool) -> Any:
         if _fenced(exc) and not last:
             return _FENCED
         raise
+
+
+async def _evalsha(r: Any, sha: str, body: str, keys: list[str], args: list[Any]) -> Any:
+    """Run a script by its sha; where the server lacks it (a restart, a promoted replica),
+    EVAL its body. Not SCRIPT LOAD then EVALSHA: across a failover the two can reach two
+    servers, and the second answers NOSCRIPT again."""
+    try:
+        return await r.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return await r.execute_command("EVAL", body, len(keys), *keys, *args)
 
 
 async def _raise(exc: Exception) -> Any:

@@ -105,3 +105,27 @@ async def test_branches_run_only_when_taken_and_a_refusal_inside_one_refuses_all
                               Hset("x", {"after": "never"})])
     assert refused.value.current == "yes"
     assert "after" not in await store.gateway.r.hgetall(P + "x")
+
+
+async def test_a_server_without_the_scripts_runs_them_from_their_body(store):
+    """A promoted replica never ran this replica's scripts. Each kind of script still runs
+    first time, from its body, with no SCRIPT LOAD: across a failover a load and the run
+    after it can reach two servers, and the run would answer NOSCRIPT again."""
+    from bot.store.inbox import Seen
+    from bot.store.windows import Windows
+
+    gw = store.gateway
+    await gw.apply(P, [Incr("seq", "n")])
+    await Seen(gw).first("slack:warm")
+    plain = gw.script("return redis.call('INCR', KEYS[1])")
+    await gw.run_script(plain, [P + "plain"], [])
+    await gw.r.script_flush()
+    loads = (await gw.r.info("commandstats")).get("cmdstat_script|load", {}).get("calls", 0)
+
+    applied = await gw.apply(P, [Incr("seq", "n"), Hset("x:" + Var("n"), {"k": "v"})])
+    assert await Seen(gw).first("slack:Ev1") is True
+    assert await Windows(gw).take([(P + "rl", 30, 1.0)], 1_800_000_000.0, "s1") == 0.0
+    assert await gw.run_script(plain, [P + "plain"], []) == 2
+    assert applied.hashes == [] and await gw.r.hget(P + "x:2", "k") == "v"
+    after = (await gw.r.info("commandstats")).get("cmdstat_script|load", {}).get("calls", 0)
+    assert after == loads
