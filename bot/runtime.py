@@ -404,10 +404,31 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
     what polls with the lease it polls under (only its holder polls, see _keep_polling).
 
     Raises StartupError with one line when a platform is misconfigured or unreachable."""
-    core, settings = app.core, app.settings
+    settings = app.settings
     if settings.telegram_bot_token is None and settings.slack_bot_token is None \
             and not control_room:
         return [], []
+    started, pollers, routes = await start_chats(app, webhook=webhook, http=http)
+    if routes or http or webhook or control_room:
+        from bot.web.host import HttpHost
+
+        site = http_site(app, routes, control_room=control_room, alarm=alarm)
+        if control_room:
+            started.append(f"control room {settings.web_base}/control/")
+        server = HttpHost(site, settings.port, settings.bind)
+        await server.start()
+        app.adapters.append(server)
+        started.append(f"http {settings.bind}:{settings.port}")
+    return started, pollers
+
+
+async def start_chats(app: App, *, webhook: bool, http: bool
+                      ) -> tuple[list[str], list[tuple[Lease, Polling]], list[Route]]:
+    """Start Telegram and/or Slack when their tokens are set: what started, what polls (with
+    its lease) and the HTTP routes they answer on. StartupError with one line when a
+    platform is misconfigured or unreachable."""
+    core, settings = app.core, app.settings
+    assert core is not None
     if settings.slack_bot_token is not None:  # before anything starts: no half-started bot
         from bot.adapters.slack.slack_adapter import check_http
 
@@ -460,19 +481,22 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
                            else "slack http /slack/events")
     except errors as exc:
         raise StartupError(str(exc)) from None
-    if routes or http or webhook or control_room:
-        from bot.observe.endpoints import health_routes
-        from bot.web.host import HttpHost, application  # HTTP modes only pay for aiohttp
+    return started, pollers, routes
 
-        site = application(routes + health_routes(
-            core.store.gateway.ping, app.role, outbox_lag(core),
-            lag_alarm=(lambda: alarm.raised) if alarm is not None else None))
-        ingress_feed_for(core).add_routes(site)  # refuses every batch until a key is set
-        if control_room:
-            control_room_for(core, settings.public_url).add_routes(site)
-            started.append(f"control room {settings.web_base}/control/")
-        server = HttpHost(site, settings.port, settings.bind)
-        await server.start()
-        app.adapters.append(server)
-        started.append(f"http {settings.bind}:{settings.port}")
-    return started, pollers
+
+def http_site(app: App, routes: list[Route], *, control_room: bool,
+              alarm: LagAlarm | None = None) -> Any:
+    """The aiohttp application of one core: its chat routes, /healthz and /metrics, the
+    ingress feed and (with `control_room`) the control-room web view."""
+    from bot.observe.endpoints import health_routes
+    from bot.web.host import application  # HTTP modes only pay for aiohttp
+
+    core = app.core
+    assert core is not None
+    site = application(routes + health_routes(
+        core.store.gateway.ping, app.role, outbox_lag(core),
+        lag_alarm=(lambda: alarm.raised) if alarm is not None else None))
+    ingress_feed_for(core).add_routes(site)  # refuses every batch until a key is set
+    if control_room:
+        control_room_for(core, app.settings.public_url).add_routes(site)
+    return site
