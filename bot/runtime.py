@@ -66,12 +66,13 @@ def ingress_feed_for(core: Core) -> IngressFeed:
     return IngressFeed(IngressDesk(core, key.get_secret_value().encode() if key else None))
 
 
-def control_room_for(core: Core, public_url: str | None = None) -> ControlRoom:
-    """The control-room web view handed the incident log and the web state it uses."""
+def control_room_for(core: Core, public_url: str | None = None, prefix: str = "") -> ControlRoom:
+    """The control-room web view handed the incident log and the web state it uses; with a
+    `prefix` (a club's /c/<club>) its links and session cookie stay under it."""
     from bot.web.server import ControlRoom  # HTTP modes only pay for aiohttp
 
     room = ControlRoom(core, core.store, core.facades.web, public_url,
-                       facades=core.facades)
+                       facades=core.facades, prefix=prefix)
     core.hooks.append(room.live.on_change)  # the wall's ingress tile follows its figures
     return room
 

@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 from bot.domain.decision_log import DECISION_KINDS, LogView
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.vocab import PHASES
-from bot.web.pages import _doc, drill_badge
+from bot.web.pages import ROOT, _doc, drill_badge
 
 
-def decisions_page(fx: Fixture, view: LogView, tz: ZoneInfo) -> str:
+def decisions_page(fx: Fixture, view: LogView, tz: ZoneInfo, root: str = ROOT) -> str:
     """The fixture's decision log as a page."""
     items = []
     for d in view.entries:
@@ -41,8 +41,8 @@ def decisions_page(fx: Fixture, view: LogView, tz: ZoneInfo) -> str:
             f"<bdi>{escape(d.name or d.by)}</bdi> ({escape(d.role.replace('_', ' '))}){mark}"
             f"</h3><dl>{''.join(facts)}</dl></li>")
     body = (f"<header class=\"print-head\"><h1>{drill_badge(fx)}{escape(fx.title)}: decision "
-            f"log</h1><nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a>"
+            f"log</h1><nav class=\"no-print\"><a href=\"./\">Back to the live screen</a>"
             f"</nav></header><main class=\"decisions\">"
             + (f"<ol>{''.join(items)}</ol>" if items else "<p>No decisions logged yet.</p>")
             + "</main>")
-    return _doc(f"{fx.title} · decision log", body, cls="postmatch")
+    return _doc(f"{fx.title} · decision log", body, cls="postmatch", root=root)

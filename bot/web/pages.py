@@ -15,11 +15,16 @@ BOARD_COLUMNS = (("reported", "Reported"), ("acknowledged", "Acknowledged"),
                  ("contained", "Contained / police"))
 
 
-def _doc(title: str, body: str, *, head: str = "", cls: str = "") -> str:
+ROOT = "/control/"  # the control room's own path on a one-club deployment
+
+
+def _doc(title: str, body: str, *, head: str = "", cls: str = "", root: str = ROOT) -> str:
+    # every link below is relative to `root` (<base>): a club's control room is served under
+    # its own prefix (/c/<club>/control/) by the same pages and script
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{escape(title)}</title>"
-            "<link rel=\"stylesheet\" href=\"/control/static/control.css\">"
+            f"<base href=\"{escape(root)}\"><title>{escape(title)}</title>"
+            "<link rel=\"stylesheet\" href=\"static/control.css\">"
             f"{head}</head><body class=\"{cls}\">{body}</body></html>")
 
 
@@ -29,13 +34,13 @@ def drill_badge(fx: Fixture) -> str:
             "DRILL</span> " if fx.drill else "")
 
 
-def message_page(title: str, text: str) -> str:
+def message_page(title: str, text: str, root: str = ROOT) -> str:
     """A plain page with one message (refusals, signed out)."""
     return _doc(title, f"<main class=\"message\"><h1>{escape(title)}</h1>"
-                       f"<p>{escape(text)}</p></main>", cls="plain")
+                       f"<p>{escape(text)}</p></main>", cls="plain", root=root)
 
 
-def link_page(action: str, name: str = "", role: str = "") -> str:
+def link_page(action: str, name: str = "", role: str = "", root: str = ROOT) -> str:
     """The page a sign-in link opens: whose account it opens, and one button, so link
     previews cannot use the link up. Without a name (unknown, used or expired link) it says
     nothing about anyone: pressing the button tells why it is refused."""
@@ -46,15 +51,16 @@ def link_page(action: str, name: str = "", role: str = "") -> str:
                 "<main class=\"message\"><h1>Matchday control room</h1>" + whose +
                 f"<form method=\"post\" action=\"{escape(action)}\">"
                 "<button type=\"submit\" id=\"signin\" class=\"big\">Sign in</button></form>"
-                "</main>", cls="plain")
+                "</main>", cls="plain", root=root)
 
 
-def signed_in_page() -> str:
+def signed_in_page(root: str = ROOT) -> str:
     """After sign-in: go on to the screen by a same-site navigation (SameSite=Strict cookies
     are not sent on the cross-site redirect a chat app's link would start)."""
     return _doc("Signed in", "<main class=\"message\"><h1>Signed in</h1>"
-                "<p><a href=\"/control/\">Open the control room</a></p></main>",
-                head="<meta http-equiv=\"refresh\" content=\"0;url=/control/\">", cls="plain")
+                "<p><a href=\"./\">Open the control room</a></p></main>",
+                head=f"<meta http-equiv=\"refresh\" content=\"0;url={escape(root)}\">",
+                cls="plain", root=root)
 
 
 def _state_json(state: dict[str, Any]) -> str:
@@ -66,7 +72,7 @@ def _options(pairs: list[tuple[str, str]]) -> str:
 
 
 def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
-              state: dict[str, Any], csrf: str) -> str:
+              state: dict[str, Any], csrf: str, root: str = ROOT) -> str:
     """The live screen: map, board, tiles, chart and log, kept live by control.js."""
     me = state["me"]
     zones = sorted(state["zones"].items(), key=lambda kv: kv[1]["label"])
@@ -104,10 +110,10 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         f"<div class=\"me\"><bdi>{escape(me['name'] or me['who'])}</bdi> · "
         f"{escape(ROLES.label(me['role']))}</div>"
         "<nav>" + ("" if me["role"] == "steward" else  # a steward may not open it
-                   f"<a href=\"/control/post-match?fixture={escape(fx.id)}\">Post-match</a>")
-        + (f"<a href=\"/control/decisions?fixture={escape(fx.id)}\">Decision log</a>"
+                   f"<a href=\"post-match?fixture={escape(fx.id)}\">Post-match</a>")
+        + (f"<a href=\"decisions?fixture={escape(fx.id)}\">Decision log</a>"
            if me.get("decisions") else "")
-        + "<form method=\"post\" action=\"/control/logout\" class=\"inline\">"
+        + "<form method=\"post\" action=\"logout\" class=\"inline\">"
         f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf)}\">"
         f"<button type=\"submit\" title=\"Signed in as {escape(me['name'] or me['who'])} · "
         f"{escape(ROLES.label(me['role']))}\">Sign out</button></form></nav></header>"
@@ -139,9 +145,9 @@ def live_page(fx: Fixture, ground_name: str, map_svg: str, chart_svg: str,
         f"<h2>Incidents per 5 minutes</h2><div id=\"chart\">{chart_svg}</div></section>"
         "</main>"
         f"<script type=\"application/json\" id=\"state\">{_state_json(state)}</script>"
-        "<script src=\"/control/static/control.js\" defer></script>")
+        "<script src=\"static/control.js\" defer></script>")
     return _doc(f"{'DRILL · ' if fx.drill else ''}{fx.title} · control room", body,
-                head=f"<meta name=\"csrf\" content=\"{escape(csrf)}\">", cls="wall")
+                head=f"<meta name=\"csrf\" content=\"{escape(csrf)}\">", cls="wall", root=root)
 
 
 def _rows(d: dict[str, int], label: Any) -> str:
@@ -168,7 +174,8 @@ def _incident_table(report: Report) -> str:
 
 def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg: str,
                     chart_svg: str, police_view: bool, labels: dict[str, Any],
-                    open_lines: list[str], report: Report | None = None) -> str:
+                    open_lines: list[str], report: Report | None = None,
+                    root: str = ROOT) -> str:
     """The night on one or two printable A4 pages: when it was made and the export chain
     head, a row per incident, summary tables, chart and a light map."""
     inc, arr, ban, rt = fig["incidents"], fig["arrests"], fig["bans"], fig["response_times"]
@@ -216,7 +223,7 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
         + (f"<p class=\"generated\">Generated {report.generated_at:%d %b %Y %H:%M:%S %Z} "
            f"from {report.events} logged events · export chain head "
            f"<code>{escape(report.chain_head)}</code></p>" if report else "")
-        + "<nav class=\"no-print\"><a href=\"/control/\">Back to the live screen</a> · "
+        + "<nav class=\"no-print\"><a href=\"./\">Back to the live screen</a> · "
         "<button type=\"button\" id=\"print\">Print</button></nav></header>"
         f"<main class=\"post\">{still}"
         + (_incident_table(report) if report else "")
@@ -224,5 +231,5 @@ def post_match_page(fx: Fixture, ground_name: str, fig: dict[str, Any], map_svg:
         f"<section class=\"chart\"><h2>Incidents per 15 minutes by phase</h2>{chart_svg}"
         f"</section><section class=\"map\"><h2>Where</h2>{map_svg}</section></main>")
     return _doc(f"{'DRILL · ' if fx.drill else ''}{fx.title} · post-match", body,
-                cls="postmatch",
-                head="<script src=\"/control/static/postmatch.js\" defer></script>")
+                cls="postmatch", root=root,
+                head="<script src=\"static/postmatch.js\" defer></script>")

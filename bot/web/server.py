@@ -66,8 +66,9 @@ STATIC = {"control.js": "application/javascript", "control.css": "text/css",
           "postmatch.js": "application/javascript"}
 # Only the site's own script, style and connections; no inline script, no framing. The
 # referrer stays on the site: with no-referrer browsers send `Origin: null` on its own POSTs.
+# base-uri 'self': the pages' links are relative to their own <base> (a club's prefix).
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'self'")
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY"}
 # how to get a link, on every refusal: in chat, or on the bot's own machine (headless)
@@ -102,10 +103,14 @@ class ControlRoom:
     """Routes, sessions and live feeds of the control-room screens."""
 
     def __init__(self, core: Core, store: Store, web: WebState,
-                 public_url: str | None = None, *, facades: StoreFacades) -> None:
+                 public_url: str | None = None, *, facades: StoreFacades,
+                 prefix: str = "") -> None:
         """`store`: the incident log; `web`: the web view's state; `facades`: the records
         the screens and the report read (stewarding, decisions, timings); each built once by
-        the composition root (bot/runtime.py control_room_for) and handed to the screens."""
+        the composition root (bot/runtime.py control_room_for) and handed to the screens.
+        `prefix`: the path the routes are mounted under ("/c/<club>" on a deployment of many
+        clubs): links, redirects and the session cookie stay inside it."""
+        self.home = f"{prefix}/control/"
         self.core = core
         self.store = store
         self.facades = facades
@@ -188,7 +193,7 @@ class ControlRoom:
         """No server banner on any answer; the control room's pages (refusals included) get
         the security headers, and are never stored by a browser or proxy."""
         resp.headers.popall("Server", None)
-        if request.path == "/control" or request.path.startswith("/control/"):
+        if request.path == self.home[:-1] or request.path.startswith(self.home):
             resp.headers.update(SECURITY_HEADERS)
             resp.headers.setdefault("Cache-Control", "no-store")  # static files: no-cache
 
@@ -204,25 +209,25 @@ class ControlRoom:
             raise web.HTTPUnauthorized(text='{"ok":false,"text":"Not signed in."}',
                                        content_type="application/json")
         raise web.HTTPUnauthorized(
-            text=message_page("Not signed in", SIGN_IN_HOW),
+            text=message_page("Not signed in", SIGN_IN_HOW, self.home),
             content_type="text/html")
 
     def _cookie(self, resp: web.StreamResponse, session: Session | None) -> None:
         if session is None:
-            resp.del_cookie(COOKIE, path="/control")
+            resp.del_cookie(COOKIE, path=self.home[:-1])
             return
-        resp.set_cookie(COOKIE, session.sid, path="/control", httponly=True, samesite="Strict",
+        resp.set_cookie(COOKIE, session.sid, path=self.home[:-1], httponly=True, samesite="Strict",
                         secure=self.secure, max_age=self.access.session_ttl)
 
     async def root(self, request: web.Request) -> web.Response:
         """/control -> /control/."""
-        raise web.HTTPFound("/control/")
+        raise web.HTTPFound(self.home)
 
     async def link(self, request: web.Request) -> web.Response:
         """A sign-in link: whose account it opens and one button (previews in chat only GET)."""
         holder = await self.access.link_holder(request.match_info["token"])
-        body = (link_page(request.path, holder.name or holder.who, holder.role) if holder
-                else link_page(request.path))
+        body = (link_page(request.path, holder.name or holder.who, holder.role, self.home)
+                if holder else link_page(request.path, root=self.home))
         return web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})
 
@@ -249,7 +254,7 @@ class ControlRoom:
             if json:
                 return web.json_response({"ok": False, "text": NOT_FROM_HERE}, status=403)
             return web.Response(status=403, content_type="text/html",
-                                text=message_page("Refused", NOT_FROM_HERE))
+                                text=message_page("Refused", NOT_FROM_HERE, self.home))
         return checked
 
     async def redeem(self, request: web.Request) -> web.Response:
@@ -258,8 +263,9 @@ class ControlRoom:
         if not isinstance(got, Session):
             await self.access.deny("", f"sign-in refused: {got}")
             return web.Response(status=403, content_type="text/html", text=message_page(
-                "Link not valid", "This link is unknown, used or expired. " + SIGN_IN_HOW))
-        resp = web.Response(text=signed_in_page(), content_type="text/html",
+                "Link not valid", "This link is unknown, used or expired. " + SIGN_IN_HOW,
+                self.home))
+        resp = web.Response(text=signed_in_page(self.home), content_type="text/html",
                             headers={"Cache-Control": "no-store"})
         self._cookie(resp, got)
         return resp
@@ -272,7 +278,7 @@ class ControlRoom:
             await self.access.deny(session.viewer.who, "sign-out without CSRF token")
             raise web.HTTPForbidden(text="Missing or wrong form token.")
         await self.access.sign_out(session)
-        resp = web.Response(text=message_page("Signed out", "You are signed out."),
+        resp = web.Response(text=message_page("Signed out", "You are signed out.", self.home),
                             content_type="text/html")
         self._cookie(resp, None)
         return resp
@@ -289,12 +295,12 @@ class ControlRoom:
                      key=lambda f: abs(f.kickoff - now))
         if fx is None and fx_id:  # a mistyped or old link: say so, never show another night
             raise web.HTTPNotFound(text=message_page(
-                "No such fixture", f"There is no fixture {clip(fx_id)!r}. Open /control/ "
-                "for your own fixture (/fixture use in chat chooses it)."),
+                "No such fixture", f"There is no fixture {clip(fx_id)!r}. Open {self.home} "
+                "for your own fixture (/fixture use in chat chooses it).", self.home),
                 content_type="text/html")
         if fx is None:
             raise web.HTTPNotFound(text=message_page(
-                "No fixture", "No fixture yet: an admin adds one with /fixture add."),
+                "No fixture", "No fixture yet: an admin adds one with /fixture add.", self.home),
                 content_type="text/html")
         return fx
 
@@ -421,7 +427,7 @@ class ControlRoom:
             "stewarding": None if viewer.steward else snap.stewarding,
         }
         body = live_page(fx, gm.ground.name, made["map"], await self._chart_svg(fx, viewer),
-                         state, session.csrf)
+                         state, session.csrf, self.home)
         resp = web.Response(text=body, content_type="text/html",
                             headers={"Cache-Control": "no-store"})
         resp.enable_compression()
@@ -455,7 +461,7 @@ class ControlRoom:
             await self.access.deny(viewer.who, "post-match page as steward")
             raise web.HTTPForbidden(text=message_page(
                 "Not for your role", "The post-match summary is for the control room, "
-                "safety officer, police and viewers."), content_type="text/html")
+                "safety officer, police and viewers.", self.home), content_type="text/html")
         fx = await self._fixture(request, session.viewer)
         gm = self.ground_map(fx)
         tz = self.core.settings.zone
@@ -471,7 +477,7 @@ class ControlRoom:
                                render_map(gm, pin_layer(gm, incidents, open_only=False)),
                                await self._chart_svg(fx, viewer, whole=True), viewer.police_view,
                                labels,
-                               fig["open_incidents"], report)
+                               fig["open_incidents"], report, self.home)
         return web.Response(text=body, content_type="text/html")
 
     async def decisions(self, request: web.Request) -> web.Response:
@@ -482,10 +488,10 @@ class ControlRoom:
             await self.access.deny(viewer.who, "decision log")
             raise web.HTTPForbidden(text=message_page(
                 "Not for your role", "The decision log is for the Safety Officer, the police "
-                "commander and control."), content_type="text/html")
+                "commander and control.", self.home), content_type="text/html")
         fx = await self._fixture(request, viewer)
         view = await self.facades.decisions.read(fx.id)
-        return web.Response(text=decisions_page(fx, view, self.core.settings.zone),
+        return web.Response(text=decisions_page(fx, view, self.core.settings.zone, self.home),
                             content_type="text/html")
 
     async def static(self, request: web.Request) -> web.Response:

@@ -31,7 +31,7 @@ async def test_the_panel_is_refused_to_other_roles(client, say, core):  # noqa: 
 
 async def test_the_live_screen_links_the_panel_for_command_roles_only(client, say):  # noqa: F811
     await sign_in(client, say, "safety_officer")
-    assert 'href="/control/decisions?fixture=' in await (await client.get("/control/")).text()
+    assert 'href="decisions?fixture=' in await (await client.get("/control/")).text()
     await client.post("/control/logout", data={})
     other = await sign_in(client, say, "supervisor")
     assert other and 'Decision log</a>' not in await (await client.get("/control/")).text()

@@ -695,7 +695,7 @@
     if (chartTimer) return;
     chartTimer = setTimeout(async () => {
       chartTimer = null;
-      const r = await fetch(`/control/chart.svg?fixture=${encodeURIComponent(state.fixture)}`,
+      const r = await fetch(`chart.svg?fixture=${encodeURIComponent(state.fixture)}`,
                             {credentials: "same-origin"});
       if (r.ok) $("#chart").innerHTML = await r.text();
     }, 3000);
@@ -761,7 +761,7 @@
     if (source) source.close();
     // resumes after the last change this screen applied (the browser's own reconnects send
     // it as Last-Event-ID)
-    const url = `/control/events?fixture=${encodeURIComponent(state.fixture)}` +
+    const url = `events?fixture=${encodeURIComponent(state.fixture)}` +
       `&after=${encodeURIComponent(state.last)}`;
     const es = source = new EventSource(url);
     const hear = () => { heard = performance.now(); };
@@ -819,7 +819,7 @@
   }
 
   async function refreshIncidents() {
-    const r = await fetch(`/control/incidents?fixture=${encodeURIComponent(state.fixture)}`,
+    const r = await fetch(`incidents?fixture=${encodeURIComponent(state.fixture)}`,
                           {credentials: "same-origin"}).catch(() => null);
     if (!r || !r.ok) return;
     const body = await r.json();
@@ -910,7 +910,7 @@
     if (btn) {
       btn.disabled = true;
       try {
-        const r = await fetch(`/control/action?fixture=${encodeURIComponent(state.fixture)}`, {
+        const r = await fetch(`action?fixture=${encodeURIComponent(state.fixture)}`, {
           method: "POST", credentials: "same-origin",
           headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
           body: JSON.stringify({action: btn.dataset.action, incident: btn.dataset.incident,
@@ -968,7 +968,7 @@
   }, 1000);
   $("#clock").textContent = fmt.format(new Date(now()));
   async function loadRest() {
-    const r = await fetch(`/control/incidents?fixture=${encodeURIComponent(state.fixture)}`,
+    const r = await fetch(`incidents?fixture=${encodeURIComponent(state.fixture)}`,
                           {credentials: "same-origin"});
     if (!r.ok) { setTimeout(loadRest, 2000); return; }
     const body = await r.json();
