@@ -130,6 +130,12 @@ def fx_prefix(fixture_id: str) -> str:
     return f"md:{{{fixture_id}}}:"
 
 
+def deployment_prefix() -> str:
+    """Key prefix of the deployment's own registry (the clubs it serves and their audit
+    trail): one hash tag, so its writes are one slot's on a Cluster."""
+    return "md:{deployment}:"
+
+
 def chat_prefix(platform: str, chat: str) -> str:
     """Key prefix of one chat's own keys (its hash tag): rate-limit windows, the reverse
     index of the bot's messages there."""
