@@ -6,17 +6,9 @@ from __future__ import annotations
 
 from bot.domain.club_record import Club
 from bot.domain.outcomes import Reason
-from bot.store.base import Refused, deployment_prefix, guard
+from bot.store.base import CLUB_AUDIT, CLUB_IDS, Refused, club_key, deployment_prefix, guard
 from bot.store.gateway import Gateway
 from bot.store.ops import Hset, Op, RequireExists, RequireMissing, Sadd, Xadd
-
-IDS = "clubs"  # the set of every club id ever added (relative to the prefix)
-AUDIT = "clubs:audit"  # the registry's append-only audit stream
-
-
-def club_key(club_id: str) -> str:
-    """A club's hash, relative to the deployment prefix."""
-    return f"club:{club_id}"
 
 
 class ClubRegistry:
@@ -32,8 +24,8 @@ class ClubRegistry:
             RequireMissing(club_key(club.club_id), guard(Reason.CLUB_EXISTS, club.club_id)),
             Hset(club_key(club.club_id), {**club.to_fields(), "added_at": at,
                                           "added_by": who}),
-            Sadd(IDS, club.club_id),
-            Xadd(AUDIT, _entry(who, at, unix_user, "club.add", club.club_id,
+            Sadd(CLUB_IDS, club.club_id),
+            Xadd(CLUB_AUDIT, _entry(who, at, unix_user, "club.add", club.club_id,
                                _described(club))),
         ]
         return await self._apply(ops)
@@ -46,7 +38,7 @@ class ClubRegistry:
         ops: list[Op] = [
             RequireExists(club_key(club_id), guard(Reason.NO_CLUB, club_id)),
             Hset(club_key(club_id), {"enabled": "1" if enabled else "0"}),
-            Xadd(AUDIT, _entry(who, at, unix_user, action, club_id,
+            Xadd(CLUB_AUDIT, _entry(who, at, unix_user, action, club_id,
                                "enabled" if enabled else "disabled")),
         ]
         return await self._apply(ops)
@@ -59,7 +51,7 @@ class ClubRegistry:
 
     async def clubs(self) -> list[Club]:
         """Every club ever added (enabled or not), by id."""
-        ids = sorted(await self.gateway.call(lambda r: r.smembers(deployment_prefix() + IDS)))
+        ids = sorted(await self.gateway.call(lambda r: r.smembers(deployment_prefix() + CLUB_IDS)))
         if not ids:
             return []
         pipe = self.gateway.pipeline()
@@ -70,7 +62,7 @@ class ClubRegistry:
 
     async def history(self, club_id: str | None = None) -> list[dict[str, str]]:
         """The registry's audit entries, oldest first; with `club_id`, that club's only."""
-        rows = await self.gateway.call(lambda r: r.xrange(deployment_prefix() + AUDIT))
+        rows = await self.gateway.call(lambda r: r.xrange(deployment_prefix() + CLUB_AUDIT))
         entries = [dict(f) for _, f in rows]
         return [e for e in entries if club_id is None or e.get("club") == club_id]
 
