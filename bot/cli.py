@@ -69,7 +69,11 @@ def _check_config(settings: Settings) -> int:
         return asyncio.run(_with_app(settings, _check_clubs))
     except StartupError as exc:
         print(f"clubs not checked: {exc}")
-        return 1
+    except Exception as exc:  # Redis went away mid-check: one line, never a traceback
+        from bot.observe.redact import redact
+
+        print(redact(f"clubs not checked: {exc.__class__.__name__}: {exc}"))
+    return 1
 
 
 async def _check_clubs(app: App) -> int:

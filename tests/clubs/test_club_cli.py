@@ -110,9 +110,11 @@ def test_disable_then_enable_is_recorded(club_env):
 
 
 def test_redis_down_is_one_line(tmp_path):
-    p = matchday("club", "list", env={"REDIS_URL": "redis://127.0.0.1:1/0",
-                                      "MATCHDAY_DATA_DIR": str(tmp_path)})
-    assert_one_line_refusal(p, "not answering")
+    down = {"REDIS_URL": "redis://127.0.0.1:1/0", "MATCHDAY_DATA_DIR": str(tmp_path)}
+    assert_one_line_refusal(matchday("club", "list", env=down), "not answering")
+    check = matchday("check-config", env=down)
+    assert check.returncode == 1 and "Traceback" not in check.stdout + check.stderr
+    assert check.stdout.splitlines()[-1].startswith("clubs not checked: Redis at ")
 
 
 def test_check_config_names_the_club_whose_secret_is_missing(club_env):
