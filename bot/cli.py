@@ -63,7 +63,30 @@ def _check_config(settings: Settings) -> int:
         print(exc)
         return 1
     print(f"config OK: {files} files in {settings.config_dir}")
-    return 0
+    if settings.redis_url is None:  # the embedded store is not started just to look
+        return 0
+    try:
+        return asyncio.run(_with_app(settings, _check_clubs))
+    except StartupError as exc:
+        print(f"clubs not checked: {exc}")
+    except Exception as exc:  # Redis went away mid-check: one line, never a traceback
+        from bot.observe.redact import redact
+
+        print(redact(f"clubs not checked: {exc.__class__.__name__}: {exc}"))
+    return 1
+
+
+async def _check_clubs(app: App) -> int:
+    """One line per registered club: its secrets resolve here, its grounds are known."""
+    from bot.config_check import check_clubs
+    from bot.settings import secret_environment
+
+    assert app.core is not None
+    clubs = await _facades(app).clubs.clubs()
+    lines, failing = check_clubs(clubs, secret_environment(), app.core.grounds)
+    for line in lines:
+        print(line)
+    return 1 if failing else 0
 
 
 async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
@@ -502,6 +525,57 @@ async def _season(app: App, club: str, season: str | None, as_json: bool) -> int
     return 0
 
 
+async def _club(app: App, args: argparse.Namespace) -> int:
+    """`matchday club ...`: the command's lines, or one line saying why it was refused."""
+    from bot.clubs.club_commands import OPTIONS, Caller, ClubCommands, NewClub
+    from bot.domain.club_record import ClubError
+    from bot.settings import secret_environment
+
+    assert app.core is not None
+    commands = ClubCommands(_facades(app).clubs, secret_environment())
+    caller = Caller("cli:club", unix_user(), _now(app))
+    try:
+        if args.club_cmd == "add":
+            new = NewClub(args.club_id, args.name, {f: getattr(args, f) for f in OPTIONS},
+                          args.ground, args.retention_days)
+            lines = await commands.add(new, caller, app.core.grounds)
+        elif args.club_cmd == "list":
+            lines = await commands.list()
+        elif args.club_cmd == "show":
+            lines = await commands.show(args.club_id)
+        else:
+            lines = await commands.set_enabled(args.club_id, args.club_cmd == "enable", caller)
+    except ClubError as exc:
+        return _fail(str(exc), 1)
+    print("\n".join(lines))
+    return 0
+
+
+def _club_parser(sub: Any) -> None:
+    """`matchday club add|list|show|enable|disable`."""
+    from bot.clubs.club_commands import OPTIONS
+    from bot.domain.club_record import DEFAULT_RETENTION_DAYS, SECRET_FIELDS
+
+    cl = sub.add_parser("club", help="the clubs this deployment serves: add, list, show, "
+                        "enable, disable (secrets by reference: env:VAR or file:/path)")
+    csub = cl.add_subparsers(dest="club_cmd", required=True)
+    add = csub.add_parser("add", help="register a club (enabled)")
+    add.add_argument("club_id", metavar="ID", help="a slug: a-z, 0-9, - (e.g. west-ham)")
+    add.add_argument("--name", required=True, help="the club's name")
+    for field, option in OPTIONS.items():
+        add.add_argument(option, required=True, metavar="REF",
+                         help=f"where the {SECRET_FIELDS[field]} lives: env:VAR or file:/path")
+    add.add_argument("--ground", action="append", default=[], metavar="NAME",
+                     help="a ground of the club (a config/grounds id); repeat for more")
+    add.add_argument("--retention-days", type=int, default=DEFAULT_RETENTION_DAYS,
+                     help=f"days its records are kept (default {DEFAULT_RETENTION_DAYS})")
+    csub.add_parser("list", help="every club, its secrets' references and whether each is set")
+    for name, what in (("show", "one club, its secrets' references and its history"),
+                       ("enable", "enable a club"),
+                       ("disable", "disable a club (kept, never deleted)")):
+        csub.add_parser(name, help=what).add_argument("club_id", metavar="ID")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = argparse.ArgumentParser(prog="matchday", description=__doc__)
@@ -586,6 +660,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("keys", help="the export-signing public key (made on first use)")
     hd = sub.add_parser("heads", help="chain heads of a fixture recorded at close and export")
     hd.add_argument("--fixture", required=True)
+    _club_parser(sub)
     return p
 
 
@@ -650,6 +725,7 @@ def main(argv: list[str] | None = None) -> int:
         "web-link": lambda app: _web_link(app, args.by),
         "heads": lambda app: _heads(app, args.fixture),
         "ingress-replay": lambda app: _ingress_replay(app, args.file, args.fixture),
+        "club": lambda app: _club(app, args),
     }
     try:
         return asyncio.run(_with_app(settings, bodies[args.cmd], clock,

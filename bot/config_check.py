@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.roles import RolesError, load_role_matrix
 from bot.domain.briefing.briefing_cadence import OFFSET_RE
+from bot.domain.club_record import SECRET_FIELDS, Club
 from bot.domain.deployment import fixture_posts_of, load_posts, rollcall_offset
 from bot.domain.early_warning import load_rules
 from bot.domain.grounds import load_ground
@@ -432,3 +433,24 @@ def _roster(c: Checker, zones: dict[str, set[str]]) -> None:
         if f"{u.platform}:{uid}" in seen:
             c.add(f, f"{key}.id", f"{u.platform}:{uid} is listed twice")
         seen.add(f"{u.platform}:{uid}")
+
+
+def check_clubs(clubs: list[Club], env: Mapping[str, str],
+                grounds: Collection[str]) -> tuple[list[str], int]:
+    """(one line per club, clubs failing): each enabled club's secret references resolve
+    and its grounds are in the config; a line names the club and the ref, never a value."""
+    lines: list[str] = []
+    failing = 0
+    for club in clubs:
+        if not club.enabled:
+            lines.append(f"club {club.club_id}: disabled, not checked")
+            continue
+        missing = [f"{SECRET_FIELDS[f]} {ref}" for f, ref in club.secrets().items()
+                   if not ref.resolves(env)]
+        unknown = [g for g in club.grounds if g not in grounds]
+        problems = ([f"secret missing: {', '.join(missing)}"] if missing else []) + \
+            ([f"ground not in the config: {', '.join(unknown)}"] if unknown else [])
+        failing += bool(problems)
+        lines.append(f"club {club.club_id}: " + ("; ".join(problems) if problems else
+                                                  f"OK ({len(club.secrets())} secrets set)"))
+    return lines, failing

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -155,6 +157,11 @@ class Settings(BaseSettings):
     def zone(self) -> ZoneInfo:
         """The local time zone fixtures are announced in."""
         return ZoneInfo(self.tz)
+
+
+def secret_environment() -> Mapping[str, str]:
+    """The process environment, where a club's `env:` secret references are looked up."""
+    return os.environ
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -54,3 +54,5 @@ class Reason(Enum):
     NOT_MISSING = "not_missing"  # /found names no missing-person report; subject: the id
     SEARCH_OVER = "search_over"  # the search was closed (found) or police told already
     BRIEFING_CHANGED = "briefing_changed"  # a sign-off of a version no longer current
+    NO_CLUB = "no_club"  # no club of this id is registered; subject: the club id
+    CLUB_EXISTS = "club_exists"  # a club of this id is registered already; subject: its id

@@ -130,6 +130,23 @@ def fx_prefix(fixture_id: str) -> str:
     return f"md:{{{fixture_id}}}:"
 
 
+def deployment_prefix() -> str:
+    """Key prefix of the deployment's own registry (the clubs it serves and their audit
+    trail): one hash tag, so its writes are one slot's on a Cluster."""
+    return "md:{deployment}:"
+
+
+# The deployment registry's keys, relative to deployment_prefix(): the set of club ids, the
+# registry's append-only audit stream, and a hash per club.
+CLUB_IDS = "clubs"
+CLUB_AUDIT = "clubs:audit"
+
+
+def club_key(club_id: str) -> str:
+    """A club's hash, relative to deployment_prefix()."""
+    return f"club:{club_id}"
+
+
 def chat_prefix(platform: str, chat: str) -> str:
     """Key prefix of one chat's own keys (its hash tag): rate-limit windows, the reverse
     index of the bot's messages there."""

@@ -13,6 +13,7 @@ from bot.store.audit_trail import AuditTrail
 from bot.store.base import OPS
 from bot.store.chat_moves import ChatMoves
 from bot.store.choices import Choices
+from bot.store.clubs import ClubRegistry
 from bot.store.decision_keys import DecisionLog
 from bot.store.feed import Feed
 from bot.store.form_state import Forms
@@ -142,6 +143,7 @@ class StoreFacades:
     members: Members
     notices: Notices
     police: PoliceRecords
+    clubs: ClubRegistry
 
     @classmethod
     def over(cls, gateway: Gateway) -> StoreFacades:
@@ -155,4 +157,4 @@ class StoreFacades:
                    forms=Forms(gateway), choices=Choices(gateway), unsure=Unsure(gateway),
                    changes=Changes(gateway), audit=AuditTrail(gateway),
                    members=Members(gateway), notices=Notices(gateway),
-                   police=PoliceRecords(gateway))
+                   police=PoliceRecords(gateway), clubs=ClubRegistry(gateway))

@@ -1,0 +1,1 @@
+"""Clubs as tenants of one deployment: registering them and checking their secrets."""
