@@ -11,10 +11,12 @@ sequence in private chats and basic groups. Any method can be made to fail for i
 calls (e.g. 429 with retry_after). Tests wait with `await fake.wait_for(...)`.
 
 Like the real server it serves many bots at once, each by the token in its URLs
-(`add_bot`): every bot has its own identity, updates, messages and limits. A revoked or
-unknown token is answered as tdlib/telegram-bot-api answers it (ClientManager::send, then
-the failed log-in): 401 "Unauthorized: invalid token specified" for a token of the wrong
-shape, 401 "Unauthorized" for a well-formed one that no bot (or no longer any) has.
+(`add_bot`): every bot has its own identity, updates, messages and limits. A bad token is
+answered as api.telegram.org answers it: 404 "Not Found" when it is not <bot id>:<secret>
+at all (python-telegram-bot's notes on the API's answers), 401 "Unauthorized: invalid token
+specified" for one tdlib/telegram-bot-api's ClientManager::send refuses by its shape (starts
+with 0, over 80 characters, bot id out of range), and 401 "Unauthorized" for a well-formed
+one no bot has, or no longer has (revoked).
 """
 
 from __future__ import annotations
@@ -99,11 +101,14 @@ def _decode(key: str, value: str) -> Any:
     return value
 
 
-def _well_formed(token: str) -> bool:
-    """The shape the Bot API server accepts before it tries to log the bot in."""
+def _shape_error(token: str) -> tuple[int, str] | None:
+    """The error a token of the wrong shape gets before any bot is looked up, or None."""
     bot_id, colon, _ = token.partition(":")
-    return bool(colon) and not token.startswith("0") and len(token) <= 80 and \
-        "/" not in token and bot_id.isdigit() and 0 < int(bot_id) < 1 << 54
+    if not colon or not bot_id.isdigit():
+        return 404, "Not Found"
+    if token.startswith("0") or len(token) > 80 or not 0 < int(bot_id) < 1 << 54:
+        return 401, "Unauthorized: invalid token specified"
+    return None
 
 
 class FakeTelegram:
@@ -204,7 +209,7 @@ class FakeTelegram:
     def add_bot(self, token: str, username: str = "") -> FakeTelegram:
         """Serve another bot on this server; its own fake state (bot_id, username, calls,
         updates, messages, limits) is returned."""
-        assert _well_formed(token), f"Telegram would not accept the token {token!r}"
+        assert _shape_error(token) is None, f"Telegram would not accept the token {token!r}"
         bot = FakeTelegram(token, self.poll_wait, self.latency, self.record,
                            self.enforce_limits, self.clock, username)
         bot.base_url = self.base_url
@@ -225,15 +230,14 @@ class FakeTelegram:
         self.revoked.add(token)
 
     def _refused(self, token: str) -> web.Response | None:
-        """The 401 a call with this token gets, or None for a bot being served."""
-        if not _well_formed(token):
-            description = "Unauthorized: invalid token specified"
-        elif token in self.revoked or token not in self.bots:
-            description = "Unauthorized"
-        else:
+        """The error a call with this token gets, or None for a bot being served."""
+        error = _shape_error(token)
+        if error is None and (token in self.revoked or token not in self.bots):
+            error = 401, "Unauthorized"
+        if error is None:
             return None
-        return web.json_response({"ok": False, "error_code": 401,
-                                  "description": description}, status=401)
+        return web.json_response({"ok": False, "error_code": error[0],
+                                  "description": error[1]}, status=error[0])
 
     # ---------------------------------------------------------------- test controls
     def next_update_id(self) -> int:
