@@ -37,8 +37,9 @@ async def telegram_clubs() -> AsyncIterator[FakeTelegram]:
 
 @pytest_asyncio.fixture
 async def slack_clubs() -> AsyncIterator[FakeSlack]:
-    """A fake Slack with the app installed in both clubs' workspaces, limits enforced."""
-    fake = FakeSlack(enforce_limits=True, clock=FakeTime().clock)
+    """A fake Slack with the app installed in both clubs' workspaces, limits enforced; its
+    own first workspace names its token too, so a token no workspace has is refused."""
+    fake = FakeSlack(enforce_limits=True, clock=FakeTime().clock, bot_token="xoxb-first")
     for team in (CLUB_A_TEAM, CLUB_B_TEAM):
         fake.add_workspace(*team)
     await fake.start()
