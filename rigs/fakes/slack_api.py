@@ -5,6 +5,12 @@ parameters (form or JSON), answers like Slack does for the methods the bot uses,
 file uploads at the URL it hands out, serves `response_url`s, and acts as a Socket Mode
 websocket server that can push an envelope and records the client's ack.
 Tests wait with `wait_for` (an asyncio.Condition and a timeout), never with fixed sleeps.
+
+Like Slack it serves many workspaces at once (`add_workspace`): a Web API call goes to the
+workspace its bot token belongs to, each with its own messages and rate limits. After
+`uninstall` its token is revoked: every call answers HTTP 200 `{"ok": false, "error":
+"token_revoked"}`, as Slack answers a token revoked by an uninstall; a token no workspace
+has answers "invalid_auth" (when the workspace names its token) or "not_authed" (none given).
 """
 
 from __future__ import annotations
@@ -52,7 +58,8 @@ class FakeSlack:
                  enterprise_id: str | None = None, enterprise_install: bool = False,
                  enforce_limits: bool = False,
                  clock: Callable[[], float] = time.monotonic,
-                 scopes: set[str] | None = None) -> None:
+                 scopes: set[str] | None = None, bot_token: str | None = None,
+                 signing_secret: str = "") -> None:
         # Slack's documented limits, "per API method per workspace per app"
         # (https://docs.slack.dev/apis/web-api/rate-limits), answered with 429 + Retry-After
         # when broken: chat.postMessage ~1/s per channel (no published workspace-wide number),
@@ -65,6 +72,10 @@ class FakeSlack:
         self.too_many = 0
         self._sent_at: dict[str, list[float]] = {}
         self.team_id = team_id
+        self.bot_token = bot_token  # the token its calls must carry (None: any)
+        self.signing_secret = signing_secret or SIGNING_SECRET
+        self.installed = True  # False after uninstall: its token is revoked
+        self.workspaces: dict[str, FakeSlack] = {team_id: self}  # team id -> its state
         self.enterprise_id = enterprise_id
         self.enterprise_install = enterprise_install
         self.bot_user = bot_user
@@ -98,6 +109,8 @@ class FakeSlack:
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.base = f"http://127.0.0.1:{port}"
+        for workspace in self.workspaces.values():
+            workspace.base = self.base
         return self.api_url
 
     async def stop(self) -> None:
@@ -115,6 +128,61 @@ class FakeSlack:
     def response_url(self, key: str) -> str:
         """A response_url to put in slash command and block action payloads."""
         return f"{self.base}/respond/{key}"
+
+    # ------------------------------------------------------------------ many workspaces
+    def add_workspace(self, team_id: str, bot_token: str, signing_secret: str,
+                      bot_user: str = "U0BOT") -> FakeSlack:
+        """Install the app in another workspace served here; returns its own fake state
+        (calls, messages, rate limits), reached by calls carrying `bot_token`."""
+        workspace = FakeSlack(team_id, bot_user, enforce_limits=self.enforce_limits,
+                              clock=self.clock, scopes=self.scopes, bot_token=bot_token,
+                              signing_secret=signing_secret)
+        workspace.base = self.base
+        self.workspaces[team_id] = workspace
+        return workspace
+
+    def workspace(self, team_id: str) -> FakeSlack:
+        """The state of one workspace."""
+        return self.workspaces[team_id]
+
+    def posted_by(self, team_id: str) -> list[Call]:
+        """Successful chat.postMessage calls in one workspace."""
+        return [c for c in self.workspaces[team_id].of("chat.postMessage") if c.ok]
+
+    def uninstall(self, team_id: str) -> None:
+        """The app is uninstalled from a workspace: its token is revoked from now on."""
+        self.workspaces[team_id].installed = False
+
+    def _for_token(self, token: str) -> FakeSlack:
+        """The workspace a bot token belongs to (this one for any other token)."""
+        return next((w for w in self.workspaces.values() if w.bot_token == token), self)
+
+    def _unauthed(self, token: str) -> str:
+        """The error Slack answers a call with this token, or "" when it is let in."""
+        if not self.installed:
+            return "token_revoked"
+        if self.bot_token is not None and not token:
+            return "not_authed"
+        if self.bot_token is not None and token != self.bot_token:
+            return "invalid_auth"
+        return ""
+
+    def signed_event(self, team_id: str, event: dict[str, Any], event_id: str = "Ev0001"
+                     ) -> tuple[str, dict[str, str]]:
+        """An Events API callback from a workspace: JSON body and the headers Slack signs
+        it with (that workspace's signing secret)."""
+        workspace = self.workspaces[team_id]
+        body = event_body(event, event_id, team=team_id, bot_user=workspace.bot_user)
+        return body, signed_headers(body, secret=workspace.signing_secret,
+                                    content_type="application/json")
+
+    def signed_action(self, team_id: str, payload: dict[str, Any]
+                      ) -> tuple[str, dict[str, str]]:
+        """An interactivity request (payload=<json> form) from a workspace, signed with its
+        signing secret."""
+        workspace = self.workspaces[team_id]
+        body = interactive_body({**payload, "team": {"id": team_id}})
+        return body, signed_headers(body, secret=workspace.signing_secret)
 
     # ------------------------------------------------------------------ queries
     def of(self, method: str) -> list[Call]:
@@ -188,8 +256,17 @@ class FakeSlack:
         params = await self._params(request)
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") or str(params.get("token", ""))
+        return await self._for_token(token)._answer(request, method, params, token)
+
+    async def _answer(self, request: web.Request, method: str, params: dict[str, Any],
+                      token: str) -> web.Response:
+        """Answer one Web API call in this workspace."""
         call = Call(method, params, token, dict(request.headers), at=self.clock())
         await self._record(call)
+        unauthed = self._unauthed(token)
+        if unauthed:  # Slack answers these with HTTP 200
+            call.ok = False
+            return web.json_response({"ok": False, "error": unauthed})
         mended = self.lost.get(str(params.get("channel", "")))
         if mended is not None:  # the request never reaches Slack: it hangs, then fails
             call.ok = False
@@ -496,10 +573,11 @@ def submission_payload(view: dict[str, Any], state: dict[str, Any], *, user: str
             "view": {**view, "state": {"values": values}, "team_id": TEAM}}
 
 
-def event_body(event: dict[str, Any], event_id: str) -> str:
+def event_body(event: dict[str, Any], event_id: str, *, team: str = TEAM,
+               bot_user: str = "U0BOT") -> str:
     """An Events API callback (JSON body)."""
-    return json.dumps({"token": "legacy", "team_id": TEAM, "api_app_id": "A0APP",
+    return json.dumps({"token": "legacy", "team_id": team, "api_app_id": "A0APP",
                        "type": "event_callback", "event_id": event_id,
                        "event_time": int(time.time()), "event": event,
-                       "authorizations": [{"team_id": TEAM, "user_id": "U0BOT",
+                       "authorizations": [{"team_id": team, "user_id": bot_user,
                                            "is_bot": True}]})

@@ -9,6 +9,14 @@ sendLocation, sendMediaGroup, getFile and file downloads. Message ids are number
 Telegram's: per chat in supergroups and channels (ids -100…), and from the bot's one common
 sequence in private chats and basic groups. Any method can be made to fail for its next N
 calls (e.g. 429 with retry_after). Tests wait with `await fake.wait_for(...)`.
+
+Like the real server it serves many bots at once, each by the token in its URLs
+(`add_bot`): every bot has its own identity, updates, messages and limits. A bad token is
+answered as api.telegram.org answers it: 404 "Not Found" when it is not <bot id>:<secret>
+at all (python-telegram-bot's notes on the API's answers), 401 "Unauthorized: invalid token
+specified" for one tdlib/telegram-bot-api's ClientManager::send refuses by its shape (starts
+with 0, over 80 characters, bot id out of range), and 401 "Unauthorized" for a well-formed
+one no bot has, or no longer has (revoked).
 """
 
 from __future__ import annotations
@@ -93,13 +101,31 @@ def _decode(key: str, value: str) -> Any:
     return value
 
 
+def _shape_error(token: str) -> tuple[int, str] | None:
+    """The error a token of the wrong shape gets before any bot is looked up, or None."""
+    bot_id, colon, _ = token.partition(":")
+    if not colon or not bot_id.isdigit():
+        return 404, "Not Found"
+    if token.startswith("0") or len(token) > 80 or not 0 < int(bot_id) < 1 << 54:
+        return 401, "Unauthorized: invalid token specified"
+    return None
+
+
 class FakeTelegram:
     """The fake server. `await start()` returns its base URL (no /bot suffix)."""
 
     def __init__(self, token: str = TOKEN, poll_wait: float = 0.2, latency: float = 0.0,
                  record: bool = True, enforce_limits: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, username: str = "") -> None:
         self.token = token
+        # this bot's identity (a bot's id is the number its token starts with)
+        self.bot_id = BOT_ID if token == TOKEN else int(token.partition(":")[0])
+        self.username = username or (BOT_USERNAME if token == TOKEN
+                                     else f"club{self.bot_id}_bot")
+        self.bot_user = {"id": self.bot_id, "is_bot": True, "first_name": "Matchday",
+                         "username": self.username}
+        self.bots: dict[str, FakeTelegram] = {token: self}  # token -> the bot it serves
+        self.revoked: set[str] = set()
         self.poll_wait = poll_wait  # longest an empty getUpdates waits for a push
         self.latency = latency  # simulated network time per call (benchmarks only)
         self.record = record  # keep every call (off for long benchmark runs)
@@ -122,8 +148,8 @@ class FakeTelegram:
         self._channel_ids: dict[int, int] = {}  # supergroup/channel -> its last message id
         self.incoming: dict[tuple[int, int], dict[str, Any]] = {}  # users' messages
         self._html: set[tuple[int, int]] = set()  # messages sent with parse_mode HTML
-        self._cond: asyncio.Condition | None = None
-        self._updates_cond: asyncio.Condition | None = None
+        self._cond: asyncio.Condition | None = asyncio.Condition()
+        self._updates_cond: asyncio.Condition | None = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self.base_url = ""
         # Telegram's documented limits, answered with 429 + retry_after when broken: sends and
@@ -170,12 +196,48 @@ class FakeTelegram:
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.base_url = f"http://127.0.0.1:{port}"
+        for bot in self.bots.values():
+            bot.base_url = self.base_url
         return self.base_url
 
     async def stop(self) -> None:
         """Stop listening."""
         if self._runner is not None:
             await self._runner.cleanup()
+
+    # ---------------------------------------------------------------- many bots
+    def add_bot(self, token: str, username: str = "") -> FakeTelegram:
+        """Serve another bot on this server; its own fake state (bot_id, username, calls,
+        updates, messages, limits) is returned."""
+        assert _shape_error(token) is None, f"Telegram would not accept the token {token!r}"
+        bot = FakeTelegram(token, self.poll_wait, self.latency, self.record,
+                           self.enforce_limits, self.clock, username)
+        bot.base_url = self.base_url
+        self.bots[token] = bot
+        return bot
+
+    def bot(self, token: str) -> FakeTelegram:
+        """The state of the bot a token belongs to."""
+        return self.bots[token]
+
+    def sent_by(self, token: str) -> list[Call]:
+        """Successful sendMessage calls made with one bot's token."""
+        return self.bots[token].calls_of("sendMessage")
+
+    def revoke(self, token: str) -> None:
+        """The token is revoked (@BotFather /revoke): every later call with it answers 401
+        Unauthorized; other bots are unaffected."""
+        self.revoked.add(token)
+
+    def _refused(self, token: str) -> web.Response | None:
+        """The error a call with this token gets, or None for a bot being served."""
+        error = _shape_error(token)
+        if error is None and (token in self.revoked or token not in self.bots):
+            error = 401, "Unauthorized"
+        if error is None:
+            return None
+        return web.json_response({"ok": False, "error_code": error[0],
+                                  "description": error[1]}, status=error[0])
 
     # ---------------------------------------------------------------- test controls
     def next_update_id(self) -> int:
@@ -207,7 +269,7 @@ class FakeTelegram:
 
     def bot_member_update(self, chat_id: int, joined: bool) -> dict[str, Any]:
         """The bot is added to (an administrator) or removed from a chat: my_chat_member."""
-        return self._member_change("my_chat_member", chat_id, dict(BOT_USER), joined,
+        return self._member_change("my_chat_member", chat_id, dict(self.bot_user), joined,
                                    "administrator")
 
     def _member_change(self, kind: str, chat_id: int, who: dict[str, Any], joined: bool,
@@ -426,9 +488,14 @@ class FakeTelegram:
         return {k: _decode(k, v) if isinstance(v, str) else v for k, v in params.items()}, files
 
     async def _api(self, request: web.Request) -> web.Response:
-        if request.match_info["token"] != self.token:
-            return web.json_response({"ok": False, "error_code": 401,
-                                      "description": "Unauthorized"}, status=401)
+        token = request.match_info["token"]
+        refused = self._refused(token)
+        if refused is not None:
+            return refused
+        return await self.bots[token]._answer(request)
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        """Answer one call to this bot."""
         method = request.match_info["method"]
         params, files = await self._params(request)
         if self.latency and method.lower() != "getupdates":
@@ -536,20 +603,21 @@ class FakeTelegram:
 
     async def _file(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
-        if request.match_info["token"] != self.token:
+        token = request.match_info["token"]
+        if self._refused(token) is not None:
             return web.Response(status=401)
-        data = self.files.get(path)
+        bot = self.bots[token]
+        data = bot.files.get(path)
         if data is None:
             return web.Response(status=404)
-        if path in self.held:  # a test holds this download (a slow phone signal)
-            await self.held[path].wait()
-        self.downloaded.append(path)
+        if path in bot.held:  # a test holds this download (a slow phone signal)
+            await bot.held[path].wait()
+        bot.downloaded.append(path)
         return web.Response(body=data)
 
     # ---------------------------------------------------------------- methods
     async def _m_getme(self, p: dict, f: dict) -> dict[str, Any]:
-        return {"id": BOT_ID, "is_bot": True, "first_name": "Matchday",
-                "username": BOT_USERNAME, "can_join_groups": True,
+        return {**self.bot_user, "can_join_groups": True,
                 "can_read_all_group_messages": False, "supports_inline_queries": False}
 
     async def _m_getupdates(self, p: dict, f: dict) -> list[dict[str, Any]]:
@@ -617,7 +685,7 @@ class FakeTelegram:
         chat_id = int(p["chat_id"])
         msg: dict[str, Any] = {
             "message_id": self.next_message_id(chat_id), "date": int(self.wall()),
-            "chat": self.chat(chat_id), "from": dict(BOT_USER), **content,
+            "chat": self.chat(chat_id), "from": dict(self.bot_user), **content,
         }
         if self.kinds.get(chat_id) == "channel":  # a channel post is signed by the channel
             msg.pop("from")
