@@ -48,7 +48,7 @@ class AuditTrail:
         flood of them never pushes members' entries out of the audit trail)."""
         await self.gateway.call(
             lambda r: r.xadd(self.strangers, fields, maxlen=STRANGERS_AUDIT_MAXLEN,
-                                     approximate=True))
+                             approximate=True))
 
     async def stranger_refusals(self, count: int = 100) -> list[dict[str, str]]:
         """Newest refusals of strangers, newest first."""
