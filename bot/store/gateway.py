@@ -474,6 +474,9 @@ class ClubGateway(Gateway):
         """Another club's view of the same deployment gateway."""
         return self._base.for_club(club)
 
+    async def close(self) -> None:
+        """Nothing: the deployment's gateway owns the connections every club shares."""
+
 
 _FENCED = object()  # run_fenced: the script was refused by the write fence (nothing written)
 

@@ -134,7 +134,7 @@ async def test_the_single_club_store_keeps_todays_keys(store, settings, clock):
     assert {k.replace("{club-a/", "{", 1) for k in club} == single
 
 
-async def test_a_clubs_view_shares_the_deployments_client_and_state(store):
+async def test_a_clubs_view_shares_the_deployments_client_and_state(store, monkeypatch):
     view = store.gateway.for_club("club-a")
     assert view.space == KeySpace("club-a") and store.gateway.space == KeySpace()
     assert view.r is store.gateway.r and view.for_club("club-b").space.club == "club-b"
@@ -142,6 +142,14 @@ async def test_a_clubs_view_shares_the_deployments_client_and_state(store):
     view.replica_acks = before + 2  # e.g. a replica count learned through one club
     assert store.gateway.replica_acks == before + 2
     store.gateway.replica_acks = before
+    closed: list[bool] = []
+
+    async def aclose() -> None:
+        closed.append(True)
+
+    monkeypatch.setattr(store.gateway.r, "aclose", aclose)
+    await Store(view).close()  # a club's store closing leaves the shared client open
+    assert closed == []
 
 
 def test_clubs_spread_across_cluster_slots():
