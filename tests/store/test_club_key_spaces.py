@@ -161,6 +161,6 @@ def test_clubs_spread_across_cluster_slots():
 
 
 def test_a_club_id_that_would_break_a_hash_tag_is_refused():
-    for bad in ("a}b", "a{b", "a/b", "a*", ""[:0] + " "):
+    for bad in ("a}b", "a{b", "a/b", "a*", "a b", "-a"):
         with pytest.raises(ValueError):
             KeySpace(bad)
