@@ -52,6 +52,7 @@ from bot.domain.fixture.fixture_model import slug  # noqa: E402
 from bot.domain.messages import Command  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from bot.store import Store  # noqa: E402
+from bot.store.base import fx_prefix  # noqa: E402
 from rigs.botproc import ROOT, STEWARD0, TYPES, ZONES, percentile  # noqa: E402
 from rigs.fakes.slack_api import RESPONSE_HOSTS, FakeSlack  # noqa: E402
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram  # noqa: E402
@@ -453,7 +454,7 @@ async def main(a: argparse.Namespace) -> None:
             chaos = None
             if a.fault != "none":
                 fault_at = t0 + flash_at + flash_s / 3
-                chaos = asyncio.create_task(fault(topo, a.fault, f"md:{{{ids[0]}}}:obx",
+                chaos = asyncio.create_task(fault(topo, a.fault, fx_prefix(ids[0]) + "obx",
                                                   fault_at, faulted))
             await drive(http, tg, replicas, sched)
             if chaos is not None:

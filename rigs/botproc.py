@@ -21,6 +21,7 @@ from bot.embedded_redis.supervisor import EmbeddedRedis
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
+from bot.store.base import fx_prefix
 from rigs.fakes.slack_api import RESPONSE_HOSTS, FakeSlack
 from rigs.fakes.telegram_api import TOKEN, FakeTelegram
 from rigs.net import free_port
@@ -143,7 +144,8 @@ class Rig:
 
     async def incidents(self) -> list[Incident]:
         assert self.store is not None
-        ids = await self.store.gateway.r.zrange(f"md:{{{self.fixture}}}:all", 0, -1)
+        key = fx_prefix(self.fixture, self.store.gateway.space) + "all"
+        ids = await self.store.gateway.r.zrange(key, 0, -1)
         out = []
         for n in ids:
             h = await self.store.incident(self.fixture, int(n))

@@ -3,10 +3,9 @@ fixture's own, and the capped stream of refusals of strangers."""
 
 from __future__ import annotations
 
-from bot.store.base import OPS, fx_prefix
+from bot.store.base import fx_prefix, ops_prefix
 from bot.store.gateway import Gateway
 
-STRANGERS_AUDIT = OPS + "audit:anonymous"  # refusals of people and clients not known
 STRANGERS_AUDIT_MAXLEN = 2000
 
 
@@ -15,6 +14,9 @@ class AuditTrail:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
+        # refusals of people and clients not known
+        self.strangers = ops_prefix(gateway.space) + "audit:anonymous"
 
     async def audit(self, who: str, action: str, detail: str, at: str,
                     unix_user: str = "", *, fixture: str | None = None) -> None:
@@ -26,14 +28,16 @@ class AuditTrail:
         entry = {"at": at, "who": who, "action": action, "detail": detail}
         if unix_user:
             entry["unix_user"] = unix_user
-        key = (fx_prefix(fixture) if fixture else OPS) + "audit"
+        key = (fx_prefix(fixture, self.space) if fixture else ops_prefix(self.space)) + "audit"
         await self.gateway.call(
             lambda r: r.xadd(key, entry, maxlen=100_000, approximate=True))
 
     async def audit_log(self, count: int = 100,
                         fixture: str | None = None) -> list[dict[str, str]]:
         """Newest audit entries, newest first; with `fixture`, that fixture's own trail too."""
-        keys = [OPS + "audit"] + ([fx_prefix(fixture) + "audit"] if fixture else [])
+        keys = [ops_prefix(self.space) + "audit"]
+        if fixture:
+            keys.append(fx_prefix(fixture, self.space) + "audit")
         rows = [row for key in keys for row in await self.gateway.call(
             lambda r, k=key: r.xrevrange(k, count=count))]
         rows.sort(key=lambda row: _stream_order(row[0]), reverse=True)  # two slots' clocks
@@ -43,12 +47,12 @@ class AuditTrail:
         """Keep a refusal of someone the bot does not know (a capped stream of its own, so a
         flood of them never pushes members' entries out of the audit trail)."""
         await self.gateway.call(
-            lambda r: r.xadd(STRANGERS_AUDIT, fields, maxlen=STRANGERS_AUDIT_MAXLEN,
-                                     approximate=True))
+            lambda r: r.xadd(self.strangers, fields, maxlen=STRANGERS_AUDIT_MAXLEN,
+                             approximate=True))
 
     async def stranger_refusals(self, count: int = 100) -> list[dict[str, str]]:
         """Newest refusals of strangers, newest first."""
-        rows = await self.gateway.call(lambda r: r.xrevrange(STRANGERS_AUDIT, count=count))
+        rows = await self.gateway.call(lambda r: r.xrevrange(self.strangers, count=count))
         return [f for _, f in rows]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -10,11 +11,6 @@ from bot.domain.incident.incident_model import Incident
 from bot.domain.ledger import Text, Var
 from bot.domain.outcomes import Reason
 
-# Deployment-wide keys (members, invites, fixture choices, audit, leases of singleton
-# duties). Nothing a chat's or a fixture's delivery needs lives here: per-chat keys carry the
-# chat's own tag (chat_prefix) and per-fixture keys the fixture's, so a Cluster slot that
-# stops taking writes stops only what lives in it.
-OPS = "md:{ops}:"
 LIVE_TTL_S = 86400  # a live location is kept a day after its last position
 SEV_BAND = 10**11  # open-incident score = (5 - severity) * band + reported epoch seconds
 
@@ -125,9 +121,45 @@ def guard(reason: Reason, subject: object = "", current: Var | None = None) -> T
     return head + current if current is not None else head
 
 
-def fx_prefix(fixture_id: str) -> str:
+@dataclass(frozen=True)
+class KeySpace:
+    """The club a store serves: every key it builds carries the club inside its hash tag, so
+    clubs spread across Cluster slots. KeySpace() (no club) is the single-club deployment,
+    whose keys are exactly those it always had."""
+
+    club: str = ""
+
+    def __post_init__(self) -> None:
+        # a club id is spliced into hash tags and SCAN patterns: no braces, globs or '/'
+        if self.club and not _CLUB_ID.fullmatch(self.club):
+            raise ValueError(f"club id {self.club!r}: letters, digits, '-', '_', '.' only")
+
+
+_CLUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+NO_CLUB = KeySpace()
+
+
+def tag_prefix(tag: str, space: KeySpace = NO_CLUB) -> str:
+    """Key prefix of one hash tag in a key space: `md:{<tag>}:`, or `md:{<club>/<tag>}:`
+    for a club. Every key prefix is made here."""
+    return f"md:{{{space.club}/{tag}}}:" if space.club else f"md:{{{tag}}}:"
+
+
+def ops_prefix(space: KeySpace = NO_CLUB) -> str:
+    """Key prefix of a key space's shared keys (members, invites, fixture choices, audit,
+    leases of singleton duties). Nothing a chat's or a fixture's delivery needs lives here:
+    per-chat keys carry the chat's own tag (chat_prefix) and per-fixture keys the fixture's,
+    so a Cluster slot that stops taking writes stops only what lives in it."""
+    return tag_prefix("ops", space)
+
+
+# The single-club deployment's shared prefix (tests and tools; the store asks ops_prefix).
+OPS = ops_prefix()
+
+
+def fx_prefix(fixture_id: str, space: KeySpace = NO_CLUB) -> str:
     """Key prefix of one fixture (its hash tag)."""
-    return f"md:{{{fixture_id}}}:"
+    return tag_prefix(fixture_id, space)
 
 
 def deployment_prefix() -> str:
@@ -147,16 +179,21 @@ def club_key(club_id: str) -> str:
     return f"club:{club_id}"
 
 
-def chat_prefix(platform: str, chat: str) -> str:
+def chat_prefix(platform: str, chat: str, space: KeySpace = NO_CLUB) -> str:
     """Key prefix of one chat's own keys (its hash tag): rate-limit windows, the reverse
     index of the bot's messages there."""
-    return f"md:{{chat:{platform}:{chat}}}:"
+    return tag_prefix(f"chat:{platform}:{chat}", space)
 
 
-def bot_prefix(platform: str, bot_id: str) -> str:
+def bot_prefix(platform: str, bot_id: str, space: KeySpace = NO_CLUB) -> str:
     """Key prefix of one bot's own keys (its hash tag): the Telegram inbox, its offset and
     its polling lease."""
-    return f"md:{{{'tg' if platform == 'telegram' else platform}:{bot_id}}}:"
+    return tag_prefix(f"{'tg' if platform == 'telegram' else platform}:{bot_id}", space)
+
+
+def platform_prefix(platform: str, space: KeySpace = NO_CLUB) -> str:
+    """Key prefix of a platform's shared rate-limit keys (its bot-wide windows)."""
+    return tag_prefix(f"rl:{platform}", space)
 
 
 def as_hash(flat: list[str]) -> dict[str, str]:

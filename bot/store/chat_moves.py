@@ -11,10 +11,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.store.base import OPS, StoreUnavailable, chat_prefix
+from bot.store.base import StoreUnavailable, chat_prefix, ops_prefix, tag_prefix
 from bot.store.gateway import Gateway
 
-KEY = OPS + "chatmoves"  # hash: "<platform>:<old chat>" -> new chat
 MAX_HOPS = 5  # a chat moved again after its move (never seen, but cheap to follow)
 
 
@@ -24,6 +23,8 @@ class ChatMoves:
     def __init__(self, gateway: Gateway, ttl: float = 5.0,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
+        self.key = ops_prefix(gateway.space) + "chatmoves"  # "<platform>:<old chat>" -> new
         self.ttl = ttl
         self._monotonic = monotonic
         self._cache: dict[str, str] = {}
@@ -32,7 +33,7 @@ class ChatMoves:
     async def all(self) -> dict[str, str]:
         """Every move: "<platform>:<old>" -> new chat (cached for `ttl` seconds)."""
         if self._monotonic() >= self._fresh_until:
-            self._cache = await self.gateway.call(lambda r: r.hgetall(KEY))
+            self._cache = await self.gateway.call(lambda r: r.hgetall(self.key))
             self._fresh_until = self._monotonic() + self.ttl
         return self._cache
 
@@ -60,7 +61,8 @@ class ChatMoves:
     async def record(self, platform: str, old: str, new: str) -> bool:
         """Remember a move; True for the one call (on any replica) that recorded it first,
         which then moves the live-message references and tells the room."""
-        first = bool(await self.gateway.call(lambda r: r.hsetnx(KEY, f"{platform}:{old}", new)))
+        first = bool(await self.gateway.call(
+            lambda r: r.hsetnx(self.key, f"{platform}:{old}", new)))
         self._cache = {**self._cache, f"{platform}:{old}": new}
         if first:
             await self._move_refs(platform, old, new)
@@ -69,10 +71,14 @@ class ChatMoves:
     async def _move_refs(self, platform: str, old: str, new: str) -> None:
         """Copy the live-message references (card ids to edit in place) to the new chat."""
         old_part, new_part = f":{platform}:{old}:", f":{platform}:{new}:"
+        space = self.space
+        old_chat, new_chat = chat_prefix(platform, old, space), chat_prefix(platform, new, space)
+        # "*" as the tag: every fixture's (and the shared) references, in this club only
+        refs = f"{tag_prefix('*', space)}msg:{platform}:{old}:*"
 
         async def scan(r: Any) -> list[str]:
             keys: list[str] = []
-            for pattern in (f"md:*:msg:{platform}:{old}:*", f"{chat_prefix(platform, old)}msgof:*"):
+            for pattern in (refs, f"{old_chat}msgof:*"):
                 async for key in r.scan_iter(match=pattern, count=500):
                     keys.append(key)
             return keys
@@ -89,7 +95,7 @@ class ChatMoves:
         for i, key in enumerate(keys):
             value, ttl = got[2 * i], got[2 * i + 1]
             if value is not None:
-                moved = key.replace(chat_prefix(platform, old), chat_prefix(platform, new), 1)
+                moved = key.replace(old_chat, new_chat, 1)
                 pipe.set(moved.replace(old_part, new_part, 1), value,
                          ex=ttl if ttl and ttl > 0 else None)
         await self.gateway.call(pipe.execute())

@@ -3,22 +3,21 @@ sees the same choice at once; the deployment default (`{ops}:active`) is the fal
 
 from __future__ import annotations
 
-from bot.store.base import OPS, note_write
+from bot.store.base import KeySpace, note_write, ops_prefix
 from bot.store.gateway import Gateway
 
-USE = OPS + "use:"  # use:person:<platform>:<user>, use:chat:<platform>:<chat> -> fixture id
 # A choice lasts one matchday: the next day people start again from the deployment default.
 CHOICE_TTL = 36 * 3600
 
 
-def person_choice(who: str) -> str:
+def person_choice(who: str, space: KeySpace) -> str:
     """The key of a person's fixture choice."""
-    return f"{USE}person:{who}"
+    return f"{ops_prefix(space)}use:person:{who}"
 
 
-def chat_choice(platform: str, chat: str) -> str:
+def chat_choice(platform: str, chat: str, space: KeySpace) -> str:
     """The key of a chat's fixture choice."""
-    return f"{USE}chat:{platform}:{chat}"
+    return f"{ops_prefix(space)}use:chat:{platform}:{chat}"
 
 
 class Choices:
@@ -26,17 +25,20 @@ class Choices:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
 
     async def fixture_choice(self, who: str, platform: str, chat: str) -> tuple[str | None,
                                                                                str | None]:
         """(the chat's fixture, the person's fixture), None where none is chosen."""
         chat_fx, person_fx = await self.gateway.call(
-            lambda r: r.mget(chat_choice(platform, chat), person_choice(who)))
+            lambda r: r.mget(chat_choice(platform, chat, self.space),
+                           person_choice(who, self.space)))
         return chat_fx, person_fx
 
     async def choose_fixture(self, fx_id: str, *, who: str = "", platform: str = "",
                              chat: str = "") -> None:
         """Set the fixture of a person (`who`) or of a chat (`platform`, `chat`)."""
         note_write()
-        key = person_choice(who) if who else chat_choice(platform, chat)
+        space = self.space
+        key = person_choice(who, space) if who else chat_choice(platform, chat, space)
         await self.gateway.call(lambda r: r.set(key, fx_id, ex=CHOICE_TTL))

@@ -22,13 +22,14 @@ from bot.domain.ledger import PHASE, Event, Text, Var
 from bot.domain.outcomes import Reason
 from bot.store.base import (
     LIVE_TTL_S,
-    OPS,
     SEV_BAND,
     Applied,
+    KeySpace,
     Refused,
     fx_prefix,
     guard,
     note_write,
+    ops_prefix,
 )
 from bot.store.gateway import Gateway, Unconfirmed
 from bot.store.lifecycle import (
@@ -148,10 +149,11 @@ class Store:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
         # Fixtures that may have escalation deadlines: the sweep reads this set, not every
         # fixture. Entries are added before a write that adds deadlines (crash-safe: an extra
         # entry is harmless) and once per fixture per process (the report stays one trip).
-        self.esc_index = OPS + "esc:fixtures"
+        self.esc_index = ops_prefix(self.space) + "esc:fixtures"
         self._esc_indexed: dict[str, float] = {}  # fixture -> when this process listed it
         self._retire_after = 0.0  # monotonic time of the next retire_escalations pass
 
@@ -173,7 +175,7 @@ class Store:
 
     def use_drill_index(self) -> None:
         """Index a replay's deadlines apart, so the live bot never sweeps a drill's fixtures."""
-        self.esc_index = OPS + "esc:fixtures:drill"
+        self.esc_index = ops_prefix(self.space) + "esc:fixtures:drill"
         self._esc_indexed.clear()
 
     async def index_escalation(self, fx_id: str) -> None:
@@ -208,7 +210,7 @@ class Store:
             return []
         pipe = self.gateway.pipeline()
         for fx_id in ids:
-            pipe.zcard(fx_prefix(fx_id) + "esc")
+            pipe.zcard(fx_prefix(fx_id, self.space) + "esc")
         sizes = await self.gateway.call(pipe.execute())
         listed = set(await self.gateway.call(lambda r: r.smembers(self.esc_index)))
         out, back = [fx for fx, n in zip(ids, sizes, strict=True) if not n], \
@@ -236,9 +238,9 @@ class Store:
             *log_restricted(restricted),
             *log_event(ev),
         ]
-        applied = await self.gateway.apply(fx_prefix(fx.id), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx.id, self.space), ops, dedupe)
         # The directory is an idempotent index in another slot; re-adding is harmless.
-        await self.gateway.call(lambda r: r.sadd(_directory(fx.drill), fx.id))
+        await self.gateway.call(lambda r: r.sadd(_directory(fx.drill, self.space), fx.id))
         return applied
 
     async def update_fixture(self, fx_id: str, fields: dict[str, str], ev: Event,
@@ -254,30 +256,30 @@ class Store:
             *(timing_ops(timing, ev) if timing else ()),
             ReturnHash("meta"),
         ]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     async def fixture(self, fx_id: str) -> Fixture | None:
         """One fixture, or None."""
-        h = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id) + "meta"))
+        h = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id, self.space) + "meta"))
         return Fixture.from_hash(h) if h else None
 
     async def fixtures(self, *, drill: bool = False) -> list[Fixture]:
         """Every live fixture in the directory (drill=True: every drill's), by kick-off."""
-        ids = sorted(await self.gateway.call(lambda r: r.smembers(_directory(drill))))
+        ids = sorted(await self.gateway.call(lambda r: r.smembers(_directory(drill, self.space))))
         pipe = self.gateway.pipeline()
         for i in ids:
-            pipe.hgetall(fx_prefix(i) + "meta")
+            pipe.hgetall(fx_prefix(i, self.space) + "meta")
         rows = await self.gateway.call(pipe.execute()) if ids else []
         return sorted((Fixture.from_hash(h) for h in rows if h), key=lambda f: f.kickoff)
 
     async def active_fixture_id(self) -> str | None:
         """The fixture commands apply to."""
-        return await self.gateway.call(lambda r: r.get(OPS + "active"))
+        return await self.gateway.call(lambda r: r.get(ops_prefix(self.space) + "active"))
 
     async def set_active_fixture(self, fx_id: str) -> None:
         """Make a fixture the one commands apply to."""
         note_write()
-        await self.gateway.call(lambda r: r.set(OPS + "active", fx_id))
+        await self.gateway.call(lambda r: r.set(ops_prefix(self.space) + "active", fx_id))
 
     # ---------------------------------------------------------------- incidents
     async def report_incident(self, fx_id: str, fields: dict[str, str], ev: Event,
@@ -339,8 +341,8 @@ class Store:
                                                  FORM_DONE_TTL)]))
         if similar is not None:
             return await self.gateway.apply(
-                fx_prefix(fx_id), [*head, Unless("similar", ops)], dedupe)
-        return await self.gateway.apply(fx_prefix(fx_id), head + ops, dedupe)
+                fx_prefix(fx_id, self.space), [*head, Unless("similar", ops)], dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), head + ops, dedupe)
 
     async def change_status(self, fx_id: str, n: int, to: str, allowed_from: list[str],
                             ev: Event, now_ts: int, dedupe: str,
@@ -384,7 +386,7 @@ class Store:
                                      (5 - int(ev.data.get("severity", 3))) * SEV_BAND, str(n)))
         ops += [Zadd("esc", due, f"{n}:{tag}") for tag, due in (deadlines or {}).items()]
         ops.append(ReturnHash(key))
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     async def add_to_incident(self, fx_id: str, n: int, ev: Event, dedupe: str,
                               counter_field: str = "updates",
@@ -402,11 +404,11 @@ class Store:
               for k, pos in (live or {}).items()),
             ReturnHash(key),
         ]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     async def live_location(self, fx_id: str, live: str) -> dict[str, Any] | None:
         """A kept live location's incident (n) and latest position (lat, lon, at), or None."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}live:{live}"))
+        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id, self.space)}live:{live}"))
         return json.loads(raw) if raw else None
 
     async def move_live(self, fx_id: str, n: int, live: str, pos: dict[str, Any], ev: Event,
@@ -418,11 +420,12 @@ class Store:
             Set(f"live:{live}", json.dumps({"n": n, **pos}), LIVE_TTL_S),
             *log_event(ev),
         ]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     async def applied_vars(self, fx_id: str, dedupe: str) -> dict[str, str] | None:
         """What an already-applied write (by its dedupe key) set, or None if never applied."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}dedupe:{dedupe}"))
+        key = f"{fx_prefix(fx_id, self.space)}dedupe:{dedupe}"
+        raw = await self.gateway.call(lambda r: r.get(key))
         return json.loads(raw) if raw else None
 
     async def last_incident_of(self, fx_id: str, who: str) -> int | None:
@@ -433,7 +436,7 @@ class Store:
     async def last_report_of(self, fx_id: str, who: str) -> tuple[int, int | None] | None:
         """(incident number, epoch seconds of the report) of a reporter's latest report
         (within its TTL), or None; the time is None for a record written before it was kept."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}last:{who}"))
+        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id, self.space)}last:{who}"))
         if not raw:
             return None
         n, _, ts = raw.partition(" ")
@@ -441,7 +444,7 @@ class Store:
 
     async def incident(self, fx_id: str, n: int) -> Incident | None:
         """One incident's current view, or None."""
-        h = await self.gateway.call(lambda r: r.hgetall(f"{fx_prefix(fx_id)}inc:{n}"))
+        h = await self.gateway.call(lambda r: r.hgetall(f"{fx_prefix(fx_id, self.space)}inc:{n}"))
         return Incident.from_hash(h) if h else None
 
     async def incidents(self, fx_id: str, ns: list[int]) -> list[Incident | None]:
@@ -451,7 +454,7 @@ class Store:
             return []
         pipe = self.gateway.pipeline()
         for n in ns:
-            pipe.hgetall(f"{fx_prefix(fx_id)}inc:{n}")
+            pipe.hgetall(f"{fx_prefix(fx_id, self.space)}inc:{n}")
         return [Incident.from_hash(h) if h else None for h in await self.gateway.call(
             pipe.execute())]
 
@@ -459,7 +462,7 @@ class Store:
                              limit: int = 15) -> tuple[list[Incident], dict[int, int]]:
         """Open incidents, most severe then oldest first; open counts by severity (and
         key 0: the unacknowledged count)."""
-        p = fx_prefix(fx_id)
+        p = fx_prefix(fx_id, self.space)
         pipe = self.gateway.pipeline()
         pipe.zrange(p + "open", 0, limit - 1)
         for sev in range(1, 6):
@@ -479,7 +482,7 @@ class Store:
     # ---------------------------------------------------------------- views
     async def counts(self, fx_id: str) -> dict[str, int]:
         """The fixture's derived counters."""
-        h = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id) + "counts"))
+        h = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id, self.space) + "counts"))
         return {k: int(v) for k, v in h.items() if int(v)}
 
     async def counts_many(self, fx_ids: list[str]) -> dict[str, dict[str, int]]:
@@ -488,14 +491,14 @@ class Store:
             return {}
         pipe = self.gateway.pipeline()
         for i in fx_ids:
-            pipe.hgetall(fx_prefix(i) + "counts")
+            pipe.hgetall(fx_prefix(i, self.space) + "counts")
         rows = await self.gateway.call(pipe.execute())
         return {i: {k: int(v) for k, v in h.items() if int(v)}
                 for i, h in zip(fx_ids, rows, strict=True)}
 
     async def response_times(self, fx_id: str) -> dict[str, float | int | None]:
         """Median and worst seconds to acknowledge and to close (O(log n) via sorted sets)."""
-        p = fx_prefix(fx_id)
+        p = fx_prefix(fx_id, self.space)
         pipe = self.gateway.pipeline()
         for z in ("tta", "ttc"):
             pipe.zcard(p + z)
@@ -516,21 +519,21 @@ class Store:
     async def events(self, fx_id: str, start: str = "-", count: int | None = None) -> list[Event]:
         """The fixture's log in order (all of it unless count is given)."""
         rows = await self.gateway.call(
-            lambda r: r.xrange(fx_prefix(fx_id) + "log", start, "+", count=count))
+            lambda r: r.xrange(fx_prefix(fx_id, self.space) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
     async def restricted_events(self, fx_id: str) -> list[Event]:
         """The fixture's restricted log (intelligence), in order: only restricted exports
         read it."""
         rows = await self.gateway.call(
-            lambda r: r.xrange(fx_prefix(fx_id) + RESTRICTED_LOG, "-", "+"))
+            lambda r: r.xrange(fx_prefix(fx_id, self.space) + RESTRICTED_LOG, "-", "+"))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
     async def incident_events(self, fx_id: str, n: int) -> list[Event]:
         """The events about one incident, in order, from its timeline index (cost ~ its own
         events, not the fixture's). An incident logged before the index existed is found by
         reading the whole log."""
-        p = fx_prefix(fx_id)
+        p = fx_prefix(fx_id, self.space)
         ids = await self.gateway.call(lambda r: r.lrange(f"{p}tl:{n}", 0, -1))
         if not ids:
             iid = f"INC-{n}"
@@ -545,13 +548,13 @@ class Store:
     async def chart_counts(self, fx_id: str) -> dict[str, int]:
         """The chart's counters: 'i:<bin>:<phase>' incidents and 'a:<bin>' arrests per
         15-minute bin (see ledger.chart_deltas); cost ~ the number of bins."""
-        h = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id) + "chart"))
+        h = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id, self.space) + "chart"))
         return {k: int(v) for k, v in h.items() if int(v)}
 
     async def events_since(self, fx_id: str, since: str, limit: int = 2000) -> list[Event]:
         """Events logged at or after an ISO UTC time, oldest first; reads back from the end
         of the stream in pages and stops at the first older event (cost ~ the window)."""
-        key, end, out = fx_prefix(fx_id) + "log", "+", []
+        key, end, out = fx_prefix(fx_id, self.space) + "log", "+", []
         while len(out) < limit:
             rows = await self.gateway.call(lambda r, end=end: r.xrevrange(key, end, "-", count=100))
             for sid, f in rows:
@@ -565,13 +568,15 @@ class Store:
 
     async def open_ids(self, fx_id: str, limit: int = 50) -> list[str]:
         """Ids of open incidents, most severe then oldest first."""
-        ns = await self.gateway.call(lambda r: r.zrange(fx_prefix(fx_id) + "open", 0, limit - 1))
+        key = fx_prefix(fx_id, self.space) + "open"
+        ns = await self.gateway.call(lambda r: r.zrange(key, 0, limit - 1))
         return [f"INC-{n}" for n in ns]
 
     async def log_once(self, fx_id: str, ev: Event, extra: list[Op], once: str) -> bool:
         """Log a system event (and its outbox entries) once for `once`, whichever replica
         asks first: False when it was logged already."""
-        applied = await self.gateway.apply(fx_prefix(fx_id), log_event(ev) + extra, dedupe=once)
+        applied = await self.gateway.apply(fx_prefix(fx_id, self.space), log_event(ev) + extra,
+                                           dedupe=once)
         return not applied.duplicate
 
     # ---------------------------------------------------------------- deadlines, amendments, merges
@@ -579,14 +584,14 @@ class Store:
                             limit: int = 200) -> list[tuple[str, int]]:
         """(member, due) of deadlines due by now_ts, earliest first."""
         rows = await self.gateway.call(
-            lambda r: r.zrangebyscore(fx_prefix(fx_id) + "esc", "-inf", now_ts,
+            lambda r: r.zrangebyscore(fx_prefix(fx_id, self.space) + "esc", "-inf", now_ts,
                                                      start=0, num=limit, withscores=True))
         return [(m, int(s)) for m, s in rows]
 
     async def first_deadline(self, fx_id: str) -> int | None:
         """The earliest pending deadline (epoch seconds), or None."""
         rows = await self.gateway.call(
-            lambda r: r.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True))
+            lambda r: r.zrange(fx_prefix(fx_id, self.space) + "esc", 0, 0, withscores=True))
         return int(rows[0][1]) if rows else None
 
     async def due_deadlines_of(self, fx_ids: list[str], now_ts: int,
@@ -597,8 +602,8 @@ class Store:
             return {}
         pipe = self.gateway.pipeline(transaction=False)
         for fx_id in fx_ids:
-            pipe.zrangebyscore(fx_prefix(fx_id) + "esc", "-inf", now_ts, start=0, num=limit,
-                               withscores=True)
+            pipe.zrangebyscore(fx_prefix(fx_id, self.space) + "esc", "-inf", now_ts, start=0,
+                               num=limit, withscores=True)
         rows = await self.gateway.call(pipe.execute())
         return {fx_id: [(m, int(s)) for m, s in due]
                 for fx_id, due in zip(fx_ids, rows, strict=True) if due}
@@ -609,19 +614,19 @@ class Store:
             return None
         pipe = self.gateway.pipeline(transaction=False)
         for fx_id in fx_ids:
-            pipe.zrange(fx_prefix(fx_id) + "esc", 0, 0, withscores=True)
+            pipe.zrange(fx_prefix(fx_id, self.space) + "esc", 0, 0, withscores=True)
         firsts = [int(rows[0][1]) for rows in await self.gateway.call(pipe.execute()) if rows]
         return min(firsts, default=None)
 
     async def deadlines(self, fx_id: str) -> dict[str, int]:
         """Every pending deadline of a fixture: member -> due."""
         rows = await self.gateway.call(
-            lambda r: r.zrange(fx_prefix(fx_id) + "esc", 0, -1, withscores=True))
+            lambda r: r.zrange(fx_prefix(fx_id, self.space) + "esc", 0, -1, withscores=True))
         return {m: int(s) for m, s in rows}
 
     async def drop_deadline(self, fx_id: str, member: str) -> None:
         """Forget a deadline that no longer applies."""
-        await self.gateway.call(lambda r: r.zrem(fx_prefix(fx_id) + "esc", member))
+        await self.gateway.call(lambda r: r.zrem(fx_prefix(fx_id, self.space) + "esc", member))
 
     async def _claim(self, fx_id: str, n: int, ev: Event, guard: list[Op], writes: list[Op],
                      member: str) -> Incident | None:
@@ -631,7 +636,7 @@ class Store:
             Hset(key, {"updated_at": ev.at}), *log_event(ev), ReturnHash(key),
         ]
         try:
-            applied = await self.gateway.apply(fx_prefix(fx_id), ops)
+            applied = await self.gateway.apply(fx_prefix(fx_id, self.space), ops)
         except Refused as exc:
             if exc.reason is Reason.STALE:
                 await self.drop_deadline(fx_id, member)
@@ -677,17 +682,17 @@ class Store:
         guards, writes = amend_ops(n, old, new, ev, ack_due)
         ops: list[Op] = [RequireExists(f"inc:{n}", missing_incident(n)), *guards, phase_op(),
                          *writes, ReturnHash(f"inc:{n}")]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     async def merge_record(self, fx_id: str, token: str) -> dict[str, Any] | None:
         """A merged report as its split would log it (None: split out already, or expired)."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}mrg:{token}"))
+        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id, self.space)}mrg:{token}"))
         return json.loads(raw) if raw else None
 
     async def take_merge(self, fx_id: str, token: str, who: str) -> dict[str, Any] | None:
         """Claim a merged report once so its reporter can split it out (None if not theirs,
         already split, or expired)."""
-        key = f"{fx_prefix(fx_id)}mrg:{token}"
+        key = f"{fx_prefix(fx_id, self.space)}mrg:{token}"
         raw = await self.gateway.call(lambda r: r.get(key))
         if not raw or json.loads(raw).get("who") != who:
             return None
@@ -712,7 +717,7 @@ class Store:
         ops: list[Op] = [RequireExists(key, missing_incident(n)), *guards, phase_op(),
                          Hincrby(key, "merged", -1), *log_event(ev), *writes,
                          ReturnHash(key)]
-        return await self.gateway.apply(fx_prefix(fx_id), ops)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops)
 
 
 def _numbered(data: dict[str, Any], name: str, value: Text) -> dict[str, Any]:
@@ -723,8 +728,8 @@ def _numbered(data: dict[str, Any], name: str, value: Text) -> dict[str, Any]:
     return {k: value if k == name else v for k, v in data.items()}
 
 
-def _directory(drill: bool) -> str:
+def _directory(drill: bool, space: KeySpace) -> str:
     """Live fixtures and drills' fixtures are listed apart: nothing that walks the live
     directory (scheduler, delivery, retention, season figures) ever meets a drill."""
-    return OPS + ("fixtures:drill" if drill else "fixtures")
+    return ops_prefix(space) + ("fixtures:drill" if drill else "fixtures")
 

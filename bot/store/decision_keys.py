@@ -37,6 +37,7 @@ class DecisionLog:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
 
     async def append(self, fx_id: str, entry: Decision, dedupe: str) -> Applied:
         """Append an entry (its number and phase are taken in the same script) and its event
@@ -45,7 +46,7 @@ class DecisionLog:
         a linked incident or the superseded/explained entry does not exist."""
         ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)),
                          *self.ops(entry)]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     @staticmethod
     def ops(entry: Decision) -> list[Op]:
@@ -91,10 +92,11 @@ class DecisionLog:
         """Decision n's review reminder: its deadline gone, its event and messages, in one
         write that runs once (False: another replica, or a redelivery, sent it)."""
         ops: list[Op] = [Zrem("esc", f"D-{n}:review"), *log_event(ev), *outbox]
-        applied = await self.gateway.apply(fx_prefix(fx_id), ops, f"decision-review:{n}")
+        applied = await self.gateway.apply(fx_prefix(fx_id, self.space), ops,
+                                           f"decision-review:{n}")
         return not applied.duplicate
 
     async def read(self, fx_id: str) -> LogView:
         """Every entry of the fixture's log, in the order they were made."""
-        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id) + STREAM))
+        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id, self.space) + STREAM))
         return LogView(tuple(Decision.from_fields(h) for _, h in rows))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.store.audit_trail import AuditTrail
-from bot.store.base import OPS
+from bot.store.base import ops_prefix
 from bot.store.chat_moves import ChatMoves
 from bot.store.choices import Choices
 from bot.store.clubs import ClubRegistry
@@ -37,11 +37,6 @@ from bot.store.unsure import Unsure
 from bot.store.web_sessions import WebSessions
 from bot.store.windows import Windows
 
-# Who has the Slack Home tab open, shared by every replica: user -> when their watch lapses
-# (renewed each time they open the tab), so the one replica refreshing Home tabs (under the
-# leader lease) knows whom to refresh, whichever replica they opened it on.
-WATCHERS = OPS + "home:watchers"
-
 
 class DeliveryState:
     """The outbox, the rate-limit windows every replica shares, where live messages are,
@@ -66,6 +61,10 @@ class PlatformState:
         self.gateway = gateway
         self.seen = Seen(gateway)
         self.chat_moves = ChatMoves(gateway)
+        # Who has the Slack Home tab open, shared by every replica: user -> when their watch
+        # lapses (renewed each time they open the tab), so the one replica refreshing Home
+        # tabs (under the leader lease) knows whom to refresh, whichever replica they used.
+        self.watchers = ops_prefix(gateway.space) + "home:watchers"
         self._refs = refs
 
     def inbox(self, bot_id: str) -> Inbox:
@@ -91,17 +90,17 @@ class PlatformState:
 
     async def watch_home(self, user: str, until_ts: float) -> None:
         """A Slack user opened the Home tab: watch it until `until_ts` (epoch seconds)."""
-        await self.gateway.call(lambda r: r.zadd(WATCHERS, {user: until_ts}))
+        await self.gateway.call(lambda r: r.zadd(self.watchers, {user: until_ts}))
 
     async def unwatch_home(self, user: str) -> None:
         """Stop refreshing a user's Home tab (no longer a member)."""
-        await self.gateway.call(lambda r: r.zrem(WATCHERS, user))
+        await self.gateway.call(lambda r: r.zrem(self.watchers, user))
 
     async def home_watchers(self, now_ts: float) -> list[str]:
         """Users whose watch has not lapsed (lapsed ones are forgotten)."""
         pipe = self.gateway.pipeline()
-        pipe.zremrangebyscore(WATCHERS, "-inf", now_ts)
-        pipe.zrangebyscore(WATCHERS, now_ts, "+inf")
+        pipe.zremrangebyscore(self.watchers, "-inf", now_ts)
+        pipe.zrangebyscore(self.watchers, now_ts, "+inf")
         _, users = await self.gateway.call(pipe.execute())
         return list(users)
 

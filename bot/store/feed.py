@@ -12,7 +12,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from bot.domain.ledger import Event
-from bot.store.base import fx_prefix
+from bot.store.base import KeySpace, fx_prefix
 from bot.store.gateway import Gateway
 
 # Read-only: the incident hashes (KEYS, declared, one fixture's slot), whole or some fields.
@@ -26,8 +26,8 @@ return out
 """
 
 
-def _log(fx_id: str) -> str:
-    return fx_prefix(fx_id) + "log"
+def _log(fx_id: str, space: KeySpace) -> str:
+    return fx_prefix(fx_id, space) + "log"
 
 
 class Feed:
@@ -35,6 +35,7 @@ class Feed:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
         self._blocking: aioredis.Redis | None = None  # opened by the first blocking read
 
     async def close(self) -> None:
@@ -45,13 +46,13 @@ class Feed:
 
     async def last_id(self, fx_id: str) -> str:
         """The id of the newest event of a fixture's log ("0-0" when empty)."""
-        rows = await self.gateway.call(lambda r: r.xrevrange(_log(fx_id), count=1))
+        rows = await self.gateway.call(lambda r: r.xrevrange(_log(fx_id, self.space), count=1))
         return rows[0][0] if rows else "0-0"
 
     async def after(self, fx_id: str, after_id: str, count: int = 1000) -> list[Event]:
         """Events logged after the given stream id, oldest first (at most `count`)."""
         rows = await self.gateway.call(
-            lambda r: r.xrange(_log(fx_id), f"({after_id}", "+", count=count))
+            lambda r: r.xrange(_log(fx_id, self.space), f"({after_id}", "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
     async def wait_after(self, fx_id: str, after_id: str, block_ms: int,
@@ -60,25 +61,27 @@ class Feed:
         if self._blocking is None:
             self._blocking = self.gateway.blocking_client()
         res = await self.gateway.call(self._blocking.xread(
-            {_log(fx_id): after_id}, count=count, block=block_ms))
+            {_log(fx_id, self.space): after_id}, count=count, block=block_ms))
         if not res:
             return []
         return [Event.from_stream(sid, f) for sid, f in res[0][1]]
 
     async def unacked_count(self, fx_id: str) -> int:
         """How many incidents are still unacknowledged."""
-        return int(await self.gateway.call(lambda r: r.zcard(fx_prefix(fx_id) + "unacked")))
+        key = fx_prefix(fx_id, self.space) + "unacked"
+        return int(await self.gateway.call(lambda r: r.zcard(key)))
 
     async def newest(self, fx_id: str, count: int, end: str = "+") -> list[Event]:
         """The newest events (up to the stream id `end`, included), newest first."""
-        rows = await self.gateway.call(lambda r: r.xrevrange(_log(fx_id), end, count=count))
+        key = _log(fx_id, self.space)
+        rows = await self.gateway.call(lambda r: r.xrevrange(key, end, count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
 
     async def incidents_by_n(self, fx_id: str, ns: list[int]) -> dict[int, dict[str, str]]:
         """Some incidents by number, in one round trip (missing ones left out)."""
         if not ns:
             return {}
-        p = fx_prefix(fx_id)
+        p = fx_prefix(fx_id, self.space)
         rows = await self._read(f"{p}inc:{n}" for n in ns)
         return {n: h for n, h in zip(ns, rows, strict=True) if h}
 
@@ -97,7 +100,7 @@ class Feed:
     async def _each_incident(self, fx_id: str, limit: int,
                              fields: tuple[str, ...] = ()) -> list[Any]:
         """Each incident (the newest `limit`, report order): an index read, then one script."""
-        p = fx_prefix(fx_id)
+        p = fx_prefix(fx_id, self.space)
         ns = await self.gateway.call(lambda r: r.zrange(p + "all", -limit, -1))
         return await self._read((f"{p}inc:{n}" for n in ns), fields)
 

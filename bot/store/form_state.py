@@ -27,11 +27,12 @@ class Forms:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
         self._form_cas = gateway.script(FORM_CAS)
 
     async def form(self, fx_id: str, who: str) -> dict[str, Any] | None:
         """A person's guided form in progress, or None if none or expired."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}form:{who}"))
+        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id, self.space)}form:{who}"))
         return json.loads(raw) if raw else None
 
     async def save_form(self, fx_id: str, who: str, state: dict[str, Any], ttl: int) -> None:
@@ -44,7 +45,7 @@ class Forms:
         expected = state.get("_v")
         state["_v"] = int(expected or 0) + 1
         ok = await self.gateway.run_script(
-            self._form_cas, [f"{fx_prefix(fx_id)}form:{who}"],
+            self._form_cas, [f"{fx_prefix(fx_id, self.space)}form:{who}"],
             ["" if expected is None else str(expected), json.dumps(state), ttl])
         if not ok:
             state["_v"] = expected
@@ -52,14 +53,16 @@ class Forms:
 
     async def form_done(self, fx_id: str, who: str) -> tuple[str, int] | None:
         """(form id, incident number) of the person's last finished guided form, or None."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id)}formdone:{who}"))
+        key = f"{fx_prefix(fx_id, self.space)}formdone:{who}"
+        raw = await self.gateway.call(lambda r: r.get(key))
         fid, _, n = (raw or "").partition(" ")
         return (fid, int(n)) if n.isdigit() else None
 
     async def form_ttl(self, fx_id: str, who: str) -> int:
         """Seconds a form has left (negative when there is none)."""
-        return int(await self.gateway.call(lambda r: r.ttl(f"{fx_prefix(fx_id)}form:{who}")))
+        key = f"{fx_prefix(fx_id, self.space)}form:{who}"
+        return int(await self.gateway.call(lambda r: r.ttl(key)))
 
     async def drop_form(self, fx_id: str, who: str) -> None:
         """Forget a form."""
-        await self.gateway.call(lambda r: r.delete(f"{fx_prefix(fx_id)}form:{who}"))
+        await self.gateway.call(lambda r: r.delete(f"{fx_prefix(fx_id, self.space)}form:{who}"))

@@ -21,7 +21,9 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from bot.store.base import (
+    NO_CLUB,
     Applied,
+    KeySpace,
     Refused,
     StoreUnavailable,
     WritesRefused,
@@ -96,6 +98,7 @@ class Gateway:
                  observe_latency: Callable[[float], None] | None = None,
                  observe_answer: Callable[[bool], None] | None = None) -> None:
         self.r = client
+        self.space = NO_CLUB  # whose keys the store builds here (see for_club)
         self.dedupe_ttl = dedupe_ttl
         self.url: str | None = None  # set by from_url (a second client, e.g. for blocking reads)
         self._lua = resources.files("bot.store").joinpath("apply.lua").read_text()
@@ -120,6 +123,12 @@ class Gateway:
                       observe_answer=observe_answer)
         gateway.url = url
         return gateway
+
+    def for_club(self, club: str) -> ClubGateway:
+        """One club's view of this gateway: the same client, scripts and write discipline,
+        every key built through it in the club's key space. A club's store is
+        `Store(gateway.for_club(club))`, its facades `StoreFacades.over(...)` likewise."""
+        return ClubGateway(self, KeySpace(club))
 
     async def reconnect(self, url: str) -> None:
         """Talk to the server at `url` from now on (an embedded server restarted on another
@@ -444,6 +453,29 @@ class Gateway:
                     str(r).splitlines()[0])
             raise r
         return res
+
+
+class ClubGateway(Gateway):
+    """A gateway seen from one club (made by `Gateway.for_club`): its own key space, all else
+    the deployment gateway's. State is read from and written to that gateway, so a reconnect,
+    a failover or a replica count seen through any club is seen through every club."""
+
+    def __init__(self, base: Gateway, space: KeySpace) -> None:  # no super(): a view
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "space", space)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._base, name, value)
+
+    def for_club(self, club: str) -> ClubGateway:
+        """Another club's view of the same deployment gateway."""
+        return self._base.for_club(club)
+
+    async def close(self) -> None:
+        """Nothing: the deployment's gateway owns the connections every club shares."""
 
 
 _FENCED = object()  # run_fenced: the script was refused by the write fence (nothing written)

@@ -12,7 +12,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from bot.store.base import OPS, StoreUnavailable, bot_prefix
+from bot.store.base import StoreUnavailable, bot_prefix, ops_prefix
 from bot.store.gateway import Gateway
 
 KEEP = 7 * 86400
@@ -43,8 +43,9 @@ class Inbox:
 
     def __init__(self, gateway: Gateway, bot_id: str) -> None:
         self.gateway = gateway
-        self.key = bot_prefix("telegram", bot_id) + "inbox"
-        self.offset_key = bot_prefix("telegram", bot_id) + "offset"
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
+        self.key = bot_prefix("telegram", bot_id, self.space) + "inbox"
+        self.offset_key = bot_prefix("telegram", bot_id, self.space) + "offset"
         # fenced: a batch recorded in a paused master would be lost with it after the bot
         # had confirmed it to Telegram (see Gateway.fenced_script)
         self._record = gateway.fenced_script(_RECORD)
@@ -83,6 +84,7 @@ class Seen:
 
     def __init__(self, gateway: Gateway, ttl: int = SEEN_TTL) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
         self.ttl = ttl
         # fenced: a mark taken in a paused master is lost with it, and a retry reaching
         # another replica would be handled twice (see Gateway.fenced_script)
@@ -94,8 +96,8 @@ class Seen:
         if key in self._local:
             return False
         try:
-            got = bool(await self.gateway.run_fenced(self._take, [f"{OPS}seen:{key}"],
-                                                     ["1", self.ttl]))
+            got = bool(await self.gateway.run_fenced(
+                self._take, [f"{ops_prefix(self.space)}seen:{key}"], ["1", self.ttl]))
         except StoreUnavailable:
             got = True  # the store is down: this process's memory is all there is
         self._local[key] = None

@@ -42,6 +42,7 @@ class IngressCounts:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
 
     async def count(self, fx_id: str, batch: Batch, received: str) -> Applied:
         """Add a batch's counts, once for its id (`.duplicate` when counted before)."""
@@ -67,11 +68,11 @@ class IngressCounts:
             ops.append(Hset(FED, heard))
         ops.append(Xadd(LOG, {"batch": batch.id, "received": received,
                               "counts": json.dumps(batch.per_entry(), sort_keys=True)}))
-        return await self.gateway.apply(fx_prefix(fx_id), ops, f"ingress:{batch.id}")
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, f"ingress:{batch.id}")
 
     async def read(self, fx_id: str, entries: list[str], now_ts: float) -> Counts:
         """The counts as the model reads them at `now_ts` (one pipelined round trip)."""
-        p = fx_prefix(fx_id)
+        p = fx_prefix(fx_id, self.space)
         starts = range(bin_of(now_ts - LOOKBACK_S), bin_of(now_ts) + BIN_S, BIN_S)
         fields = [f"{e}|{s}" for e in entries for s in starts]
         pipe = self.gateway.pipeline()
@@ -95,7 +96,7 @@ class IngressCounts:
 
     async def curve(self, fx_id: str) -> dict[str, dict[int, int]]:
         """Entry point -> bin start -> people counted in it, the whole night."""
-        raw = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id) + BINS))
+        raw = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id, self.space) + BINS))
         out: dict[str, dict[int, int]] = {}
         for f, n in raw.items():
             entry, _, start = f.partition("|")
@@ -106,10 +107,10 @@ class IngressCounts:
                          dedupe: str) -> Applied:
         """Record that control closed (or reopened) an entry point, with its event."""
         op: Op = Sadd(CLOSED, entry) if closed else Srem(CLOSED, entry)
-        return await self.gateway.apply(fx_prefix(fx_id), [
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), [
             RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), op, *log_event(ev)], dedupe)
 
     async def batches(self, fx_id: str) -> int:
         """How many batches were counted."""
-        return int(await self.gateway.call(lambda r: r.xlen(fx_prefix(fx_id) + LOG)))
+        return int(await self.gateway.call(lambda r: r.xlen(fx_prefix(fx_id, self.space) + LOG)))
 

@@ -19,13 +19,14 @@ class Inspections:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
 
     async def record(self, fx_id: str, check: Check, ev: Event, dedupe: str) -> Applied:
         """Append one tick and its event, in one round trip (a redelivery writes nothing); a
         failure is written with the incident it raises instead (failure_ops)."""
         ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op(),
                          Xadd(STREAM, check.fields()), *log_event(ev)]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     @staticmethod
     def failure_ops(check: Check, ev: Event) -> list[Op]:
@@ -38,5 +39,5 @@ class Inspections:
 
     async def read(self, fx_id: str) -> list[Check]:
         """Every tick, in order."""
-        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id) + STREAM))
+        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id, self.space) + STREAM))
         return [Check.from_fields(h) for _, h in rows]

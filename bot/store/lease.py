@@ -21,7 +21,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from bot.store.base import OPS, StoreUnavailable, bot_prefix
+from bot.store.base import StoreUnavailable, bot_prefix, ops_prefix
 from bot.store.gateway import Gateway
 
 _TAKE = """
@@ -43,7 +43,8 @@ class Lease:
     """One named lease; `held` is true while this process holds it (with a safety margin)."""
 
     def __init__(self, gateway: Gateway, name: str, owner: str, ttl_ms: int = 10_000, *,
-                 clock: Callable[[], float] = time.monotonic, prefix: str = OPS) -> None:
+                 clock: Callable[[], float] = time.monotonic, prefix: str = "") -> None:
+        prefix = prefix or ops_prefix(gateway.space)
         self.key, self.owner, self.ttl_ms = f"{prefix}lease:{name}", owner, ttl_ms
         self._take = gateway.script(_TAKE)
         self._drop = gateway.script(_DROP)
@@ -91,4 +92,5 @@ class Lease:
 def polling(gateway: Gateway, bot_id: str, owner: str, ttl_ms: int = 10_000) -> Lease:
     """The lease of one Telegram bot's polling (one getUpdates caller per bot token), in the
     bot's own slot with its inbox."""
-    return Lease(gateway, "polling", owner, ttl_ms, prefix=bot_prefix("telegram", bot_id))
+    return Lease(gateway, "polling", owner, ttl_ms,
+                 prefix=bot_prefix("telegram", bot_id, gateway.space))

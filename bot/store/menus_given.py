@@ -12,7 +12,8 @@ class MenusGiven:
 
     def __init__(self, gateway: Gateway, bot_id: str) -> None:
         self.gateway = gateway
-        self.key = bot_prefix("telegram", bot_id) + "menus"
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
+        self.key = bot_prefix("telegram", bot_id, self.space) + "menus"
 
     async def stale(self, wanted: dict[str, str]) -> list[str]:
         """Of person -> menu digest, those not given that menu yet (one round trip)."""

@@ -6,33 +6,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.store.base import OPS, chat_prefix, fx_prefix
+from bot.store.base import KeySpace, chat_prefix, fx_prefix, ops_prefix
 from bot.store.gateway import Gateway
 
 REF_TTL = 14 * 86400
 
 
-def msgof_key(platform: str, chat: str, message_id: str) -> str:
+def msgof_key(platform: str, chat: str, message_id: str, space: KeySpace) -> str:
     """The reverse index of a message the bot posted (-> 'fixture|ref'), with its chat."""
-    return f"{chat_prefix(platform, chat)}msgof:{message_id}"
+    return f"{chat_prefix(platform, chat, space)}msgof:{message_id}"
 
 
-def ref_key(fixture: str, platform: str, chat: str, ref: str) -> str:
+def ref_key(fixture: str, platform: str, chat: str, ref: str, space: KeySpace) -> str:
     """The key of a live message's platform id in a chat."""
-    return f"{fx_prefix(fixture) if fixture else OPS}msg:{platform}:{chat}:{ref}"
+    head = fx_prefix(fixture, space) if fixture else ops_prefix(space)
+    return f"{head}msg:{platform}:{chat}:{ref}"
 
 
-def _seen_key(fixture: str, ref: str) -> str:
-    return f"{fx_prefix(fixture)}seen:{ref}"
+def _seen_key(fixture: str, ref: str, space: KeySpace) -> str:
+    return f"{fx_prefix(fixture, space)}seen:{ref}"
 
 
 def seen_op(pipe: Any, fixture: str, platform: str, chat: str, ref: str,
-            at_ms: int | None) -> None:
+            at_ms: int | None, space: KeySpace) -> None:
     """Add to a pipeline: when a live message first reached a chat (kept as long as its
     ref), so a screen can say "delivered 21:06:14 (Slack)" per incident."""
     if at_ms is None or not fixture:
         return
-    key = _seen_key(fixture, ref)
+    key = _seen_key(fixture, ref, space)
     pipe.hsetnx(key, f"{platform}:{chat}", str(at_ms))
     pipe.expire(key, REF_TTL)
 
@@ -42,10 +43,12 @@ class MessageRefs:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
 
     async def message_ref(self, fixture: str, platform: str, chat: str, ref: str) -> str | None:
         """The platform message id of a live message (e.g. an incident card) in a chat."""
-        return await self.gateway.call(lambda r: r.get(ref_key(fixture, platform, chat, ref)))
+        key = ref_key(fixture, platform, chat, ref, self.space)
+        return await self.gateway.call(lambda r: r.get(key))
 
     async def delivered_at(self, fixture: str, refs: list[str]) -> dict[str, dict[str, int]]:
         """ref -> {'platform:chat': ms since the epoch its live message first arrived}."""
@@ -53,7 +56,7 @@ class MessageRefs:
             return {}
         pipe = self.gateway.pipeline()
         for ref in refs:
-            pipe.hgetall(_seen_key(fixture, ref))
+            pipe.hgetall(_seen_key(fixture, ref, self.space))
         res = await self.gateway.call(pipe.execute())
         return {ref: {str(k): int(v) for k, v in h.items()} for ref, h in zip(refs, res,
                                                                              strict=True) if h}
@@ -67,27 +70,29 @@ class MessageRefs:
         # reverse index is a hint: while the chat's slot refuses writes, a reply to the
         # message is not tied to its incident, but the forward ref every edit needs is kept.
         pipe = self.gateway.pipeline()
-        pipe.set(msgof_key(platform, chat, message_id), f"{fixture}|{ref}", ex=REF_TTL)
-        pipe.set(ref_key(fixture, platform, chat, ref), message_id, ex=REF_TTL)
-        seen_op(pipe, fixture, platform, chat, ref, at_ms)
+        pipe.set(msgof_key(platform, chat, message_id, self.space), f"{fixture}|{ref}", ex=REF_TTL)
+        pipe.set(ref_key(fixture, platform, chat, ref, self.space), message_id, ex=REF_TTL)
+        seen_op(pipe, fixture, platform, chat, ref, at_ms, self.space)
         await self.gateway.run_with_hints(pipe, 1)
 
     async def tie_message(self, fixture: str, platform: str, chat: str, ref: str,
                           message_id: str) -> None:
         """Remember which incident a message that is not its live message is about (a
         "Logged INC-7" answer), so a reply to it is tied to that incident."""
-        await self.gateway.call(lambda r: r.set(msgof_key(platform, chat, message_id),
+        await self.gateway.call(lambda r: r.set(msgof_key(platform, chat, message_id, self.space),
                                                 f"{fixture}|{ref}", ex=REF_TTL))
 
     async def drop_message_ref(self, fixture: str, platform: str, chat: str,
                                ref: str) -> None:
         """Forget a live message (e.g. a board no longer live): the next one is posted anew."""
-        await self.gateway.call(lambda r: r.delete(ref_key(fixture, platform, chat, ref)))
+        key = ref_key(fixture, platform, chat, ref, self.space)
+        await self.gateway.call(lambda r: r.delete(key))
 
     async def ref_of_message(self, platform: str, chat: str,
                              message_id: str) -> tuple[str, str] | None:
         """(fixture, ref) of a live message the bot posted, e.g. to attach a reply's photo."""
-        raw = await self.gateway.call(lambda r: r.get(msgof_key(platform, chat, message_id)))
+        key = msgof_key(platform, chat, message_id, self.space)
+        raw = await self.gateway.call(lambda r: r.get(key))
         if not raw:
             return None
         fixture, _, ref = raw.partition("|")

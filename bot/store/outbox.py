@@ -20,7 +20,7 @@ from redis.exceptions import ResponseError
 from bot.domain.incident.incident_card import CARD, IncidentCard, LiveRef
 from bot.domain.ledger import Tpl, Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply
-from bot.store.base import OPS, fx_prefix
+from bot.store.base import KeySpace, fx_prefix, ops_prefix, tag_prefix
 from bot.store.gateway import Gateway, Unconfirmed
 from bot.store.message_refs import REF_TTL, msgof_key, ref_key, seen_op
 from bot.store.ops import Op
@@ -32,14 +32,11 @@ GROUP = "delivery"
 N = Var("n")  # the number the write takes (see _numbered)
 STREAM = "obx"
 # The deployment's own outbox, for what is about no one fixture (the Martyn's Law reminder of
-# a ground's document): its keys are the ops slot's (fx_prefix(OPS_OUTBOX) is OPS), so a
+# a ground's document): its keys are the ops slot's (fx_prefix(OPS_OUTBOX) is ops_prefix), so a
 # claim there and its messages are one script.
 OPS_OUTBOX = "ops"
 DONE_TTL = 2 * 86400
 LEASE_MS = 5000
-# 'platform:id space' -> the highest message id seen there: its own slot, and written apart
-# from the delivered marks (a hint for in-doubt lookups; losing it stops no delivery)
-LAST_IDS = "md:{lastid}:spaces"
 # KEYS[1] stream, KEYS[2] once-mark; ARGV[1] TTL, ARGV[2..] entries: add them only if the
 # mark was not there (a redelivered command's messages are already in the outbox).
 _ADD_ONCE = """
@@ -146,9 +143,9 @@ def _numbered(out: Outbound) -> Tpl:
     return Tpl((head, *ref, ',"live":{"view":' + view + ',"n":', N, "}}"))
 
 
-def reach_key(fx: str, bid: str) -> str:
+def reach_key(fx: str, bid: str, space: KeySpace) -> str:
     """A broadcast's delivery times: who (or 'post:<platform>') -> epoch ms."""
-    return f"{fx_prefix(fx)}bc:{bid}:rx"
+    return f"{fx_prefix(fx, space)}bc:{bid}:rx"
 
 
 def ops(outs: list[Outbound]) -> list[Op]:
@@ -158,9 +155,16 @@ def ops(outs: list[Outbound]) -> list[Op]:
                      else encode(o)) for o in outs]
 
 
+def last_ids_key(space: KeySpace) -> str:
+    """'platform:id space' -> the highest message id seen there: its own slot, and written
+    apart from the delivered marks (a hint for in-doubt lookups; losing it stops no delivery)."""
+    return tag_prefix("lastid", space) + "spaces"
+
+
 async def last_ids(gateway: Gateway, platform: str) -> dict[str, int]:
     """Id space -> the highest message id recorded there (see `Outbox.delivered`)."""
-    rows = await gateway.call(lambda r: r.zrange(LAST_IDS, 0, -1, withscores=True))
+    key = last_ids_key(gateway.space)
+    rows = await gateway.call(lambda r: r.zrange(key, 0, -1, withscores=True))
     head = platform + ":"
     return {str(k)[len(head):]: int(v) for k, v in rows if str(k).startswith(head)}
 
@@ -170,11 +174,12 @@ class Outbox:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
         self._add_once = gateway.script(_ADD_ONCE)
         self._flying = gateway.script(_FLYING)
 
     def _key(self, fx: str) -> str:
-        return fx_prefix(fx) + STREAM
+        return fx_prefix(fx, self.space) + STREAM
 
     def ops(self, outs: list[Outbound]) -> list[Op]:
         """Ops that write these messages with the store write that causes them (see `ops`
@@ -185,15 +190,15 @@ class Outbox:
 
     async def fixture_ids(self) -> list[str]:
         """Every fixture (each has its own outbox), and the deployment's own (OPS_OUTBOX)."""
-        return [*sorted(await self.gateway.call(lambda r: r.smembers(OPS + "fixtures"))),
-                OPS_OUTBOX]
+        directory = ops_prefix(self.space) + "fixtures"
+        return [*sorted(await self.gateway.call(lambda r: r.smembers(directory))), OPS_OUTBOX]
 
     async def add(self, fx: str, outs: list[Outbound], once: str = "") -> bool:
         """Write messages to a fixture's outbox (when no write of the store carried them).
         With `once` (the command's dedupe key) only the first add for that key writes:
         False when an earlier one already did."""
         if once:
-            mark = f"{fx_prefix(fx)}obx:once:{once}"
+            mark = f"{fx_prefix(fx, self.space)}obx:once:{once}"
             return bool(await self.gateway.run_script(
                 self._add_once, [self._key(fx), mark], [DONE_TTL, *(encode(o) for o in outs)]))
         pipe = self.gateway.pipeline(transaction=True)
@@ -213,7 +218,7 @@ class Outbox:
 
     async def lease(self, fx: str, owner: str) -> bool:
         """Take or keep the fixture's delivery lease: True while this owner holds it."""
-        key = fx_prefix(fx) + "obx:lease"
+        key = fx_prefix(fx, self.space) + "obx:lease"
         got = await self.gateway.call(lambda r: r.set(key, owner, nx=True, px=LEASE_MS))
         if got:
             return True
@@ -224,7 +229,7 @@ class Outbox:
 
     async def release(self, fx: str, owner: str) -> None:
         """Give the lease up (clean shutdown), so another replica takes over at once."""
-        key = fx_prefix(fx) + "obx:lease"
+        key = fx_prefix(fx, self.space) + "obx:lease"
         if await self.gateway.call(lambda r: r.get(key)) == owner:
             await self.gateway.call(lambda r: r.delete(key))
 
@@ -264,10 +269,10 @@ class Outbox:
             raise Unconfirmed(f"{len(entries)} outbox entries of {fx} not yet on the replicas")
 
     def _done(self, fx: str, entry: str, chat: str) -> str:
-        return f"{fx_prefix(fx)}obx:done:{entry}:{chat}"
+        return f"{fx_prefix(fx, self.space)}obx:done:{entry}:{chat}"
 
     def _fly(self, fx: str, entry: str, chat: str) -> str:
-        return f"{fx_prefix(fx)}obx:fly:{entry}:{chat}"
+        return f"{fx_prefix(fx, self.space)}obx:fly:{entry}:{chat}"
 
     async def chat_states(self, fx: str, entry: str,
                           chats: list[str]) -> dict[str, str]:
@@ -303,7 +308,7 @@ class Outbox:
             by_fx.setdefault(fx, []).append(entry)
         held: set[str] = set()
         for fx, ids in by_fx.items():
-            keys = [fx_prefix(fx) + "obx:lease", *(self._fly(fx, e, chat) for e in ids)]
+            keys = [fx_prefix(fx, self.space) + "obx:lease", *(self._fly(fx, e, chat) for e in ids)]
             if await self.gateway.run_script(self._flying, keys,
                                              [owner, str(max(floor, 0)), DONE_TTL]):
                 held.add(fx)
@@ -333,20 +338,20 @@ class Outbox:
         incident's id, message id) ties a message that is not live to its incident; and
         when `reached` (fixture, broadcast id, who or 'post:<platform>') got a steward's
         copy: the first time is kept."""
-        pipe = self.gateway.pipeline(transaction=False)
+        pipe, space = self.gateway.pipeline(transaction=False), self.space
         hints = 0  # the first commands are hints in other slots: a refusal there stops nothing
         if last_id is not None:
-            pipe.zadd(LAST_IDS, {last_id[0]: last_id[1]}, gt=True)
+            pipe.zadd(last_ids_key(space), {last_id[0]: last_id[1]}, gt=True)
             hints += 1
         if ref is not None:  # the reverse index lives with the chat
             fixture, platform, chat_id, name, mid = ref
-            pipe.set(msgof_key(platform, chat_id, mid), f"{fixture}|{name}", ex=REF_TTL)
+            pipe.set(msgof_key(platform, chat_id, mid, space), f"{fixture}|{name}", ex=REF_TTL)
             hints += 1
-            pipe.set(ref_key(fixture, platform, chat_id, name), mid, ex=REF_TTL)
-            seen_op(pipe, fixture, platform, chat_id, name, at_ms)
+            pipe.set(ref_key(fixture, platform, chat_id, name, space), mid, ex=REF_TTL)
+            seen_op(pipe, fixture, platform, chat_id, name, at_ms, space)
         if about is not None:  # only the reverse index: a reply to it finds the incident
             fixture, platform, chat_id, name, mid = about
-            pipe.set(msgof_key(platform, chat_id, mid), f"{fixture}|{name}", ex=REF_TTL)
+            pipe.set(msgof_key(platform, chat_id, mid, space), f"{fixture}|{name}", ex=REF_TTL)
             hints += 1
         for fx, entry, last in entries:
             pipe.set(self._done(fx, entry, chat), "1", ex=DONE_TTL)
@@ -356,13 +361,13 @@ class Outbox:
                 pipe.xdel(self._key(fx), entry)
         if reached is not None and at_ms is not None:
             fx, bid, who = reached
-            pipe.hsetnx(reach_key(fx, bid), who, at_ms)
+            pipe.hsetnx(reach_key(fx, bid, self.space), who, at_ms)
         await self.gateway.run_with_hints(pipe, hints)
 
     async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:
         """Delivered to one chat; with `last`, the entry is done everywhere: ack and drop."""
         pipe = self.gateway.pipeline(transaction=True)
-        pipe.set(f"{fx_prefix(fx)}obx:done:{entry}:{chat}", "1", ex=DONE_TTL)
+        pipe.set(f"{fx_prefix(fx, self.space)}obx:done:{entry}:{chat}", "1", ex=DONE_TTL)
         if last:
             pipe.xack(self._key(fx), GROUP, entry)
             pipe.xdel(self._key(fx), entry)

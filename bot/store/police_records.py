@@ -18,6 +18,7 @@ class PoliceRecords:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
 
     async def record_police(self, fx_id: str, kind: str, fields: dict[str, str], ev: Event,
                             dedupe: str, link: int | None) -> Applied:
@@ -35,11 +36,11 @@ class PoliceRecords:
         if link is not None:
             count = int(ev.data.get("count", 1))
             ops.append(Hincrby(f"inc:{link}", "arrests" if kind == "arr" else "bans", count))
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     async def police_records(self, fx_id: str, kind: str) -> list[dict[str, str]]:
         """Every arrest ('arr') or ban ('ban') record of a fixture, in number order."""
-        p = fx_prefix(fx_id)
+        p = fx_prefix(fx_id, self.space)
         count = int(await self.gateway.call(lambda r: r.get(f"{p}{kind}seq")) or 0)
         if not count:
             return []
@@ -54,4 +55,4 @@ class PoliceRecords:
         ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op()]
         ops += [Hset(rec, {"ref": "", "ref_expired_at": at}) for rec in records]
         ops += log_event(ev)
-        return await self.gateway.apply(fx_prefix(fx_id), ops)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops)

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 
 from bot.domain.ledger import Var
 from bot.domain.outcomes import Reason
-from bot.store.base import OPS, Refused, fx_prefix, guard
+from bot.store.base import Refused, fx_prefix, guard, ops_prefix
 from bot.store.gateway import Gateway
 from bot.store.ops import Hset, Incr, Op, RequireIn, RequireMissing, Set, Xadd
 
-PREFIX = OPS + "mlaw:"
 CLAIM_TTL = 400 * 86400
 
 
@@ -33,11 +32,13 @@ class ProtectionRevisions:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
+        self.prefix = ops_prefix(gateway.space) + "mlaw:"
 
     async def revisions(self, ground: str) -> list[Revision]:
         """Every revision of a ground's document, oldest first."""
         rows, sent = await self.gateway.call(lambda r: r.pipeline().xrange(
-            f"{PREFIX}{ground}:revs").hgetall(f"{PREFIX}{ground}:sent").execute())
+            f"{self.prefix}{ground}:revs").hgetall(f"{self.prefix}{ground}:sent").execute())
         return [Revision(int(h["n"]), h["hash"], h["at"], h["by"], sent.get(h["n"], ""))
                 for _, h in rows]
 
@@ -52,7 +53,7 @@ class ProtectionRevisions:
             check: Op = RequireIn(cur, "hash", [revs[-1].digest], guard(Reason.CHANGED, ground)) \
                 if revs else RequireMissing(cur, guard(Reason.CHANGED, ground))
             try:
-                applied = await self.gateway.apply(PREFIX, [
+                applied = await self.gateway.apply(self.prefix, [
                     check, Incr(f"{ground}:n", "n"), Hset(cur, {"hash": digest}),
                     Xadd(f"{ground}:revs", {"n": Var("n"), "hash": digest, "at": at,
                                             "by": by})])
@@ -63,7 +64,7 @@ class ProtectionRevisions:
 
     async def mark_sent(self, ground: str, n: int, at: str) -> None:
         """Record that revision n went to the regulator (its reminder then stops)."""
-        await self.gateway.call(lambda r: r.hsetnx(f"{PREFIX}{ground}:sent", str(n), at))
+        await self.gateway.call(lambda r: r.hsetnx(f"{self.prefix}{ground}:sent", str(n), at))
 
     async def claim_reminder(self, ground: str, n: int, at: str, outbox: list[Op]) -> bool:
         """Claim the reminder of revision n and write its messages (`outbox`: ops of the
@@ -71,8 +72,8 @@ class ProtectionRevisions:
         claim cannot lose them. True for the one replica that claimed it."""
         key = f"mlaw:{ground}:remind:{n}"
         try:
-            await self.gateway.apply(OPS, [RequireMissing(key, guard(Reason.CLAIMED)),
-                                           Set(key, at, CLAIM_TTL), *outbox])
+            await self.gateway.apply(ops_prefix(self.space), [
+                RequireMissing(key, guard(Reason.CLAIMED)), Set(key, at, CLAIM_TTL), *outbox])
         except Refused:
             return False
         return True
@@ -80,5 +81,5 @@ class ProtectionRevisions:
     async def ack_times(self, fixture: str, bid: str) -> dict[str, str]:
         """who -> when they pressed "I have it" on a broadcast or procedure."""
         got: dict[str, str] = await self.gateway.call(
-            lambda r: r.hgetall(f"{fx_prefix(fixture)}bc:{bid}:ack"))
+            lambda r: r.hgetall(f"{fx_prefix(fixture, self.space)}bc:{bid}:ack"))
         return got

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from bot.store.base import OPS
+from bot.store.base import ops_prefix
 from bot.store.gateway import Gateway
-
-CHANGES = OPS + "changes"  # pub/sub channel: "what|fixture|origin" for other replicas
 
 
 class Changes:
@@ -16,10 +14,12 @@ class Changes:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        # pub/sub channel: "what|fixture|origin" for other replicas
+        self.channel = ops_prefix(gateway.space) + "changes"
 
     async def publish_change(self, what: str, fixture: str, origin: str) -> None:
         """Tell other replicas something they may cache changed (fixture, phase, active)."""
-        await self.gateway.call(lambda r: r.publish(CHANGES, f"{what}|{fixture}|{origin}"))
+        await self.gateway.call(lambda r: r.publish(self.channel, f"{what}|{fixture}|{origin}"))
 
     async def changes(self, subscribed: Callable[[], Awaitable[None]] | None = None,
                       ) -> AsyncIterator[tuple[str, str, str]]:
@@ -27,7 +27,7 @@ class Changes:
         away (the caller resubscribes). `subscribed` runs once listening (to catch up)."""
         pubsub = self.gateway.pubsub()
         try:
-            await self.gateway.call(pubsub.subscribe(CHANGES))
+            await self.gateway.call(pubsub.subscribe(self.channel))
             if subscribed is not None:
                 await subscribed()
             while True:

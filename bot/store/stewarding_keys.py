@@ -17,7 +17,7 @@ from bot.domain.outcomes import Reason
 from bot.domain.procedures import Broadcast
 from bot.domain.signoff import SignOff
 from bot.domain.unreached import load
-from bot.store.base import LIVE_TTL_S, OPS, Applied, Refused, fx_prefix, guard
+from bot.store.base import LIVE_TTL_S, Applied, Refused, fx_prefix, guard, ops_prefix, tag_prefix
 from bot.store.gateway import Gateway
 from bot.store.ops import (
     Del,
@@ -40,8 +40,6 @@ from bot.store.outbox import reach_key
 from bot.store.plans import CLAIM_TTL, PLAN_TTL
 
 HSET_FIELDS = 1000  # fields per HSET in a script (see Stewarding.send)
-# The lane is the deployment's, not one fixture's: every replica's delivery reads it.
-LANE = "md:{lane}:procedure"
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
@@ -93,8 +91,11 @@ class Stewarding:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
         self._release = gateway.script(_RELEASE)
         self._keep = gateway.script(_KEEP)
+        # The lane is the key space's, not one fixture's: every replica's delivery reads it.
+        self.lane_key = tag_prefix("lane", gateway.space) + "procedure"
 
     # ------------------------------------------------------------ broadcasts
     async def send(self, fx: str, bc: Broadcast, recipients: dict[str, str],
@@ -133,7 +134,7 @@ class Stewarding:
                     Zrem("esc", police_member(closes))]
         ops += [Set("bc:last", bc.id), Rpush("bc:ids", bc.id), *log_event(ev),
                 *outbox, *(also or [])]
-        return await self.gateway.apply(fx_prefix(fx), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx, self.space), ops, dedupe)
 
     async def police_informed(self, fx: str, mid: str, at: str, ev: Event,
                               outbox: list[Op]) -> bool:
@@ -157,9 +158,9 @@ class Stewarding:
         """A deadline's firing and its deadline's removal in one script; False (the deadline
         dropped) when its guards refuse it."""
         try:
-            await self.gateway.apply(fx_prefix(fx), [*ops, Zrem("esc", member)])
+            await self.gateway.apply(fx_prefix(fx, self.space), [*ops, Zrem("esc", member)])
         except Refused:
-            await self.gateway.call(lambda r: r.zrem(fx_prefix(fx) + "esc", member))
+            await self.gateway.call(lambda r: r.zrem(fx_prefix(fx, self.space) + "esc", member))
             return False
         return True
 
@@ -167,7 +168,7 @@ class Stewarding:
         """A missing-person search's state: search (open, found, police), who, found_at,
         police_at (empty when there is no such search)."""
         got: dict[str, str] = await self.gateway.call(
-            lambda r: r.hgetall(fx_prefix(fx) + f"bc:{mid}"))
+            lambda r: r.hgetall(fx_prefix(fx, self.space) + f"bc:{mid}"))
         return {k: v for k, v in got.items() if k in ("search", "who", "found_at", "police_at")}
 
     async def ack(self, fx: str, bid: str, who: str, at: str, ev: Event) -> Acked:
@@ -176,7 +177,7 @@ class Stewarding:
         key = f"bc:{bid}"
         ops: list[Op] = [RequireIn(key + ":to", who, ["1"], guard(Reason.NOT_TARGETED)),
                          Hsetnx(key + ":ack", who, at), *log_event(ev)]
-        applied = await self.gateway.apply(fx_prefix(fx), ops, f"bcack:{bid}:{who}")
+        applied = await self.gateway.apply(fx_prefix(fx, self.space), ops, f"bcack:{bid}:{who}")
         return Acked(applied.duplicate)
 
     async def broadcast(self, fx: str, bid: str) -> Broadcast | None:
@@ -187,7 +188,7 @@ class Stewarding:
     async def broadcasts(self, fx: str, ids: list[str] | None = None) -> list[Broadcast]:
         """Broadcasts (every one of the fixture, in the order sent, when `ids` is None)
         with who has and has not acknowledged each, in one round trip for them all."""
-        p = fx_prefix(fx)
+        p = fx_prefix(fx, self.space)
         if ids is None:
             ids = await self.gateway.call(lambda r: r.lrange(p + "bc:ids", 0, -1))
         if not ids:
@@ -218,14 +219,14 @@ class Stewarding:
         (epoch ms, as delivery recorded it; bot.store.outbox.Outbox.delivered)."""
         pipe = self.gateway.pipeline(transaction=False)
         for bid in ids:
-            pipe.hgetall(reach_key(fx, bid))
+            pipe.hgetall(reach_key(fx, bid, self.space))
         got = await self.gateway.call(pipe.execute()) if ids else []
         return {bid: {k: int(v) for k, v in rows.items()}
                 for bid, rows in zip(ids, got, strict=True)}
 
     async def latest(self, fx: str) -> Broadcast | None:
         """The fixture's most recent broadcast or procedure."""
-        bid = await self.gateway.call(lambda r: r.get(fx_prefix(fx) + "bc:last"))
+        bid = await self.gateway.call(lambda r: r.get(fx_prefix(fx, self.space) + "bc:last"))
         return await self.broadcast(fx, bid) if bid else None
 
     async def latest_of(self, fx: str, kinds: frozenset[str] | None = None, *,
@@ -233,7 +234,8 @@ class Stewarding:
                         look: int = 20) -> Broadcast | None:
         """The newest of the fixture's last `look` broadcasts whose kind is (not) one of
         these."""
-        ids = await self.gateway.call(lambda r: r.lrange(fx_prefix(fx) + "bc:ids", -look, -1))
+        key = fx_prefix(fx, self.space) + "bc:ids"
+        ids = await self.gateway.call(lambda r: r.lrange(key, -look, -1))
         for bid in reversed(ids):
             bc = await self.broadcast(fx, bid)
             if bc is not None and (kinds is None or bc.kind in kinds) \
@@ -244,17 +246,17 @@ class Stewarding:
     async def recipients(self, fx: str, bid: str) -> dict[str, str]:
         """who -> "1" for everyone a broadcast was sent to."""
         got: dict[str, str] = await self.gateway.call(
-            lambda r: r.hgetall(fx_prefix(fx) + f"bc:{bid}:to"))
+            lambda r: r.hgetall(fx_prefix(fx, self.space) + f"bc:{bid}:to"))
         return got
 
     async def rollcall_plan(self, fx: str) -> Slot | None:
         """The fixture's planned automatic roll call, or None."""
-        raw = await self.gateway.call(lambda r: r.get(fx_prefix(fx) + "plan:rollcall"))
+        raw = await self.gateway.call(lambda r: r.get(fx_prefix(fx, self.space) + "plan:rollcall"))
         return Slot.from_json(json.loads(raw)) if raw else None
 
     async def save_rollcall_plan(self, fx: str, slot: Slot | None) -> None:
         """Plan (or, None, unplan) the fixture's automatic roll call."""
-        key = fx_prefix(fx) + "plan:rollcall"
+        key = fx_prefix(fx, self.space) + "plan:rollcall"
         if slot is None:
             await self.gateway.call(lambda r: r.delete(key))
         else:
@@ -266,17 +268,17 @@ class Stewarding:
         script; a later row for a post replaces the earlier steward. False: already done."""
         ops: list[Op] = [Hset("dep", {r.post: f"{r.steward}|{r.name}" for r in rows}),
                          *log_event(ev)]
-        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx, self.space), ops, dedupe)
         return not applied.duplicate
 
     async def set_attendance(self, fx: str, attendance: int, ev: Event, dedupe: str) -> None:
         """The fixture's expected attendance (mobile posts are compared with it)."""
-        await self.gateway.apply(fx_prefix(fx), [Set("attendance", str(attendance)),
+        await self.gateway.apply(fx_prefix(fx, self.space), [Set("attendance", str(attendance)),
                                                *log_event(ev)], dedupe)
 
     async def deployment(self, fx: str) -> tuple[dict[str, tuple[str, str]], int]:
         """(post -> (steward id, name), expected attendance) in one round trip."""
-        p = fx_prefix(fx)
+        p = fx_prefix(fx, self.space)
         pipe = self.gateway.pipeline(transaction=True)
         pipe.hgetall(p + "dep")
         pipe.get(p + "attendance")
@@ -292,7 +294,7 @@ class Stewarding:
         ops: list[Op] = [Hset("onpost", {post: f"{who}|{at}"}), Hsetnx(f"duty:{who}", "in", at),
                          Hset(f"duty:{who}", {"post": post, "last": at}), Sadd("duty:ids", who),
                          *log_event(ev)]
-        applied = await self.gateway.apply(fx_prefix(fx), ops, dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx, self.space), ops, dedupe)
         return not applied.duplicate
 
     async def stand_down(self, fx: str, who: list[str], at: str, ev: Event, outbox: list[Op],
@@ -300,7 +302,8 @@ class Stewarding:
         """Stewards stand down (their duty records' check-out time), with the event and
         their messages, in one script. False when the command was already applied."""
         ops: list[Op] = [Hset(f"duty:{w}", {"out": at}) for w in who]
-        applied = await self.gateway.apply(fx_prefix(fx), [*ops, *log_event(ev), *outbox], dedupe)
+        applied = await self.gateway.apply(fx_prefix(fx, self.space),
+                                           [*ops, *log_event(ev), *outbox], dedupe)
         return not applied.duplicate
 
     async def keep_position(self, fx: str, who: str, live: str, lat: float, lon: float,
@@ -311,16 +314,17 @@ class Stewarding:
                                               "live": live})]
         if live:
             ops.append(Set(f"dutylive:{live}", who, LIVE_TTL_S))
-        await self.gateway.apply(fx_prefix(fx), [*ops, *log_event(ev)], dedupe)
+        await self.gateway.apply(fx_prefix(fx, self.space), [*ops, *log_event(ev)], dedupe)
 
     async def position_of(self, fx: str, live: str) -> str:
         """Whose duty record a live location moves ('' when it is none's)."""
-        return await self.gateway.call(lambda r: r.get(fx_prefix(fx) + f"dutylive:{live}")) or ""
+        key = fx_prefix(fx, self.space) + f"dutylive:{live}"
+        return await self.gateway.call(lambda r: r.get(key)) or ""
 
     async def duty(self, fx: str) -> dict[str, DutyRecord]:
         """Every steward's duty record of the fixture (who checked in, where, when; when
         they stood down; their last shared position), in two round trips."""
-        p = fx_prefix(fx)
+        p = fx_prefix(fx, self.space)
         who = sorted(await self.gateway.call(lambda r: r.smembers(p + "duty:ids")))
         if not who:
             return {}
@@ -332,7 +336,7 @@ class Stewarding:
 
     async def on_post(self, fx: str) -> dict[str, tuple[str, str]]:
         """post -> (who, at) of every check-in."""
-        got = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx) + "onpost"))
+        got = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx, self.space) + "onpost"))
         return {post: tuple(v.split("|", 1)) for post, v in got.items()}  # type: ignore[misc]
 
     # ------------------------------------------------------------ briefing sign-off
@@ -344,7 +348,7 @@ class Stewarding:
 
     async def briefing_shown(self, fx: str, version: str, at: str) -> None:
         """The briefing version stewards are now shown (acknowledgements count for it)."""
-        await self.gateway.apply(fx_prefix(fx), self.shown_ops(version, at))
+        await self.gateway.apply(fx_prefix(fx, self.space), self.shown_ops(version, at))
 
     async def briefed(self, fx: str, version: str, who: str, at: str, ev: Event) -> bool:
         """A steward has read this version, with its event; one round trip, refused
@@ -354,13 +358,13 @@ class Stewarding:
         ops: list[Op] = [RequireIn("brief", "current", [version], guard(Reason.BRIEFING_CHANGED)),
                          Hget(f"brief:{version}", who, "had"),
                          Unless("had", [Hset(f"brief:{version}", {who: at}), *log_event(ev)])]
-        applied = await self.gateway.apply(fx_prefix(fx), ops)
+        applied = await self.gateway.apply(fx_prefix(fx, self.space), ops)
         return not applied.vars.get("had")
 
     async def signoff(self, fx: str) -> SignOff | None:
         """The current briefing version, when it was first shown, and who signed it off
         (None when no briefing was shown to stewards yet)."""
-        p = fx_prefix(fx)
+        p = fx_prefix(fx, self.space)
         version = await self.gateway.call(lambda r: r.hget(p + "brief", "current"))
         if not version:
             return None
@@ -379,7 +383,7 @@ class Stewarding:
     async def chat_member(self, platform: str, chat: str, user: str, joined: bool) -> None:
         """Someone joined or left a chat (the platform's member update); `user` '' with
         joined False: the bot itself left, so nobody there can be reached by a post."""
-        key = OPS + f"members:{platform}:{chat}"
+        key = ops_prefix(self.space) + f"members:{platform}:{chat}"
         if not user:
             await self.gateway.call(lambda r: r.delete(key))
         elif joined:
@@ -394,19 +398,21 @@ class Stewarding:
             return set()
         pipe = self.gateway.pipeline(transaction=False)
         for chat in chats:
-            pipe.smembers(OPS + f"members:{platform}:{chat}")
+            pipe.smembers(ops_prefix(self.space) + f"members:{platform}:{chat}")
         got = await self.gateway.call(pipe.execute())
         return {f"{platform}:{u}" for users in got for u in users}
 
     # ------------------------------------------------------------ tabard <-> account
     async def tabards(self) -> dict[str, str]:
         """tabard number -> the platform account linked to it (platform:user)."""
-        got: dict[str, str] = await self.gateway.call(lambda r: r.hgetall(OPS + "tabards"))
+        key = ops_prefix(self.space) + "tabards"
+        got: dict[str, str] = await self.gateway.call(lambda r: r.hgetall(key))
         return {t: who for t, who in got.items() if who}
 
     async def tabard_of(self, who: str) -> str:
         """The tabard number linked to an account ('' for none)."""
-        return await self.gateway.call(lambda r: r.get(OPS + f"tabard_of:{who}")) or ""
+        key = ops_prefix(self.space) + f"tabard_of:{who}"
+        return await self.gateway.call(lambda r: r.get(key)) or ""
 
     async def link_tabard(self, tabard: str, who: str, by: str, at: str, *,
                           moved: tuple[str, str] | None = None) -> None:
@@ -429,13 +435,13 @@ class Stewarding:
                                "detail": f"tabard {tabard} -> {who}"
                                          + (f" (was {moved[0] or '-'}; {moved[1] or '-'})"
                                             if moved else "")})]
-        await self.gateway.apply(OPS, ops)
+        await self.gateway.apply(ops_prefix(self.space), ops)
 
     # ------------------------------------------------------------ the lane
     async def hold_lane(self, bid: str, messages: int, ttl_s: float) -> None:
         """Hold the life-safety lane for a procedure of `messages` sends for `ttl_s` (its
         delivering replica renews it: bot.delivery.lane)."""
-        await self.gateway.call(lambda r: r.set(LANE, f"{bid} {messages}",
+        await self.gateway.call(lambda r: r.set(self.lane_key, f"{bid} {messages}",
                                           px=max(1, int(ttl_s * 1000))))
 
     async def keep_lane(self, bid: str, messages: int, ttl_s: float, *,
@@ -443,13 +449,13 @@ class Stewarding:
         """Renew the procedure's hold for ttl_s (recount: as `messages` sends from now), or
         take the free lane for it; False when another procedure holds it."""
         got = await self.gateway.run_script(
-            self._keep, [LANE], [bid, messages, "1" if recount else "0",
+            self._keep, [self.lane_key], [bid, messages, "1" if recount else "0",
                                  max(1, int(ttl_s * 1000))])
         return bool(got)
 
     async def lane(self) -> tuple[str, int] | None:
         """(procedure id, messages) while the lane is held, else None."""
-        raw = await self.gateway.call(lambda r: r.get(LANE))
+        raw = await self.gateway.call(lambda r: r.get(self.lane_key))
         if not raw:
             return None
         bid, _, n = raw.partition(" ")
@@ -457,7 +463,7 @@ class Stewarding:
 
     async def release_lane(self, bid: str) -> bool:
         """Give the lane back, if this procedure still holds it."""
-        return bool(await self.gateway.run_script(self._release, [LANE], [bid]))
+        return bool(await self.gateway.run_script(self._release, [self.lane_key], [bid]))
 
 
 __all__ = ["Acked", "Refused", "Stewarding", "police_member"]

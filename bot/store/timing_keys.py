@@ -24,15 +24,16 @@ class KeyTimings:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
 
     async def record(self, fx_id: str, key: str, ev: Event, dedupe: str) -> Applied:
         """Record a timing that starts no phase, with its event, in one round trip."""
         ops: list[Op] = [RequireExists("meta", guard(Reason.NO_FIXTURE, fx_id)), phase_op(),
                          *timing_ops(key, ev), *log_event(ev)]
-        return await self.gateway.apply(fx_prefix(fx_id), ops, dedupe)
+        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
     async def read(self, fx_id: str) -> list[Timing]:
         """Every recording, in order (see bot.domain.fixture.key_timings.latest)."""
-        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id) + STREAM))
+        rows = await self.gateway.call(lambda r: r.xrange(fx_prefix(fx_id, self.space) + STREAM))
         return [Timing.from_fields(h) for _, h in rows]
 

@@ -6,7 +6,7 @@ import itertools
 import os
 from importlib import resources
 
-from bot.store.base import StoreUnavailable, chat_prefix
+from bot.store.base import StoreUnavailable, chat_prefix, platform_prefix
 from bot.store.gateway import Gateway
 
 _ids = itertools.count()
@@ -23,17 +23,17 @@ class Windows:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
+        self.space = gateway.space  # whose keys (see Gateway.for_club)
         lua = resources.files("bot.store").joinpath("ratelimit.lua").read_text()
         self._take = gateway.fenced_script(lua)  # a late take would count nowhere
 
-    @staticmethod
-    def key(platform: str, scope: str) -> str:
+    def key(self, platform: str, scope: str) -> str:
         """One window's key: a chat's scope ('chat:<id>:…', 'group:<id>:…') with that chat,
         the bot-wide one ('bot:…') with the platform."""
         kind, _, rest = scope.partition(":")
         if kind in ("chat", "group") and rest:
-            return f"{chat_prefix(platform, _chat_of(rest))}rl:{scope}"
-        return f"md:{{rl:{platform}}}:{scope}"
+            return f"{chat_prefix(platform, _chat_of(rest), self.space)}rl:{scope}"
+        return platform_prefix(platform, self.space) + scope
 
     @staticmethod
     def member() -> str:
@@ -95,7 +95,7 @@ class Windows:
     async def present(self, platform: str, replica: str, now: float, ttl_s: float) -> int:
         """Say this replica sends on `platform` (beside the platform's bot-wide windows):
         how many replicas did so within the last `ttl_s` seconds, this one included."""
-        key = f"md:{{rl:{platform}}}:replicas"
+        key = platform_prefix(platform, self.space) + "replicas"
         pipe = self.gateway.pipeline(transaction=True)
         pipe.zadd(key, {replica: int(now * 1000)})
         pipe.zremrangebyscore(key, "-inf", int((now - ttl_s) * 1000))
