@@ -27,7 +27,7 @@ from bot.observe import metrics
 from bot.observe.outage import OutageLog
 from bot.observe.redact import add_secret
 from bot.settings import Settings
-from bot.store import Store, StoreUnavailable
+from bot.store import Gateway, Store, StoreUnavailable
 from bot.store.facades import StoreFacades
 from bot.store.lease import Lease
 from bot.tasks import cancel_and_wait
@@ -134,12 +134,17 @@ class App:
 
     def __init__(self, settings: Settings, clock: Clock | None = None, *,
                  serving: bool = False, drill: Drill | None = None,
-                 outage: OutageLog | None = None) -> None:
+                 outage: OutageLog | None = None, club: str = "",
+                 shared: Gateway | None = None) -> None:
         """`serving`: the long-running bot (matchday run), not a one-shot command: it tells
         other replicas what it changes, holds the singleton lease in turn and, with a
         platform token, delivers through the outbox. `drill`: a replay's fence (its core
         resolves fixtures inside it; its store sweeps only the drill's deadlines). `outage`:
-        the outage log (a test's, to see the background loops meet an outage)."""
+        the outage log (a test's, to see the background loops meet an outage). `club`: the
+        club whose key space the store reads and writes (bot.store.base.KeySpace; "" the
+        single-club deployment); `shared`: the deployment's gateway the club's view is of
+        (a club of a running deployment: no connection, server or failover watch of its
+        own)."""
         self.settings = settings
         self.drill = drill
         self.clock = clock or (FileClock(settings.clock_file) if settings.clock_file
@@ -149,7 +154,10 @@ class App:
         # A Redis outage is logged when it starts and ends, not per command or per tick.
         self.outage = outage or OutageLog()
         self.embedded: EmbeddedRedis | None = None  # when no REDIS_URL is set
-        self.store: Store | None = None  # the incident log
+        self.club = club
+        self.shared = shared
+        self.store: Store | None = None  # the incident log (the club's view, with a club)
+        self._own: Store | None = None  # the store whose connections this app owns
         self.facades: StoreFacades | None = None  # the store's other facades, built once
         self.core: Core | None = None
         self.adapters: list[Adapter] = []
@@ -159,7 +167,11 @@ class App:
         self._restart_failed: str | None = None  # why the embedded server last failed to start
 
     async def start_store(self) -> Store:
-        """Connect to REDIS_URL, or start the embedded server; fail with one line."""
+        """Connect to REDIS_URL, or start the embedded server; fail with one line. With a
+        club, the store is that club's view of the connection."""
+        if self.shared is not None:
+            self.store = Store(self.shared.for_club(self.club))
+            return self.store
         url = self.settings.redis_url
         if url is None:
             from bot.embedded_redis.supervisor import EmbeddedRedis, EmbeddedRedisError, private_dir
@@ -182,9 +194,10 @@ class App:
         except StoreUnavailable:
             await store.close()
             raise StartupError(f"Redis at {safe_url(url)} is not answering") from None
-        self.store = store
+        self._own = store
+        self.store = Store(store.gateway.for_club(self.club)) if self.club else store
         self._failovers = asyncio.create_task(store.gateway.follow_failovers())
-        return store
+        return self.store
 
     async def check_durability(self) -> None:
         """Before the bot answers anyone: warn in one line (or, with MATCHDAY_REQUIRE_DURABLE,
@@ -292,8 +305,8 @@ class App:
                 log.exception("stopping %s failed", adapter.platform)
         if self._failovers is not None:
             await cancel_and_wait([self._failovers])
-        if self.store is not None:
-            await self.store.close()
+        if self._own is not None:  # a club's view owns nothing: its deployment closes it
+            await self._own.close()
         if self.embedded is not None:
             self.embedded.stop()
 
