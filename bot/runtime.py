@@ -6,7 +6,8 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -176,7 +177,7 @@ def console_for(core: Core, as_role: str, **options: Any) -> ConsoleAdapter:
     return console
 
 
-def _stop_on_signals() -> asyncio.Event:
+def stop_on_signals() -> asyncio.Event:
     """An event set by SIGINT/SIGTERM (installed before anything is announced)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -196,36 +197,28 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     (no console) when no platform token is set, unless `console` asks for it."""
     from bot.sample import ensure_sample_fixture
 
-    core, lease = app.core, app.lease
-    assert core is not None and lease is not None, "run_bot needs App(serving=True) started"
+    core = app.core
+    assert core is not None and app.lease is not None, "run_bot needs App(serving=True) started"
     code = 0
-    stop = _stop_on_signals()
+    stop = stop_on_signals()
     await app.check_durability()  # one line (or a refusal) before anyone is answered
-    metrics.LEADER.set(1 if await lease.tick() else 0)
+    metrics.LEADER.set(1 if await app.lease.tick() else 0)
     scheduler = make_scheduler(app, live=True)
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
-    background: list[asyncio.Task[None]] = []
-    reader: OutboxReader | None = None
-    pollers: list[tuple[Lease, Polling]] = []  # each with its own lease (one per bot token)
     durable = isinstance(core.notifier.outbox, Outbox)  # build_core(durable=True)
     alarm = lag_alarm(core) if durable else None  # the outbox lag's, in /healthz too
-    try:
+    async with AsyncExitStack() as running:
+        # on a stop before the duties began (they do the same, in order, once begun)
+        running.push_async_callback(cancel_and_wait, [watchdog])
+        running.push_async_callback(app.lease.release)
+        running.push_async_callback(scheduler.stop)
         started = await _unless_stopped(stop, _start_platforms(
             app, webhook=webhook, http=http, control_room=web or http or webhook,
             alarm=alarm))
         if started is None:  # SIGTERM during start-up (e.g. a platform still unreachable)
             return 0
         platforms, pollers = started
-        if durable and alarm is not None:
-            reader = start_outbox(core)
-            background += [asyncio.create_task(
-                watch(core.notifier, float(app.settings.delivery_warn_seconds))),
-                asyncio.create_task(alarm.run())]
-        background += [asyncio.create_task(_keep_lease(lease)),
-                       *(asyncio.create_task(_keep_polling(own, poller))
-                         for own, poller in pollers),
-                       asyncio.create_task(follow_changes(core, app.origin)),
-                       asyncio.create_task(share_unsure(core))]
+        await running.enter_async_context(duties(app, scheduler, pollers, alarm))
         chats = [p for p in platforms if p.startswith(("telegram", "slack"))]
         adapter = None
         if console or not (chats or http or web or webhook):
@@ -254,15 +247,40 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
             log.warning("running: %s", ", ".join(platforms if chats else
                                                   ["headless", *platforms]))
             await stop.wait()
+    return code
+
+
+@asynccontextmanager
+async def duties(app: App, scheduler: Scheduler, pollers: list[tuple[Lease, Polling]],
+                 alarm: LagAlarm | None) -> AsyncIterator[None]:
+    """The background duties of a started core while the block runs: the outbox reader and
+    its watches (with `alarm`, a durable outbox), the singleton lease, each bot's polling
+    lease, other replicas' changes and unsure writes; after it, all stopped (the scheduler
+    first, before the leases are given up) and the leases given up."""
+    core, lease = app.core, app.lease
+    assert core is not None and lease is not None
+    reader: OutboxReader | None = None
+    background: list[asyncio.Task[None]] = []
+    try:
+        if alarm is not None:
+            reader = start_outbox(core)
+            background += [asyncio.create_task(
+                watch(core.notifier, float(app.settings.delivery_warn_seconds))),
+                asyncio.create_task(alarm.run())]
+        background += [asyncio.create_task(_keep_lease(lease)),
+                       *(asyncio.create_task(_keep_polling(own, poller))
+                         for own, poller in pollers),
+                       asyncio.create_task(follow_changes(core, app.origin)),
+                       asyncio.create_task(share_unsure(core))]
+        yield
     finally:
-        await cancel_and_wait([watchdog, *background])
+        await cancel_and_wait(background)
         await scheduler.stop()
         if reader is not None:
             await reader.stop()
         for own, _ in pollers:
             await own.release()
         await lease.release()
-    return code
 
 
 async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:
