@@ -262,7 +262,7 @@ class App:
         """Check the config, start the store and the core (adapters are added and started by
         the caller)."""
         check_config_or_fail(self.settings.config_dir)
-        store = await self.start_store()
+        store = self.store if self.store is not None else await self.start_store()
         self.facades = facades = StoreFacades.over(store.gateway)  # each built once
         publish = None
         if self.serving:

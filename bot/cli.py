@@ -104,6 +104,11 @@ async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
 async def _run(app: App, args: argparse.Namespace) -> int:
     from bot.runtime import run_bot
 
+    clubs = [c for c in await _facades(app).clubs.clubs() if c.enabled]
+    if clubs:  # a deployment of many clubs: each its own bots, under /c/<club>/
+        from bot.clubs.club_runtime import run_deployment
+
+        return await run_deployment(app, clubs, webhook=args.webhook)
     return await run_bot(app, as_role=args.as_role, webhook=args.webhook, http=args.http,
                          console=args.console, web=args.web)
 

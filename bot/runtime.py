@@ -416,6 +416,9 @@ def _image_saver(app: App):  # type: ignore[no-untyped-def]
     return save
 
 
+OWN_VOICE = object()  # start_chats: Telegram's bot makes its own transcriber
+
+
 async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room: bool = False,
                            alarm: LagAlarm | None = None
                            ) -> tuple[list[str], list[tuple[Lease, Polling]]]:
@@ -441,10 +444,11 @@ async def _start_platforms(app: App, *, webhook: bool, http: bool, control_room:
     return started, pollers
 
 
-async def start_chats(app: App, *, webhook: bool, http: bool
+async def start_chats(app: App, *, webhook: bool, http: bool, voice: Any = OWN_VOICE
                       ) -> tuple[list[str], list[tuple[Lease, Polling]], list[Route]]:
     """Start Telegram and/or Slack when their tokens are set: what started, what polls (with
-    its lease) and the HTTP routes they answer on. StartupError with one line when a
+    its lease) and the HTTP routes they answer on. `voice`: a transcriber shared with other
+    clubs' bots (or None), else Telegram gets its own. StartupError with one line when a
     platform is misconfigured or unreachable."""
     core, settings = app.core, app.settings
     assert core is not None
@@ -468,14 +472,16 @@ async def start_chats(app: App, *, webhook: bool, http: bool
             from bot.voice.pool import transcriber_for
             from bot.voice.suggest import prompt_for
 
-            try:
-                voice = transcriber_for(settings.stt_model,
-                                        prompt_for(list(core.grounds.values())),
-                                        data_dir=settings.data_dir, workers=settings.stt_workers,
-                                        queue=settings.stt_queue,
-                                        max_s=settings.stt_max_seconds)
-            except ModelError as exc:
-                raise StartupError(f"voice notes: {exc}") from None
+            if voice is OWN_VOICE:
+                try:
+                    voice = transcriber_for(settings.stt_model,
+                                            prompt_for(list(core.grounds.values())),
+                                            data_dir=settings.data_dir,
+                                            workers=settings.stt_workers,
+                                            queue=settings.stt_queue,
+                                            max_s=settings.stt_max_seconds)
+                except ModelError as exc:
+                    raise StartupError(f"voice notes: {exc}") from None
             tg = telegram_for(core, settings, webhook=webhook, voice=voice)
             if webhook:
                 routes += tg.routes()
@@ -504,9 +510,10 @@ async def start_chats(app: App, *, webhook: bool, http: bool
 
 
 def http_site(app: App, routes: list[Route], *, control_room: bool,
-              alarm: LagAlarm | None = None) -> Any:
+              alarm: LagAlarm | None = None, prefix: str = "") -> Any:
     """The aiohttp application of one core: its chat routes, /healthz and /metrics, the
-    ingress feed and (with `control_room`) the control-room web view."""
+    ingress feed and (with `control_room`) the control-room web view; `prefix`: the path a
+    club's site is mounted under (its control room's links keep to it)."""
     from bot.observe.endpoints import health_routes
     from bot.web.host import application  # HTTP modes only pay for aiohttp
 
@@ -517,5 +524,5 @@ def http_site(app: App, routes: list[Route], *, control_room: bool,
         lag_alarm=(lambda: alarm.raised) if alarm is not None else None))
     ingress_feed_for(core).add_routes(site)  # refuses every batch until a key is set
     if control_room:
-        control_room_for(core, app.settings.public_url).add_routes(site)
+        control_room_for(core, app.settings.public_url, prefix).add_routes(site)
     return site

@@ -21,8 +21,11 @@ class Transcriber:
     """A bounded pool of Whisper worker processes shared by every voice note."""
 
     def __init__(self, model: Path, prompt: str, *, workers: int = 2, queue: int = 20,
-                 max_s: int = 60, threads: int = 1) -> None:
+                 max_s: int = 60, threads: int = 1, shared: bool = False) -> None:
         self.model = model
+        # shared by many clubs' bots (a deployment): a bot stopping leaves it running for
+        # the others; the deployment stops it (`shutdown`)
+        self.shared = shared
         self.prompt = prompt
         self.workers = max(1, workers)
         self.capacity = self.workers + max(0, queue)
@@ -107,7 +110,13 @@ class Transcriber:
             self._pool = None
 
     def close(self) -> None:
-        """Stop the worker processes (notes still running are abandoned)."""
+        """Stop the worker processes (notes still running are abandoned); a shared pool
+        is left to its owner's `shutdown`."""
+        if not self.shared:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the worker processes, shared or not."""
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -118,7 +127,7 @@ def _ready() -> bool:
 
 
 def transcriber_for(model: str, prompt: str, *, data_dir: Path, workers: int, queue: int,
-                    max_s: int) -> Transcriber | None:
+                    max_s: int, shared: bool = False) -> Transcriber | None:
     """The pool for this machine, or None without the extra (logged once: voice notes are
     then kept as evidence and their senders told transcription is not installed). The model
     is made ready here, at start-up (Whisper base put together once into `data_dir`): a
@@ -130,4 +139,4 @@ def transcriber_for(model: str, prompt: str, *, data_dir: Path, workers: int, qu
                     'installed (pip install -e ".[voice]")')
         return None
     return Transcriber(model_dir(model, data_dir), prompt, workers=workers, queue=queue,
-                       max_s=max_s)
+                       max_s=max_s, shared=shared)
