@@ -180,8 +180,8 @@ async def test_a_club_whose_token_is_refused_is_down_alone(
         assert body["clubs"]["south"]["up"] is False
         assert "INC" not in json.dumps(body)  # health only, never a club's content
         assert not [v for v in ENV.values() if v in json.dumps(body)]  # nor a secret
-        assert await rig.report("south", "/incident S-DOWN") == 503
-        assert await rig.report("north", "/incident N-STILL-UP") == 200
+        assert await rig.report("south", "/incident fight at gate S-DOWN") == 503
+        assert await rig.report("north", "/incident fight at gate N-STILL-UP") == 200
         await rig.telegram.bot(ENV["NORTH_TG"]).wait_for(naming("N-STILL-UP"), timeout=20)
         # south's control room still opens for its people: only its chats are down
         async with rig.http.get(f"{rig.url}/c/south/control/") as resp:
@@ -202,6 +202,25 @@ async def test_a_club_with_a_missing_secret_is_down_and_names_the_reference_only
         assert "env:SOUTH_SIGN" in health["south"].why
         async with rig.http.get(f"{rig.url}/c/south/control/") as resp:
             assert resp.status == 503
-        assert await rig.report("north", "/incident N-FINE") == 200
+        assert await rig.report("north", "/incident fight at gate N-FINE") == 200
     for secret in ENV.values():
         assert secret not in caplog.text
+
+
+async def test_a_token_revoked_while_running_stops_only_that_club(
+        redis_url: str, tmp_path: Path) -> None:
+    async with deployment(redis_url, tmp_path, ENV) as rig:
+        rig.telegram.revoke(ENV["NORTH_TG"])
+        assert await rig.report("north", "/incident fight at gate N-AFTER-REVOKE") == 200
+        assert await rig.report("south", "/incident medical at gate S-STILL-SENT") == 200
+        south = rig.telegram.bot(ENV["SOUTH_TG"])
+        await south.wait_for(lambda calls: [
+            c for c in naming("S-STILL-SENT")(calls)
+            if str(c.params.get("chat_id")) == CONTROL], timeout=20)
+        # north's card is logged and kept for its bot (nothing sent by another club's bot)
+        north_run = next(r for r in rig.deployment.runs if r.club.club_id == "north")
+        assert north_run.app is not None and north_run.app.core is not None
+        store = north_run.app.core.store
+        open_now, _ = await store.open_incidents((await store.fixtures())[0].id)
+        assert [i for i in open_now if "N-AFTER-REVOKE" in str(i)]
+        assert not naming("N-AFTER-REVOKE")(south.calls)
