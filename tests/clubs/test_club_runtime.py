@@ -21,9 +21,11 @@ from bot.app import App
 from bot.clubs.club_runtime import Deployment
 from bot.core.roles import Member
 from bot.domain.club_record import Club, SecretRef
+from bot.domain.messages import Command
 from bot.observe import redact
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
+from bot.web.access import COOKIE
 from bot.web.host import HttpHost
 from rigs.fakes.slack_api import FakeSlack
 from rigs.fakes.telegram_api import FakeTelegram
@@ -224,3 +226,32 @@ async def test_a_token_revoked_while_running_stops_only_that_club(
         open_now, _ = await store.open_incidents((await store.fixtures())[0].id)
         assert [i for i in open_now if "N-AFTER-REVOKE" in str(i)]
         assert not naming("N-AFTER-REVOKE")(south.calls)
+
+
+async def test_one_clubs_sign_in_link_and_session_open_nothing_of_another(
+        redis_url: str, tmp_path: Path) -> None:
+    async with deployment(redis_url, tmp_path, ENV) as rig:
+        north = next(r for r in rig.deployment.runs if r.club.club_id == "north")
+        assert north.app is not None and north.app.core is not None
+        asked = await north.app.core.handle(Command(
+            platform="console", chat="control", user="control", text="/web",
+            dedupe_key="web:north", private=True))
+        assert asked is not None and "/c/north/control/login/" in asked.reply.text
+        token = asked.reply.text.split("/c/north/control/login/")[1].split()[0]
+        browser = {"Sec-Fetch-Site": "same-origin"}
+        # north's one-time link, tried on south's room: unknown there (nothing used up)
+        async with rig.http.post(f"{rig.url}/c/south/control/login/{token}",
+                                 headers=browser) as resp:
+            assert resp.status == 403
+        async with rig.http.post(f"{rig.url}/c/north/control/login/{token}",
+                                 headers=browser) as resp:
+            assert resp.status == 200
+            sid = resp.cookies[COOKIE].value
+            assert resp.cookies[COOKIE]["path"] == "/c/north/control"
+        async with rig.http.get(f"{rig.url}/c/north/control/",
+                                headers={"Cookie": f"{COOKIE}={sid}"}) as resp:
+            assert resp.status == 200
+        # the same session id presented to south's room opens nothing there
+        async with rig.http.get(f"{rig.url}/c/south/control/",
+                                headers={"Cookie": f"{COOKIE}={sid}"}) as resp:
+            assert resp.status == 401
