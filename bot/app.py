@@ -281,7 +281,8 @@ class App:
                                                      self.settings.lease_ms)
         warm_config(self.core)
         notifier = self.core.notifier
-        metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks))
+        metrics.watch_delivery(notifier.pending, notifier.clock, lambda: list(notifier.sinks),
+                               club=self.club)
         return self.core
 
     def role(self) -> str:

@@ -202,7 +202,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     code = 0
     stop = stop_on_signals()
     await app.check_durability()  # one line (or a refusal) before anyone is answered
-    metrics.LEADER.set(1 if await app.lease.tick() else 0)
+    metrics.LEADER.labels(app.club).set(1 if await app.lease.tick() else 0)
     scheduler = make_scheduler(app, live=True)
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     durable = isinstance(core.notifier.outbox, Outbox)  # build_core(durable=True)
@@ -267,7 +267,7 @@ async def duties(app: App, scheduler: Scheduler, pollers: list[tuple[Lease, Poll
             background += [asyncio.create_task(
                 watch(core.notifier, float(app.settings.delivery_warn_seconds))),
                 asyncio.create_task(alarm.run())]
-        background += [asyncio.create_task(_keep_lease(lease)),
+        background += [asyncio.create_task(_keep_lease(lease, app.club)),
                        *(asyncio.create_task(_keep_polling(own, poller))
                          for own, poller in pollers),
                        asyncio.create_task(follow_changes(core, app.origin)),
@@ -295,12 +295,13 @@ async def _unless_stopped(stop: asyncio.Event, work: Awaitable[T]) -> T | None:
     return None
 
 
-async def _keep_lease(lease: Lease) -> None:
-    """Renew the singleton lease (the deployment's singleton duties; Telegram polling
-    follows its own lease, see _keep_polling)."""
+async def _keep_lease(lease: Lease, club: str = "") -> None:
+    """Renew the singleton lease (the deployment's, or a club's, singleton duties; Telegram
+    polling follows its own lease, see _keep_polling)."""
     async def changed(held: bool) -> None:
-        log.warning("this replica is now the %s", "leader" if held else "standby")
-        metrics.LEADER.set(1 if held else 0)
+        log.warning("this replica is now the %s%s", "leader" if held else "standby",
+                    f" of club {club}" if club else "")
+        metrics.LEADER.labels(club).set(1 if held else 0)
     await _hold(lease, changed)
 
 

@@ -182,10 +182,10 @@ async def test_with_other_words_in_the_answers_reports_count_and_methane_goes_ou
     for module in (incidents, methane):
         monkeypatch.setattr(module, "log_incident", log_reworded)
     monkeypatch.setattr(incidents, "add_text", add_reworded)
-    before = metrics.REPORTS._value.get()
+    before = metrics.REPORTS.labels("")._value.get()
     r = await say("/incident missile @stb_walkway s2 coins", as_="steward")
     assert r.reply.title == "Recorded INC-1"
-    assert metrics.REPORTS._value.get() == before + 1  # counted from what it did
+    assert metrics.REPORTS.labels("")._value.get() == before + 1  # counted from what it did
     # a steward on scene before the acknowledgement: told it is a note, not an ack
     r = await say("/onscene 1", as_="steward")
     assert r.reply.text.startswith("Noted on INC-1: you are on scene")

@@ -18,6 +18,7 @@ from bot.app import App, StartupError
 from bot.clubs.club_settings import club_path, settings_for
 from bot.domain.club_record import Club, ClubError
 from bot.domain.routes import Answer, Endpoint, Request, Route
+from bot.observe import metrics
 from bot.observe.lag_alarm import LagAlarm
 from bot.observe.redact import add_secret, redact
 from bot.runtime import (
@@ -138,6 +139,7 @@ class ClubRun:
         self.switch.use(routes)
         await scheduler.start()
         self.up, self.why = True, ""
+        metrics.CLUB_UP.labels(self.club.club_id).set(1)
         log.warning("club %s: running", self.club.club_id)
         return True
 
@@ -161,6 +163,7 @@ class ClubRun:
         if line != self.why:  # once per reason, not every retry
             log.error("club %s is down: %s", self.club.club_id, line)
         self.up, self.why = False, line
+        metrics.CLUB_UP.labels(self.club.club_id).set(0)
 
 
 class Deployment:

@@ -536,9 +536,9 @@ class Core:
             return Result(Reply(f"Sorry, /{spec.name} failed and was NOT logged. "
                                 "Try again or radio control.", ok=False))
         finally:
-            metrics.COMMANDS.labels(spec.name, outcome).inc()
+            metrics.COMMANDS.labels(spec.name, outcome, self.store.space.club).inc()
         if isinstance(result.outcome, Logged):
-            metrics.REPORTS.inc()
+            metrics.REPORTS.labels(self.store.space.club).inc()
             if self.reports_refused.refusing:
                 await self._fixture_refusing(ctx, False)
         if not result.reply.ok:

@@ -19,10 +19,11 @@ from prometheus_client.registry import Collector
 REGISTRY = CollectorRegistry()
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
-REPORTS = Counter("matchday_reports_logged", "Incident reports answered 'Logged'",
+# `club`: the club a figure is of on a deployment of many clubs ("" on a one-club bot)
+REPORTS = Counter("matchday_reports_logged", "Incident reports answered 'Logged'", ["club"],
                   registry=REGISTRY)
 COMMANDS = Counter("matchday_commands", "Commands by name and outcome",
-                   ["command", "outcome"], registry=REGISTRY)
+                   ["command", "outcome", "club"], registry=REGISTRY)
 STORE_SECONDS = Histogram("matchday_store_seconds", "Latency of one store round trip",
                           buckets=(.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5, 1, 5),
                           registry=REGISTRY)
@@ -34,25 +35,31 @@ for _outcome in ("sent", "late", "missed"):  # every outcome scraped, even at 0
     BRIEFINGS.labels(_outcome)
 RATE_LIMITED = Counter("matchday_rate_limited", "429 answers (retry_after) by platform",
                        ["platform"], registry=REGISTRY)
-LEADER = Gauge("matchday_leader", "1 while this replica holds the leader lease",
+LEADER = Gauge("matchday_leader", "1 while this replica holds the leader lease", ["club"],
                registry=REGISTRY)
+CLUB_UP = Gauge("matchday_club_up", "1 while a club of the deployment runs its chats",
+                ["club"], registry=REGISTRY)
 
 
 class _Delivery(Collector):
-    """Per platform, at scrape time: messages waiting in this process's chat queues and the
-    age of the oldest of them."""
+    """Per club and platform, at scrape time: messages waiting in this process's chat queues
+    and the age of the oldest of them."""
 
     def __init__(self) -> None:
-        self.source: Callable[[], dict[str, tuple[int, float]]] | None = None
+        # club ("" on a one-club bot) -> its figures by platform
+        self.sources: dict[str, Callable[[], dict[str, tuple[int, float]]]] = {}
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
         depth = GaugeMetricFamily("matchday_delivery_queue_depth",
-                                  "Messages waiting in delivery queues", labels=["platform"])
+                                  "Messages waiting in delivery queues",
+                                  labels=["club", "platform"])
         oldest = GaugeMetricFamily("matchday_delivery_oldest_seconds",
-                                   "Age of the oldest message waiting", labels=["platform"])
-        for platform, (n, age) in sorted((self.source() if self.source else {}).items()):
-            depth.add_metric([platform], n)
-            oldest.add_metric([platform], age)
+                                   "Age of the oldest message waiting",
+                                   labels=["club", "platform"])
+        for club, source in sorted(self.sources.items()):
+            for platform, (n, age) in sorted(source().items()):
+                depth.add_metric([club, platform], n)
+                oldest.add_metric([club, platform], age)
         yield depth
         yield oldest
 
@@ -62,9 +69,10 @@ REGISTRY.register(DELIVERY)
 
 
 def watch_delivery(chats: Callable[[], Iterable[Any]], clock: Callable[[], float],
-                   platforms: Callable[[], Iterable[str]] = tuple) -> None:
-    """Report queue depth and oldest age per platform from per-chat health rows (with
-    `platform`, `queued`, `oldest_at`), asked at scrape time; `platforms` are shown at 0."""
+                   platforms: Callable[[], Iterable[str]] = tuple, club: str = "") -> None:
+    """Report a club's queue depth and oldest age per platform from per-chat health rows
+    (with `platform`, `queued`, `oldest_at`), asked at scrape time; `platforms` are shown
+    at 0."""
 
     def by_platform() -> dict[str, tuple[int, float]]:
         now = clock()
@@ -75,7 +83,7 @@ def watch_delivery(chats: Callable[[], Iterable[Any]], clock: Callable[[], float
             out[h.platform] = (n + h.queued, max(age, waited))
         return out
 
-    DELIVERY.source = by_platform
+    DELIVERY.sources[club] = by_platform
 
 
 def exposition() -> bytes:

@@ -22,7 +22,7 @@ from bot.clubs.club_runtime import Deployment
 from bot.core.roles import Member
 from bot.domain.club_record import Club, SecretRef
 from bot.domain.messages import Command
-from bot.observe import redact
+from bot.observe import metrics, redact
 from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.web.access import COOKIE
@@ -133,8 +133,13 @@ def naming(marker: str):  # type: ignore[no-untyped-def]
 
 async def test_each_clubs_reports_reach_its_own_control_room_by_its_own_bot(
         redis_url: str, tmp_path: Path) -> None:
+    def logged(club_id: str) -> float:
+        return metrics.REGISTRY.get_sample_value("matchday_reports_logged_total",
+                                                 {"club": club_id}) or 0.0
+
     async with deployment(redis_url, tmp_path, ENV) as rig:
         assert [h.up for h in rig.deployment.health()] == [True, True]
+        before = logged("north"), logged("south")
         assert await rig.report("north", "/incident fight at gate N-MARK-1") == 200
         assert await rig.report("south", "/incident medical at gate S-MARK-2") == 200
         north = rig.telegram.bot(ENV["NORTH_TG"])
@@ -148,6 +153,10 @@ async def test_each_clubs_reports_reach_its_own_control_room_by_its_own_bot(
                 if str(c.params.get("chat_id")) == str(STEWARD)], timeout=20)
         # each club numbers its own incidents, and no bot ever carried the other's report
         assert not naming("S-MARK-2")(north.calls) and not naming("N-MARK-1")(south.calls)
+        # /metrics counts per club (labels), each club's report once, under its own name
+        assert (logged("north") - before[0], logged("south") - before[1]) == (1, 1)
+        async with rig.http.get(f"{rig.url}/c/north/metrics") as resp:
+            assert 'matchday_reports_logged_total{club="north"}' in await resp.text()
         # Slack too: north's card in north's workspace (its blocks name the marker), and the
         # other workspace never sees it
         slack_north, slack_south = (rig.slack.workspace(TEAMS[c]) for c in ("north", "south"))
@@ -180,6 +189,8 @@ async def test_a_club_whose_token_is_refused_is_down_alone(
             body = json.loads(await resp.text())
         assert body["status"] == "degraded" and body["clubs_down"] == 1
         assert body["clubs"]["south"]["up"] is False
+        assert metrics.REGISTRY.get_sample_value("matchday_club_up", {"club": "south"}) == 0
+        assert metrics.REGISTRY.get_sample_value("matchday_club_up", {"club": "north"}) == 1
         assert "INC" not in json.dumps(body)  # health only, never a club's content
         assert not [v for v in ENV.values() if v in json.dumps(body)]  # nor a secret
         assert await rig.report("south", "/incident fight at gate S-DOWN") == 503

@@ -64,7 +64,7 @@ async def test_metrics_scrape_shows_every_figure_the_issue_names(core, say, cloc
         finally:
             sink.release.set()
             await notifier.close()
-            metrics.DELIVERY.source = None
+            metrics.DELIVERY.sources.clear()
             store.gateway.observe_latency = None
 
 
@@ -93,8 +93,8 @@ async def _scraped(port: int, notifier: Notifier, sink: Sink, now: list[float], 
     assert await sweep_escalations(core, core.store, clock.now() + timedelta(seconds=1))
     after = await scrape(port)
     assert grew(after, "matchday_rate_limited_total", platform="telegram") == 1
-    depth = after[("matchday_delivery_queue_depth", (("platform", "telegram"),))]
-    oldest = after[("matchday_delivery_oldest_seconds", (("platform", "telegram"),))]
+    depth = after[("matchday_delivery_queue_depth", (("club", ""), ("platform", "telegram")))]
+    oldest = after[("matchday_delivery_oldest_seconds", (("club", ""), ("platform", "telegram")))]
     assert depth == 2 and oldest == 42.0  # one at the platform, one waiting behind it
     assert grew(after, "matchday_briefings_total", outcome="sent") >= 1
     for outcome in ("late", "missed"):  # scraped even while 0
@@ -105,4 +105,4 @@ async def _scraped(port: int, notifier: Notifier, sink: Sink, now: list[float], 
     sink.release.set()
     await notifier.drain()
     drained = await scrape(port)
-    assert drained[("matchday_delivery_queue_depth", (("platform", "telegram"),))] == 0
+    assert drained[("matchday_delivery_queue_depth", (("club", ""), ("platform", "telegram")))] == 0

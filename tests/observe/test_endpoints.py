@@ -82,14 +82,15 @@ async def test_metrics_count_logged_reports_and_commands_by_outcome(say):
     def value(name: str, **labels: str) -> float:
         return metrics.REGISTRY.get_sample_value(name, labels) or 0.0
 
-    logged = value("matchday_reports_logged_total")
-    ok = value("matchday_commands_total", command="incident", outcome="ok")
-    usage = value("matchday_commands_total", command="incident", outcome="usage")
+    logged = value("matchday_reports_logged_total", club="")
+    ok = value("matchday_commands_total", command="incident", outcome="ok", club="")
+    usage = value("matchday_commands_total", command="incident", outcome="usage", club="")
     assert (await say("/incident missile @seg_ne s4", as_="steward")).reply.ok
     await say("/incident missile @nowhere_at_all s9", as_="steward")
-    assert value("matchday_reports_logged_total") == logged + 1
-    assert value("matchday_commands_total", command="incident", outcome="ok") == ok + 1
-    assert value("matchday_commands_total", command="incident", outcome="usage") == usage + 1
+    assert value("matchday_reports_logged_total", club="") == logged + 1
+    assert value("matchday_commands_total", command="incident", outcome="ok", club="") == ok + 1
+    assert value("matchday_commands_total", command="incident", outcome="usage",
+                 club="") == usage + 1
     text = metrics.exposition().decode()
     assert "matchday_escalations_fired_total" in text and "matchday_briefings_total" in text
 
