@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     slack_api_url: str | None = Field(default=None, alias="SLACK_API_URL")
     # The turnstile feed's HMAC key (POST /ingress/batch); unset: the feed is refused.
     ingress_key: SecretStr | None = Field(default=None, alias="MATCHDAY_INGRESS_KEY")
+    # The deployment's super-admin (a deployment of many clubs): a bearer token for
+    # GET /deployment/health, each club's health and never any club's content; unset: refused.
+    admin_token: SecretStr | None = Field(default=None, alias="MATCHDAY_ADMIN_TOKEN")
     # Hosts a command's response_url may point at (answers carry sign-in links); `*.x` is any
     # subdomain of x. GovSlack or tests add theirs.
     slack_response_hosts: str = Field(default="hooks.slack.com,*.slack.com",

@@ -7,6 +7,7 @@ run on."""
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 from collections.abc import Mapping
@@ -20,12 +21,13 @@ from bot.domain.club_record import Club, ClubError
 from bot.domain.routes import Answer, Endpoint, Request, Route
 from bot.observe import metrics
 from bot.observe.lag_alarm import LagAlarm
-from bot.observe.redact import add_secret, redact
+from bot.observe.redact import add_secret, redact, settings_secrets
 from bot.runtime import (
     duties,
     http_site,
     lag_alarm,
     make_scheduler,
+    outbox_lag,
     start_chats,
     stop_on_signals,
 )
@@ -100,9 +102,8 @@ class ClubRun:
             settings = settings_for(self.club, self.base.settings, self.env)
         except ClubError as exc:
             return self._down(f"secret missing: {exc}")
-        for secret in (settings.telegram_bot_token, settings.telegram_webhook_secret,
-                       settings.slack_bot_token, settings.slack_signing_secret):
-            add_secret(secret.get_secret_value() if secret is not None else None)
+        for secret in settings_secrets(settings):  # every line and error, masked
+            add_secret(secret)
         self.app = App(settings, self.base.clock, serving=True, club=self.club.club_id,
                        shared=self.base.store.gateway, outage=self.base.outage)
         try:
@@ -143,6 +144,15 @@ class ClubRun:
         log.warning("club %s: running", self.club.club_id)
         return True
 
+    async def outbox_lag(self) -> float | None:
+        """Seconds the club's oldest undelivered message has waited (None: not known)."""
+        if self.app is None or self.app.core is None:
+            return None
+        try:
+            return await asyncio.wait_for(outbox_lag(self.app.core)(), 2)
+        except Exception:  # the store away or slow: not known, health still answers
+            return None
+
     async def keep_trying(self, every_s: float) -> None:
         """Start the club's chats again every `every_s` seconds until they run."""
         while not self.up and self.app is not None:
@@ -167,8 +177,10 @@ class ClubRun:
 
 
 class Deployment:
-    """Every enabled club on one HTTP server; /healthz says which clubs run (health only:
-    a super-admin sees no club's content)."""
+    """Every enabled club on one HTTP server. /healthz (for a load balancer) says how many
+    clubs run; /deployment/health, for the deployment's super-admin (a bearer token,
+    MATCHDAY_ADMIN_TOKEN), says which and why, with each club's outbox lag: health only,
+    never a club's content (no route takes that token anywhere else)."""
 
     def __init__(self, base: App, clubs: list[Club], env: Mapping[str, str], *,
                  webhook: bool = True, retry_s: float = RETRY_S) -> None:
@@ -189,7 +201,8 @@ class Deployment:
 
         from bot.web.host import application
 
-        top = application([Route("GET", "/healthz", self._healthz)])
+        top = application([Route("GET", "/healthz", self._healthz),
+                           Route("GET", "/deployment/health", self._admin_health)])
         for run in self.runs:
             site = await run.open()
             if site is None:
@@ -236,10 +249,28 @@ class Deployment:
 
     async def _healthz(self, _request: Request) -> Answer:
         clubs = self.health()
-        down = [c for c in clubs if not c.up]
-        body = {"status": "ok" if not down else "degraded",
-                "clubs": {c.club_id: {"up": c.up, "why": c.why} for c in clubs},
-                "clubs_up": len(clubs) - len(down), "clubs_down": len(down)}
+        down = sum(not c.up for c in clubs)
+        body = {"status": "ok" if not down else "degraded", "clubs_up": len(clubs) - down,
+                "clubs_down": down}
+        return Answer(200, json.dumps(body), content_type="application/json")
+
+    async def _admin_health(self, request: Request) -> Answer:
+        token = self.base.settings.admin_token
+        if token is None:
+            return Answer(403, "MATCHDAY_ADMIN_TOKEN is not set: no super-admin on this "
+                               "deployment")
+        given = next((v for k, v in request.headers.items() if k.lower() == "authorization"),
+                     "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token.get_secret_value()}".encode()):
+            return Answer(401, "super-admin token required (Authorization: Bearer ...)",
+                          {"WWW-Authenticate": "Bearer"})
+        clubs = {}
+        for run in self.runs:
+            h = run.health()
+            clubs[h.club_id] = {"name": h.name, "up": h.up, "why": h.why,
+                                "outbox_lag_s": await run.outbox_lag()}
+        body = {"status": "ok" if all(c["up"] for c in clubs.values()) else "degraded",
+                "clubs": clubs}
         return Answer(200, json.dumps(body), content_type="application/json")
 
     def _unavailable(self, run: ClubRun) -> Endpoint:

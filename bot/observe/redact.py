@@ -95,7 +95,7 @@ def settings_secrets(settings: Any) -> list[str]:
     """Every secret the settings hold, as strings."""
     values: list[str] = []
     for name in ("telegram_bot_token", "telegram_webhook_secret", "slack_bot_token",
-                 "slack_app_token", "slack_signing_secret", "ingress_key"):
+                 "slack_app_token", "slack_signing_secret", "ingress_key", "admin_token"):
         secret = getattr(settings, name, None)
         if secret is not None and secret.get_secret_value():
             values.append(secret.get_secret_value())

@@ -45,6 +45,7 @@ ENV = {
     "SOUTH_SIGN": "south-signing-secret-41dd",
 }
 TEAMS = {"north": "T0NORTH", "south": "T0SOUTH"}
+ADMIN = "deployment-super-admin-token-5e1"  # MATCHDAY_ADMIN_TOKEN
 
 
 def club(club_id: str) -> Club:
@@ -89,7 +90,7 @@ async def deployment(redis_url: str, tmp_path: Path, env: dict[str, str],
     await slack.start()
     settings = load_settings(REDIS_URL=redis_url, MATCHDAY_DATA_DIR=str(tmp_path), PORT=0,
                              TELEGRAM_BASE_URL=telegram.base_url, SLACK_API_URL=slack.api_url,
-                             SLACK_RESPONSE_HOSTS="127.0.0.1")
+                             SLACK_RESPONSE_HOSTS="127.0.0.1", MATCHDAY_ADMIN_TOKEN=ADMIN)
     base = App(settings, serving=True)
     await base.start_store()
     await base.store.reset_for_tests()
@@ -185,9 +186,19 @@ async def test_a_club_whose_token_is_refused_is_down_alone(
         health = {h.club_id: h for h in rig.deployment.health()}
         assert health["north"].up and not health["south"].up
         assert "Telegram refused the bot token" in health["south"].why
-        async with rig.http.get(f"{rig.url}/healthz") as resp:
+        async with rig.http.get(f"{rig.url}/healthz") as resp:  # a load balancer's view
+            assert json.loads(await resp.text()) == {
+                "status": "degraded", "clubs_up": 1, "clubs_down": 1}
+        # the super-admin's: which club and why, with a bearer token, and nothing else
+        for wrong in ({}, {"Authorization": "Bearer guess"},
+                      {"Authorization": f"Bearer {ENV['NORTH_HOOK']}"}):
+            async with rig.http.get(f"{rig.url}/deployment/health", headers=wrong) as resp:
+                assert resp.status == 401
+        async with rig.http.get(f"{rig.url}/deployment/health",
+                                headers={"Authorization": f"Bearer {ADMIN}"}) as resp:
+            assert resp.status == 200
             body = json.loads(await resp.text())
-        assert body["status"] == "degraded" and body["clubs_down"] == 1
+        assert body["status"] == "degraded" and body["clubs"]["north"]["up"] is True
         assert body["clubs"]["south"]["up"] is False
         assert metrics.REGISTRY.get_sample_value("matchday_club_up", {"club": "south"}) == 0
         assert metrics.REGISTRY.get_sample_value("matchday_club_up", {"club": "north"}) == 1
@@ -196,6 +207,10 @@ async def test_a_club_whose_token_is_refused_is_down_alone(
         assert await rig.report("south", "/incident fight at gate S-DOWN") == 503
         assert await rig.report("north", "/incident fight at gate N-STILL-UP") == 200
         await rig.telegram.bot(ENV["NORTH_TG"]).wait_for(naming("N-STILL-UP"), timeout=20)
+        # the super-admin's token opens no club's content
+        async with rig.http.get(f"{rig.url}/c/north/control/",
+                                headers={"Authorization": f"Bearer {ADMIN}"}) as resp:
+            assert resp.status == 401
         # south's control room still opens for its people: only its chats are down
         async with rig.http.get(f"{rig.url}/c/south/control/") as resp:
             assert resp.status == 401  # asks for a sign-in, served by south's own room
