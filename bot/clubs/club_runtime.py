@@ -84,7 +84,7 @@ class ClubRun:
         self.club, self.base, self.env, self.webhook = club, base, env, webhook
         self.app: App | None = None
         self.switch = ChatSwitch()
-        self.why = "not started"
+        self.why = "starting"
         self.up = False
         self.alarm: LagAlarm | None = None
         self.voice: Any = None  # the deployment's transcriber
