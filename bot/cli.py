@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.app import App, StartupError
+from bot.app import App, StartupError, check_config_or_fail
 from bot.core.drill import Drill
 from bot.domain.clock import VirtualClock
 from bot.domain.plurals import counted
@@ -55,8 +55,6 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def _check_config(settings: Settings) -> int:
-    from bot.app import check_config_or_fail
-
     try:
         files = check_config_or_fail(settings.config_dir)
     except StartupError as exc:
@@ -78,6 +76,7 @@ def _check_config(settings: Settings) -> int:
 
 async def _check_clubs(app: App) -> int:
     """One line per registered club: its secrets resolve here, its grounds are known."""
+    from bot.clubs.club_settings import club_config_dir
     from bot.config_check import check_clubs
     from bot.settings import secret_environment
 
@@ -86,6 +85,17 @@ async def _check_clubs(app: App) -> int:
     lines, failing = check_clubs(clubs, secret_environment(), app.core.grounds)
     for line in lines:
         print(line)
+    base = app.settings.config_dir
+    for club in clubs:  # a club's own config directory, checked as the deployment's is
+        own = club_config_dir(base, club.club_id)
+        if club.enabled and own != base:
+            try:
+                files = check_config_or_fail(own)
+            except StartupError as exc:
+                print(f"club {club.club_id}: {own}: {' '.join(str(exc).split())}")
+                failing += 1
+            else:
+                print(f"club {club.club_id}: config OK: {files} files in {own}")
     return 1 if failing else 0
 
 

@@ -6,9 +6,11 @@ missing."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
-from tests.support.cli import env, matchday  # noqa: F401 (fixture)
+from tests.support.cli import ROOT, env, matchday  # noqa: F401 (fixture)
 
 TG_TOKEN = "7712345678:AAH9x-Kq2LwVtR8sQpZ0yN3mB5cD7eF1gH4"
 TG_SECRET = "wh-5f0c9b2e8d7a4163b9e2c1d0a8f7e6b5"
@@ -131,3 +133,20 @@ def test_check_config_names_the_club_whose_secret_is_missing(club_env):
     assert matchday("club", "disable", "west-ham", env=env).returncode == 0
     off = matchday("check-config", env=env)
     assert off.returncode == 0 and "club west-ham: disabled, not checked" in off.stdout
+
+
+def test_check_config_checks_a_clubs_own_config_directory(club_env, tmp_path):
+    config = tmp_path / "config"
+    shutil.copytree(ROOT / "config", config)
+    own = config / "clubs" / "west-ham"
+    shutil.copytree(ROOT / "config", own, ignore=shutil.ignore_patterns("clubs"))
+    env = club_env | {"MATCHDAY_CONFIG_DIR": str(config)}
+    assert add_west_ham(env).returncode == 0
+    ok = matchday("check-config", env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "club west-ham: config OK: " in ok.stdout and str(own) in ok.stdout
+    (own / "channels.toml").write_text("[audiences.control\ntelegram = [")
+    bad = matchday("check-config", env=env)
+    assert bad.returncode == 1 and "Traceback" not in bad.stdout + bad.stderr
+    assert [line for line in bad.stdout.splitlines()
+            if line.startswith(f"club west-ham: {own}") and "channels.toml" in line], bad.stdout
