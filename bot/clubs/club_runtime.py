@@ -197,9 +197,7 @@ class Deployment:
     async def site(self) -> Any:
         """The deployment's aiohttp app: each club's site under /c/<club>/, a 503 for a club
         that could not start its core, and the deployment's own /healthz."""
-        from aiohttp import web
-
-        from bot.web.host import application
+        from bot.web.host import application, mount
 
         top = application([Route("GET", "/healthz", self._healthz),
                            Route("GET", "/deployment/health", self._admin_health)])
@@ -208,8 +206,7 @@ class Deployment:
             if site is None:
                 site = application([Route(m, "/{tail:.*}", self._unavailable(run))
                                     for m in ("GET", "POST")])
-            top.add_subapp(club_path(run.club.club_id), site)
-        assert isinstance(top, web.Application)
+            mount(top, club_path(run.club.club_id), site)
         return top
 
     async def start_chats(self) -> None:

@@ -37,6 +37,11 @@ def application(routes: Iterable[Route] = ()) -> web.Application:
     return app
 
 
+def mount(site: web.Application, prefix: str, part: web.Application) -> None:
+    """Serve `part` under the path `prefix` of `site` (a club's site on a deployment)."""
+    site.add_subapp(prefix, part)
+
+
 class HttpHost:
     """The bot's one HTTP server, listening on host:port."""
 
