@@ -24,6 +24,7 @@ from tests.support.club_records import (
 )
 
 MARKERS = {"north": "Northmark", "south": "Southmark"}
+INCIDENTS = {"north": 1, "south": 2}  # each club's own count, so its figures show whose
 HOME = "Homemark"  # the single-club deployment's records, beside the clubs'
 
 
@@ -32,8 +33,9 @@ async def clubs(store: Store, settings) -> Store:
     """north and south registered, each with its records; the deployment's own beside them."""
     for club, marker in MARKERS.items():
         await register(store, club)
-        await write_records(Store(store.gateway.for_club(club)), settings, marker)
-    await write_records(store, settings, HOME)
+        await write_records(Store(store.gateway.for_club(club)), settings, marker,
+                            INCIDENTS[club])
+    await write_records(store, settings, HOME, 3)
     return store
 
 
@@ -74,7 +76,8 @@ def test_fixtures_summary_and_season_show_only_the_clubs_records(clubs, env, clu
     assert f"{team(mine)} v Visitors FC ({FIXTURE})" in summary
     figures = json.loads(run_ok("--club", club, "summary", "--fixture", FIXTURE, "--json",
                                 env=env))
-    assert figures["incidents"]["total"] == 1 and figures["arrests"]["total"] == 1
+    assert figures["incidents"]["total"] == INCIDENTS[club]
+    assert figures["arrests"]["total"] == 1
     # `season --club` stays the football club of the figures, beside the global --club
     season = run_ok("--club", club, "season", "--club", "Rovers", "--season", SEASON,
                     env=env)
@@ -89,7 +92,7 @@ def test_export_carries_the_club_under_its_signature(clubs, env, club, tmp_path)
     out = tmp_path / f"{club}-export"
     run_ok("--club", club, "export", "--fixture", FIXTURE, "--out", str(out), env=env)
     text = folder_text(out)
-    assert f"{mine} coins thrown" in text and theirs not in text and HOME not in text
+    assert f"{mine} coins thrown 1" in text and theirs not in text and HOME not in text
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["club"] == club
     assert f"- Club: `{club}`" in (out / "report.md").read_text()
@@ -110,7 +113,7 @@ def test_pack_and_stewards_of_a_club(clubs, env, club, tmp_path):
     manifest = json.loads((pack / "manifest.json").read_text())
     assert manifest["club"] == club and manifest["pack"]["fixture_title"].startswith(mine)
     text = folder_text(pack)
-    assert f"{mine} coins thrown" in text and theirs not in text and HOME not in text
+    assert f"{mine} coins thrown 1" in text and theirs not in text and HOME not in text
     assert f"the records of club {club}" in run_ok("verify", str(pack), env=env)
     season_pack = tmp_path / f"{club}-season"
     run_ok("--club", club, "pack", "--season", SEASON, "--out", str(season_pack), env=env)
@@ -125,11 +128,12 @@ def test_pack_and_stewards_of_a_club(clubs, env, club, tmp_path):
     assert theirs not in folder_text(stewards)
 
 
-def test_report_pdf_of_a_club(clubs, env, tmp_path):
-    pdf = tmp_path / "north.pdf"
-    out = run_ok("--club", "north", "report", "--fixture", FIXTURE, "--pdf", "--out",
-                 str(pdf), env=env)
-    assert "(1 incidents;" in out and pdf.stat().st_size > 0
+@pytest.mark.parametrize("club", sorted(MARKERS))
+def test_report_pdf_of_a_club(clubs, env, tmp_path, club):
+    pdf = tmp_path / f"{club}.pdf"
+    out = run_ok("--club", club, "report", "--fixture", FIXTURE, "--pdf", "--out", str(pdf),
+                 env=env)
+    assert f"({INCIDENTS[club]} incidents;" in out and pdf.stat().st_size > 0
 
 
 def test_without_club_the_deployment_reads_its_own_records_as_before(clubs, env, tmp_path):
@@ -169,8 +173,10 @@ async def test_a_disabled_clubs_records_can_be_read_not_written(clubs, env, tmp_
     assert await clubs.fixtures(drill=True) == []
 
 
-@pytest.mark.parametrize("command", [("run",), ("check-config",), ("club", "list"),
-                                     ("keys",), ("demo",), ("verify", ".")])
-def test_club_makes_no_sense_for_deployment_commands(env, command):
+@pytest.mark.parametrize(("command", "why"), [
+    (("run",), "serves every enabled club"), (("check-config",), "every club"),
+    (("club", "list"), "name their club"), (("keys",), "the installation's"),
+    (("demo",), "throwaway store"), (("verify", "."), "files only")])
+def test_club_makes_no_sense_for_deployment_commands(env, command, why):
     assert_one_line_refusal(matchday("--club", "north", *command, env=env),
-                            "--club does not go with", f"`{command[0]}`")
+                            "--club does not go with", f"`{command[0]}`", why)

@@ -21,6 +21,8 @@ from handlers.fixtures.commands import create_fixture
 FIXTURE = "clubtest-rovers-20261125"  # one id, in every club's key space
 KICKOFF = datetime(2026, 11, 25, 19, 45, tzinfo=UTC)
 SEASON = "2026-27"
+# distinct incidents (one of a type nearby would be added to the first, not counted again)
+KINDS = ("missile @stb_walkway s4", "pyro @away_upper s3", "alcohol @stb_lower s2")
 _ids = itertools.count(1)
 
 
@@ -43,9 +45,10 @@ async def disable(store: Store, club_id: str) -> None:
     assert await registry.set_enabled(club_id, False, "test:setup", iso(KICKOFF)) is None
 
 
-async def write_records(store: Store, settings: Settings, marker: str) -> None:
-    """FIXTURE in this store (a club's view, or the single-club deployment's) with an
-    incident and an arrest, all marked with `marker`."""
+async def write_records(store: Store, settings: Settings, marker: str,
+                        incidents: int = 1) -> None:
+    """FIXTURE in this store (a club's view, or the single-club deployment's) with
+    `incidents` incidents and an arrest, all marked with `marker`."""
     clock = VirtualClock(datetime(2026, 11, 25, 18, 0, tzinfo=UTC))
     core = build_core(store, settings, clock, cache_ttl=0)
     fx = Fixture(FIXTURE, team(marker), "Visitors FC", KICKOFF, "london_stadium",
@@ -53,8 +56,9 @@ async def write_records(store: Store, settings: Settings, marker: str) -> None:
     ev = Event("fixture.created", iso(clock.now()), "system:test", "admin",
                {"id": FIXTURE, **fx.to_hash()}, phase="pre")
     assert await create_fixture(core, fx, ev, f"test:create:{marker}")
-    for text, who in ((f"/fixture use {FIXTURE} all", "admin"),
-                      (f"/incident missile @stb_walkway s4 {marker} coins thrown", "steward"),
+    reports = [(f"/incident {kind} {marker} coins thrown {n}", "steward")
+               for n, kind in enumerate(KINDS[:incidents], 1)]
+    for text, who in ((f"/fixture use {FIXTURE} all", "admin"), *reports,
                       ("/arrest missiles inside away", "police_liaison")):
         result = await core.handle(Command(platform="console", chat=who, user=who, text=text,
                                            dedupe_key=f"test:club:{next(_ids)}",
