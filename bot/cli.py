@@ -101,10 +101,18 @@ async def _check_clubs(app: App) -> int:
 
 async def _with_app(settings: Settings, body: Callable[[App], Awaitable[int]],
                     clock: Any = None, *, serving: bool = False,
-                    drill: Drill | None = None) -> int:
-    app = App(settings, clock, serving=serving, drill=drill)
+                    drill: Drill | None = None, club: str = "", command: str = "") -> int:
+    app = App(settings, clock, serving=serving, drill=drill, club=club)
     try:
         await app.start()
+        if club:
+            from bot.clubs.club_scope import club_for
+            from bot.domain.club_record import ClubError
+
+            try:
+                await club_for(_facades(app).clubs, club, command)
+            except ClubError as exc:
+                return _fail(str(exc), 1)
         return await body(app)
     finally:
         await app.stop()
@@ -147,8 +155,9 @@ async def _replay(app: App, path: Path, as_json: bool, kept: bool = True) -> int
     finally:
         await scheduler.stop()
     if kept and not as_json and app.core.drill.created:
+        club = f"--club {app.club} " if app.club else ""
         for fx in sorted(app.core.drill.created):
-            print(f"\nReplayed into {fx}: `matchday summary --fixture {fx}`, or the control "
+            print(f"\nReplayed into {fx}: `matchday {club}summary --fixture {fx}`, or the control "
                   f"room at /control/?fixture={fx} (matchday run --web)")
     if refused:
         print(f"matchday: replay: {len(refused)} of {len(lines)} lines refused (the first: "
@@ -594,6 +603,10 @@ def _club_parser(sub: Any) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = argparse.ArgumentParser(prog="matchday", description=__doc__)
+    p.add_argument("--club", dest="tenant", metavar="ID", default="",
+                   help="work in one registered club's records only (before the command: "
+                        "matchday --club ID fixtures); a disabled club's can be read, "
+                        "not written")
     sub = p.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="start the bot (console chat when no tokens are set)")
     run.add_argument("--as", dest="as_role", default="control",
@@ -685,6 +698,12 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.tenant:
+        from bot.clubs.club_scope import unscoped_refusal
+
+        refused = unscoped_refusal(args.cmd, args.tenant)
+        if refused is not None:
+            return _fail(refused)
     if args.cmd == "verify":  # files only: no store needed
         return _verify(args)
     if args.cmd == "run":
@@ -744,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         return asyncio.run(_with_app(settings, bodies[args.cmd], clock,
-                                     serving=args.cmd == "run", drill=drill))
+                                     serving=args.cmd == "run", drill=drill,
+                                     club=args.tenant, command=args.cmd))
     except StartupError as exc:
         return _fail(str(exc), 1)
     except FileNotFoundError as exc:

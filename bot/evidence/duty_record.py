@@ -20,6 +20,7 @@ from bot.domain.duty_credit import credited
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
+from bot.evidence.club_label import labelled
 from bot.evidence.csv_cells import write_rows
 from bot.evidence.export import MANIFEST, file_sha, signed_part
 from bot.evidence.signing import public_hex, sign
@@ -130,6 +131,7 @@ async def export_stewards(store: Store, facades: StoreFacades, fixtures: list[Fi
                                 "rows": len(rows), "exported_at": at,
                                 "files": {n: file_sha(out / n) for n in files},
                                 "public_key": public_hex(key)}
+    manifest = labelled(manifest, store)  # whose record, under the signature
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     await facades.audit.audit(by, "export.stewards", f"{len(rows)} duties of "

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from bot.domain.clock import iso
 from bot.domain.fixture.restricted import RESTRICTED_KIND, split_fixture_data
 from bot.domain.ledger import Event
+from bot.evidence.club_label import labelled
 from bot.evidence.csv_cells import write_rows
 from bot.evidence.signing import public_hex, sign
 from bot.store import Store
@@ -161,6 +162,7 @@ async def export_fixture(store: Store, facades: StoreFacades, fixture_id: str, o
         "genesis": genesis(fixture_id), "head": head, "restricted": restricted,
         "exported_at": at, "files": {name: file_sha(out / name) for name in files},
         "public_key": pub}
+    manifest = labelled(manifest, store)  # whose record it is, under the signature
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     await facades.audit.audit(by, "export.head", head_detail(fixture_id, len(records), head),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.ledger import Event
+from bot.evidence.club_label import club_of
 from bot.store import Store
 from bot.store.facades import StoreFacades
 
@@ -24,6 +25,8 @@ async def report_markdown(store: Store, facades: StoreFacades, fx: Fixture, even
     fig = await summary_figures(store, facades, fx)
     lines = [f"# Matchday evidence export: {fx.title}", "",
              f"- Fixture: `{fx.id}` · {fx.competition} · kick-off {fx.kickoff.isoformat()}",
+             *([f"- Club: `{club}` (this club's records only)"] if (club := club_of(store))
+               else []),
              f"- Ground: {fx.ground} · category {fx.category}",
              f"- Events: {len(events)} · chain head SHA-256 `{head}`",
              f"- Manifest signed (Ed25519) by key `{public_key}`",

@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bot.domain.club_record import CLUB_ID
+from bot.evidence.club_label import CLUB_FIELD
 from bot.evidence.csv_cells import plain
 from bot.evidence.export import (
     CSV,
@@ -72,6 +74,7 @@ class VerifyResult:
     head_at: int | None = None  # the event whose hash is the head the operator gave
     packs: int | None = None  # a period's folder: how many fixture packs it holds, verified
     record: str = ""  # a signed folder of files (e.g. the stewards' record): what it holds
+    club: str = ""  # the club whose records these are, as the signed manifest names it
 
     @property
     def which_key(self) -> str:
@@ -86,6 +89,9 @@ class VerifyResult:
     def __str__(self) -> str:
         if not self.ok:
             return f"FAILED: {self.message}"
+        return self._ok_text() + (f"; the records of club {self.club}" if self.club else "")
+
+    def _ok_text(self) -> str:
         if self.packs is not None:
             return (f"OK: period pack of {self.packs} fixture pack(s), each verified; "
                     f"manifest signed by key {self.key}{self.which_key}")
@@ -341,6 +347,7 @@ def _verify_dir(d: Path, key: str | None, head: str | None, key_from: str) -> Ve
         if name not in (JSONL, CSV) and file_sha(path) != digest:
             return _fail("altered", name, None, None, "file changed since export")
     result.key, result.key_checked = manifest.public_key.lower(), key is not None
+    result.club = club_named(raw)
     if head is not None:
         want = head.strip().lower()
         if want == start:
@@ -407,7 +414,7 @@ def _verify_files(d: Path, raw: dict[str, Any], key: str | None,
     if isinstance(raw.get("rows"), int):
         what += f", {raw['rows']} row(s)"
     return VerifyResult(True, key=raw["public_key"].lower(), key_checked=key is not None,
-                        record=what)
+                        record=what, club=club_named(raw))
 
 
 def _verify_period(d: Path, raw: dict[str, Any], key: str | None,
@@ -434,4 +441,14 @@ def _verify_period(d: Path, raw: dict[str, Any], key: str | None,
             inner.message = f"{folder}/{inner.message}"
             return inner
     return VerifyResult(True, key=raw["public_key"].lower(), key_checked=key is not None,
-                        packs=len(raw["fixture_manifests"]))
+                        packs=len(raw["fixture_manifests"]), club=club_named(raw))
+
+
+def club_named(raw: dict[str, Any]) -> str:
+    """The club a manifest names ("" when none: an export of a single-club deployment, or
+    made before exports named their club); anything but a club id is shown quoted."""
+    club = raw.get(CLUB_FIELD)
+    if not club:
+        return ""
+    text = str(club)
+    return text if CLUB_ID.fullmatch(text) else repr(text[:40])

@@ -13,6 +13,7 @@ from typing import Any
 from bot.domain.clock import parse_iso
 from bot.domain.grounds import Ground
 from bot.domain.rota_reach import short_target
+from bot.evidence.club_label import labelled
 from bot.evidence.export import MANIFEST, file_sha, signed_part
 from bot.evidence.signing import SigningKey, public_hex, sign
 from bot.publicprotection.drill_log import DrillRow, drill_rows
@@ -70,6 +71,7 @@ async def write_document(store: Store, facades: StoreFacades, plan: ProtectionPl
                                 "content_hash": rev.digest, "exported_at": at,
                                 "files": {n: file_sha(out / n) for n in (PDF, JSON)},
                                 "public_key": public_hex(key)}
+    manifest = labelled(manifest, store)  # whose document, under the signature
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     await facades.audit.audit(by, "export.martyns_law", f"{ground.id} revision {rev.n}"

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
+from bot.evidence.club_label import labelled
 from bot.evidence.csv_cells import write_rows
 from bot.evidence.debrief.pack_folder import Pack, build_pack
 from bot.evidence.debrief.pdf import latin
@@ -127,6 +128,7 @@ async def build_period(store: Store, facades: StoreFacades, period: Period, grou
         "format": PERIOD_FORMAT, period.kind: period.value, "exported_at": at,
         "files": {n: file_sha(out / n) for n in ("period.csv", "period.pdf")},
         "fixture_manifests": subs, "public_key": public_hex(key)}
+    manifest = labelled(manifest, store)  # whose records, under the signature
     manifest["signature"] = sign(key, signed_part(manifest))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return out, len(fixtures)
