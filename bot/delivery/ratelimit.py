@@ -178,35 +178,41 @@ class RateLimiter:
         return cands[-1]  # unreachable: after the last send every window is empty
 
     def _book(self, log: dict[tuple[str, str, int], list[float]], platform: str, chat: str,
-              cost: int, call: str = POST) -> float:
+              cost: int, call: str = POST) -> list[float]:
+        """Book `cost` calls at the earliest times every window allows: those times."""
         windows = self._windows(log, platform, chat, call)
         now = self.clock()
         for lim, sent in windows:  # forget sends no window can see any more
             del sent[:bisect.bisect_right(sent, now - lim.per)]
-        t = first = now
-        for n in range(max(1, cost)):
+        t, booked = now, []
+        for _ in range(max(1, cost)):
             t = self._earliest(windows, t)
             for _, sent in windows:
                 bisect.insort(sent, t)
-            if n == 0:
-                first = t
-        return first
+            booked.append(t)
+        return booked
 
     def reserve(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> float:
         """Plan `cost` calls to a chat (in call order): the clock time the first may go."""
-        return self._book(self._planned, platform, chat, cost, call)
+        return self._book(self._planned, platform, chat, cost, call)[0]
 
     async def admit(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
         """Just before sending: check against the real send times (waking late elsewhere can
         bunch sends), wait if needed, and record the send at the moment it is let through."""
+        await self._let_through(platform, chat, cost, call)
+
+    # the longest sleep before looking at the sends again (see HeldLimiter)
+    recheck_s = float("inf")
+
+    async def _let_through(self, platform: str, chat: str, cost: int, call: str) -> list[float]:
+        """`admit`: the times the sends were recorded at."""
         while True:
             windows = self._windows(self._sent, platform, chat, call)
             now = self.clock()
             t = self._earliest(windows, now)
             if t <= now:
-                self._book(self._sent, platform, chat, cost, call)
-                return
-            await self.sleep(t - now)
+                return self._book(self._sent, platform, chat, cost, call)
+            await self.sleep(min(t - now, self.recheck_s))
 
     def release(self, platform: str, chat: str, slot: float) -> None:
         """Give back a planned slot whose message went with another (an album's items)."""
@@ -322,24 +328,39 @@ class HeldLimiter(RateLimiter):
     counts arrivals; a busy process's sends can leave late and arrive bunched, and counting
     them from when they were let through would not see it."""
 
+    # An answer re-stamps a held send earlier: a wait is looked at again this often, not
+    # slept out to when the held stamps would expire.
+    recheck_s = RECHECK_S
+
     def __init__(self, limits: dict[str, tuple[Limit, ...]], *,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Sleeper = asyncio.sleep) -> None:
         super().__init__(limits, clock=clock, sleep=sleep)
-        self._held: dict[tuple[str, str], tuple[float, str]] = {}  # last send's stamp, kind
+        # the last call's stamps (held HOLD_S later) and kind, per chat, until answered
+        self._held: dict[tuple[str, str], tuple[list[float], str]] = {}
 
     async def admit(self, platform: str, chat: str, cost: int = 1, call: str = POST) -> None:
-        """Let a call through (see RateLimiter.admit), counted HOLD_S later until answered."""
-        await super().admit(platform, chat, cost, call)
-        now = self.clock()
-        self._restamp(platform, chat, call, now, now + HOLD_S)
-        self._held[(platform, chat)] = (now + HOLD_S, call)
+        """Let a call through (see RateLimiter.admit), counted HOLD_S later until answered.
+        The stamps moved are the very ones booked: this used to re-read the clock after the
+        booking and look for a stamp at that reading, which a real clock has moved on from,
+        so nothing was ever held (nor re-stamped at the answer) and the local share counted
+        sends from when they left. Two replicas' sends held up on the way (a busy loop) then
+        arrived bunched: a replica's 10 let through at 0.08 s arrived at 0.19 s, its next 10
+        (let through at 1.08 s, a second after the first left) at 1.08-1.12 s, and with the
+        other replica's 30 reached Telegram within 0.95 s (429)."""
+        stamps = await self._let_through(platform, chat, cost, call)
+        held = [t + HOLD_S for t in stamps]
+        for old, new in zip(stamps, held, strict=True):
+            self._restamp(platform, chat, call, old, new)
+        self._held[(platform, chat)] = (held, call)
 
     async def answered(self, platform: str, chat: str) -> None:
         """The platform answered this process's last call to the chat: count it from now."""
         held = self._held.pop((platform, chat), None)
         if held is not None:
-            self._restamp(platform, chat, held[1], held[0], self.clock())
+            now = self.clock()
+            for old in held[0]:
+                self._restamp(platform, chat, held[1], old, now)
 
     def _restamp(self, platform: str, chat: str, call: str, old: float, new: float) -> None:
         for _, sent in self._windows(self._sent, platform, chat, call):
