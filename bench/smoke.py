@@ -4,6 +4,9 @@ FAILED with its exit code, or TIMEOUT) and exits 1 if any failed, ran out of tim
 no `name: value` figure. A bench that hangs or crashes fails CI here.
 
     python -m bench.smoke [--limit 120] [NAME ...]
+
+A NAME is a bench (bench/NAME.py) or a case of CASES: a bench with options of its own
+(saturday-clubs: bench/saturday.py --smoke --clubs 2).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 LIBRARIES = frozenset({"rig", "cli", "smoke", "nights"})  # modules the benches use: not benches
+# a bench run again with options of its own, under a name of its own: (bench, its options)
+CASES = {"saturday-clubs": ("saturday", ("--clubs", "2"))}
 FIGURE = re.compile(r"^\s*[A-Za-z][\w.-]*: \S", re.M)
 
 
@@ -53,11 +58,21 @@ class Outcome:
         return f"{self.name:<16} {self.seconds:6.1f} s  {verdict}"
 
 
-def run(bench: Path, limit: float) -> Outcome:
-    """One bench with --smoke, its output shown as it comes; the whole process group is
-    killed at `limit` seconds (a bench starts Redis servers, bots and browsers)."""
+def runs() -> dict[str, tuple[Path, tuple[str, ...]]]:
+    """Every smoke run by name: each bench as it is, then the CASES (bench, options)."""
+    out = {p.stem: (p, ()) for p in benches()}
+    for name, (bench, options) in CASES.items():
+        out[name] = (BENCH / f"{bench}.py", options)
+    return out
+
+
+def run(bench: Path, limit: float, options: tuple[str, ...] = (), name: str = "") -> Outcome:
+    """One bench with --smoke (and `options`), its output shown as it comes; the whole
+    process group is killed at `limit` seconds (a bench starts Redis servers, bots and
+    browsers)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, str(bench), "--smoke"], cwd=BENCH.parent,
+    proc = subprocess.Popen([sys.executable, str(bench), "--smoke", *options],
+                            cwd=BENCH.parent,
                             stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -66,7 +81,8 @@ def run(bench: Path, limit: float) -> Outcome:
         code: int | None = _follow(proc, out, t0 + limit)
     finally:
         _stop_group(proc)
-    return Outcome(bench.stem, time.monotonic() - t0, code, len(FIGURE.findall("".join(out))))
+    figures = len(FIGURE.findall("".join(out)))
+    return Outcome(name or bench.stem, time.monotonic() - t0, code, figures)
 
 
 def _follow(proc: subprocess.Popen[bytes], out: list[str], deadline: float) -> int | None:
@@ -119,15 +135,16 @@ def main() -> int:
     ap.add_argument("names", nargs="*", help="benches to run (default: every one)")
     ap.add_argument("--limit", type=float, default=120.0, help="seconds per bench")
     a = ap.parse_args()
-    known = {p.stem: p for p in benches()}
+    known = runs()
     unknown = [n for n in a.names if n not in known]
     if unknown:
         ap.error(f"no such bench: {', '.join(unknown)} (there are: {', '.join(known)})")
     outcomes = []
     t0 = time.monotonic()
     for name in a.names or list(known):
-        print(f"== bench/{name}.py --smoke", flush=True)
-        outcomes.append(run(known[name], a.limit))
+        bench, options = known[name]
+        print(f"== bench/{bench.name} --smoke {' '.join(options)}".rstrip(), flush=True)
+        outcomes.append(run(bench, a.limit, options, name))
         print(f"== {outcomes[-1].line()}", flush=True)
     print("\nbench smoke runs:")
     for o in outcomes:

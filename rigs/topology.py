@@ -111,8 +111,18 @@ class Topology:
 
 def start_cluster(base: Path, masters: int = 3, replicas: int = 0) -> Topology:
     """A cluster of `masters` masters, each with `replicas` replicas in sync, all slots
-    covered, state ok (t.replica_ports lists the replicas)."""
+    covered, state ok (t.replica_ports lists the replicas). When it cannot form, the servers
+    it started are stopped before the error is raised (they run in sessions of their own: no
+    caller could stop them, the caller never got the topology)."""
     t = Topology(base)
+    try:
+        return _form_cluster(t, masters, replicas)
+    except BaseException:
+        t.stop()
+        raise
+
+
+def _form_cluster(t: Topology, masters: int, replicas: int) -> Topology:
     ports = [free_port() for _ in range(masters)]
     extra = [free_port() for _ in range(masters * replicas)]
     for port in ports + extra:

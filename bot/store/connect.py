@@ -207,6 +207,10 @@ def parse_url(url: str) -> Target:
 # Short timeouts so an outage answers fast; one immediate retry, no backoff: a retried
 # write is safe because every write carries its dedupe key.
 _TIMEOUTS: dict[str, Any] = {"socket_connect_timeout": 2, "socket_timeout": 5}
+# A cluster client's connections per node. redis-py's cluster default (100) is not the plain
+# client's unbounded pool: a deployment of many clubs, each its own duties over the one
+# client, ran past it at start-up and stopped (MaxConnectionsError, 40 clubs, #39).
+CLUSTER_MAX_CONNECTIONS = 1000
 
 
 def connect(url: str, *, blocking: bool = False) -> Any:
@@ -228,7 +232,7 @@ def connect(url: str, *, blocking: bool = False) -> Any:
                                    connection_class=_Sentinel, **auth)
     return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in t.nodes],
                         decode_responses=True, retry=Retry(NoBackoff(), 1),
-                        **auth, **timeouts)
+                        max_connections=CLUSTER_MAX_CONNECTIONS, **auth, **timeouts)
 
 
 class EpochSentinel(Sentinel):

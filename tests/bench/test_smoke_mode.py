@@ -31,6 +31,13 @@ def test_the_runner_finds_the_benches_and_not_the_libraries() -> None:
     assert not names & smoke.LIBRARIES
 
 
+def test_the_runner_also_runs_the_cases_a_bench_has_with_options_of_its_own() -> None:
+    runs = smoke.runs()
+    assert runs["saturday"][1] == ()
+    bench, options = runs["saturday-clubs"]  # the Saturday on a deployment of 2 clubs (#39)
+    assert bench.name == "saturday.py" and options == ("--clubs", "2")
+
+
 async def test_write_path_counts_round_trips_on_a_server_with_a_password(
 
         redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

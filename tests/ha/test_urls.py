@@ -6,7 +6,7 @@ import pytest
 
 from bot.settings import SettingsError, load_settings
 from bot.store import Store, StoreUnavailable
-from bot.store.connect import parse_url
+from bot.store.connect import CLUSTER_MAX_CONNECTIONS, connect, parse_url
 from rigs.net import free_port
 
 
@@ -19,6 +19,13 @@ def test_sentinel_url_names_its_sentinels_master_and_database():
 def test_cluster_url_names_its_seed_nodes():
     t = parse_url("redis+cluster://r1:7000,r2:7001,r3:7002")
     assert t.kind == "cluster" and t.nodes == (("r1", 7000), ("r2", 7001), ("r3", 7002))
+
+
+def test_a_cluster_client_is_not_held_to_redis_pys_100_connections_a_node():
+    # a deployment of 40 clubs over one cluster client ran past 100 and stopped (#39)
+    client = connect("redis+cluster://127.0.0.1:7000")
+    assert client.nodes_manager.connection_kwargs["max_connections"] == CLUSTER_MAX_CONNECTIONS
+    assert CLUSTER_MAX_CONNECTIONS >= 1000
 
 
 def test_plain_urls_are_accepted_as_before():
