@@ -157,6 +157,10 @@ class ControlRoom:
         # the grounds' maps read now, not on the first screen's page (a cold first paint)
         for ground in self.core.grounds.values():
             self.maps.setdefault(ground.id, load_map(self.core.settings.config_dir, ground))
+        # said once before the first request: a /web asked at once gets this server's link
+        # (a club's path included), not the settings' address
+        with contextlib.suppress(StoreUnavailable):
+            await self.access.announce(self.public_url, ANNOUNCE_TTL_S)
         self._announcing = asyncio.create_task(self._announce())
         self._warming = asyncio.create_task(self._warm())
 
