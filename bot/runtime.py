@@ -522,7 +522,7 @@ def http_site(app: App, routes: list[Route], *, control_room: bool,
     assert core is not None
     site = application(routes + health_routes(
         core.store.gateway.ping, app.role, outbox_lag(core),
-        lag_alarm=(lambda: alarm.raised) if alarm is not None else None))
+        lag_alarm=(lambda: alarm.raised) if alarm is not None else None, club=app.club))
     ingress_feed_for(core).add_routes(site)  # refuses every batch until a key is set
     if control_room:
         control_room_for(core, app.settings.public_url, prefix).add_routes(site)

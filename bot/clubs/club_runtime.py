@@ -200,7 +200,8 @@ class Deployment:
         from bot.web.host import application, mount
 
         top = application([Route("GET", "/healthz", self._healthz),
-                           Route("GET", "/deployment/health", self._admin_health)])
+                           Route("GET", "/deployment/health", self._admin_health),
+                           Route("GET", "/deployment/metrics", self._admin_metrics)])
         for run in self.runs:
             site = await run.open()
             if site is None:
@@ -251,7 +252,8 @@ class Deployment:
                 "clubs_down": down}
         return Answer(200, json.dumps(body), content_type="application/json")
 
-    async def _admin_health(self, request: Request) -> Answer:
+    def _refused(self, request: Request) -> Answer | None:
+        """None for the deployment's super-admin (its bearer token), else the refusal."""
         token = self.base.settings.admin_token
         if token is None:
             return Answer(403, "MATCHDAY_ADMIN_TOKEN is not set: no super-admin on this "
@@ -261,11 +263,22 @@ class Deployment:
         if not hmac.compare_digest(given.encode(), f"Bearer {token.get_secret_value()}".encode()):
             return Answer(401, "super-admin token required (Authorization: Bearer ...)",
                           {"WWW-Authenticate": "Bearer"})
+        return None
+
+    async def _admin_metrics(self, request: Request) -> Answer:
+        """Every club's figures and the deployment's own, for the super-admin's scraper."""
+        if (refused := self._refused(request)) is not None:
+            return refused
+        return Answer(200, metrics.exposition(), {"Content-Type": metrics.CONTENT_TYPE})
+
+    async def _admin_health(self, request: Request) -> Answer:
+        if (refused := self._refused(request)) is not None:
+            return refused
+        lags = await asyncio.gather(*(run.outbox_lag() for run in self.runs))
         clubs = {}
-        for run in self.runs:
+        for run, lag in zip(self.runs, lags, strict=True):
             h = run.health()
-            clubs[h.club_id] = {"name": h.name, "up": h.up, "why": h.why,
-                                "outbox_lag_s": await run.outbox_lag()}
+            clubs[h.club_id] = {"name": h.name, "up": h.up, "why": h.why, "outbox_lag_s": lag}
         body = {"status": "ok" if all(c["up"] for c in clubs.values()) else "degraded",
                 "clubs": clubs}
         return Answer(200, json.dumps(body), content_type="application/json")

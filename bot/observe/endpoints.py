@@ -16,9 +16,10 @@ Probe = Callable[[], Awaitable[Any]]
 
 def health_routes(ping: Probe, role: Callable[[], str],
                   outbox_lag: Probe | None = None, timeout: float = 2.0,
-                  lag_alarm: Callable[[], bool] | None = None) -> list[Route]:
+                  lag_alarm: Callable[[], bool] | None = None, club: str = "") -> list[Route]:
     """/healthz (200 while the store answers, else 503; JSON, with the outbox lag and its
-    alarm, bot.observe.lag_alarm) and /metrics (Prometheus)."""
+    alarm, bot.observe.lag_alarm) and /metrics (Prometheus; a club's site: its own samples
+    only)."""
 
     async def healthz(_: Request) -> Answer:
         t0 = time.perf_counter()
@@ -47,6 +48,6 @@ def health_routes(ping: Probe, role: Callable[[], str],
                       content_type="application/json")
 
     async def metrics(_: Request) -> Answer:
-        return Answer(200, exposition(), {"Content-Type": CONTENT_TYPE})
+        return Answer(200, exposition(club), {"Content-Type": CONTENT_TYPE})
 
     return [Route("GET", "/healthz", healthz), Route("GET", "/metrics", metrics)]

@@ -86,6 +86,22 @@ def watch_delivery(chats: Callable[[], Iterable[Any]], clock: Callable[[], float
     DELIVERY.sources[club] = by_platform
 
 
-def exposition() -> bytes:
-    """The registry in Prometheus text format."""
-    return generate_latest(REGISTRY)
+class _ClubView(Collector):
+    """The registry as one club may see it: only the samples labelled with that club (the
+    deployment's own figures, without a club label, are not a club's to read)."""
+
+    def __init__(self, club: str) -> None:
+        self.club = club
+
+    def collect(self) -> Iterable[Any]:
+        for family in REGISTRY.collect():
+            mine = [s for s in family.samples if s.labels.get("club") == self.club]
+            if mine:
+                family.samples = mine
+                yield family
+
+
+def exposition(club: str = "") -> bytes:
+    """The registry in Prometheus text format; a club's (on a deployment of many clubs) only
+    its own samples."""
+    return generate_latest(_ClubView(club) if club else REGISTRY)

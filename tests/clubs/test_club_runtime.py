@@ -156,8 +156,11 @@ async def test_each_clubs_reports_reach_its_own_control_room_by_its_own_bot(
         assert not naming("S-MARK-2")(north.calls) and not naming("N-MARK-1")(south.calls)
         # /metrics counts per club (labels), each club's report once, under its own name
         assert (logged("north") - before[0], logged("south") - before[1]) == (1, 1)
+        # and a club's /metrics shows its own samples only, never another club's figures
         async with rig.http.get(f"{rig.url}/c/north/metrics") as resp:
-            assert 'matchday_reports_logged_total{club="north"}' in await resp.text()
+            shown = await resp.text()
+        assert 'matchday_reports_logged_total{club="north"}' in shown
+        assert 'club="south"' not in shown and "matchday_store_seconds" not in shown
         # Slack too: north's card in north's workspace (its blocks name the marker), and the
         # other workspace never sees it
         slack_north, slack_south = (rig.slack.workspace(TEAMS[c]) for c in ("north", "south"))
@@ -202,6 +205,14 @@ async def test_a_club_whose_token_is_refused_is_down_alone(
         assert body["clubs"]["south"]["up"] is False
         assert metrics.REGISTRY.get_sample_value("matchday_club_up", {"club": "south"}) == 0
         assert metrics.REGISTRY.get_sample_value("matchday_club_up", {"club": "north"}) == 1
+        # the super-admin's scraper: every club's figures, behind the same token
+        async with rig.http.get(f"{rig.url}/deployment/metrics") as resp:
+            assert resp.status == 401
+        async with rig.http.get(f"{rig.url}/deployment/metrics",
+                                headers={"Authorization": f"Bearer {ADMIN}"}) as resp:
+            every = await resp.text()
+        assert 'matchday_club_up{club="south"} 0.0' in every
+        assert 'matchday_club_up{club="north"} 1.0' in every
         assert "INC" not in json.dumps(body)  # health only, never a club's content
         assert not [v for v in ENV.values() if v in json.dumps(body)]  # nor a secret
         assert await rig.report("south", "/incident fight at gate S-DOWN") == 503
