@@ -35,6 +35,15 @@ class Choices:
                            person_choice(who, self.space)))
         return chat_fx, person_fx
 
+    async def elsewhere(self, people: list[str], fx_id: str) -> set[str]:
+        """Who of `people` (platform:user) has chosen a fixture other than `fx_id` (one round
+        trip: every person's choice is in the one {ops} slot)."""
+        if not people:
+            return set()
+        got = await self.gateway.call(
+            lambda r: r.mget([person_choice(who, self.space) for who in people]))
+        return {who for who, fx in zip(people, got, strict=True) if fx and fx != fx_id}
+
     async def choose_fixture(self, fx_id: str, *, who: str = "", platform: str = "",
                              chat: str = "") -> None:
         """Set the fixture of a person (`who`) or of a chat (`platform`, `chat`)."""

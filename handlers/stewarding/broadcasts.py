@@ -45,7 +45,7 @@ from bot.store.decision_keys import DecisionLog
 from handlers.common.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 from handlers.decisions.commands import from_command, rationale_prompt
 from handlers.incident.card import clock_time
-from handlers.stewarding.reach import chase_deadline, one_post
+from handlers.stewarding.reach import chase_deadline, one_post, roster_here
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
@@ -64,24 +64,22 @@ async def rota(ctx: Ctx, fx: Fixture) -> tuple[dict[str, tuple[str, str]], dict[
     return filled, (await state.tabards() if filled else {})
 
 
-def _roster(ctx: Ctx) -> list[Steward]:
-    return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in ctx.core.roster.values()]
-
-
 async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
-    """Everyone who stewards tonight (bot.domain.deployment.tonight): the roster's, and the
-    accounts linked to a tabard on the fixture's rota."""
+    """Everyone who stewards tonight (bot.domain.deployment.tonight): the roster's at this
+    fixture, and the accounts linked to a tabard on the fixture's rota."""
     filled, links = await rota(ctx, fx)
+    roster = await roster_here(ctx.core, ctx.facades, fx)
     if not filled:
-        return _roster(ctx)
-    return tonight(_roster(ctx), filled, links, fixture_posts(ctx, fx))
+        return roster
+    return tonight(roster, filled, links, fixture_posts(ctx, fx))
 
 
 async def plan_reach(ctx: Ctx, fx: Fixture, target: Target) -> Reach:
     """The stewards a target plans: whom the bot reaches, and the rota's it cannot."""
     filled, links = await rota(ctx, fx)
     posts = fixture_posts(ctx, fx)
-    tonight_ = tonight(_roster(ctx), filled, links, posts) if filled else _roster(ctx)
+    roster = await roster_here(ctx.core, ctx.facades, fx)
+    tonight_ = tonight(roster, filled, links, posts) if filled else roster
     return reach_of(tonight_, target, ctx.ground(fx), filled, links, posts)
 
 

@@ -5,12 +5,23 @@ membership as the platform's member updates told it)."""
 
 from __future__ import annotations
 
-from bot.core.dispatch import Ctx
+from bot.core.dispatch import Core, Ctx
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.escalation_policy import policy_for
-from bot.domain.procedures import Target
+from bot.domain.procedures import Steward, Target
+from bot.store.facades import StoreFacades
 
 ALERT = "alert"  # the whole ground's stewards' one-to-many chat
+
+
+async def roster_here(core: Core, facades: StoreFacades, fx: Fixture) -> list[Steward]:
+    """The roster's people at this fixture: all but those who chose another fixture tonight
+    (a club with two matches at once: an EVACUATE at one ground never goes to, nor counts,
+    its stewards at the other)."""
+    members = list(core.roster.values())
+    away = await facades.choices.elsewhere([m.who for m in members], fx.id)
+    return [Steward(m.who, m.name or m.user, m.role, m.zone) for m in members
+            if m.who not in away]
 
 
 def alert_audience(target: Target) -> str:

@@ -28,6 +28,7 @@ from bot.domain.procedures import Broadcast, Steward, Target, compose, target_la
 from bot.domain.rota_reach import plan_record, radio_line, reach_of, short_target
 from bot.store import Refused, Store
 from bot.store.facades import StoreFacades
+from handlers.stewarding.reach import roster_here
 
 SYSTEM = "system:scheduler"
 
@@ -63,9 +64,9 @@ def ground_of(core: Core, fx: Fixture) -> Ground:
 
 
 async def deployed(core: Core, store: Store, facades: StoreFacades, fx: Fixture) -> list[Steward]:
-    """Everyone stewarding the fixture: the roster's, and every account linked to a tabard
-    on tonight's rota."""
-    roster = [Steward(m.who, m.name or m.user, m.role, m.zone) for m in core.roster.values()]
+    """Everyone stewarding the fixture: the roster's at it, and every account linked to a
+    tabard on tonight's rota."""
+    roster = await roster_here(core, facades, fx)
     filled, _ = await facades.stewarding.deployment(fx.id)
     if not filled:
         return roster
