@@ -25,10 +25,18 @@ its fixtures' audiences); its fixtures and stewards' choices are written in its 
 updates are posted to /c/<club>/telegram with its webhook secret. Printed besides:
 `cross_club` (a message in one club's chat sent by another club's bot or workspace, or carrying
 one club's marker sent by another club's; goal 0); 429s and the busiest rates are per bot token
-and per workspace. A 1,000-steward EVACUATE is not part of it yet (said in the output).
+and per workspace.
+
+With clubs (or `--evacuate N` without), a ground's EVACUATE during the flashpoints
+(bench/ground_evacuation.py): fixture 3's club has N more stewards (1,000; 30 in --smoke) of
+whom all but `--evacuate-outside` joined the fixture's alert channel (chat_member updates
+through the webhook), and a safety officer sends /evacuate and taps its confirm a little into
+the flashpoints; every steward then taps "I have it". Printed: `reach_p95_s_evacuate` (the
+confirm tap to each targeted steward's phone: the channel post reaches every member when the
+fake accepts it; goal <= 2), the reached, acknowledged and the messages the taps caused.
 
 Usage: python bench/saturday.py [--fixtures 80] [--minutes 3] [--replicas 3] [--quick]
-[--fault none|pause|kill] [--clubs N] [--smoke]
+[--fault none|pause|kill] [--clubs N] [--evacuate N] [--smoke]
 (--smoke: 4 fixtures, 2 replicas, flashpoints of 6 reports in 3 s)
 """
 
@@ -56,6 +64,13 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import cli  # noqa: E402
+from bench.ground_evacuation import (  # noqa: E402
+    SO0,
+    Evacuation,
+    alert_section,
+    roster_line,
+    zone_of,
+)
 from bot.adapters.telegram.webhook import SECRET_HEADER  # noqa: E402
 from bot.app import build_core  # noqa: E402
 from bot.domain.clock import SystemClock  # noqa: E402
@@ -81,6 +96,7 @@ SLACK_UPDATES_PER_MIN = 50  # per workspace
 PAUSE_S = 8.0  # a master's SIGSTOP in --fault pause (as in the failover reports of #34)
 GOAL_S = 5.0
 FLASHPOINTS = 3
+EVAC_STEWARDS, EVAC_SMOKE = 1000, 30  # a ground's EVACUATE (--clubs), and in --smoke
 BG_STEWARDS = 2
 AUDS = ("control", "command", "police", "stewards", "summary")
 LOGGED = re.compile(r"Logged (INC-\d+)")
@@ -513,6 +529,23 @@ async def main(a: argparse.Namespace) -> None:
     for i in range(n_fix + 1):
         plan.add_stewards(i, BG_STEWARDS + (a.flash_stewards if i in flash else 0))
     clubs = Clubs(a.clubs if a.clubs >= 2 else 0)
+    # a ground's EVACUATE in the flashpoints: a background fixture's N more stewards
+    n_evac = a.evacuate if a.evacuate is not None else EVAC_STEWARDS if clubs.n else 0
+    if a.smoke:
+        n_evac = min(n_evac, EVAC_SMOKE)
+    evac_i = FLASHPOINTS if n_evac and n_fix > FLASHPOINTS else None
+    zones: dict[int, str] = {}
+    if evac_i is not None:
+        zones = {u: zone_of(k) for k, u in enumerate(plan.add_stewards(evac_i, n_evac))}
+
+    def roster(c: int | None) -> str:
+        """roster.toml lines: every steward (of club c's fixtures), the EVACUATE's safety
+        officer of its club."""
+        out = "".join(roster_line(u, "steward", f"Steward {u} of {i}", zones.get(u, ""))
+                      for u, i in plan.steward_fx.items() if c is None or clubs.of(i) == c)
+        if evac_i is not None and (c is None or clubs.of(evac_i) == c):
+            out += roster_line(SO0 + evac_i, "safety_officer", f"Safety Officer {evac_i}")
+        return out
     topo: Topology | None = None
     tg, slack = FakeTelegram(record=True, enforce_limits=True), FakeSlack(enforce_limits=True)
     for c in range(clubs.n):
@@ -534,25 +567,22 @@ async def main(a: argparse.Namespace) -> None:
         cfg = tmp / "config"
         shutil.copytree(ROOT / "config", cfg)
         with (cfg / "roster.toml").open("a") as f:
-            for u, i in plan.steward_fx.items():
-                f.write(f'\n[[user]]\nplatform = "telegram"\nid = "{u}"\n'
-                        f'name = "Steward {u} of {i}"\nrole = "steward"\n')
+            f.write(roster(None))
         with (cfg / "channels.toml").open("a") as f:
             for i, fx in enumerate(ids):
                 if not clubs.n:
-                    f.write(fixture_section(fx, i))
+                    f.write(fixture_section(fx, i) + (alert_section(fx, i) if i == evac_i
+                                                      else ""))
         for c in range(clubs.n):  # each club's own config: its stewards, its fixtures' chats
             own = cfg / "clubs" / clubs.id(c)
             shutil.copytree(ROOT / "config", own)
             with (own / "roster.toml").open("a") as f:
-                for u, i in plan.steward_fx.items():
-                    if clubs.of(i) == c:
-                        f.write(f'\n[[user]]\nplatform = "telegram"\nid = "{u}"\n'
-                                f'name = "Steward {u} of {i}"\nrole = "steward"\n')
+                f.write(roster(c))
             with (own / "channels.toml").open("a") as f:
                 for i, fx in enumerate(ids):
                     if clubs.of(i) == c:
-                        f.write(fixture_section(fx, i))
+                        f.write(fixture_section(fx, i) + (alert_section(fx, i) if i == evac_i
+                                                          else ""))
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("MATCHDAY_", "TELEGRAM_", "SLACK_", "REDIS_"))}
         env.update({"REDIS_URL": topo.url, "MATCHDAY_CONFIG_DIR": str(cfg),
@@ -586,7 +616,9 @@ async def main(a: argparse.Namespace) -> None:
                                               text=text, dedupe_key=f"sat-add:{i}"))
             if r is None or not r.reply.ok or await stores[c].fixture(fx) is None:
                 raise RuntimeError(f"fixture {fx} not added: {r.reply.text if r else None}")
-        for u, i in plan.steward_fx.items():
+        choosers = [*plan.steward_fx.items(), *([(SO0 + evac_i, evac_i)]
+                                                if evac_i is not None else [])]
+        for u, i in choosers:
             await cores[clubs.of(i)].facades.choices.choose_fixture(ids[i],
                                                                     who=f"telegram:{u}")
 
@@ -600,8 +632,42 @@ async def main(a: argparse.Namespace) -> None:
         async with aiohttp.ClientSession(timeout=timeout) as http:
             for r in replicas:
                 await r.wait_healthy(http, timeout=90 + 3 * clubs.n, clubs=clubs.n > 0)
+            evac: Evacuation | None = None
+            if evac_i is not None:
+                ce = clubs.of(evac_i)
+                bot = tg.bot(clubs.token(ce)) if clubs.n else tg
+                ground = plan.by_fx[evac_i][-n_evac:]
+                # it goes to the fixture's stewards (those who chose it), not to the club's
+                # at its other ground
+                evac = Evacuation(evac_i, ids[evac_i], bot, ground, list(plan.by_fx[evac_i]),
+                                  outside=min(a.evacuate_outside, n_evac))
+                turn = iter(range(1 << 30))
+                path, secret = route(ground[0]) if clubs.n else one_club(0)
+
+                async def to_club(update: dict[str, Any]) -> None:
+                    # update ids as Telegram gives them: one rising sequence per bot (the
+                    # one the Saturday's reports take theirs from; the bot drops a repeat)
+                    update["update_id"] = tg.next_update_id()
+                    r = replicas[next(turn) % len(replicas)]
+                    async with http.post(r.url + path, json=update,
+                                         headers={SECRET_HEADER: secret}) as resp:
+                        await resp.read()
+                        if resp.status != 200:
+                            print(f"# evacuate: post to {path}: HTTP {resp.status}",
+                                  file=sys.stderr)
+                stewarding = cores[ce].facades.stewarding
+
+                async def known() -> int:
+                    return len(await stewarding.chat_members("telegram", [str(evac.channel)]))
+
+                async def acked() -> int:  # "I have it" recorded on the EVACUATE
+                    return sum(len(b.acked) for b in await stewarding.broadcasts(ids[evac_i])
+                               if b.kind == "evacuate")
+                await evac.join(to_club, known)
             print(f"setup_s: {time.monotonic() - t_setup:.1f}")
             seen = Seen(tg, slack, plan, clubs)
+            if evac is not None:  # its channel is the fixture's: checked for leaks too
+                seen.tg_owner[str(evac.channel)] = evac.i
             # ---- baseline: one fixture alone
             n_base = a.baseline_reports
             base = [(2.0 * k, plan.by_fx[base_fx][k % BG_STEWARDS], report(base_fx, 500 + k))
@@ -627,9 +693,16 @@ async def main(a: argparse.Namespace) -> None:
                 fault_at = t0 + flash_at + flash_s / 3
                 key = fx_prefix(ids[0], stores[0].gateway.space) + "obx"
                 chaos = asyncio.create_task(fault(topo, a.fault, key, fault_at, faulted))
+            evacuating = None
+            if evac is not None:  # a little into the flashpoints
+                evacuating = asyncio.create_task(evac.run(
+                    to_club, t0 + flash_at + 0.4 * flash_s, acked,
+                    tap_s=min(20.0, flash_s / 3), timeout=60 + n_evac / 10))
             await drive(http, tg, replicas, sched, routing)
             if chaos is not None:
                 await chaos
+            if evacuating is not None:
+                await evacuating
             load_end = time.monotonic()
             await settle(seen, set(range(n_fix)), replied0 + len(sched), a.settle)
             wall = time.monotonic() - t0
@@ -735,8 +808,10 @@ async def main(a: argparse.Namespace) -> None:
                 print(f"cross_club: {len(seen.cross_club)} (goal 0)")
                 for line in seen.cross_club[:5]:
                     print(f"#   {line}")
-                print("reach_p95_s_evacuate: not measured (a 1,000-steward EVACUATE is not "
-                      "part of this bench yet)")
+            if evac is not None:
+                for line in evac.lines(await acked(),
+                                       clubs.id(clubs.of(evac.i)) if clubs.n else ""):
+                    print(line)
             for k, c in enumerate(cpu):
                 print(f"cpu_bot_replica_{k}_s: {c:.1f} ({100 * c / wall:.0f}% of a core)")
             print(f"cpu_redis_6_servers_s: {redis_cpu:.1f}")
@@ -803,7 +878,8 @@ async def main(a: argparse.Namespace) -> None:
 QUICK = {"fixtures": 10, "minutes": 1.0, "flash_reports": 60, "baseline_reports": 5,
          "settle": 30.0}
 SMOKE = {"fixtures": 4, "minutes": 0.1, "replicas": 2, "flash_reports": 6,
-         "flash_seconds": 3.0, "flash_stewards": 3, "baseline_reports": 2, "settle": 20.0}
+         "flash_seconds": 3.0, "flash_stewards": 3, "baseline_reports": 2, "settle": 20.0,
+         "evacuate_outside": 3}
 
 if __name__ == "__main__":
     ap = cli.parser(__doc__)
@@ -824,6 +900,11 @@ if __name__ == "__main__":
     ap.add_argument("--clubs", type=int, default=1,
                     help="clubs on the deployment (>= 2: fixture i is club i mod N's, each "
                          "club its own bot token, workspace, config and key space)")
+    ap.add_argument("--evacuate", type=int, default=None,
+                    help="stewards of a ground's EVACUATE in the flashpoints (default: 1,000 "
+                         "with --clubs, else none; 0: none)")
+    ap.add_argument("--evacuate-outside", type=int, default=20,
+                    help="of them, not in the alert channel (a direct message each)")
     ap.add_argument("--dump", type=Path, help="write every fake call here (JSON lines)")
     a = cli.parse(ap, SMOKE)
     if a.quick:
