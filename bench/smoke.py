@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-LIBRARIES = frozenset({"rig", "cli", "smoke", "nights"})  # modules the benches use: not benches
+# modules the benches use: not benches
+LIBRARIES = frozenset({"rig", "cli", "smoke", "nights", "ground_evacuation"})
 # a bench run again with options of its own, under a name of its own: (bench, its options)
 CASES = {"saturday-clubs": ("saturday", ("--clubs", "2"))}
 FIGURE = re.compile(r"^\s*[A-Za-z][\w.-]*: \S", re.M)

@@ -23,6 +23,10 @@ MAX_JUST_IN = 60  # ids on the "Just in" line
 MAX_ROWS = 30  # incidents listed; the rest are counted ("N more")
 EDIT_EVERY_SLOTS = 5  # one board edit per this many of the chat's sustained message slots
 QUIET_S = 60.0  # seconds without a digest before the flashpoint counts as over
+# New incidents in one digest that make a flashpoint (a board). Fewer (a busy spell: a card
+# every 2 s into a group Telegram allows 20 a minute) are covered by the digests alone: a
+# board and its pin would spend two of the chat's slots the next cards need.
+BURST_FROM = 5
 ACTIONABLE = 4  # severity from which an incident always gets its own card (the notifier's)
 
 
@@ -86,8 +90,11 @@ class Board:
         if self.live:
             self.dirty = True
 
-    def burst(self, now: float, fixture: str) -> None:
-        """A digest went out: the board goes (or stays) live."""
+    def burst(self, now: float, fixture: str, fresh: int = BURST_FROM) -> None:
+        """A digest of `fresh` new incidents went out: the board stays live, or goes live
+        when they are a flashpoint's (BURST_FROM or more)."""
+        if not self.live and fresh < BURST_FROM:
+            return
         self.last_burst = now
         self.fixture = fixture or self.fixture
         if not self.live:

@@ -367,7 +367,7 @@ class ChatWorker:
             self.health.digests += 1
             queue.last_digest = clock()
             if self.sink.pins:  # the live board needs a pin (recorders have none)
-                queue.board.burst(queue.last_digest, fresh[0].out.fixture)
+                queue.board.burst(queue.last_digest, fresh[0].out.fixture, len(fresh))
             lines = [digest_line(i.out.reply) for i in fresh]
             title = f"{len(fresh)} new incidents (worst first)"
             reply = Reply("\n".join(lines), title=title)

@@ -86,6 +86,20 @@ async def test_a_flashpoint_gets_one_pinned_board_naming_every_open_incident(sto
     await n.close()
 
 
+async def test_a_busy_spell_is_digested_without_a_board(store: Store):
+    # a few new incidents at a time while the group's minute is spent (a card every 2 s is
+    # 30 a minute): small digests, each slot a card's; no board and no pin take slots
+    time = FakeTime()
+    n, sink = pinning_notifier(store, time)
+    for k in range(20):
+        await n.send([Outbound("control", Reply(f"earlier {k}"))])
+    await n.drain()
+    await burst(n, time, 100, boards.BURST_FROM - 1)
+    assert any(x.startswith(f"{boards.BURST_FROM - 1} new incidents") for x in sink.sent())
+    assert not sink.pinned and not any(x.startswith("📋") for x in sink.sent())
+    await n.close()
+
+
 async def test_a_restarted_replica_edits_the_same_board(store: Store):
     time = FakeTime()
     n, sink = await flashpoint(store, time)
