@@ -41,7 +41,7 @@ async def watch(notifier: Notifier, warn_after: float, every: float = 5.0) -> No
         await notifier.limiter.sleep(every)
         now = notifier.clock()
         for h in notifier.pending():
-            stuck = h.oldest_at is not None and now - h.oldest_at > warn_after
+            stuck = h.stuck(now, warn_after)
             if stuck and not h.warned:
                 h.warned = True
                 text = (f"⚠ Messages to {h.platform} chat {h.chat} are not getting through: "

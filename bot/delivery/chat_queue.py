@@ -55,11 +55,24 @@ class Health:
     oldest_at: float | None = None
     last_429_at: float | None = None
     delivered: int = 0
+    last_sent_at: float | None = None  # when the platform last took a message for it
     digests: int = 0
     refused: int = 0  # messages the platform refused for good (dropped, reason logged)
     warned: bool = False
     # what does not work in this chat for want of a permission -> why (see degraded)
     unsupported: dict[str, str] = field(default_factory=dict)
+
+    def sent(self, n: int, at: float) -> None:
+        """The platform took `n` of its messages at `at`."""
+        self.delivered += n
+        self.last_sent_at = at
+
+    def stuck(self, now: float, after: float) -> bool:
+        """Messages have waited over `after` seconds and none went out for as long (one
+        waiting behind a flashpoint's cards, while the chat sends at its limit, is late,
+        not stuck)."""
+        return (self.oldest_at is not None and now - self.oldest_at > after
+                and (self.last_sent_at is None or now - self.last_sent_at > after))
 
 
 class ChatQueue:

@@ -222,7 +222,7 @@ class ChatWorker:
                             await done(platform, chat, mid)
                         except Exception:
                             log.exception("delivery mark failed for %s:%s", platform, chat)
-                self.health.delivered += len(batch)
+                self.health.sent(len(batch), self.desk.clock())
             except asyncio.CancelledError:
                 raise
             except StoreUnavailable:  # what it needs from Redis is away: wait, don't spin
@@ -306,7 +306,7 @@ class ChatWorker:
         finally:
             SENDING.reset(token)
         await journal.delivered(self.platform, self.chat, marks, out, mid)
-        self.health.delivered += len(batch)
+        self.health.sent(len(batch), self.desk.clock())
         return mid
 
     async def _pin(self, out: Outbound, mid: str) -> None:
@@ -470,7 +470,7 @@ class ChatWorker:
                     await done(platform, chat, mid)
                 except Exception:
                     log.exception("delivery mark failed for %s:%s", platform, chat)
-        self.health.delivered += len(batch)
+        self.health.sent(len(batch), self.desk.clock())
 
     async def _deliver(self, out: Outbound, keep_ref: bool = True, *, ticket: Ticket) -> str:
         """Edit the live message in place, or send anew; retry 429s until it goes. One the

@@ -286,3 +286,18 @@ async def test_status_shows_delivery_health_and_the_other_platform_is_warned(sto
     assert len(slack.sent()) == 1  # once per stuck spell
     sink.busy_until = 0
     await n.close()
+
+
+def test_a_chat_sending_at_its_limit_is_late_not_stuck() -> None:
+    # a flashpoint's control chat sends a digest every 3 s while a lower message waits
+    # behind them over a minute: the other platform's control is not told it is "not getting
+    # through" (the 40-club Saturday warned 12 times in its busiest minutes); a chat that
+    # sent nothing for as long is
+    from bot.delivery.chat_queue import Health
+
+    h = Health("telegram", GROUP, queued=3, oldest_at=100.0)
+    assert h.stuck(now=170.0, after=60.0)  # never sent
+    h.sent(1, at=167.0)
+    assert not h.stuck(now=170.0, after=60.0)  # sending: late, not stuck
+    assert h.stuck(now=230.0, after=60.0)  # nothing went out for a minute
+    assert not Health("telegram", GROUP).stuck(now=1e6, after=60.0)  # nothing waits
