@@ -277,12 +277,16 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
                                 "it\"; nothing was recorded.", ok=False))
         bid = waiting[-1].id
     try:
-        got = await ctx.facades.stewarding.ack(
-            fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
+        got = await _ack(ctx, fx, bid)
     except Refused as exc:
         if exc.reason is not Reason.NOT_TARGETED:
             raise
-        return Result(Reply("That message was not sent to you.", ok=False))
+        # sent to them for another of today's fixtures (they changed /fixture since): theirs
+        other = await _sent_for(ctx, bid, fx) if ctx.args else None
+        if other is None:
+            return Result(Reply("That message was not sent to you.", ok=False))
+        fx = other
+        got = await _ack(ctx, fx, bid)
     if not got.duplicate:
         await ctx.core.changed("broadcast", fx.id)
     # answered on the tapped button itself (Telegram's answerCallbackQuery): an
@@ -290,6 +294,23 @@ async def ihaveit_cmd(ctx: Ctx) -> Result:
     # (a typed "ok" by a reaction on it, see Reply.ack)
     return Result(Reply("✅ Control knows you have it." + ("" if ctx.args else f" ({bid})"),
                         ack=True), toast_only=True)
+
+
+async def _ack(ctx: Ctx, fx: Fixture, bid: str) -> Any:
+    return await ctx.facades.stewarding.ack(
+        fx.id, bid, ctx.who, iso(ctx.now), ctx.event("stewards.acknowledged", {"id": bid}))
+
+
+async def _sent_for(ctx: Ctx, bid: str, chosen: Fixture) -> Fixture | None:
+    """The fixture of today's (kick-off within a day) whose broadcast `bid` was sent to the
+    sender, other than the one they have chosen; None when there is none."""
+    for fx in await ctx.store.fixtures():
+        if fx.id == chosen.id or abs((fx.kickoff - ctx.now).total_seconds()) > 86_400:
+            continue
+        bc = await ctx.facades.stewarding.broadcast(fx.id, bid)
+        if bc is not None and ctx.who in (*bc.missing, *bc.acked):
+            return fx
+    return None
 
 
 async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:

@@ -34,3 +34,24 @@ async def test_an_evacuate_skips_the_stewards_at_the_clubs_other_ground(
     # and the procedure's own count has them neither planned nor waiting
     status = (await say("/status", as_="safety_officer")).reply.text
     assert f"0/{both - 1} have it" in status, status
+
+
+async def test_i_have_it_counts_on_the_fixture_it_was_sent_for(say: Chat, core: Core) -> None:
+    # the steward got the EVACUATE, then moved to the club's other match (/fixture use):
+    # their "I have it" on the message they hold still counts, on the fixture it was for
+    here = await core.active_fixture()
+    assert here is not None
+    await say("/fixture add West Ham v Spurs 2026-12-05 12:30 cat=C ground=london_stadium",
+              as_="admin")
+    other = next(f for f in await core.store.fixtures() if f.id != here.id)
+    await say("/evacuate all fire in the east stand", as_="safety_officer")
+    sent = await say("yes", as_="safety_officer")
+    bid = sent.reply.title.split()[-1]
+    assert (await say(f"/fixture use {other.id} me", as_="steward")).reply.ok
+    got = await say(f"/ihaveit {bid}", as_="steward")
+    assert got.reply.ok, got.reply.text
+    bc = await core.facades.stewarding.broadcast(here.id, bid)
+    assert bc is not None and "console:steward" in bc.acked
+    # and someone it was never sent to is still refused in one line
+    refused = await say(f"/ihaveit {bid}", as_="police_commander")
+    assert refused.reply.text == "That message was not sent to you."
