@@ -206,7 +206,7 @@ async def run_bot(app: App, *, as_role: str = "control", webhook: bool = False,
     scheduler = make_scheduler(app, live=True)
     watchdog = asyncio.create_task(app.watchdog()) if app.embedded is not None else None
     durable = isinstance(core.notifier.outbox, Outbox)  # build_core(durable=True)
-    alarm = lag_alarm(core) if durable else None  # the outbox lag's, in /healthz too
+    alarm = lag_alarm(core, leads(app)) if durable else None  # the lag's, in /healthz too
     async with AsyncExitStack() as running:
         # on a stop before the duties began (they do the same, in order, once begun)
         running.push_async_callback(cancel_and_wait, [watchdog])
@@ -377,14 +377,21 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
     return lag
 
 
-def lag_alarm(core: Core) -> LagAlarm:
+def lag_alarm(core: Core, leads: Callable[[], bool] = lambda: True) -> LagAlarm:
     """The outbox lag's alarm: control is told through the in-memory path, which does not
-    wait on the outbox that is falling behind."""
+    wait on the outbox that is falling behind, by the replica that `leads` only (every
+    replica samples the same lag and logs it: control gets it once, not once a replica)."""
     notifier = core.notifier
 
     async def tell(notice: OutboxLag) -> None:
-        await notifier.send([Outbound("control", lag_reply(notice))])
+        if leads():
+            await notifier.send([Outbound("control", lag_reply(notice))])
     return LagAlarm(outbox_lag(core), tell)
+
+
+def leads(app: App) -> Callable[[], bool]:
+    """Whether this replica holds the app's singleton lease now (a lone bot always does)."""
+    return lambda: app.lease is None or app.lease.held
 
 
 def start_outbox(core: Core) -> OutboxReader:

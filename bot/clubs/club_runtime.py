@@ -26,6 +26,7 @@ from bot.runtime import (
     duties,
     http_site,
     lag_alarm,
+    leads,
     make_scheduler,
     outbox_lag,
     start_chats,
@@ -110,7 +111,8 @@ class ClubRun:
             core = await self.app.start()
         except StartupError as exc:
             return self._down(str(exc))
-        self.alarm = lag_alarm(core) if isinstance(core.notifier.outbox, Outbox) else None
+        self.alarm = (lag_alarm(core, leads(self.app))
+                      if isinstance(core.notifier.outbox, Outbox) else None)
         return http_site(self.app, self.switch.routes(), control_room=True,
                          alarm=self.alarm, prefix=club_path(self.club.club_id))
 

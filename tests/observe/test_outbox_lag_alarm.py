@@ -59,3 +59,26 @@ async def test_a_growing_outbox_lag_is_told_once_and_its_recovery_once(
     lines = [r.getMessage() for r in caplog.records if "outbox lag" in r.getMessage()]
     assert len(lines) == 2 and "growing" in lines[0] and "recovered" in lines[1]
     await core.notifier.close()
+
+
+async def test_only_the_leading_replica_tells_control(
+        core: Core, caplog: pytest.LogCaptureFixture) -> None:
+    # every replica samples the same store-wide lag: the 40-club Saturday's three replicas
+    # each told a flashpoint club's control; now the lease holder does, the others only log
+    caplog.set_level(logging.WARNING, "bot")
+    control = HeldControl("telegram")
+    core.notifier.add_sink(control)
+    fx = await core.store.active_fixture_id()
+    assert fx
+    stuck = f"{int(time.time() * 1000) - STUCK_S * 1000}-0"
+    await core.store.gateway.r.xadd(fx_prefix(fx) + "obx", {"m": "{}"}, id=stuck)
+    follower, leader = lag_alarm(core, lambda: False), lag_alarm(core, lambda: True)
+    for _ in range(3):
+        await follower.check()
+        await leader.check()
+    await core.notifier.drain()
+    assert follower.raised and leader.raised  # both say so in /healthz and the log
+    assert [reply.title for _, reply in control.got] == [
+        lag_reply(OutboxLag(STUCK_S, True)).title]  # control is told once
+    assert sum("growing" in r.getMessage() for r in caplog.records) == 2
+    await core.notifier.close()
