@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -641,7 +642,7 @@ async def main(a: argparse.Namespace) -> None:
                 # at its other ground
                 evac = Evacuation(evac_i, ids[evac_i], bot, ground, list(plan.by_fx[evac_i]),
                                   outside=min(a.evacuate_outside, n_evac))
-                turn = iter(range(1 << 30))
+                turn = itertools.count()
                 path, secret = route(ground[0]) if clubs.n else one_club(0)
 
                 async def to_club(update: dict[str, Any]) -> None:
