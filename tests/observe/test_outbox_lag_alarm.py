@@ -23,6 +23,19 @@ from tests.support.held_control import HeldControl
 STUCK_S = 120  # the oldest entry's age: written two minutes ago, never delivered
 
 
+async def _stuck_outbox(core: Core) -> tuple[HeldControl, str, str]:
+    """Control's chat (held), and an outbox entry written STUCK_S ago and never delivered:
+    (control, its stream, its id)."""
+    control = HeldControl("telegram")
+    core.notifier.add_sink(control)
+    fx = await core.store.active_fixture_id()
+    assert fx
+    stream = fx_prefix(fx) + "obx"
+    stuck = f"{int(time.time() * 1000) - STUCK_S * 1000}-0"
+    await core.store.gateway.r.xadd(stream, {"m": "{}"}, id=stuck)
+    return control, stream, stuck
+
+
 async def _healthz(port: int) -> dict[str, object]:
     async with aiohttp.ClientSession() as http, \
             http.get(f"http://127.0.0.1:{port}/healthz") as resp:
@@ -32,13 +45,7 @@ async def _healthz(port: int) -> dict[str, object]:
 async def test_a_growing_outbox_lag_is_told_once_and_its_recovery_once(
         core: Core, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, "bot")
-    control = HeldControl("telegram")
-    core.notifier.add_sink(control)
-    fx = await core.store.active_fixture_id()
-    assert fx
-    stream = fx_prefix(fx) + "obx"
-    stuck = f"{int(time.time() * 1000) - STUCK_S * 1000}-0"
-    await core.store.gateway.r.xadd(stream, {"m": "{}"}, id=stuck)
+    control, stream, stuck = await _stuck_outbox(core)
     alarm = lag_alarm(core)
     routes = health_routes(core.store.gateway.ping, lambda: "leader", alarm.probe,
                            lag_alarm=lambda: alarm.raised)
@@ -66,12 +73,7 @@ async def test_only_the_leading_replica_tells_control(
     # every replica samples the same store-wide lag: the 40-club Saturday's three replicas
     # each told a flashpoint club's control; now the lease holder does, the others only log
     caplog.set_level(logging.WARNING, "bot")
-    control = HeldControl("telegram")
-    core.notifier.add_sink(control)
-    fx = await core.store.active_fixture_id()
-    assert fx
-    stuck = f"{int(time.time() * 1000) - STUCK_S * 1000}-0"
-    await core.store.gateway.r.xadd(fx_prefix(fx) + "obx", {"m": "{}"}, id=stuck)
+    control, _, _ = await _stuck_outbox(core)
     follower, leader = lag_alarm(core, lambda: False), lag_alarm(core, lambda: True)
     for _ in range(3):
         await follower.check()
