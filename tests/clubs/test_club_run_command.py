@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import sys
 
 import aiohttp
@@ -17,7 +16,7 @@ from rigs.fakes.slack_api import FakeSlack
 from rigs.fakes.telegram_api import FakeTelegram
 from rigs.net import free_port
 from tests.support.cli import ROOT, env, matchday  # noqa: F401 (fixture)
-from tests.support.process import started_or_exited
+from tests.support.process import kill_if_running, started_or_exited, stop_and_read
 
 SECRETS = {
     "WHU_TG": "800000011:WHUsecret-token-for-the-run-command-test",
@@ -66,15 +65,11 @@ async def test_run_serves_every_enabled_club_and_prints_no_secret(
                 assert resp.status == 200 and json.loads(await resp.text())["status"] == "ok"
             async with http.get(f"http://127.0.0.1:{port}/c/spare/healthz") as resp:
                 assert resp.status == 404
-        proc.send_signal(signal.SIGTERM)
-        out, err = await asyncio.wait_for(proc.communicate(), 30)
+        output = await stop_and_read(proc)
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        await kill_if_running(proc)
         await telegram.stop()
         await slack.stop()
-    output = out.decode() + err.decode()
     assert proc.returncode == 0, output
     assert "running: 1 of 1 clubs" in output and "west-ham up" in output, output
     assert [s for s in SECRETS.values() if s in output] == [], output

@@ -9,7 +9,6 @@ import io
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -27,7 +26,9 @@ from rigs.fakes.slack_api import FakeSlack, signed_headers, slash_body
 from rigs.fakes.telegram_api import FakeTelegram
 from rigs.net import free_port
 from tests.support.process import (
+    kill_if_running,
     started_or_exited,
+    stop_and_read,
 )
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -100,14 +101,10 @@ async def test_a_slack_invalid_auth_prints_no_secret(redis_url, tmp_path):
             async with http.post(f"http://127.0.0.1:{port}/slack/events", data=body,
                                  headers=headers) as resp:
                 assert resp.status == 200  # Bolt answers the user "could not authorize"
-        proc.send_signal(signal.SIGTERM)
-        out, err = await asyncio.wait_for(proc.communicate(), 30)
+        output = await stop_and_read(proc)
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        await kill_if_running(proc)
         await slack.stop()
-    output = out.decode() + err.decode()
     assert "invalid_auth" in output, output  # the failure was logged ...
     assert leaks(output, list(secrets.values())) == [], output  # ... without a secret
 

@@ -1,8 +1,10 @@
-"""A bot process started, or exited, within a deadline."""
+"""A bot process started, or exited, within a deadline; stopped and read, or killed after a
+failed test."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 
 import aiohttp
@@ -27,3 +29,17 @@ async def started_or_exited(proc: asyncio.subprocess.Process, port: int,
             except TimeoutError:
                 pass
     raise AssertionError("matchday run neither started nor exited")
+
+
+async def stop_and_read(proc: asyncio.subprocess.Process, grace: float = 30.0) -> str:
+    """SIGTERM, then everything the process wrote (stdout, then stderr) once it exited."""
+    proc.send_signal(signal.SIGTERM)
+    out, err = await asyncio.wait_for(proc.communicate(), grace)
+    return out.decode() + err.decode()
+
+
+async def kill_if_running(proc: asyncio.subprocess.Process) -> None:
+    """Kill the process unless it has exited (a test failed before stopping it)."""
+    if proc.returncode is None:
+        proc.kill()
+        await proc.wait()
