@@ -10,7 +10,12 @@ import shutil
 
 import pytest
 
-from tests.support.cli import ROOT, env, matchday  # noqa: F401 (fixture)
+from tests.support.cli import (  # noqa: F401 (fixture)
+    ROOT,
+    assert_one_line_refusal,
+    env,
+    matchday,
+)
 
 TG_TOKEN = "7712345678:AAH9x-Kq2LwVtR8sQpZ0yN3mB5cD7eF1gH4"
 TG_SECRET = "wh-5f0c9b2e8d7a4163b9e2c1d0a8f7e6b5"
@@ -40,14 +45,6 @@ def assert_no_secret(*outputs: str) -> None:
         for secret in SECRETS:
             assert secret not in out
         assert "Traceback" not in out
-
-
-def assert_one_line_refusal(p, *words: str) -> None:
-    assert p.returncode != 0 and p.stdout == ""
-    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert "Traceback" not in p.stderr
-    for word in words:
-        assert word in p.stderr, p.stderr
 
 
 def test_add_list_show_print_references_and_never_a_secret(club_env):

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from bot.store import Store
-from tests.support.cli import SCENARIO, env, matchday  # noqa: F401 (fixture)
+from tests.support.cli import (  # noqa: F401 (fixture)
+    SCENARIO,
+    assert_one_line_refusal,
+    env,
+    matchday,
+)
 from tests.support.club_records import (
     FIXTURE,
     SEASON,
@@ -56,14 +61,6 @@ def folder_text(folder: Path) -> str:
     """Every file of an export or pack folder, as text (bytes that are not text dropped)."""
     return "\n".join(f.read_bytes().decode("utf-8", "ignore")
                      for f in sorted(folder.rglob("*")) if f.is_file())
-
-
-def assert_one_line_refusal(p, *words: str) -> None:
-    assert p.returncode != 0 and p.stdout == ""
-    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert "Traceback" not in p.stderr
-    for word in words:
-        assert word in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("club", sorted(MARKERS))

@@ -25,3 +25,13 @@ def matchday(*args: str, env: dict[str, str], stdin: str = "",
     full_env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | env
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, env=full_env,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def assert_one_line_refusal(p: subprocess.CompletedProcess[str], *words: str) -> None:
+    """The command refused in one line on stderr naming `words`: nothing on stdout, no
+    traceback."""
+    assert p.returncode != 0 and p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "Traceback" not in p.stderr
+    for word in words:
+        assert word in p.stderr, p.stderr
