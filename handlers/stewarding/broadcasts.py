@@ -46,6 +46,7 @@ from handlers.common.words import CANCEL_WORDS, CONFIRM_WORDS, typed_word
 from handlers.decisions.commands import from_command, rationale_prompt
 from handlers.incident.card import clock_time
 from handlers.stewarding.reach import chase_deadline, one_post, roster_here
+from handlers.stewarding.rollcall_timer import deployed
 
 BROADCAST_USAGE = "/broadcast <zone|supervisors|exits|all> <text>"
 NAMES_SHOWN = 5  # who has not acknowledged, by rota name, in one /status line
@@ -62,16 +63,6 @@ async def rota(ctx: Ctx, fx: Fixture) -> tuple[dict[str, tuple[str, str]], dict[
     state = ctx.facades.stewarding
     filled, _ = await state.deployment(fx.id)
     return filled, (await state.tabards() if filled else {})
-
-
-async def stewards(ctx: Ctx, fx: Fixture) -> list[Steward]:
-    """Everyone who stewards tonight (bot.domain.deployment.tonight): the roster's at this
-    fixture, and the accounts linked to a tabard on the fixture's rota."""
-    filled, links = await rota(ctx, fx)
-    roster = await roster_here(ctx.core, ctx.facades, fx)
-    if not filled:
-        return roster
-    return tonight(roster, filled, links, fixture_posts(ctx, fx))
 
 
 async def plan_reach(ctx: Ctx, fx: Fixture, target: Target) -> Reach:
@@ -323,7 +314,7 @@ async def status_lines(ctx: Ctx, fx: Fixture) -> list[str]:
         shown.append(newest)
     if not shown:
         return []
-    names = {s.who: s.name for s in await stewards(ctx, fx)}
+    names = {s.who: s.name for s in await deployed(ctx.core, ctx.store, ctx.facades, fx)}
     return [ln for bc in shown for ln in count_lines(ctx, fx, bc, names)]
 
 
