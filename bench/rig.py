@@ -86,8 +86,6 @@ async def bench_core(drill: Drill | None = None,
     try:
         store = Store.from_url(url)
         await store.reset_for_tests()
-        if drill is not None:
-            store.use_drill_index()  # as App(drill=...) does
         core = build_core(store, load_settings(REDIS_URL=url, MATCHDAY_DATA_DIR=tmp.name,
                                                **settings), VirtualClock(START), drill=drill)
         if drill is None:

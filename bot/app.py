@@ -88,6 +88,8 @@ def build_core(store: Store, settings: Settings, clock: Clock,
 
     if facades is None:  # each built once, for its consumer
         facades = StoreFacades.over(store.gateway)
+    if drill is not None:
+        facades.deadlines.use_drill_index()  # the live bot never sweeps the drill's deadlines
     delivery = facades.delivery
     notifier = Notifier(
         load_channels(cfg / "channels.toml"), readers=readers, scopes=scopes,
@@ -107,7 +109,8 @@ def build_core(store: Store, settings: Settings, clock: Clock,
     return Core(store, registry, clock, grounds, load_roster(cfg / "roster.toml"),
                 notifier, settings, cache_ttl=cache_ttl, roles=roles, outage=outage,
                 publish=publish, facades=facades,
-                fixtures=DrillFixtures(store, drill) if drill is not None else None)
+                fixtures=DrillFixtures(store, facades.choices, drill) if drill is not None
+                else None)
 
 
 def check_config_or_fail(config_dir: Path) -> int:
@@ -270,8 +273,6 @@ class App:
                 await facades.changes.publish_change(what, fixture, self.origin)
 
         platforms = (self.settings.telegram_bot_token, self.settings.slack_bot_token)
-        if self.drill is not None:
-            store.use_drill_index()  # the live bot never sweeps the drill's deadlines
         self.core = build_core(store, self.settings, self.clock, outage=self.outage,
                                publish=publish, durable=self.serving and any(
                                    t is not None for t in platforms), drill=self.drill,

@@ -507,7 +507,7 @@ async def _report(app: App, fixture_id: str, pdf: bool, out: Path | None) -> int
     tz = core.settings.zone
     rep = await build_report(_store(app), _facades(app), _web(app).feed, fx, ground, tz,
                              app.clock.now())
-    data = chart_from_counts(await _store(app).chart_counts(fx.id))
+    data = chart_from_counts(await _facades(app).views.chart_counts(fx.id))
     png = await draw_chart(data, fx.title, tz, fx.kickoff) if data else None
     path = out or Path(f"{fx.id}-post-match.pdf")
     path.write_bytes(report_pdf(rep, png, tz, load_map(core.settings.config_dir, ground)))

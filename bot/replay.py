@@ -130,7 +130,7 @@ async def replay(core: Core, scheduler: Scheduler, clock: VirtualClock, lines: l
     async def advance(to: datetime) -> None:
         # Step to each escalation deadline on the way, so it fires at its own time.
         last = None
-        while (due := await next_due(core, scheduler.store)) is not None and due <= to \
+        while (due := await next_due(core, core.facades.deadlines)) is not None and due <= to \
                 and due != last:
             await scheduler.run_due(max(due, clock.now()))
             last = due

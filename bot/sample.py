@@ -64,7 +64,7 @@ async def ensure_sample_fixture(core: Core, *, rota: bool = False) -> Fixture:
                        role="admin", data={"rows": rows}, phase="pre")
         await core.facades.stewarding.deploy(fx.id, list(SAMPLE_ROTA), filled,
                                            f"sample-rota:{fx.id}")
-    await core.store.set_active_fixture(fx.id)
+    await core.facades.choices.set_active_fixture(fx.id)
     core.cache.drop("active")
     return (await core.active_fixture()) or fx
 

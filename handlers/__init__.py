@@ -56,4 +56,4 @@ def register(registry: Registry) -> None:
 async def sweep_escalations(core: Core, store: Store, now: datetime) -> list[Outbound]:
     """The deadline ticker the root registers: fire every home's deadlines due by `now`
     (escalation tiers, reminders, reviews, chasers, missing-person police calls)."""
-    return await sweep_deadlines(core, store, now, DEADLINES)
+    return await sweep_deadlines(core, store, core.facades.deadlines, now, DEADLINES)

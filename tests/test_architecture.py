@@ -408,8 +408,8 @@ STORE_PARTS = {"Gateway", "Store", "StoreFacades", "DeliveryState", "PlatformSta
                "Plans", "Outbox", "Feed", "WebSessions", "Inbox", "Seen", "ChatMoves", "Lease",
                "Windows", "MessageRefs", "DecisionLog", "Inspections", "KeyTimings",
                "Stewarding", "IngressCounts", "ProtectionRevisions", "Forms", "Choices", "Unsure",
-               "Changes", "AuditTrail", "Members", "Notices",
-               "PoliceRecords", "polling"}
+               "Changes", "AuditTrail", "Members", "Notices", "Deadlines", "LogViews",
+               "ReportExtras", "PoliceRecords", "polling"}
 # Who may build them: the store itself (a facade composes its parts) and the composition root.
 # `Store.from_url` connects a one-shot command's or the root's store, not a part.
 STORE_BUILDERS = ("bot/store/", *COMPOSITION_ROOT)
@@ -442,10 +442,10 @@ def facade_attributes(tree: ast.AST, cls: str = "Store") -> list[str]:
             and isinstance(n.targets[0], ast.Attribute)]
 
 
-# The incident log's public methods: 76 before the store was split by purpose (#33 item 2);
-# the issue's target is 25 (fixtures, deadlines and the event views still live here). Lower
-# this as they move out; never raise it.
-STORE_METHODS_MAX = 46
+# The incident log's public methods: 76 before the store was split by purpose (#33 item 2),
+# 46 before deadlines, the log's read views, merged reports and live locations, and the
+# deployment default fixture went to their own facades. The issue's bound; never raise it.
+STORE_METHODS_MAX = 25
 
 
 def public_methods(tree: ast.AST, cls: str = "Store") -> list[str]:

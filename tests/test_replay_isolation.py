@@ -62,10 +62,10 @@ async def replay(app: App, path: Path, capsys, live: bool = False, code: int = 0
 async def live_untouched(app: App, live_id: str) -> None:
     store = app.core.store
     assert await store.incident(live_id, 1) is None
-    assert await store.deadlines(live_id) == {}
+    assert await app.core.facades.deadlines.deadlines(live_id) == {}
     # tonight's briefings not marked missed
     assert await Plans(store.gateway).missed_slots(live_id) == []
-    assert await store.active_fixture_id() == live_id
+    assert await app.core.facades.choices.active_fixture_id() == live_id
     assert [e.kind for e in await store.events(live_id)] == ["fixture.created"]
 
 

@@ -68,7 +68,7 @@ class LiveFixtures:
         hit, fx = self.cache.get("active")
         if hit:
             return fx
-        fx_id = await self.store.active_fixture_id()
+        fx_id = await self.choices.active_fixture_id()
         fx = await self.store.fixture(fx_id) if fx_id else None
         self.cache.put("active", fx)
         return fx
@@ -88,7 +88,7 @@ class LiveFixtures:
     async def choose(self, cmd: Command, fx_id: str, scope: str) -> str | None:
         """Store the choice for the sender, their chat or everyone."""
         if scope == "all":
-            await self.store.set_active_fixture(fx_id)
+            await self.choices.set_active_fixture(fx_id)
         elif scope == "me":
             await self.choices.choose_fixture(fx_id, who=cmd.who)
         else:
@@ -97,8 +97,8 @@ class LiveFixtures:
 
     async def use(self, fx_id: str, *, if_none: bool) -> str | None:
         """Set the store's active fixture."""
-        if not (if_none and await self.store.active_fixture_id()):
-            await self.store.set_active_fixture(fx_id)
+        if not (if_none and await self.choices.active_fixture_id()):
+            await self.choices.set_active_fixture(fx_id)
         return None
 
     def no_fixture(self) -> str:
@@ -110,8 +110,10 @@ class DrillFixtures:
     """A replay: choices live in the drill and only its own fixtures (or, with --live, the
     store's active one) may be used; the live bot's choices are never written."""
 
-    def __init__(self, store: Store, drill: Drill) -> None:
+    def __init__(self, store: Store, choices: Choices, drill: Drill) -> None:
+        """`store`: the incident log (fixtures); `choices`: the live default (--live)."""
         self.store = store
+        self.choices = choices
         self.drill: Drill | None = drill
         self._drill = drill
 
@@ -119,7 +121,7 @@ class DrillFixtures:
         """The drill's fixture, else (with --live) the store's active one."""
         fx_id = self._drill.active
         if fx_id is None and self._drill.live:
-            fx_id = await self.store.active_fixture_id()
+            fx_id = await self.choices.active_fixture_id()
         return await self.store.fixture(fx_id) if fx_id else None
 
     async def chosen(self, cmd: Command) -> str | None:

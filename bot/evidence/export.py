@@ -149,7 +149,7 @@ async def export_fixture(store: Store, facades: StoreFacades, fixture_id: str, o
         refs = await custody_refs(facades.police, fixture_id)
         (out / RESTRICTED).write_text("".join(canonical(r) + "\n" for r in refs),
                                       encoding="utf-8")
-        secret = restricted_records(store_events, await store.restricted_events(fixture_id),
+        secret = restricted_records(store_events, await facades.views.restricted_events(fixture_id),
                                     fixture_id)
         (out / RESTRICTED_EVENTS).write_text("".join(canonical(r) + "\n" for r in secret),
                                              encoding="utf-8")

@@ -53,11 +53,11 @@ def figures_from_counts(counts: dict[str, int]) -> dict[str, Any]:
 async def summary_figures(store: Store, facades: StoreFacades, fx: Fixture) -> dict[str, Any]:
     """Everything the post-match summary says, as plain data (the --json output)."""
     counts, rt, timings = await asyncio.gather(
-        store.counts(fx.id), store.response_times(fx.id), facades.timings.read(fx.id))
+        store.counts(fx.id), facades.views.response_times(fx.id), facades.timings.read(fx.id))
     figures = figures_from_counts(counts)
     # every open incident, never the first 50 only: a list that stops must say so, and
     # this one does not stop
-    open_ids = await store.open_ids(fx.id, max(figures["incidents"]["open"], 1))
+    open_ids = await facades.views.open_ids(fx.id, max(figures["incidents"]["open"], 1))
 
     figures["fixture"] = {"id": fx.id, "home": fx.home, "away": fx.away,
                           "kickoff": fx.kickoff.isoformat(), "category": fx.category,

@@ -18,32 +18,34 @@ from bot.core.dispatch import Core
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Outbound
 from bot.store import Store
+from bot.store.deadline_keys import Deadlines
 
 log = logging.getLogger(__name__)
 # (core, incident log, fixture, key before the ':', due unix time, now) -> what it sent
 Firer = Callable[[Core, Store, Fixture, str, int, datetime], Awaitable[list[Outbound]]]
 
 
-async def swept_fixtures(core: Core, store: Store) -> list[str]:
+async def swept_fixtures(core: Core, deadlines: Deadlines) -> list[str]:
     """Fixtures whose deadlines this process sweeps: every indexed one plus the active one
     (a safety net for deadlines written before the index existed); in a replay only the
     fixtures its drill created."""
     if core.drill is not None:
         return sorted(core.drill.created)
-    ids = await store.escalating_fixtures()
-    active = await store.active_fixture_id()
-    if active:
-        ids.add(active)
+    ids = await deadlines.escalating_fixtures()
+    active = await core.fixtures.active()
+    if active is not None:
+        ids.add(active.id)
     return sorted(ids)
 
 
 async def sweep_deadlines(
-    core: Core, store: Store, now: datetime, firers: Mapping[str, Firer]
+    core: Core, store: Store, deadlines: Deadlines, now: datetime, firers: Mapping[str, Firer]
 ) -> list[Outbound]:
     """Fire every deadline due by `now` in every swept fixture through the firer of its tag
-    (`store`: the incident log); send and return the messages. A tag no home fires is
-    dropped. Safe to run on every replica at once."""
-    due = await store.due_deadlines_of(await swept_fixtures(core, store), int(now.timestamp()))
+    (`store`: the incident log, `deadlines`: what is pending); send and return the
+    messages. A tag no home fires is dropped. Safe to run on every replica at once."""
+    due = await deadlines.due_deadlines_of(await swept_fixtures(core, deadlines),
+                                           int(now.timestamp()))
     outs: list[Outbound] = []
     for fx_id, rows in due.items():
         fx = await store.fixture(fx_id)
@@ -54,7 +56,7 @@ async def sweep_deadlines(
             fire = firers.get(tag)
             try:
                 if fire is None:
-                    await store.drop_deadline(fx.id, member)
+                    await deadlines.drop_deadline(fx.id, member)
                     continue
                 outs += await fire(core, store, fx, key, when, now)
             except Exception:
@@ -62,11 +64,11 @@ async def sweep_deadlines(
     if outs:
         await core.notifier.send(outs)
     if core.drill is None:
-        await store.retire_escalations()  # the index shrinks as fixtures end
+        await deadlines.retire_escalations()  # the index shrinks as fixtures end
     return outs
 
 
-async def next_due(core: Core, store: Store) -> datetime | None:
+async def next_due(core: Core, deadlines: Deadlines) -> datetime | None:
     """When the next deadline of a swept fixture falls due (replay steps to it)."""
-    ts = await store.first_deadline_of(await swept_fixtures(core, store))
+    ts = await deadlines.first_deadline_of(await swept_fixtures(core, deadlines))
     return datetime.fromtimestamp(ts, UTC) if ts is not None else None

@@ -51,3 +51,12 @@ class Choices:
         space = self.space
         key = person_choice(who, space) if who else chat_choice(platform, chat, space)
         await self.gateway.call(lambda r: r.set(key, fx_id, ex=CHOICE_TTL))
+
+    async def active_fixture_id(self) -> str | None:
+        """The deployment default: the fixture commands apply to when nobody chose one."""
+        return await self.gateway.call(lambda r: r.get(ops_prefix(self.space) + "active"))
+
+    async def set_active_fixture(self, fx_id: str) -> None:
+        """Make a fixture the deployment default."""
+        note_write()
+        await self.gateway.call(lambda r: r.set(ops_prefix(self.space) + "active", fx_id))

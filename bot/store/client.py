@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,6 @@ from bot.store.base import (
     Refused,
     fx_prefix,
     guard,
-    note_write,
     ops_prefix,
 )
 from bot.store.gateway import Gateway, Unconfirmed
@@ -42,7 +40,6 @@ from bot.store.lifecycle import (
     phase_op,
 )
 from bot.store.ops import (
-    RESTRICTED_LOG,
     Del,
     FindSimilar,
     Hget,
@@ -77,9 +74,6 @@ N = Var("n")  # the number the write just took
 SIMILAR = Var("similar")  # the open incident a report joined (set by FindSimilar)
 INC_N, ID_N = "inc:" + N, "INC-" + N
 FORM_DONE_TTL = 3600  # how long a second tap on a finished guided form still finds its number
-ESC_RELIST_S = 60.0  # see index_escalation and retire_escalations
-ESC_GRACE_S = 3 * ESC_RELIST_S
-ESC_RETIRE_EVERY_S = 30.0
 
 log = logging.getLogger(__name__)
 
@@ -144,18 +138,13 @@ def _merge_ops(sim: Similar, reporter: str, last_ttl: int) -> list[Op]:
 
 
 class Store:
-    """The incident log: fixtures, incidents and their lifecycle, police records, members,
-    audit, forms and fixture choices, over the gateway (bot/store/gateway.py)."""
+    """The incident log: fixtures, incidents and their lifecycle, the fixture's log and its
+    counters, over the gateway (bot/store/gateway.py). A write that adds deadlines expects its
+    caller to have listed the fixture first (bot/store/deadlines.py index_escalation)."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.space = gateway.space  # whose keys (see Gateway.for_club)
-        # Fixtures that may have escalation deadlines: the sweep reads this set, not every
-        # fixture. Entries are added before a write that adds deadlines (crash-safe: an extra
-        # entry is harmless) and once per fixture per process (the report stays one trip).
-        self.esc_index = ops_prefix(self.space) + "esc:fixtures"
-        self._esc_indexed: dict[str, float] = {}  # fixture -> when this process listed it
-        self._retire_after = 0.0  # monotonic time of the next retire_escalations pass
 
     @classmethod
     def from_url(cls, url: str, dedupe_ttl: int = 86400, *,
@@ -172,60 +161,6 @@ class Store:
     async def reset_for_tests(self) -> None:
         """Empty the database (tests and benches only)."""
         await self.gateway.reset_for_tests()
-
-    def use_drill_index(self) -> None:
-        """Index a replay's deadlines apart, so the live bot never sweeps a drill's fixtures."""
-        self.esc_index = ops_prefix(self.space) + "esc:fixtures:drill"
-        self._esc_indexed.clear()
-
-    async def index_escalation(self, fx_id: str) -> None:
-        """List a fixture among those the escalation sweep reads (before adding deadlines).
-        Re-listed at least every ESC_RELIST_S: another replica may have retired it."""
-        now = time.monotonic()
-        if self._esc_indexed.get(fx_id, -ESC_RELIST_S) + ESC_RELIST_S <= now:
-            await self.gateway.call(lambda r: r.sadd(self.esc_index, fx_id))
-            self._esc_indexed[fx_id] = now
-
-    async def escalating_fixtures(self) -> set[str]:
-        """Fixtures that may have escalation deadlines (see index_escalation), with those
-        retired in the last ESC_GRACE_S (see retire_escalations)."""
-        pipe = self.gateway.pipeline()
-        pipe.smembers(self.esc_index)
-        pipe.zrangebyscore(self.esc_index + ":retired", time.time() - ESC_GRACE_S, "+inf")
-        listed, retired = await self.gateway.call(pipe.execute())
-        return set(listed) | set(retired)
-
-    async def retire_escalations(self) -> list[str]:
-        """Take fixtures with no pending deadline out of the sweep's index, so it shrinks as
-        fixtures end; put back a retired one that has deadlines again. A process that listed
-        a fixture less than ESC_RELIST_S ago writes deadlines without listing it again, so a
-        retired fixture is still swept for ESC_GRACE_S (> ESC_RELIST_S): nothing is missed."""
-        if time.monotonic() < self._retire_after:
-            return []  # at most every ESC_RETIRE_EVERY_S: sweeps run every second
-        self._retire_after = time.monotonic() + ESC_RETIRE_EVERY_S
-        retired_key = self.esc_index + ":retired"
-        now = time.time()
-        ids = sorted(await self.escalating_fixtures())
-        if not ids:
-            return []
-        pipe = self.gateway.pipeline()
-        for fx_id in ids:
-            pipe.zcard(fx_prefix(fx_id, self.space) + "esc")
-        sizes = await self.gateway.call(pipe.execute())
-        listed = set(await self.gateway.call(lambda r: r.smembers(self.esc_index)))
-        out, back = [fx for fx, n in zip(ids, sizes, strict=True) if not n], \
-            [fx for fx, n in zip(ids, sizes, strict=True) if n and fx not in listed]
-        pipe = self.gateway.pipeline()
-        for fx_id in out:
-            if fx_id in listed:
-                pipe.srem(self.esc_index, fx_id)
-                pipe.zadd(retired_key, {fx_id: now})
-        for fx_id in back:
-            pipe.sadd(self.esc_index, fx_id)
-            pipe.zrem(retired_key, fx_id)
-        pipe.zremrangebyscore(retired_key, "-inf", now - ESC_GRACE_S)
-        await self.gateway.call(pipe.execute())
-        return [fx for fx in out if fx in listed]
 
     # ---------------------------------------------------------------- fixtures
     async def create_fixture(self, fx: Fixture, ev: Event, dedupe: str,
@@ -272,15 +207,6 @@ class Store:
         rows = await self.gateway.call(pipe.execute()) if ids else []
         return sorted((Fixture.from_hash(h) for h in rows if h), key=lambda f: f.kickoff)
 
-    async def active_fixture_id(self) -> str | None:
-        """The fixture commands apply to."""
-        return await self.gateway.call(lambda r: r.get(ops_prefix(self.space) + "active"))
-
-    async def set_active_fixture(self, fx_id: str) -> None:
-        """Make a fixture the one commands apply to."""
-        note_write()
-        await self.gateway.call(lambda r: r.set(ops_prefix(self.space) + "active", fx_id))
-
     # ---------------------------------------------------------------- incidents
     async def report_incident(self, fx_id: str, fields: dict[str, str], ev: Event,
                               reported_ts: int, dedupe: str, drop_form: str = "",
@@ -299,8 +225,6 @@ class Store:
         new incident, in the same script, and so are `also` ops (what caused the report,
         e.g. a failed inspection item, numbered with the incident's Var("n"))."""
         sev = int(fields["severity"])
-        if deadlines:
-            await self.index_escalation(fx_id)
         key = INC_N
         ev.data = _numbered(ev.data, "id", ID_N)  # None: the number this write takes
         if similar is not None:  # ... or the one the report joins
@@ -358,8 +282,6 @@ class Store:
         cls = ev.data.get("cls", "")
         if "from" in ev.data and ev.data["from"] is None:  # the status read in the script
             ev.data = {k: Var("from") if k == "from" else v for k, v in ev.data.items()}
-        if deadlines:
-            await self.index_escalation(fx_id)
         ops: list[Op] = [
             RequireExists(key, missing_incident(n)),
             RequireIn(key, "status", allowed_from, guard(refusal, n, Var("current"))),
@@ -406,32 +328,11 @@ class Store:
         ]
         return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
 
-    async def live_location(self, fx_id: str, live: str) -> dict[str, Any] | None:
-        """A kept live location's incident (n) and latest position (lat, lon, at), or None."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id, self.space)}live:{live}"))
-        return json.loads(raw) if raw else None
-
-    async def move_live(self, fx_id: str, n: int, live: str, pos: dict[str, Any], ev: Event,
-                        dedupe: str) -> Applied:
-        """A live location's later position: its latest position and time replaced and the
-        move appended to the incident's timeline, in one round trip."""
-        ops: list[Op] = [
-            RequireExists(f"inc:{n}", missing_incident(n)),
-            Set(f"live:{live}", json.dumps({"n": n, **pos}), LIVE_TTL_S),
-            *log_event(ev),
-        ]
-        return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
-
     async def applied_vars(self, fx_id: str, dedupe: str) -> dict[str, str] | None:
         """What an already-applied write (by its dedupe key) set, or None if never applied."""
         key = f"{fx_prefix(fx_id, self.space)}dedupe:{dedupe}"
         raw = await self.gateway.call(lambda r: r.get(key))
         return json.loads(raw) if raw else None
-
-    async def last_incident_of(self, fx_id: str, who: str) -> int | None:
-        """The incident a reporter logged most recently (within its TTL), or None."""
-        last = await self.last_report_of(fx_id, who)
-        return last[0] if last else None
 
     async def last_report_of(self, fx_id: str, who: str) -> tuple[int, int | None] | None:
         """(incident number, epoch seconds of the report) of a reporter's latest report
@@ -496,81 +397,11 @@ class Store:
         return {i: {k: int(v) for k, v in h.items() if int(v)}
                 for i, h in zip(fx_ids, rows, strict=True)}
 
-    async def response_times(self, fx_id: str) -> dict[str, float | int | None]:
-        """Median and worst seconds to acknowledge and to close (O(log n) via sorted sets)."""
-        p = fx_prefix(fx_id, self.space)
-        pipe = self.gateway.pipeline()
-        for z in ("tta", "ttc"):
-            pipe.zcard(p + z)
-        res = await self.gateway.call(pipe.execute())
-        out: dict[str, float | int | None] = {"acknowledged": res[0], "closed": res[1]}
-        pipe = self.gateway.pipeline()
-        for z, n in (("tta", res[0]), ("ttc", res[1])):
-            lo, hi = (n - 1) // 2, n // 2
-            pipe.zrange(p + z, lo, hi, withscores=True)
-            pipe.zrange(p + z, -1, -1, withscores=True)
-        rows = await self.gateway.call(pipe.execute())
-        for i, name in enumerate(("ack", "close")):
-            mid, worst = rows[2 * i], rows[2 * i + 1]
-            out[f"median_{name}_s"] = (sum(s for _, s in mid) / len(mid)) if mid else None
-            out[f"worst_{name}_s"] = worst[0][1] if worst else None
-        return out
-
     async def events(self, fx_id: str, start: str = "-", count: int | None = None) -> list[Event]:
         """The fixture's log in order (all of it unless count is given)."""
         rows = await self.gateway.call(
             lambda r: r.xrange(fx_prefix(fx_id, self.space) + "log", start, "+", count=count))
         return [Event.from_stream(sid, f) for sid, f in rows]
-
-    async def restricted_events(self, fx_id: str) -> list[Event]:
-        """The fixture's restricted log (intelligence), in order: only restricted exports
-        read it."""
-        rows = await self.gateway.call(
-            lambda r: r.xrange(fx_prefix(fx_id, self.space) + RESTRICTED_LOG, "-", "+"))
-        return [Event.from_stream(sid, f) for sid, f in rows]
-
-    async def incident_events(self, fx_id: str, n: int) -> list[Event]:
-        """The events about one incident, in order, from its timeline index (cost ~ its own
-        events, not the fixture's). An incident logged before the index existed is found by
-        reading the whole log."""
-        p = fx_prefix(fx_id, self.space)
-        ids = await self.gateway.call(lambda r: r.lrange(f"{p}tl:{n}", 0, -1))
-        if not ids:
-            iid = f"INC-{n}"
-            return [e for e in await self.events(fx_id)
-                    if e.data.get("id") == iid or e.data.get("incident") == iid]
-        pipe = self.gateway.pipeline()
-        for sid in ids:
-            pipe.xrange(p + "log", sid, sid, count=1)
-        rows = await self.gateway.call(pipe.execute())
-        return [Event.from_stream(sid, f) for row in rows for sid, f in row]
-
-    async def chart_counts(self, fx_id: str) -> dict[str, int]:
-        """The chart's counters: 'i:<bin>:<phase>' incidents and 'a:<bin>' arrests per
-        15-minute bin (see ledger.chart_deltas); cost ~ the number of bins."""
-        h = await self.gateway.call(lambda r: r.hgetall(fx_prefix(fx_id, self.space) + "chart"))
-        return {k: int(v) for k, v in h.items() if int(v)}
-
-    async def events_since(self, fx_id: str, since: str, limit: int = 2000) -> list[Event]:
-        """Events logged at or after an ISO UTC time, oldest first; reads back from the end
-        of the stream in pages and stops at the first older event (cost ~ the window)."""
-        key, end, out = fx_prefix(fx_id, self.space) + "log", "+", []
-        while len(out) < limit:
-            rows = await self.gateway.call(lambda r, end=end: r.xrevrange(key, end, "-", count=100))
-            for sid, f in rows:
-                if f["at"] < since:  # ISO UTC strings order like the times they name
-                    return [Event.from_stream(s, g) for s, g in reversed(out)]
-                out.append((sid, f))
-            if len(rows) < 100:
-                break
-            end = "(" + rows[-1][0]
-        return [Event.from_stream(s, g) for s, g in reversed(out)]
-
-    async def open_ids(self, fx_id: str, limit: int = 50) -> list[str]:
-        """Ids of open incidents, most severe then oldest first."""
-        key = fx_prefix(fx_id, self.space) + "open"
-        ns = await self.gateway.call(lambda r: r.zrange(key, 0, limit - 1))
-        return [f"INC-{n}" for n in ns]
 
     async def log_once(self, fx_id: str, ev: Event, extra: list[Op], once: str) -> bool:
         """Log a system event (and its outbox entries) once for `once`, whichever replica
@@ -579,55 +410,7 @@ class Store:
                                            dedupe=once)
         return not applied.duplicate
 
-    # ---------------------------------------------------------------- deadlines, amendments, merges
-    async def due_deadlines(self, fx_id: str, now_ts: int,
-                            limit: int = 200) -> list[tuple[str, int]]:
-        """(member, due) of deadlines due by now_ts, earliest first."""
-        rows = await self.gateway.call(
-            lambda r: r.zrangebyscore(fx_prefix(fx_id, self.space) + "esc", "-inf", now_ts,
-                                                     start=0, num=limit, withscores=True))
-        return [(m, int(s)) for m, s in rows]
-
-    async def first_deadline(self, fx_id: str) -> int | None:
-        """The earliest pending deadline (epoch seconds), or None."""
-        rows = await self.gateway.call(
-            lambda r: r.zrange(fx_prefix(fx_id, self.space) + "esc", 0, 0, withscores=True))
-        return int(rows[0][1]) if rows else None
-
-    async def due_deadlines_of(self, fx_ids: list[str], now_ts: int,
-                               limit: int = 200) -> dict[str, list[tuple[str, int]]]:
-        """Deadlines due by now_ts of several fixtures, in one pipelined round trip; fixtures
-        with nothing due are left out."""
-        if not fx_ids:
-            return {}
-        pipe = self.gateway.pipeline(transaction=False)
-        for fx_id in fx_ids:
-            pipe.zrangebyscore(fx_prefix(fx_id, self.space) + "esc", "-inf", now_ts, start=0,
-                               num=limit, withscores=True)
-        rows = await self.gateway.call(pipe.execute())
-        return {fx_id: [(m, int(s)) for m, s in due]
-                for fx_id, due in zip(fx_ids, rows, strict=True) if due}
-
-    async def first_deadline_of(self, fx_ids: list[str]) -> int | None:
-        """The earliest pending deadline of several fixtures (one round trip), or None."""
-        if not fx_ids:
-            return None
-        pipe = self.gateway.pipeline(transaction=False)
-        for fx_id in fx_ids:
-            pipe.zrange(fx_prefix(fx_id, self.space) + "esc", 0, 0, withscores=True)
-        firsts = [int(rows[0][1]) for rows in await self.gateway.call(pipe.execute()) if rows]
-        return min(firsts, default=None)
-
-    async def deadlines(self, fx_id: str) -> dict[str, int]:
-        """Every pending deadline of a fixture: member -> due."""
-        rows = await self.gateway.call(
-            lambda r: r.zrange(fx_prefix(fx_id, self.space) + "esc", 0, -1, withscores=True))
-        return {m: int(s) for m, s in rows}
-
-    async def drop_deadline(self, fx_id: str, member: str) -> None:
-        """Forget a deadline that no longer applies."""
-        await self.gateway.call(lambda r: r.zrem(fx_prefix(fx_id, self.space) + "esc", member))
-
+    # ---------------------------------------------------------------- claims, amendments, merges
     async def _claim(self, fx_id: str, n: int, ev: Event, guard: list[Op], writes: list[Op],
                      member: str) -> Incident | None:
         key = f"inc:{n}"
@@ -638,8 +421,9 @@ class Store:
         try:
             applied = await self.gateway.apply(fx_prefix(fx_id, self.space), ops)
         except Refused as exc:
-            if exc.reason is Reason.STALE:
-                await self.drop_deadline(fx_id, member)
+            if exc.reason is Reason.STALE:  # the deadline no longer applies
+                await self.gateway.call(
+                    lambda r: r.zrem(fx_prefix(fx_id, self.space) + "esc", member))
             return None
         return applied.incident
 
@@ -677,29 +461,10 @@ class Store:
                              ack_due: int | None) -> Applied:
         """Correct type/severity/location: guarded on the values read, the originals kept in
         orig_* fields, counters moved, open order and escalation re-planned; one round trip."""
-        if ack_due is not None:
-            await self.index_escalation(fx_id)
         guards, writes = amend_ops(n, old, new, ev, ack_due)
         ops: list[Op] = [RequireExists(f"inc:{n}", missing_incident(n)), *guards, phase_op(),
                          *writes, ReturnHash(f"inc:{n}")]
         return await self.gateway.apply(fx_prefix(fx_id, self.space), ops, dedupe)
-
-    async def merge_record(self, fx_id: str, token: str) -> dict[str, Any] | None:
-        """A merged report as its split would log it (None: split out already, or expired)."""
-        raw = await self.gateway.call(lambda r: r.get(f"{fx_prefix(fx_id, self.space)}mrg:{token}"))
-        return json.loads(raw) if raw else None
-
-    async def take_merge(self, fx_id: str, token: str, who: str) -> dict[str, Any] | None:
-        """Claim a merged report once so its reporter can split it out (None if not theirs,
-        already split, or expired)."""
-        key = f"{fx_prefix(fx_id, self.space)}mrg:{token}"
-        raw = await self.gateway.call(lambda r: r.get(key))
-        if not raw or json.loads(raw).get("who") != who:
-            return None
-        note_write()
-        if not await self.gateway.call(lambda r: r.delete(key)):
-            return None  # another press got there first
-        return json.loads(raw)
 
     async def unmerge(self, fx_id: str, n: int, ev: Event,
                       lower: tuple[str, str, Event, int | None] | None = None) -> Applied:
@@ -711,8 +476,6 @@ class Store:
         writes: list[Op] = []
         if lower is not None:
             old, new, amend, ack_due = lower
-            if ack_due is not None:
-                await self.index_escalation(fx_id)
             guards, writes = amend_ops(n, {"severity": old}, {"severity": new}, amend, ack_due)
         ops: list[Op] = [RequireExists(key, missing_incident(n)), *guards, phase_op(),
                          Hincrby(key, "merged", -1), *log_event(ev), *writes,

@@ -14,6 +14,7 @@ from bot.store.base import ops_prefix
 from bot.store.chat_moves import ChatMoves
 from bot.store.choices import Choices
 from bot.store.clubs import ClubRegistry
+from bot.store.deadline_keys import Deadlines
 from bot.store.decision_keys import DecisionLog
 from bot.store.feed import Feed
 from bot.store.form_state import Forms
@@ -22,6 +23,7 @@ from bot.store.inbox import Inbox, Seen
 from bot.store.ingress_keys import IngressCounts
 from bot.store.inspection_keys import Inspections
 from bot.store.lease import Lease, polling
+from bot.store.log_views import LogViews
 from bot.store.members import Members
 from bot.store.menus_given import MenusGiven
 from bot.store.message_refs import MessageRefs
@@ -31,6 +33,7 @@ from bot.store.plans import Plans
 from bot.store.police_records import PoliceRecords
 from bot.store.protection_keys import ProtectionRevisions
 from bot.store.replica_changes import Changes
+from bot.store.report_extras import ReportExtras
 from bot.store.stewarding_keys import Stewarding
 from bot.store.timing_keys import KeyTimings
 from bot.store.unsure import Unsure
@@ -128,6 +131,9 @@ class StoreFacades:
     platform: PlatformState
     web: WebState
     plans: Plans
+    deadlines: Deadlines
+    views: LogViews
+    reports: ReportExtras
     stewarding: Stewarding
     decisions: DecisionLog
     inspections: Inspections
@@ -150,7 +156,9 @@ class StoreFacades:
         delivery = DeliveryState(gateway)
         return cls(delivery, PlatformState(gateway, delivery.refs),
                    WebState(gateway, delivery.refs), Plans(gateway),
-                   stewarding=Stewarding(gateway), decisions=DecisionLog(gateway),
+                   deadlines=Deadlines(gateway), views=LogViews(gateway),
+                   reports=ReportExtras(gateway), stewarding=Stewarding(gateway),
+                   decisions=DecisionLog(gateway),
                    inspections=Inspections(gateway), timings=KeyTimings(gateway),
                    ingress=IngressCounts(gateway), protection=ProtectionRevisions(gateway),
                    forms=Forms(gateway), choices=Choices(gateway), unsure=Unsure(gateway),

@@ -25,6 +25,7 @@ from bot.domain.ledger import Event
 from bot.evidence.match_chart import ChartData, chart_from_counts
 from bot.store import Store, StoreUnavailable
 from bot.store.facades import WebState
+from bot.store.log_views import LogViews
 from bot.store.stewarding_keys import Stewarding
 from bot.tasks import cancel_and_wait
 from bot.web.access import Session
@@ -408,7 +409,7 @@ class FixtureFeed:
             try:
                 fx = await self.room.store.fixture(self.fx_id)
                 # from the bins' counters: the cost is the number of bins, not of events
-                data = chart_from_counts(await self.room.store.chart_counts(self.fx_id),
+                data = chart_from_counts(await self.room.views.chart_counts(self.fx_id),
                                          fine=True)
             except StoreUnavailable:
                 self._chart_dirty = True  # tried again in CHART_S
@@ -503,12 +504,13 @@ class LiveRoom:
     def __init__(self, core: Core, store: Store, web: WebState,
                  map_zones: Callable[[Fixture], set[str]] | None = None,
                  check: SessionCheck | None = None, idle_s: float = FEED_IDLE_S, *,
-                 stewarding: Stewarding) -> None:
+                 stewarding: Stewarding, views: LogViews) -> None:
         """`store`: the incident log; `web`: the web view's state (feed, sessions, card
-        arrivals), both handed over by the composition root; `idle_s`: how long a feed no
-        screen uses keeps reading."""
+        arrivals); `views`: the log's charts and response times; all handed over by the
+        composition root; `idle_s`: how long a feed no screen uses keeps reading."""
         self.core = core
         self.store = store
+        self.views = views
         self.web = web
         self.record = stewarding  # the stewarding tile's record
         self.map_zones = map_zones  # the zone ids a fixture's map draws (posts are shown there)
@@ -657,7 +659,7 @@ class LiveRoom:
         """Every tile's figure for a fixture."""
         store = self.store
         counts, rt, unacked = await asyncio.gather(
-            store.counts(fx.id), store.response_times(fx.id), self.feed.unacked_count(fx.id))
+            store.counts(fx.id), self.views.response_times(fx.id), self.feed.unacked_count(fx.id))
         out = tiles(fx, counts, rt, unacked)
         ingress = await ingress_view(self.core, fx)
         if ingress is not None:  # people in per stand (a ground with turnstile counts)

@@ -116,7 +116,8 @@ class ControlRoom:
         self.facades = facades
         self.access = Access(core, facades)
         self.live = LiveRoom(core, store, web, lambda fx: set(self.ground_map(fx).zones),
-                             check=self.access.still_open, stewarding=facades.stewarding)
+                             check=self.access.still_open, stewarding=facades.stewarding,
+                             views=facades.views)
         self.public_url = public_url or core.settings.web_base
         self.secure = self.public_url.startswith("https://")
         self.maps: dict[str, GroundMap] = {}
@@ -334,7 +335,7 @@ class ControlRoom:
     async def _chart_svg(self, fx: Fixture, viewer: Viewer, whole: bool = False) -> str:
         """The timeline for a member: the live screens' last hours, or the whole night."""
         if not viewer.steward:  # from the bins' counters, as the live feed draws it
-            counts = await self.store.chart_counts(fx.id)  # live: per 5 minutes
+            counts = await self.facades.views.chart_counts(fx.id)  # live: per 5 minutes
             return self.live.chart(fx, chart_from_counts(counts, fine=not whole),
                                    viewer.police_view, None if whole else LIVE_BINS)
         events = [e for e in await self.store.events(fx.id)

@@ -163,7 +163,7 @@ async def briefing_send(core: Core, store: Store, fx: Fixture, label: str = "",
 async def summary_chart(core: Core, store: Store, facades: StoreFacades,
                         fx: Fixture) -> bytes | None:
     """The incidents-per-15-minutes chart of a fixture, or None when nothing happened."""
-    data = chart_from_counts(await store.chart_counts(fx.id))
+    data = chart_from_counts(await facades.views.chart_counts(fx.id))
     if data is None:  # nothing counted: a quiet fixture, or one logged before the counters
         data = chart_data(await store.events(fx.id))
     if data is None:

@@ -142,7 +142,7 @@ def entry_of(ctx: Ctx, answers: dict[str, str], *, supersedes: int | None = None
 async def record(ctx: Ctx, fx: Fixture, entry: Decision, dedupe: str) -> int:
     """Append the entry to the fixture's decision log; its number (the same on a redelivery)."""
     if entry.review is not None:
-        await ctx.store.index_escalation(fx.id)  # the sweep reads its review deadline
+        await ctx.facades.deadlines.index_escalation(fx.id)  # the sweep reads its review deadline
     applied = await ctx.facades.decisions.append(fx.id, entry, dedupe)
     if not applied.duplicate:
         await ctx.core.changed("decision", fx.id)

@@ -27,7 +27,7 @@ async def fire_review(core: Core, store: Store, fx: Fixture, ref: str,
     view = await facades.decisions.read(fx.id)
     d = next((e for e in view.entries if e.n == n), None)
     if d is None or view.superseded_by(n) is not None:
-        await store.drop_deadline(fx.id, f"{ref}:review")
+        await core.facades.deadlines.drop_deadline(fx.id, f"{ref}:review")
         return []
     tz = core.settings.zone
     reply = Reply(f"{d.decision}\nLogged {d.at.astimezone(tz):%H:%M} by {d.name or d.by}; "

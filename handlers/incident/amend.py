@@ -89,6 +89,8 @@ async def amend_cmd(ctx: Ctx) -> Result:
     if "severity" in new:
         after = replan_after_s(policy_for(ctx.core.settings), int(new["severity"]))
         ack_due = inc.reported_ts + after if after is not None else None
+    if ack_due is not None:  # the sweep must find the re-planned deadline (listed first)
+        await ctx.facades.deadlines.index_escalation(fx.id)
     try:
         applied = await ctx.store.amend_incident(fx.id, n, old, new, ev,
                                                  ctx.cmd.dedupe_key, ack_due)
@@ -118,6 +120,8 @@ async def correct_status(ctx: Ctx, fx: Fixture, n: int, inc: Incident, to: str,
     deadlines = policy_for(ctx.core.settings).reopen_deadlines(inc.severity,
                                                   int(ctx.now.timestamp())) \
         if cls == "reopen" else None
+    if deadlines:  # the sweep must find them (listed first)
+        await ctx.facades.deadlines.index_escalation(fx.id)
     try:
         applied = await ctx.store.change_status(
             fx.id, n, to, [cur], ctx.event("incident.status", data), int(ctx.now.timestamp()),

@@ -202,8 +202,8 @@ async def board(ctx: Ctx, fx: Fixture, extras: list[str]) -> list[str]:
     (open_list, by_sev), counts, rt, recent = await asyncio.gather(
         ctx.store.open_incidents(fx.id, limit=max(budget + 1, 1)),
         ctx.store.counts(fx.id),
-        ctx.store.response_times(fx.id),
-        ctx.store.events_since(fx.id, iso(ctx.now - timedelta(minutes=15))))
+        ctx.facades.views.response_times(fx.id),
+        ctx.facades.views.events_since(fx.id, iso(ctx.now - timedelta(minutes=15))))
     tz = ctx.core.settings.zone
     total = sum(by_sev[s] for s in range(1, 6))
     if total == budget + 1:

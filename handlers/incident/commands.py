@@ -54,7 +54,7 @@ async def timeline(ctx: Ctx, fx: Fixture, n: int, page: int = 1) -> Result:
     tz = ctx.core.settings.zone
     view = card(inc, ctx.ground(fx), tz)
     iid = incident_id(n)
-    lines = timeline_lines(await ctx.store.incident_events(fx.id, n), iid, tz)
+    lines = timeline_lines(await ctx.facades.views.incident_events(fx.id, n), iid, tz)
     view.text += f"\n{times_line(inc, tz)}\n\nTimeline:\n" + "\n".join(lines)
     view.buttons = []
     return Result(page_of(view, page, lambda p: f"/incident {n} page {p}"))

@@ -55,7 +55,7 @@ async def _fire(core: Core, store: Store, fx: Fixture, n: int, tag: str, due: in
     member = f"{n}:{tag}"
     inc = await store.incident(fx.id, n)
     if inc is None:
-        await store.drop_deadline(fx.id, member)
+        await core.facades.deadlines.drop_deadline(fx.id, member)
         return []
     sp = policy_for(core.settings).for_severity(inc.severity)
     outs = await (_fire_tier if tag == "ack" else _fire_reminder)(
@@ -78,7 +78,7 @@ async def _fire_tier(core: Core, store: Store, fx: Fixture, inc: Incident,
                      late: str = "") -> list[Outbound]:
     i = inc.esc_next
     if inc.status != "reported" or i >= len(sp.tiers):
-        await store.drop_deadline(fx.id, member)
+        await core.facades.deadlines.drop_deadline(fx.id, member)
         return []
     tier = sp.tiers[i]
     waited = int(now.timestamp()) - inc.reported_ts
@@ -108,7 +108,7 @@ async def _fire_reminder(core: Core, store: Store, fx: Fixture, inc: Incident,
                          late: str = "") -> list[Outbound]:
     k = inc.remind_n
     if inc.status == "closed" or not sp.remind_after_s:
-        await store.drop_deadline(fx.id, member)
+        await core.facades.deadlines.drop_deadline(fx.id, member)
         return []
     opened = int(now.timestamp()) - inc.reported_ts
     text = f"auto: still open after {duration(opened)} ({inc.status.replace('_', ' ')})"

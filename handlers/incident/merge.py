@@ -21,7 +21,7 @@ async def merge_cmd(ctx: Ctx) -> Result:
     if len(ctx.args) != 2 or ctx.args[1].lower() != "new":
         raise UsageError("Merge buttons only.")
     fx = await ctx.fixture()
-    taken = await ctx.store.take_merge(fx.id, ctx.args[0], ctx.who)
+    taken = await ctx.facades.reports.take_merge(fx.id, ctx.args[0], ctx.who)
     if taken is None:
         return Result(Reply("Already handled: that report was split out or has expired.",
                             ok=False))
@@ -33,6 +33,8 @@ async def merge_cmd(ctx: Ctx) -> Result:
                                          "now": incident_id(result.outcome.n)
                                          if result.outcome is not None else ""})
     lower = await _lowered(ctx, fx, first, ctx.args[0])
+    if lower is not None and lower[3] is not None:  # a re-planned deadline (listed first)
+        await ctx.facades.deadlines.index_escalation(fx.id)
     try:
         applied = await ctx.store.unmerge(fx.id, first, ev, lower)
     except Refused:  # INC-n changed meanwhile (an /amend): the split stands, severity stays
@@ -54,7 +56,7 @@ async def _lowered(ctx: Ctx, fx: Fixture, n: int, token: str
     inc = await ctx.store.incident(fx.id, n)
     if inc is None:
         return None
-    sev = remaining_severity(await ctx.store.incident_events(fx.id, n), token)
+    sev = remaining_severity(await ctx.facades.views.incident_events(fx.id, n), token)
     if sev is None or sev >= inc.severity:
         return None
     old, new = str(inc.severity), str(sev)

@@ -167,10 +167,12 @@ async def log_incident(ctx: Ctx, fx: Fixture, fields: dict[str, Any], *,
     # What control and the reporter will see goes into the outbox in the same write, as
     # references to the incident it numbers: rendered at send time from its record.
     refs = _references(ctx, fx, int(fields["severity"]), answer)
+    deadlines = policy_for(ctx.core.settings).report_deadlines(int(fields["severity"]), ts)
+    if deadlines:  # the sweep must find them (listed first: crash-safe)
+        await ctx.facades.deadlines.index_escalation(fx.id)
     applied = await ctx.store.report_incident(
         fx.id, record, ev, ts, ctx.cmd.dedupe_key, drop_form=ctx.who if drop_form else "",
-        form_id=form_id,
-        deadlines=policy_for(ctx.core.settings).report_deadlines(int(fields["severity"]), ts),
+        form_id=form_id, deadlines=deadlines,
         similar=sim, last_ttl=ctx.core.settings.note_window_seconds,
         outbox=ctx.outbox.ops(refs), also=also,
     )
@@ -278,14 +280,14 @@ async def move_live(ctx: Ctx, fx: Fixture, a: Attachment) -> Result | None:
     updated, and the move appended to the incident's timeline. Silent: nobody is told of
     each step (a steward's phone sends one every few seconds); None when it is no
     incident's."""
-    kept = await ctx.store.live_location(fx.id, a.live)
+    kept = await ctx.facades.reports.live_location(fx.id, a.live)
     if kept is None:
         return None
     n = int(kept["n"])
     pos = live_position(ctx, a)
     ev = ctx.event("incident.live_location", {"id": incident_id(n), "live": a.live, **pos})
     try:
-        await ctx.store.move_live(fx.id, n, a.live, pos, ev, ctx.cmd.dedupe_key)
+        await ctx.facades.reports.move_live(fx.id, n, a.live, pos, ev, ctx.cmd.dedupe_key)
     except Refused:  # the incident is gone (merged, a test reset): nothing to move
         pass
     return Result(Reply("", ok=True))
@@ -338,7 +340,7 @@ async def joined_again(ctx: Ctx, fx: Fixture, n: int, sim: Similar | None = None
     if not ctx.cmd.dedupe_key:
         return None
     if sim is None:  # the form that made it is gone: the merge record has the report
-        rec = await ctx.store.merge_record(fx.id, merge_token(ctx, fx))
+        rec = await ctx.facades.reports.merge_record(fx.id, merge_token(ctx, fx))
         sim = similar_query(ctx, fx, rec["fields"], rec.get("evidence", [])) if rec else None
     inc = await ctx.store.incident(fx.id, n) if sim is not None else None
     return merged_reply(ctx, fx, inc, sim) if inc is not None and sim is not None else None

@@ -30,7 +30,7 @@ async def fire_chase(core: Core, store: Store, fx: Fixture, bid: str,
     state = facades.stewarding
     bc = await state.broadcast(fx.id, bid)
     if bc is None or not bc.missing:
-        await store.drop_deadline(fx.id, chase_member(bid))
+        await core.facades.deadlines.drop_deadline(fx.id, chase_member(bid))
         return []
     zones = {s.who: s.zone for s in await deployed(core, store, facades, fx)}
     order = worst_first(bc, zones)

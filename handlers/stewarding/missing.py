@@ -98,7 +98,8 @@ async def report(ctx: Ctx, fx: Fixture, got: dict[str, str], mid: str, dedupe: s
                                             "seen_as": got.get("seen_as") or typed_place(
                                                 ground, zone, got["seen"])}, mid)
     after = policy_for(ctx.core.settings).missing_police_after_s
-    await ctx.store.index_escalation(fx.id)  # the sweep reads its deadline (crash-safe first)
+    # the sweep reads its deadline (listed first: crash-safe)
+    await ctx.facades.deadlines.index_escalation(fx.id)
     result = await send(ctx, fx, mid, "missing", Target("exits"), text, title=title,
                         record={"search": "open", "who": who},
                         police_at=int(ctx.now.timestamp()) + after, dedupe=dedupe)

@@ -27,7 +27,7 @@ async def fire_missing(core: Core, store: Store, fx: Fixture, mid: str, due: int
     state = core.facades.stewarding
     bc = await state.broadcast(fx.id, mid)
     if bc is None or bc.kind != "missing":
-        await store.drop_deadline(fx.id, f"{mid}:police")
+        await core.facades.deadlines.drop_deadline(fx.id, f"{mid}:police")
         return []
     policy = policy_for(core.settings)
     tz = config_for(core.settings).tz

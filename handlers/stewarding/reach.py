@@ -56,5 +56,5 @@ async def chase_deadline(ctx: Ctx, fx: Fixture, post: str) -> int | None:
     before the write)."""
     if not post:
         return None
-    await ctx.store.index_escalation(fx.id)
+    await ctx.facades.deadlines.index_escalation(fx.id)
     return int(ctx.now.timestamp()) + policy_for(ctx.core.settings).chase_after_s

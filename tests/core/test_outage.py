@@ -9,6 +9,7 @@ import handlers.incident.reporting
 from bot.app import build_core
 from bot.sample import ensure_sample_fixture
 from bot.store import Store
+from bot.store.choices import Choices
 from rigs.fakes.flaky_link import FlakyLink
 from tests.conftest import Chat
 
@@ -45,7 +46,7 @@ async def test_acknowledged_report_survives_a_server_restart(server, settings, c
     server.stop()
     server.start()
     store = Store.from_url(server.url)
-    fx_id = await store.active_fixture_id()
+    fx_id = await Choices(store.gateway).active_fixture_id()
     assert (await store.incident(fx_id, 1)).type == "pyro"
     await store.close()
 

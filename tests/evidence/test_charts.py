@@ -32,7 +32,7 @@ async def test_chart_is_valid_png_of_sensible_size(core, say, clock, tmp_path):
     assert data.incidents == {"gates": [1, 0, 0], "first_half": [0, 0, 2]}
     assert data.arrests == [0, 0, 3]
     # the summary draws from counters the write script keeps: the same bins as the log
-    assert chart_from_counts(await core.store.chart_counts(fx.id)) == data
+    assert chart_from_counts(await core.facades.views.chart_counts(fx.id)) == data
     path = save_chart(png, tmp_path, f"summary-{fx.id}")
     assert path.read_bytes() == png and path.parent == tmp_path / "charts"
     assert save_chart(png, tmp_path, f"summary-{fx.id}") != path  # never overwrites

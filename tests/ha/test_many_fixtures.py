@@ -155,17 +155,17 @@ async def test_the_escalation_index_shrinks_when_a_fixture_has_nothing_left(two)
     await say(f"/fixture use {WOMEN}", as_="stw-w")
     await say("/incident missile @away_end s3", as_="stw-w")
     await say("/incident missile @stb_upper s3", as_="steward")
-    listed = await core.store.gateway.r.smembers(core.store.esc_index)
+    listed = await core.store.gateway.r.smembers(core.facades.deadlines.esc_index)
     assert {men, WOMEN} <= set(listed)
     await say(f"/fixture use {WOMEN}", as_="ctl-w")
     assert (await say("/resolve 1 all clear", as_="ctl-w")).reply.ok
     await sweep_escalations(core, core.store, START + timedelta(seconds=30))
-    listed = await core.store.gateway.r.smembers(core.store.esc_index)
+    listed = await core.store.gateway.r.smembers(core.facades.deadlines.esc_index)
     assert WOMEN not in listed and men in listed
     # A new report lists it again (another replica may have retired it meanwhile).
-    core.store._esc_indexed.clear()
+    core.facades.deadlines._esc_indexed.clear()
     await say("/incident fight @main_stand s3", as_="stw-w")
-    assert WOMEN in await core.store.gateway.r.smembers(core.store.esc_index)
+    assert WOMEN in await core.store.gateway.r.smembers(core.facades.deadlines.esc_index)
 
 
 async def test_through_telegram_two_stewards_cards_land_in_their_fixtures_chats(

@@ -22,6 +22,8 @@ from bot.adapters.telegram.webhook import SECRET_HEADER
 from bot.domain.clock import FileClock, parse_iso
 from bot.replay import read_script
 from bot.store import Store
+from bot.store.choices import Choices
+from bot.store.deadline_keys import Deadlines
 from bot.store.outbox import Outbox
 from bot.store.plans import Plans
 from rigs.botproc import ROOT
@@ -125,7 +127,7 @@ async def test_two_webhook_replicas_run_the_bundled_night_once(
                 await until(lambda r=r: r.healthy(http), f"replica on :{r.port} healthy",
                             timeout=60)
             await _run_night(store, tg, http, replicas, lines, people, clock_file)
-            fx = await store.active_fixture_id()
+            fx = await Choices(store.gateway).active_fixture_id()
             assert fx == "westham-chelsea-20261202"
             outbox = Outbox(store.gateway)
 
@@ -174,12 +176,12 @@ async def _run_night(store: Store, tg: FakeTelegram, http: aiohttp.ClientSession
 
 async def _due(store: Store, upto: datetime) -> list[datetime]:
     """Briefing slots not yet claimed and escalation deadlines, due by `upto`."""
-    fx = await store.active_fixture_id()
+    fx = await Choices(store.gateway).active_fixture_id()
     if not fx:
         return []
     out = [s.due for s in await Plans(store.gateway).load_plan(fx)
            if s.due <= upto and await Plans(store.gateway).slot_claim(s) is None]
-    first = await store.first_deadline_of([fx])
+    first = await Deadlines(store.gateway).first_deadline_of([fx])
     if first is not None and first <= upto.timestamp():
         out.append(datetime.fromtimestamp(first, upto.tzinfo))
     return sorted(out)

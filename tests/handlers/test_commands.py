@@ -77,7 +77,7 @@ async def test_lifecycle_with_skips_and_refusals(say, core):
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
     assert inc.status == "closed" and inc.marks["dispatched_by"] == "console:supervisor"
-    rt = await core.store.response_times(fx.id)
+    rt = await core.facades.views.response_times(fx.id)
     assert rt["acknowledged"] == 1 and rt["closed"] == 1
 
 

@@ -28,7 +28,7 @@ async def _stuck_outbox(core: Core) -> tuple[HeldControl, str, str]:
     (control, its stream, its id)."""
     control = HeldControl("telegram")
     core.notifier.add_sink(control)
-    fx = await core.store.active_fixture_id()
+    fx = await core.facades.choices.active_fixture_id()
     assert fx
     stream = fx_prefix(fx) + "obx"
     stuck = f"{int(time.time() * 1000) - STUCK_S * 1000}-0"

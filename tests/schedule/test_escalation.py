@@ -37,9 +37,9 @@ async def test_severity_3_tiers_fire_once_each_at_their_deadline(say, core):
 async def test_an_acknowledgement_stops_escalation_in_the_same_write(say, core):
     await say("/incident disorder @stb_walkway s4", as_="steward")
     fx = await core.active_fixture()
-    assert "1:ack" in await core.store.deadlines(fx.id)
+    assert "1:ack" in await core.facades.deadlines.deadlines(fx.id)
     await say("/ack 1", as_="control")
-    assert "1:ack" not in await core.store.deadlines(fx.id)
+    assert "1:ack" not in await core.facades.deadlines.deadlines(fx.id)
     assert await sweep_escalations(core, core.store, at(61)) == []
     assert await sweep_escalations(core, core.store, at(600)) == []
     assert await log_of(core, "incident.escalated") == []
@@ -63,7 +63,7 @@ async def test_severity_5_escalates_immediately_with_a_methane_prompt(say, core)
 async def test_deadlines_survive_a_restart(say, core, store, settings, clock):
     await say("/incident disorder @stb_walkway s4", as_="steward")
     restarted = build_core(store, settings, clock, cache_ttl=0)  # a new process, same Redis
-    assert await next_due(restarted, restarted.store) == at(60)
+    assert await next_due(restarted, restarted.facades.deadlines) == at(60)
     assert await sweep_escalations(restarted, restarted.store, at(30)) == []
     # was down at the deadline: fires late
     outs = await sweep_escalations(restarted, restarted.store, at(75))

@@ -46,7 +46,6 @@ async def test_both_fixtures_escalate_and_remind_in_one_sweep(say, core):
 async def test_the_live_sweep_leaves_a_drills_fixtures_alone(core, settings, redis_url, clock):
     drill_store = Store.from_url(redis_url)  # a replay in another process
     drill = build_core(drill_store, settings, clock, cache_ttl=0, drill=Drill())
-    drill_store.use_drill_index()
     say = Chat(drill)
     try:
         r = await say("/fixture add Arsenal v Spurs 2026-11-26 19:45 cat=B", as_="admin")

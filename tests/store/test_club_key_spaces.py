@@ -89,7 +89,7 @@ async def test_two_clubs_on_one_redis_keep_separate_records(store, settings, clo
     for core, tag, other, reports in ((a, "a", "b", 2), (b, "b", "a", 1)):
         inc = await core.store.incident(fx_a, 1)
         assert inc is not None and inc.description.startswith(f"{tag} flare 0")  # INC-1 each
-        assert len(await core.store.open_ids(fx_a)) == reports
+        assert len(await core.facades.views.open_ids(fx_a)) == reports
         assert await core.store.incident(fx_a, reports + 1) is None
         assert not [e for e in await core.store.events(fx_a) if f"{other} flare" in str(e.data)]
         assert (await core.facades.members.member(f"telegram:{tag}") or {})["name"] == tag

@@ -18,8 +18,8 @@ async def test_an_incident_timeline_is_its_own_events_from_the_index(say, core):
     everything = await core.store.events(fx.id)
     for n in (1, 2):
         mine = [e for e in everything if incident_of(e) == str(n)]
-        assert await core.store.incident_events(fx.id, n) == mine
-    kinds = [e.kind for e in await core.store.incident_events(fx.id, 1)]
+        assert await core.facades.views.incident_events(fx.id, n) == mine
+    kinds = [e.kind for e in await core.facades.views.incident_events(fx.id, 1)]
     # the s4 report that joined raised INC-1 to severity 4 (an amendment in the same write)
     assert kinds == ["incident.reported", "incident.merged", "incident.amended",
                      "incident.status", "arrest.recorded", "incident.amended"]

@@ -11,6 +11,7 @@ from bot.domain.ledger import Event, Var
 from bot.domain.outcomes import Reason
 from bot.store import Refused
 from bot.store.base import fx_prefix, guard
+from bot.store.log_views import LogViews
 from bot.store.ops import Hget, Hset, Incr, RequireIn, ReturnHash, log_event
 
 P = fx_prefix("opstest")
@@ -30,7 +31,8 @@ async def test_vars_fill_in_only_where_the_store_put_them(store):
     assert applied.hashes == [{"literal": "\x01n\x01", "json": '{"v":"n"}', "n": "1"}]
     [ev] = await store.events("opstest")
     assert ev.data == {"id": "INC-1", "deep": [{"n": "1"}], "text": looks_like}
-    assert await store.incident_events("opstest", 1) == [ev]  # indexed under its incident
+    # indexed under its incident
+    assert await LogViews(store.gateway).incident_events("opstest", 1) == [ev]
 
 
 async def test_a_refusal_names_the_current_value(store):

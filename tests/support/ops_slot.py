@@ -40,7 +40,7 @@ async def fixture_placed(core: Core, store: Store, wanted: Callable[[int], bool]
                                              datetime(2026, 12, day)))
         assert got is not None
         fx, day = got, day + 1
-    await store.set_active_fixture(fx.id)
+    await core.facades.choices.set_active_fixture(fx.id)
     await core.changed("fixture", fx.id)
     return fx
 

@@ -374,7 +374,7 @@ async def test_live_location_moves_update_the_evidence_silently(polling: Telegra
     assert "Edits aren't taken" not in fake.describe(100)
     fx = await core.active_fixture()
     key = f"telegram:{STEWARD}:{shared['message']['message_id']}"
-    kept = await core.store.live_location(fx.id, key)
+    kept = await core.facades.reports.live_location(fx.id, key)
     assert kept is not None and kept["n"] == 1
     assert (kept["lat"], kept["lon"]) == (51.5413, -0.0166)
     assert kept["at"].startswith(time.strftime("%Y-%m-%dT", time.gmtime(t0 + 30)))

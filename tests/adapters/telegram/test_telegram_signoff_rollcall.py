@@ -206,7 +206,7 @@ async def test_found_first_stops_the_police_timer(
     search = await core.facades.stewarding.search(fx.id, mid)
     assert search["search"] == "found" and search["found_at"].endswith("18:09:00+00:00")
     assert not [c for c in fake.calls if "not found after" in str(c.params.get("text"))]
-    assert await core.store.deadlines(fx.id) == {}
+    assert await core.facades.deadlines.deadlines(fx.id) == {}
 
 
 NEW = 300000041  # joins by invite, then links their account to tabard 311 on the rota

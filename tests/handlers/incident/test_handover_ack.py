@@ -36,7 +36,7 @@ async def test_handover_of_an_unacknowledged_incident_is_its_acknowledgement(say
     # the reporter is told it was acknowledged, and escalation stopped
     assert any(o.audience == "user:console:steward" and "acknowledged" in o.reply.text
                for o in sent)
-    assert "1:ack" not in await core.store.deadlines(fx.id)
+    assert "1:ack" not in await core.facades.deadlines.deadlines(fx.id)
     # time to acknowledge stays honest: the summary counts it once, at the handover
     rt = (await summary_figures(core.store, core.facades, fx))["response_times"]
     assert rt["acknowledged"] == 1 and rt["median_ack_s"] == 90

@@ -24,7 +24,7 @@ async def _agree(core) -> dict[str, int]:
 async def test_a_higher_severity_merged_report_raises_the_incident(say, core, clock):
     await say("/incident missile @stb_walkway s3 coins", as_="steward")
     fx = await core.active_fixture()
-    assert (await core.store.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 120
+    assert (await core.facades.deadlines.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 120
     clock.advance(timedelta(seconds=30))
     r = await say("/incident missile @stb_upper s4 bottles now", **TG)
     assert r.reply.title == "Added to INC-1"
@@ -37,7 +37,7 @@ async def test_a_higher_severity_merged_report_raises_the_incident(say, core, cl
     counts = await _agree(core)
     assert counts.get("inc:sev:4") == 1 and "inc:sev:3" not in counts
     # escalation re-planned on severity 4's timers: a minute from the report, not two
-    assert (await core.store.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 60
+    assert (await core.facades.deadlines.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 60
     outs = await sweep_escalations(core, core.store, START + timedelta(seconds=60))
     assert sorted(o.audience for o in outs) == ["command", "police"]
     # the open list orders it with the severity-4 incidents
@@ -64,5 +64,5 @@ async def test_an_acknowledged_incident_is_raised_without_restarting_escalation(
     fx = await core.active_fixture()
     inc = await core.store.incident(fx.id, 1)
     assert (inc.severity, inc.status) == (5, "acknowledged")
-    assert "1:ack" not in await core.store.deadlines(fx.id)
+    assert "1:ack" not in await core.facades.deadlines.deadlines(fx.id)
     await _agree(core)

@@ -23,7 +23,7 @@ async def test_splitting_out_the_raising_report_lowers_the_severity_again(say, c
     joined = await say("/incident missile @stb_upper s4 bottles now", **TG)
     fx = await core.active_fixture()
     assert (await core.store.incident(fx.id, 1)).severity == 4
-    assert (await core.store.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 60
+    assert (await core.facades.deadlines.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 60
 
     r = await say(split_button(joined), **TG)
     assert r.reply.title == "Logged INC-2"
@@ -37,7 +37,7 @@ async def test_splitting_out_the_raising_report_lowers_the_severity_again(say, c
     assert counts == dict(recount(await core.store.events(fx.id)).counts)
     assert counts.get("inc:sev:3") == 1 and counts.get("inc:sev:4") == 1  # INC-1, INC-2
     # escalation back on severity 3's timers: two minutes from the report, not one
-    assert (await core.store.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 120
+    assert (await core.facades.deadlines.deadlines(fx.id))["1:ack"] == int(START.timestamp()) + 120
     assert "severity 4 → 3" in (await say("/incident 1", as_="control")).reply.text
 
 

@@ -18,13 +18,13 @@ async def test_steward_on_scene_is_recorded_without_stopping_escalation(say, cor
     assert r.reply.ok and "INC-1" in r.reply.text and "acknowledge" in r.reply.text.lower()
     inc = await core.store.incident(fx.id, 1)
     assert inc.status == "reported"
-    assert "1:ack" in await core.store.deadlines(fx.id)
+    assert "1:ack" in await core.facades.deadlines.deadlines(fx.id)
     outs = await sweep_escalations(core, core.store, START + timedelta(seconds=60))
     assert sorted(o.audience for o in outs) == ["command", "police"]  # still escalates
     (note,) = await log_of(core, "incident.update")
     assert "on scene" in note.data["text"].lower() and "top of the stairs" in note.data["text"]
     assert await log_of(core, "incident.status") == []
-    rt = await core.store.response_times(fx.id)
+    rt = await core.facades.views.response_times(fx.id)
     assert rt["acknowledged"] == 0  # the median time to acknowledge does not count it
 
     clock.advance(timedelta(seconds=40))
