@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from itertools import count
 
 from bot.delivery.sink import Doubt, Found, Gate, Unsupported, no_gate
-from bot.domain.messages import Reply
+from bot.domain.messages import Reply, Respond
 
 
 class RecordingSink:
@@ -43,6 +43,10 @@ class RecordingSink:
         """Record the new state of a message as a message of its own."""
         await (self.hook or self.on_send)(chat, reply)
         return True
+
+    async def respond(self, chat: str, via: Respond, reply: Reply) -> None:
+        """Record a command's answer as a message to its chat."""
+        await (self.hook or self.on_send)(chat, reply)
 
     async def pin(self, chat: str, message_id: str) -> None:
         """Not supported."""

@@ -380,6 +380,27 @@ def self_registrations(tree: ast.AST) -> list[str]:
     return found
 
 
+def constructor_wiring(tree: ast.AST) -> list[str]:
+    """Attribute writes on another object inside an __init__ (a part wiring itself into
+    another after that one was built, e.g. `notifier.journal = self`)."""
+    return [f"line {n.lineno}: {ast.unparse(t)}" for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+            for n in ast.walk(f) if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if _outside_self(t)]
+
+
+def test_no_constructor_wires_itself_into_another_object():
+    for name, path in modules().items():
+        assert constructor_wiring(ast.parse(path.read_text())) == [], name
+
+
+def test_the_constructor_wiring_check_finds_one():
+    code = ast.parse("class R:\n    def __init__(self, notifier):\n        self.n = notifier\n"
+                     "        notifier.journal = self\n    def start(self):\n        x.y = 1\n")
+    assert constructor_wiring(code) == ["line 4: notifier.journal"]
+
+
 def test_the_composition_root_builds_with_constructor_arguments_not_attribute_writes():
     for rel in COMPOSITION_ROOT:
         assert writes_on_others(ast.parse((ROOT / rel).read_text())) == [], rel

@@ -5,12 +5,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bot.delivery import board as boards
 from bot.delivery.ratelimit import POST
 from bot.domain.messages import Outbound
 
 Done = Callable[[str, str, str], Awaitable[None]]  # (platform, chat, message id) once sent
+
+
+class Journal(Protocol):
+    """Outbox entries' marks around each send (bot.delivery.durable.OutboxReader)."""
+
+    async def flying(self, platform: str, chat: str,
+                     marks: list[Journaled]) -> list[Journaled]:
+        """A send of these entries to a chat is about to begin: those cleared to go (one
+        left out: not from this replica, its copy is stale or the outbox's lease moved)."""
+
+    async def delivered(self, platform: str, chat: str, marks: list[Journaled],
+                        out: Outbound | None = None, mid: str = "") -> None:
+        """The platform took the send (and where the live message now is)."""
 
 
 class Journaled:
@@ -20,6 +34,7 @@ class Journaled:
     fx: str
     entry: str
     term: int = 0  # the reader's lease term it was queued under (see OutboxReader.flying)
+    journal: Journal  # the reader that queued it writes its marks around the send
 
     @property
     def tag(self) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from bot.delivery import board as boards
 from bot.delivery.chat_queue import ChatQueue, Health, Item, Journaled
@@ -49,19 +49,6 @@ ALBUM_MAX = 10  # items in one album (Telegram's sendMediaGroup takes 2-10)
 T = TypeVar("T")
 
 
-class Journal(Protocol):
-    """Outbox entries' marks around each send (bot.delivery.durable.OutboxReader)."""
-
-    async def flying(self, platform: str, chat: str,
-                     marks: list[Journaled]) -> list[Journaled]:
-        """A send of these entries to a chat is about to begin: those cleared to go (one
-        left out: not from this replica, its copy is stale or the outbox's lease moved)."""
-
-    async def delivered(self, platform: str, chat: str, marks: list[Journaled],
-                        out: Outbound | None = None, mid: str = "") -> None:
-        """The platform took the send (and where the live message now is)."""
-
-
 @dataclass
 class Desk:
     """What every chat's worker shares: the sinks, the pacer, where live messages' ids are
@@ -71,9 +58,6 @@ class Desk:
     clock: Callable[[], float]
     sinks: dict[str, PlatformSink] = field(default_factory=dict)
     store: Any = None  # where live messages' platform ids are kept (set by the app)
-    # Writes outbox entries' in-flight and delivered marks around each send (the outbox
-    # reader, bot.delivery.durable, when wired): see ChatWorker._journaled.
-    journal: Journal | None = None
     wall: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))  # board HH:MM
     # Waits for a board's next turn; real time even when the limiter's clock is injected
     # (tests replace it and call poke() after moving their clock).
@@ -91,7 +75,7 @@ class Desk:
         tapped message or a live message already posted here, else a post (a chaser's post,
         or an acknowledgement's reaction, within the chasers' share: a thousand stewards'
         "ok" never hold control's cards)."""
-        if out.edit or (out.ref and not out.quote and
+        if out.edit or out.respond or (out.ref and not out.quote and
                         out.ref in self.posted.get((platform, chat), set())):
             return EDIT
         return CHASE if out.chase or self.reaction(platform, out) else POST
@@ -291,11 +275,10 @@ class ChatWorker:
         in one round trip, so a crash can only leave the send itself in doubt (the outbox
         reader resolves that on recovery). The message's id ('' when not sent from here);
         None when the batch is not from the outbox."""
-        journal = self.desk.journal
         marks = [d for item in batch for d in item.done]
-        if journal is None or not marks or \
-                not all(isinstance(d, Journaled) for d in marks):
+        if not marks or not all(isinstance(d, Journaled) for d in marks):
             return None
+        journal = marks[0].journal  # one outbox reader per process queues every mark
         marks = await journal.flying(self.platform, self.chat, marks)
         if not marks:
             return ""  # stale copies, or another replica holds the outbox now and sends these
@@ -429,9 +412,9 @@ class ChatWorker:
         """Send items as one album, with the journal's marks around it for every outbox
         entry in it (in flight before, all delivered in one round trip after, like
         `_journaled`); other items' `done` each get their own message's id."""
-        platform, chat, journal, store = self.platform, self.chat, self.desk.journal, \
-            self.desk.store
+        platform, chat, store = self.platform, self.chat, self.desk.store
         marks = [d for item in batch for d in item.done if isinstance(d, Journaled)]
+        journal = marks[0].journal if marks else None
         if marks and journal is not None:
             marks = await journal.flying(platform, chat, marks)
             if not marks:
@@ -572,6 +555,10 @@ class ChatWorker:
             except (Refused, Unsupported) as exc:  # said with a message instead
                 log.info("%s:%s: reaction refused (%s); answered with a message", platform,
                          chat, exc)
+        if out.respond is not None:  # no message of the bot's: nothing to edit or quote later
+            await slot(ticket, platform, chat, EDIT)
+            await sink.respond(chat, out.respond, out.reply)
+            return ""
         if out.edit:
             await slot(ticket, platform, chat, EDIT)
             if await sink.edit(chat, out.edit, out.reply):

@@ -86,7 +86,6 @@ class OutboxReader:
         self.refused = 0  # copies not sent: the lease had moved (counts, for the log)
         self.stale_dropped = 0  # copies not sent: queued under an earlier term
         self._probing: Counter[tuple[str, str]] = Counter()  # (fixture, entry) being looked up
-        notifier.journal = self  # in-flight and delivered marks around each send
 
     def start(self) -> None:
         """Begin watching every fixture's outbox."""
@@ -229,7 +228,9 @@ class OutboxReader:
             self._left[(fx, entry)] = len(todo)
         for platform, chat in todo:
             mark = Mark(self, fx, entry, self._term.get(fx, 0))
-            if states[f"{platform}:{chat}"] != "fly" or out.edit:  # an edit is simply redone
+            # an edit is simply redone; an answer through the command's own channel leaves
+            # nothing to look up
+            if states[f"{platform}:{chat}"] != "fly" or out.edit or out.respond:
                 self.notifier.enqueue(platform, chat, out, mark)
             elif out.urgent or out.chase:  # a procedure's (counted in the lane's hold) or a
                 # steward's direct message: looked up now, before anything is sent again
@@ -402,7 +403,7 @@ class Mark(Journaled):
     to the reader's journal (`flying`, `delivered`) rather than calling them one by one."""
 
     def __init__(self, reader: OutboxReader, fx: str, entry: str, term: int = 0) -> None:
-        self.reader = reader
+        self.journal = self.reader = reader
         self.fx = fx
         self.entry = entry
         self.term = term  # the reader's lease term it was queued under

@@ -31,7 +31,7 @@ from typing import Any
 
 from bot.core.delivery_port import Outbox
 from bot.delivery.chat_queue import ChatQueue, Done, Health, Item, Journaled
-from bot.delivery.chat_worker import ChatWorker, Desk, Journal
+from bot.delivery.chat_worker import ChatWorker, Desk
 from bot.delivery.lane import Lane
 from bot.delivery.limits import Limiter
 from bot.delivery.memory import MemoryOutbox
@@ -42,7 +42,7 @@ from bot.delivery.scopes import Scopes
 from bot.delivery.sink import PlatformSink, Unsupported
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.incident.incident_card import LiveRef
-from bot.domain.messages import Outbound, Reply
+from bot.domain.messages import Outbound, Reply, Respond
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -129,15 +129,6 @@ class Notifier:
     @store.setter
     def store(self, store: Any) -> None:
         self.desk.store = store
-
-    @property
-    def journal(self) -> Journal | None:
-        """The outbox reader's in-flight and delivered marks (bot.delivery.durable)."""
-        return self.desk.journal
-
-    @journal.setter
-    def journal(self, journal: Journal | None) -> None:
-        self.desk.journal = journal
 
     @property
     def wall(self) -> Callable[[], datetime]:
@@ -230,10 +221,11 @@ class Notifier:
                     self.enqueue(platform, chat, out)
 
     def reply(self, platform: str, chat: str, reply: Reply, *, quote: str = "",
-              edit: str = "") -> None:
-        """Queue the answer to someone who just asked (quoting or editing a message)."""
+              edit: str = "", respond: Respond | None = None) -> None:
+        """Queue the answer to someone who just asked (quoting or editing a message, or
+        through the command's own answer channel)."""
         self.enqueue(platform, chat, Outbound(f"user:{platform}:{chat}", reply, quote=quote,
-                                              edit=edit))
+                                              edit=edit, respond=respond))
 
     def enqueue(self, platform: str, chat: str, out: Outbound,
                 done: Done | None = None) -> None:

@@ -26,11 +26,12 @@ class Ticket:
 
 
 def tap_answer(platform: str, chat: str, out: Outbound) -> bool:
-    """An answer edited into the message whose button was just tapped, in a private chat
-    (a guided form's next step): it is not paced at the chat's one message a second, which
-    counts messages sent to a chat, so a steward's taps are answered at once. Only the
-    bot-wide limit counts it; a 429 is still waited out like any other."""
-    return bool(out.edit) and chat != BOT_WIDE and not is_group(platform, chat)
+    """An answer edited into the message whose button was just tapped, or a command's own
+    answer (Slack's response_url), in a private chat (a guided form's next step): it is not
+    paced at the chat's one message a second, which counts messages sent to a chat, so a
+    steward's taps are answered at once. Only the bot-wide limit counts it; a 429 is still
+    waited out like any other."""
+    return bool(out.edit or out.respond) and chat != BOT_WIDE and not is_group(platform, chat)
 
 
 class Pacer:

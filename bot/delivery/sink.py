@@ -1,10 +1,11 @@
 """What a platform adapter offers the delivery layer: a declared family of capabilities.
 
 Every platform sink has them all (`PlatformSink`): send and edit (`Sink`), pin and unpin
-(`Pins`), a reaction on a message (`Reactions`), albums (`Albums`) and the lookup of a send
-a crash left in doubt (`InDoubt`). A platform without one says so explicitly (`pins =
-False`, `reacts = False`, `albumable` always False, a lookup that finds nothing) rather than
-leaving the method out: the delivery layer never probes.
+(`Pins`), a reaction on a message (`Reactions`), albums (`Albums`), a command's own answer
+channel (`Answers`) and the lookup of a send a crash left in doubt (`InDoubt`). A platform
+without one says so explicitly (`pins = False`, `reacts = False`, `albumable` always False,
+a lookup that finds nothing, Unsupported) rather than leaving the method out: the delivery
+layer never probes.
 Queues, ordering, dedupe, rate limits, retries and "edit the live message or post a new one"
 live once, in bot.delivery; an adapter only speaks its platform.
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
-from bot.domain.messages import Reply
+from bot.domain.messages import Reply, Respond
 
 # A sink's `gate` asked for this 'chat' takes a slot of the bot-wide limit only: for calls
 # that may or may not post and whose chat the sink paces itself (Telegram's lookup forwards).
@@ -159,6 +160,15 @@ class Albums(Protocol):
 
 
 @runtime_checkable
+class Answers(Protocol):
+    """A command's own answer channel (Slack's response_url: an answer only the person who
+    asked sees). A platform without one never makes a Respond, and raises Unsupported."""
+
+    async def respond(self, chat: str, via: Respond, reply: Reply) -> None:
+        """Answer through `via`; directly to the person when it no longer takes it."""
+
+
+@runtime_checkable
 class InDoubt(Protocol):
     """Looking up a send a crash left in doubt, and the message-id hints that help."""
 
@@ -174,5 +184,5 @@ class InDoubt(Protocol):
 
 
 @runtime_checkable
-class PlatformSink(Sink, Pins, Reactions, Albums, InDoubt, Protocol):
+class PlatformSink(Sink, Pins, Reactions, Albums, Answers, InDoubt, Protocol):
     """Every capability a platform sink declares (implemented or explicitly not)."""

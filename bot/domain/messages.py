@@ -96,6 +96,15 @@ class Attachment:
 
 
 @dataclass(frozen=True)
+class Respond:
+    """Where a Slack command's ephemeral answer goes: the command's response_url, and the
+    person to message directly once Slack no longer takes it (expired or used up)."""
+
+    user: str  # the platform's user id
+    url: str
+
+
+@dataclass(frozen=True)
 class ReplyVia:
     """How the adapter lets the core queue the sender's answer durably: a new message (both
     ids empty), quoting the sender's message, or replacing a bot message (a guided form's
@@ -103,6 +112,7 @@ class ReplyVia:
 
     quote: str = ""  # platform message id the answer quotes
     edit: str = ""  # platform message id the answer replaces in place
+    respond: Respond | None = None  # the command's own answer channel (Slack)
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,7 @@ class Command:
         if via is None:
             return None
         return Outbound(f"user:{self.platform}:{self.chat}", reply, fixture=fixture,
-                        quote=via.quote, edit=via.edit, about=about)
+                        quote=via.quote, edit=via.edit, respond=via.respond, about=about)
 
 
 @dataclass(frozen=True)
@@ -191,6 +201,7 @@ class Outbound:
     thread: str = ""  # ref of the live message this one belongs under (Slack thread, TG reply)
     quote: str = ""  # platform message id this answers (a reply quoting the user's message)
     edit: str = ""  # platform message id to replace in place (a guided form's prompt)
+    respond: Respond | None = None  # answered through the command's own channel (Slack)
     stored: bool = False  # already written to the durable outbox by the write that caused it
     live: LiveRef | None = None  # stored as a reference: rendered at send time from the record
     # the number of the incident this message is about (0: none), though not its live

@@ -19,7 +19,7 @@ from redis.exceptions import ResponseError
 
 from bot.domain.incident.incident_card import CARD, IncidentCard, LiveRef
 from bot.domain.ledger import Tpl, Var
-from bot.domain.messages import Attachment, Button, Outbound, Reply
+from bot.domain.messages import Attachment, Button, Outbound, Reply, Respond
 from bot.store.base import KeySpace, fx_prefix, ops_prefix, tag_prefix
 from bot.store.gateway import Gateway, Unconfirmed
 from bot.store.message_refs import REF_TTL, msgof_key, ref_key, seen_op
@@ -36,6 +36,9 @@ STREAM = "obx"
 # claim there and its messages are one script.
 OPS_OUTBOX = "ops"
 DONE_TTL = 2 * 86400
+# How versions before the typed Respond stored a Slack command's answer: a pseudo message id
+# 'respond:<user>:<response_url>' in `edit` (read and still written for them, see _fields).
+LEGACY_RESPOND = "respond:"
 LEASE_MS = 5000
 # KEYS[1] stream, KEYS[2] once-mark; ARGV[1] TTL, ARGV[2..] entries: add them only if the
 # mark was not there (a redelivered command's messages are already in the outbox).
@@ -78,6 +81,12 @@ def _fields(out: Outbound) -> dict[str, object]:
         data["a"] = out.about
     if out.reaches:
         data["rx"] = out.reaches
+    if out.respond is not None:
+        data["rs"] = [out.respond.user, out.respond.url]
+        # A replica of an earlier version reads only this (LEGACY_RESPOND), and would post
+        # an ephemeral answer in the channel for all to see without it: kept while a
+        # rolling upgrade may run both.
+        data["edit"] = f"{LEGACY_RESPOND}{out.respond.user}:{out.respond.url}"
     return data
 
 
@@ -102,10 +111,23 @@ def decode(raw: str) -> Outbound:
                   field=r.get("field", ""),
                   card=IncidentCard(**_known(IncidentCard, card)) if card else None)
     live = d.get("live")
+    respond, edit = _respond(d)
     return Outbound(d["aud"], reply, ref=d["ref"], fixture=d["fx"], thread=d["thread"],
-                    quote=d["quote"], edit=d["edit"], urgent=d.get("u", ""), chase=d.get("c", ""),
+                    quote=d["quote"], edit=edit, respond=respond, urgent=d.get("u", ""),
+                    chase=d.get("c", ""),
                     pin=d.get("p", ""), about=int(d.get("a", 0)), reaches=d.get("rx", ""),
                     live=LiveRef(live["view"], int(live["n"])) if live else None)
+
+
+def _respond(d: dict[str, Any]) -> tuple[Respond | None, str]:
+    """(where a command's answer goes, the message id it replaces) of an entry; an entry an
+    earlier version queued names its response_url in `edit` (LEGACY_RESPOND)."""
+    if "rs" in d:
+        return Respond(*d["rs"]), ""
+    if d["edit"].startswith(LEGACY_RESPOND):
+        user, _, url = d["edit"].removeprefix(LEGACY_RESPOND).partition(":")
+        return Respond(user, url), ""
+    return None, d["edit"]
 
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:

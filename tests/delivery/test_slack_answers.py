@@ -7,9 +7,11 @@ import asyncio
 import json
 
 from bot.core.dispatch import Core
+from bot.domain.messages import Outbound, Reply, Respond
 from bot.runtime import slack_for
 from bot.settings import Settings
-from bot.store.outbox import Outbox
+from bot.store.base import fx_prefix
+from bot.store.outbox import Outbox, decode, encode
 from rigs.fakes.slack_api import FakeSlack, bolt_request, slash_body
 from tests.support.delivery import (
     durable,
@@ -47,3 +49,36 @@ async def test_a_report_answer_survives_a_crash_and_a_429(core: Core, settings: 
     assert (await outbox.backlog(fx))[0] == 0
     await reader.stop()
     await adapter.stop()
+
+
+async def test_an_answer_queued_by_an_earlier_version_still_goes_to_its_response_url(
+        core: Core, settings: Settings, slack_api: FakeSlack):
+    """During a rolling upgrade the outbox may hold answers an earlier replica queued, whose
+    response_url is packed into the message id they 'edit': the answer still goes only to
+    the person who asked (ephemeral), never posted in the channel or refused as an edit."""
+    fx = (await core.active_fixture()).id  # type: ignore[union-attr]
+    outbox = Outbox(core.store.gateway)
+    await outbox.ensure_group(fx)
+    url = slack_api.response_url("old")
+    entry = json.loads(encode(Outbound(f"user:slack:{CHANNEL}", Reply("Logged INC-9"),
+                                       fixture=fx)))
+    entry["edit"] = f"respond:{CONTROL}:{url}"  # as versions before the typed Respond wrote it
+    await core.store.gateway.r.xadd(fx_prefix(fx) + "obx", {"m": json.dumps(entry)})
+    adapter = slack_for(core, slack_settings(settings, slack_api))
+    await adapter.start()
+    reader = await durable(core)
+    [answer] = await slack_api.wait_call("respond", lambda c: c.ok)
+    await reader.drain()
+    assert answer.params["response_type"] == "ephemeral"
+    assert "Logged INC-9" in json.dumps(answer.params)
+    assert slack_api.of("chat.update") == [] and slack_api.of("chat.postMessage") == []
+    await reader.stop()
+    await adapter.stop()
+
+
+def test_an_answer_through_the_response_url_is_kept_typed_and_readable_by_either_version():
+    out = Outbound(f"user:slack:{CHANNEL}", Reply("ok"), respond=Respond(CONTROL, "https://x/1"))
+    raw = encode(out)
+    assert decode(raw).respond == Respond(CONTROL, "https://x/1") and decode(raw).edit == ""
+    # an earlier replica reads only `edit`: it finds the answer's response_url there
+    assert json.loads(raw)["edit"] == f"respond:{CONTROL}:https://x/1"

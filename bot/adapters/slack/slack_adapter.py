@@ -29,11 +29,11 @@ from bot.adapters.slack.guard import RequestGuard, host_allowed, middleware
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.signatures import StrictRequestVerification
 from bot.adapters.slack.slack_faults import native
-from bot.adapters.slack.slack_inbound import RESPOND, VIEW_DEADLINE, Inbound
+from bot.adapters.slack.slack_inbound import VIEW_DEADLINE, Inbound
 from bot.adapters.slack.slack_sdklog import socket_mode_logger
 from bot.core.ports import CoreAPI
 from bot.delivery.sink import SENDING, Doubt, Found, Gate, RetryLater, Unsupported, no_gate
-from bot.domain.messages import Reply
+from bot.domain.messages import Reply, Respond
 from bot.domain.routes import Answer, Request, Route
 from bot.settings import Settings
 from bot.tasks import cancel_and_wait
@@ -204,11 +204,7 @@ class SlackAdapter:
         return ts if channel == chat else f"{channel}/{ts}"
 
     async def edit(self, chat: str, message_id: str, reply: Reply) -> bool:
-        """chat.update in place (images go to its thread); False when the message is gone.
-        A 'respond:<user>:<response_url>' id is a command's ephemeral answer (see
-        Inbound.respond_via), delivered through the outbox like everything else."""
-        if message_id.startswith(RESPOND):
-            return await self._respond(chat, message_id.removeprefix(RESPOND), reply)
+        """chat.update in place (images go to its thread); False when the message is gone."""
         channel, ts = _split_ref(message_id, chat)
         try:
             await native(self.client.chat_update(channel=channel, ts=ts,
@@ -253,16 +249,16 @@ class SlackAdapter:
             if exc.response.get("error") not in ("no_pin", "message_not_found"):
                 raise
 
-
-    async def _respond(self, chat: str, target: str, reply: Reply) -> bool:
-        """The ephemeral answer through the command's response_url; when Slack no longer
-        takes it (expired or used up), a DM to the person instead."""
-        user, _, url = target.partition(":")
+    async def respond(self, chat: str, via: Respond, reply: Reply) -> None:
+        """The ephemeral answer through the command's response_url (see
+        Inbound.respond_via); when Slack no longer takes it (expired or used up), a DM to the
+        person instead."""
+        user, url = via.user, via.url
         if not host_allowed(url, self.settings.response_hosts):  # queued before the guard
             await self.guard.refuse(f"slack:{user}", "queued answer's response_url is not on "
                                                      "a Slack host; answering by DM")
             await self.send(user, reply)
-            return True
+            return
         resp = await AsyncWebhookClient(url).send_dict(
             {"response_type": "ephemeral", "replace_original": False, **message_payload(reply)})
         if resp.status_code == 429:
@@ -272,10 +268,9 @@ class SlackAdapter:
         if resp.status_code != 200:
             log.info("slack: response_url refused (%s); answering by DM", resp.status_code)
             await self.send(user, reply)
-            return True
+            return
         if reply.images:
             await native(self._upload(reply.images, chat, None))
-        return True
 
     # ================================================================ in doubt (InDoubt)
     @staticmethod

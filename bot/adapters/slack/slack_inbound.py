@@ -15,14 +15,13 @@ from bot.adapters.parts import AdapterParts
 from bot.adapters.slack.home import HomeTab
 from bot.adapters.slack.modals import Modal
 from bot.core.ports import CoreAPI
-from bot.domain.messages import Command, Reply, ReplyVia, Result
+from bot.domain.messages import Command, Reply, ReplyVia, Respond, Result
 from bot.settings import Settings
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 VIEW_DEADLINE = 2.5  # seconds to wait for the core before acking a submission anyway
-RESPOND = "respond:"  # a reply 'edits' this pseudo message id: the command's response_url
 Upload = Callable[[list[bytes], str, str | None], Awaitable[None]]
 
 
@@ -55,7 +54,7 @@ class Inbound(InboundBase):
     def respond_via(user: str, response_url: str | None) -> ReplyVia | None:
         """Command.reply_via letting the core queue the ephemeral answer in the durable
         outbox (the Slack sink posts it to response_url; a DM once that has expired)."""
-        return ReplyVia(edit=f"{RESPOND}{user}:{response_url}") if response_url else None
+        return ReplyVia(respond=Respond(user, response_url)) if response_url else None
 
     async def may(self, user: str, name: str) -> bool:
         """May this Slack user run this command (to decide whether to open a modal)?"""
@@ -108,7 +107,7 @@ class Inbound(InboundBase):
         via = self.respond_via(user, response_url)
         if via is not None:  # the Slack sink posts it to the response_url (a DM once that
             # has expired)
-            self.delivery.reply("slack", channel or user, result.reply, edit=via.edit)
+            self.delivery.reply("slack", channel or user, result.reply, respond=via.respond)
             return
         await self.post(user, result.reply)
 

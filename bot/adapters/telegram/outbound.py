@@ -23,8 +23,8 @@ from bot.adapters.telegram.probes import (
 )
 from bot.adapters.telegram.render import Rendered, render, split_html
 from bot.adapters.telegram.telegram_faults import native
-from bot.delivery.sink import Doubt, Found, Gate, Refused, no_gate
-from bot.domain.messages import Reply
+from bot.delivery.sink import Doubt, Found, Gate, Refused, Unsupported, no_gate
+from bot.domain.messages import Reply, Respond
 from bot.store.chat_moves import ChatMoves
 
 log = logging.getLogger(__name__)
@@ -160,6 +160,10 @@ class TelegramSink:
         except ChatMigrated as exc:
             moved = await self.moved(now, str(exc.new_chat_id))
             return await self._edit_at(moved, message_id, reply, private=private(chat))
+
+    async def respond(self, chat: str, via: Respond, reply: Reply) -> None:
+        """Telegram has no per-command answer channel: the core never asks for one here."""
+        raise Unsupported("telegram: answers go to the chat")
 
     async def pin(self, chat: str, message_id: str) -> None:
         """Pin a message (the flashpoint board, a procedure) quietly; Telegram counts it like
