@@ -57,7 +57,7 @@ async def ensure_sample_fixture(core: Core, *, rota: bool = False) -> Fixture:
     )
     ev = Event(kind="fixture.created", at=iso(core.clock.now()), by="system:sample",
                role="admin", data={"id": fx.id, **fx.to_hash()}, phase="pre")
-    await create_fixture(core, fx, ev, f"sample:{fx.id}")
+    await create_fixture(core, core.store, fx, ev, f"sample:{fx.id}")
     if rota:
         rows = [[r.steward, r.name, r.post] for r in SAMPLE_ROTA]
         filled = Event(kind="deploy.filled", at=iso(core.clock.now()), by="system:sample",

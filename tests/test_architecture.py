@@ -184,6 +184,59 @@ def test_the_home_check_finds_a_module_outside_a_home():
         "handlers/nohome/x.py", "handlers/reporting.py"]
 
 
+# What a home may declare it uses of the core: never the store or its facades whole (a
+# handler has ctx.store and the facades its home declares).
+CORE_PARTS = {"settings", "roles", "grounds", "roster", "drill", "registry", "cache",
+              "status_lines", "commander_lines", "notifier", "changed", "member",
+              "fixture_for", "use_fixture", "choose_fixture"}
+
+
+def core_and_facade_uses(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(what of the core, which facades) a module uses: `ctx.core.X`, `core.X`,
+    `ctx.facades.X`, `core.facades.X`, `facades.X`."""
+    core: set[str] = set()
+    facades: set[str] = set()
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Attribute):
+            continue
+        v = n.value
+        named = v.id if isinstance(v, ast.Name) else v.attr if isinstance(v, ast.Attribute) \
+            else ""
+        if named == "core" and n.attr != "facades":
+            core.add(n.attr)
+        elif named == "facades":
+            facades.add(n.attr)
+    return core, facades
+
+
+def undeclared_uses(home: str) -> list[str]:
+    """What a home's modules use of the core or the facades that its home.py does not
+    declare (CORE, FACADES), and what it declares of the core that no home may."""
+    import importlib
+
+    decl = importlib.import_module(f"handlers.{home}.home")
+    out = [f"{home}: CORE may not name {x}" for x in sorted(set(decl.CORE) - CORE_PARTS)]
+    for path in sorted((ROOT / "handlers" / home).rglob("*.py")):
+        core, facades = core_and_facade_uses(ast.parse(path.read_text()))
+        rel = path.relative_to(ROOT).as_posix()
+        out += [f"{rel}: core.{x}" for x in sorted(core - set(decl.CORE))]
+        out += [f"{rel}: facades.{x}" for x in sorted(facades - set(decl.FACADES))]
+    return out
+
+
+def test_each_home_uses_only_what_it_declares_of_the_core_and_the_store():
+    for home in sorted(declared_homes()):
+        assert undeclared_uses(home) == [], home
+
+
+def test_the_declared_use_check_finds_what_it_looks_for():
+    code = ast.parse("async def f(ctx, core):\n    ctx.core.settings\n    core.notifier.x\n"
+                     "    ctx.facades.forms\n    core.facades.deadlines.d\n    facades = 1\n"
+                     "    facades.plans\n    ctx.store.x\n")
+    assert core_and_facade_uses(code) == ({"settings", "notifier"},
+                                          {"forms", "deadlines", "plans"})
+
+
 RENDERER = "handlers/incident/card.py"  # the incident's one renderer
 
 

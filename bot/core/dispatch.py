@@ -188,7 +188,9 @@ class TTLCache:
 
 @dataclass
 class Ctx:
-    """Everything a handler needs for one command."""
+    """Everything a handler needs for one command. Of `core` and `facades` a handler uses
+    only what its home declares (handlers/<home>/home.py CORE and FACADES: checked by the
+    architecture tests)."""
 
     core: Core
     cmd: Command

@@ -13,6 +13,11 @@ from handlers.common import forms, pack, status, web_signin
 DEADLINES: Mapping[str, Firer] = {}  # fires no deadlines
 SLOTS: Mapping[str, HomeSlots] = {}  # plans no slots of its own
 
+# What this home uses of the core and of the store's facades (its commands' ctx.core and
+# ctx.facades, its timers' core): the architecture test fails on a use not declared.
+CORE = frozenset({"commander_lines", "registry", "settings", "status_lines"})
+FACADES = frozenset({"forms"})
+
 
 def register(registry: Registry) -> None:
     """Add the common home's commands and guided forms to the registry."""

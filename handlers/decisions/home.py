@@ -14,6 +14,11 @@ from handlers.decisions import commands, review_timer
 DEADLINES: Mapping[str, Firer] = {"review": review_timer.fire_review}
 SLOTS: Mapping[str, HomeSlots] = {}  # plans no slots of its own
 
+# What this home uses of the core and of the store's facades (its commands' ctx.core and
+# ctx.facades, its timers' core): the architecture test fails on a use not declared.
+CORE = frozenset({"changed", "notifier", "settings"})
+FACADES = frozenset({"deadlines", "decisions", "forms"})
+
 
 def register(registry: Registry) -> None:
     """Add the decisions home's commands and guided forms to the registry."""

@@ -13,6 +13,11 @@ from handlers.inspections import commands
 DEADLINES: Mapping[str, Firer] = {}  # fires no deadlines
 SLOTS: Mapping[str, HomeSlots] = {}  # plans no slots of its own
 
+# What this home uses of the core and of the store's facades (its commands' ctx.core and
+# ctx.facades, its timers' core): the architecture test fails on a use not declared.
+CORE = frozenset({"changed", "roles", "settings"})
+FACADES = frozenset({"decisions", "inspections"})
+
 
 def register(registry: Registry) -> None:
     """Add the inspections home's commands and guided forms to the registry."""
