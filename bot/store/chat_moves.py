@@ -2,11 +2,17 @@
 supergroup gets a new id), persisted so every replica and every restart sends to the new id.
 
 `ChatMoves.resolve(platform, chat)` is the chat-id resolution the delivery layer calls before
-sending; it reads one small hash, cached for a few seconds per process.
+sending; it reads one small hash, cached for a few seconds per process. Once read, a send
+never waits for it again: a stale copy is answered at once while one read refreshes it in the
+background (the hash lives in the shared `{ops}` slot, and a paused master there held every
+Telegram send of every fixture for as long as the pause). A chat moved meanwhile is
+answered by Telegram's "migrated" error, which the adapter follows and records.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +21,8 @@ from bot.store.base import StoreUnavailable, chat_prefix, ops_prefix, tag_prefix
 from bot.store.gateway import Gateway
 
 MAX_HOPS = 5  # a chat moved again after its move (never seen, but cheap to follow)
+
+log = logging.getLogger(__name__)
 
 
 class ChatMoves:
@@ -29,13 +37,36 @@ class ChatMoves:
         self._monotonic = monotonic
         self._cache: dict[str, str] = {}
         self._fresh_until = float("-inf")
+        self._loaded = False  # read at least once: from then on nobody waits for a read
+        self._refresh: asyncio.Task[None] | None = None
 
     async def all(self) -> dict[str, str]:
-        """Every move: "<platform>:<old>" -> new chat (cached for `ttl` seconds)."""
-        if self._monotonic() >= self._fresh_until:
-            self._cache = await self.gateway.call(lambda r: r.hgetall(self.key))
-            self._fresh_until = self._monotonic() + self.ttl
+        """Every move: "<platform>:<old>" -> new chat (cached for `ttl` seconds; once
+        read, a stale copy is answered while one background read refreshes it)."""
+        if self._monotonic() < self._fresh_until:
+            return self._cache
+        if not self._loaded:
+            await self._read()
+            return self._cache
+        if self._refresh is None or self._refresh.done():
+            self._refresh = asyncio.create_task(self._background())
         return self._cache
+
+    async def _read(self) -> None:
+        fresh = await self.gateway.call(lambda r: r.hgetall(self.key))
+        # moves are only ever added: one this process recorded during the read is kept
+        self._cache = {**self._cache, **fresh}
+        self._loaded = True
+        self._fresh_until = self._monotonic() + self.ttl
+
+    async def _background(self) -> None:
+        try:
+            await self._read()
+        except StoreUnavailable:
+            self._fresh_until = self._monotonic() + self.ttl  # ask again after ttl
+        except Exception:
+            log.exception("reading the chat moves failed")
+            self._fresh_until = self._monotonic() + self.ttl
 
     async def resolve(self, platform: str, chat: str) -> str:
         """The chat to send to now: the newest id of a moved chat, else the chat itself.
