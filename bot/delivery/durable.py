@@ -39,7 +39,7 @@ from bot.delivery.sink import Doubt, Unsupported
 from bot.domain.incident.incident_model import incident_id
 from bot.domain.messages import Outbound
 from bot.store import StoreUnavailable, Unconfirmed
-from bot.store.outbox import Outbox
+from bot.store.outbox import TAKEN_OVER, Outbox
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -122,6 +122,9 @@ class OutboxReader:
                 if fx in self._lost:
                     leader = False
                 has = await self.outbox.lease(fx, self.owner)
+                if has == TAKEN_OVER:  # another replica held it meanwhile: a new term
+                    self._lost.add(fx)
+                    leader = False
                 if not has:
                     if leader:
                         log.warning("outbox of %s: delivery lease lost to another replica", fx)

@@ -50,12 +50,35 @@ end
 return 0
 """
 
-# KEYS[1] the fixture's delivery lease, KEYS[2..] in-flight marks; ARGV[1] the lease holder
-# the sender believes it is, ARGV[2] the mark's value, ARGV[3] its TTL: the marks are written
-# (and the send may begin) only while that holder still has the lease.
+# KEYS[1] the fixture's delivery lease, KEYS[2] its last holder; ARGV[1] the owner, ARGV[2]
+# the lease's TTL in ms, ARGV[3] the last holder's TTL. 1: the owner holds it, and nobody
+# else has since it last did (a lease that lapsed, e.g. while its master was paused, comes
+# back to its holder with its term); 2: the owner took it over from another holder; 0:
+# another holds it.
+_LEASE = """
+local h = redis.call('GET', KEYS[1])
+if h == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if h then return 0 end
+local last = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
+if last and last ~= ARGV[1] then return 2 end
+return 1
+"""
+KEPT, TAKEN_OVER = 1, 2  # what `lease` answers besides 0 (see _LEASE)
+
+# KEYS[1] the fixture's delivery lease, KEYS[2] its last holder, KEYS[3..] in-flight marks;
+# ARGV[1] the lease holder the sender believes it is, ARGV[2] the mark's value, ARGV[3] its
+# TTL, ARGV[4] the lease's TTL in ms: the marks are written (and the send may begin) only
+# while that holder still has the lease, or has it back: a lease that lapsed with nobody
+# taking it since is renewed here, so a paused master costs no new term.
 _FLYING = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+local h = redis.call('GET', KEYS[1])
+if h ~= ARGV[1] then
+  if h or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+end
+for i = 3, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 return 1
 """
 
@@ -199,6 +222,7 @@ class Outbox:
         self.space = gateway.space  # whose keys (see Gateway.for_club)
         self._add_once = gateway.script(_ADD_ONCE)
         self._flying = gateway.script(_FLYING)
+        self._lease = gateway.script(_LEASE)
 
     def _key(self, fx: str) -> str:
         return fx_prefix(fx, self.space) + STREAM
@@ -238,16 +262,13 @@ class Outbox:
             if "BUSYGROUP" not in str(exc):
                 raise
 
-    async def lease(self, fx: str, owner: str) -> bool:
-        """Take or keep the fixture's delivery lease: True while this owner holds it."""
-        key = fx_prefix(fx, self.space) + "obx:lease"
-        got = await self.gateway.call(lambda r: r.set(key, owner, nx=True, px=LEASE_MS))
-        if got:
-            return True
-        if await self.gateway.call(lambda r: r.get(key)) != owner:
-            return False
-        await self.gateway.call(lambda r: r.pexpire(key, LEASE_MS))
-        return True
+    async def lease(self, fx: str, owner: str) -> int:
+        """Take or keep the fixture's delivery lease, in one round trip: KEPT while this
+        owner holds it and nobody else has since it last did, TAKEN_OVER when it just took
+        it from another holder, 0 while another holds it."""
+        p = fx_prefix(fx, self.space)
+        return int(await self.gateway.run_script(
+            self._lease, [p + "obx:lease", p + "obx:lease:last"], [owner, LEASE_MS, DONE_TTL]))
 
     async def release(self, fx: str, owner: str) -> None:
         """Give the lease up (clean shutdown), so another replica takes over at once."""
@@ -330,9 +351,10 @@ class Outbox:
             by_fx.setdefault(fx, []).append(entry)
         held: set[str] = set()
         for fx, ids in by_fx.items():
-            keys = [fx_prefix(fx, self.space) + "obx:lease", *(self._fly(fx, e, chat) for e in ids)]
+            p = fx_prefix(fx, self.space)
+            keys = [p + "obx:lease", p + "obx:lease:last", *(self._fly(fx, e, chat) for e in ids)]
             if await self.gateway.run_script(self._flying, keys,
-                                             [owner, str(max(floor, 0)), DONE_TTL]):
+                                             [owner, str(max(floor, 0)), DONE_TTL, LEASE_MS]):
                 held.add(fx)
         return held
 
