@@ -40,6 +40,9 @@ DONE_TTL = 2 * 86400
 # 'respond:<user>:<response_url>' in `edit` (read and still written for them, see _fields).
 LEGACY_RESPOND = "respond:"
 LEASE_MS = 5000
+# How long after its holder last renewed a lapsed lease stays its holder's to take back: a
+# crashed replica's fixtures move on after this, not after LEASE_MS.
+LEASE_GRACE_MS = 7500
 # KEYS[1] stream, KEYS[2] once-mark; ARGV[1] TTL, ARGV[2..] entries: add them only if the
 # mark was not there (a redelivered command's messages are already in the outbox).
 _ADD_ONCE = """
@@ -50,26 +53,35 @@ end
 return 0
 """
 
-# KEYS[1] the fixture's delivery lease, KEYS[2] its last holder; ARGV[1] the owner, ARGV[2]
-# the lease's TTL in ms, ARGV[3] the last holder's TTL. 1: the owner holds it, and nobody
-# else has since it last did (a lease that lapsed, e.g. while its master was paused, comes
-# back to its holder with its term); 2: the owner took it over from another holder; 0:
-# another holds it.
+# KEYS[1] the fixture's delivery lease, KEYS[2] its last holder, KEYS[3] the holder's grace;
+# ARGV[1] the owner, ARGV[2] the lease's TTL in ms, ARGV[3] the last holder's TTL, ARGV[4]
+# the grace in ms. 1: the owner holds it, and nobody else has since it last did (a lease
+# that lapsed, e.g. while its master was paused, comes back to its holder with its term); 2:
+# the owner took it over from another holder; 0: another holds it, or may still come back
+# for it (its grace, LEASE_GRACE_MS after its last renewal, has not run out: after a
+# failover the holder and the other replicas all ask at once, and the holder must win).
 _LEASE = """
 local h = redis.call('GET', KEYS[1])
-if h == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if h == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4])
+  return 1
+end
 if h then return 0 end
 local last = redis.call('GET', KEYS[2])
+if last and last ~= ARGV[1] and redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
+redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4])
 if last and last ~= ARGV[1] then return 2 end
 return 1
 """
 KEPT, TAKEN_OVER = 1, 2  # what `lease` answers besides 0 (see _LEASE)
 
-# KEYS[1] the fixture's delivery lease, KEYS[2] its last holder, KEYS[3..] in-flight marks;
-# ARGV[1] the lease holder the sender believes it is, ARGV[2] the mark's value, ARGV[3] its
-# TTL, ARGV[4] the lease's TTL in ms: the marks are written (and the send may begin) only
+# KEYS[1] the fixture's delivery lease, KEYS[2] its last holder, KEYS[3] the holder's grace,
+# KEYS[4..] in-flight marks; ARGV[1] the lease holder the sender believes it is, ARGV[2] the
+# mark's value, ARGV[3] its TTL, ARGV[4] the lease's TTL in ms, ARGV[5] the grace in ms: the
+# marks are written (and the send may begin) only
 # while that holder still has the lease, or has it back: a lease that lapsed with nobody
 # taking it since is renewed here, so a paused master costs no new term.
 _FLYING = """
@@ -77,8 +89,9 @@ local h = redis.call('GET', KEYS[1])
 if h ~= ARGV[1] then
   if h or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+  redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[5])
 end
-for i = 3, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
+for i = 4, #KEYS do redis.call('SET', KEYS[i], ARGV[2], 'EX', ARGV[3]) end
 return 1
 """
 
@@ -268,13 +281,14 @@ class Outbox:
         it from another holder, 0 while another holds it."""
         p = fx_prefix(fx, self.space)
         return int(await self.gateway.run_script(
-            self._lease, [p + "obx:lease", p + "obx:lease:last"], [owner, LEASE_MS, DONE_TTL]))
+            self._lease, [p + "obx:lease", p + "obx:lease:last", p + "obx:lease:grace"],
+            [owner, LEASE_MS, DONE_TTL, LEASE_GRACE_MS]))
 
     async def release(self, fx: str, owner: str) -> None:
         """Give the lease up (clean shutdown), so another replica takes over at once."""
         key = fx_prefix(fx, self.space) + "obx:lease"
         if await self.gateway.call(lambda r: r.get(key)) == owner:
-            await self.gateway.call(lambda r: r.delete(key))
+            await self.gateway.call(lambda r: r.delete(key, key + ":grace"))
 
     async def claim_all(self, fx: str, consumer: str) -> list[tuple[str, Outbound]]:
         """Take over every entry read but not acknowledged (its reader is gone)."""
@@ -352,9 +366,10 @@ class Outbox:
         held: set[str] = set()
         for fx, ids in by_fx.items():
             p = fx_prefix(fx, self.space)
-            keys = [p + "obx:lease", p + "obx:lease:last", *(self._fly(fx, e, chat) for e in ids)]
-            if await self.gateway.run_script(self._flying, keys,
-                                             [owner, str(max(floor, 0)), DONE_TTL, LEASE_MS]):
+            keys = [p + "obx:lease", p + "obx:lease:last", p + "obx:lease:grace",
+                    *(self._fly(fx, e, chat) for e in ids)]
+            if await self.gateway.run_script(self._flying, keys, [
+                    owner, str(max(floor, 0)), DONE_TTL, LEASE_MS, LEASE_GRACE_MS]):
                 held.add(fx)
         return held
 
