@@ -234,8 +234,11 @@ class Outbox:
         self.gateway = gateway
         self.space = gateway.space  # whose keys (see Gateway.for_club)
         self._add_once = gateway.script(_ADD_ONCE)
-        self._flying = gateway.script(_FLYING)
-        self._lease = gateway.script(_LEASE)
+        # Fenced: a lease poll or an in-flight mark that waited in a paused master must not
+        # run when it resumes (another replica's late poll took the lease from its holder
+        # there, and the holder's own sends were then refused).
+        self._flying = gateway.fenced_script(_FLYING)
+        self._lease = gateway.fenced_script(_LEASE)
 
     def _key(self, fx: str) -> str:
         return fx_prefix(fx, self.space) + STREAM
@@ -280,7 +283,7 @@ class Outbox:
         owner holds it and nobody else has since it last did, TAKEN_OVER when it just took
         it from another holder, 0 while another holds it."""
         p = fx_prefix(fx, self.space)
-        return int(await self.gateway.run_script(
+        return int(await self.gateway.run_fenced(
             self._lease, [p + "obx:lease", p + "obx:lease:last", p + "obx:lease:grace"],
             [owner, LEASE_MS, DONE_TTL, LEASE_GRACE_MS]))
 
@@ -368,7 +371,7 @@ class Outbox:
             p = fx_prefix(fx, self.space)
             keys = [p + "obx:lease", p + "obx:lease:last", p + "obx:lease:grace",
                     *(self._fly(fx, e, chat) for e in ids)]
-            if await self.gateway.run_script(self._flying, keys, [
+            if await self.gateway.run_fenced(self._flying, keys, [
                     owner, str(max(floor, 0)), DONE_TTL, LEASE_MS, LEASE_GRACE_MS]):
                 held.add(fx)
         return held

@@ -13,7 +13,9 @@ import signal
 from pathlib import Path
 
 from bot.store import Store
+from bot.store.base import fx_prefix
 from bot.store.inbox import Inbox, Seen
+from bot.store.outbox import KEPT, TAKEN_OVER, Outbox
 from bot.store.windows import Windows
 from rigs.topology import start_sentinel
 from tests.support.failover import KeyspaceWatch, promote_a_replica
@@ -40,6 +42,11 @@ async def test_late_seen_marks_windows_and_inbox_batches_land_on_the_new_master(
         gw = store.gateway
         seen, inbox, windows = Seen(gw), Inbox(gw, BOT), Windows(gw)
         await inbox.record([_update(100)])  # the bot has confirmed update 100 to Telegram
+        assert await Outbox(gw).lease("fx-1", "bot-a") == KEPT  # a delivers fixture fx-1
+        lease = fx_prefix("fx-1") + "obx:lease"
+        # ... and its lease and grace are about to lapse: the pause outlasts them
+        await gw.r.pexpire(lease, 30)
+        await gw.r.pexpire(lease + ":grace", 30)
         await watch.start()
         # pooled connections to the first master, as a busy bot has
         await asyncio.gather(*(gw.r.get(f"warm:{i}") for i in range(8)))
@@ -49,15 +56,23 @@ async def test_late_seen_marks_windows_and_inbox_batches_land_on_the_new_master(
             writes = asyncio.gather(
                 seen.first("slack:Ev0123"),  # a Slack event, first seen here
                 windows.take(WINDOWS, 1_800_000_000.0, "send-1"),  # a send's slot
-                inbox.record([_update(101), _update(102)]))  # a getUpdates batch
+                inbox.record([_update(101), _update(102)]),  # a getUpdates batch
+                Outbox(gw).lease("fx-1", "bot-b"))  # another replica's poll, waiting too
             new = await promote_a_replica(topo, old)  # ... the sentinels promote a replica
         finally:
             os.kill(topo.pid(old), signal.SIGCONT)  # ... and the old master resumes
-        first, wait, _ = await writes
+        first, wait, _, took = await writes
 
         written = await watch.written()
         assert not {k for k in written if "seen:" in k or "rl:" in k or "inbox" in k
-                    or k.endswith("offset")}, f"applied on the replaced master: {written}"
+                    # (the lease and its grace expire there too; only a take names a holder)
+                    or k.endswith("offset") or k.endswith("obx:lease:last")}, \
+            f"applied on the replaced master: {written}"
+        # b was told it took fx-1 over (a's lease and grace had run out): the new master
+        # says so too, so a starts no second delivery of it
+        assert took == TAKEN_OVER
+        assert await other.gateway.call(lambda r: r.get(lease)) == "bot-b"
+        assert await Outbox(other.gateway).lease("fx-1", "bot-a") == 0
         assert first is True and wait == 0.0
         assert (await other.gateway.call(lambda r: r.info("server")))["tcp_port"] == new
         # Slack retries the event to another replica: it is not handled a second time
