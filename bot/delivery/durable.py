@@ -123,6 +123,8 @@ class OutboxReader:
                     leader = False
                 has = await self.outbox.lease(fx, self.owner)
                 if has == TAKEN_OVER:  # another replica held it meanwhile: a new term
+                    log.warning("outbox of %s: delivery lease taken over from another "
+                                "replica; what was queued here before is claimed afresh", fx)
                     self._lost.add(fx)
                     leader = False
                 if not has:

@@ -26,7 +26,7 @@ async def history(say, core) -> str:
                         "stamford_bridge", category="C")
     ev = Event("fixture.created", "2026-09-01T00:00:00+00:00", "system:test", "admin",
                {"id": PAST, **away_game.to_hash()}, phase="pre")
-    assert await create_fixture(core, away_game, ev, "test:away-game")
+    assert await create_fixture(core, core.store, away_game, ev, "test:away-game")
     await run(say, "/fixture add West Ham United v Arsenal 2026-10-10 15:00 cat=B",
               "/fixture add West Ham United v Chelsea 2026-03-01 15:00 cat=C-IRD", as_="admin")
     await run(say, f"/fixture use {PAST} all", as_="admin")

@@ -55,7 +55,7 @@ async def write_records(store: Store, settings: Settings, marker: str,
                  category="B", competition=f"{marker} League")
     ev = Event("fixture.created", iso(clock.now()), "system:test", "admin",
                {"id": FIXTURE, **fx.to_hash()}, phase="pre")
-    assert await create_fixture(core, fx, ev, f"test:create:{marker}")
+    assert await create_fixture(core, store, fx, ev, f"test:create:{marker}")
     reports = [(f"/incident {kind} {marker} coins thrown {n}", "steward")
                for n, kind in enumerate(KINDS[:incidents], 1)]
     for text, who in ((f"/fixture use {FIXTURE} all", "admin"), *reports,
