@@ -377,6 +377,35 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
     return lag
 
 
+# A fixture whose outbox delivered nothing for this long while its oldest entry waits is not
+# going out. One that keeps delivering while an old entry waits its turn at a platform's
+# limit (a flashpoint's actionable cards, one every 3 s to a Telegram group, for minutes) is
+# behind but moving: the 80-fixture Saturday raised the alarm at 47 s with nothing stuck.
+QUIET_S = 30.0
+
+
+def outbox_stalled(core: Core, quiet_s: float = QUIET_S) -> Callable[[], Awaitable[float]]:
+    """The lag alarm's probe: seconds the oldest undelivered entry has waited, among the
+    fixtures whose outbox has delivered nothing for `quiet_s` (or not since first looked
+    at: a fixture is not assumed to be moving before it is seen to move)."""
+    outbox = core.facades.delivery.outbox
+    moved: dict[str, tuple[int, float]] = {}  # fixture -> (entries gone, when that changed)
+
+    async def stalled() -> float:
+        ages, now = [0.0], time.monotonic()
+        for fx in await outbox.fixture_ids():
+            waiting, first, gone = await outbox.flow(fx)
+            last = moved.get(fx)
+            if last is None:
+                moved[fx] = (gone, float("-inf"))
+            elif gone != last[0]:
+                moved[fx] = (gone, now)
+            if waiting and first and now - moved[fx][1] >= quiet_s:
+                ages.append(time.time() - int(first.split("-")[0]) / 1000)
+        return round(max(ages), 3)
+    return stalled
+
+
 def lag_alarm(core: Core, leads: Callable[[], bool] = lambda: True) -> LagAlarm:
     """The outbox lag's alarm: control is told through the in-memory path, which does not
     wait on the outbox that is falling behind, by the replica that `leads` only (every
@@ -386,7 +415,7 @@ def lag_alarm(core: Core, leads: Callable[[], bool] = lambda: True) -> LagAlarm:
     async def tell(notice: OutboxLag) -> None:
         if leads():
             await notifier.send([Outbound("control", lag_reply(notice))])
-    return LagAlarm(outbox_lag(core), tell)
+    return LagAlarm(outbox_stalled(core), tell)
 
 
 def leads(app: App) -> Callable[[], bool]:

@@ -1,6 +1,7 @@
 """The outbox lag alarm: a lag over the limit that is still growing (messages taken and not
-going out) raises it once, in the log, /healthz and to control; it clears, once, when the
-lag is back under the limit."""
+going out: the probe counts only fixtures whose outbox has stopped delivering) raises it
+once, in the log, /healthz and to control; it clears, once, when the lag is back under the
+limit."""
 
 from __future__ import annotations
 

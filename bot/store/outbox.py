@@ -437,9 +437,18 @@ class Outbox:
 
     async def backlog(self, fx: str) -> tuple[int, str | None]:
         """Entries not yet delivered and the id of the oldest (its time is in the id)."""
-        key = self._key(fx)
-        pipe = self.gateway.pipeline(transaction=False)
-        pipe.xlen(key)
-        pipe.xrange(key, "-", "+", count=1)
-        n, first = await self.gateway.call(pipe.execute())
-        return n, (first[0][0] if first else None)
+        waiting, oldest, _ = await self.flow(fx)
+        return waiting, oldest
+
+    async def flow(self, fx: str) -> tuple[int, str | None, int]:
+        """Entries not yet delivered, the id of the oldest, and how many have gone (been
+        delivered, or left out) since the outbox began: one round trip (XINFO STREAM)."""
+        try:
+            info = await self.gateway.call(lambda r: r.xinfo_stream(self._key(fx)))
+        except ResponseError as exc:
+            if "no such key" in str(exc).lower():
+                return 0, None, 0
+            raise
+        waiting = int(info["length"])
+        first = info.get("first-entry")
+        return waiting, (first[0] if first else None), int(info["entries-added"]) - waiting
