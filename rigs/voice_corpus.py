@@ -1,7 +1,10 @@
 """Make the voice-note corpus (no downloads): short steward reports spoken by espeak-ng
 voices, encoded as Telegram voice notes (OGG/Opus, 48 kHz mono), and the same mixed with
-crowd-like babble (other espeak-ng talkers and pink noise) at 10 dB SNR with sox. The texts,
-with the incident type and place each one reports, are the ground truth.
+crowd-like babble (other espeak-ng talkers and pink noise) at 10 dB SNR with sox: the noise's
+RMS level 10 dB under the speech's *active* level (ITU-T P.56, method B: the level over the
+samples where speech is active, pauses left out), not under its RMS over the whole file, which
+counts the pauses and makes a note with pauses much noisier than 10 dB. The texts, with the
+incident type and place each one reports, are the ground truth.
 
     sudo apt-get install -y espeak-ng sox libsox-fmt-all
     pip install -e ".[voice]"     # PyAV (with faster-whisper) encodes the Opus
@@ -13,13 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 OUT = Path(__file__).resolve().parent.parent / "bench" / ".voice-corpus"
 SNR_DB = 10.0
@@ -103,10 +107,57 @@ def run(*cmd: str) -> str:
     return p.stdout + p.stderr
 
 
-def rms(wav: Path) -> float:
-    """A WAV file's RMS amplitude (sox stat)."""
-    m = re.search(r"RMS\s+amplitude:\s+([0-9.e-]+)", run("sox", str(wav), "-n", "stat"))
-    return float(m.group(1)) if m else 0.0
+def samples(wav: Path, rate: int = 16000) -> np.ndarray:
+    """A sound file's samples, mono at `rate`, as floats in [-1, 1] (sox reads any format)."""
+    raw = subprocess.run(["sox", str(wav), "-t", "raw", "-e", "floating-point", "-b", "32",
+                          "-c", "1", "-r", str(rate), "-"], capture_output=True,
+                         check=True).stdout
+    return np.frombuffer(raw, dtype=np.float32).astype(np.float64)
+
+
+def rms(x: np.ndarray) -> float:
+    """RMS amplitude over every sample (how the noise's level is measured)."""
+    return float(np.sqrt(np.mean(np.square(x)))) if len(x) else 0.0
+
+
+def _smooth(x: np.ndarray, g: float) -> np.ndarray:
+    """One-pole smoothing y[k] = g*y[k-1] + (1-g)*x[k], from y = 0."""
+    y = np.empty_like(x)
+    acc, a = 0.0, 1.0 - g
+    for k, v in enumerate(x.tolist()):
+        acc = g * acc + a * v
+        y[k] = acc
+    return y
+
+
+def active_level(x: np.ndarray, rate: int) -> float:
+    """The active speech level (RMS amplitude over the active samples) of ITU-T P.56 method
+    B: the envelope (|x| smoothed twice, 30 ms) against thresholds an octave apart, a sample
+    active at a threshold while the envelope is over it or up to 200 ms after; the level is
+    where the mean square over the active samples is 15.9 dB over the threshold
+    (interpolated in dB between the two thresholds around it). The whole file's RMS when no
+    threshold qualifies."""
+    margin, hangover = 15.9, int(np.ceil(0.2 * rate))
+    g = float(np.exp(-1.0 / (0.03 * rate)))
+    envelope = _smooth(_smooth(np.abs(x), g), g)
+    energy = float(np.sum(np.square(x)))
+    index = np.arange(len(x))
+    levels: list[tuple[float, float]] = []  # (mean square over active, threshold), in dB
+    for c in 2.0 ** np.arange(-15, 0):  # 16-bit audio's thresholds: 2^-15 ... 2^-1
+        over = np.where(envelope >= c, index, -hangover - 1)
+        active = int(np.count_nonzero(index - np.maximum.accumulate(over) <= hangover))
+        if active == 0:
+            break
+        level = 10 * np.log10(energy / active + 1e-20)
+        threshold = 20 * np.log10(c)
+        if level - threshold <= margin:
+            if not levels:
+                break
+            a_prev, c_prev = levels[-1]
+            t = (a_prev - c_prev - margin) / ((a_prev - c_prev) - (level - threshold))
+            return float(10 ** ((a_prev + t * (level - a_prev)) / 20))
+        levels.append((level, threshold))
+    return rms(x)
 
 
 def seconds(wav: Path) -> float:
@@ -147,10 +198,13 @@ def babble(length: float, rng: random.Random, work: Path) -> Path:
 
 
 def mix(speech: Path, noise: Path, snr_db: float, out: Path) -> None:
-    """Speech plus noise scaled to `snr_db` below it (RMS), with sox."""
-    gain = rms(speech) / (rms(noise) * 10 ** (snr_db / 20))
+    """Speech plus noise whose RMS level is `snr_db` under the speech's active level (ITU-T
+    P.56: pauses do not count), with sox."""
+    length = seconds(speech)
+    noise_level = rms(samples(noise)[:int(round(length * 16000))])
+    gain = active_level(samples(speech), 16000) / (noise_level * 10 ** (snr_db / 20))
     run("sox", "-m", "-v", "1", str(speech), "-v", f"{gain:.5f}", str(noise), str(out),
-        "trim", "0", f"{seconds(speech):.3f}")
+        "trim", "0", f"{length:.3f}")
 
 
 def to_voice_note(wav: Path, out: Path) -> None:

