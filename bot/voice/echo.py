@@ -1,8 +1,9 @@
 """Prompt echo: in noise Whisper writes words of its prompt (the ground's vocabulary) that
 nobody said ("Stratford Gate C"). The prompt is kept (without it the word error rate
 doubles); the echo is dropped word by word instead: only a run of the prompt's words that
-recites the prompt, or that the model was unsure of in a segment it had to guess (decoded
-again at a higher temperature, or unsure as a whole), goes; the words around it stay, however
+recites the prompt, or that the model was unsure of in a segment it had to guess (one Whisper
+would decode again at a higher temperature: repetitive, or unsure as a whole), goes; the
+words around it stay, however
 unsure the segment as a whole was. A segment written over silence (the model itself thought
 there was no speech, and was unsure of what it wrote) is dropped whole."""
 
@@ -18,7 +19,9 @@ LOW = 0.5  # a prompt run whose words the model gave this probability or less, o
 # place names really said score as low (the espeak corpus, clean: "Pitch[0.07]
 # perimeter[0.00]", "Gate[0.35] C[0.14] turnstiles[0.34]"), so there only a recital goes
 UNSURE = -1.0  # an average log-probability under this makes a segment a guess (Whisper's
-# own threshold for decoding again at a higher temperature)
+# own threshold for decoding again at a higher temperature) ...
+REPETITIVE = 2.4  # ... and so does a text that gzip compresses more than this (Whisper's
+# other threshold: "Stratford station" six times over a note in crowd noise)
 RECITED = 7  # a run this long is the prompt recited, however sure the model is (a place
 # name said in full, "Sir Trevor Brooking Stand north stand", is 6)
 NO_SPEECH = 0.4  # a segment the model thought this likely to be silence ...
@@ -66,10 +69,10 @@ def no_speech(no_speech_prob: float, avg_logprob: float) -> bool:
     return no_speech_prob >= NO_SPEECH and avg_logprob < GUESS
 
 
-def guessed(avg_logprob: float, temperature: float) -> bool:
-    """Whether the model had to guess a segment: decoded again at a higher temperature
-    (the first try was unsure or repeated itself), or unsure of it as a whole."""
-    return temperature > 0 or avg_logprob < UNSURE
+def guessed(avg_logprob: float, compression_ratio: float) -> bool:
+    """Whether the model had to guess a segment: it repeated itself or was unsure of it as a
+    whole (where Whisper would decode again at a higher temperature; the worker does not)."""
+    return compression_ratio > REPETITIVE or avg_logprob < UNSURE
 
 
 def _runs(heard: Sequence[Word], prompt: Prompt) -> list[range]:

@@ -28,13 +28,15 @@ WINDOW = 30 * SAMPLE_RATE  # Whisper hears 30 s at a time: a longer note is cut 
 MIN_WINDOW = SAMPLE_RATE // 2  # a last window shorter than this holds no word to hear
 # how every note is decoded: word_timestamps for each word's probability (the echo filter
 # drops words, not segments); the rest as Whisper's defaults but English only, one window per
-# note without timestamp tokens (measured best on real speech), and no text carried from one
-# window to the next (an echo would be carried on); a window the model thinks silent is not
-# decoded again at higher temperatures (Whisper's own rule, at the echo filter's threshold)
+# note without timestamp tokens (measured best on real speech), no text carried from one
+# window to the next (an echo would be carried on), and at temperature 0 only: no decoding
+# again at higher temperatures when the first try is unsure or repeats itself (in crowd noise
+# that was up to five more decodes of a window, at random, each slower than the first and
+# as likely to be invented words; the echo filter treats such a segment as a guess)
 DECODING: dict[str, Any] = {
-    "language": "en", "beam_size": 5, "condition_on_previous_text": False,
-    "vad_filter": False, "without_timestamps": True, "word_timestamps": True,
-    "no_speech_threshold": NO_SPEECH,
+    "language": "en", "beam_size": 5, "temperature": 0.0,
+    "condition_on_previous_text": False, "vad_filter": False, "without_timestamps": True,
+    "word_timestamps": True, "no_speech_threshold": NO_SPEECH,
 }
 _model: Any = None
 
@@ -87,14 +89,15 @@ def transcribe(audio: bytes, prompt: str,
         if len(window) < MIN_WINDOW:
             continue
         # only the window's own segment: with word timestamps faster-whisper would go on to
-        # decode the silence after the last word (once more per temperature), where base
-        # writes "you", "Thanks for watching"
+        # decode the silence after the last word, where base writes "you", "Thanks for
+        # watching"
         segments, _info = _model.transcribe(window, **DECODING, initial_prompt=prompt or None)
         s = next(iter(segments), None)
         if s is None or no_speech(s.no_speech_prob, s.avg_logprob):
             continue
         text, dropped = without_echo([Word(w.word, w.probability) for w in s.words or ()],
-                                     phrases, guessed(s.avg_logprob, s.temperature))
+                                     phrases,
+                                     guessed(s.avg_logprob, s.compression_ratio))
         kept.append(text)
         echoed += dropped
     return (" ".join(t for t in kept if t), seconds, time.perf_counter() - started,
