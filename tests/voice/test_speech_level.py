@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rigs.voice_corpus import active_level, rms
+from rigs.voice_corpus import active_level, highpass, rms
 
 RATE = 16_000
 
@@ -36,3 +36,13 @@ def test_continuous_sound_is_its_rms() -> None:
     floor = np.random.default_rng(26).normal(0, 0.0005, 8 * RATE)
     floor[:2 * RATE] += tone(2)
     assert abs(db(active_level(floor, RATE)) - db(rms(tone(2)))) < 1.0
+
+
+def test_rumble_under_the_speech_band_is_not_counted() -> None:
+    """A tone under a 10 Hz rumble ten times its power: measured above 50 Hz, the level is
+    the tone's, not the rumble's."""
+    t = np.arange(4 * RATE) / RATE
+    rumble = np.sqrt(10) * 0.3 * np.sin(2 * np.pi * 10 * t)
+    heard = highpass(tone(4) + rumble, RATE)
+    assert abs(db(active_level(heard, RATE)) - db(rms(tone(4)))) < 0.5
+    assert db(active_level(tone(4) + rumble, RATE)) > db(rms(tone(4))) + 9
