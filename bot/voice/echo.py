@@ -24,6 +24,10 @@ REPETITIVE = 2.4  # ... and so does a text that gzip compresses more than this (
 # other threshold: "Stratford station" six times over a note in crowd noise)
 RECITED = 7  # a run this long is the prompt recited, however sure the model is (a place
 # name said in full, "Sir Trevor Brooking Stand north stand", is 6)
+LOOP = 3  # a run of the prompt's words written this many times in one segment is the model
+# going round its prompt ("Stratford station. Stratford station. Stratford station." over a
+# real speaker's note at 10 dB, decoded at temperature 0), however sure it is; a steward may
+# say a place twice
 NO_SPEECH = 0.4  # a segment the model thought this likely to be silence ...
 GUESS = -0.5  # ... written at an average log-probability under this is no speech: the "you",
 # "Thanks for watching" base writes after a note ends (no_speech 0.40-0.77, log-probability
@@ -93,12 +97,15 @@ def _runs(heard: Sequence[Word], prompt: Prompt) -> list[range]:
 
 def echo_words(heard: Sequence[Word], prompt: Prompt, guess: bool) -> set[int]:
     """Which of a segment's words (indices) are prompt echo: a run of the prompt's words long
-    enough to be the prompt recited, or, in a guessed segment, one the model was unsure of."""
+    enough to be the prompt recited or written LOOP times over, or, in a guessed segment, one
+    the model was unsure of."""
     echo: set[int] = set()
-    for run in _runs(heard, prompt):
+    runs = _runs(heard, prompt)
+    said = [tuple(_key(t) for i in run for t in words(heard[i].text)) for run in runs]
+    for run, key in zip(runs, said, strict=True):
         span = [heard[i] for i in run]
-        tokens = sum(len(words(w.text)) for w in span)
-        if tokens >= RECITED or (guess and sum(w.probability for w in span) / len(span) <= LOW):
+        if (len(key) >= RECITED or said.count(key) >= LOOP
+                or (guess and sum(w.probability for w in span) / len(span) <= LOW)):
             echo.update(run)
     return echo
 

@@ -62,6 +62,16 @@ def test_the_prompt_recited_goes_however_sure(prompt: Prompt) -> None:
     assert without_echo(segment, prompt, guessed(-0.3, 2.0)) == ("", len(segment))
 
 
+def test_a_place_written_over_and_over_goes_but_said_twice_stays(prompt: Prompt) -> None:
+    """The model going round its prompt at temperature 0 in crowd noise, sure of it: gone.
+    A steward saying the place twice keeps it."""
+    loop = heard("Stratford station. Stratford station. Stratford station.", 0.8)
+    assert without_echo(loop, prompt, guessed(-0.6, 1.8)) == ("", len(loop))
+    twice = heard("Crush at Stratford station, Stratford station, send help.", 0.8)
+    assert without_echo(twice, prompt, guessed(-0.6, 1.8)) == (
+        "Crush at Stratford station, Stratford station, send help.", 0)
+
+
 @pytest.mark.parametrize("places", ["Stratford station, Greenway bridge.",
                                     "Stratford stations."])
 def test_places_guessed_with_doubt_go_and_heard_surely_stay(prompt: Prompt, places: str) -> None:
