@@ -205,8 +205,13 @@ def parse_url(url: str) -> Target:
 
 
 # Short timeouts so an outage answers fast; one immediate retry, no backoff: a retried
-# write is safe because every write carries its dedupe key.
-_TIMEOUTS: dict[str, Any] = {"socket_connect_timeout": 2, "socket_timeout": 5}
+# write is safe because every write carries its dedupe key. A command to a paused master
+# (SIGSTOP, a frozen VM) waits out both tries before the client looks for the promoted
+# replica: at 5 s a try that was 10 s, past a delivery lease's grace (LEASE_GRACE_MS), so
+# the holder lost its fixtures to whichever replica reached the new master first and the
+# cards logged just before the pause waited 10 s (#34, bench/saturday.py --fault pause).
+# Redis answers in milliseconds; 2 s still leaves a loaded host a wide margin.
+_TIMEOUTS: dict[str, Any] = {"socket_connect_timeout": 2, "socket_timeout": 2}
 # A cluster client's connections per node. redis-py's cluster default (100) is not the plain
 # client's unbounded pool: a deployment of many clubs, each its own duties over the one
 # client, ran past it at start-up and stopped (MaxConnectionsError, 40 clubs, #39).
