@@ -28,6 +28,10 @@ class StallLink:
         """Stop carrying bytes (they stay in the link)."""
         self._stalled.set()
 
+    def resume(self) -> None:
+        """Carry bytes again, those that waited first (a link that recovers)."""
+        self._stalled.clear()
+
     def cut(self) -> None:
         """Drop every connection, and with it what the stalled link held; refuse new ones."""
         self._closed.set()
@@ -58,6 +62,10 @@ class StallLink:
             try:
                 data = src.recv(65536)
                 if not data:
+                    break
+                while self._stalled.is_set() and not self._closed.is_set():
+                    time.sleep(0.01)  # it arrived as the link stalled: held, not carried
+                if self._closed.is_set():
                     break
                 dst.sendall(data)
             except OSError:
