@@ -10,6 +10,7 @@ Prints `name: value` lines:
   wer_real_clean, wer_real_noise10db  word error rate on real human English speech
                              (bench/voice_corpus_real: 317 words, 4 speakers, openly licensed,
                              see its SOURCES.md), clean and mixed with crowd babble at 10 dB
+                             under the speech's active level (ITU-T P.56, above 50 Hz)
                              (goals <= 0.05, <= 0.15), both spelt the same way first (Whisper's
                              English normaliser's rules); _report the same on the report half
                              (REPORT_HALF: never looked at when choosing decoding options or
