@@ -8,6 +8,7 @@ import contextlib
 import socket
 import threading
 import time
+from urllib.parse import urlsplit, urlunsplit
 
 
 class StallLink:
@@ -73,3 +74,10 @@ class StallLink:
         for s in (src, dst):
             with contextlib.suppress(OSError):
                 s.close()
+
+
+def through(url: str, port: int) -> str:
+    """The same server's URL through a local link on `port`."""
+    parts = urlsplit(url)
+    auth = parts.netloc.rpartition("@")[0]
+    return urlunsplit(parts._replace(netloc=(auth + "@" if auth else "") + f"127.0.0.1:{port}"))

@@ -5,11 +5,11 @@ sends for as long as it was paused), and a move another replica records still ar
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from bot.store.chat_moves import ChatMoves
 from bot.store.gateway import Gateway
-from rigs.stall_link import StallLink
+from rigs.stall_link import StallLink, through
 
 
 class Clock:
@@ -20,13 +20,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.t
-
-
-def through(url: str, port: int) -> str:
-    """The same server's URL through a local link on `port`."""
-    parts = urlsplit(url)
-    auth = parts.netloc.rpartition("@")[0]
-    return urlunsplit(parts._replace(netloc=(auth + "@" if auth else "") + f"127.0.0.1:{port}"))
 
 
 async def test_a_send_never_waits_for_a_stalled_ops_slot_once_the_moves_are_read(redis_url):

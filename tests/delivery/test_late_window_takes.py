@@ -11,8 +11,7 @@ from urllib.parse import urlsplit
 from bot.delivery.ratelimit import Limit, SharedRateLimiter
 from bot.store.gateway import Gateway
 from bot.store.windows import Windows
-from rigs.stall_link import StallLink
-from tests.delivery.test_chat_moves_never_wait import through
+from rigs.stall_link import StallLink, through
 
 BOT_WIDE_30 = {"telegram": (Limit(30, 1.0, "platform", from_answer=True),)}
 
