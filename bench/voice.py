@@ -51,7 +51,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -65,78 +64,17 @@ from bench import cli  # noqa: E402
 from bench.rig import bench_core  # noqa: E402
 from bot.domain.grounds import load_grounds  # noqa: E402
 from bot.settings import PROJECT_CONFIG  # noqa: E402
-from bot.voice.echo import words as prompt_words  # noqa: E402
 from bot.voice.model import ModelError, model_dir, unavailable  # noqa: E402
 from bot.voice.outcome import Heard  # noqa: E402
 from bot.voice.pool import Transcriber  # noqa: E402
 from bot.voice.suggest import prompt_for, suggest  # noqa: E402
 from rigs.voice_corpus import make, missing_tools  # noqa: E402
 from rigs.voice_corpus_real import noisy  # noqa: E402
+from rigs.voice_score import echoed, wer, words  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / ".voice-corpus"
 DATA = CORPUS / "data"  # where Whisper base is put together for the bench
-FILLERS = {"uh", "um", "er", "erm", "ah", "hmm", "mm"}  # dropped on both sides, as Whisper does
-# both sides of the WER spelt the same way, by the rules of Whisper's English normaliser
-# (whisper/normalizers/english.py): titles in full, contractions spelt out, British spellings
-# as American ones (the few a steward's report may hold); nothing that could hide a wrong word
-SPELLING = {"alright": "all right", "mr": "mister", "mrs": "missus", "dr": "doctor",
-            "st": "saint", "won't": "will not", "can't": "can not", "let's": "let us",
-            "colour": "color", "centre": "center", "metre": "meter", "programme": "program",
-            "neighbour": "neighbor", "organise": "organize", "organised": "organized",
-            "ok": "okay", "towards": "toward"}
-CONTRACTIONS = [(re.compile(rf"{end}\b"), full) for end, full in (
-    ("n't", " not"), ("'re", " are"), ("'d", " would"), ("'ll", " will"), ("'ve", " have"),
-    ("'m", " am"))]  # not "'s": "is", "has" or a possessive (Whisper leaves it too)
 FIRST_STEWARD = 300000001  # the burst's stewards: one note each, on the roster for the bench
-ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-        "eighteen", "nineteen"]
-TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-
-
-def spell(n: int) -> str:
-    """A number under 1000 in words (both sides of the WER say numbers the same way)."""
-    if n < 20:
-        return ONES[n]
-    if n < 100:
-        return TENS[n // 10] + ("" if n % 10 == 0 else " " + ONES[n % 10])
-    rest = n % 100
-    return ONES[n // 100] + " hundred" + (" and " + spell(rest) if rest else "")
-
-
-def words(text: str) -> list[str]:
-    """Lower case, numbers in words, contractions and titles spelt out, no punctuation."""
-    text = re.sub(r"\d+", lambda m: f" {spell(int(m.group()))} " if int(m.group()) < 1000
-                  else m.group(), text.lower().replace("\u2019", "'"))
-    text = re.sub(r"(?<=\w)-(?=\w)", " ", text)
-    text = " ".join(SPELLING.get(w, w) for w in re.findall(r"[a-z0-9']+", text))
-    for end, full in CONTRACTIONS:
-        text = end.sub(full, text)
-    # "and" is left out: "one hundred and twelve" and "one hundred twelve" are the same
-    return [w for w in text.replace("'", "").split() if w != "and" and w not in FILLERS]
-
-
-def edits(ref: list[str], hyp: list[str]) -> int:
-    """Levenshtein distance in words."""
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1]
-
-
-def echoed(pairs: list[tuple[str, str]], prompt: str) -> int:
-    """Words of the prompt in the transcripts that the speakers did not say."""
-    vocabulary = set(prompt_words(prompt))
-    return sum(1 for ref, hyp in pairs for w in words(hyp)
-               if w in vocabulary and w not in set(words(ref)))
-
-
-def wer(pairs: list[tuple[str, str]]) -> float:
-    """Corpus word error rate: all edits over all reference words."""
-    total = sum(len(words(r)) for r, _ in pairs)
-    return sum(edits(words(r), words(h)) for r, h in pairs) / total
 
 
 async def transcribe_all(pool: Transcriber, notes: list[bytes]) -> tuple[list[str], float]:

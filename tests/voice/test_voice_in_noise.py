@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.voice import echoed, edits, words
 from bot.voice.outcome import Heard
 from rigs.voice_corpus_real import SHIPPED, noisy
+from rigs.voice_score import echoed, edits, words
 from tests.voice.conftest import INSTALL, RUN, transcriber
 
 pytestmark = pytest.mark.voice
