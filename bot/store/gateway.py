@@ -106,6 +106,7 @@ class Gateway:
         self.replica_acks = 0  # WAIT for this many replicas after each write (0: don't)
         self.replica_timeout_ms = 500
         self._auto_acks, self._acks_checked = False, 0.0
+        self._recounting: asyncio.Task[None] | None = None  # see _acks_fresh
         self.observe_latency = observe_latency  # seconds per call
         self.observe_answer = observe_answer  # answered, or not answering
         self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
@@ -256,13 +257,26 @@ class Gateway:
             self.replica_acks = max(1, online)
 
     async def _acks_fresh(self) -> None:
-        """Re-count the replicas in sync at most once a second (auto acks only)."""
+        """Re-count the replicas in sync at most once a second (auto acks only), in the
+        background: the count asks every master, and a write must not wait for one that is
+        paused (each report to any fixture, and each fixture's outbox read, waited out its
+        timeouts: control's cards of every fixture stopped while one master was paused)."""
         if self._auto_acks and self.replica_acks and \
-                time.monotonic() - self._acks_checked > 1.0:
+                time.monotonic() - self._acks_checked > 1.0 and \
+                (self._recounting is None or self._recounting.done()):
+            self._acks_checked = time.monotonic()
+            self._recounting = asyncio.create_task(self._recount())
+
+    async def _recount(self) -> None:
+        try:
             await self._refresh_acks()
+        except Exception as exc:  # a master not answering: the count stands until it does
+            log.debug("replicas in sync not re-counted (%s)", type(exc).__name__)
 
     async def close(self) -> None:
         """Close connections."""
+        if self._recounting is not None:
+            self._recounting.cancel()
         await self.r.aclose()
 
     async def ping(self) -> None:
