@@ -16,14 +16,7 @@ import redis
 
 from bot.store import Store
 from rigs.topology import start_cluster
-
-
-async def _until(check, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not check():
-        assert loop.time() < end, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
+from tests.support.failover import until
 
 
 def _seen_failing(port: int, paused: int) -> bool:
@@ -47,7 +40,7 @@ async def test_a_paused_master_does_not_hold_another_masters_fixtures(tmp_path: 
         try:
             # the other masters notice (after the cluster's node timeout): by then the
             # replicas in sync are due to be counted again
-            await _until(lambda: _seen_failing(other, paused), "the pause to be noticed")
+            await until(lambda: _seen_failing(other, paused), "the pause to be noticed")
             confirm = asyncio.create_task(store.gateway.replicated(healthy))
             for _ in range(50):  # round trips to that healthy master meanwhile ...
                 await store.gateway.call(lambda r: r.get(healthy + ":probe"))

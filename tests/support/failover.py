@@ -18,7 +18,8 @@ def _master(sentinel_port: int) -> int:
     return int(addr[1]) if addr else 0
 
 
-async def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Wait (polling) until `check()` holds; fail naming `what` after `timeout` s."""
     end = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < end, f"timed out waiting for {what}"
@@ -29,9 +30,9 @@ async def promote_a_replica(topo: Topology, old: int) -> int:
     """Have the sentinels promote a replica of `old` (the master's port); the new master's
     port, once the other replica follows it."""
     redis.Redis(port=topo.sentinel_ports[0]).execute_command("SENTINEL", "FAILOVER", "matchday")
-    await _until(lambda: _master(topo.sentinel_ports[0]) != old, "a new master")
+    await until(lambda: _master(topo.sentinel_ports[0]) != old, "a new master")
     new = _master(topo.sentinel_ports[0])
-    await _until(lambda: redis.Redis(port=new).info("replication").get(
+    await until(lambda: redis.Redis(port=new).info("replication").get(
         "connected_slaves") == 1, "the new master with the other replica")
     return new
 
