@@ -363,6 +363,11 @@ async def share_unsure(core: Core, every_s: float = 1.0) -> None:
                 log.exception("sharing NOT CONFIRMED writes with other replicas failed")
 
 
+def _waited(entry_id: str) -> float:
+    """Seconds since an outbox entry was written (a stream id starts with its time in ms)."""
+    return time.time() - int(entry_id.split("-")[0]) / 1000
+
+
 def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
     """/healthz's probe: seconds the oldest undelivered outbox entry (any fixture) has waited."""
     outbox = core.facades.delivery.outbox  # the durable one, durable core or not
@@ -371,8 +376,8 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
         ages = [0.0]
         for fx in await outbox.fixture_ids():
             n, first = await outbox.backlog(fx)
-            if n and first:  # a stream id starts with its time in ms
-                ages.append(time.time() - int(first.split("-")[0]) / 1000)
+            if n and first:
+                ages.append(_waited(first))
         return round(max(ages), 3)
     return lag
 
@@ -401,7 +406,7 @@ def outbox_stalled(core: Core, quiet_s: float = QUIET_S) -> Callable[[], Awaitab
             elif gone != last[0]:
                 moved[fx] = (gone, now)
             if waiting and first and now - moved[fx][1] >= quiet_s:
-                ages.append(time.time() - int(first.split("-")[0]) / 1000)
+                ages.append(_waited(first))
         return round(max(ages), 3)
     return stalled
 
