@@ -26,6 +26,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import WSMsgType, web
 
+from rigs.fakes import PATIENCE_S
+
 JSON_PARAMS = {"blocks", "view", "files", "attachments", "channels", "metadata"}
 # The bot token scope each method needs (docs.slack.dev/reference/methods/<method>, "Required
 # scopes"); a token without it is answered like Slack does: HTTP 200, ok false,
@@ -206,7 +208,7 @@ class FakeSlack:
         body = body or {"ok": False, "error": "ratelimited"}
         self.failures.setdefault(method, []).append((status, headers or {"Retry-After": "0"}, body))
 
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = PATIENCE_S) -> Any:
         """Wait until predicate() is truthy (re-checked on every recorded call); return it."""
         async def _wait() -> Any:
             async with self._cond:
@@ -219,7 +221,7 @@ class FakeSlack:
         return await asyncio.wait_for(_wait(), timeout)
 
     async def wait_call(self, method: str, where: Callable[[Call], bool] = lambda c: True,
-                        count: int = 1, timeout: float = 5.0) -> list[Call]:
+                        count: int = 1, timeout: float = PATIENCE_S) -> list[Call]:
         """Wait until `count` calls of a method match; return the matching calls."""
         def enough() -> list[Call] | None:
             hits = [c for c in self.of(method) if where(c)]
@@ -468,7 +470,7 @@ class FakeSlack:
                 break
         return ws
 
-    async def connected(self, timeout: float = 5.0) -> None:
+    async def connected(self, timeout: float = PATIENCE_S) -> None:
         """Wait until a Socket Mode client has connected."""
         await self.wait_call("ws.connect", timeout=timeout)
 
@@ -483,7 +485,7 @@ class FakeSlack:
                                   "retry_attempt": 0, "retry_reason": ""})
         return envelope_id
 
-    async def ack_of(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+    async def ack_of(self, envelope_id: str, timeout: float = PATIENCE_S) -> dict[str, Any]:
         """Wait for the client's ack of an envelope."""
         return await self.wait_for(lambda: self.acks.get(envelope_id), timeout)
 

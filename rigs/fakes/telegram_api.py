@@ -31,6 +31,8 @@ from typing import Any
 
 from aiohttp import web
 
+from rigs.fakes import PATIENCE_S
+
 TOKEN = "123456789:TEST-fake-token_for-tests"
 BOT_ID = 123456789
 BOT_USERNAME = "matchday_test_bot"
@@ -340,7 +342,8 @@ class FakeTelegram:
         return [c for c in self.calls_of("sendMessage") if str(c.params.get("chat_id")) ==
                 str(chat_id)]
 
-    async def wait_for(self, predicate: Callable[[list[Call]], Any], timeout: float = 5) -> Any:
+    async def wait_for(self, predicate: Callable[[list[Call]], Any],
+                       timeout: float = PATIENCE_S) -> Any:
         """Wait until predicate(calls) is truthy; return its value (TimeoutError otherwise)."""
         assert self._cond is not None
         async with self._cond:
