@@ -60,6 +60,8 @@ Command = Callable[[aioredis.Redis], Awaitable[Any]] | Awaitable[Any]
 # need not agree. A fenced write ran nowhere: it is sent again once, to the master the
 # sentinels name now.
 WRITE_FENCE_MS = 1000
+# A clock offset re-measure that failed is tried again this much later (the old one stands).
+MEASURE_RETRY_S = 5.0
 # The same fence for the small write scripts outside apply.lua (seen marks, rate-limit
 # windows, the Telegram inbox): prepended to the script, it reads its two arguments from the
 # end of ARGV, so a fenced script's own ARGV stays as it was (it must not count ARGV).
@@ -107,6 +109,7 @@ class Gateway:
         self.replica_timeout_ms = 500
         self._auto_acks, self._acks_checked = False, 0.0
         self._recounting: asyncio.Task[None] | None = None  # see _acks_fresh
+        self._measuring: asyncio.Task[None] | None = None  # see _stamp
         self.observe_latency = observe_latency  # seconds per call
         self.observe_answer = observe_answer  # answered, or not answering
         self._rediscovered = 0.0  # monotonic time the sentinels were last asked again
@@ -185,10 +188,21 @@ class Gateway:
 
     async def _stamp(self) -> float | None:
         """When a write is sent, on the server's clock (None: no fence on a lone server);
-        the clocks' offset re-measured each minute."""
-        if self._fence and time.monotonic() - self._clock_measured > 60.0:
-            await self._measure_clock()
+        the clocks' offset re-measured each minute, in the background: TIME goes to the
+        client's default node, and with that master paused every fenced write (reports,
+        outbox marks, rate-window takes) waited out its timeout while the offset, which
+        drifts by microseconds a minute, was as good as ever."""
+        if self._fence and time.monotonic() - self._clock_measured > 60.0 and \
+                (self._measuring is None or self._measuring.done()):
+            self._measuring = asyncio.create_task(self._remeasure())
         return time.time() + self._clock_offset if self._fence else None
+
+    async def _remeasure(self) -> None:
+        try:
+            await self._measure_clock()
+        except Exception as exc:  # its node not answering: the offset stands, asked again
+            self._clock_measured = time.monotonic() - 60.0 + MEASURE_RETRY_S
+            log.debug("server clock not re-measured (%s)", type(exc).__name__)
 
     def blocking_client(self) -> aioredis.Redis:
         """A client of its own for blocking reads (XREAD BLOCK), so a reader waiting for the
@@ -275,8 +289,9 @@ class Gateway:
 
     async def close(self) -> None:
         """Close connections."""
-        if self._recounting is not None:
-            self._recounting.cancel()
+        for task in (self._recounting, self._measuring):
+            if task is not None:
+                task.cancel()
         await self.r.aclose()
 
     async def ping(self) -> None:

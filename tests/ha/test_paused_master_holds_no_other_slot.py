@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 
 import redis
 
 from bot.store import Store
+from bot.store.windows import Windows
 from rigs.topology import start_cluster
 from tests.support.failover import until
 
@@ -46,6 +48,35 @@ async def test_a_paused_master_does_not_hold_another_masters_fixtures(tmp_path: 
                 await store.gateway.call(lambda r: r.get(healthy + ":probe"))
             assert confirm.done(), "the write waited for the paused master"  # ... not more
             assert confirm.result()
+        finally:
+            os.kill(topo.pid(paused), signal.SIGCONT)
+    finally:
+        await store.close()
+        topo.stop()
+
+
+async def test_a_paused_default_node_holds_no_write_while_the_clock_is_measured_again(
+        tmp_path: Path) -> None:
+    """The write fence's clock offset is measured with TIME, which goes to the client's
+    default node: due again (each minute) while that master was paused, every fenced write
+    (reports, outbox marks, rate-window takes) waited out its timeout."""
+    topo = start_cluster(tmp_path / "cluster", 3, 0)
+    store = Store.from_url(topo.url)
+    windows = Windows(store.gateway)
+    try:
+        await store.gateway.configure_replication()
+        paused = int(store.gateway.r.get_default_node().port)
+        healthy = next(f"md:{{w-{k}}}:rl" for k in range(100)
+                       if topo.master_of(f"md:{{w-{k}}}:rl") != paused)
+        assert await windows.take([(healthy, 30, 1.0)], time.time()) == 0
+        store.gateway._clock_measured -= 61.0  # a minute on: the offset is due again
+        os.kill(topo.pid(paused), signal.SIGSTOP)
+        try:
+            take = asyncio.create_task(windows.take([(healthy, 30, 1.0)], time.time()))
+            for _ in range(50):  # round trips to the healthy master meanwhile ...
+                await store.gateway.call(lambda r: r.get(healthy + ":probe"))
+            assert take.done(), "the write waited for the paused default node"  # ... not more
+            assert take.result() == 0
         finally:
             os.kill(topo.pid(paused), signal.SIGCONT)
     finally:
