@@ -820,7 +820,7 @@ async def main(a: argparse.Namespace) -> None:
             print(f"wall_s: {wall:.1f}")
             logs = "".join(r.log.read_text(errors="replace") for r in replicas)
             for label, needle in (("limiter_local_fallbacks",
-                                   "unavailable (Redis is not answering)"),
+                                   "} unavailable (it is not answering"),
                                   ("store_unavailable_warnings", "store unavailable"),
                                   ("leader_changes", "is now the leader"),
                                   ("delivery_stuck_warnings", "stuck for")):
