@@ -21,7 +21,6 @@ from typing import Protocol
 
 from bot.delivery.sink import BOT_WIDE
 from bot.store import StoreUnavailable
-from bot.store.windows import WindowsAway
 
 log = logging.getLogger(__name__)
 Sleeper = Callable[[float], Awaitable[object]]
@@ -383,10 +382,6 @@ class SharedWindows(Protocol):
         """The window key of a platform's chat (or bot-wide) scope."""
 
     @staticmethod
-    def tag(key: str) -> str:
-        """A window key's slot (hash tag)."""
-
-    @staticmethod
     def member() -> str:
         """A unique name for one send in the windows (see `take`, `answered`)."""
 
@@ -409,17 +404,14 @@ class SharedWindows(Protocol):
 class SharedRateLimiter:
     """The same limits, counted in Redis so every replica shares them (sends and edits alike).
 
-    `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it). The
-    windows live in two slots (hash tags): the chat's own, and the platform's for the
-    bot-wide ones. A slot that does not answer or takes no writes is marked away for every
-    chat at once, and asked again by one call every `retry_s` seconds while the others go on
-    without it (each used to ask it, and with its master paused each waited out a timeout:
-    Telegram sent nothing for 3-5 s in bench/saturday.py --fault pause). Meanwhile a call's
-    windows are taken apart, each where it still can: the chat's in its own slot, else under
-    the platform's tag, else paced by a local limiter with the chat's limits; the bot-wide
-    ones in their slot, else paced locally at this replica's share of them (`shared_out`:
-    never the whole bot-wide rate per replica). So an answer that needs nothing else from
-    the store still leaves."""
+    `windows` is bot.store.windows.Windows; `clock` is wall time (replicas share it). While
+    the windows of a call are away (Redis, or on a Cluster a slot that does not answer or
+    takes no writes), its chat's windows and the bot-wide ones are taken apart, each where
+    it still can: the chat's in its own slot, else under the platform's tag, else paced by
+    a local limiter with the chat's limits; the bot-wide ones in their slot, else paced
+    locally at this replica's share of them (`shared_out`: never the whole bot-wide rate
+    per replica). So an answer that needs nothing else from the store still leaves. The
+    windows that were away are asked again every `retry_s` seconds."""
 
     def __init__(self, windows: SharedWindows, limits: dict[str, tuple[Limit, ...]] | None = None,
                  *, clock: Callable[[], float] = time.time,
@@ -441,101 +433,49 @@ class SharedRateLimiter:
         self.replica = uuid.uuid4().hex[:12]  # this limiter's name among the replicas
         self.replicas: dict[str, int] = {}  # platform -> replicas sending, as last heard
         self._presence_due: dict[str, float] = {}  # platform -> monotonic time to say so
-        # a slot's hash tag -> monotonic time one call may ask it again, while it is away
-        self.away: dict[str, float] = {}
-        # platform -> monotonic time until which its bot-wide sends are also paced locally
-        # (see `_rejoin`)
-        self.rejoining: dict[str, float] = {}
+        # (platform, chat) -> monotonic time to ask Redis again, while its windows are away
+        self.away: dict[tuple[str, str], float] = {}
+        # the first key of a part of them (see `_apart`) -> the same, for that part
+        self.part_away: dict[str, float] = {}
         # (platform, chat) -> this replica's last send there, while its answer is awaited
         # ... and the shared windows counting it from the answer
         self._taken: dict[tuple[str, str], tuple[str, list[tuple[str, int, float]]]] = {}
 
-    def _bot_tag(self, platform: str) -> str:
-        return self.windows.tag(self.windows.key(platform, "bot"))
-
-    def _up(self, tag: str) -> bool:
-        return tag not in self.away
-
-    def _ask(self, tag: str) -> bool:
-        """Whether to ask a slot now: it is up, or it is away and this call is the one that
-        looks again (the others keep going without it until it answers)."""
-        until = self.away.get(tag)
-        if until is None:
-            return True
-        now = self.local.clock()
-        if now < until:
-            return False
-        self.away[tag] = now + self.retry_s
-        return True
-
-    def _went(self, tag: str) -> None:
-        if tag not in self.away:
-            log.warning("shared rate limits in slot {%s} unavailable (it is not answering or "
-                        "takes no writes): taken apart where they can be, else paced here",
-                        tag)
-        self.away[tag] = self.local.clock() + self.retry_s
-
-    def _came(self, tag: str) -> None:
-        if self.away.pop(tag, None) is None:
-            return
-        log.warning("shared rate limits in slot {%s} back", tag)
-        for platform in self.limits:
-            if self._bot_tag(platform) == tag:
-                self._rejoin(platform)
-
-    def _rejoin(self, platform: str) -> None:
-        """The bot-wide windows answer again: for a while this replica's sends count there
-        and are still paced at its local share too. The other replicas' latest local sends
-        are not in the windows, and each comes back only when it next asks (within retry_s);
-        taking the whole room at once beside them broke Telegram's 30/s (bench/saturday.py:
-        1-6 x 429 after a paused or killed master)."""
-        per = max((lim.per for lim in _bot_wide(self.limits[platform])), default=0.0)
-        self.rejoining[platform] = self.local.clock() + self.retry_s + per
-
-    async def _pace_rejoining(self, platform: str, chat: str, call: str) -> None:
-        until = self.rejoining.get(platform)
-        if until is None:
-            return
-        if self.local.clock() >= until:
-            del self.rejoining[platform]
-            return
-        await self.local_bot.acquire(platform, chat, 1, call)
-
     def _shared(self, platform: str, chat: str) -> bool:
-        """Whether every slot of the chat's windows is up (else they are taken apart)."""
-        return all(self._up(self.windows.tag(key))
-                   for key, _, _ in self._scopes(platform, chat))
+        """Whether to ask the shared windows now (up, or time to look again)."""
+        until = self.away.get((platform, chat))
+        return until is None or self.local.clock() >= until
 
-    def _lost(self, exc: StoreUnavailable, scopes: list[tuple[str, int, float]]) -> None:
-        """A call to the windows failed: mark the slot it names away (every slot asked, if
-        it names none)."""
-        tags = [exc.tag] if isinstance(exc, WindowsAway) else [
-            self.windows.tag(key) for key, _, _ in scopes]
-        for tag in dict.fromkeys(tags):
-            self._went(tag)
+    def _away(self, platform: str, chat: str) -> None:
+        if (platform, chat) not in self.away:
+            log.warning("shared rate limits of %s:%s unavailable (their slot is not answering "
+                        "or takes no writes): taken apart where they can be, else paced "
+                        "here", platform, chat)
+        self.away[(platform, chat)] = self.local.clock() + self.retry_s
+
+    def _back(self, platform: str, chat: str) -> None:
+        if self.away.pop((platform, chat), None) is not None:
+            log.warning("shared rate limits of %s:%s back", platform, chat)
 
     async def _present(self, platform: str) -> None:
         """Say this replica sends (at most every PRESENCE_EVERY_S) and learn how many do:
-        the local pacing's share of the bot-wide rate follows it. Not while the slot of the
-        bot-wide windows, where it is said, is away."""
+        the local pacing's share of the bot-wide rate follows it."""
         now = self.local.clock()
-        if (now < self._presence_due.get(platform, 0.0) or platform not in self.limits
-                or not self._up(self._bot_tag(platform))):
+        if now < self._presence_due.get(platform, 0.0) or platform not in self.limits:
             return
         self._presence_due[platform] = now + PRESENCE_EVERY_S
         try:
             n = await self.windows.present(platform, self.replica, self.clock(),
                                            PRESENCE_TTL_S)
         except StoreUnavailable:
-            self._went(self._bot_tag(platform))
             return  # the count last heard stands
         if n != self.replicas.get(platform):
             self.replicas[platform] = n
             self.local_bot.limits[platform] = shared_out(_bot_wide(self.limits[platform]), n)
 
     async def _apart(self, platform: str, chat: str, call: str) -> None:
-        """Take a call's windows apart (a slot of them is away): the chat's, then the
-        bot-wide ones, each shared where its slot is up, else paced locally."""
+        """Take a call's windows apart (its windows together are away): the chat's, then
+        the bot-wide ones, each shared where its slot takes it, else paced locally."""
         limits = self._counting(platform, chat, call)
         scopes = self._scopes(platform, chat, call)
         own = [(lim, sc) for lim, sc in zip(limits, scopes, strict=True)
@@ -555,8 +495,6 @@ class SharedRateLimiter:
             if taken is None and part:
                 await (self.local if part[0] is own else self.local_bot).acquire(
                     platform, chat, 1, call)
-            elif part and part[0] is bot:
-                await self._pace_rejoining(platform, chat, call)
             counted += taken or []
         if counted:
             self._taken[(platform, chat)] = (member, counted)
@@ -564,22 +502,21 @@ class SharedRateLimiter:
     async def _take_part(self, windows: list[tuple[Limit, tuple[str, int, float]]],
                          member: str, hold: bool) -> list[tuple[str, int, float]] | None:
         """Take a slot in windows of one slot, waiting for room: those counted from the
-        platform's answer (see `answered`), or None if their slot is away."""
+        platform's answer (see `answered`), or None if they are away."""
         scopes = [sc for _, sc in windows]
         later = {sc[0]: HOLD_S for lim, sc in windows if lim.from_answer} if hold else {}
-        tag = self.windows.tag(scopes[0][0])
-        if not self._ask(tag):
-            return None
-        while True:
+        first = scopes[0][0]
+        while self.local.clock() >= self.part_away.get(first, 0.0):
             try:
                 wait = await self._take(scopes, member, later)
             except StoreUnavailable:
-                self._went(tag)
+                self.part_away[first] = self.local.clock() + self.retry_s
                 return None
-            self._came(tag)
+            self.part_away.pop(first, None)
             if wait <= 0:
                 return [sc for lim, sc in windows if lim.from_answer]
             await self.sleep(min(wait, RECHECK_S))
+        return None
 
     async def _take(self, scopes: list[tuple[str, int, float]], member: str,
                     hold: dict[str, float]) -> float:
@@ -649,14 +586,14 @@ class SharedRateLimiter:
                 member = self.windows.member()
                 try:
                     wait = await self._take(scopes, member, hold)
-                except StoreUnavailable as exc:
-                    self._lost(exc, scopes)
+                except StoreUnavailable:
+                    self._away(platform, chat)
                     continue
+                self._back(platform, chat)
                 if wait <= 0:
                     self._taken[(platform, chat)] = (member, [
                         sc for lim, sc in zip(self._counting(platform, chat, call), scopes,
                                               strict=True) if lim.from_answer])
-                    await self._pace_rejoining(platform, chat, call)
                     break
                 await self.sleep(min(wait, RECHECK_S))
 
@@ -697,8 +634,8 @@ class SharedRateLimiter:
                        await self.local_bot.together(platform, chat, want))
         try:
             used = await self.windows.used(scopes, self.clock())
-        except StoreUnavailable as exc:
-            self._lost(exc, scopes)
+        except StoreUnavailable:
+            self._away(platform, chat)
             return 0
         return max(0, min([want] + [count - n for (_, count, _), n
                                     in zip(scopes, used, strict=True)]))
@@ -714,8 +651,8 @@ class SharedRateLimiter:
                     break
                 try:
                     wait = await self._take(scopes, self.windows.member(), {})
-                except StoreUnavailable as exc:
-                    self._lost(exc, scopes)
+                except StoreUnavailable:
+                    self._away(platform, chat)
                     continue
                 if wait <= 0:
                     break
@@ -730,8 +667,8 @@ class SharedRateLimiter:
             return self._local_budget(platform, chat, horizon, call)
         try:
             used = await self.windows.used(scopes, self.clock())
-        except StoreUnavailable as exc:
-            self._lost(exc, scopes)
+        except StoreUnavailable:
+            self._away(platform, chat)
             return self._local_budget(platform, chat, horizon, call)
         return max(0, min(int(count * max(1.0, horizon / per)) - n
                           for (_, count, per), n in zip(scopes, used, strict=True)))

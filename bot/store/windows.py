@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import os
 from importlib import resources
@@ -11,14 +10,6 @@ from bot.store.base import StoreUnavailable, chat_prefix, platform_prefix
 from bot.store.gateway import Gateway
 
 _ids = itertools.count()
-
-
-class WindowsAway(StoreUnavailable):
-    """The windows of one slot (hash tag) did not answer or took no write; others may."""
-
-    def __init__(self, tag: str) -> None:
-        super().__init__(f"rate windows {{{tag}}} unavailable")
-        self.tag = tag
 
 
 class Windows:
@@ -45,11 +36,6 @@ class Windows:
         return platform_prefix(platform, self.space) + scope
 
     @staticmethod
-    def tag(key: str) -> str:
-        """A window key's hash tag: the slot it shares with the other keys of that tag."""
-        return _tag(key)
-
-    @staticmethod
     def member() -> str:
         """A unique name for one send in the windows (see `take`, `answered`)."""
         return f"{os.getpid()}:{next(_ids)}"
@@ -59,7 +45,7 @@ class Windows:
         """(key, count, per seconds) windows: 0 if a slot was taken in all (by `member`,
         a fresh one if not given), else seconds to wait before asking again. `hold`: key ->
         seconds the send counts as if later (until `answered` re-stamps it: on its way, it
-        may arrive that much after it left). WindowsAway names the slot that failed."""
+        may arrive that much after it left)."""
         if not windows:
             return 0.0
         member = member or self.member()
@@ -67,20 +53,20 @@ class Windows:
         for w in windows:
             groups.setdefault(_tag(w[0]), []).append(w)
         taken: list[str] = []
-        for tag, group in groups.items():
-            args: list[object] = [int(now * 1000), member]
-            for key, count, per in group:
-                args += [count, int(per * 1000), int((hold or {}).get(key, 0.0) * 1000)]
-            try:
+        try:
+            for group in groups.values():
+                args: list[object] = [int(now * 1000), member]
+                for key, count, per in group:
+                    args += [count, int(per * 1000), int((hold or {}).get(key, 0.0) * 1000)]
                 ms = int(await self.gateway.run_fenced(
                     self._take, [k for k, _, _ in group], args))
-            except StoreUnavailable as exc:
-                await self._give_back(taken, member)
-                raise WindowsAway(tag) from exc
-            if ms > 0:
-                await self._give_back(taken, member)
-                return ms / 1000.0
-            taken += [k for k, _, _ in group]
+                if ms > 0:
+                    await self._give_back(taken, member)
+                    return ms / 1000.0
+                taken += [k for k, _, _ in group]
+        except StoreUnavailable:
+            await self._give_back(taken, member)
+            raise
         return 0.0
 
     async def _give_back(self, keys: list[str], member: str) -> None:
@@ -118,26 +104,11 @@ class Windows:
         return int((await self.gateway.call(pipe.execute()))[2])
 
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
-        """How many sends each window holds right now (WindowsAway names a slot that did
-        not answer; the slots are asked side by side)."""
-        groups: dict[str, list[tuple[str, int, float]]] = {}
-        for w in windows:
-            groups.setdefault(_tag(w[0]), []).append(w)
-
-        async def count(tag: str, group: list[tuple[str, int, float]]) -> dict[str, int]:
-            pipe = self.gateway.pipeline(transaction=False)
-            for key, _, per in group:
-                pipe.zcount(key, f"({int((now - per) * 1000)}", "+inf")
-            try:
-                got = await self.gateway.call(pipe.execute())
-            except StoreUnavailable as exc:
-                raise WindowsAway(tag) from exc
-            return {key: int(n) for (key, _, _), n in zip(group, got, strict=True)}
-
-        found: dict[str, int] = {}
-        for part in await asyncio.gather(*(count(t, g) for t, g in groups.items())):
-            found.update(part)
-        return [found[key] for key, _, _ in windows]
+        """How many sends each window holds right now."""
+        pipe = self.gateway.pipeline(transaction=False)
+        for key, _, per in windows:
+            pipe.zcount(key, f"({int((now - per) * 1000)}", "+inf")
+        return [int(n) for n in await self.gateway.call(pipe.execute())]
 
 
 def _chat_of(rest: str) -> str:
