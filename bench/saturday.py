@@ -798,6 +798,9 @@ async def main(a: argparse.Namespace) -> None:
                   "replica had it yet)")
             per = " per bot token, the most" if clubs.n else ""
             print(f"telegram_429: {sum(tg429)}" + (f" ({max(tg429)}{per})" if clubs.n else ""))
+            for (_, f), n in zip(seen.tg_src, tg429_0, strict=True):
+                for why in f.too_many_at[n:][:8]:  # the limit each broke
+                    print(f"#   {why}")
             per = " per workspace, the most" if clubs.n else ""
             print(f"slack_429: {sum(sl429)}" + (f" ({max(sl429)}{per})" if clubs.n else ""))
             print(f"cross_fixture: {len(seen.cross)}")
@@ -820,7 +823,7 @@ async def main(a: argparse.Namespace) -> None:
             print(f"wall_s: {wall:.1f}")
             logs = "".join(r.log.read_text(errors="replace") for r in replicas)
             for label, needle in (("limiter_local_fallbacks",
-                                   "} unavailable (it is not answering"),
+                                   "unavailable (their slot is not"),
                                   ("store_unavailable_warnings", "store unavailable"),
                                   ("leader_changes", "is now the leader"),
                                   ("delivery_stuck_warnings", "stuck for")):
