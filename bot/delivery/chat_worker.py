@@ -174,20 +174,20 @@ class ChatWorker:
                 first = queue.items[0]
                 if tap_answer(platform, chat, first.out):
                     await self.pacer.admit_tap(platform, first.slot, first.call)
-                    ticket = Ticket(first.call, BOT_WIDE)
+                    ticket = self.pacer.ticket(first.call, BOT_WIDE)
                 elif first.out.urgent and self.desk.lane is not None:
                     await self.desk.lane.admit(
                         partial(self.pacer.admit, platform, chat, first.slot, first.call),
                         self.pacer.limiter.interval(platform, BOT_WIDE))
-                    ticket = Ticket(first.call, chat)
+                    ticket = self.pacer.ticket(first.call, chat)
                 elif first.call == CHASE:  # one at a time, within the chasers' share
                     await self.desk.chasers.admit(
                         partial(self.pacer.admit, platform, chat, first.slot, first.call),
                         self.pacer.limiter.interval(platform, BOT_WIDE, CHASE))
-                    ticket = Ticket(first.call, chat)
+                    ticket = self.pacer.ticket(first.call, chat)
                 else:
                     await self.pacer.admit(platform, chat, first.slot, first.call)
-                    ticket = Ticket(first.call, chat)
+                    ticket = self.pacer.ticket(first.call, chat)
                 batch, out = await self._compose()
                 taken, self._fault = True, 0.0
                 queue.sending = batch
@@ -625,7 +625,7 @@ class ChatWorker:
         await self._pace()
         call = PIN if turn == "pin" else EDIT if mid else POST
         await pacer.readmit(platform, chat, call)  # a pin counts like a message in a group
-        ticket = Ticket(call, chat)
+        ticket = pacer.ticket(call, chat)
         board.turn_at = desk.clock()
         if turn == "pin":
             pin, board.pin_owed = board.pin_owed, ""
