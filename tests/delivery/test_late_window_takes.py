@@ -8,27 +8,16 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
-from bot.delivery.ratelimit import Limit, SharedRateLimiter
+from bot.delivery.ratelimit import SharedRateLimiter
 from bot.store.gateway import Gateway
 from bot.store.windows import Windows
 from rigs.stall_link import StallLink, through
-
-BOT_WIDE_30 = {"telegram": (Limit(30, 1.0, "platform", from_answer=True),)}
-
-
-class Clock:
-    """An injected wall clock (seconds)."""
-
-    def __init__(self) -> None:
-        self.t = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.t
+from tests.support.shared_limits import BOT_WIDE_30, WallClock
 
 
 async def test_a_take_answered_late_counts_from_when_it_was_granted(redis_url: str) -> None:
     link = StallLink(urlsplit(redis_url).port or 6379)
-    clock = Clock()
+    clock = WallClock()
     slow = Gateway.from_url(through(redis_url, link.port))
     direct = Windows(Gateway.from_url(redis_url))
     limiter = SharedRateLimiter(Windows(slow), BOT_WIDE_30, clock=clock)

@@ -7,27 +7,16 @@ that waited longer had left them when it arrived, and other replicas' sends fill
 from __future__ import annotations
 
 from bot.delivery.pacing import STALE_S, Pacer
-from bot.delivery.ratelimit import POST, Limit, SharedRateLimiter
+from bot.delivery.ratelimit import POST, SharedRateLimiter
 from bot.store.gateway import Gateway
 from bot.store.windows import Windows
-
-BOT_WIDE_30 = {"telegram": (Limit(30, 1.0, "platform", from_answer=True),)}
-
-
-class Clock:
-    """An injected wall clock (seconds) that moves only when told."""
-
-    def __init__(self) -> None:
-        self.t = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.t
+from tests.support.shared_limits import BOT_WIDE_30, WallClock
 
 
 async def _sends_counted(redis_url: str, waited: float) -> int:
     """The bot-wide window's count after one send whose call came `waited` s after its slot."""
     gateway = Gateway.from_url(redis_url)
-    clock = Clock()
+    clock = WallClock()
     limiter = SharedRateLimiter(Windows(gateway), BOT_WIDE_30, clock=clock,
                                 monotonic=clock)
     pacer = Pacer(limiter)
