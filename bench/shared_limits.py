@@ -14,7 +14,7 @@ Cases, each on a fresh set of windows: `baseline` (no fault), `held` (no fault, 
 Printed per case: sends a second, `over_limit_<case>` (goal 0) and the longest gap between
 arrivals; and the pause's rate against the baseline's.
 
-Usage: python bench/shared_limits.py [--seconds 40] [--smoke]
+Usage: python bench/shared_limits.py [--seconds 40] [--pause-at 8] [--pause-s 8] [--smoke]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import cli  # noqa: E402
 from bot.delivery.pacing import Pacer  # noqa: E402
 from bot.delivery.ratelimit import PACED_LIMITS, POST, SharedRateLimiter  # noqa: E402
 from bot.store.gateway import Gateway  # noqa: E402
@@ -98,9 +99,12 @@ def figures(case: str, arrivals: list[float], seconds: float) -> float:
     return rate
 
 
+SMOKE = {"seconds": 12.0, "pause_at": 3.0, "pause_s": 4.0}
+
+
 async def main(a: argparse.Namespace) -> None:
-    seconds = 12.0 if a.smoke else a.seconds
-    pause = (3.0, 4.0) if a.smoke else (8.0, 8.0)
+    seconds = a.seconds
+    pause = (a.pause_at, a.pause_s)
     with tempfile.TemporaryDirectory(prefix="shared-limits-") as tmp:
         topo = start_cluster(Path(tmp) / "cluster", 3, 1)
         try:
@@ -122,7 +126,8 @@ async def main(a: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=40.0)
-    parser.add_argument("--smoke", action="store_true", help="12 s a case, a 4 s pause")
-    asyncio.run(main(parser.parse_args()))
+    ap = cli.parser(__doc__)
+    ap.add_argument("--seconds", type=float, default=40.0, help="each case's length")
+    ap.add_argument("--pause-at", type=float, default=8.0, help="seconds into the pause case")
+    ap.add_argument("--pause-s", type=float, default=8.0, help="how long the master stops")
+    asyncio.run(main(cli.parse(ap, SMOKE)))
