@@ -363,9 +363,10 @@ async def share_unsure(core: Core, every_s: float = 1.0) -> None:
                 log.exception("sharing NOT CONFIRMED writes with other replicas failed")
 
 
-def _waited(entry_id: str) -> float:
-    """Seconds since an outbox entry was written (a stream id starts with its time in ms)."""
-    return time.time() - int(entry_id.split("-")[0]) / 1000
+def _waited(entry_id: str, now: float) -> float:
+    """Seconds from when an outbox entry was written (a stream id starts with its time in
+    ms) to wall time `now`."""
+    return now - int(entry_id.split("-")[0]) / 1000
 
 
 def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
@@ -377,7 +378,7 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
         for fx in await outbox.fixture_ids():
             n, first = await outbox.backlog(fx)
             if n and first:
-                ages.append(_waited(first))
+                ages.append(_waited(first, time.time()))
         return round(max(ages), 3)
     return lag
 
@@ -389,7 +390,8 @@ def outbox_lag(core: Core) -> Callable[[], Awaitable[float]]:
 QUIET_S = 30.0
 
 
-def outbox_stalled(core: Core, quiet_s: float = QUIET_S) -> Callable[[], Awaitable[float]]:
+def outbox_stalled(core: Core, quiet_s: float = QUIET_S,
+                   wall: Callable[[], float] = time.time) -> Callable[[], Awaitable[float]]:
     """The lag alarm's probe: seconds the oldest undelivered entry has waited, among the
     fixtures whose outbox has delivered nothing for `quiet_s` (or not since first looked
     at: a fixture is not assumed to be moving before it is seen to move)."""
@@ -406,12 +408,13 @@ def outbox_stalled(core: Core, quiet_s: float = QUIET_S) -> Callable[[], Awaitab
             elif gone != last[0]:
                 moved[fx] = (gone, now)
             if waiting and first and now - moved[fx][1] >= quiet_s:
-                ages.append(_waited(first))
+                ages.append(_waited(first, wall()))
         return round(max(ages), 3)
     return stalled
 
 
-def lag_alarm(core: Core, leads: Callable[[], bool] = lambda: True) -> LagAlarm:
+def lag_alarm(core: Core, leads: Callable[[], bool] = lambda: True,
+              wall: Callable[[], float] = time.time) -> LagAlarm:
     """The outbox lag's alarm: control is told through the in-memory path, which does not
     wait on the outbox that is falling behind, by the replica that `leads` only (every
     replica samples the same lag and logs it: control gets it once, not once a replica)."""
@@ -420,7 +423,7 @@ def lag_alarm(core: Core, leads: Callable[[], bool] = lambda: True) -> LagAlarm:
     async def tell(notice: OutboxLag) -> None:
         if leads():
             await notifier.send([Outbound("control", lag_reply(notice))])
-    return LagAlarm(outbox_stalled(core), tell)
+    return LagAlarm(outbox_stalled(core, wall=wall), tell)
 
 
 def leads(app: App) -> Callable[[], bool]:

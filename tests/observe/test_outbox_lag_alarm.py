@@ -4,9 +4,11 @@ once it catches up, one "recovered" of each. Nothing in between, however often i
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
+from collections.abc import Callable
 
 import aiohttp
 import pytest
@@ -36,6 +38,14 @@ async def _stuck_outbox(core: Core) -> tuple[HeldControl, str, str]:
     return control, stream, stuck
 
 
+def _ticking() -> Callable[[], float]:
+    """Wall time that moves a second on each reading: every sample sees the lag grow, however
+    quickly the samples follow each other (real time rounded to the ms could read the same
+    twice: the alarm was left down once in CI)."""
+    ticks = itertools.count(time.time(), 1.0)
+    return lambda: next(ticks)
+
+
 async def _healthz(port: int) -> dict[str, object]:
     async with aiohttp.ClientSession() as http, \
             http.get(f"http://127.0.0.1:{port}/healthz") as resp:
@@ -46,7 +56,7 @@ async def test_a_growing_outbox_lag_is_told_once_and_its_recovery_once(
         core: Core, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, "bot")
     control, stream, stuck = await _stuck_outbox(core)
-    alarm = lag_alarm(core)
+    alarm = lag_alarm(core, wall=_ticking())
     routes = health_routes(core.store.gateway.ping, lambda: "leader", alarm.probe,
                            lag_alarm=lambda: alarm.raised)
     async with serving(routes) as port:
@@ -74,7 +84,8 @@ async def test_only_the_leading_replica_tells_control(
     # each told a flashpoint club's control; now the lease holder does, the others only log
     caplog.set_level(logging.WARNING, "bot")
     control, _, _ = await _stuck_outbox(core)
-    follower, leader = lag_alarm(core, lambda: False), lag_alarm(core, lambda: True)
+    follower = lag_alarm(core, lambda: False, _ticking())
+    leader = lag_alarm(core, lambda: True, _ticking())
     for _ in range(3):
         await follower.check()
         await leader.check()
