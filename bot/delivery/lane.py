@@ -29,6 +29,12 @@ log = logging.getLogger(__name__)
 HEADROOM = 1.03
 BEAT_S = 5.0  # as long as a fixture's delivery lease (bot.store.outbox.LEASE_MS)
 BEATS_PER_HOLD = 4  # renewals within one hold: a slow round trip never lets it lapse
+# A message waits at most this long for the lane to be read (once every poll_s, one read for
+# all of a replica's chats); a slower read goes on beside the sends, which go on with what
+# was last known meanwhile, as when the store does not answer. With the lane's master paused,
+# every chat's next message waited out the store's timeouts (two tries of 2 s) each poll_s:
+# no Telegram send for 4-5 s in bench/saturday.py --fault pause.
+READ_WAIT_S = 0.25
 
 
 class LaneState(Protocol):
@@ -96,6 +102,8 @@ class Lane:
         self._restarted: set[str] = set()  # counted afresh after a takeover (took_over)
         self._lock = asyncio.Lock()
         self._beat: asyncio.Task[None] | None = None
+        self._reading: asyncio.Task[None] | None = None  # the lane's read under way
+        self._read_since = 0.0  # when it started, on the event loop's clock
         self.spacer = Spacer(clock)
 
     async def hold(self, bid: str, messages: int) -> None:
@@ -106,9 +114,16 @@ class Lane:
 
     async def held(self) -> bool:
         """Whether a procedure holds the lane now (as of at most poll_s ago)."""
-        now = self.clock()
-        if now - self._checked >= self.poll_s:
-            await self._read()
+        if self.clock() - self._checked >= self.poll_s:
+            loop = asyncio.get_running_loop()
+            if self._reading is None or self._reading.done():
+                self._reading = loop.create_task(self._read())
+                self._read_since = loop.time()
+            left = self._read_since + READ_WAIT_S - loop.time()
+            if left > 0:
+                await asyncio.wait({self._reading}, timeout=left)
+            if self._reading.done():
+                self._reading.result()  # anything but an outage is raised here
         return self._held is not None
 
     async def _read(self) -> None:
@@ -213,8 +228,8 @@ class Lane:
         # re-cancelled until it ends: a cancel that lands inside a Redis call can go unheeded
         # (see bot.tasks), and a heartbeat running on would hold every other message back
         # until the lane's cap (~30 s) after a clean shutdown
-        await cancel_and_wait([self._beat])
-        self._beat = None
+        await cancel_and_wait([self._beat, self._reading])
+        self._beat = self._reading = None
 
     async def release(self, bid: str) -> None:
         """Give the lane back at once: the procedure's write was refused, nothing goes out."""
