@@ -433,6 +433,7 @@ class SharedRateLimiter:
         self.replica = uuid.uuid4().hex[:12]  # this limiter's name among the replicas
         self.replicas: dict[str, int] = {}  # platform -> replicas sending, as last heard
         self._presence_due: dict[str, float] = {}  # platform -> monotonic time to say so
+        self._saying: set[asyncio.Task[None]] = set()  # presence writes under way
         # (platform, chat) -> monotonic time to ask Redis again, while its windows are away
         self.away: dict[tuple[str, str], float] = {}
         # the first key of a part of them (see `_apart`) -> the same, for that part
@@ -458,12 +459,21 @@ class SharedRateLimiter:
             log.warning("shared rate limits of %s:%s back", platform, chat)
 
     async def _present(self, platform: str) -> None:
-        """Say this replica sends (at most every PRESENCE_EVERY_S) and learn how many do:
-        the local pacing's share of the bot-wide rate follows it."""
+        """Say this replica sends (at most every PRESENCE_EVERY_S), beside the sends: no
+        send waits on it. Awaited, it held one send a second for the store's timeouts (two
+        tries of 2 s) while the master of the bot-wide windows was paused."""
         now = self.local.clock()
         if now < self._presence_due.get(platform, 0.0) or platform not in self.limits:
             return
         self._presence_due[platform] = now + PRESENCE_EVERY_S
+        if not self._saying:  # one write at a time
+            task = asyncio.create_task(self._say(platform))
+            self._saying.add(task)
+            task.add_done_callback(self._saying.discard)
+
+    async def _say(self, platform: str) -> None:
+        """Say this replica sends and learn how many do: the local pacing's share of the
+        bot-wide rate follows it."""
         try:
             n = await self.windows.present(platform, self.replica, self.clock(),
                                            PRESENCE_TTL_S)
