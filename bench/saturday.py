@@ -509,8 +509,11 @@ def busiest(times: list[float], window: float) -> float:
 
 
 def dump(path: Path, seen: Seen, t0: float) -> None:
-    """Every call the fakes got, one JSON line each (seconds from the Saturday's start)."""
+    """Every call the fakes got, one JSON line each (seconds from the Saturday's start),
+    after a line giving that start in wall time (the bots' JSON logs carry wall time)."""
     with path.open("w") as f:
+        f.write(json.dumps({"p": "start", "wall": round(time.time() - (time.monotonic() - t0),
+                                                         3)}) + "\n")
         for plat, calls, key in (("telegram", seen.tg_calls(), "chat_id"),
                                  ("slack", seen.sl_calls(), "channel")):
             for c in calls:
@@ -591,6 +594,8 @@ async def main(a: argparse.Namespace) -> None:
                     "TELEGRAM_WEBHOOK_URL": "https://bot.example.test/telegram",
                     "SLACK_API_URL": slack.api_url, "SLACK_RESPONSE_HOSTS": RESPONSE_HOSTS,
                     "PYTHONUNBUFFERED": "1"})
+        if dump_to is not None:  # logs with their times, to read beside the calls
+            env["MATCHDAY_LOG_FORMAT"] = "json"
         if clubs.n:  # every club's secrets, by the names `matchday club add` is told
             env.update(clubs.env())
             await register(clubs, env, tmp)
@@ -909,7 +914,8 @@ if __name__ == "__main__":
                          "with --clubs, else none; 0: none)")
     ap.add_argument("--evacuate-outside", type=int, default=20,
                     help="of them, not in the alert channel (a direct message each)")
-    ap.add_argument("--dump", type=Path, help="write every fake call here (JSON lines)")
+    ap.add_argument("--dump", type=Path, help="write every fake call here (JSON lines), "
+                    "and each bot's log beside it (JSON lines, with times)")
     a = cli.parse(ap, SMOKE)
     if a.quick:
         ap.set_defaults(**QUICK)
