@@ -33,7 +33,8 @@ BEATS_PER_HOLD = 4  # renewals within one hold: a slow round trip never lets it 
 # all of a replica's chats); a slower read goes on beside the sends, which go on with what
 # was last known meanwhile, as when the store does not answer. With the lane's master paused,
 # every chat's next message waited out the store's timeouts (two tries of 2 s) each poll_s:
-# no Telegram send for 4-5 s in bench/saturday.py --fault pause.
+# very likely the stop of every Telegram send for a whole 8 s pause in an earlier
+# bench/saturday.py --fault pause run, whose paused master also held `{lane}`.
 READ_WAIT_S = 0.25
 
 

@@ -479,6 +479,10 @@ class SharedRateLimiter:
                                            PRESENCE_TTL_S)
         except StoreUnavailable:
             return  # the count last heard stands
+        except Exception as exc:  # beside the sends: nobody else would hear of it
+            log.warning("replicas sending on %s not counted (%s)", platform,
+                        type(exc).__name__)
+            return
         if n != self.replicas.get(platform):
             self.replicas[platform] = n
             self.local_bot.limits[platform] = shared_out(_bot_wide(self.limits[platform]), n)

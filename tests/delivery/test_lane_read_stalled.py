@@ -1,7 +1,8 @@
 """Every message asks whether the life-safety lane is held (read at most every poll_s). With
 the lane's master paused, each chat's next message waited out the store's timeouts on that
-read (two tries of 2 s), once every poll_s: no Telegram send for 4-5 s in bench/saturday.py
---fault pause (#34). A stalled read is one for all of a replica's chats and holds a message
+read (two tries of 2 s), once every poll_s: very likely the stop of every Telegram send for a
+whole 8 s pause in an earlier bench/saturday.py --fault pause run, whose paused master also
+held the lane (#34). A stalled read is one for all of a replica's chats and holds a message
 at most READ_WAIT_S; the messages go on with what was last known, as when the store does not
 answer, and the lane is learned when the read comes back."""
 
