@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
-from bot.delivery.lane import READ_WAIT_S, Lane
+from bot.delivery.lane import Lane
 from bot.store.gateway import Gateway
 from bot.store.stewarding_keys import Stewarding
 from rigs.stall_link import StallLink, through
@@ -46,10 +46,7 @@ async def test_a_stalled_lane_read_holds_no_message_for_long(redis_url: str) -> 
         assert reads == 1
         assert lane._reading is not None and not lane._reading.done()
         link.resume()  # the read comes back: the procedure holds the lane from now on
-        for _ in range(200):
-            if await lane.held():
-                break
-            await asyncio.sleep(READ_WAIT_S)
+        await asyncio.wait_for(lane._reading, 15.0)
         assert await lane.held()
     finally:
         await lane.close()
