@@ -222,6 +222,11 @@ class App:
         if line:
             log.warning("%s", line)
         self.core.commander_lines.append(self.loss_risk.lines)
+        stopping = await self.store.gateway.whole_cluster_stops()
+        if stopping:
+            log.warning("Redis Cluster: %d master(s) have cluster-require-full-coverage yes: "
+                        "while one master is down every fixture stops, not only its own; "
+                        "set it to no (README, Recommended Cluster settings)", stopping)
 
     def _current_store(self) -> Store:
         assert self.store is not None

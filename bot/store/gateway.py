@@ -234,6 +234,20 @@ class Gateway:
         replicas = await self.call(replica_count)
         return Durability(appendonly, appendfsync, replicas, self.replica_acks, refused)
 
+    async def whole_cluster_stops(self) -> int:
+        """On a Cluster, how many masters have `cluster-require-full-coverage yes`: with one
+        master down, those answer CLUSTERDOWN for every slot until its replica has taken
+        over, so every fixture stops, not only that master's (0: not a Cluster, or CONFIG
+        GET refused: not ours to see)."""
+        if not self.cluster:
+            return 0
+        try:
+            got = await self.call(lambda r: r.config_get(
+                "cluster-require-full-coverage", target_nodes=RedisCluster.PRIMARIES))
+        except (ResponseError, StoreUnavailable):
+            return 0
+        return sum(1 for g in got.values() if g.get("cluster-require-full-coverage") == "yes")
+
     async def configure_replication(self, acks: int | None = None,
                                     timeout_ms: int = 500) -> int:
         """Set how many replicas must confirm each write: a fixed `acks`; or (None) every
