@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 
 from bot.domain.ledger import Event
 from bot.store.base import KeySpace, fx_prefix
+from bot.store.connect import on_key_node
 from bot.store.gateway import Gateway
 
 # Read-only: the incident hashes (KEYS, declared, one fixture's slot), whole or some fields.
@@ -60,8 +61,10 @@ class Feed:
         """Events after the id, waiting up to block_ms for the first one (XREAD BLOCK)."""
         if self._blocking is None:
             self._blocking = self.gateway.blocking_client()
-        res = await self.gateway.call(self._blocking.xread(
-            {_log(fx_id, self.space): after_id}, count=count, block=block_ms))
+        key = _log(fx_id, self.space)
+        res = await self.gateway.call(on_key_node(
+            self._blocking, key, "XREAD", "COUNT", count, "BLOCK", block_ms, "STREAMS", key,
+            after_id))
         if not res:
             return []
         return [Event.from_stream(sid, f) for sid, f in res[0][1]]

@@ -21,6 +21,7 @@ from bot.domain.incident.incident_card import CARD, IncidentCard, LiveRef
 from bot.domain.ledger import Tpl, Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Respond
 from bot.store.base import KeySpace, fx_prefix, ops_prefix, tag_prefix
+from bot.store.connect import on_key_node
 from bot.store.gateway import Gateway, Unconfirmed
 from bot.store.message_refs import REF_TTL, msgof_key, ref_key, seen_op
 from bot.store.ops import Op
@@ -300,8 +301,10 @@ class Outbox:
     async def read(self, fx: str, consumer: str, block_ms: int,
                    count: int = 200) -> list[tuple[str, Outbound]]:
         """New entries for this consumer (waits up to block_ms)."""
-        res = await self.gateway.call(lambda r: r.xreadgroup(GROUP, consumer, {self._key(fx): ">"},
-                                                       count=count, block=block_ms))
+        key = self._key(fx)
+        res = await self.gateway.call(lambda r: on_key_node(
+            r, key, "XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
+            "STREAMS", key, ">"))
         out = [e for _, rows in res or [] for e in readable(rows, fx)]
         await self._confirmed(fx, out)
         return out

@@ -13,9 +13,12 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 import redis
 
 from bot.store import Store
+from bot.store.base import StoreUnavailable
+from bot.store.outbox import Outbox
 from bot.store.windows import Windows
 from rigs.topology import start_cluster
 from tests.support.failover import until
@@ -77,6 +80,40 @@ async def test_a_paused_default_node_holds_no_write_while_the_clock_is_measured_
                 await store.gateway.call(lambda r: r.get(healthy + ":probe"))
             assert take.done(), "the write waited for the paused default node"  # ... not more
             assert take.result() == 0
+        finally:
+            os.kill(topo.pid(paused), signal.SIGCONT)
+    finally:
+        await store.close()
+        topo.stop()
+
+
+async def test_a_paused_default_node_holds_no_outbox_read_of_another_master(
+        tmp_path: Path) -> None:
+    """redis-py finds the keys of XREADGROUP by asking the client's default node (COMMAND
+    GETKEYS): with that master paused, every fixture's outbox read waited out its timeout
+    and the reader paused a second more, so the stewards of a fixture on a healthy master got
+    no "Logged" for 3 s (bench/saturday.py --fault pause, t = 80.3-83.1 s)."""
+    topo = start_cluster(tmp_path / "cluster", 3, 0)
+    store = Store.from_url(topo.url)
+    try:
+        await store.gateway.configure_replication()
+        paused = int(store.gateway.r.get_default_node().port)
+        fx = next(f"fx-{k}" for k in range(100)
+                  if topo.master_of(f"md:{{fx-{k}}}:obx") != paused)
+        outbox = Outbox(store.gateway)
+        await outbox.ensure_group(fx)
+        assert await outbox.read(fx, "reader", 10) == []
+        os.kill(topo.pid(paused), signal.SIGSTOP)
+        try:
+            stuck = next(f"md:{{p-{k}}}:x" for k in range(100)
+                         if topo.master_of(f"md:{{p-{k}}}:x") == paused)
+            read = asyncio.create_task(outbox.read(fx, "reader", 10))
+            probe = asyncio.create_task(store.gateway.call(lambda r: r.get(stuck)))
+            done, _ = await asyncio.wait({read, probe}, return_when=asyncio.FIRST_COMPLETED)
+            assert read in done, "the read waited for the paused default node"
+            assert read.result() == []  # answered by its own master (old: a timeout)
+            with pytest.raises(StoreUnavailable):
+                await probe  # the paused master itself does not answer
         finally:
             os.kill(topo.pid(paused), signal.SIGCONT)
     finally:
