@@ -106,7 +106,12 @@ BABBLE = [  # crowd talk under the report: other talkers, not the words being sc
 
 
 def run(*cmd: str) -> str:
-    """Run a program; its stdout and stderr (sox prints stat to stderr)."""
+    """Run a program; its stdout and stderr (sox prints stat to stderr). sox runs repeatable
+    (-R): its pink noise and dither are otherwise new on every run, so a noisy note, and what
+    the model heard in it, differed from one run of the voice tests to the next (CI once
+    heard "e-git" for "acoustic": a stray "E", as in the prompt's "Gate E")."""
+    if cmd and cmd[0] == "sox":
+        cmd = ("sox", "-R", *cmd[1:])
     p = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return p.stdout + p.stderr
 
