@@ -1,11 +1,13 @@
 """Keys kept in two copies on a Cluster, on slots of different masters, so that one master
 paused or lost does not stop what every chat shares (the bot-wide rate windows): each call
 goes to both copies at once, and the first answer (with the other's, if it comes soon after)
-is the answer."""
+is the answer. A fixture's live messages' ids and its outbox's away journal use the second
+copy's slot too (`copy_key`), so its cards go on while its own master is away."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import time
@@ -35,6 +37,7 @@ APART = REDIS_CLUSTER_HASH_SLOTS // 2
 APART_WITHIN = 40
 
 
+@functools.lru_cache(maxsize=4096)
 def second_tag(tag: str) -> str:
     """The hash tag of a tag's second copy: the first `<tag>:copy<n>` whose slot is about
     half the ring from the tag's (the same on every replica: it is computed, not chosen)."""
@@ -52,14 +55,22 @@ def in_copy(key: str, tag: str, copy: str) -> str:
     return key.replace("{" + tag + "}", "{" + copy + "}", 1)
 
 
+def copy_key(key: str) -> str:
+    """`key` as named in its hash tag's second copy (on another master's slot)."""
+    tag = key[key.index("{") + 1:key.index("}")]
+    return in_copy(key, tag, second_tag(tag))
+
+
 class Copies:
     """Calls to the copies of a group of keys (a tag alone is one copy), and which to ask: a
     copy whose call is still pending after it was given up on is not asked again until that
     call ends, and one whose call failed is asked only when no other is in (for RETRY_S)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic,
-                 grace_s: float = GRACE_S, retry_s: float = RETRY_S) -> None:
+                 grace_s: float = GRACE_S, retry_s: float = RETRY_S,
+                 what: str = "the shared rate windows") -> None:
         self.clock = clock
+        self.what = what  # what the copies hold, as the log names it
         self.grace_s = grace_s
         self.retry_s = retry_s
         self._out: dict[str, float] = {}  # copy -> clock time to ask it again (inf: pending)
@@ -101,8 +112,8 @@ class Copies:
             copy = tasks[task]
             self._out[copy] = math.inf
             if len(calls) > 1:
-                log.warning("a copy of the shared rate windows is not answering (%s): going "
-                            "on with the other", copy)
+                log.warning("a copy of %s is not answering (%s): going on with the other",
+                            self.what, copy)
             task.add_done_callback(lambda t, c=copy: self._finish_late(t, c))
         if answers:
             return answers
@@ -117,13 +128,13 @@ class Copies:
             self._back(copy)
             return None
         if not isinstance(exc, StoreUnavailable):  # a fault of ours, not the store's
-            log.warning("a call to the shared rate windows failed (%s)", type(exc).__name__)
+            log.warning("a call to %s failed (%s)", self.what, type(exc).__name__)
         self._out[copy] = self.clock() + self.retry_s
         return exc
 
     def _back(self, copy: str) -> None:
         if self._out.pop(copy, None) == math.inf:
-            log.info("rate windows %s answer again", copy)
+            log.info("%s: copy %s answers again", self.what, copy)
 
     def _finish_late(self, task: asyncio.Future[T], copy: str) -> None:
         """A call left to finish on its own has: its copy is in again, or out for RETRY_S."""
