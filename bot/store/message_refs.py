@@ -1,15 +1,45 @@
 """Where the bot's live messages are: per fixture and chat, the platform id of each live
 message (an incident card, the board) so later changes edit it in place; the reverse index
-(message id -> fixture and ref) a reply to it is tied back with; when each first arrived."""
+(message id -> fixture and ref) a reply to it is tied back with; when each first arrived.
+
+On a Cluster a live message's id is also kept in its fixture's second copy (another master's
+slot, bot.store.copies), written after the first and read beside it: with the fixture's own
+master paused or lost, its cards are still edited in place, not posted again."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
-from bot.store.base import KeySpace, chat_prefix, fx_prefix, ops_prefix
+from bot.store.base import KeySpace, StoreUnavailable, chat_prefix, fx_prefix, ops_prefix
+from bot.store.copies import Copies, copy_key
 from bot.store.gateway import Gateway
 
+log = logging.getLogger(__name__)
 REF_TTL = 14 * 86400
+_LATER: set[asyncio.Task[Any]] = set()  # copies being written (kept from the collector)
+
+
+def keep_copy(gateway: Gateway, key: str, value: str | None) -> None:
+    """On a Cluster, write (or with None, drop) a live message's id in its second copy, in
+    the background: the send that made it does not wait for another master."""
+    if not gateway.cluster:
+        return
+    second = copy_key(key)
+
+    async def write() -> None:
+        try:
+            if value is None:
+                await gateway.call(lambda r: r.delete(second))
+            else:
+                await gateway.call(lambda r: r.set(second, value, ex=REF_TTL))
+        except StoreUnavailable:  # the first copy has it; a read falls back only rarely
+            log.info("the second copy of %s was not written (Redis not answering)", key)
+
+    task = asyncio.create_task(write())
+    _LATER.add(task)
+    task.add_done_callback(_LATER.discard)
 
 
 def msgof_key(platform: str, chat: str, message_id: str, space: KeySpace) -> str:
@@ -44,11 +74,20 @@ class MessageRefs:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.space = gateway.space  # whose keys (see Gateway.for_club)
+        self._copies = Copies(what="live messages' ids")
 
     async def message_ref(self, fixture: str, platform: str, chat: str, ref: str) -> str | None:
         """The platform message id of a live message (e.g. an incident card) in a chat."""
         key = ref_key(fixture, platform, chat, ref, self.space)
-        return await self.gateway.call(lambda r: r.get(key))
+        if not self.gateway.cluster:
+            return await self.gateway.call(lambda r: r.get(key))
+        second = copy_key(key)
+        first_tag, second_tag = _tag(key), _tag(second)
+        got = await self._copies.first({
+            first_tag: lambda: self.gateway.call(lambda r: r.get(key)),
+            second_tag: lambda: self.gateway.call(lambda r: r.get(second))})
+        # the fixture's own copy is the truth; the second only stands in while it is away
+        return got[first_tag] if first_tag in got else got[second_tag]
 
     async def delivered_at(self, fixture: str, refs: list[str]) -> dict[str, dict[str, int]]:
         """ref -> {'platform:chat': ms since the epoch its live message first arrived}."""
@@ -71,9 +110,11 @@ class MessageRefs:
         # message is not tied to its incident, but the forward ref every edit needs is kept.
         pipe = self.gateway.pipeline()
         pipe.set(msgof_key(platform, chat, message_id, self.space), f"{fixture}|{ref}", ex=REF_TTL)
-        pipe.set(ref_key(fixture, platform, chat, ref, self.space), message_id, ex=REF_TTL)
+        key = ref_key(fixture, platform, chat, ref, self.space)
+        pipe.set(key, message_id, ex=REF_TTL)
         seen_op(pipe, fixture, platform, chat, ref, at_ms, self.space)
         await self.gateway.run_with_hints(pipe, 1)
+        keep_copy(self.gateway, key, message_id)
 
     async def tie_message(self, fixture: str, platform: str, chat: str, ref: str,
                           message_id: str) -> None:
@@ -87,6 +128,7 @@ class MessageRefs:
         """Forget a live message (e.g. a board no longer live): the next one is posted anew."""
         key = ref_key(fixture, platform, chat, ref, self.space)
         await self.gateway.call(lambda r: r.delete(key))
+        keep_copy(self.gateway, key, None)
 
     async def ref_of_message(self, platform: str, chat: str,
                              message_id: str) -> tuple[str, str] | None:
@@ -97,3 +139,7 @@ class MessageRefs:
             return None
         fixture, _, ref = raw.partition("|")
         return fixture, ref
+
+
+def _tag(key: str) -> str:
+    return key[key.index("{") + 1:key.index("}")]
