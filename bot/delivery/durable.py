@@ -20,6 +20,14 @@ On recovery such a send is resolved per platform:
   for the bot's own message with the entry's text. Found: delivered (its id kept for later
   edits). Not found, or no archive chat configured: sent again (at least once; a lost
   safety message would be worse than a repeated one).
+
+While a fixture's own master is away (paused, or lost until its replica takes over) on a
+Cluster, its cards still go: if its slot does not answer an in-flight mark within
+AWAY_AFTER_S, and this replica surely still holds the fixture's lease (no other may take it
+before the lease's grace, LEASE_GRACE_MS after this replica last renewed it, has run out), the
+in-flight and delivered marks are kept in the fixture's away journal, in another master's slot
+(Outbox.journal_away). Whoever holds the lease next writes that journal home before it claims
+anything (Outbox.fold_away), so nothing sent meanwhile is sent again.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 from bot.delivery.chat_queue import Journaled
 from bot.delivery.notifier import Notifier
@@ -39,7 +48,7 @@ from bot.delivery.sink import Doubt, Unsupported
 from bot.domain.incident.incident_model import incident_id
 from bot.domain.messages import Outbound
 from bot.store import StoreUnavailable, Unconfirmed
-from bot.store.outbox import TAKEN_OVER, Outbox
+from bot.store.outbox import LEASE_GRACE_MS, TAKEN_OVER, Outbox
 from bot.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -55,6 +64,13 @@ DOUBT_BUDGET_S = 30.0
 # is taken again (a copy dropped somewhere must not strand it: control would never see it).
 IDLE_S = 60.0
 SWEEP_S = 10.0  # how often the lease holder looks for such entries
+# How long a fixture's slot may take to answer an in-flight mark before the send goes with
+# the mark in the away journal (a Cluster only): a paused master answers nothing for
+# seconds, and control must see the fixture's cards meanwhile.
+AWAY_AFTER_S = 0.5
+# Taken off the lease's grace when judging how long no other replica can take the lease:
+# clocks of the bot and of a promoted replica differ a little.
+SURE_MARGIN_S = 1.5
 
 
 class OutboxReader:
@@ -86,6 +102,15 @@ class OutboxReader:
         self.refused = 0  # copies not sent: the lease had moved (counts, for the log)
         self.stale_dropped = 0  # copies not sent: queued under an earlier term
         self._probing: Counter[tuple[str, str]] = Counter()  # (fixture, entry) being looked up
+        # fixture -> clock time until which no other replica can take its lease (see
+        # AWAY_AFTER_S); records this replica put in a fixture's away journal, not yet home;
+        # the (fixture, entry, 'platform:chat') sends whose in-flight mark went there; and a
+        # call to a fixture's slot given up on and still running (the slot is taken as away)
+        self._sure: dict[str, float] = {}
+        self._journalled: Counter[str] = Counter()
+        self._away_marks: set[tuple[str, str, str]] = set()
+        self._slow: dict[str, asyncio.Future[Any]] = {}
+        self._folding: dict[str, asyncio.Future[None]] = {}
 
     def start(self) -> None:
         """Begin watching every fixture's outbox."""
@@ -121,7 +146,12 @@ class OutboxReader:
                     await self.outbox.ensure_group(fx)
                 if fx in self._lost:
                     leader = False
+                asked = time.monotonic()
                 has = await self.outbox.lease(fx, self.owner)
+                if has:
+                    self._sure[fx] = asked + LEASE_GRACE_MS / 1000 - SURE_MARGIN_S
+                else:
+                    self._sure.pop(fx, None)
                 if has == TAKEN_OVER:  # another replica held it meanwhile: a new term
                     log.warning("outbox of %s: delivery lease taken over from another "
                                 "replica; what was queued here before is claimed afresh", fx)
@@ -141,8 +171,11 @@ class OutboxReader:
                         self._term[fx] = self._term.get(fx, 0) + 1
                         for key in [k for k in self._left if k[0] == fx]:
                             del self._left[key]
+                    await self._fold(fx, every=True)  # before the claim: none sent twice
                     await self._take_over(fx, await self._rendered(
                         fx, await self.outbox.claim_all(fx, self.owner)))
+                elif self._journalled[fx]:
+                    await self._fold(fx)
                 for entry, out in await self._rendered(
                         fx, await self.outbox.read(fx, self.owner, self.block_ms)):
                     await self._dispatch(fx, entry, out)
@@ -161,6 +194,32 @@ class OutboxReader:
                 log.exception("outbox reader for %s failed; retrying", fx)
                 leader = False
                 await asyncio.sleep(1.0)
+
+    async def _fold(self, fx: str, every: bool = False) -> None:
+        """Write the fixture's away journal home (this replica's records, or with `every`
+        anyone's: a new lease holder's first step) once its own slot answers again. While
+        this replica's own records are not home, nothing of the fixture is claimed; another
+        master's slot not answering does not hold up a fixture that has none there."""
+        if not self.outbox.gateway.cluster or not (every or self._journalled[fx]):
+            return
+        fold = self._folding.get(fx)
+        if fold is None or fold.done():
+            fold = self._folding[fx] = asyncio.ensure_future(self._fold_now(fx))
+            fold.add_done_callback(_quiet)
+        done, _ = await asyncio.wait({fold}, timeout=AWAY_AFTER_S)
+        if done and fold.exception() is None:
+            return
+        if self._journalled[fx]:
+            raise StoreUnavailable(f"the away journal of {fx} is not written home yet")
+        log.warning("outbox of %s: its away journal (another master's slot) is not "
+                    "answering; claimed without it", fx)
+
+    async def _fold_now(self, fx: str) -> None:
+        n = await self.outbox.fold_away(fx)
+        self._journalled[fx] = max(0, self._journalled[fx] - n)
+        if n:
+            log.warning("outbox of %s: %d mark(s) kept in another slot while its master was "
+                        "away written home", fx, n)
 
     async def _sweep(self, fx: str) -> None:
         """Take again the entries this replica took long ago that nothing holds now (no
@@ -337,18 +396,51 @@ class OutboxReader:
         go = [m for m in current if m.fx not in self._lost]
         if go:
             known = self.notifier.sinks[platform].floor(chat)
-            held: set[str] = set()
-
-            async def write() -> None:
-                nonlocal held
-                held = await self.outbox.flying([(m.fx, m.entry) for m in go],
-                                                f"{platform}:{chat}", known, owner=self.owner)
-            await _persist(write)
+            where = f"{platform}:{chat}"
+            held = {fx for fx in {m.fx for m in go}
+                    if await self._fly(fx, [m.entry for m in go if m.fx == fx], where, known)}
             moved += [m for m in go if m.fx not in held]
             go = [m for m in go if m.fx in held]
         if moved:
             self._refused(platform, chat, moved)
         return go
+
+    async def _fly(self, fx: str, entries: list[str], where: str, floor: int) -> bool:
+        """The in-flight marks of one fixture's entries to a chat: True once written, in
+        its slot or (its master away, the lease surely still ours) in its away journal;
+        False when the lease moved."""
+        cluster = self.outbox.gateway.cluster
+        if cluster and not self._away(fx):
+            call = asyncio.ensure_future(self.outbox.flying(
+                [(fx, e) for e in entries], where, floor, owner=self.owner))
+            done, _ = await asyncio.wait({call}, timeout=AWAY_AFTER_S)
+            if done and not isinstance(call.exception(), StoreUnavailable):
+                return fx in call.result()  # answered (or failed for a reason of ours)
+            if not done:  # left to finish on its own: a cut call may leave the client mid-reply
+                self._slow[fx] = call
+                call.add_done_callback(_quiet)
+        if cluster and time.monotonic() < self._sure.get(fx, 0.0):
+            try:
+                await self.outbox.journal_away(fx, {"k": "fly", "e": entries, "c": where,
+                                                    "f": max(floor, 0)})
+            except StoreUnavailable:
+                pass
+            else:
+                if time.monotonic() < self._sure.get(fx, 0.0):
+                    if not self._journalled[fx]:
+                        log.warning("outbox of %s: its master is not answering; sends go on "
+                                    "with their marks kept in another slot", fx)
+                    self._journalled[fx] += 1
+                    self._away_marks.update((fx, e, where) for e in entries)
+                    return True
+        held: set[str] = set()
+
+        async def write() -> None:
+            nonlocal held
+            held = await self.outbox.flying([(fx, e) for e in entries], where, floor,
+                                            owner=self.owner)
+        await _persist(write)
+        return fx in held
 
     def _refused(self, platform: str, chat: str, marks: list[Journaled]) -> None:
         """Copies queued under a lease this replica no longer holds: dropped, and their
@@ -386,8 +478,45 @@ class OutboxReader:
         last = (f"{platform}:{space}", int(mid)) if space and mid.isdigit() else None
         reached = _reached(out, platform, rows)
         at = int(self.notifier.wall().timestamp() * 1000) if ref or reached else None
-        await _persist(lambda: self.outbox.delivered(rows, f"{platform}:{chat}", ref, last,
-                                                     at_ms=at, about=about, reached=reached))
+        where = f"{platform}:{chat}"
+
+        def write() -> Awaitable[None]:
+            return self.outbox.delivered(rows, where, ref, last, at_ms=at, about=about,
+                                         reached=reached)
+        if not self.outbox.gateway.cluster or not rows:
+            await _persist(write)
+            return
+        fixtures = sorted({fx for fx, _, _ in rows})
+        away = any((fx, e, where) in self._away_marks for fx, e, _ in rows) or any(
+            self._away(fx) for fx in fixtures)
+        self._away_marks.difference_update((fx, e, where) for fx, e, _ in rows)
+        if not away:  # its slot answers as a rule: the marks go home at once
+            call = asyncio.ensure_future(write())
+            done, _ = await asyncio.wait({call}, timeout=AWAY_AFTER_S)
+            if done and not isinstance(call.exception(), StoreUnavailable):
+                return call.result()
+            if not done:  # left to finish on its own (writing the same marks is harmless)
+                call.add_done_callback(_quiet)
+                for fx in fixtures:
+                    self._slow[fx] = call
+        # the platform took it: delivered marks need no lease, and the away journal keeps
+        # them until the fixture's slot answers (the chat's next sends do not wait for it)
+        home = out.fixture if out is not None and out.fixture in fixtures else fixtures[0]
+        try:
+            for fx in fixtures:
+                mine = fx == home
+                await self.outbox.journal_away(fx, {
+                    "k": "done", "c": where, "rows": [r for r in rows if r[0] == fx],
+                    "last": last, "at": at, "ref": ref if mine else None,
+                    "about": about if mine else None, "reached": reached if mine else None})
+                self._journalled[fx] += 1
+        except StoreUnavailable:  # written home once the slot answers, as before
+            await _persist(write)
+
+    def _away(self, fx: str) -> bool:
+        """Whether a call to the fixture's slot was given up on and is still running."""
+        call = self._slow.get(fx)
+        return call is not None and not call.done()
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Wait until every watched outbox is empty and the chat queues are idle (tests)."""
@@ -429,6 +558,12 @@ def _reached(out: Outbound | None, platform: str, rows: list[tuple[str, str, boo
     if out.chase and out.audience.startswith("user:"):
         return fx, out.chase, out.audience.removeprefix("user:")
     return None
+
+
+def _quiet(call: asyncio.Future[Any]) -> None:
+    """A call given up on has ended: its outcome is read, so asyncio does not log it."""
+    if not call.cancelled():
+        call.exception()
 
 
 async def _persist(write: Callable[[], Awaitable[None]], tries: int = 30) -> None:

@@ -22,8 +22,9 @@ from bot.domain.ledger import Tpl, Var
 from bot.domain.messages import Attachment, Button, Outbound, Reply, Respond
 from bot.store.base import KeySpace, fx_prefix, ops_prefix, tag_prefix
 from bot.store.connect import on_key_node
+from bot.store.copies import copy_key
 from bot.store.gateway import Gateway, Unconfirmed
-from bot.store.message_refs import REF_TTL, msgof_key, ref_key, seen_op
+from bot.store.message_refs import REF_TTL, keep_copy, msgof_key, ref_key, seen_op
 from bot.store.ops import Op
 from bot.store.ops import Outbox as OutboxOp
 
@@ -125,6 +126,11 @@ def _fields(out: Outbound) -> dict[str, object]:
         # rolling upgrade may run both.
         data["edit"] = f"{LEGACY_RESPOND}{out.respond.user}:{out.respond.url}"
     return data
+
+
+def _tuple(value: list[Any] | None) -> Any:
+    """A journalled tuple (JSON keeps it as a list), or None."""
+    return tuple(value) if value is not None else None
 
 
 def encode(out: Outbound) -> str:
@@ -428,6 +434,41 @@ class Outbox:
             fx, bid, who = reached
             pipe.hsetnx(reach_key(fx, bid, self.space), who, at_ms)
         await self.gateway.run_with_hints(pipe, hints)
+        if ref is not None:
+            fixture, platform, chat_id, name, mid = ref
+            keep_copy(self.gateway, ref_key(fixture, platform, chat_id, name, self.space), mid)
+
+    def _away(self, fx: str) -> str:
+        return copy_key(fx_prefix(fx, self.space) + "obx:away")
+
+    async def journal_away(self, fx: str, record: dict[str, Any]) -> None:
+        """Keep one in-flight or delivered record of a fixture's outbox in its away journal
+        (a list in the fixture's second copy, another master's slot: a Cluster only), for
+        while the fixture's own master is away; `fold_away` writes it home later."""
+        key = self._away(fx)
+        pipe = self.gateway.pipeline(transaction=True)
+        pipe.rpush(key, json.dumps(record))
+        pipe.expire(key, DONE_TTL)
+        await self.gateway.call(pipe.execute())
+
+    async def fold_away(self, fx: str) -> int:
+        """Write a fixture's away journal into its own slot, in order (in-flight marks, then
+        delivered marks and acks, as they were meant to be written), and drop what was
+        written; the number of records. Replaying a record twice changes nothing."""
+        key = self._away(fx)
+        raw = await self.gateway.call(lambda r: r.lrange(key, 0, -1))
+        for item in raw:
+            rec = json.loads(item)
+            if rec["k"] == "fly":
+                await self.flying([(fx, e) for e in rec["e"]], rec["c"], rec["f"])
+            else:
+                await self.delivered(
+                    [(f, e, last) for f, e, last in rec["rows"]], rec["c"],
+                    _tuple(rec.get("ref")), _tuple(rec.get("last")), rec.get("at"),
+                    _tuple(rec.get("about")), _tuple(rec.get("reached")))
+        if raw:
+            await self.gateway.call(lambda r: r.ltrim(key, len(raw), -1))
+        return len(raw)
 
     async def mark(self, fx: str, entry: str, chat: str, last: bool) -> None:
         """Delivered to one chat; with `last`, the entry is done everywhere: ack and drop."""
