@@ -101,6 +101,7 @@ class Scheduler:
         self.jobs: dict[str, Slot] = {}  # slot.key -> slot, everything planned and not fired
         self.fired: set[str] = set()
         self.aps: AsyncIOScheduler | None = None
+        self._ticking: set[str] = set()  # ticker jobs whose run has not ended
 
     def add_ticker(self, fn: Ticker, every_s: float = 1.0) -> None:
         """Run fn(now) every `every_s` seconds (escalation sweeps)."""
@@ -185,7 +186,14 @@ class Scheduler:
     def _add_ticker_job(self, fn: Ticker, every: float, i: int) -> None:
         assert self.aps is not None
 
+        key = f"ticker:{i}"
+
         async def tick() -> None:
+            # a tick still waiting on a slow or absent store: this one is not needed (and
+            # APScheduler would warn of every such overlap, many a second in an outage)
+            if key in self._ticking:
+                return
+            self._ticking.add(key)
             try:
                 await fn(self.clock.now())
             except WritesRefused:  # a slot takes no writes: not "Redis down"
@@ -194,9 +202,11 @@ class Scheduler:
                 self.core.outage.gone()
             except Exception:
                 log.exception("ticker %s failed", getattr(fn, "__name__", fn))
+            finally:
+                self._ticking.discard(key)
 
-        self.aps.add_job(tick, IntervalTrigger(seconds=every), id=f"ticker:{i}",
-                         replace_existing=True)
+        self.aps.add_job(tick, IntervalTrigger(seconds=every), id=key, replace_existing=True,
+                         max_instances=2)
 
     async def on_change(self, what: str, fixture_id: str) -> None:
         """core.hooks: a fixture was added, re-timed, re-categorised, cancelled or phased."""
