@@ -394,6 +394,10 @@ class SharedWindows(Protocol):
                        now: float) -> None:
         """The platform answered `member`'s send: the windows count it from `now`."""
 
+    async def seed(self, windows: list[tuple[str, int, float]], sends: dict[str, float],
+                   now: float) -> None:
+        """Count sends made elsewhere (member -> time) in these windows, if not yet."""
+
     async def used(self, windows: list[tuple[str, int, float]], now: float) -> list[int]:
         """The slots taken in each window now."""
 
@@ -441,6 +445,13 @@ class SharedRateLimiter:
         # (platform, chat) -> this replica's last send there, while its answer is awaited
         # ... and the shared windows counting it from the answer
         self._taken: dict[tuple[str, str], tuple[str, list[tuple[str, int, float]]]] = {}
+        # (platform, chat) -> this replica's recent sends there (member -> the time each
+        # counts from): a chat's windows taken in one place (its own slot, or under the
+        # platform's tag while that slot is away) are told of those taken in the other, so
+        # the switch never starts a chat's count afresh (a group's 20 a minute broken by one)
+        self._recent: dict[tuple[str, str], dict[str, float]] = {}
+        # (platform, chat) whose windows under the platform's tag were told this spell
+        self._seeded: set[tuple[str, str]] = set()
 
     def _shared(self, platform: str, chat: str) -> bool:
         """Whether to ask the shared windows now (up, or time to look again)."""
@@ -455,6 +466,7 @@ class SharedRateLimiter:
         self.away[(platform, chat)] = self.local.clock() + self.retry_s
 
     def _back(self, platform: str, chat: str) -> None:
+        self._seeded.discard((platform, chat))
         if self.away.pop((platform, chat), None) is not None:
             log.warning("shared rate limits of %s:%s back", platform, chat)
 
@@ -503,15 +515,56 @@ class SharedRateLimiter:
         for part in ([own, held] if own else []), ([bot] if bot else []):
             taken = None
             for windows in part:
+                if windows is held and (platform, chat) not in self._seeded:
+                    await self._tell(platform, chat, [sc for _, sc in held], elsewhere=True)
+                elif windows is own and self._due_again(own[0][1][0]):
+                    await self._tell(platform, chat, [sc for _, sc in own])
                 taken = await self._take_part(windows, member, chat != BOT_WIDE)
+                if taken is not None and windows is own:
+                    self._seeded.discard((platform, chat))  # counted at home again
                 if taken is not None:
                     break
             if taken is None and part:
                 await (self.local if part[0] is own else self.local_bot).acquire(
                     platform, chat, 1, call)
             counted += taken or []
+        if own:
+            self._sent(platform, chat, member)
         if counted:
             self._taken[(platform, chat)] = (member, counted)
+
+    def _sent(self, platform: str, chat: str, member: str) -> None:
+        """Keep a send to a chat among its recent ones (see `_recent`)."""
+        if chat == BOT_WIDE:
+            return
+        span = max((lim.per for lim in self._counting(platform, chat)
+                    if lim.scope != "platform"), default=0.0)
+        if span <= 0:
+            return
+        now = self.clock()
+        recent = self._recent.setdefault((platform, chat), {})
+        recent[member] = now
+        for old in [m for m, at in recent.items() if at <= now - span]:
+            del recent[old]
+
+    def _due_again(self, first: str) -> bool:
+        """Whether a part of a call's windows was away and is to be asked again now."""
+        until = self.part_away.get(first)
+        return until is not None and self.local.clock() >= until
+
+    async def _tell(self, platform: str, chat: str, windows: list[tuple[str, int, float]],
+                    elsewhere: bool = False) -> None:
+        """Count this replica's recent sends to a chat in windows about to be taken after
+        it counted them elsewhere: its own slot's again, or (`elsewhere`) those under the
+        platform's tag while that slot is away."""
+        recent = self._recent.get((platform, chat))
+        if recent:
+            try:
+                await self.windows.seed(windows, recent, self.clock())
+            except StoreUnavailable:
+                return  # those windows are away too: the take that follows finds so
+        if elsewhere:
+            self._seeded.add((platform, chat))  # told for this spell
 
     async def _take_part(self, windows: list[tuple[Limit, tuple[str, int, float]]],
                          member: str, hold: bool) -> list[tuple[str, int, float]] | None:
@@ -599,12 +652,15 @@ class SharedRateLimiter:
                     break
                 member = self.windows.member()
                 try:
+                    if (platform, chat) in self.away:  # asked again: the sends made apart
+                        await self._tell(platform, chat, self._own(platform, chat, call))
                     wait = await self._take(scopes, member, hold)
                 except StoreUnavailable:
                     self._away(platform, chat)
                     continue
                 self._back(platform, chat)
                 if wait <= 0:
+                    self._sent(platform, chat, member)
                     self._taken[(platform, chat)] = (member, [
                         sc for lim, sc in zip(self._counting(platform, chat, call), scopes,
                                               strict=True) if lim.from_answer])
@@ -619,6 +675,9 @@ class SharedRateLimiter:
         the call it follows has gone."""
         await self.local_bot.answered(platform, chat)
         member, scopes = self._taken.pop((platform, chat), ("", []))
+        recent = self._recent.get((platform, chat))
+        if recent is not None and member in recent:
+            recent[member] = self.clock()  # counted from its answer, as the windows do
         if scopes:
             try:
                 await self.windows.answered(scopes, member, self.clock())
@@ -628,6 +687,12 @@ class SharedRateLimiter:
     def _local_budget(self, platform: str, chat: str, horizon: float, call: str) -> int:
         return min(self.local.budget_now(platform, chat, horizon, call),
                    self.local_bot.budget_now(platform, chat, horizon, call))
+
+    def _own(self, platform: str, chat: str, call: str) -> list[tuple[str, int, float]]:
+        """The chat's own windows of a call (not the bot-wide ones)."""
+        return [sc for lim, sc in zip(self._counting(platform, chat, call),
+                                      self._scopes(platform, chat, call), strict=True)
+                if lim.scope != "platform"]
 
     def _counting(self, platform: str, chat: str, call: str = POST) -> list[Limit]:
         """The limits `_scopes` names windows for, in the same order."""

@@ -136,6 +136,28 @@ class Windows:
             pipe.pexpire(key, int(per * 1000) + 1000)
         await self.gateway.call(pipe.execute())
 
+    async def seed(self, windows: list[tuple[str, int, float]], sends: dict[str, float],
+                   now: float) -> None:
+        """Count in these windows sends made while they could not be asked (member -> the
+        time each counts from), those still within each window; one already counted stays
+        as it is. So a chat's sends counted in one place are not forgotten in the other."""
+        for tag, group in _groups(windows).items():
+            keys, pers = [k for k, _, _ in group], [per for _, _, per in group]
+            await self._first(tag, keys, self._seed_in, pers, sends, now)
+
+    async def _seed_in(self, keys: list[str], pers: list[float], sends: dict[str, float],
+                       now: float) -> None:
+        pipe = self.gateway.pipeline(transaction=False)
+        queued = False
+        for key, per in zip(keys, pers, strict=True):
+            inside = {m: int(at * 1000) for m, at in sends.items() if at > now - per}
+            if inside:
+                pipe.zadd(key, inside, nx=True)
+                pipe.pexpire(key, int(per * 1000) + 1000)
+                queued = True
+        if queued:
+            await self.gateway.call(pipe.execute())
+
     async def present(self, platform: str, replica: str, now: float, ttl_s: float) -> int:
         """Say this replica sends on `platform` (beside the platform's bot-wide windows):
         how many replicas did so within the last `ttl_s` seconds, this one included."""
