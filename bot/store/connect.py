@@ -285,14 +285,17 @@ def _online(info: dict[str, Any]) -> int:
                and v.get("state") == "online")
 
 
-def on_key_node(client: Any, key: str, *args: Any) -> Any:
+async def on_key_node(client: Any, key: str, *args: Any) -> Any:
     """Run a command on the server holding `key` (on a Cluster, the master of its slot, named
     here). redis-py finds the keys of a command whose keys move (XREAD, XREADGROUP) by asking
     the client's default node (COMMAND GETKEYS): with that master paused, every fixture's
     outbox read waited out its timeout, although its own master answered (#34)."""
     if is_cluster(client):
-        return client.execute_command(*args, target_nodes=client.get_node_from_key(key))
-    return client.execute_command(*args)
+        # a client learns the slot map at its first command: asked for a node before that
+        # (the live feed's own blocking client), it knew none, and never would
+        await client.initialize()
+        return await client.execute_command(*args, target_nodes=client.get_node_from_key(key))
+    return await client.execute_command(*args)
 
 
 async def replica_count(client: Any) -> int:

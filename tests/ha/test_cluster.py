@@ -19,6 +19,7 @@ from bot.sample import ensure_sample_fixture
 from bot.settings import load_settings
 from bot.store import Store
 from bot.store.client import fx_prefix
+from bot.store.feed import Feed
 from bot.store.message_refs import MessageRefs
 from tests.conftest import Chat
 
@@ -132,3 +133,20 @@ async def test_waiting_for_a_replica_the_cluster_lacks_holds_the_report(cluster_
     finally:
         store.gateway.replica_acks = 0
     assert not r.reply.ok and r.reply.text.startswith("HELD")
+
+
+async def test_the_live_feed_follows_a_fixtures_log(cluster_core):
+    """The web view's live feed reads each fixture's log with a blocking client of its own:
+    on a Cluster its first read named the slot's master before that client knew the slot
+    map, failed, and failed again every second for good (the wall never moved)."""
+    core = cluster_core
+    feed = Feed(core.store.gateway)
+    fx = await core.active_fixture()
+    try:
+        last = await feed.last_id(fx.id)
+        assert (await Chat(core)("/incident disorder @stb_walkway s4 fight",
+                                 as_="steward")).reply.ok
+        events = await feed.wait_after(fx.id, last, 1000)
+        assert "incident.reported" in [e.kind for e in events]
+    finally:
+        await feed.close()
