@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from bot.core.dispatch import Core
 from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.messages import Outbound
-from bot.store import Store
+from bot.store import Store, StoreUnavailable, Unconfirmed
 from bot.store.deadline_keys import Deadlines
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,7 @@ async def sweep_deadlines(
     due = await deadlines.due_deadlines_of(await swept_fixtures(core, deadlines),
                                            int(now.timestamp()))
     outs: list[Outbound] = []
+    unanswered: StoreUnavailable | None = None  # a slot that did not answer, said once
     for fx_id, rows in due.items():
         fx = await store.fixture(fx_id)
         if fx is None:
@@ -59,10 +60,17 @@ async def sweep_deadlines(
                     await deadlines.drop_deadline(fx.id, member)
                     continue
                 outs += await fire(core, store, fx, key, when, now)
+            except Unconfirmed:  # written; its cards go once a replica has it
+                log.warning("deadline %s of %s fired, not yet on a replica (fired again if a "
+                            "failover loses it)", member, fx.id)
+            except StoreUnavailable as exc:  # due again next sweep; other slots go on
+                unanswered = exc
             except Exception:
                 log.exception("deadline %s of %s failed", member, fx.id)
     if outs:
         await core.notifier.send(outs)
+    if unanswered is not None:
+        raise unanswered  # the ticker tells the outage log, once
     if core.drill is None:
         await deadlines.retire_escalations()  # the index shrinks as fixtures end
     return outs
