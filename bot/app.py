@@ -227,6 +227,13 @@ class App:
             log.warning("Redis Cluster: %d master(s) have cluster-require-full-coverage yes: "
                         "while one master is down every fixture stops, not only its own; "
                         "set it to no (README, Recommended Cluster settings)", stopping)
+        if self.store.gateway.replica_acks or self.store.gateway.cluster:
+            slow = await self.store.gateway.slow_full_syncs()
+            if slow:
+                log.warning("Redis: %d master(s) wait repl-diskless-sync-delay seconds before "
+                            "a replica's full sync: after a failover reports are HELD and "
+                            "cards wait that much longer; set it to 0 (README, Recommended "
+                            "Cluster settings)", slow)
 
     def _current_store(self) -> Store:
         assert self.store is not None

@@ -114,6 +114,11 @@ class Topology:
 # failed until its replica has taken over, and the client waits out a topology refresh on
 # each: every fixture's reports and cards stopped for 0.5-2.5 s in a master's pause.
 COVERAGE = ("cluster-require-full-coverage", "no")
+# As README's recommended Cluster (and Sentinel) settings: a replica that must sync in full
+# (an old master back after a failover) is sent the data at once, not after Redis' default
+# 5 s wait for more replicas to share the transfer; until it has synced, its new master's
+# writes are HELD (not confirmed), and the fixture's cards wait for them.
+SYNC_AT_ONCE = ("repl-diskless-sync-delay", "0")
 
 
 def start_cluster(base: Path, masters: int = 3, replicas: int = 0) -> Topology:
@@ -134,7 +139,7 @@ def _form_cluster(t: Topology, masters: int, replicas: int) -> Topology:
     extra = [free_port() for _ in range(masters * replicas)]
     for port in ports + extra:
         t.spawn(port, "cluster-enabled", "yes", "cluster-config-file", "nodes.conf",
-                "cluster-node-timeout", "2000", *COVERAGE)
+                "cluster-node-timeout", "2000", *COVERAGE, *SYNC_AT_ONCE)
     step = SLOTS // masters
     for i, port in enumerate(ports):
         hi = SLOTS - 1 if i == masters - 1 else (i + 1) * step - 1
@@ -167,14 +172,15 @@ def start_sentinel(base: Path, replicas: int = 1, sentinels: int = 3,
     stall_links, each replica reaches the first master through a StallLink (t.links)."""
     t = Topology(base)
     t.master_port = free_port()
-    t.spawn(t.master_port)
+    t.spawn(t.master_port, *SYNC_AT_ONCE)
     for _ in range(replicas):
         port = free_port()
         upstream = t.master_port
         if stall_links:
             t.links.append(StallLink(t.master_port))
             upstream = t.links[-1].port
-        t.spawn(port, "replicaof", f"127.0.0.1 {upstream}", "repl-ping-replica-period", "1")
+        t.spawn(port, "replicaof", f"127.0.0.1 {upstream}", "repl-ping-replica-period", "1",
+                *SYNC_AT_ONCE)  # a replica promoted in a failover is a master too
         t.replica_ports.append(port)
     _wait(lambda: _online(t.master_port) == replicas, what="replicas in sync")
     for _ in range(sentinels):

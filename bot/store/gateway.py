@@ -248,6 +248,23 @@ class Gateway:
             return 0
         return sum(1 for g in got.values() if g.get("cluster-require-full-coverage") == "yes")
 
+    async def slow_full_syncs(self) -> int:
+        """How many masters wait before sending a replica a full copy (diskless sync with
+        `repl-diskless-sync-delay` above 0, Redis' default 5 s): after a failover the old
+        master comes back as a replica that needs one, and until it has it every write the
+        bot WAITs on is answered HELD and its cards wait (0: none, or not ours to see)."""
+        try:
+            if self.cluster:
+                got = await self.call(lambda r: r.config_get(
+                    "repl-diskless-sync*", target_nodes=RedisCluster.PRIMARIES))
+                configs = list(got.values())
+            else:
+                configs = [await self.call(lambda r: r.config_get("repl-diskless-sync*"))]
+        except (ResponseError, StoreUnavailable):
+            return 0
+        return sum(1 for c in configs if c.get("repl-diskless-sync") == "yes"
+                   and int(c.get("repl-diskless-sync-delay") or 0) > 0)
+
     async def configure_replication(self, acks: int | None = None,
                                     timeout_ms: int = 500) -> int:
         """Set how many replicas must confirm each write: a fixed `acks`; or (None) every
