@@ -2,7 +2,12 @@
 it answers again (how long, and what was answered "NOT logged" meanwhile), nothing between.
 Writes refused by a slot's master that still answers (NOREPLICAS) are a state of their own:
 Redis is not down, so they never flip the outage; one line when the first is refused, one
-once none has been for REFUSALS_QUIET_S."""
+once none has been for REFUSALS_QUIET_S.
+
+An outage is over once Redis has answered for BACK_AFTER_S with no call failing: on a Cluster
+with one master paused, calls to the other masters answer between those that fail, and each
+answer used to end the outage and the next failure start another (two lines each, many a
+second for the whole pause)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ log = logging.getLogger("bot.outage")
 
 NOT_LOGGED = "{n} commands answered NOT logged"  # what count() is told: "{n}" is the number
 REFUSALS_QUIET_S = 30.0  # no write refused for this long: the refusals are over
+BACK_AFTER_S = 2.0  # answering this long with no call failing: the outage is over
 
 
 class OutageLog:
@@ -23,6 +29,7 @@ class OutageLog:
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.wall, self.monotonic = wall, monotonic
         self._since: float | None = None  # monotonic time it stopped answering
+        self._answering: float | None = None  # in an outage, since when no call failed
         self._counts: dict[str, int] = {}
         self._answered = False  # Redis has answered once: from then on, silence is an outage
         self._refused_since: float | None = None  # monotonic time writes began to be refused
@@ -40,15 +47,20 @@ class OutageLog:
         if answered:
             self._answered = True
             if self._since is not None:
-                self.back()
+                now = self.monotonic()
+                if self._answering is None:
+                    self._answering = now
+                if now - self._answering >= BACK_AFTER_S:
+                    self.back()
             if self._refused_since is not None \
                     and self.monotonic() - self._refused_last >= REFUSALS_QUIET_S:
                 self._refusals_over()
-        elif self._since is None and self._answered:
+        elif self._answered:
             self.gone()
 
     def gone(self) -> None:
         """Redis stopped answering: one line, the first time."""
+        self._answering = None
         if self._since is not None:
             return
         self._since = self.monotonic()
@@ -98,8 +110,9 @@ class OutageLog:
         """Redis answers again: one line with how long it was away and what it cost."""
         if self._since is None:
             return
-        seconds = self.monotonic() - self._since
+        end = self._answering if self._answering is not None else self.monotonic()
+        seconds = end - self._since
         costs = "; ".join(what.format(n=n) for what, n in self._counts.items()
                           if n or what == NOT_LOGGED)
-        self._since, self._counts = None, {}
+        self._since, self._counts, self._answering = None, {}, None
         log.warning("Redis back after %.0f s; %s meanwhile", seconds, costs)
