@@ -110,8 +110,9 @@ class Copies:
                 self._settle(task, tasks[task], answers)
         for task in pending:  # not cancelled: a cut call may leave the client mid-reply
             copy = tasks[task]
+            said = self._out.get(copy) == math.inf  # a call beside this one said so already
             self._out[copy] = math.inf
-            if len(calls) > 1:
+            if len(calls) > 1 and not said:
                 log.warning("a copy of %s is not answering (%s): going on with the other",
                             self.what, copy)
             task.add_done_callback(lambda t, c=copy: self._finish_late(t, c))
