@@ -47,6 +47,7 @@ from bot.delivery.notifier import Notifier
 from bot.delivery.sink import Doubt, Unsupported
 from bot.domain.incident.incident_model import incident_id
 from bot.domain.messages import Outbound
+from bot.observe.repeats import RepeatedFailure
 from bot.store import StoreUnavailable, Unconfirmed
 from bot.store.outbox import LEASE_GRACE_MS, TAKEN_OVER, Outbox
 from bot.tasks import cancel_and_wait
@@ -140,6 +141,7 @@ class OutboxReader:
     async def _fixture(self, fx: str) -> None:
         leader = False
         swept = time.monotonic()
+        failures = RepeatedFailure(log, f"outbox reader for {fx}")
         while True:
             try:
                 if not leader:
@@ -182,6 +184,7 @@ class OutboxReader:
                 if time.monotonic() - swept >= self.sweep_s:
                     swept = time.monotonic()
                     await self._sweep(fx)
+                failures.ok()
             except asyncio.CancelledError:
                 raise
             except Unconfirmed:  # read, but not yet on the replicas (each try WAITs a while)
@@ -190,8 +193,8 @@ class OutboxReader:
             except StoreUnavailable:
                 leader = False  # the lease may lapse meanwhile: claim again when back
                 await asyncio.sleep(1.0)
-            except Exception:
-                log.exception("outbox reader for %s failed; retrying", fx)
+            except Exception as exc:
+                failures.failed(exc)
                 leader = False
                 await asyncio.sleep(1.0)
 

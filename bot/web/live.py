@@ -23,6 +23,7 @@ from bot.domain.fixture.fixture_model import Fixture
 from bot.domain.grounds import Ground
 from bot.domain.ledger import Event
 from bot.evidence.match_chart import ChartData, chart_from_counts
+from bot.observe.repeats import RepeatedFailure
 from bot.store import Store, StoreUnavailable
 from bot.store.facades import WebState
 from bot.store.log_views import LogViews
@@ -360,12 +361,14 @@ class FixtureFeed:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         read_at = 0.0
+        failures = RepeatedFailure(log, f"live feed of {self.fx_id}")
         while True:
             try:
                 await asyncio.sleep(max(0.0, read_at + COALESCE_S - loop.time()))
                 events = await self.room.feed.wait_after(self.fx_id, self.last, BLOCK_MS)
                 read_at = loop.time()
                 if not events:
+                    failures.ok()
                     continue
                 before, self.last = self.last, events[-1].id
                 # the screens' sessions checked while the changes are read: no added wait
@@ -388,10 +391,11 @@ class FixtureFeed:
             except StoreUnavailable:
                 await asyncio.sleep(1)
                 continue
-            except Exception:
-                log.exception("live feed of %s failed; retrying", self.fx_id)
+            except Exception as exc:
+                failures.failed(exc)
                 await asyncio.sleep(1)
                 continue
+            failures.ok()
             self.broadcast(batch)
 
     def _chart_due(self) -> None:
