@@ -55,9 +55,16 @@ def in_copy(key: str, tag: str, copy: str) -> str:
     return key.replace("{" + tag + "}", "{" + copy + "}", 1)
 
 
+def hash_tag(key: str) -> str:
+    """A key's hash tag (what decides its Cluster slot); the key itself when it has none."""
+    start = key.find("{")
+    end = key.find("}", start + 1)
+    return key[start + 1:end] if start >= 0 and end > start + 1 else key
+
+
 def copy_key(key: str) -> str:
     """`key` as named in its hash tag's second copy (on another master's slot)."""
-    tag = key[key.index("{") + 1:key.index("}")]
+    tag = hash_tag(key)
     return in_copy(key, tag, second_tag(tag))
 
 

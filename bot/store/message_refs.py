@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from bot.store.base import KeySpace, StoreUnavailable, chat_prefix, fx_prefix, ops_prefix
-from bot.store.copies import Copies, copy_key
+from bot.store.copies import Copies, copy_key, hash_tag
 from bot.store.gateway import Gateway
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class MessageRefs:
         if not self.gateway.cluster:
             return await self.gateway.call(lambda r: r.get(key))
         second = copy_key(key)
-        first_tag, second_tag = _tag(key), _tag(second)
+        first_tag, second_tag = hash_tag(key), hash_tag(second)
         got = await self._copies.first({
             first_tag: lambda: self.gateway.call(lambda r: r.get(key)),
             second_tag: lambda: self.gateway.call(lambda r: r.get(second))})
@@ -140,6 +140,3 @@ class MessageRefs:
         fixture, _, ref = raw.partition("|")
         return fixture, ref
 
-
-def _tag(key: str) -> str:
-    return key[key.index("{") + 1:key.index("}")]

@@ -11,7 +11,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from bot.store.base import StoreUnavailable, chat_prefix, platform_prefix
-from bot.store.copies import ALONE_DEADLINE_S, Copies, in_copy, second_tag
+from bot.store.copies import ALONE_DEADLINE_S, Copies, hash_tag, in_copy, second_tag
 from bot.store.gateway import Gateway
 
 _ids = itertools.count()
@@ -187,7 +187,7 @@ class Windows:
 
         places: dict[str, list[int]] = {}
         for i, (key, _, _) in enumerate(windows):
-            places.setdefault(_tag(key), []).append(i)
+            places.setdefault(hash_tag(key), []).append(i)
         await asyncio.gather(*(part(tag, at) for tag, at in places.items()))
         return counts
 
@@ -206,7 +206,7 @@ def _groups(windows: list[tuple[str, int, float]]) -> dict[str, list[tuple[str, 
     """Windows by hash tag (one round trip per slot), in the order first named."""
     groups: dict[str, list[tuple[str, int, float]]] = {}
     for w in windows:
-        groups.setdefault(_tag(w[0]), []).append(w)
+        groups.setdefault(hash_tag(w[0]), []).append(w)
     return groups
 
 
@@ -221,9 +221,3 @@ def _platform_wide(tag: str) -> bool:
     name = tag.rpartition("/")[2]
     return name.startswith("rl:") and name.count(":") == 1
 
-
-def _tag(key: str) -> str:
-    """A key's hash tag (what decides its Cluster slot)."""
-    start = key.find("{")
-    end = key.find("}", start + 1)
-    return key[start + 1:end] if start >= 0 and end > start + 1 else key
